@@ -1,0 +1,78 @@
+package cost
+
+import (
+	"errors"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/space"
+)
+
+// Options select cost-model variants beyond the cluster's coefficients.
+// The zero value is the default model.
+type Options struct {
+	// Trace records the op-by-op program (Estimate.Ops) for `plan explain`.
+	// Search leaves it off to stay fast.
+	Trace bool
+	// CollectiveMatmul overlaps tensor/sequence-parallel collectives with the
+	// adjacent matmuls (collective matmul, [SB-JAX]); off by default.
+	CollectiveMatmul bool
+}
+
+// Collective is one kind of communication of a step, aggregated over its calls.
+type Collective struct {
+	// Op is AllGather, ReduceScatter, AllReduce, AllToAll or SendRecv.
+	Op string `json:"op"`
+	// Axes are the cluster mesh axes the collective runs over.
+	Axes []string `json:"axes"`
+	// Bytes is the full (unsharded over Axes) array size of one call, in bytes.
+	Bytes float64 `json:"bytes"`
+	// Count is the number of calls per step on one chip.
+	Count int `json:"count"`
+	// Seconds is the time of all Count calls.
+	Seconds float64 `json:"time_s"`
+	// Overlapped says the time hides under compute (up to the overlap fraction).
+	Overlapped bool `json:"overlapped"`
+	// Why names the op and the sharding rule that causes it.
+	Why string `json:"why"`
+}
+
+// Op is one einsum (or elementwise op) of the traced program, for explain.
+type Op struct {
+	// Pass is "fwd", "bwd" or "recompute".
+	Pass string
+	// Text is the op in sharding notation, e.g. "In[B_x, D_y] · W[D_y, F] -> Out[B_x, F]{U_y}".
+	Text string
+	// FLOPs is the per-chip FLOPs of one call.
+	FLOPs float64
+	// Seconds is the per-call compute time.
+	Seconds float64
+	// Collective is the communication this op causes, if any (Count 0 means none).
+	Collective Collective
+}
+
+// Estimate is the time breakdown of one training step for one strategy.
+type Estimate struct {
+	// StepSeconds = ComputeSeconds + ExposedCommSeconds + BubbleSeconds.
+	StepSeconds float64
+	// ComputeSeconds is the busiest pipeline stage's compute over all micro-batches.
+	ComputeSeconds float64
+	// ExposedCommSeconds is communication not hidden under compute (incl. pipeline sends).
+	ExposedCommSeconds float64
+	// BubbleSeconds is pipeline idle time.
+	BubbleSeconds float64
+	// ModelFLOPs is the step's model FLOPs (contract MFU numerator).
+	ModelFLOPs float64
+	// HardwareFLOPs adds recomputed FLOPs.
+	HardwareFLOPs float64
+	// Collectives lists every kind of communication of the step.
+	Collectives []Collective
+	// Ops is the traced program when Options.Trace is set.
+	Ops []Op
+}
+
+// Evaluate returns the step-time estimate of strategy s (already validated
+// and placed) for model m on cluster c with workload w.
+func Evaluate(m model.Spec, c profiles.Cluster, w space.Workload, s space.Strategy, o Options) (Estimate, error) {
+	return Estimate{}, errors.New("cost: not implemented")
+}

@@ -1,0 +1,182 @@
+package model
+
+// Counts are a model's parameter counts. Embedding parameters are the input
+// embedding plus the output projection when it is untied.
+type Counts struct {
+	Total              int64 `json:"params"`
+	Active             int64 `json:"active_params"`
+	Embedding          int64 `json:"embedding_params"`
+	NonEmbedding       int64 `json:"non_embedding_params"`
+	ActiveNonEmbedding int64 `json:"active_non_embedding_params"`
+}
+
+// Normalize fills the documented defaults of zero optional fields.
+func (s *Spec) Normalize() {
+	if s.KVHeads == 0 {
+		s.KVHeads = s.Heads
+	}
+	if s.HeadDim == 0 && s.Heads > 0 {
+		s.HeadDim = s.Hidden / s.Heads
+	}
+	if s.FFNHidden == 0 {
+		s.FFNHidden = 4 * s.Hidden
+	}
+	if s.FFN == "" {
+		s.FFN = GELU
+	}
+	if s.Norm == "" {
+		s.Norm = RMSNorm
+	}
+	if s.MoE != nil {
+		if s.MoE.CapacityFactor == 0 {
+			s.MoE.CapacityFactor = 1
+		}
+		if s.MoE.SharedFFNHidden == 0 {
+			s.MoE.SharedFFNHidden = s.MoE.ExpertFFNHidden
+		}
+	}
+}
+
+// QDim is the query projection width, heads*head_dim.
+func (s Spec) QDim() int { return s.Heads * s.HeadDim }
+
+// KVDim is the key (or value) projection width, kv_heads*head_dim.
+func (s Spec) KVDim() int { return s.KVHeads * s.HeadDim }
+
+// MoELayers is the number of layers whose MLP is a mixture of experts.
+func (s Spec) MoELayers() int {
+	if s.MoE == nil {
+		return 0
+	}
+	return s.Layers - s.MoE.FirstDenseLayers
+}
+
+// DenseLayers is the number of layers with a dense MLP.
+func (s Spec) DenseLayers() int { return s.Layers - s.MoELayers() }
+
+// mlpMatrices is 3 for gated MLPs and 2 for plain ones (formulas.md §1.1).
+func (s Spec) mlpMatrices() int64 {
+	if s.FFN == SwiGLU {
+		return 3
+	}
+	return 2
+}
+
+// AttentionParams is one layer's attention weights: 2*h*q + 2*h*kv, plus
+// biases q + 2kv + h when Bias is set (formulas.md §1.1, [SB-TF][MEG-MEM]).
+func (s Spec) AttentionParams() int64 {
+	h, q, kv := int64(s.Hidden), int64(s.QDim()), int64(s.KVDim())
+	p := 2*h*q + 2*h*kv
+	if s.Bias {
+		p += q + 2*kv + h
+	}
+	return p
+}
+
+// MLPParams is the parameter count of one MLP of intermediate width f:
+// 3*h*f gated, 2*h*f plain, plus biases f + h when Bias is set (formulas.md §1.1).
+func (s Spec) MLPParams(f int) int64 {
+	h, ff := int64(s.Hidden), int64(f)
+	p := s.mlpMatrices() * h * ff
+	if s.Bias {
+		p += ff + h
+		if s.FFN == SwiGLU {
+			p += ff
+		}
+	}
+	return p
+}
+
+// NormParams is one layer's normalisation weights: 2*h for RMSNorm, 4*h for
+// LayerNorm (two norms per layer, formulas.md §1.1).
+func (s Spec) NormParams() int64 {
+	if s.Norm == LayerNorm {
+		return 4 * int64(s.Hidden)
+	}
+	return 2 * int64(s.Hidden)
+}
+
+// RouterParams is one MoE layer's router: h*E (formulas.md §1.1 [MEG-MEM]).
+func (s Spec) RouterParams() int64 {
+	if s.MoE == nil {
+		return 0
+	}
+	return int64(s.Hidden) * int64(s.MoE.Experts)
+}
+
+// ExpertParams is one routed expert's weights.
+func (s Spec) ExpertParams() int64 {
+	if s.MoE == nil {
+		return 0
+	}
+	return s.MLPParams(s.MoE.ExpertFFNHidden)
+}
+
+// SharedExpertParams is the weights of all shared experts of one MoE layer.
+func (s Spec) SharedExpertParams() int64 {
+	if s.MoE == nil {
+		return 0
+	}
+	return int64(s.MoE.SharedExperts) * s.MLPParams(s.MoE.SharedFFNHidden)
+}
+
+// DenseLayerParams is one dense layer: attention + MLP + norms.
+func (s Spec) DenseLayerParams() int64 {
+	return s.AttentionParams() + s.MLPParams(s.FFNHidden) + s.NormParams()
+}
+
+// MoELayerParams is one MoE layer with all experts, or with the TopK routed
+// experts a token visits when active is true (formulas.md §1.1 [MEG-MEM]).
+func (s Spec) MoELayerParams(active bool) int64 {
+	if s.MoE == nil {
+		return 0
+	}
+	n := int64(s.MoE.Experts)
+	if active {
+		n = int64(s.MoE.TopK)
+	}
+	return s.AttentionParams() + s.NormParams() + s.RouterParams() + s.SharedExpertParams() + n*s.ExpertParams()
+}
+
+// EmbeddingParams is the input embedding, V*h.
+func (s Spec) EmbeddingParams() int64 { return int64(s.Vocab) * int64(s.Hidden) }
+
+// OutputParams is the output projection, V*h, or 0 when tied to the embedding.
+func (s Spec) OutputParams() int64 {
+	if s.TiedEmbeddings {
+		return 0
+	}
+	return s.EmbeddingParams()
+}
+
+// FinalNormParams is the norm after the last layer: h (RMSNorm) or 2h (LayerNorm).
+func (s Spec) FinalNormParams() int64 { return s.NormParams() / 2 }
+
+// Counts returns the parameter counts (formulas.md §1.1):
+// Ψ = L_d*P_layer + L_moe*P_moe_layer + V*h (+V*h untied) + final norm.
+func (s Spec) Counts() Counts {
+	dense := int64(s.DenseLayers()) * s.DenseLayerParams()
+	moeAll := int64(s.MoELayers()) * s.MoELayerParams(false)
+	moeActive := int64(s.MoELayers()) * s.MoELayerParams(true)
+	emb := s.EmbeddingParams() + s.OutputParams()
+	nonEmb := dense + moeAll + s.FinalNormParams()
+	activeNonEmb := dense + moeActive + s.FinalNormParams()
+	return Counts{
+		Total:              nonEmb + emb,
+		Active:             activeNonEmb + emb,
+		Embedding:          emb,
+		NonEmbedding:       nonEmb,
+		ActiveNonEmbedding: activeNonEmb,
+	}
+}
+
+// ModelFLOPsPerToken is the contract's MFU numerator per token for sequences
+// of seqLen tokens, without recomputation:
+// 6*Ψ_active_nonembedding + 12*L*q*s (attention scores, full square, PaLM App. B)
+// + 6*h*V (output layer, [MEG-FLOP]); formulas.md §1.2-1.3.
+func (s Spec) ModelFLOPsPerToken(seqLen int) float64 {
+	c := s.Counts()
+	return 6*float64(c.ActiveNonEmbedding) +
+		12*float64(s.Layers)*float64(s.QDim())*float64(seqLen) +
+		6*float64(s.Hidden)*float64(s.Vocab)
+}

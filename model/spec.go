@@ -1,0 +1,74 @@
+package model
+
+// MLP forms accepted in Spec.FFN.
+const (
+	// GELU is a plain two-matrix MLP (up, down) with a GELU activation.
+	GELU = "gelu"
+	// SwiGLU is a gated three-matrix MLP (gate, up, down).
+	SwiGLU = "swiglu"
+)
+
+// Normalisation layers accepted in Spec.Norm.
+const (
+	// RMSNorm has one weight vector of width hidden.
+	RMSNorm = "rmsnorm"
+	// LayerNorm has a weight and a bias vector of width hidden.
+	LayerNorm = "layernorm"
+)
+
+// MoE describes the mixture-of-experts layers of a model. A nil *MoE in
+// Spec means a dense model.
+type MoE struct {
+	// Experts is the number of routed experts per MoE layer.
+	Experts int `json:"experts" yaml:"experts"`
+	// TopK is the number of routed experts each token visits.
+	TopK int `json:"top_k" yaml:"top_k"`
+	// ExpertFFNHidden is the intermediate width of one routed expert.
+	ExpertFFNHidden int `json:"expert_ffn_hidden" yaml:"expert_ffn_hidden"`
+	// SharedExperts is the number of always-active shared experts per MoE layer
+	// (each of width SharedFFNHidden, or ExpertFFNHidden when that is zero).
+	SharedExperts int `json:"shared_experts" yaml:"shared_experts"`
+	// SharedFFNHidden is the intermediate width of one shared expert; zero means ExpertFFNHidden.
+	SharedFFNHidden int `json:"shared_ffn_hidden,omitempty" yaml:"shared_ffn_hidden"`
+	// FirstDenseLayers is the number of leading layers that use the dense MLP
+	// of width Spec.FFNHidden instead of experts (DeepSeek-V3 has 3).
+	FirstDenseLayers int `json:"first_dense_layers" yaml:"first_dense_layers"`
+	// CapacityFactor pads each expert's token buffer; zero means 1.0 (dropless, balanced).
+	CapacityFactor float64 `json:"capacity_factor,omitempty" yaml:"capacity_factor"`
+}
+
+// Spec is a decoder-only transformer: the contract's model form. Zero
+// optional fields take the defaults documented on each field once a loader
+// has called Normalize.
+type Spec struct {
+	// Name identifies the model (preset name or the file's name field).
+	Name string `json:"name" yaml:"name"`
+	// Description says where the figures come from and what is approximated.
+	Description string `json:"description,omitempty" yaml:"description"`
+	// Layers is the number of transformer blocks.
+	Layers int `json:"layers" yaml:"layers"`
+	// Hidden is the model width h (d_model).
+	Hidden int `json:"hidden" yaml:"hidden"`
+	// Heads is the number of query heads.
+	Heads int `json:"heads" yaml:"heads"`
+	// KVHeads is the number of key/value heads; default Heads (MHA), smaller for GQA/MQA.
+	KVHeads int `json:"kv_heads" yaml:"kv_heads"`
+	// HeadDim is the width of one head; default Hidden/Heads.
+	HeadDim int `json:"head_dim" yaml:"head_dim"`
+	// FFNHidden is the dense MLP intermediate width; default 4*Hidden.
+	FFNHidden int `json:"ffn_hidden" yaml:"ffn_hidden"`
+	// FFN is GELU or SwiGLU; default GELU.
+	FFN string `json:"ffn" yaml:"ffn"`
+	// Vocab is the vocabulary size.
+	Vocab int `json:"vocab" yaml:"vocab"`
+	// SeqLen is the default training sequence length in tokens.
+	SeqLen int `json:"seq_len" yaml:"seq_len"`
+	// TiedEmbeddings shares the input embedding with the output projection.
+	TiedEmbeddings bool `json:"tied_embeddings" yaml:"tied_embeddings"`
+	// Norm is RMSNorm or LayerNorm; default RMSNorm.
+	Norm string `json:"norm,omitempty" yaml:"norm"`
+	// Bias says the linear layers carry bias vectors (GPT-2/3, Megatron GPT).
+	Bias bool `json:"bias,omitempty" yaml:"bias"`
+	// MoE is nil for a dense model.
+	MoE *MoE `json:"moe,omitempty" yaml:"moe"`
+}

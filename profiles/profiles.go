@@ -1,0 +1,87 @@
+package profiles
+
+// Tier names the kind of link a mesh axis runs over.
+type Tier string
+
+// Link tiers, fastest first.
+const (
+	ICI        Tier = "ici"        // TPU inter-chip interconnect (torus)
+	NVLink     Tier = "nvlink"     // GPU scale-up domain behind NVSwitch
+	InfiniBand Tier = "infiniband" // GPU scale-out fabric (or RoCE)
+	Ethernet   Tier = "ethernet"   // plain Ethernet scale-out
+	DCN        Tier = "dcn"        // data-centre network between TPU slices
+)
+
+// Chip is one accelerator: peak rates and memory.
+type Chip struct {
+	// Name is the catalogue key, e.g. "v5p", "h100".
+	Name string `json:"name" yaml:"name"`
+	// Family groups chips that share fitted coefficients, e.g. "tpu-v5p", "nvidia-hopper".
+	Family string `json:"family" yaml:"family"`
+	// PeakBF16FLOPs is the dense bf16 peak in FLOP/s per chip.
+	PeakBF16FLOPs float64 `json:"peak_bf16_flops" yaml:"peak_bf16_flops"`
+	// PeakFP8FLOPs is the dense fp8 peak in FLOP/s per chip; zero where fp8 has no speed-up or does not exist.
+	PeakFP8FLOPs float64 `json:"peak_fp8_flops,omitempty" yaml:"peak_fp8_flops"`
+	// HBMBytes is the memory per chip in bytes.
+	HBMBytes float64 `json:"hbm_bytes" yaml:"hbm_bytes"`
+	// HBMBandwidthBytesPerS is the memory bandwidth per chip in bytes/s.
+	HBMBandwidthBytesPerS float64 `json:"hbm_bandwidth_bytes_per_s" yaml:"hbm_bandwidth_bytes_per_s"`
+	// TensorCoresPerChip is 2 for TPU v4/v5p (the slice suffix counts cores), 1 otherwise.
+	TensorCoresPerChip int `json:"tensor_cores_per_chip,omitempty" yaml:"tensor_cores_per_chip"`
+}
+
+// Axis is one dimension of a cluster's device mesh.
+type Axis struct {
+	// Name is unique within the cluster: x, y, z for a TPU torus; gpu and node for GPUs; slice for DCN.
+	Name string `json:"name" yaml:"name"`
+	// Size is the number of chips along the axis.
+	Size int `json:"size" yaml:"size"`
+	// Tier is the kind of link.
+	Tier Tier `json:"tier" yaml:"tier"`
+	// Wraparound says the axis closes into a ring (torus), so collectives use both directions.
+	Wraparound bool `json:"wraparound" yaml:"wraparound"`
+	// BandwidthBytesPerS is the one-way bandwidth a chip has towards one neighbour along this axis
+	// (TPU: one ICI link one way; GPU NVLink: the GPU's whole NVLink egress one way; GPU network:
+	// the GPU's own NIC one way; DCN: the chip's share of the host NIC one way).
+	BandwidthBytesPerS float64 `json:"bandwidth_bytes_per_s" yaml:"bandwidth_bytes_per_s"`
+	// LatencySeconds is the per-hop (per ring step) latency.
+	LatencySeconds float64 `json:"latency_s" yaml:"latency_s"`
+	// Efficiency is the achieved fraction of BandwidthBytesPerS for large collectives (0..1].
+	Efficiency float64 `json:"efficiency" yaml:"efficiency"`
+}
+
+// Efficiency holds the few fitted coefficients of the cost model for one chip family.
+// Defaults per family are documented in efficiency.go; `plan calibrate` refits them.
+type Efficiency struct {
+	// MatmulFraction is the achievable fraction of peak FLOP/s for large matmuls (MAMF/peak).
+	MatmulFraction float64 `json:"matmul_fraction" yaml:"matmul_fraction"`
+	// MatmulHalfFLOPs is the per-chip matmul size (FLOPs of one call) at which efficiency
+	// falls to half of MatmulFraction; smaller matmuls run less efficiently.
+	MatmulHalfFLOPs float64 `json:"matmul_half_flops" yaml:"matmul_half_flops"`
+	// HBMFraction is the achievable fraction of HBM bandwidth for memory-bound ops.
+	HBMFraction float64 `json:"hbm_fraction" yaml:"hbm_fraction"`
+	// OverlapFraction is the fraction of overlappable communication (FSDP prefetch, gradient
+	// reduction, pipeline sends) that actually hides under compute.
+	OverlapFraction float64 `json:"overlap_fraction" yaml:"overlap_fraction"`
+}
+
+// Cluster is a set of identical chips arranged as a mesh of axes.
+type Cluster struct {
+	// Name is the preset or parsed name (e.g. "v5p-256", "2xv5p-256", "h100-1024") or the file's name.
+	Name string `json:"name" yaml:"name"`
+	// Chip is the accelerator.
+	Chip Chip `json:"chip" yaml:"chip"`
+	// Axes are the mesh axes, innermost (fastest) first; their sizes multiply to the chip count.
+	Axes []Axis `json:"axes" yaml:"axes"`
+	// Efficiency holds the cost-model coefficients for this chip family.
+	Efficiency Efficiency `json:"efficiency" yaml:"efficiency"`
+}
+
+// Chips returns the number of chips: the product of the axis sizes.
+func (c Cluster) Chips() int {
+	n := 1
+	for _, a := range c.Axes {
+		n *= a.Size
+	}
+	return n
+}
