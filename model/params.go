@@ -27,6 +27,9 @@ func (s *Spec) Normalize() {
 	if s.Norm == "" {
 		s.Norm = RMSNorm
 	}
+	if s.SeqLen == 0 {
+		s.SeqLen = DefaultSeqLen
+	}
 	if s.MoE != nil {
 		if s.MoE.CapacityFactor == 0 {
 			s.MoE.CapacityFactor = 1

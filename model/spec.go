@@ -1,5 +1,9 @@
 package model
 
+// DefaultSeqLen is the training sequence length, in tokens, that Normalize
+// gives a Spec whose SeqLen is zero (the GPT-3 and Megatron GPT length).
+const DefaultSeqLen = 2048
+
 // MLP forms accepted in Spec.FFN.
 const (
 	// GELU is a plain two-matrix MLP (up, down) with a GELU activation.
@@ -61,7 +65,8 @@ type Spec struct {
 	FFN string `json:"ffn" yaml:"ffn"`
 	// Vocab is the vocabulary size.
 	Vocab int `json:"vocab" yaml:"vocab"`
-	// SeqLen is the default training sequence length in tokens.
+	// SeqLen is the default training sequence length in tokens; default
+	// DefaultSeqLen. A command's --seq flag overrides it.
 	SeqLen int `json:"seq_len" yaml:"seq_len"`
 	// TiedEmbeddings shares the input embedding with the output projection.
 	TiedEmbeddings bool `json:"tied_embeddings" yaml:"tied_embeddings"`

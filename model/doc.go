@@ -1,0 +1,47 @@
+// Package model describes decoder-only transformers for the planner: their
+// shape (Spec), their parameter and FLOP counts, the built-in presets, and the
+// loaders for the contract's YAML form and for Hugging Face config.json files.
+//
+// # Specs
+//
+// A Spec holds the shape of a model: layers, width, attention heads (MHA, GQA
+// or MQA through KVHeads), the MLP form (GELU with two matrices or SwiGLU with
+// three), the vocabulary, the default training sequence length, and an
+// optional mixture of experts. Zero optional fields take the defaults
+// documented on each field; Normalize fills them in and Validate reports every
+// violated rule at once, one sentence per rule.
+//
+// # Counts
+//
+// Counts and ModelFLOPsPerToken follow formulas.md §1.1-1.3 (the Megatron
+// theoretical-memory and FLOP formulas, the scaling book's transformer
+// chapter and PaLM appendix B). Learned position embeddings, per-head Q/K
+// norms and the small bias vectors some families carry on a subset of their
+// layers are not counted; each preset's Description says what it leaves out.
+//
+// # Presets
+//
+// Names lists the built-in presets, Preset looks one up (case-insensitively,
+// with aliases such as llama70b for llama2-70b), and Presets returns them all.
+// Each preset's Description names the paper, model card or configuration its
+// figures come from.
+//
+// # Loading
+//
+// Load takes what a user passes to --model: a preset name, a YAML file in the
+// contract's form, or a Hugging Face config.json. ParseYAML is strict: an
+// unknown key is an error that names the nearest known key. ParseHF reads the
+// model_type families llama, mistral, mixtral, qwen2, qwen2_moe, qwen3,
+// qwen3_moe, gpt2, gpt_neox, deepseek_v2 and deepseek_v3. A config.json says
+// how long a sequence the model can take, not how long it was trained on, so
+// ParseHF sets SeqLen to min(max_position_embeddings, MaxHFSeqLen) tokens,
+// that is at most 8192; pass --seq to plan for another length.
+//
+// DeepSeek's multi-head latent attention (MLA) is approximated by grouped-query
+// attention with the same query-head count and the same projection parameter
+// count, so weight memory and projection FLOPs match while the attention-core
+// FLOPs and the key/value cache are those of the stand-in GQA layer.
+//
+// Every error the package returns is a lowercase sentence prefixed "model:",
+// naming the offending field or value; bad input never panics.
+package model

@@ -1,0 +1,69 @@
+package model
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// checkParsed is what every successful parse must satisfy: valid, normalised,
+// and counts that are positive.
+func checkParsed(t *testing.T, s Spec) {
+	t.Helper()
+	if err := s.Validate(); err != nil {
+		t.Fatalf("parsed spec fails Validate: %v\n%+v", err, s)
+	}
+	if s.KVHeads == 0 || s.HeadDim == 0 || s.FFNHidden == 0 || s.SeqLen == 0 || s.FFN == "" || s.Norm == "" {
+		t.Fatalf("parsed spec not normalised: %+v", s)
+	}
+	c := s.Counts()
+	if c.Total <= 0 || c.Active <= 0 || c.Active > c.Total || c.NonEmbedding <= 0 {
+		t.Fatalf("parsed spec has counts %+v", c)
+	}
+	if f := s.ModelFLOPsPerToken(s.SeqLen); !(f > 0) {
+		t.Fatalf("parsed spec has %g FLOPs per token", f)
+	}
+}
+
+func addSeeds(f *testing.F, pattern string) {
+	files, _ := filepath.Glob(filepath.Join("testdata", pattern))
+	for _, p := range files {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+}
+
+func FuzzParseYAML(f *testing.F) {
+	addSeeds(f, "*.yaml")
+	f.Add([]byte("layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nmoe:\n  experts: 4\n  top_k: 1\n  expert_ffn_hidden: 8\n  capacity_factor: 1.5\n"))
+	f.Add([]byte("a: &x {layers: 1}\nmoe: *x\n"))
+	f.Add([]byte("layers: 1e18\nhidden: -0\nheads: .inf\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseYAML(data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "model: ") {
+				t.Fatalf("error without the model: prefix: %v", err)
+			}
+			return
+		}
+		checkParsed(t, s)
+	})
+}
+
+func FuzzParseHF(f *testing.F) {
+	addSeeds(f, "*.json")
+	f.Add([]byte(`{"model_type":"qwen2_moe","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"moe_intermediate_size":32,"shared_expert_intermediate_size":16,"num_experts":4,"num_experts_per_tok":1,"vocab_size":100}`))
+	f.Add([]byte(`{"model_type":"deepseek_v3","hidden_size":64,"num_hidden_layers":3,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100,"kv_lora_rank":16,"qk_nope_head_dim":8,"qk_rope_head_dim":4,"v_head_dim":8,"n_routed_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":16,"first_k_dense_replace":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseHF(data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "model: config.json: ") {
+				t.Fatalf("error without the model: config.json: prefix: %v", err)
+			}
+			return
+		}
+		checkParsed(t, s)
+	})
+}

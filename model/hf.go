@@ -1,0 +1,360 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// MaxHFSeqLen caps the SeqLen that ParseHF derives from a config's
+// max_position_embeddings: a config gives the longest sequence a model
+// accepts, which is usually reached by a short long-context phase, not the
+// length most of its training ran at.
+const MaxHFSeqLen = 8192
+
+// maxJSONInt bounds the integers ParseHF accepts before Validate's own
+// limits apply, so that no arithmetic on them can overflow.
+const maxJSONInt = 1 << 53
+
+// hfDefaultPositions is the sequence length assumed when a config gives none.
+const hfDefaultPositions = DefaultSeqLen
+
+// HFModelTypes returns the Hugging Face model_type values ParseHF reads, sorted.
+func HFModelTypes() []string {
+	return []string{"deepseek_v2", "deepseek_v3", "gpt2", "gpt_neox", "llama", "mistral", "mixtral",
+		"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}
+}
+
+// ParseHF reads a Hugging Face config.json. Supported model_type values are
+// listed by HFModelTypes; a config without model_type is read as GPT-2 when
+// it has n_embd and as Llama otherwise. Llama-family MLPs are gated, so they
+// count as SwiGLU whatever hidden_act says. SeqLen is
+// min(max_position_embeddings, MaxHFSeqLen), or DefaultSeqLen when the config
+// has no length. Name is _name_or_path, or empty (Load then names the model
+// after its file). A missing required field, a value of the wrong type or an
+// architecture the planner cannot represent is an error naming the field.
+// The result is normalised and valid.
+func ParseHF(data []byte) (Spec, error) {
+	s, problems := parseHF(data)
+	if len(problems) == 0 {
+		problems = s.problems()
+	}
+	if err := joinProblems("model: config.json: ", problems); err != nil {
+		return Spec{}, err
+	}
+	s.Normalize()
+	return s, nil
+}
+
+// hfConfig reads typed fields from a decoded config.json, collecting problems.
+type hfConfig struct {
+	m        map[string]any
+	problems []string
+}
+
+func (c *hfConfig) addf(format string, args ...any) {
+	c.problems = append(c.problems, fmt.Sprintf(format, args...))
+}
+
+// value returns the first of keys present with a non-null value.
+func (c *hfConfig) value(keys ...string) (key string, v any, ok bool) {
+	for _, k := range keys {
+		if v, ok := c.m[k]; ok && v != nil {
+			return k, v, true
+		}
+	}
+	return keys[0], nil, false
+}
+
+// int returns the integer under the first present key, or def when none is
+// present; a required field that is missing is a problem.
+func (c *hfConfig) int(required bool, def int, keys ...string) int {
+	key, v, ok := c.value(keys...)
+	if !ok {
+		if required {
+			quoted := make([]string, len(keys))
+			for i, k := range keys {
+				quoted[i] = strconv.Quote(k)
+			}
+			c.addf("missing required field %s", strings.Join(quoted, " or "))
+		}
+		return def
+	}
+	if n, isNum := v.(json.Number); isNum {
+		if i, err := strconv.ParseInt(n.String(), 10, 64); err == nil && i >= -maxJSONInt && i <= maxJSONInt {
+			return int(i)
+		}
+		f, err := strconv.ParseFloat(n.String(), 64)
+		if err == nil && f == math.Trunc(f) && math.Abs(f) <= maxJSONInt {
+			return int(f)
+		}
+		if err == nil && f == math.Trunc(f) {
+			c.addf("field %q is %s, far too large for a model", key, n)
+			return def
+		}
+	}
+	c.addf("field %q is %s; it must be an integer", key, jsonText(v))
+	return def
+}
+
+func (c *hfConfig) bool(def bool, key string) bool {
+	_, v, ok := c.value(key)
+	if !ok {
+		return def
+	}
+	if b, isBool := v.(bool); isBool {
+		return b
+	}
+	c.addf("field %q is %s; it must be true or false", key, jsonText(v))
+	return def
+}
+
+func (c *hfConfig) str(key string) string {
+	_, v, ok := c.value(key)
+	if !ok {
+		return ""
+	}
+	if s, isStr := v.(string); isStr {
+		return s
+	}
+	c.addf("field %q is %s; it must be a string", key, jsonText(v))
+	return ""
+}
+
+// has reports whether key is present with a non-null value.
+func (c *hfConfig) has(key string) bool {
+	_, _, ok := c.value(key)
+	return ok
+}
+
+// jsonText renders a decoded JSON value for a message, shortened.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	if len(b) > 40 {
+		return string(b[:37]) + "..."
+	}
+	return string(b)
+}
+
+// parseHF decodes a config.json into a Spec without validating its numbers.
+func parseHF(data []byte) (Spec, []string) {
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, []byte("\ufeff"))))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return Spec{}, []string{"malformed JSON: " + oneLine(strings.TrimPrefix(err.Error(), "json: ")) + "; a Hugging Face config.json is one JSON object"}
+	}
+	if m == nil {
+		return Spec{}, []string{"the file holds null, not a JSON object with fields such as hidden_size"}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Spec{}, []string{"malformed JSON: data follows the config object; a config.json holds one object"}
+	}
+	c := &hfConfig{m: m}
+	typ := strings.ToLower(c.str("model_type"))
+	if len(c.problems) > 0 {
+		return Spec{}, c.problems
+	}
+	inferred := typ == ""
+	if inferred {
+		typ = "llama"
+		if c.has("n_embd") {
+			typ = "gpt2"
+		}
+	}
+	var s Spec
+	switch typ {
+	case "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe":
+		s = c.llama(typ)
+	case "gpt2":
+		s = c.gpt2()
+	case "gpt_neox":
+		s = c.gptNeoX()
+	case "deepseek_v2", "deepseek_v3":
+		s = c.deepSeek(typ)
+	default:
+		return Spec{}, []string{fmt.Sprintf("model_type %q is not supported (supported: %s); describe the model in a YAML file instead", typ, strings.Join(HFModelTypes(), ", "))}
+	}
+	if len(c.problems) > 0 {
+		return Spec{}, c.problems
+	}
+	s.Name = c.str("_name_or_path")
+	if inferred {
+		s.Description += "; model_type missing, read as " + typ
+	}
+	return s, c.problems
+}
+
+// seqLen is min(positions, MaxHFSeqLen) from the first present key.
+func (c *hfConfig) seqLen(keys ...string) int {
+	key, _, _ := c.value(keys...)
+	n := c.int(false, hfDefaultPositions, keys...)
+	if n < 1 {
+		c.addf("field %q is %d; it must be at least 1", key, n)
+	}
+	if n > MaxHFSeqLen {
+		return MaxHFSeqLen
+	}
+	return n
+}
+
+// llama reads the Llama family: llama, mistral, mixtral, qwen2(_moe), qwen3(_moe).
+func (c *hfConfig) llama(typ string) Spec {
+	s := Spec{
+		Layers:         c.int(true, 0, "num_hidden_layers"),
+		Hidden:         c.int(true, 0, "hidden_size"),
+		Heads:          c.int(true, 0, "num_attention_heads"),
+		KVHeads:        c.int(false, 0, "num_key_value_heads"),
+		HeadDim:        c.int(false, 0, "head_dim"),
+		Vocab:          c.int(true, 0, "vocab_size"),
+		SeqLen:         c.seqLen("max_position_embeddings"),
+		TiedEmbeddings: c.bool(false, "tie_word_embeddings"),
+		FFN:            SwiGLU,
+		Norm:           RMSNorm,
+	}
+	desc := fmt.Sprintf("Hugging Face config.json, model_type %s: gated MLP counted as swiglu, RMSNorm", typ)
+	switch typ {
+	case "mixtral":
+		// Mixtral: every layer has num_local_experts experts of width intermediate_size.
+		f := c.int(true, 0, "intermediate_size")
+		s.FFNHidden = f
+		s.MoE = &MoE{
+			Experts:         c.int(true, 0, "num_local_experts", "n_routed_experts", "num_experts"),
+			TopK:            c.int(true, 0, "num_experts_per_tok"),
+			ExpertFFNHidden: f,
+		}
+	case "qwen2_moe", "qwen3_moe":
+		if step := c.int(false, 1, "decoder_sparse_step"); step != 1 {
+			c.addf("field \"decoder_sparse_step\" is %d; only 1 (experts in every layer) is supported", step)
+		}
+		if v, ok := c.m["mlp_only_layers"].([]any); ok && len(v) > 0 {
+			c.addf("field \"mlp_only_layers\" lists %d layers; dense layers between MoE layers are not supported", len(v))
+		}
+		s.FFNHidden = c.int(false, 0, "intermediate_size")
+		s.MoE = &MoE{
+			Experts:         c.int(true, 0, "num_experts", "num_local_experts"),
+			TopK:            c.int(true, 0, "num_experts_per_tok"),
+			ExpertFFNHidden: c.int(true, 0, "moe_intermediate_size"),
+		}
+		if f := c.int(false, 0, "shared_expert_intermediate_size"); f > 0 {
+			s.MoE.SharedExperts, s.MoE.SharedFFNHidden = 1, f
+			desc += "; the shared-expert gate (h per layer) is not counted"
+		}
+	default:
+		s.FFNHidden = c.int(true, 0, "intermediate_size")
+		if n := c.int(false, 0, "num_local_experts", "n_routed_experts"); n > 0 {
+			s.MoE = &MoE{Experts: n, TopK: c.int(true, 0, "num_experts_per_tok"), ExpertFFNHidden: s.FFNHidden}
+		}
+	}
+	if strings.HasPrefix(typ, "qwen2") {
+		desc += "; the q, k, v biases (q+2kv per layer) are not counted"
+	}
+	if strings.HasPrefix(typ, "qwen3") {
+		desc += "; the per-head q/k norms (2*head_dim per layer) are not counted"
+	}
+	s.Description = desc + fmt.Sprintf("; seq %d = min(max_position_embeddings, %d)", s.SeqLen, MaxHFSeqLen)
+	return s
+}
+
+// gpt2 reads a GPT-2 config: GELU MLP, LayerNorm, biases, tied embeddings.
+func (c *hfConfig) gpt2() Spec {
+	h := c.int(true, 0, "n_embd")
+	s := Spec{
+		Layers:         c.int(true, 0, "n_layer"),
+		Hidden:         h,
+		Heads:          c.int(true, 0, "n_head"),
+		FFNHidden:      c.int(false, 4*h, "n_inner"), // GPT-2: n_inner defaults to 4*n_embd
+		FFN:            GELU,
+		Vocab:          c.int(true, 0, "vocab_size"),
+		SeqLen:         c.seqLen("n_positions", "n_ctx"),
+		TiedEmbeddings: c.bool(true, "tie_word_embeddings"),
+		Norm:           LayerNorm,
+		Bias:           true,
+	}
+	s.Description = fmt.Sprintf("Hugging Face config.json, model_type gpt2: GELU MLP, LayerNorm, biases; learned position embeddings not counted; seq %d = min(n_positions, %d)", s.SeqLen, MaxHFSeqLen)
+	return s
+}
+
+// gptNeoX reads a GPT-NeoX config: GELU MLP, LayerNorm, biases, untied by default.
+func (c *hfConfig) gptNeoX() Spec {
+	s := Spec{
+		Layers:         c.int(true, 0, "num_hidden_layers"),
+		Hidden:         c.int(true, 0, "hidden_size"),
+		Heads:          c.int(true, 0, "num_attention_heads"),
+		FFNHidden:      c.int(true, 0, "intermediate_size"),
+		FFN:            GELU,
+		Vocab:          c.int(true, 0, "vocab_size"),
+		SeqLen:         c.seqLen("max_position_embeddings"),
+		TiedEmbeddings: c.bool(false, "tie_word_embeddings"),
+		Norm:           LayerNorm,
+		Bias:           true,
+	}
+	s.Description = fmt.Sprintf("Hugging Face config.json, model_type gpt_neox: GELU MLP, LayerNorm, biases; seq %d = min(max_position_embeddings, %d)", s.SeqLen, MaxHFSeqLen)
+	return s
+}
+
+// deepSeek reads DeepSeek-V2/V3: MLA attention (approximated by GQA), the
+// first first_k_dense_replace layers dense, the rest routed plus shared experts.
+func (c *hfConfig) deepSeek(typ string) Spec {
+	s := Spec{
+		Layers:         c.int(true, 0, "num_hidden_layers"),
+		Hidden:         c.int(true, 0, "hidden_size"),
+		Heads:          c.int(true, 0, "num_attention_heads"),
+		FFNHidden:      c.int(true, 0, "intermediate_size"),
+		FFN:            SwiGLU,
+		Vocab:          c.int(true, 0, "vocab_size"),
+		SeqLen:         c.seqLen("max_position_embeddings"),
+		TiedEmbeddings: c.bool(false, "tie_word_embeddings"),
+		Norm:           RMSNorm,
+	}
+	qLoRA := c.int(false, 0, "q_lora_rank")
+	kvLoRA := c.int(true, 0, "kv_lora_rank")
+	nope := c.int(true, 0, "qk_nope_head_dim")
+	rope := c.int(true, 0, "qk_rope_head_dim")
+	vDim := c.int(true, 0, "v_head_dim")
+	if n := c.int(false, 0, "n_routed_experts"); n > 0 {
+		if f := c.int(false, 1, "moe_layer_freq"); f != 1 {
+			c.addf("field \"moe_layer_freq\" is %d; only 1 (experts in every layer after the first dense ones) is supported", f)
+		}
+		s.MoE = &MoE{
+			Experts:          n,
+			TopK:             c.int(true, 0, "num_experts_per_tok"),
+			ExpertFFNHidden:  c.int(true, 0, "moe_intermediate_size"),
+			SharedExperts:    c.int(false, 0, "n_shared_experts"),
+			FirstDenseLayers: c.int(false, 0, "first_k_dense_replace"),
+		}
+	}
+	// The MLA fields must be sane before the search over KV-head counts.
+	for _, f := range []struct {
+		name   string
+		v, min int
+	}{{"q_lora_rank", qLoRA, 0}, {"kv_lora_rank", kvLoRA, 1}, {"qk_nope_head_dim", nope, 0}, {"qk_rope_head_dim", rope, 0}, {"v_head_dim", vDim, 1}} {
+		if f.v < f.min || f.v > MaxHeadDim {
+			c.addf("field %q is %d; it must be between %d and %d", f.name, f.v, f.min, MaxHeadDim)
+		}
+	}
+	if nope+rope < 1 {
+		c.addf("fields \"qk_nope_head_dim\" and \"qk_rope_head_dim\" sum to %d; the query-key head width must be at least 1", nope+rope)
+	}
+	if s.Hidden < 1 || s.Hidden > MaxHidden || s.Heads < 1 || s.Heads > MaxHeads {
+		// Validate reports the bad width or head count; skip the MLA fit.
+		return s
+	}
+	if len(c.problems) > 0 {
+		return s
+	}
+	kv, d, mla := mlaAsGQA(s.Hidden, s.Heads, qLoRA, kvLoRA, nope, rope, vDim)
+	s.KVHeads, s.HeadDim = kv, d
+	s.Description = fmt.Sprintf("Hugging Face config.json, model_type %s: multi-head latent attention approximated by GQA with %d query heads and %d KV heads of dim %d, "+
+		"matching MLA's %d projection parameters per layer (attention-core FLOPs and KV cache are the stand-in's); "+
+		"multi-token-prediction layers not counted; seq %d = min(max_position_embeddings, %d)",
+		typ, s.Heads, kv, d, mla, s.SeqLen, MaxHFSeqLen)
+	return s
+}

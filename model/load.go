@@ -1,0 +1,377 @@
+package model
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// maxFileBytes bounds the size of a model file Load reads.
+const maxFileBytes = 16 << 20
+
+// Load returns the model named by arg, as a user passes it to --model: a
+// preset name (see Preset), a YAML file in the contract's form (.yaml or
+// .yml), or a Hugging Face config.json (.json, or any other file whose first
+// non-blank character is '{'). A file's Spec without a name is named after
+// the file: its base name without extension, or, for config.json, its
+// directory's name. A bare name (no path separator and no .json, .yaml or
+// .yml extension) is looked up as a preset before as a file. The result is
+// normalised and valid.
+func Load(arg string) (Spec, error) {
+	ext := strings.ToLower(filepath.Ext(arg))
+	isFileLike := strings.ContainsAny(arg, `/\`) || ext == ".json" || ext == ".yaml" || ext == ".yml"
+	if !isFileLike {
+		if s, err := Preset(arg); err == nil {
+			return s, nil
+		}
+	}
+	info, statErr := os.Stat(arg)
+	if statErr != nil || info.IsDir() {
+		if isFileLike {
+			if statErr != nil {
+				return Spec{}, fmt.Errorf("model: cannot read model file %q: %v", arg, unwrapPathError(statErr))
+			}
+			return Spec{}, fmt.Errorf("model: %q is a directory, not a model file; pass its config.json", arg)
+		}
+		_, err := Preset(arg)
+		return Spec{}, err
+	}
+	if info.Size() > maxFileBytes {
+		return Spec{}, fmt.Errorf("model: %s is %d bytes, more than the %d a model file may have", arg, info.Size(), maxFileBytes)
+	}
+	data, err := os.ReadFile(arg)
+	if err != nil {
+		return Spec{}, fmt.Errorf("model: cannot read model file %q: %v", arg, unwrapPathError(err))
+	}
+
+	var s Spec
+	var problems []string
+	switch {
+	case ext == ".json" || ext != ".yaml" && ext != ".yml" && looksLikeJSON(data):
+		s, problems = parseHF(data)
+	default:
+		s, problems = parseYAML(data)
+	}
+	if len(problems) == 0 && s.Name == "" {
+		s.Name = nameFromPath(arg)
+	}
+	if len(problems) == 0 {
+		problems = s.problems()
+	}
+	if err := joinProblems("model: "+arg+": ", problems); err != nil {
+		return Spec{}, err
+	}
+	s.Normalize()
+	return s, nil
+}
+
+// unwrapPathError drops the operation and path of an *os.PathError, which the
+// caller's message already names.
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// looksLikeJSON reports whether data's first non-blank byte opens a JSON object.
+func looksLikeJSON(data []byte) bool {
+	t := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	return len(t) > 0 && t[0] == '{'
+}
+
+// nameFromPath names a model after its file: "x/llama.yaml" is "llama" and
+// "x/Meta-Llama-3-8B/config.json" is "Meta-Llama-3-8B".
+func nameFromPath(path string) string {
+	base := filepath.Base(path)
+	name := strings.TrimSuffix(base, filepath.Ext(base))
+	if strings.EqualFold(name, "config") {
+		if dir := filepath.Base(filepath.Dir(path)); dir != "." && dir != string(filepath.Separator) && dir != "" {
+			return dir
+		}
+	}
+	return name
+}
+
+// yamlKeys returns the top-level keys of the YAML model form.
+func yamlKeys() []string {
+	return []string{"name", "description", "layers", "hidden", "heads", "kv_heads", "head_dim",
+		"ffn_hidden", "ffn", "vocab", "seq_len", "tied_embeddings", "norm", "bias", "moe"}
+}
+
+// moeKeys returns the keys of the YAML form's moe mapping.
+func moeKeys() []string {
+	return []string{"experts", "top_k", "expert_ffn_hidden", "shared_experts", "shared_ffn_hidden",
+		"first_dense_layers", "capacity_factor"}
+}
+
+// ParseYAML reads a model in the contract's YAML form. It is strict: an
+// unknown or repeated key, or a value of the wrong type, is an error naming
+// the key, its line and, for an unknown key, the nearest known one. The
+// result is normalised and valid; every problem found is reported, joined.
+func ParseYAML(data []byte) (Spec, error) {
+	s, problems := parseYAML(data)
+	if len(problems) == 0 {
+		problems = s.problems()
+	}
+	if err := joinProblems("model: ", problems); err != nil {
+		return Spec{}, err
+	}
+	s.Normalize()
+	return s, nil
+}
+
+// parseYAML decodes data into a Spec, lowercasing ffn and norm, without
+// validating the numbers.
+func parseYAML(data []byte) (s Spec, problems []string) {
+	var doc yaml.Node
+	if err := safeYAMLUnmarshal(data, &doc); err != nil {
+		return Spec{}, []string{"malformed YAML: " + oneLine(strings.TrimPrefix(err.Error(), "yaml: "))}
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			return Spec{}, []string{"the YAML model file is empty; it needs at least layers, hidden, heads and vocab"}
+		}
+		root = root.Content[0]
+	}
+	root = resolveAlias(root)
+	if root == nil || root.Kind == 0 || isNull(root) {
+		return Spec{}, []string{"the YAML model file is empty; it needs at least layers, hidden, heads and vocab"}
+	}
+	if root.Kind != yaml.MappingNode {
+		return Spec{}, []string{fmt.Sprintf("the YAML model at line %d is a %s; it must be a mapping of keys such as layers and hidden", root.Line, kindName(root))}
+	}
+	d := yamlDecoder{}
+	d.mapping(root, "", yamlKeys(), func(key string, v *yaml.Node) {
+		switch key {
+		case "name":
+			s.Name = d.str(key, v)
+		case "description":
+			s.Description = d.str(key, v)
+		case "layers":
+			s.Layers = d.int(key, v)
+		case "hidden":
+			s.Hidden = d.int(key, v)
+		case "heads":
+			s.Heads = d.int(key, v)
+		case "kv_heads":
+			s.KVHeads = d.int(key, v)
+		case "head_dim":
+			s.HeadDim = d.int(key, v)
+		case "ffn_hidden":
+			s.FFNHidden = d.int(key, v)
+		case "ffn":
+			s.FFN = strings.ToLower(strings.TrimSpace(d.str(key, v)))
+		case "vocab":
+			s.Vocab = d.int(key, v)
+		case "seq_len":
+			s.SeqLen = d.int(key, v)
+		case "tied_embeddings":
+			s.TiedEmbeddings = d.bool(key, v)
+		case "norm":
+			s.Norm = strings.ToLower(strings.TrimSpace(d.str(key, v)))
+		case "bias":
+			s.Bias = d.bool(key, v)
+		case "moe":
+			if isNull(v) {
+				return
+			}
+			if v.Kind != yaml.MappingNode {
+				d.addf("key \"moe\" at line %d is a %s; it must be a mapping with experts, top_k and expert_ffn_hidden", v.Line, kindName(v))
+				return
+			}
+			m := &MoE{}
+			s.MoE = m
+			d.mapping(v, "moe.", moeKeys(), func(key string, v *yaml.Node) {
+				switch key {
+				case "experts":
+					m.Experts = d.int("moe."+key, v)
+				case "top_k":
+					m.TopK = d.int("moe."+key, v)
+				case "expert_ffn_hidden":
+					m.ExpertFFNHidden = d.int("moe."+key, v)
+				case "shared_experts":
+					m.SharedExperts = d.int("moe."+key, v)
+				case "shared_ffn_hidden":
+					m.SharedFFNHidden = d.int("moe."+key, v)
+				case "first_dense_layers":
+					m.FirstDenseLayers = d.int("moe."+key, v)
+				case "capacity_factor":
+					m.CapacityFactor = d.float("moe."+key, v)
+				}
+			})
+		}
+	})
+	return s, d.problems
+}
+
+// safeYAMLUnmarshal parses data into a node tree, turning a panic of the YAML
+// library on hostile input into an error.
+func safeYAMLUnmarshal(data []byte, n *yaml.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the YAML parser failed: %v", r)
+		}
+	}()
+	return yaml.Unmarshal(data, n)
+}
+
+// yamlDecoder collects the problems found while walking a YAML node tree.
+type yamlDecoder struct {
+	problems []string
+}
+
+func (d *yamlDecoder) addf(format string, args ...any) {
+	d.problems = append(d.problems, fmt.Sprintf(format, args...))
+}
+
+// mapping calls set for each key of the mapping node m that is in known, and
+// records unknown and repeated keys. prefix qualifies keys in messages.
+func (d *yamlDecoder) mapping(m *yaml.Node, prefix string, known []string, set func(key string, v *yaml.Node)) {
+	seen := make(map[string]int)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := resolveAlias(m.Content[i]), resolveAlias(m.Content[i+1])
+		if k == nil || v == nil {
+			continue
+		}
+		if k.Kind != yaml.ScalarNode {
+			d.addf("a key at line %d is a %s; keys must be plain names such as %q", k.Line, kindName(k), prefix+known[0])
+			continue
+		}
+		key := k.Value
+		if !contains(known, key) {
+			d.addf("unknown key %q at line %d (%s)", prefix+key, k.Line, suggestKey(key, prefix, known))
+			continue
+		}
+		if line, dup := seen[key]; dup {
+			d.addf("key %q at line %d repeats the one at line %d; give it once", prefix+key, k.Line, line)
+			continue
+		}
+		seen[key] = k.Line
+		set(key, v)
+	}
+}
+
+// suggestKey is the "did you mean" part of an unknown-key message.
+func suggestKey(key, prefix string, known []string) string {
+	near := nearest(key, known, 1)[0]
+	if editDistance(strings.ToLower(key), near) <= max(2, len(near)/3) || strings.Contains(strings.ToLower(key), near) {
+		return fmt.Sprintf("did you mean %q?", prefix+near)
+	}
+	return "known keys: " + prefix + strings.Join(known, ", "+prefix)
+}
+
+func (d *yamlDecoder) scalar(key string, v *yaml.Node, want string) bool {
+	if v.Kind != yaml.ScalarNode {
+		d.addf("key %q at line %d is a %s; it must be %s", key, v.Line, kindName(v), want)
+		return false
+	}
+	return true
+}
+
+// int decodes an integer; an integral float such as 1e4 is accepted too.
+func (d *yamlDecoder) int(key string, v *yaml.Node) int {
+	if isNull(v) || !d.scalar(key, v, "an integer") {
+		return 0
+	}
+	if v.Tag == "!!int" {
+		var n int64
+		if err := v.Decode(&n); err == nil && n >= math.MinInt && n <= math.MaxInt {
+			return int(n)
+		}
+	} else if v.Tag == "!!float" {
+		f, err := strconv.ParseFloat(strings.ReplaceAll(v.Value, "_", ""), 64)
+		if err == nil && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
+			return int(f)
+		}
+	}
+	d.addf("key %q at line %d is %q; it must be an integer", key, v.Line, v.Value)
+	return 0
+}
+
+func (d *yamlDecoder) float(key string, v *yaml.Node) float64 {
+	if isNull(v) || !d.scalar(key, v, "a number") {
+		return 0
+	}
+	if v.Tag == "!!int" || v.Tag == "!!float" {
+		var f float64
+		if err := v.Decode(&f); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+			return f
+		}
+	}
+	d.addf("key %q at line %d is %q; it must be a number", key, v.Line, v.Value)
+	return 0
+}
+
+func (d *yamlDecoder) bool(key string, v *yaml.Node) bool {
+	if isNull(v) || !d.scalar(key, v, "true or false") {
+		return false
+	}
+	if v.Tag == "!!bool" {
+		var b bool
+		if err := v.Decode(&b); err == nil {
+			return b
+		}
+	}
+	d.addf("key %q at line %d is %q; it must be true or false", key, v.Line, v.Value)
+	return false
+}
+
+func (d *yamlDecoder) str(key string, v *yaml.Node) string {
+	if isNull(v) || !d.scalar(key, v, "a string") {
+		return ""
+	}
+	return v.Value
+}
+
+// resolveAlias follows alias nodes to the node they name.
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n = n.Alias
+	}
+	if n != nil && n.Kind == yaml.AliasNode {
+		return nil
+	}
+	return n
+}
+
+// isNull reports whether n is an explicit YAML null (null, ~ or empty).
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+// kindName names a node's kind for messages.
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("scalar %q", n.Value)
+	}
+	return "YAML node"
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// oneLine joins a multi-line message into one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

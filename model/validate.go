@@ -1,0 +1,261 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Limits that Validate enforces. They are far above any model trained so far
+// and exist to catch typos and unit mistakes (tokens for thousands, etc.).
+const (
+	// MaxLayers is the largest accepted Spec.Layers.
+	MaxLayers = 10000
+	// MaxHidden is the largest accepted Spec.Hidden.
+	MaxHidden = 1000000
+	// MaxHeads is the largest accepted Spec.Heads.
+	MaxHeads = 100000
+	// MaxHeadDim is the largest accepted Spec.HeadDim.
+	MaxHeadDim = 65536
+	// MaxFFNHidden is the largest accepted MLP intermediate width (dense or expert).
+	MaxFFNHidden = 10000000
+	// MaxVocab is the largest accepted Spec.Vocab.
+	MaxVocab = 10000000
+	// MaxSeqLen is the largest accepted Spec.SeqLen, in tokens.
+	MaxSeqLen = 10000000
+	// MaxExperts is the largest accepted MoE.Experts.
+	MaxExperts = 100000
+	// MaxSharedExperts is the largest accepted MoE.SharedExperts.
+	MaxSharedExperts = 1000
+	// MaxCapacityFactor is the largest accepted MoE.CapacityFactor.
+	MaxCapacityFactor = 100
+	// MaxParams is the largest accepted total parameter count (10^15).
+	MaxParams = 1e15
+)
+
+// Validate reports every rule the Spec breaks, joined with errors.Join, one
+// sentence per rule naming the field, its value and what would be accepted.
+// Zero optional fields are checked as their Normalize defaults; s itself is
+// not modified. A nil error means every count and FLOP figure of s is finite
+// and fits in an int64.
+func (s Spec) Validate() error {
+	return joinProblems("model: ", s.problems())
+}
+
+// joinProblems turns problem sentences into one error, each line prefixed.
+func joinProblems(prefix string, problems []string) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	errs := make([]error, len(problems))
+	for i, p := range problems {
+		errs[i] = errors.New(prefix + p)
+	}
+	return errors.Join(errs...)
+}
+
+// normalized returns a normalised deep copy of s.
+func (s Spec) normalized() Spec {
+	c := s
+	if s.MoE != nil {
+		m := *s.MoE
+		c.MoE = &m
+	}
+	c.Normalize()
+	return c
+}
+
+// problems lists the rules s breaks, as sentences without the "model:" prefix.
+func (s Spec) problems() []string {
+	var p []string
+	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
+	inRange := func(field string, v, lo, hi int) bool {
+		if v < lo || v > hi {
+			add("%s is %d; it must be between %d and %d", field, v, lo, hi)
+			return false
+		}
+		return true
+	}
+
+	// Rules that must be checked before Normalize fills the defaults.
+	if s.HeadDim == 0 && s.Heads > 0 && s.Hidden > 0 && s.Hidden%s.Heads != 0 {
+		add("hidden %d is not a multiple of heads %d; set head_dim or use a heads count that divides hidden", s.Hidden, s.Heads)
+	}
+	c := s.normalized()
+
+	okLayers := inRange("layers", c.Layers, 1, MaxLayers)
+	okHidden := inRange("hidden", c.Hidden, 1, MaxHidden)
+	okHeads := inRange("heads", c.Heads, 1, MaxHeads)
+	if okHeads {
+		if c.KVHeads < 1 || c.KVHeads > c.Heads {
+			add("kv_heads is %d; it must be between 1 and heads (%d)", c.KVHeads, c.Heads)
+		} else if c.Heads%c.KVHeads != 0 {
+			add("heads %d is not a multiple of kv_heads %d; use a kv_heads that divides heads, such as %d", c.Heads, c.KVHeads, largestDivisorAtMost(c.Heads, c.KVHeads))
+		}
+	}
+	if s.HeadDim != 0 || (okHidden && okHeads && c.Hidden%c.Heads == 0) {
+		inRange("head_dim", c.HeadDim, 1, MaxHeadDim)
+	}
+	inRange("ffn_hidden", c.FFNHidden, 1, MaxFFNHidden)
+	if c.FFN != GELU && c.FFN != SwiGLU {
+		add("ffn is %q; it must be %q (two matrices) or %q (three matrices)", c.FFN, GELU, SwiGLU)
+	}
+	if c.Norm != RMSNorm && c.Norm != LayerNorm {
+		add("norm is %q; it must be %q or %q", c.Norm, RMSNorm, LayerNorm)
+	}
+	inRange("vocab", c.Vocab, 1, MaxVocab)
+	inRange("seq_len", c.SeqLen, 1, MaxSeqLen)
+
+	if m := c.MoE; m != nil {
+		if inRange("moe.experts", m.Experts, 1, MaxExperts) {
+			inRange("moe.top_k", m.TopK, 1, m.Experts)
+		} else if m.TopK < 1 {
+			add("moe.top_k is %d; it must be at least 1", m.TopK)
+		}
+		inRange("moe.expert_ffn_hidden", m.ExpertFFNHidden, 1, MaxFFNHidden)
+		if inRange("moe.shared_experts", m.SharedExperts, 0, MaxSharedExperts) && m.SharedExperts > 0 {
+			inRange("moe.shared_ffn_hidden", m.SharedFFNHidden, 1, MaxFFNHidden)
+		} else if m.SharedFFNHidden < 0 || m.SharedFFNHidden > MaxFFNHidden {
+			inRange("moe.shared_ffn_hidden", m.SharedFFNHidden, 0, MaxFFNHidden)
+		}
+		if okLayers {
+			inRange("moe.first_dense_layers", m.FirstDenseLayers, 0, c.Layers-1)
+		} else if m.FirstDenseLayers < 0 {
+			add("moe.first_dense_layers is %d; it must be at least 0", m.FirstDenseLayers)
+		}
+		if math.IsNaN(m.CapacityFactor) || m.CapacityFactor < 1 || m.CapacityFactor > MaxCapacityFactor {
+			add("moe.capacity_factor is %g; it must be between 1 and %d (1 means no padding)", m.CapacityFactor, MaxCapacityFactor)
+		}
+	}
+
+	// The size check needs every field in range, or the estimate is noise.
+	if len(p) == 0 {
+		if n := c.paramsFloat(); n > MaxParams {
+			add("the model has %.3g parameters, more than the %.0g this tool plans for; check layers, hidden, ffn_hidden and moe.experts", n, float64(MaxParams))
+		}
+	}
+	return p
+}
+
+// paramsFloat is Counts().Total computed in float64, so that it cannot
+// overflow on absurd shapes (same formula as Counts, formulas.md §1.1).
+func (s Spec) paramsFloat() float64 {
+	h, q, kv := float64(s.Hidden), float64(s.Heads)*float64(s.HeadDim), float64(s.KVHeads)*float64(s.HeadDim)
+	mlp := func(f float64) float64 { return float64(s.mlpMatrices())*h*f + 2*f + h }
+	layer := 2*h*q + 2*h*kv + q + 2*kv + h + 4*h
+	dense := float64(s.DenseLayers()) * (layer + mlp(float64(s.FFNHidden)))
+	moe := 0.0
+	if m := s.MoE; m != nil {
+		moe = float64(s.MoELayers()) * (layer + h*float64(m.Experts) +
+			float64(m.SharedExperts)*mlp(float64(m.SharedFFNHidden)) +
+			float64(m.Experts)*mlp(float64(m.ExpertFFNHidden)))
+	}
+	return dense + moe + 2*float64(s.Vocab)*h + 2*h
+}
+
+// largestDivisorAtMost returns the largest divisor of n that is at most k (k >= 1).
+func largestDivisorAtMost(n, k int) int {
+	for d := k; d > 1; d-- {
+		if n%d == 0 {
+			return d
+		}
+	}
+	return 1
+}
+
+// nearest returns the candidates closest to s, best first: candidates that
+// contain s (letters and digits only) first, then by edit distance between the
+// letters and digits only, then between the lowercased strings,
+// then by longest common subsequence (longer first), then alphabetically.
+func nearest(s string, candidates []string, n int) []string {
+	type scored struct {
+		name          string
+		contains      bool
+		dAlnum, dFull int
+		lcs           int
+	}
+	ls, as := strings.ToLower(s), alnum(s)
+	sc := make([]scored, len(candidates))
+	for i, c := range candidates {
+		lc, ac := strings.ToLower(c), alnum(c)
+		sc[i] = scored{c, as != "" && strings.Contains(ac, as), editDistance(as, ac), editDistance(ls, lc), lcsLen(as, ac)}
+	}
+	less := func(a, b scored) bool {
+		switch {
+		case a.contains != b.contains:
+			return a.contains
+		case a.dAlnum != b.dAlnum:
+			return a.dAlnum < b.dAlnum
+		case a.dFull != b.dFull:
+			return a.dFull < b.dFull
+		case a.lcs != b.lcs:
+			return a.lcs > b.lcs
+		}
+		return a.name < b.name
+	}
+	// Insertion sort: the candidate lists are short.
+	for i := 1; i < len(sc); i++ {
+		for j := i; j > 0 && less(sc[j], sc[j-1]); j-- {
+			sc[j], sc[j-1] = sc[j-1], sc[j]
+		}
+	}
+	if n > len(sc) {
+		n = len(sc)
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = sc[i].name
+	}
+	return out
+}
+
+// alnum lowercases s and keeps only its ASCII letters and digits.
+func alnum(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// editDistance is the Levenshtein distance between a and b, in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// lcsLen is the length of the longest common subsequence of a and b, in bytes.
+func lcsLen(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			if a[i-1] == b[j-1] {
+				cur[j] = prev[j-1] + 1
+			} else {
+				cur[j] = max(prev[j], cur[j-1])
+			}
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
