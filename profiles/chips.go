@@ -1,0 +1,266 @@
+package profiles
+
+import (
+	"fmt"
+	"strings"
+)
+
+// link holds the defaults of one mesh tier for one chip.
+type link struct {
+	tier               Tier
+	bandwidthBytesPerS float64
+	latencySeconds     float64
+	efficiency         float64
+}
+
+// torusSpec describes how a TPU generation's slices are shaped.
+type torusSpec struct {
+	// dims is 3 for the OCS-cabled cubes of v4, v5p and tpu7x, 2 for v5e and v6e.
+	dims int
+	// maxShape is the largest single slice, sorted ascending.
+	maxShape []int
+}
+
+// chipSpec is one catalogue entry: the chip, the names it answers to, and
+// the links its clusters are built from.
+type chipSpec struct {
+	chip    Chip
+	aliases []string
+	// torus is set for TPUs and nil for GPUs.
+	torus *torusSpec
+	// scaleUp is ICI per link (TPU) or the NVLink domain (GPU).
+	scaleUp link
+	// scaleOut is DCN per chip (TPU) or the GPU's NIC (GPU).
+	scaleOut link
+	// domain is the number of GPUs per NVLink domain (GPU only).
+	domain int
+	// peerBytesPerS, when set, is the one-way bandwidth between one pair of
+	// GPUs of a point-to-point mesh (MI300X): a group of g GPUs inside the
+	// domain gets (g-1) times it, not the whole egress.
+	peerBytesPerS float64
+}
+
+const (
+	gib = 1 << 30 // bytes in a GiB
+	gb  = 1e9     // bytes in a GB
+)
+
+// catalogue returns every known chip, TPUs first. It is built on each call
+// so that no caller can change the defaults of another.
+func catalogue() []chipSpec {
+	ici := func(bw float64) link {
+		return link{ICI, bw, iciLatencySeconds, iciEfficiency}
+	}
+	dcn := func(bw float64) link {
+		return link{DCN, bw, dcnLatencySeconds, dcnEfficiency}
+	}
+	nvlink := func(bw, eff float64) link {
+		return link{NVLink, bw, nvlinkLatencySeconds, eff}
+	}
+	nic := func(bw float64) link {
+		return link{InfiniBand, bw, networkLatencySeconds, infinibandEfficiency}
+	}
+	cube := func(maxShape ...int) *torusSpec { return &torusSpec{dims: 3, maxShape: maxShape} }
+	plane := &torusSpec{dims: 2, maxShape: []int{16, 16}} // v5e/v6e: at most 16x16 [SB-TPU]
+
+	return []chipSpec{
+		{
+			// TPU v4 [GC-v4]: 275 TFLOP/s bf16, no fp8, 32 GiB HBM2 at 1200 GB/s, 2 TensorCores.
+			chip: Chip{Name: "v4", Family: "tpu-v4", PeakBF16FLOPs: 275e12,
+				HBMBytes: 32 * gib, HBMBandwidthBytesPerS: 1200 * gb, TensorCoresPerChip: 2},
+			torus: cube(16, 16, 16), // full pod 16x16x16 = 4096 chips [GC-v4][SB-TPU]
+			// 4.5e10 B/s per link one way [SB-TPU]; the vendor's "400G each direction"
+			// would give 5e10 [KL-v4].
+			scaleUp: ici(4.5e10),
+			// No current figure: the book's first edition gave ~2.5e10 B/s per
+			// 4-chip host [SB-TPU], i.e. 6.25e9 per chip (uncertain).
+			scaleOut: dcn(6.25e9),
+		},
+		{
+			// TPU v5e [GC-v5e]: 197 TFLOP/s bf16 (int8 393, no fp8), 16 GB HBM2 at 819 GB/s, 1 TensorCore.
+			chip: Chip{Name: "v5e", Family: "tpu-v5e", PeakBF16FLOPs: 197e12,
+				HBMBytes: 16 * gb, HBMBandwidthBytesPerS: 819 * gb, TensorCoresPerChip: 1},
+			aliases: []string{"v5litepod"},
+			torus:   plane,
+			// 4.5e10 B/s per link one way [SB-TPU]; the doc's 400 GB/s bidi over 4
+			// ports gives 5e10 [GC-v5e]. The book's figure is the one its 560 us
+			// prediction (and so iciEfficiency) used.
+			scaleUp:  ici(4.5e10),
+			scaleOut: dcn(3.125e9), // 2x100 Gb/s per 8-chip host = 25 Gb/s per chip [GC-v5e][SB-TPU]
+		},
+		{
+			// TPU v5p [GC-v5p]: 459 TFLOP/s bf16 (fp8 at the same rate, so 0),
+			// 95 GiB HBM2e (96 GB in [SB-TPU]) at 2765 GB/s (2.8e12 in [SB-TPU]), 2 TensorCores.
+			chip: Chip{Name: "v5p", Family: "tpu-v5p", PeakBF16FLOPs: 459e12,
+				HBMBytes: 95 * gib, HBMBandwidthBytesPerS: 2765 * gb, TensorCoresPerChip: 2},
+			torus: cube(16, 20, 28), // full pod 8960 chips [SB-TPU]; the doc's largest slice is 6144 [GC-v5p]
+			// 9e10 B/s per link one way [SB-TPU]; the doc's 1200 GB/s bidi over 6 links gives 1e11 [GC-v5p].
+			scaleUp:  ici(9e10),
+			scaleOut: dcn(6.25e9), // 50 Gb/s per chip [GC-v5p][SB-TPU]
+		},
+		{
+			// TPU v6e Trillium [GC-v6e]: 918 TFLOP/s bf16 (fp8 same rate, so 0),
+			// 32 GB HBM at 1640 GB/s, 1 TensorCore.
+			chip: Chip{Name: "v6e", Family: "tpu-v6e", PeakBF16FLOPs: 918e12,
+				HBMBytes: 32 * gb, HBMBandwidthBytesPerS: 1640 * gb, TensorCoresPerChip: 1},
+			aliases: []string{"trillium"},
+			torus:   plane,
+			// 9e10 B/s per link one way [SB-TPU]; the doc's 800 GB/s bidi over 4 ports gives 1e11 [GC-v6e].
+			scaleUp:  ici(9e10),
+			scaleOut: dcn(12.5e9), // 4x200 Gb/s per 8-chip host = 100 Gb/s per chip [GC-v6e][SB-TPU]
+		},
+		{
+			// TPU7x Ironwood [GC-7x]: 2307 TFLOP/s bf16, 4614 fp8, 192 GiB HBM3e,
+			// ~7.37 TB/s HBM (uncertain [JC-HP]; 7.3 in [HC-IW]), 2 TensorCores.
+			chip: Chip{Name: "tpu7x", Family: "tpu-7x", PeakBF16FLOPs: 2307e12, PeakFP8FLOPs: 4614e12,
+				HBMBytes: 192 * gib, HBMBandwidthBytesPerS: 7370 * gb, TensorCoresPerChip: 2},
+			aliases: []string{"ironwood", "v7x"},
+			// 16x24x24 = 9216 chips, from xpk only [XPK] (uncertain); wrap rules
+			// assumed to match v5p [NBF-IW].
+			torus:    cube(16, 24, 24),
+			scaleUp:  ici(1e11),   // derived 1200 GB/s bidi / 6 / 2 [MLE-NET] (uncertain)
+			scaleOut: dcn(12.5e9), // unknown; assumed equal to v6e (uncertain)
+		},
+		{
+			// A100 SXM 40GB: 312 TFLOP/s bf16, no fp8, 40 GB HBM2 at 1555 GB/s [KL-A100][MLE-ACC].
+			chip: Chip{Name: "a100-40gb", Family: "nvidia-ampere", PeakBF16FLOPs: 312e12,
+				HBMBytes: 40 * gb, HBMBandwidthBytesPerS: 1555 * gb, TensorCoresPerChip: 1},
+			domain: 8, // 8 GPUs, 6 NVSwitches [SB-GPU][MLE-NET]
+			// NVLink 3: 300 GB/s one way [MLE-NET]; 8xA100 AllReduce busbw 234.9 GB/s = 0.78 [MLE-NET].
+			scaleUp: nvlink(300*gb, 0.78),
+			// One 200 Gb/s HDR NIC per GPU in DGX A100 (hardware.md marks it uncertain).
+			scaleOut: nic(25 * gb),
+		},
+		{
+			// A100 SXM 80GB: 312 TFLOP/s bf16, 80 GB HBM2e at 2039 GB/s [KL-A100][MLE-ACC].
+			chip: Chip{Name: "a100", Family: "nvidia-ampere", PeakBF16FLOPs: 312e12,
+				HBMBytes: 80 * gb, HBMBandwidthBytesPerS: 2039 * gb, TensorCoresPerChip: 1},
+			aliases:  []string{"a100-80gb"},
+			domain:   8,
+			scaleUp:  nvlink(300*gb, 0.78), // as a100-40gb [MLE-NET]
+			scaleOut: nic(25 * gb),         // HDR 200 Gb/s per GPU (uncertain)
+		},
+		{
+			// H100 SXM: 989 TFLOP/s bf16, 1979 fp8, 80 GB HBM3 at 3350 GB/s [KL-H100][MLE-ACC].
+			chip: Chip{Name: "h100", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, PeakFP8FLOPs: 1979e12,
+				HBMBytes: 80 * gb, HBMBandwidthBytesPerS: 3350 * gb, TensorCoresPerChip: 1},
+			domain: 8, // 8 GPUs, 4 NVSwitches [SB-GPU]
+			// NVLink 4: 18 x 25 GB/s = 450 GB/s one way [SB-GPU][MLE-NET]; ring busbw ~370 [SB-GPU].
+			scaleUp:  nvlink(450*gb, nvlinkEfficiency),
+			scaleOut: nic(50 * gb), // 400 Gb/s NDR ConnectX-7 per GPU (DGX H100) [MLE-NET][SB-GPU]
+		},
+		{
+			// H200 SXM: H100 compute, 141 GB HBM3e at 4800 GB/s [MLE-ACC].
+			chip: Chip{Name: "h200", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, PeakFP8FLOPs: 1979e12,
+				HBMBytes: 141 * gb, HBMBandwidthBytesPerS: 4800 * gb, TensorCoresPerChip: 1},
+			domain: 8,
+			// 450 GB/s one way; 8xH200 ring AllReduce busbw 367.2 GB/s = 0.82 [MLE-NET].
+			scaleUp:  nvlink(450*gb, 0.82),
+			scaleOut: nic(50 * gb), // 400 Gb/s [MLE-NET]
+		},
+		{
+			// H800 SXM: H100 compute and memory with NVLink cut to 400 GB/s
+			// (published-runs.md). We read 400 GB/s as bidirectional, like H100's
+			// 900, so 200 GB/s one way; efficiency assumed as H100.
+			chip: Chip{Name: "h800", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, PeakFP8FLOPs: 1979e12,
+				HBMBytes: 80 * gb, HBMBandwidthBytesPerS: 3350 * gb, TensorCoresPerChip: 1},
+			domain:   8,
+			scaleUp:  nvlink(200*gb, nvlinkEfficiency),
+			scaleOut: nic(50 * gb), // assumed 400 Gb/s per GPU like DGX H100
+		},
+		{
+			// B200: 2250 TFLOP/s bf16, 4500 fp8, 180 GB HBM (192 GB in [SB-GPU]) at 8000 GB/s [MLE-ACC].
+			chip: Chip{Name: "b200", Family: "nvidia-blackwell", PeakBF16FLOPs: 2250e12, PeakFP8FLOPs: 4500e12,
+				HBMBytes: 180 * gb, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1},
+			domain: 8, // 8 GPUs, 2 NVSwitch chips [SB-GPU]
+			// NVLink 5: 900 GB/s one way [MLE-NET]; 8xB200 ring AllReduce busbw 682 GB/s = 0.76 [MLE-NET].
+			scaleUp:  nvlink(900*gb, 0.76),
+			scaleOut: nic(50 * gb), // 400 Gb/s ConnectX-7 per GPU (DGX B200) [SB-GPU]
+		},
+		{
+			// GB200 (per GPU, NVL72): 2500 TFLOP/s bf16 (uncertain, published-runs.md),
+			// 5000 fp8, 186 GB HBM at 8000 GB/s [MLE-ACC].
+			chip: Chip{Name: "gb200", Family: "nvidia-grace-blackwell", PeakBF16FLOPs: 2500e12, PeakFP8FLOPs: 5000e12,
+				HBMBytes: 186 * gb, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1},
+			domain: 72, // NVL72: 72 GPUs, 18 NVSwitch chips [SB-GPU][MLE-NET]
+			// 900 GB/s one way [MLE-NET]; efficiency assumed equal to B200's 0.76.
+			scaleUp:  nvlink(900*gb, 0.76),
+			scaleOut: nic(50 * gb), // 400 Gb/s ConnectX-7 per GPU [MLE-NET][SB-GPU]
+		},
+		{
+			// MI300X: 1307 TFLOP/s bf16, 2615 fp8, 192 GB HBM3 at 5300 GB/s [MLE-ACC].
+			chip: Chip{Name: "mi300x", Family: "amd-cdna3", PeakBF16FLOPs: 1307e12, PeakFP8FLOPs: 2615e12,
+				HBMBytes: 192 * gb, HBMBandwidthBytesPerS: 5300 * gb, TensorCoresPerChip: 1},
+			domain: 8,
+			// Infinity Fabric: 7 peer links x 64 GB/s one way = 448 GB/s, only
+			// with all 8 GPUs (uncertain: AMD's 128 GB/s may be one way) [MLE-NET].
+			// 8-GPU AllReduce busbw 312.9 GB/s = 0.70 [MLE-NET].
+			scaleUp:       nvlink(448*gb, 0.70),
+			peerBytesPerS: 64 * gb,
+			scaleOut:      nic(50 * gb), // not documented; 400 Gb/s assumed (hardware.md: "commonly 400G")
+		},
+		{
+			// MI325X: MI300X compute, 256 GB HBM3e at 6000 GB/s [MLE-ACC]; links as MI300X.
+			chip: Chip{Name: "mi325x", Family: "amd-cdna3", PeakBF16FLOPs: 1307e12, PeakFP8FLOPs: 2615e12,
+				HBMBytes: 256 * gb, HBMBandwidthBytesPerS: 6000 * gb, TensorCoresPerChip: 1},
+			domain:        8,
+			scaleUp:       nvlink(448*gb, 0.70),
+			peerBytesPerS: 64 * gb,
+			scaleOut:      nic(50 * gb),
+		},
+	}
+}
+
+// lookupSpec finds a catalogue entry by canonical name or alias (lower case).
+func lookupSpec(name string) (chipSpec, bool) {
+	for _, s := range catalogue() {
+		if s.chip.Name == name {
+			return s, true
+		}
+		for _, a := range s.aliases {
+			if a == name {
+				return s, true
+			}
+		}
+	}
+	return chipSpec{}, false
+}
+
+// LookupChip returns the catalogue chip with the given name or alias
+// (case-insensitive): v4, v5e (v5litepod), v5p, v6e, tpu7x, a100-40gb, a100
+// (a100-80gb), h100, h200, h800, b200, gb200, mi300x, mi325x.
+func LookupChip(name string) (Chip, error) {
+	key := strings.ToLower(strings.TrimSpace(name))
+	if s, ok := lookupSpec(key); ok {
+		return s.chip, nil
+	}
+	return Chip{}, fmt.Errorf("profiles: unknown chip %q; %s", name, chipHint(key))
+}
+
+// ChipNames returns the canonical names of the catalogue chips, TPUs first.
+func ChipNames() []string {
+	cat := catalogue()
+	names := make([]string, len(cat))
+	for i, s := range cat {
+		names[i] = s.chip.Name
+	}
+	return names
+}
+
+// allChipNames returns canonical names and aliases, for suggestions.
+func allChipNames() []string {
+	var names []string
+	for _, s := range catalogue() {
+		names = append(names, s.chip.Name)
+		names = append(names, s.aliases...)
+	}
+	return names
+}
+
+// chipHint suggests the chip names closest to name, or lists them all.
+func chipHint(name string) string {
+	if near := nearest(name, allChipNames()); len(near) > 0 {
+		return "did you mean " + orList(near) + "?"
+	}
+	return "known chips are " + strings.Join(ChipNames(), ", ")
+}

@@ -1,0 +1,29 @@
+package profiles_test
+
+import (
+	"fmt"
+
+	"github.com/meshplan/meshplan/profiles"
+)
+
+func ExampleParse() {
+	c, err := profiles.Parse("2xv5p-256")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(c.Name, c.Chip.Name, c.Chips(), "chips")
+	for _, a := range c.Axes {
+		fmt.Printf("%s=%d %s wrap=%t %.3g B/s\n", a.Name, a.Size, a.Tier, a.Wraparound, a.BandwidthBytesPerS)
+	}
+
+	_, err = profiles.Parse("h100-12")
+	fmt.Println(err)
+	// Output:
+	// 2xv5p-256 v5p 256 chips
+	// x=4 ici wrap=true 9e+10 B/s
+	// y=4 ici wrap=true 9e+10 B/s
+	// z=8 ici wrap=true 9e+10 B/s
+	// slice=2 dcn wrap=false 6.25e+09 B/s
+	// profiles: h100-12 is not a whole number of 8-GPU NVLink domains; use h100-8 or h100-16
+}

@@ -1,0 +1,307 @@
+package profiles
+
+import (
+	"strings"
+	"testing"
+)
+
+// wantAxis is the part of an Axis a test pins: name, size, tier, wraparound.
+type wantAxis struct {
+	name string
+	size int
+	tier Tier
+	wrap bool
+}
+
+func TestParse(t *testing.T) {
+	// Shapes, chip counts and wrap rules from hardware.md §1.2-1.3
+	// [XPK][GC-v5p][GC-ver][SB-TPU]; GPU domains from §2.1 [SB-GPU].
+	tests := []struct {
+		name  string
+		chip  string
+		chips int
+		axes  []wantAxis
+	}{
+		// v4-8 is one 2x2x1 tray with no wraparound [XPK][SB-TPU]; the size-1 z axis is left out.
+		{"v4-8", "v4", 4, []wantAxis{{"x", 2, ICI, false}, {"y", 2, ICI, false}}},
+		// v4-32 is 2x2x4, smaller than a cube, so no wrap [XPK].
+		{"v4-32", "v4", 16, []wantAxis{{"x", 2, ICI, false}, {"y", 2, ICI, false}, {"z", 4, ICI, false}}},
+		// v4-128 is one 4x4x4 cube with wraparound [XPK][SB-TPU].
+		{"v4-128", "v4", 64, []wantAxis{{"x", 4, ICI, true}, {"y", 4, ICI, true}, {"z", 4, ICI, true}}},
+		// v5p-256 is 128 chips, 4x4x8, two cubes, all axes wrap [GC-v5p][SB-TPU].
+		{"v5p-256", "v5p", 128, []wantAxis{{"x", 4, ICI, true}, {"y", 4, ICI, true}, {"z", 8, ICI, true}}},
+		// xpk default shapes: v5p-384 = 4x4x12, v5p-768 = 4x8x12, v5p-1536 = 8x8x12 [XPK].
+		{"v5p-384", "v5p", 192, []wantAxis{{"x", 4, ICI, true}, {"y", 4, ICI, true}, {"z", 12, ICI, true}}},
+		{"v5p-768", "v5p", 384, []wantAxis{{"x", 4, ICI, true}, {"y", 8, ICI, true}, {"z", 12, ICI, true}}},
+		{"v5p-1536", "v5p", 768, []wantAxis{{"x", 8, ICI, true}, {"y", 8, ICI, true}, {"z", 12, ICI, true}}},
+		// v5p-2048 = 8x8x16 [GC-v5p]; v5p-12288 = 16x16x24, the doc's largest slice [GC-v5p].
+		{"v5p-2048", "v5p", 1024, []wantAxis{{"x", 8, ICI, true}, {"y", 8, ICI, true}, {"z", 16, ICI, true}}},
+		{"v5p-12288", "v5p", 6144, []wantAxis{{"x", 16, ICI, true}, {"y", 16, ICI, true}, {"z", 24, ICI, true}}},
+		// The full v5p pod, 16x20x28 = 8960 chips [SB-TPU].
+		{"v5p-17920", "v5p", 8960, []wantAxis{{"x", 16, ICI, true}, {"y", 20, ICI, true}, {"z", 28, ICI, true}}},
+		// v5e-256: 16x16, both axes wrap [GC-ver][SB-TPU].
+		{"v5e-256", "v5e", 256, []wantAxis{{"x", 16, ICI, true}, {"y", 16, ICI, true}}},
+		// v5e-64: 8x8, no wraparound [SB-TPU].
+		{"v5e-64", "v5e", 64, []wantAxis{{"x", 8, ICI, false}, {"y", 8, ICI, false}}},
+		// v5e-128: 8x16, wrap only on the 16 axis [SB-TPU].
+		{"v5e-128", "v5e", 128, []wantAxis{{"x", 8, ICI, false}, {"y", 16, ICI, true}}},
+		// v5litepod is an alias of v5e; names are case-insensitive.
+		{"V5litepod-16", "v5e", 16, []wantAxis{{"x", 4, ICI, false}, {"y", 4, ICI, false}}},
+		// v5e-1 is one chip: a single axis of size 1 is kept.
+		{"v5e-1", "v5e", 1, []wantAxis{{"x", 1, ICI, false}}},
+		// v6e uses v5e's shapes [GC-v6e].
+		{"v6e-256", "v6e", 256, []wantAxis{{"x", 16, ICI, true}, {"y", 16, ICI, true}}},
+		// 2xv5p-256 is two 128-chip slices over DCN (contract.md).
+		{"2xv5p-256", "v5p", 256, []wantAxis{{"x", 4, ICI, true}, {"y", 4, ICI, true}, {"z", 8, ICI, true}, {"slice", 2, DCN, false}}},
+		{"1xv5p-8", "v5p", 4, []wantAxis{{"x", 2, ICI, false}, {"y", 2, ICI, false}}},
+		// h100-1024: 128 nodes of 8 GPUs (contract.md; [SB-GPU]).
+		{"h100-1024", "h100", 1024, []wantAxis{{"gpu", 8, NVLink, false}, {"node", 128, InfiniBand, false}}},
+		// One node has no node axis.
+		{"h100-8", "h100", 8, []wantAxis{{"gpu", 8, NVLink, false}}},
+		// Part of a node that divides it.
+		{"h100-2", "h100", 2, []wantAxis{{"gpu", 2, NVLink, false}}},
+		{"a100-40gb-64", "a100-40gb", 64, []wantAxis{{"gpu", 8, NVLink, false}, {"node", 8, InfiniBand, false}}},
+		{"a100-80gb-16", "a100", 16, []wantAxis{{"gpu", 8, NVLink, false}, {"node", 2, InfiniBand, false}}},
+		// gb200-144: two NVL72 domains [SB-GPU].
+		{"gb200-144", "gb200", 144, []wantAxis{{"gpu", 72, NVLink, false}, {"node", 2, InfiniBand, false}}},
+		{"mi300x-64", "mi300x", 64, []wantAxis{{"gpu", 8, NVLink, false}, {"node", 8, InfiniBand, false}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse(tt.name)
+			if err != nil {
+				t.Fatalf("Parse(%q): %v", tt.name, err)
+			}
+			if c.Chip.Name != tt.chip {
+				t.Errorf("chip = %q, want %q", c.Chip.Name, tt.chip)
+			}
+			if c.Chips() != tt.chips {
+				t.Errorf("Chips() = %d, want %d", c.Chips(), tt.chips)
+			}
+			var got []wantAxis
+			for _, a := range c.Axes {
+				got = append(got, wantAxis{a.Name, a.Size, a.Tier, a.Wraparound})
+			}
+			if !equalAxes(got, tt.axes) {
+				t.Errorf("axes = %v, want %v", got, tt.axes)
+			}
+			if err := c.Validate(); err != nil {
+				t.Errorf("Validate: %v", err)
+			}
+		})
+	}
+}
+
+func equalAxes(a, b []wantAxis) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestParseBandwidths(t *testing.T) {
+	// One-way bandwidth per chip along each axis (doc.go's convention).
+	tests := []struct {
+		cluster, axis string
+		bytesPerS     float64
+	}{
+		{"v5p-256", "z", 9e10},          // ICI per link one way [SB-TPU]
+		{"v5e-256", "x", 4.5e10},        // [SB-TPU]
+		{"2xv5p-256", "slice", 6.25e9},  // 50 Gb/s per chip [GC-v5p][SB-TPU]
+		{"2xv5e-256", "slice", 3.125e9}, // 25 Gb/s per chip [GC-v5e][SB-TPU]
+		{"2xv6e-256", "slice", 12.5e9},  // 100 Gb/s per chip [GC-v6e][SB-TPU]
+		{"h100-1024", "gpu", 450e9},     // NVLink 4 egress one way [SB-GPU][MLE-NET]
+		{"h100-1024", "node", 50e9},     // 400 Gb/s NDR per GPU [SB-GPU]
+		{"h800-16", "gpu", 200e9},       // 400 GB/s bidi, published-runs.md
+		{"b200-16", "gpu", 900e9},       // NVLink 5 [MLE-NET]
+		{"a100-16", "gpu", 300e9},       // NVLink 3 [MLE-NET]
+		{"mi300x-8", "gpu", 448e9},      // 7 x 64 GB/s [MLE-NET]
+		{"mi300x-2", "gpu", 64e9},       // one peer link [MLE-NET]
+	}
+	for _, tt := range tests {
+		c, err := Parse(tt.cluster)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tt.cluster, err)
+		}
+		a, ok := c.Axis(tt.axis)
+		if !ok {
+			t.Fatalf("%s has no axis %q", tt.cluster, tt.axis)
+		}
+		if a.BandwidthBytesPerS != tt.bytesPerS {
+			t.Errorf("%s axis %s: bandwidth %g, want %g", tt.cluster, tt.axis, a.BandwidthBytesPerS, tt.bytesPerS)
+		}
+	}
+	if _, ok := (Cluster{}).Axis("x"); ok {
+		t.Error("Axis on an empty cluster reported an axis")
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	// Each error must name the problem and what would work.
+	tests := []struct {
+		name string
+		want []string // substrings of the message
+	}{
+		{"v5p-7", []string{"TensorCores", "v5p-8"}},
+		{"v5p-6", []string{"3 chips", "no standard", "v5p-8"}},
+		{"v5p-24", []string{"v5p-16", "v5p-32"}},
+		{"v5p-200", []string{"v5p-128", "v5p-256"}},
+		{"v5e-512", []string{"largest", "2xv5e-256"}},
+		{"v5e-2", []string{"v5e-1", "v5e-4"}},
+		{"v5p-20000", []string{"largest", "v5p-17920", "2x"}},
+		{"h100-12", []string{"h100-8 or h100-16"}},
+		{"h100-3", []string{"h100-2 or h100-4"}},
+		{"gb200-100", []string{"gb200-72 or gb200-144"}},
+		{"h10-8", []string{"unknown chip", "h100"}},
+		{"mi300-8", []string{"unknown chip", "mi300x"}},
+		{"zzzzzzzz-8", []string{"unknown chip", "known chips"}},
+		{"v5p-0", []string{"zero"}},
+		{"h100-0", []string{"zero"}},
+		{"v5p--8", []string{"negative"}},
+		{"h100--1", []string{"negative"}},
+		{"h100-9999999", []string{"1000000"}},
+		{"h100-99999999999999999999999", []string{"1000000"}},
+		{"9999xv5p-17920", []string{"1000000"}},
+		{"0xv5p-256", []string{"K >= 1"}},
+		{"2xh100-8", []string{"h100-16"}},
+		{"v5p-abc", []string{"whole number"}},
+		{"v5p-8.0", []string{"whole number"}},
+		{"v5p", []string{"no size", "v5p-256"}},
+		{"h100-", []string{"no size"}},
+		{"", []string{"empty"}},
+		{"hello", []string{"CHIP-N"}},
+		{strings.Repeat("a", 500), []string{"too long"}},
+	}
+	for _, tt := range tests {
+		_, err := Parse(tt.name)
+		if err == nil {
+			t.Errorf("Parse(%q) succeeded, want an error", tt.name)
+			continue
+		}
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "profiles: ") || strings.Contains(msg, "\n") {
+			t.Errorf("Parse(%q) error %q is not one line prefixed \"profiles: \"", tt.name, msg)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("Parse(%q) error %q does not mention %q", tt.name, msg, w)
+			}
+		}
+	}
+}
+
+func TestNamesParse(t *testing.T) {
+	for _, n := range Names() {
+		c, err := Parse(n)
+		if err != nil {
+			t.Errorf("preset %q: %v", n, err)
+			continue
+		}
+		if err := c.Validate(); err != nil {
+			t.Errorf("preset %q: %v", n, err)
+		}
+		if c.Name != n {
+			t.Errorf("preset %q parsed with name %q", n, c.Name)
+		}
+	}
+}
+
+func TestStandardShapes(t *testing.T) {
+	// Every 3D shape hardware.md lists for v4/v5p comes out of the shape rule
+	// [XPK][GC-v5p][SB-TPU].
+	listed := map[int]string{
+		4: "2x2x1", 8: "2x2x2", 16: "2x2x4", 32: "2x4x4", 64: "4x4x4",
+		128: "4x4x8", 192: "4x4x12", 256: "4x8x8", 320: "4x4x20", 384: "4x8x12",
+		512: "8x8x8", 576: "4x12x12", 768: "8x8x12", 1024: "8x8x16",
+		1728: "12x12x12", 2048: "8x16x16", 3456: "12x12x24", 4096: "16x16x16",
+		6144: "16x16x24", 8960: "16x20x28",
+	}
+	spec, _ := lookupSpec("v5p")
+	for chips, want := range listed {
+		if got := shapeString(spec.torus.shape(chips)); got != want {
+			t.Errorf("v5p shape for %d chips = %q, want %q", chips, got, want)
+		}
+	}
+}
+
+func TestChips(t *testing.T) {
+	// Peak bf16 FLOP/s and HBM per chip, hardware.md §1.1 and §2.1.
+	tests := []struct {
+		name      string
+		bf16, hbm float64
+		cores     int
+	}{
+		{"v4", 275e12, 32 << 30, 2},    // [GC-v4]
+		{"v5litepod", 197e12, 16e9, 1}, // [GC-v5e]
+		{"v5p", 459e12, 95 << 30, 2},   // [GC-v5p]
+		{"v6e", 918e12, 32e9, 1},       // [GC-v6e]
+		{"a100-40gb", 312e12, 40e9, 1}, // [KL-A100]
+		{"A100-80GB", 312e12, 80e9, 1}, // [KL-A100]
+		{"h100", 989e12, 80e9, 1},      // [KL-H100]
+		{"h200", 989e12, 141e9, 1},     // [MLE-ACC]
+		{"b200", 2250e12, 180e9, 1},    // [MLE-ACC]
+		{"gb200", 2500e12, 186e9, 1},   // [MLE-ACC]
+		{"mi300x", 1307e12, 192e9, 1},  // [MLE-ACC]
+	}
+	for _, tt := range tests {
+		ch, err := LookupChip(tt.name)
+		if err != nil {
+			t.Fatalf("LookupChip(%q): %v", tt.name, err)
+		}
+		if ch.PeakBF16FLOPs != tt.bf16 || ch.HBMBytes != tt.hbm || ch.TensorCoresPerChip != tt.cores {
+			t.Errorf("%s = %+v, want bf16 %g, hbm %g, cores %d", tt.name, ch, tt.bf16, tt.hbm, tt.cores)
+		}
+		if _, ok := DefaultEfficiency(ch.Family); !ok {
+			t.Errorf("%s: family %q has no default efficiency", tt.name, ch.Family)
+		}
+	}
+	if _, err := LookupChip("h1000"); err == nil || !strings.Contains(err.Error(), "h100") {
+		t.Errorf("LookupChip(h1000) = %v, want a suggestion of h100", err)
+	}
+	for _, n := range ChipNames() {
+		if _, err := LookupChip(n); err != nil {
+			t.Errorf("ChipNames lists %q but LookupChip fails: %v", n, err)
+		}
+	}
+}
+
+func TestDefaultEfficiency(t *testing.T) {
+	// MatmulFraction from MAMF / peak [MLE-ACC]; the half point is peak x 0.6 us.
+	tests := []struct {
+		family   string
+		fraction float64
+		half     float64
+	}{
+		{"nvidia-hopper", 0.80, 5.9e8},
+		{"nvidia-ampere", 0.87, 1.9e8},
+		{"nvidia-blackwell", 0.78, 1.4e9},
+		{"nvidia-grace-blackwell", 0.73, 1.5e9},
+		{"amd-cdna3", 0.51, 7.8e8},
+		{"tpu-v5p", 0.88, 2.8e8},
+	}
+	for _, tt := range tests {
+		e, ok := DefaultEfficiency(tt.family)
+		if !ok {
+			t.Fatalf("no defaults for %q", tt.family)
+		}
+		if e.MatmulFraction != tt.fraction || e.MatmulHalfFLOPs != tt.half {
+			t.Errorf("%s = %+v, want fraction %g, half %g", tt.family, e, tt.fraction, tt.half)
+		}
+	}
+	// Calculon's points [CALCULON]: eff(x) = 0.95 x/(x+h) with the H100 half point.
+	e, _ := DefaultEfficiency("nvidia-hopper")
+	for _, p := range []struct{ flops, want float64 }{{1e9, 0.6}, {16e9, 0.9}, {128e9, 0.95}} {
+		got := 0.95 * p.flops / (p.flops + e.MatmulHalfFLOPs)
+		if got < p.want-0.03 || got > p.want+0.03 {
+			t.Errorf("efficiency at %g FLOP = %.3f, want about %.2f", p.flops, got, p.want)
+		}
+	}
+	if _, ok := DefaultEfficiency("nope"); ok {
+		t.Error("DefaultEfficiency(nope) reported defaults")
+	}
+}
