@@ -1,0 +1,505 @@
+package memory
+
+import (
+	"math"
+	"testing"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/space"
+)
+
+const gib = 1 << 30
+
+// within reports whether got is within rel (a fraction) of want.
+func within(got, want, rel float64) bool {
+	return math.Abs(got-want) <= rel*math.Abs(want)
+}
+
+// gptSpec is a Korthikanti/Megatron GPT model: MHA, F = 4h, GELU, LayerNorm,
+// biases, vocab 51,200, seq 2048 (published-runs.md §3.2, Table 3).
+func gptSpec(layers, hidden, heads int) model.Spec {
+	m := model.Spec{
+		Name: "gpt", Layers: layers, Hidden: hidden, Heads: heads,
+		FFN: model.GELU, Vocab: 51200, SeqLen: 2048, TiedEmbeddings: true,
+		Norm: model.LayerNorm, Bias: true,
+	}
+	m.Normalize()
+	return m
+}
+
+// llama70B is Llama-3-70B: GQA 64/8, SwiGLU 28672, RMSNorm, untied, V = 128256.
+func llama70B() model.Spec {
+	return model.Spec{
+		Name: "llama3-70b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128,
+		FFNHidden: 28672, FFN: model.SwiGLU, Vocab: 128256, SeqLen: 8192, Norm: model.RMSNorm,
+	}
+}
+
+// mixtral is a Mixtral-8x7B-like MoE: 32 layers, h 4096, GQA 32/8, 8 experts, top-2.
+func mixtral() model.Spec {
+	return model.Spec{
+		Name: "mixtral", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128,
+		FFNHidden: 14336, FFN: model.SwiGLU, Vocab: 32000, SeqLen: 4096, Norm: model.RMSNorm,
+		MoE: &model.MoE{Experts: 8, TopK: 2, ExpertFFNHidden: 14336, CapacityFactor: 1, SharedFFNHidden: 14336},
+	}
+}
+
+func h100(n int) profiles.Cluster {
+	return profiles.Cluster{
+		Name: "h100",
+		Chip: profiles.Chip{Name: "h100", HBMBytes: 80e9},
+		Axes: []profiles.Axis{{Name: "gpu", Size: 8, Tier: profiles.NVLink}, {Name: "node", Size: n / 8, Tier: profiles.InfiniBand}},
+	}
+}
+
+// strat fills the defaults of the contract's strategy string.
+func strat(s space.Strategy) space.Strategy {
+	for _, p := range []*int{&s.DP, &s.FSDP, &s.TP, &s.CP, &s.PP, &s.EP, &s.MB, &s.V} {
+		if *p == 0 {
+			*p = 1
+		}
+	}
+	if s.Schedule == "" {
+		s.Schedule = space.OneFOneB
+	}
+	if s.Recompute == "" {
+		s.Recompute = space.RecomputeNone
+	}
+	return s
+}
+
+func TestModelStatesZeRO(t *testing.T) {
+	// Ψ = 100 layers × (12·2500² + 2·2500) + 2500 = 7.5005e9 parameters, no embedding.
+	m := model.Spec{Name: "zero-7.5b", Layers: 100, Hidden: 2500, Heads: 20, FFN: model.GELU, SeqLen: 1024}
+	m.Normalize()
+	psi := float64(m.Counts().Total)
+	w := space.Workload{Batch: 64, SeqLen: 1024}
+	// ZeRO paper Fig. 1 / formulas.md §2.1: Ψ = 7.5B, N_d = 64, K = 12 gives
+	// 120, 31.4, 16.6, 1.9 GB (the paper's rounding of the exact values below).
+	tests := []struct {
+		name string
+		s    space.Strategy
+		want float64 // bytes of weights + gradients + optimizer
+	}{
+		{"dp", strat(space.Strategy{DP: 64}), 16 * psi},                      // (2+2+12)Ψ = 120.0 GB
+		{"zero1", strat(space.Strategy{DP: 64, Zero: 1}), 4*psi + 12*psi/64}, // 31.4 GB
+		{"zero2", strat(space.Strategy{DP: 64, Zero: 2}), 2*psi + 14*psi/64}, // 16.6 GB
+		{"zero3", strat(space.Strategy{FSDP: 64}), 16 * psi / 64},            // 1.875 GB
+		{"paper-dp", strat(space.Strategy{DP: 64}), 120e9},                   // [ZERO] 120 GB
+		{"paper-zero1", strat(space.Strategy{DP: 64, Zero: 1}), 31.4e9},      // [ZERO] 31.4 GB
+		{"paper-zero2", strat(space.Strategy{DP: 64, Zero: 2}), 16.6e9},      // [ZERO] 16.6 GB
+		{"paper-zero3", strat(space.Strategy{FSDP: 64}), 1.9e9},              // [ZERO] 1.9 GB (rounded)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := Estimate(m, h100(64), w, tt.s, Options{})
+			got := b.ParamsBytes + b.GradsBytes + b.OptimizerBytes
+			t.Logf("model states %.4g GB, want %.4g GB", got/1e9, tt.want/1e9)
+			if !within(got, tt.want, 0.015) {
+				t.Errorf("model states = %.4g GB, want %.4g GB", got/1e9, tt.want/1e9)
+			}
+		})
+	}
+}
+
+// Korthikanti et al. 2022 Table 3 configurations (published-runs.md §3.2):
+// t = 8, DP = 1, s = 2048, micro-batch 1 (22B: 4), batch = GPUs (22B: 4).
+var korthikanti = []struct {
+	name           string
+	m              model.Spec
+	s              space.Strategy
+	batch          int
+	statesGiB      float64 // Fig. 1 params+grads+optimizer, 18 B/param over 12·L·h²/(t·p)
+	tpOnlyGiB      float64 // Fig. 1 activations, TP only, no recompute
+	spSelectiveGiB float64 // Fig. 1 activations, SP + selective recompute
+	layersInFlight float64 // layers' worth of activations on the first stage
+}{
+	{"22B", gptSpec(48, 6144, 64), space.Strategy{TP: 8, MB: 4}, 4, 45.56, 59.25, 9.56, 48},
+	// 96·(1 + 7/24) = 124 layers in flight with interleaving v = 3.
+	{"175B", gptSpec(96, 12288, 96), space.Strategy{TP: 8, PP: 8, Schedule: space.Interleaved, V: 3}, 64, 45.56, 66.84, 12.35, 124},
+	// 105·(1 + 34/105) = 139.
+	{"530B", gptSpec(105, 20480, 128), space.Strategy{TP: 8, PP: 35, Schedule: space.Interleaved, V: 3}, 280, 31.64, 114.02, 23.08, 139},
+	{"1T", gptSpec(128, 25600, 160), space.Strategy{TP: 8, PP: 64}, 512, 32.96, 131.25, 26.56, 128},
+}
+
+func TestKorthikantiFig1(t *testing.T) {
+	for _, k := range korthikanti {
+		w := space.Workload{Batch: k.batch, SeqLen: 2048}
+		t.Run(k.name, func(t *testing.T) {
+			sel := k.s
+			sel.SP, sel.Recompute = true, space.RecomputeSelective
+			sel = strat(sel)
+			t.Logf("SP+selective %.3f GiB (want %.2f), TP-only %.3f GiB (want %.2f)",
+				StageActivationBytes(k.m, w, sel, Options{})/gib, k.spSelectiveGiB,
+				StageActivationBytes(k.m, w, strat(k.s), Options{NoFlashAttention: true})/gib, k.tpOnlyGiB)
+			if got := StageActivationBytes(k.m, w, sel, Options{}) / gib; !within(got, k.spSelectiveGiB, 0.05) {
+				t.Errorf("SP+selective activations = %.2f GiB, want %.2f GiB", got, k.spSelectiveGiB)
+			}
+			// Estimate's ActivationsBytes is the same term (embedding terms are buffers).
+			if got := Estimate(k.m, h100(8), w, sel, Options{}).ActivationsBytes / gib; !within(got, k.spSelectiveGiB, 0.05) {
+				t.Errorf("Estimate SP+selective activations = %.2f GiB, want %.2f GiB", got, k.spSelectiveGiB)
+			}
+			// Exact: 34·s·b·h/t per layer × layers in flight.
+			exact := 34 * 2048 * float64(sel.MB) * float64(k.m.Hidden) / 8 * k.layersInFlight
+			if got := StageActivationBytes(k.m, w, sel, Options{}); !within(got, exact, 1e-9) {
+				t.Errorf("SP+selective activations = %.6g B, want %.6g B", got, exact)
+			}
+
+			tp := strat(k.s)
+			tp.Recompute = space.RecomputeNone
+			o := Options{NoFlashAttention: true} // Korthikanti's baseline materialises a·s²
+			if got := StageActivationBytes(k.m, w, tp, o) / gib; !within(got, k.tpOnlyGiB, 0.05) {
+				t.Errorf("TP-only activations = %.2f GiB, want %.2f GiB", got, k.tpOnlyGiB)
+			}
+
+			// Fig. 1 counts 18 B/param (fp32 gradients) and no embeddings: Vocab = 0.
+			m := k.m
+			m.Vocab = 0
+			b := Estimate(m, h100(8), w, sel, Options{GradBytesPerParam: 4})
+			t.Logf("params+grads+optimizer %.3f GiB (want %.2f)", (b.ParamsBytes+b.GradsBytes+b.OptimizerBytes)/gib, k.statesGiB)
+			if got := (b.ParamsBytes + b.GradsBytes + b.OptimizerBytes) / gib; !within(got, k.statesGiB, 0.01) {
+				t.Errorf("params+grads+optimizer = %.2f GiB, want %.2f GiB", got, k.statesGiB)
+			}
+		})
+	}
+}
+
+func TestLayerActivationBytes(t *testing.T) {
+	gpt3 := gptSpec(96, 12288, 96)
+	const sbh = 2048 * 12288.0 // s·b·h for GPT-3, s = 2048, b = 1
+	mix := mixtral()
+	tests := []struct {
+		name string
+		m    model.Spec
+		seq  int
+		s    space.Strategy
+		moe  bool
+		o    Options
+		want float64
+	}{
+		// Korthikanti Table 2 (formulas.md §2.2), GPT-3 175B, t = 8.
+		{"gpt3 sp selective", gpt3, 2048, space.Strategy{TP: 8, SP: true, Recompute: space.RecomputeSelective}, false, Options{}, 34 * sbh / 8},
+		{"gpt3 sp full", gpt3, 2048, space.Strategy{TP: 8, SP: true, Recompute: space.RecomputeFull}, false, Options{}, 2 * sbh / 8},
+		{"gpt3 tp full", gpt3, 2048, space.Strategy{TP: 8, Recompute: space.RecomputeFull}, false, Options{}, 2 * sbh},
+		// s·b·h·(10 + 24/t + 5·a·s/(h·t)), 5as/h = 80.
+		{"gpt3 tp none", gpt3, 2048, space.Strategy{TP: 8, Recompute: space.RecomputeNone}, false, Options{NoFlashAttention: true}, sbh * (10 + 3 + 10)},
+		{"gpt3 tp selective", gpt3, 2048, space.Strategy{TP: 8, Recompute: space.RecomputeSelective}, false, Options{}, sbh * (10 + 3)},
+		// s·b·h·(34 + 5as/h) with no parallelism.
+		{"gpt3 none", gpt3, 2048, space.Strategy{Recompute: space.RecomputeNone}, false, Options{NoFlashAttention: true}, sbh * (34 + 80)},
+		{"gpt3 sp none", gpt3, 2048, space.Strategy{TP: 8, SP: true, Recompute: space.RecomputeNone}, false, Options{NoFlashAttention: true}, sbh / 8 * (34 + 80)},
+		// With a fused kernel, none = selective + the fp32 LSE 4·s·b·a/t.
+		{"gpt3 sp none flash", gpt3, 2048, space.Strategy{TP: 8, SP: true, Recompute: space.RecomputeNone}, false, Options{}, 34*sbh/8 + 4*2048*96/8},
+		// CP halves s: 34·(s/2)·b·h/t.
+		{"gpt3 sp cp2 selective", gpt3, 2048, space.Strategy{TP: 8, SP: true, CP: 2, Recompute: space.RecomputeSelective}, false, Options{}, 17 * sbh / 8},
+		// Modern block (formulas.md §2.2 [derived]): s·b·(8h + 4q + 4kv + 6F), Llama-3-70B
+		// s = 8192, b = 1: 8192·(65536 + 32768 + 4096 + 172032) = 2,248,146,944 B (≈ 2.25 GB).
+		{"llama70b selective", llama70B(), 8192, space.Strategy{Recompute: space.RecomputeSelective}, false, Options{}, 2248146944},
+		{"llama70b tp8 sp selective", llama70B(), 8192, space.Strategy{TP: 8, SP: true, Recompute: space.RecomputeSelective}, false, Options{}, 2248146944.0 / 8},
+		// Modern block without a fused kernel: + softmax output 2·a·s²·b = 2·64·8192² = 8,589,934,592.
+		{"llama70b none noflash", llama70B(), 8192, space.Strategy{Recompute: space.RecomputeNone}, false, Options{NoFlashAttention: true}, 2248146944 + 8589934592},
+		// MoE layer, s = 4096, b = 1, t = 1 (formulas.md §2.2 [derived]):
+		// norms 8·s·h = 134,217,728; attention 4·s·(q+kv) = 83,886,080;
+		// router 4·s·E = 131,072; routed k·s·(4h + 6F_e) = 2·4096·102400 = 838,860,800.
+		{"mixtral moe selective", mix, 4096, space.Strategy{EP: 8, Recompute: space.RecomputeSelective}, true, Options{}, 134217728 + 83886080 + 131072 + 838860800},
+		// Capacity factor 1.25 pads the routed term.
+		{"mixtral moe cf1.25", withCF(mix, 1.25), 4096, space.Strategy{Recompute: space.RecomputeSelective}, true, Options{}, 134217728 + 83886080 + 131072 + 1.25*838860800},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := LayerActivationBytes(tt.m, tt.seq, strat(tt.s), tt.moe, tt.o)
+			if !within(got, tt.want, 1e-9) {
+				t.Errorf("LayerActivationBytes = %.6g, want %.6g (ratio %.4f)", got, tt.want, got/tt.want)
+			}
+		})
+	}
+}
+
+func withCF(m model.Spec, cf float64) model.Spec {
+	e := *m.MoE
+	e.CapacityFactor = cf
+	m.MoE = &e
+	return m
+}
+
+func TestInterleaveFactor(t *testing.T) {
+	tests := []struct {
+		p, v int
+		want float64
+	}{
+		{8, 2, 1.4375},        // formulas.md §8: 1 + 7/16
+		{8, 3, 1 + 7.0/24},    // Korthikanti 175B
+		{35, 3, 1 + 34.0/105}, // Korthikanti 530B
+		{8, 1, 1},             // no interleaving: do not apply
+		{1, 4, 1},
+	}
+	for _, tt := range tests {
+		if got := InterleaveFactor(tt.p, tt.v); !within(got, tt.want, 1e-12) {
+			t.Errorf("InterleaveFactor(%d, %d) = %v, want %v", tt.p, tt.v, got, tt.want)
+		}
+	}
+}
+
+func TestMicrobatchesInFlight(t *testing.T) {
+	tests := []struct {
+		name                string
+		s                   space.Strategy
+		m                   int
+		wantFirst, wantLast float64
+	}{
+		{"no pipeline", space.Strategy{PP: 1, Schedule: space.GPipe}, 32, 1, 1},
+		{"gpipe", space.Strategy{PP: 4, Schedule: space.GPipe}, 16, 16, 16},
+		{"1f1b", space.Strategy{PP: 4, Schedule: space.OneFOneB}, 16, 4, 1},
+		{"1f1b few", space.Strategy{PP: 8, Schedule: space.OneFOneB}, 3, 3, 1},
+		// p·(1 + (p-1)/(p·v)) = 8·1.4375 = 11.5; last ((v-1)p+1)/v = 9/2.
+		{"interleaved", space.Strategy{PP: 8, Schedule: space.Interleaved, V: 2}, 64, 11.5, 4.5},
+		{"interleaved v1", space.Strategy{PP: 8, Schedule: space.Interleaved, V: 1}, 64, 8, 1},
+		// m·v = 4 chunk-micro-batches is all there is.
+		{"interleaved few", space.Strategy{PP: 8, Schedule: space.Interleaved, V: 2}, 2, 2, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, l := MicrobatchesInFlight(tt.s, tt.m)
+			if f != tt.wantFirst || l != tt.wantLast {
+				t.Errorf("MicrobatchesInFlight = %v, %v, want %v, %v", f, l, tt.wantFirst, tt.wantLast)
+			}
+		})
+	}
+}
+
+// TestMonotonic checks that memory does not grow when a sharding degree,
+// the ZeRO stage or the recompute policy grows (go-style.md §3.5).
+func TestMonotonic(t *testing.T) {
+	type step struct {
+		name string
+		m    model.Spec
+		w    space.Workload
+		o    Options
+		seq  []space.Strategy
+	}
+	l70 := llama70B()
+	w70 := space.Workload{Batch: 256, SeqLen: 8192}
+	mix := mixtral()
+	wmix := space.Workload{Batch: 256, SeqLen: 4096}
+	gpt := gptSpec(96, 12288, 96)
+	wgpt := space.Workload{Batch: 512, SeqLen: 2048}
+	var steps []step
+	add := func(name string, m model.Spec, w space.Workload, o Options, base space.Strategy, vary func(*space.Strategy, int), vals []int) {
+		st := step{name: name, m: m, w: w, o: o}
+		for _, v := range vals {
+			s := base
+			vary(&s, v)
+			st.seq = append(st.seq, strat(s))
+		}
+		steps = append(steps, st)
+	}
+	tp := func(s *space.Strategy, v int) { s.TP, s.SP = v, v > 1 }
+	pp := func(s *space.Strategy, v int) { s.PP = v }
+	fsdp := func(s *space.Strategy, v int) { s.FSDP = v }
+	zero := func(s *space.Strategy, v int) { s.Zero = v }
+	cp := func(s *space.Strategy, v int) { s.CP = v }
+	ep := func(s *space.Strategy, v int) { s.EP = v }
+	policies := []string{space.RecomputeNone, space.RecomputeSelective, space.RecomputeFull}
+	rc := func(s *space.Strategy, v int) { s.Recompute = policies[v] }
+	for _, m := range []struct {
+		name string
+		m    model.Spec
+		w    space.Workload
+	}{{"llama70b", l70, w70}, {"mixtral", mix, wmix}, {"gpt3", gpt, wgpt}} {
+		base := space.Strategy{DP: 8, FSDP: 8, Recompute: space.RecomputeSelective}
+		add(m.name+"/tp", m.m, m.w, Options{}, base, tp, []int{1, 2, 4, 8})
+		add(m.name+"/pp", m.m, m.w, Options{}, space.Strategy{DP: 8, TP: 8, SP: true}, pp, []int{1, 2, 4, 8})
+		add(m.name+"/fsdp", m.m, m.w, Options{}, space.Strategy{TP: 8, SP: true}, fsdp, []int{1, 2, 4, 8, 16, 32})
+		add(m.name+"/zero", m.m, m.w, Options{}, space.Strategy{DP: 16, TP: 8, SP: true, PP: 4}, zero, []int{0, 1, 2})
+		add(m.name+"/cp", m.m, m.w, Options{}, space.Strategy{FSDP: 8, TP: 8, SP: true}, cp, []int{1, 2, 4})
+		add(m.name+"/recompute", m.m, m.w, Options{}, space.Strategy{FSDP: 8, TP: 8, SP: true}, rc, []int{0, 1, 2})
+		add(m.name+"/recompute-noflash", m.m, m.w, Options{NoFlashAttention: true}, space.Strategy{FSDP: 8, TP: 8, SP: true}, rc, []int{0, 1, 2})
+	}
+	add("mixtral/ep", mix, wmix, Options{}, space.Strategy{DP: 2, FSDP: 8, TP: 2, SP: true}, ep, []int{1, 2, 4, 8})
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			prev := math.Inf(1)
+			for _, s := range st.seq {
+				got := Estimate(st.m, h100(512), st.w, s, st.o).TotalBytes()
+				if got > prev*(1+1e-12) {
+					t.Errorf("%+v: total %.4g GB > %.4g GB of the previous step", s, got/1e9, prev/1e9)
+				}
+				prev = got
+			}
+		})
+	}
+}
+
+func TestEstimateTerms(t *testing.T) {
+	m := llama70B()
+	w := space.Workload{Batch: 64, SeqLen: 8192}
+	s := strat(space.Strategy{FSDP: 8, TP: 8, SP: true, Recompute: space.RecomputeSelective})
+	b := Estimate(m, h100(64), w, s, Options{})
+	psi := float64(llama70BParams)
+	// Everything sharded over tp·fsdp = 64, except the replicated norms and K/V shared by
+	// min(t, kv heads) = 8 = t: weights ≈ 2Ψ/64 (norms are ~0.002% of Ψ).
+	if !within(b.ParamsBytes, 2*psi/64, 0.001) {
+		t.Errorf("ParamsBytes = %.4g, want %.4g", b.ParamsBytes, 2*psi/64)
+	}
+	if !within(b.OptimizerBytes, 12*psi/64, 0.001) {
+		t.Errorf("OptimizerBytes = %.4g, want %.4g", b.OptimizerBytes, 12*psi/64)
+	}
+	// pp = 1: one micro-batch of 80 layers of s·b·(8h+4q+4kv+6F)/t.
+	if want := 80 * 2248146944.0 / 8; !within(b.ActivationsBytes, want, 1e-9) {
+		t.Errorf("ActivationsBytes = %.6g, want %.6g", b.ActivationsBytes, want)
+	}
+	// Buffers: FSDP 2 gathered units + 1 unit of grads, the unit being the V·h/t
+	// embedding (131M > a layer's 107M): 6·V·h/8; token ids 8·s; final-norm and
+	// output inputs 4·s·h/t; fp32 logits 4·s·V/t saved; then the larger of the logit
+	// gradient 4·s·V/t and the TP+SP gather 2·s·h.
+	const V, h, sq = 128256.0, 8192.0, 8192.0
+	want := 6*V*h/8 + 8*sq + 4*sq*h/8 + 4*sq*V/8 + max(4*sq*V/8, 2*sq*h)
+	if !within(b.BuffersBytes, want, 1e-9) {
+		t.Errorf("BuffersBytes = %.6g, want %.6g", b.BuffersBytes, want)
+	}
+	if d := Dominant(b); d != Activations {
+		t.Errorf("Dominant = %q, want %q", d, Activations)
+	}
+}
+
+// llama70BParams is Llama-3-70B's count (formulas.md §8: 70.55e9).
+var llama70BParams = func() int64 { m := llama70B(); return m.Counts().Total }()
+
+func TestLlamaParamCount(t *testing.T) {
+	if !within(float64(llama70BParams), 70.55e9, 0.001) {
+		t.Errorf("params = %d, want 70.55e9", llama70BParams)
+	}
+}
+
+func TestMoEStates(t *testing.T) {
+	m := mixtral()
+	w := space.Workload{Batch: 64, SeqLen: 4096}
+	// dp = 2, fsdp = 4, ep = 8: EP takes all of fsdp, so routed experts are
+	// sharded only by ep (fsdp/gcd(4, 8) = 1) and ZeRO-1 shards their optimizer
+	// state over the expert-DP group dp·fsdp/ep = 1.
+	s := strat(space.Strategy{DP: 2, FSDP: 4, EP: 8, Zero: 1, Recompute: space.RecomputeFull})
+	b := Estimate(m, h100(8), w, s, Options{})
+	expert := 32 * 8 * float64(m.ExpertParams()) / 8 // routed experts per chip
+	dense := float64(m.Counts().Total) - 32*8*float64(m.ExpertParams())
+	wantW := 2 * (dense/4 + expert)
+	wantO := 12 * (dense/4/2 + expert)
+	if !within(b.ParamsBytes, wantW, 1e-9) {
+		t.Errorf("ParamsBytes = %.6g, want %.6g", b.ParamsBytes, wantW)
+	}
+	if !within(b.OptimizerBytes, wantO, 1e-9) {
+		t.Errorf("OptimizerBytes = %.6g, want %.6g", b.OptimizerBytes, wantO)
+	}
+}
+
+func TestPipelineStages(t *testing.T) {
+	// Tied embedding with pp > 1: the last stage keeps a copy, so both stages
+	// carry V·h/t; with 1F1B the first holds p micro-batches and is the busier.
+	m := gptSpec(96, 12288, 96)
+	w := space.Workload{Batch: 64, SeqLen: 2048}
+	s := strat(space.Strategy{TP: 8, SP: true, PP: 8, Recompute: space.RecomputeSelective})
+	b := Estimate(m, h100(64), w, s, Options{})
+	layer := float64(m.DenseLayerParams()) / 8 // replicated norms are ~2e-4 of a layer: checked to 0.1%
+	wantW := 2 * (12*layer + float64(m.EmbeddingParams())/8)
+	if !within(b.ParamsBytes, wantW, 0.001) {
+		t.Errorf("ParamsBytes = %.6g, want %.6g", b.ParamsBytes, wantW)
+	}
+	if want := 8 * 12 * 34 * 2048 * 12288.0 / 8; !within(b.ActivationsBytes, want, 1e-9) {
+		t.Errorf("ActivationsBytes = %.6g, want %.6g (first stage)", b.ActivationsBytes, want)
+	}
+	// GPipe holds all m = 64 micro-batches.
+	s.Schedule = space.GPipe
+	if got, want := Estimate(m, h100(64), w, s, Options{}).ActivationsBytes, 64*12*34*2048*12288.0/8; !within(got, want, 1e-9) {
+		t.Errorf("GPipe ActivationsBytes = %.6g, want %.6g", got, want)
+	}
+}
+
+func TestUsableAndFits(t *testing.T) {
+	c := h100(8)
+	tests := []struct {
+		o    Options
+		want float64
+	}{
+		{Options{}, 80e9 * (1 - DefaultReservedFraction)},
+		{Options{ReservedFraction: 0.1}, 72e9},
+		{Options{ReservedFraction: -1}, 80e9},
+	}
+	for _, tt := range tests {
+		if got := UsableBytes(c, tt.o); !within(got, tt.want, 1e-12) {
+			t.Errorf("UsableBytes(%+v) = %v, want %v", tt.o, got, tt.want)
+		}
+	}
+	if !Fits(Breakdown{ParamsBytes: 70e9}, c, Options{}) {
+		t.Error("Fits(70 GB) = false, want true")
+	}
+	if Fits(Breakdown{ParamsBytes: 70e9, BuffersBytes: 5e9}, c, Options{}) {
+		t.Error("Fits(75 GB) = true, want false")
+	}
+}
+
+func TestDominant(t *testing.T) {
+	tests := []struct {
+		b    Breakdown
+		want string
+	}{
+		{Breakdown{}, Params},
+		{Breakdown{ParamsBytes: 1, GradsBytes: 2}, Grads},
+		{Breakdown{ParamsBytes: 1, OptimizerBytes: 6, GradsBytes: 1}, Optimizer},
+		{Breakdown{ActivationsBytes: 9, OptimizerBytes: 6}, Activations},
+		{Breakdown{ActivationsBytes: 9, BuffersBytes: 10}, Buffers},
+	}
+	for _, tt := range tests {
+		if got := Dominant(tt.b); got != tt.want {
+			t.Errorf("Dominant(%+v) = %q, want %q", tt.b, got, tt.want)
+		}
+	}
+}
+
+func TestUnnormalizedSpec(t *testing.T) {
+	raw := model.Spec{Name: "raw", Layers: 32, Hidden: 4096, Heads: 32, FFN: model.SwiGLU, FFNHidden: 14336,
+		Vocab: 32000, SeqLen: 4096, MoE: &model.MoE{Experts: 8, TopK: 2, ExpertFFNHidden: 14336}}
+	norm := raw
+	e := *raw.MoE
+	norm.MoE = &e
+	norm.Normalize()
+	w := space.Workload{Batch: 32, SeqLen: 4096}
+	s := strat(space.Strategy{FSDP: 8, EP: 8, Recompute: space.RecomputeSelective})
+	if got, want := Estimate(raw, h100(8), w, s, Options{}), Estimate(norm, h100(8), w, s, Options{}); got != want {
+		t.Errorf("Estimate(unnormalized) = %+v, want %+v", got, want)
+	}
+	if raw.MoE.CapacityFactor != 0 {
+		t.Errorf("Estimate wrote the caller's MoE: CapacityFactor = %v", raw.MoE.CapacityFactor)
+	}
+}
+
+func TestEstimateNoAllocs(t *testing.T) {
+	m := mixtral()
+	w := space.Workload{Batch: 256, SeqLen: 4096}
+	s := strat(space.Strategy{DP: 2, FSDP: 4, TP: 2, SP: true, PP: 4, EP: 8, Schedule: space.Interleaved, V: 2, Recompute: space.RecomputeFull})
+	c := h100(64)
+	if n := testing.AllocsPerRun(100, func() { Estimate(m, c, w, s, Options{}) }); n != 0 {
+		t.Errorf("Estimate allocates %v times per call, want 0", n)
+	}
+}
+
+func BenchmarkEstimate(b *testing.B) {
+	cases := []struct {
+		name string
+		m    model.Spec
+		w    space.Workload
+		s    space.Strategy
+	}{
+		{"llama70b", llama70B(), space.Workload{Batch: 256, SeqLen: 8192},
+			strat(space.Strategy{FSDP: 16, TP: 8, SP: true, PP: 4, Schedule: space.Interleaved, V: 5, Recompute: space.RecomputeSelective})},
+		{"mixtral", mixtral(), space.Workload{Batch: 256, SeqLen: 4096},
+			strat(space.Strategy{DP: 2, FSDP: 4, TP: 2, SP: true, PP: 4, EP: 8, Recompute: space.RecomputeFull})},
+	}
+	c := h100(512)
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				Estimate(tc.m, c, tc.w, tc.s, Options{})
+			}
+		})
+	}
+}
