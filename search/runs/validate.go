@@ -1,0 +1,229 @@
+package runs
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/meshplan/meshplan/cost"
+	"github.com/meshplan/meshplan/memory"
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/space"
+)
+
+// Row is one run compared with its prediction.
+type Row struct {
+	// ID is the run's id.
+	ID string `json:"id"`
+	// Cluster is the cluster the run was predicted on, e.g. "a100-1024" or "8xv5e-256".
+	Cluster string `json:"cluster"`
+	// Chip is the profiles chip name, e.g. "a100" or "v5e".
+	Chip string `json:"chip"`
+	// Chips is the job's chip count.
+	Chips int `json:"chips"`
+	// Strategy is the contract strategy string that was evaluated.
+	Strategy string `json:"strategy"`
+	// MeasuredTokensPerSPerChip is the published throughput, converted (see Run.Measured).
+	MeasuredTokensPerSPerChip float64 `json:"measured_tokens_per_s_per_chip"`
+	// PredictedTokensPerSPerChip is batch*seq / predicted step time / chips.
+	PredictedTokensPerSPerChip float64 `json:"predicted_tokens_per_s_per_chip"`
+	// Error is PredictedTokensPerSPerChip/MeasuredTokensPerSPerChip - 1.
+	Error float64 `json:"error"`
+	// PredictedStepSeconds is the predicted time of one step.
+	PredictedStepSeconds float64 `json:"predicted_step_time_s"`
+	// MeasuredMFU and PredictedMFU are both in the contract's FLOP
+	// convention (model.ModelFLOPsPerToken over the cluster's peak), so they
+	// compare like for like whatever the source reported.
+	MeasuredMFU  float64 `json:"measured_mfu_contract"`
+	PredictedMFU float64 `json:"predicted_mfu"`
+	// MemoryGBPerChip is the predicted peak memory of the busiest chip, in 10^9 bytes.
+	MemoryGBPerChip float64 `json:"memory_gb_per_chip"`
+	// Fits says the memory estimate is within the chip's usable HBM. A run
+	// that does not fit is still predicted.
+	Fits bool `json:"fits"`
+	// Note lists the assumptions made for this row and how the measured
+	// figure was converted.
+	Note string `json:"note,omitempty"`
+}
+
+// Skip is a run that could not be predicted, with the reason.
+type Skip struct {
+	// ID is the run's id.
+	ID string `json:"id"`
+	// Reason says why, e.g. "parallel layout not published".
+	Reason string `json:"reason"`
+}
+
+// Report is the outcome of Validate, in the contract's JSON form.
+type Report struct {
+	// Rows are the predicted runs, in input order.
+	Rows []Row `json:"rows"`
+	// MAPE is the mean of |Error| over Rows (a fraction; 0 without rows).
+	MAPE float64 `json:"mape"`
+	// Skipped are the runs that could not be predicted, in input order.
+	Skipped []Skip `json:"skipped"`
+}
+
+// maxMBCandidates bounds how many micro-batch sizes Validate tries for a
+// run that does not publish its micro-batch.
+const maxMBCandidates = 16
+
+// Validate predicts every run with cost.Evaluate on its own cluster (or on
+// the override, see Run.ClusterOf) and compares the prediction with the
+// measured throughput. Runs that cannot be expressed or evaluated are
+// skipped with the reason. When a run does not publish its micro-batch,
+// Validate tries the sizes that divide the per-replica batch and keeps the
+// fastest one that fits in memory (or the smallest in memory when none
+// fits), as the run's authors would have tuned it; the row's note says so.
+func Validate(rs []Run, override *profiles.Cluster, o cost.Options) Report {
+	rep := Report{Rows: []Row{}, Skipped: []Skip{}}
+	sum := 0.0
+	for _, r := range rs {
+		row, err := r.validate(override, o)
+		if err != nil {
+			rep.Skipped = append(rep.Skipped, Skip{ID: r.ID, Reason: reason(err)})
+			continue
+		}
+		rep.Rows = append(rep.Rows, row)
+		sum += math.Abs(row.Error)
+	}
+	if len(rep.Rows) > 0 {
+		rep.MAPE = sum / float64(len(rep.Rows))
+	}
+	return rep
+}
+
+// reason turns an error into a skip reason: the sentence without this
+// package's prefix.
+func reason(err error) string {
+	return strings.TrimPrefix(strings.ReplaceAll(err.Error(), "\n", "; "), "runs: ")
+}
+
+// evaluation is one strategy's prediction.
+type evaluation struct {
+	s   space.Strategy
+	est cost.Estimate
+	mem memory.Breakdown
+	fit bool
+}
+
+// validate predicts one run.
+func (r Run) validate(override *profiles.Cluster, o cost.Options) (Row, error) {
+	m, c, w, s, notes, err := r.plan(override)
+	if err != nil {
+		// Say too when the measured figure could not be used either.
+		if mm, merr := r.ModelSpec(); merr == nil {
+			if _, merr = r.Measured(mm, r.Chips, 0, max(r.SeqLen, mm.SeqLen)); merr != nil && !errors.Is(err, errLayout) {
+				err = fmt.Errorf("%w; %s", err, reason(merr))
+			}
+		}
+		return Row{}, err
+	}
+	meas, err := r.Measured(m, c.Chips(), w.Batch, w.SeqLen)
+	if err != nil {
+		return Row{}, err
+	}
+	candidates := []space.Strategy{s}
+	if r.Strategy == "" && r.MicroBatch == 0 {
+		candidates = mbCandidates(s, w)
+	}
+	var best *evaluation
+	var firstErr error
+	for _, cand := range candidates {
+		e, err := evaluate(m, c, w, cand, o)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		if best == nil || better(e, *best) {
+			best = &e
+		}
+	}
+	if best == nil {
+		return Row{}, firstErr
+	}
+	if len(candidates) > 1 {
+		notes = append(notes, fmt.Sprintf("micro-batch not published: mb=%d chosen (fastest that fits of %d tried)", best.s.MB, len(candidates)))
+	}
+	if !best.fit {
+		notes = append(notes, fmt.Sprintf("does not fit: needs %.1f GB of %.1f GB usable per chip",
+			best.mem.TotalBytes()/1e9, memory.UsableBytes(c, memory.Options{})/1e9))
+	}
+	notes = append(notes, "measured = "+meas.From)
+
+	chips := float64(c.Chips())
+	tokens := float64(w.Tokens())
+	pred := tokens / best.est.StepSeconds / chips
+	peak := c.Chip.PeakBF16FLOPs
+	fpt := m.ModelFLOPsPerToken(w.SeqLen)
+	return Row{
+		ID:                         r.ID,
+		Cluster:                    c.Name,
+		Chip:                       c.Chip.Name,
+		Chips:                      c.Chips(),
+		Strategy:                   best.s.String(),
+		MeasuredTokensPerSPerChip:  meas.TokensPerSPerChip,
+		PredictedTokensPerSPerChip: pred,
+		Error:                      pred/meas.TokensPerSPerChip - 1,
+		PredictedStepSeconds:       best.est.StepSeconds,
+		MeasuredMFU:                meas.TokensPerSPerChip * fpt / peak,
+		PredictedMFU:               pred * fpt / peak,
+		MemoryGBPerChip:            best.mem.TotalBytes() / 1e9,
+		Fits:                       best.fit,
+		Note:                       strings.Join(notes, "; "),
+	}, nil
+}
+
+// better says e beats b: fitting beats not fitting; among fitting
+// strategies the faster wins, among others the smaller in memory.
+func better(e, b evaluation) bool {
+	if e.fit != b.fit {
+		return e.fit
+	}
+	if e.fit {
+		return e.est.StepSeconds < b.est.StepSeconds
+	}
+	return e.mem.TotalBytes() < b.mem.TotalBytes()
+}
+
+// mbCandidates returns s with every micro-batch size that divides the
+// per-replica batch, smallest first, at most maxMBCandidates of them.
+func mbCandidates(s space.Strategy, w space.Workload) []space.Strategy {
+	per := w.Batch / max(s.Replicas(), 1)
+	var out []space.Strategy
+	for mb := 1; mb <= per && len(out) < maxMBCandidates; mb++ {
+		if per%mb == 0 {
+			c := s
+			c.MB = mb
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, s)
+	}
+	return out
+}
+
+// evaluate validates, places and predicts one strategy.
+func evaluate(m model.Spec, c profiles.Cluster, w space.Workload, s space.Strategy, o cost.Options) (evaluation, error) {
+	if err := s.Validate(m, c, w); err != nil {
+		return evaluation{}, fmt.Errorf("runs: strategy %s: %w", s, err)
+	}
+	placed, err := s.Place(c)
+	if err != nil {
+		return evaluation{}, fmt.Errorf("runs: strategy %s: %w", s, err)
+	}
+	est, err := cost.Evaluate(m, c, w, placed, o)
+	if err != nil {
+		return evaluation{}, fmt.Errorf("runs: %w", err)
+	}
+	if !(est.StepSeconds > 0) || math.IsInf(est.StepSeconds, 0) {
+		return evaluation{}, fmt.Errorf("runs: the cost model gave a step time of %v s", est.StepSeconds)
+	}
+	mem := memory.Estimate(m, c, w, placed, memory.Options{})
+	return evaluation{s: placed, est: est, mem: mem, fit: memory.Fits(mem, c, memory.Options{})}, nil
+}

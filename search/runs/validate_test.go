@@ -1,0 +1,97 @@
+package runs
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/meshplan/meshplan/cost"
+)
+
+// TestValidateDefault runs Validate on the built-in runs and checks every
+// expressible run gets a finite positive prediction, in input order. It
+// does not pin the MAPE: that is the cost model's business.
+func TestValidateDefault(t *testing.T) {
+	rs, err := Default()
+	if err != nil {
+		t.Fatalf("Default() error: %v", err)
+	}
+	rep := Validate(rs, nil, cost.Options{})
+	if got := len(rep.Rows) + len(rep.Skipped); got != len(rs) {
+		t.Errorf("Validate reported %d rows and skips for %d runs", got, len(rs))
+	}
+	expressible := 0
+	for _, r := range rs {
+		if _, _, _, _, err := r.Plan(nil); err == nil {
+			expressible++
+		}
+	}
+	if len(rep.Rows) != expressible {
+		for _, s := range rep.Skipped {
+			t.Logf("skipped %s: %s", s.ID, s.Reason)
+		}
+		t.Errorf("Validate predicted %d runs, want all %d expressible ones", len(rep.Rows), expressible)
+	}
+	order := map[string]int{}
+	for i, r := range rs {
+		order[r.ID] = i
+	}
+	sum := 0.0
+	for i, row := range rep.Rows {
+		if !(row.PredictedTokensPerSPerChip > 0) || math.IsInf(row.PredictedTokensPerSPerChip, 0) {
+			t.Errorf("%s: predicted %v tok/s/chip, want finite and positive", row.ID, row.PredictedTokensPerSPerChip)
+		}
+		if !(row.MeasuredTokensPerSPerChip > 0) {
+			t.Errorf("%s: measured %v tok/s/chip, want positive", row.ID, row.MeasuredTokensPerSPerChip)
+		}
+		if want := row.PredictedTokensPerSPerChip/row.MeasuredTokensPerSPerChip - 1; math.Abs(row.Error-want) > 1e-12 {
+			t.Errorf("%s: error %v, want predicted/measured-1 = %v", row.ID, row.Error, want)
+		}
+		if i > 0 && order[row.ID] < order[rep.Rows[i-1].ID] {
+			t.Errorf("row %s comes after %s but precedes it in the input", row.ID, rep.Rows[i-1].ID)
+		}
+		sum += math.Abs(row.Error)
+	}
+	if len(rep.Rows) > 0 && math.Abs(rep.MAPE-sum/float64(len(rep.Rows))) > 1e-12 {
+		t.Errorf("MAPE = %v, want the mean |error| %v", rep.MAPE, sum/float64(len(rep.Rows)))
+	}
+}
+
+// TestValidateOverrideOtherChip checks that a --cluster profile on another
+// chip skips the runs, with the reason.
+func TestValidateOverrideOtherChip(t *testing.T) {
+	r := defaultRun(t, "kor22_22b_full_recompute")
+	v5e, err := Run{Cluster: "v5e-8"}.ClusterOf(nil)
+	if err != nil {
+		t.Fatalf("ClusterOf(v5e-8) error: %v", err)
+	}
+	rep := Validate([]Run{r}, &v5e, cost.Options{})
+	if len(rep.Rows) != 0 || len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Reason, "not on the --cluster chip") {
+		t.Errorf("Validate(A100 run, v5e override) = %+v, want one skip about the chip", rep)
+	}
+	if strings.HasPrefix(rep.Skipped[0].Reason, "runs:") {
+		t.Errorf("skip reason %q keeps the package prefix", rep.Skipped[0].Reason)
+	}
+}
+
+// TestReportJSON checks the contract's field names and that an empty
+// report encodes lists, not null.
+func TestReportJSON(t *testing.T) {
+	b, err := json.Marshal(Validate(nil, nil, cost.Options{}))
+	if err != nil {
+		t.Fatalf("Marshal error: %v", err)
+	}
+	if got, want := string(b), `{"rows":[],"mape":0,"skipped":[]}`; got != want {
+		t.Errorf("empty report = %s, want %s", got, want)
+	}
+	b, err = json.Marshal(Row{ID: "x"})
+	if err != nil {
+		t.Fatalf("Marshal error: %v", err)
+	}
+	for _, k := range []string{`"id"`, `"measured_tokens_per_s_per_chip"`, `"predicted_tokens_per_s_per_chip"`, `"error"`} {
+		if !strings.Contains(string(b), k) {
+			t.Errorf("row JSON %s lacks %s", b, k)
+		}
+	}
+}
