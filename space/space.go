@@ -1,34 +1,582 @@
 package space
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 )
 
+// The genes of a Space, in mixed-radix order (GeneLayout varies slowest).
+// Every choice list is ordered: layouts by degrees (tp, cp, fsdp, pp, dp,
+// ep, ascending) then placement, micro-batch sizes ascending, schedules
+// 1f1b, gpipe, then interleaved by ascending v, recompute none, selective,
+// full, and ZeRO stages ascending.
+const (
+	GeneLayout    = iota // degrees, ep and their placement on the mesh
+	GeneMB               // micro-batch size
+	GeneSchedule         // pipeline schedule and virtual stages v
+	GeneRecompute        // activation recomputation policy
+	GeneZero             // ZeRO stage across dp
+	NumGenes
+)
+
+// MaxVirtualStages is the largest v the space offers for the interleaved
+// schedule (Megatron-LM runs use 2 to 4; beyond that the extra
+// point-to-point traffic outweighs the smaller bubble). A Fix may pin a
+// larger v.
+const MaxVirtualStages = 4
+
+// layout is one choice of the layout gene.
+type layout struct {
+	dp, fsdp, tp, cp, pp, ep int
+	sp                       bool
+	perReplica               int // batch/(dp*fsdp)
+	mesh                     [NumDims][]Share
+}
+
+// scheduleChoice is one choice of the schedule gene.
+type scheduleChoice struct {
+	name string
+	v    int
+}
+
 // Space is the set of strategies for one model, cluster and workload, as a
 // mixed-radix product of independent choices (genes). Every gene vector
 // decodes to a strategy or is reported invalid; the order is deterministic.
+// A Space is read-only after New and safe for concurrent use.
 type Space struct {
-	// unexported: choice lists built by New.
-	cards []int
+	cards      []int
+	layouts    []layout
+	mbs        []int
+	schedules  []scheduleChoice
+	recomputes []string
+	zeros      []int
+	layers     int
+	cluster    profiles.Cluster
+	classes    [][]int // interchangeable axes, by index, each class in axis order
+	index      map[string]int
 }
 
-// New builds the space of model m on cluster c for workload w. fix is a
-// partial strategy (the `--fix` string, parsed by ParseFix) that every
-// strategy must agree with; the zero Fix restricts nothing.
+// tupleDims are the dimensions of a per-axis factor tuple, in fill order.
+func tupleDims() [5]Dim { return [5]Dim{TP, CP, FSDP, PP, DP} }
+
+// New builds the space of model m on cluster c for workload w (a zero
+// w.SeqLen means m.SeqLen). fix is a partial strategy (the `--fix` string,
+// parsed by ParseFix) that every strategy must agree with; the zero Fix
+// restricts nothing.
+//
+// The layout gene lists every factorisation of the chip count into
+// dp*fsdp*tp*cp*pp, times (for MoE models) every ep dividing the experts
+// and dp*fsdp, times every distinct placement of those factors on the
+// cluster's axes: each axis is split into per-dimension factors (within an
+// axis the dimensions lie in fill order TP, CP, FSDP, PP, DP, innermost
+// first, and EP lies inside the DP and FSDP part), and placements that
+// differ only by swapping interchangeable axes (same size, tier,
+// wraparound and bandwidth) are listed once. Layouts that can never be
+// valid are left out while building: tp must divide the heads and divide
+// or be a multiple of the KV heads, cp the sequence, with sp tp the
+// per-cp-rank sequence, pp <= layers, dp*fsdp must divide the batch, and
+// the layout must agree with fix.
+//
+// Two pruning rules remove layouts an expert would never pick. On a
+// cluster with several link tiers, tensor parallelism stays on the fastest
+// tier (tp within the NVLink domain on GPUs, inside the ICI slice on
+// multislice TPUs), since its collectives sit on the critical path of
+// every layer (formulas.md §7: "TP up to the GPUs per server"). And the
+// data-centre network between TPU slices carries only DP and PP (and EP
+// inside DP), never FSDP or CP, whose per-layer traffic it cannot sustain
+// (formulas.md §7: "FSDP over DCN is generally too slow"). A fix that pins
+// a dimension's degree or mesh lifts the rule for it. Single-tier clusters
+// (one TPU slice) are not pruned.
+//
+// The micro-batch gene lists the divisors of the largest per-replica
+// batch; Decode reports the ones that do not divide a layout's own
+// per-replica batch as invalid. The schedule gene lists 1f1b, gpipe and
+// interleaved with v from 2 to MaxVirtualStages (and pp*v <= layers); with
+// pp=1 only the first choice decodes as valid. Stages of ZeRO above 0 decode
+// as valid only with dp > 1. sp is true when tp > 1 unless fix pins it.
+//
+// New returns an error when the inputs are malformed or when no layout
+// fits, saying why.
 func New(m model.Spec, c profiles.Cluster, w Workload, fix Fix) (*Space, error) {
-	return nil, errors.New("space: not implemented")
+	fp, fset, err := fix.parse()
+	if err != nil {
+		return nil, fmt.Errorf("%w (in --fix %q)", err, fix.String())
+	}
+	if err := checkInputs(&m, &c, w); err != nil {
+		return nil, err
+	}
+	sp := &Space{layers: m.Layers, cluster: c}
+	sp.classes = axisClasses(&c)
+	var fixMesh [NumDims][]Share
+	if fset[keyMesh] {
+		for d := range fp.Mesh {
+			if len(fp.Mesh[d]) == 0 {
+				continue
+			}
+			if fixMesh[d], err = resolveShares(&c, Dim(d), fp.Mesh[d]); err != nil {
+				return nil, fmt.Errorf("%w (in --fix %q)", err, fix.String())
+			}
+		}
+	}
+	sp.layouts = enumerateLayouts(&m, &c, w, &fp, &fset, &fixMesh, sp.classes)
+	if len(sp.layouts) == 0 {
+		return nil, noLayoutErr(&m, &c, w, fix)
+	}
+	slices.SortStableFunc(sp.layouts, func(a, b layout) int {
+		return cmp.Or(cmp.Compare(a.tp, b.tp), cmp.Compare(a.cp, b.cp), cmp.Compare(a.fsdp, b.fsdp),
+			cmp.Compare(a.pp, b.pp), cmp.Compare(a.dp, b.dp), cmp.Compare(a.ep, b.ep))
+	})
+	sp.index = make(map[string]int, len(sp.layouts))
+	var buf []byte
+	for i := range sp.layouts {
+		l := &sp.layouts[i]
+		buf = sp.layoutKey(buf[:0], &l.mesh, l.sp)
+		sp.index[string(buf)] = i
+	}
+
+	// Micro-batch sizes.
+	maxPer, anyDP, minPP := 0, false, 0
+	for i := range sp.layouts {
+		l := &sp.layouts[i]
+		maxPer = max(maxPer, l.perReplica)
+		anyDP = anyDP || l.dp > 1
+		if l.pp > 1 && (minPP == 0 || l.pp < minPP) {
+			minPP = l.pp
+		}
+	}
+	if fset[keyMB] {
+		if w.Batch%fp.MB != 0 {
+			return nil, fmt.Errorf("space: the fixed mb=%d does not divide the batch of %d sequences: use mb in %s", fp.MB, w.Batch, divisorList(w.Batch))
+		}
+		sp.mbs = []int{fp.MB}
+	} else {
+		for d := 1; d <= maxPer; d++ {
+			if maxPer%d == 0 {
+				sp.mbs = append(sp.mbs, d)
+			}
+		}
+	}
+
+	// Schedules.
+	all := []scheduleChoice{{OneFOneB, 1}, {GPipe, 1}}
+	maxV := MaxVirtualStages
+	if fset[keyV] {
+		maxV = fp.V
+	}
+	for v := 2; v <= maxV && minPP > 0 && minPP*v <= m.Layers; v++ {
+		all = append(all, scheduleChoice{Interleaved, v})
+	}
+	for _, sc := range all {
+		if fset[keySchedule] && sc.name != fp.Schedule || fset[keyV] && sc.v != fp.V {
+			continue
+		}
+		sp.schedules = append(sp.schedules, sc)
+	}
+	if minPP == 0 && len(sp.schedules) > 1 {
+		sp.schedules = sp.schedules[:1] // with pp=1 only the first choice is valid
+	}
+	if len(sp.schedules) == 0 {
+		return nil, fmt.Errorf("space: no pipeline schedule agrees with --fix %q: interleaved needs v >= 2, pp > 1 and pp*v <= %d layers, and v > 1 needs interleaved", fix.String(), m.Layers)
+	}
+
+	// Recompute policies and ZeRO stages.
+	for _, r := range []string{RecomputeNone, RecomputeSelective, RecomputeFull} {
+		if !fset[keyRecompute] || r == fp.Recompute {
+			sp.recomputes = append(sp.recomputes, r)
+		}
+	}
+	for z := range 3 {
+		if (!fset[keyZero] || z == fp.Zero) && (z == 0 || anyDP) {
+			sp.zeros = append(sp.zeros, z)
+		}
+	}
+	if len(sp.zeros) == 0 {
+		return nil, fmt.Errorf("space: the fixed zero=%d needs dp > 1, but no layout that agrees with --fix %q has dp > 1: use zero=0", fp.Zero, fix.String())
+	}
+	sp.cards = []int{len(sp.layouts), len(sp.mbs), len(sp.schedules), len(sp.recomputes), len(sp.zeros)}
+	return sp, nil
 }
 
-// Fix is a partial strategy: the keys a user pinned with --fix.
-type Fix struct {
-	// Set has one entry per key given, e.g. "tp" -> "8".
-	Set map[string]string
+// checkInputs rejects a model, cluster or workload the space cannot use.
+func checkInputs(m *model.Spec, c *profiles.Cluster, w Workload) error {
+	var errs []error
+	if m.Layers < 1 || m.Heads < 1 {
+		errs = append(errs, fmt.Errorf("space: model %s needs at least one layer and one attention head (has %d and %d)", m.Name, m.Layers, m.Heads))
+	}
+	if len(c.Axes) == 0 {
+		errs = append(errs, fmt.Errorf("space: cluster %s has no mesh axes", c.Name))
+	}
+	for _, a := range c.Axes {
+		if a.Size < 1 {
+			errs = append(errs, fmt.Errorf("space: axis %s of cluster %s has size %d; sizes must be positive", a.Name, c.Name, a.Size))
+		}
+	}
+	for i := range c.Axes {
+		for j := range i {
+			if c.Axes[i].Name == c.Axes[j].Name {
+				errs = append(errs, fmt.Errorf("space: cluster %s names axis %q twice", c.Name, c.Axes[i].Name))
+			}
+		}
+	}
+	if w.Batch < 1 {
+		errs = append(errs, fmt.Errorf("space: batch=%d must be a positive number of sequences", w.Batch))
+	}
+	if seqLen(m, w) < 1 {
+		errs = append(errs, fmt.Errorf("space: the sequence length must be positive (workload %d, model %s default %d)", w.SeqLen, m.Name, m.SeqLen))
+	}
+	return errors.Join(errs...)
 }
 
-// Cardinalities returns the number of choices of each gene.
+// noLayoutErr explains why no layout fits.
+func noLayoutErr(m *model.Spec, c *profiles.Cluster, w Workload, fix Fix) error {
+	base := fmt.Sprintf("space: no layout of the %d chips of cluster %s suits %s (%d heads, %d kv heads, %d layers) at batch %d and sequence %d",
+		c.Chips(), c.Name, m.Name, m.Heads, m.KVHeads, m.Layers, w.Batch, seqLen(m, w))
+	if len(fix.Set) > 0 {
+		var noMesh [NumDims][]Share
+		var noSet [numKeys]bool
+		d := Defaults()
+		if n := len(enumerateLayouts(m, c, w, &d, &noSet, &noMesh, axisClasses(c))); n > 0 {
+			return fmt.Errorf("%s that agrees with --fix %q; without the fix %d layouts fit: relax the fix", base, fix.String(), n)
+		}
+	}
+	return errors.New(base + ": dp*fsdp must divide the batch, tp the heads, cp the sequence, and pp at most the layers; try a batch that is a multiple of the chip count or a smaller cluster")
+}
+
+// axisClasses groups the axes of c that are interchangeable: same size,
+// tier, wraparound and bandwidth.
+func axisClasses(c *profiles.Cluster) [][]int {
+	var classes [][]int
+	for i, a := range c.Axes {
+		found := false
+		for k, cl := range classes {
+			b := c.Axes[cl[0]]
+			if a.Size == b.Size && a.Tier == b.Tier && a.Wraparound == b.Wraparound && a.BandwidthBytesPerS == b.BandwidthBytesPerS {
+				classes[k] = append(classes[k], i)
+				found = true
+				break
+			}
+		}
+		if !found {
+			classes = append(classes, []int{i})
+		}
+	}
+	return classes
+}
+
+// axisTuples returns every ordered factorisation of n into the five
+// tuple dimensions (tp, cp, fsdp, pp, dp), in descending lexicographic
+// order so that among interchangeable axes the inner one gets the larger
+// tp (then cp, ...).
+func axisTuples(n int) [][5]int {
+	var out [][5]int
+	var t [5]int
+	var rec func(i, left int)
+	rec = func(i, left int) {
+		if i == 4 {
+			t[4] = left
+			out = append(out, t)
+			return
+		}
+		for f := left; f >= 1; f-- {
+			if left%f == 0 {
+				t[i] = f
+				rec(i+1, left/f)
+			}
+		}
+	}
+	rec(0, n)
+	return out
+}
+
+// enumerateLayouts lists every layout of m on c for w agreeing with the
+// pinned values fp (keys in fset) and the resolved fixMesh.
+func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *Strategy, fset *[numKeys]bool, fixMesh *[NumDims][]Share, classes [][]int) []layout {
+	nAxes := len(c.Axes)
+	seq := seqLen(m, w)
+	tuples := make([][][5]int, nAxes)
+	bySize := map[int][][5]int{}
+	prevInClass := make([]int, nAxes)
+	for a := range prevInClass {
+		prevInClass[a] = -1
+	}
+	for _, cl := range classes {
+		for k := 1; k < len(cl); k++ {
+			prevInClass[cl[k]] = cl[k-1]
+		}
+	}
+	for a, ax := range c.Axes {
+		if _, ok := bySize[ax.Size]; !ok {
+			bySize[ax.Size] = axisTuples(ax.Size)
+		}
+		tuples[a] = bySize[ax.Size]
+	}
+	fixDeg := [5]int{}
+	for i, d := range tupleDims() {
+		if fset[keyOf(d)] {
+			fixDeg[i] = fp.Degree(d)
+		}
+	}
+	spFixed, spVal := fset[keySP], fp.SP
+	experts := 0
+	if m.MoE != nil && m.MoE.Experts > 1 {
+		experts = m.MoE.Experts
+	}
+
+	// Pruning (see New): banned[a][i] forbids tuple dimension i on axis a.
+	// Tensor parallelism stays on the fastest tier, and CP and FSDP stay off
+	// DCN, unless fix pins that dimension's degree or mesh.
+	banned := make([][5]bool, nAxes)
+	fastest := -1
+	for _, ax := range c.Axes {
+		if r := tierRank(ax.Tier); fastest < 0 || r < fastest {
+			fastest = r
+		}
+	}
+	for i, d := range tupleDims() {
+		if fset[keyOf(d)] || len(fixMesh[d]) > 0 {
+			continue
+		}
+		for a, ax := range c.Axes {
+			switch d {
+			case TP:
+				banned[a][i] = tierRank(ax.Tier) > fastest
+			case CP, FSDP:
+				banned[a][i] = ax.Tier == profiles.DCN
+			}
+		}
+	}
+
+	var out []layout
+	idx := make([]int, nAxes)
+	// partial[i] holds the degree products over axes < i.
+	partial := make([][5]int, nAxes+1)
+	partial[0] = [5]int{1, 1, 1, 1, 1}
+	var rec func(a int)
+	rec = func(a int) {
+		if a == nAxes {
+			deg := partial[nAxes]
+			tp, cp, fsdp, pp, dp := deg[0], deg[1], deg[2], deg[3], deg[4]
+			if kv := m.KVHeads; kv > 0 && kv%tp != 0 && tp%kv != 0 {
+				return
+			}
+			for i := range fixDeg {
+				if fixDeg[i] != 0 && deg[i] != fixDeg[i] {
+					return
+				}
+			}
+			spv := tp > 1
+			if spFixed {
+				spv = spVal
+			}
+			if spv && (tp == 1 || (seq/cp)%tp != 0) {
+				return
+			}
+			l := layout{dp: dp, fsdp: fsdp, tp: tp, cp: cp, pp: pp, ep: 1, sp: spv, perReplica: w.Batch / (dp * fsdp)}
+			buildMesh(&l, c, idx, tuples)
+			if !meshAgrees(&l.mesh, fixMesh, false) {
+				return
+			}
+			if (!fset[keyEP] || fp.EP == 1) && len(fixMesh[EP]) == 0 {
+				out = append(out, l)
+			}
+			if experts > 0 {
+				out = appendEP(out, l, c, idx, tuples, prevInClass, experts, fset[keyEP], fp.EP, fixMesh)
+			}
+			return
+		}
+		start := 0
+		if p := prevInClass[a]; p >= 0 {
+			start = idx[p]
+		}
+		for t := start; t < len(tuples[a]); t++ {
+			f := tuples[a][t]
+			var deg [5]int
+			ok := true
+			for i := range deg {
+				deg[i] = partial[a][i] * f[i]
+				if fixDeg[i] != 0 && fixDeg[i]%deg[i] != 0 {
+					ok = false
+				}
+			}
+			tp, cp, fsdp, pp, dp := deg[0], deg[1], deg[2], deg[3], deg[4]
+			for i := range f {
+				if banned[a][i] && f[i] > 1 {
+					ok = false
+				}
+			}
+			if !ok || m.Heads%tp != 0 || seq%cp != 0 || pp > m.Layers || w.Batch%(dp*fsdp) != 0 {
+				continue
+			}
+			idx[a] = t
+			partial[a+1] = deg
+			rec(a + 1)
+		}
+	}
+	rec(0)
+	return out
+}
+
+// tierRank orders link tiers: 0 for the scale-up tiers (ICI, NVLink), 1
+// for InfiniBand, 2 for Ethernet, 3 for DCN and unknown tiers.
+func tierRank(t profiles.Tier) int {
+	switch t {
+	case profiles.ICI, profiles.NVLink:
+		return 0
+	case profiles.InfiniBand:
+		return 1
+	case profiles.Ethernet:
+		return 2
+	}
+	return 3
+}
+
+// keyOf returns the strategy key of a dimension.
+func keyOf(d Dim) int {
+	switch d {
+	case DP:
+		return keyDP
+	case FSDP:
+		return keyFSDP
+	case TP:
+		return keyTP
+	case CP:
+		return keyCP
+	case PP:
+		return keyPP
+	}
+	return keyEP
+}
+
+// buildMesh fills l.mesh from the per-axis tuple choice idx.
+func buildMesh(l *layout, c *profiles.Cluster, idx []int, tuples [][][5]int) {
+	n := 0
+	for a := range c.Axes {
+		for _, f := range tuples[a][idx[a]] {
+			if f > 1 {
+				n++
+			}
+		}
+	}
+	backing := make([]Share, 0, n)
+	for i, d := range tupleDims() {
+		start := len(backing)
+		for a, ax := range c.Axes {
+			if f := tuples[a][idx[a]][i]; f > 1 {
+				backing = append(backing, Share{Axis: ax.Name, Size: f})
+			}
+		}
+		if len(backing) > start {
+			l.mesh[d] = backing[start:len(backing):len(backing)]
+		}
+	}
+}
+
+// appendEP appends the MoE variants of l with ep > 1: every per-axis
+// choice of ep factors inside the dp and fsdp part of each axis whose
+// product divides the experts, listed once up to interchangeable axes.
+func appendEP(out []layout, l layout, c *profiles.Cluster, idx []int, tuples [][][5]int, prevInClass []int, experts int, epFixed bool, fixEP int, fixMesh *[NumDims][]Share) []layout {
+	nAxes := len(c.Axes)
+	caps := make([]int, nAxes)
+	for a := range caps {
+		t := tuples[a][idx[a]]
+		caps[a] = t[2] * t[4] // fsdp * dp
+	}
+	e := make([]int, nAxes)
+	var rec func(a, prod int)
+	rec = func(a, prod int) {
+		if a == nAxes {
+			if prod == 1 || epFixed && prod != fixEP {
+				return
+			}
+			v := l
+			v.ep = prod
+			var shares []Share
+			for b, ax := range c.Axes {
+				if e[b] > 1 {
+					shares = append(shares, Share{Axis: ax.Name, Size: e[b]})
+				}
+			}
+			v.mesh[EP] = shares
+			if meshAgrees(&v.mesh, fixMesh, true) {
+				out = append(out, v)
+			}
+			return
+		}
+		for f := caps[a]; f >= 1; f-- {
+			if caps[a]%f != 0 || experts%(prod*f) != 0 {
+				continue
+			}
+			// Interchangeable axes with equal tuples: keep the larger ep
+			// share on the inner axis only.
+			if p := prevInClass[a]; p >= 0 && idx[p] == idx[a] && e[p] < f {
+				continue
+			}
+			e[a] = f
+			rec(a+1, prod*f)
+		}
+	}
+	rec(0, 1)
+	return out
+}
+
+// meshAgrees reports whether every dimension fixMesh pins (EP only when
+// withEP) has exactly those shares (both innermost axis first).
+func meshAgrees(mesh, fixMesh *[NumDims][]Share, withEP bool) bool {
+	for d := range fixMesh {
+		if Dim(d) == EP && !withEP {
+			continue
+		}
+		if len(fixMesh[d]) > 0 && !slices.Equal(mesh[d], fixMesh[d]) {
+			return false
+		}
+	}
+	return true
+}
+
+// layoutKey appends to buf a key of a placed mesh that is the same for
+// placements differing only by a permutation of interchangeable axes.
+func (sp *Space) layoutKey(buf []byte, mesh *[NumDims][]Share, spv bool) []byte {
+	c := &sp.cluster
+	cols := make([][NumDims]int, len(c.Axes))
+	for a := range cols {
+		for d := range cols[a] {
+			cols[a][d] = 1
+		}
+	}
+	for d := range mesh {
+		for _, sh := range mesh[d] {
+			if a := axisIndex(c, sh.Axis); a >= 0 {
+				cols[a][d] = sh.Size
+			}
+		}
+	}
+	for _, cl := range sp.classes {
+		group := make([][NumDims]int, len(cl))
+		for k, a := range cl {
+			group[k] = cols[a]
+		}
+		slices.SortFunc(group, func(x, y [NumDims]int) int { return slices.Compare(x[:], y[:]) })
+		for _, col := range group {
+			for _, f := range col {
+				buf = strconv.AppendInt(buf, int64(f), 10)
+				buf = append(buf, ',')
+			}
+			buf = append(buf, ';')
+		}
+	}
+	return strconv.AppendBool(buf, spv)
+}
+
+// Cardinalities returns the number of choices of each gene, indexed by
+// GeneLayout, GeneMB, GeneSchedule, GeneRecompute and GeneZero. The caller
+// must not modify it.
 func (sp *Space) Cardinalities() []int { return sp.cards }
 
 // Size is the number of gene vectors: the product of Cardinalities.
@@ -40,10 +588,135 @@ func (sp *Space) Size() int64 {
 	return n
 }
 
+// Layouts returns the number of choices of the layout gene: placed
+// degree combinations (with ep for MoE models).
+func (sp *Space) Layouts() int { return len(sp.layouts) }
+
 // Decode writes the strategy for genes into dst (placed, with Mesh filled)
-// and reports whether it is valid. It does not allocate on the hot path.
-func (sp *Space) Decode(genes []int, dst *Strategy) bool { return false }
+// and reports whether it is valid: whether it passes Validate (the checks
+// New did not already apply to the layout are repeated here: mb divides
+// the per-replica batch, ZeRO above 0 only with dp > 1, and the schedule
+// rules), with pp=1 valid only for the first schedule choice. Decode does
+// not allocate: dst.Mesh shares slices with the Space, which the caller
+// must treat as read-only. A gene vector of the wrong length or with a gene
+// out of range reports false and leaves dst unchanged.
+func (sp *Space) Decode(genes []int, dst *Strategy) bool {
+	if len(genes) != NumGenes || len(sp.cards) != NumGenes {
+		return false
+	}
+	for i, g := range genes {
+		if g < 0 || g >= sp.cards[i] {
+			return false
+		}
+	}
+	l := &sp.layouts[genes[GeneLayout]]
+	mb := sp.mbs[genes[GeneMB]]
+	sc := sp.schedules[genes[GeneSchedule]]
+	z := sp.zeros[genes[GeneZero]]
+	*dst = Strategy{DP: l.dp, Zero: z, FSDP: l.fsdp, TP: l.tp, SP: l.sp, CP: l.cp, PP: l.pp, EP: l.ep,
+		MB: mb, Schedule: sc.name, V: sc.v, Recompute: sp.recomputes[genes[GeneRecompute]], Mesh: l.mesh}
+	if l.perReplica%mb != 0 || z > 0 && l.dp == 1 {
+		return false
+	}
+	if l.pp == 1 {
+		return genes[GeneSchedule] == 0 && sc.name != Interleaved
+	}
+	if sc.name == Interleaved {
+		return l.pp*sc.v <= sp.layers && l.perReplica/mb >= l.pp
+	}
+	return true
+}
 
 // DecodeIndex decodes the i-th gene vector in mixed-radix order (the first
-// gene varies slowest), 0 <= i < Size.
-func (sp *Space) DecodeIndex(i int64, genes []int, dst *Strategy) bool { return false }
+// gene varies slowest), 0 <= i < Size, writing the genes into genes (of
+// length NumGenes) and the strategy into dst. It reports false when i or
+// len(genes) is out of range or the strategy is invalid.
+func (sp *Space) DecodeIndex(i int64, genes []int, dst *Strategy) bool {
+	if i < 0 || i >= sp.Size() || len(genes) != len(sp.cards) {
+		return false
+	}
+	for g := len(sp.cards) - 1; g >= 0; g-- {
+		n := int64(sp.cards[g])
+		genes[g] = int(i % n)
+		i /= n
+	}
+	return sp.Decode(genes, dst)
+}
+
+// Encode returns the gene vector that decodes to s, or false when s is not
+// in the space (a degree combination, placement, micro-batch size or
+// schedule New left out, or a mesh inconsistent with the cluster). An
+// unplaced s gets the default placement first. A placement that differs
+// from a listed one only by swapping interchangeable axes encodes to that
+// one, so Decode may name the axes differently. Decode of the result may
+// still report the strategy invalid (e.g. an mb that does not divide the
+// per-replica batch).
+func (sp *Space) Encode(s Strategy) ([]int, bool) {
+	p, err := s.Place(sp.cluster)
+	if err != nil {
+		return nil, false
+	}
+	li, ok := sp.index[string(sp.layoutKey(nil, &p.Mesh, s.SP))]
+	if !ok {
+		return nil, false
+	}
+	l := &sp.layouts[li]
+	if l.dp != s.DP || l.fsdp != s.FSDP || l.tp != s.TP || l.cp != s.CP || l.pp != s.PP || l.ep != s.EP {
+		return nil, false
+	}
+	genes := []int{li,
+		slices.Index(sp.mbs, s.MB),
+		slices.Index(sp.schedules, scheduleChoice{s.Schedule, s.V}),
+		slices.Index(sp.recomputes, s.Recompute),
+		slices.Index(sp.zeros, s.Zero)}
+	if slices.Contains(genes, -1) {
+		return nil, false
+	}
+	return genes, true
+}
+
+// CountValid returns the number of gene vectors that decode as valid,
+// computed per layout without decoding each vector.
+func (sp *Space) CountValid() int64 {
+	var n int64
+	nRec := int64(len(sp.recomputes))
+	for i := range sp.layouts {
+		l := &sp.layouts[i]
+		nZero := int64(0)
+		for _, z := range sp.zeros {
+			if z == 0 || l.dp > 1 {
+				nZero++
+			}
+		}
+		for _, mb := range sp.mbs {
+			if l.perReplica%mb != 0 {
+				continue
+			}
+			var nSched int64
+			for k, sc := range sp.schedules {
+				switch {
+				case l.pp == 1:
+					if k == 0 && sc.name != Interleaved {
+						nSched++
+					}
+				case sc.name == Interleaved:
+					if l.pp*sc.v <= sp.layers && l.perReplica/mb >= l.pp {
+						nSched++
+					}
+				default:
+					nSched++
+				}
+			}
+			n += nSched * nRec * nZero
+		}
+	}
+	return n
+}
+
+// String summarises the space: the choices of each gene and the size.
+func (sp *Space) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "space: %d layouts x %d micro-batch sizes x %d schedules x %d recompute x %d zero = %d",
+		len(sp.layouts), len(sp.mbs), len(sp.schedules), len(sp.recomputes), len(sp.zeros), sp.Size())
+	return b.String()
+}

@@ -1,0 +1,88 @@
+// Package space describes parallel training strategies: a Strategy (the
+// parallel degrees, the per-replica knobs and which mesh axes carry which
+// parallelism), its string form, its validity for a model, cluster and
+// workload, its placement on the cluster's mesh, and the enumeration of all
+// strategies as a mixed-radix Space for the search.
+//
+// # The strategy string
+//
+// A strategy is written as comma-separated key=value items, every key
+// optional (default in brackets):
+//
+//	dp [1]            pure data-parallel replicas
+//	zero [0]          ZeRO stage across dp: 1 shards optimizer state, 2 also gradients
+//	fsdp [1]          fully sharded data parallel (ZeRO-3) degree
+//	tp [1]            tensor parallel degree
+//	sp [tp>1]         Megatron sequence parallelism inside the tp group
+//	cp [1]            context parallel degree (ring attention)
+//	pp [1]            pipeline stages
+//	ep [1]            expert parallel degree, carved out of the dp*fsdp chips
+//	mb [1]            micro-batch size in sequences per data-parallel replica
+//	schedule [1f1b]   gpipe, 1f1b or interleaved
+//	v [1]             virtual stages per pipeline rank (interleaved only)
+//	recompute [none]  none, selective or full activation checkpointing
+//	mesh [by the tool] which mesh axes carry which parallelism
+//
+// For example "tp=8,pp=16,dp=128,mb=1,schedule=interleaved,v=2". Keys are
+// case-insensitive, unknown or repeated keys are errors, and
+// dp*fsdp*tp*cp*pp must equal the chip count. Each of the dp*fsdp replicas
+// takes batch/(dp*fsdp) sequences per step in batch/(dp*fsdp*mb)
+// micro-batches. [Strategy.String] prints the canonical form: keys in the
+// order above, only those that differ from their default, and the mesh
+// whenever the strategy is placed; [Parse] reads it back exactly.
+//
+// # The mesh notation
+//
+// The mesh value lists, per parallel dimension, the cluster axes it
+// occupies: dimensions separated by ";", axes by ".", e.g. "tp:z;fsdp:x.y"
+// on a TPU torus with axes x, y, z. A dimension that takes only part of an
+// axis writes the share size after "*": on a GPU cluster with axes gpu (8
+// per node) and node, "tp:gpu;pp:node*16;dp:node*8" puts tensor parallelism
+// inside the NVLink domain and splits the nodes into 16 pipeline stages of
+// 8 data-parallel replicas. A plain axis name is the whole axis.
+//
+// The shares on every axis multiply to exactly the axis size, every share
+// size divides its axis size, and a dimension's shares multiply to its
+// degree. Several dimensions sharing an axis lie in the fixed order TP, CP,
+// FSDP, PP, DP: the first holds a contiguous block of the axis (stride 1),
+// the next the blocks of those, and so on. A share that is only a factor of
+// an axis is a contiguous sub-ring without wraparound (its collectives run
+// one way round a line) unless it spans the whole axis; a whole axis keeps
+// the axis's wraparound. EP is not an extra set of chips: its shares lie
+// inside the DP and FSDP shares of the same axes, on their innermost part
+// by default.
+//
+// # Placement rules
+//
+// When the mesh is omitted, [Strategy.Place] chooses it, following the
+// usual rules of thumb (tensor parallelism on the fastest tier, pipeline
+// on the slowest, data parallelism outermost): the dimensions are laid out
+// in the order TP, CP, FSDP, PP, DP, each taking the free part of the axes
+// innermost (fastest) first. A dimension whose degree equals the size of an
+// untouched axis on the fastest tier with free chips takes that whole axis,
+// keeping its wraparound (tp=8 on a 4x4x8 v5p torus takes the 8-long
+// axis); otherwise it takes from each axis
+// in turn the largest factor that divides what is left of its degree. Thus
+// on 128 nodes of 8 H100s, tp=8,pp=4,dp=32 gives "tp:gpu;pp:node*4;dp:node*32".
+// Placement fails, with an error naming the degrees or the axes, when the
+// degrees do not multiply to the chip count or explicit shares conflict.
+//
+// # Validity
+//
+// [Strategy.Validate] checks a strategy against a model, a cluster and a
+// workload and reports every rule it breaks at once; see its documentation
+// for the list. Notable choices: tp may exceed the key/value heads when it
+// is a multiple of them (each KV head is then replicated tp/kv_heads
+// times); layers need not divide evenly across pipeline stages
+// ([Strategy.LayersPerStage]); ZeRO stages above 0 need dp > 1.
+//
+// # Enumeration
+//
+// [New] builds a [Space]: the product of a layout gene (degrees, ep and
+// placement, precomputed with the model-level checks applied), a
+// micro-batch gene, a schedule gene, a recompute gene and a ZeRO gene.
+// On clusters with several link tiers, layouts with tensor parallelism
+// beyond the fastest tier, or FSDP or CP over DCN, are left out unless a
+// fix asks for them (see [New]). [Space.Decode] turns a gene vector into a placed Strategy without
+// allocating and reports whether it is valid; [Space.Encode] inverts it.
+package space

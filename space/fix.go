@@ -1,0 +1,209 @@
+package space
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Fix is a partial strategy: the keys a user pinned with --fix. The zero Fix
+// pins nothing.
+type Fix struct {
+	// Set has one entry per key given, e.g. "tp" -> "8". ParseFix stores
+	// each value in canonical form (as Strategy.String prints it); a Fix
+	// built by hand may use any value Parse accepts for that key.
+	//
+	// A pinned mesh pins only the dimensions it names: "mesh" -> "tp:gpu"
+	// requires tp to occupy exactly the whole gpu axis and leaves the other
+	// dimensions free.
+	Set map[string]string
+}
+
+// ParseFix reads a partial strategy string for --fix: any subset of the
+// strategy keys, including mesh, e.g. "tp=8,pp=16" or "mesh=tp:gpu". Unlike
+// Parse it fills no defaults: only the keys given restrict the search.
+func ParseFix(s string) (Fix, error) {
+	f := Fix{Set: map[string]string{}}
+	st := Defaults()
+	err := parseItems(s, "fix", func(k int, val string) error {
+		if err := setKey(&st, k, val); err != nil {
+			return err
+		}
+		f.Set[keyNames()[k]] = valueString(&st, k)
+		return nil
+	})
+	if err != nil {
+		return Fix{}, err
+	}
+	return f, nil
+}
+
+// valueString formats the value of key k of st canonically.
+func valueString(st *Strategy, k int) string {
+	switch k {
+	case keyDP:
+		return strconv.Itoa(st.DP)
+	case keyZero:
+		return strconv.Itoa(st.Zero)
+	case keyFSDP:
+		return strconv.Itoa(st.FSDP)
+	case keyTP:
+		return strconv.Itoa(st.TP)
+	case keySP:
+		return strconv.FormatBool(st.SP)
+	case keyCP:
+		return strconv.Itoa(st.CP)
+	case keyPP:
+		return strconv.Itoa(st.PP)
+	case keyEP:
+		return strconv.Itoa(st.EP)
+	case keyMB:
+		return strconv.Itoa(st.MB)
+	case keySchedule:
+		return st.Schedule
+	case keyV:
+		return strconv.Itoa(st.V)
+	case keyRecompute:
+		return st.Recompute
+	case keyMesh:
+		return meshString(&st.Mesh)
+	}
+	return ""
+}
+
+// String returns the pinned keys as a strategy string in canonical key
+// order, e.g. "tp=8,pp=16"; the zero Fix gives "".
+func (f Fix) String() string {
+	var b strings.Builder
+	for _, k := range keyNames() {
+		v, ok := f.Set[k]
+		if !ok {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(v)
+	}
+	return b.String()
+}
+
+// Has reports whether key (e.g. "tp") is pinned.
+func (f Fix) Has(key string) bool {
+	_, ok := f.Set[key]
+	return ok
+}
+
+// parse returns the pinned values and which keys are pinned.
+func (f Fix) parse() (Strategy, [numKeys]bool, error) {
+	st := Defaults()
+	var set [numKeys]bool
+	var unknown []string
+	for k := range f.Set {
+		if lookupKey(k) < 0 {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return st, set, unknownErr("space: fix key", unknown[0], Keys())
+	}
+	for k, name := range keyNames() {
+		v, ok := f.Set[name]
+		if !ok {
+			continue
+		}
+		if err := setKey(&st, k, strings.TrimSpace(v)); err != nil {
+			return st, set, err
+		}
+		set[k] = true
+	}
+	return st, set, nil
+}
+
+// Validate reports a malformed Fix (an unknown key or a bad value).
+func (f Fix) Validate() error {
+	_, _, err := f.parse()
+	if err != nil {
+		return fmt.Errorf("%w (in --fix %q)", err, f.String())
+	}
+	return nil
+}
+
+// Allows reports whether s agrees with every pinned key. A malformed Fix
+// allows nothing. A pinned mesh share written without a size (the whole
+// axis) matches a share of s on that axis when the sizes agree, or when s
+// gives that axis to no other dimension (so the share is the whole axis).
+func (f Fix) Allows(s Strategy) bool {
+	if len(f.Set) == 0 {
+		return true
+	}
+	p, set, err := f.parse()
+	if err != nil {
+		return false
+	}
+	for k := range numKeys {
+		if !set[k] {
+			continue
+		}
+		switch k {
+		case keyMesh:
+			for d := Dim(0); d < NumDims; d++ {
+				if len(p.Mesh[d]) > 0 && !sharesMatch(p.Mesh[d], &s, d) {
+					return false
+				}
+			}
+		default:
+			if valueString(&p, k) != valueString(&s, k) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sharesMatch reports whether the pinned shares want equal the shares of s
+// for dimension d, as sets of axes, resolving unsized shares as documented
+// on Allows.
+func sharesMatch(want []Share, s *Strategy, d Dim) bool {
+	have := s.Mesh[d]
+	if len(have) != len(want) {
+		return false
+	}
+	for _, w := range want {
+		i := slices.IndexFunc(have, func(h Share) bool { return h.Axis == w.Axis })
+		if i < 0 {
+			return false
+		}
+		h := have[i]
+		switch {
+		case h.Size == w.Size:
+		case w.Size == 0 || h.Size == 0:
+			if !aloneOnAxis(s, d, w.Axis) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// aloneOnAxis reports whether no dimension of s other than d (and EP, which
+// lies inside dp and fsdp) has a share larger than 1 on axis.
+func aloneOnAxis(s *Strategy, d Dim, axis string) bool {
+	for o := Dim(0); o < NumDims; o++ {
+		if o == d || o == EP || d == EP {
+			continue
+		}
+		for _, sh := range s.Mesh[o] {
+			if sh.Axis == axis && sh.Size != 1 {
+				return false
+			}
+		}
+	}
+	return true
+}

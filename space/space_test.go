@@ -1,0 +1,482 @@
+package space
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+)
+
+// torus2x2x4 is a small single-tier cluster with two interchangeable axes.
+func torus2x2x4() profiles.Cluster {
+	ax := func(name string, n int) profiles.Axis {
+		return profiles.Axis{Name: name, Size: n, Tier: profiles.ICI, Wraparound: true, BandwidthBytesPerS: 45e9}
+	}
+	return profiles.Cluster{Name: "torus-16", Axes: []profiles.Axis{ax("x", 2), ax("y", 2), ax("z", 4)}}
+}
+
+// smallModel is a toy dense model; smallMoE adds four experts.
+func smallModel() model.Spec {
+	return model.Spec{Name: "toy", Layers: 8, Hidden: 256, Heads: 8, KVHeads: 2, HeadDim: 32, FFNHidden: 1024, Vocab: 1000, SeqLen: 64}
+}
+
+func smallMoE() model.Spec {
+	m := smallModel()
+	m.Name = "toy-moe"
+	m.MoE = &model.MoE{Experts: 4, TopK: 1, ExpertFFNHidden: 512}
+	return m
+}
+
+// divisors lists the divisors of n ascending.
+// tinyModel has too few layers for 8 pipeline stages.
+func tinyModel() model.Spec {
+	m := llama3_8b()
+	m.Name, m.Layers = "tiny", 4
+	return m
+}
+
+func divisors(n int) []int {
+	var d []int
+	for i := 1; i <= n; i++ {
+		if n%i == 0 {
+			d = append(d, i)
+		}
+	}
+	return d
+}
+
+// bruteForce counts the valid strategies of m on c for w that fix allows,
+// independently of New: every assignment of a factor of each axis to each
+// dimension, every ep share inside the dp and fsdp part, every mb up to the
+// batch, every schedule with v up to MaxVirtualStages, recompute and zero
+// (sp as the fix pins it, else tp > 1),
+// checked by Validate, with strategies that differ only by swapping
+// interchangeable axes counted once and, with pp=1, only the 1f1b schedule
+// (the Space lists each once; Decode treats the others as duplicates).
+func bruteForce(t *testing.T, m model.Spec, c profiles.Cluster, w Workload, fix Fix) int {
+	t.Helper()
+	nAxes := len(c.Axes)
+	dims := []Dim{DP, FSDP, TP, CP, PP}
+	seen := map[string]bool{}
+	// swaps lists the axis permutations among interchangeable axes
+	// (identity and, for this test's clusters, swapping axes 0 and 1).
+	perms := [][]int{{0, 1, 2}}
+	if c.Axes[0].Size == c.Axes[1].Size && c.Axes[0].Tier == c.Axes[1].Tier {
+		perms = append(perms, []int{1, 0, 2})
+	}
+	factors := make([][NumDims]int, nAxes) // factors[a][d]
+	var meshes []Strategy
+	var recAxis func(a int)
+	var recDim func(a, k, left int)
+	recDim = func(a, k, left int) {
+		if k == len(dims) {
+			if left == 1 {
+				recAxis(a + 1)
+			}
+			return
+		}
+		for _, f := range divisors(left) {
+			factors[a][dims[k]] = f
+			recDim(a, k+1, left/f)
+		}
+	}
+	recAxis = func(a int) {
+		if a == nAxes {
+			s := Defaults()
+			s.DP, s.FSDP, s.TP, s.CP, s.PP = 1, 1, 1, 1, 1
+			for _, d := range dims {
+				for b := range nAxes {
+					if f := factors[b][d]; f > 1 {
+						s.Mesh[d] = append(s.Mesh[d], Share{Axis: c.Axes[b].Name, Size: f})
+						switch d {
+						case DP:
+							s.DP *= f
+						case FSDP:
+							s.FSDP *= f
+						case TP:
+							s.TP *= f
+						case CP:
+							s.CP *= f
+						case PP:
+							s.PP *= f
+						}
+					}
+				}
+			}
+			s.SP = s.TP > 1
+			if v, ok := fix.Set["sp"]; ok {
+				s.SP = v == "true"
+			}
+			meshes = append(meshes, s)
+			return
+		}
+		recDim(a, 0, c.Axes[a].Size)
+	}
+	recAxis(0)
+	// EP variants: every per-axis ep factor of the axis size.
+	var layouts []Strategy
+	for _, s := range meshes {
+		var recEP func(b int, cur Strategy)
+		recEP = func(b int, cur Strategy) {
+			if b == nAxes {
+				if cur.Validate(m, c, w) == nil {
+					layouts = append(layouts, cur)
+				}
+				return
+			}
+			for _, f := range divisors(c.Axes[b].Size) {
+				next := cur
+				next.Mesh[EP] = slices.Clone(cur.Mesh[EP])
+				if f > 1 {
+					next.Mesh[EP] = append(next.Mesh[EP], Share{Axis: c.Axes[b].Name, Size: f})
+					next.EP *= f
+				}
+				recEP(b+1, next)
+			}
+		}
+		recEP(0, s)
+	}
+	schedules := []scheduleChoice{{OneFOneB, 1}, {GPipe, 1}}
+	for v := 2; v <= MaxVirtualStages; v++ {
+		schedules = append(schedules, scheduleChoice{Interleaved, v})
+	}
+	rename := func(s Strategy, perm []int) string {
+		r := s
+		for d := range r.Mesh {
+			r.Mesh[d] = nil
+			var shares []Share
+			for b := range nAxes {
+				for _, sh := range s.Mesh[d] {
+					if sh.Axis == c.Axes[perm[b]].Name {
+						shares = append(shares, Share{Axis: c.Axes[b].Name, Size: sh.Size})
+					}
+				}
+			}
+			r.Mesh[d] = shares
+		}
+		return r.String()
+	}
+	for _, l := range layouts {
+		for mb := 1; mb <= w.Batch; mb++ {
+			for _, sc := range schedules {
+				if l.PP == 1 && sc.name != OneFOneB {
+					continue
+				}
+				for _, rc := range []string{RecomputeNone, RecomputeSelective, RecomputeFull} {
+					for z := range 3 {
+						s := l
+						s.MB, s.Schedule, s.V, s.Recompute, s.Zero = mb, sc.name, sc.v, rc, z
+						if s.Validate(m, c, w) != nil || !fix.Allows(s) {
+							continue
+						}
+						key := s.String()
+						for _, p := range perms {
+							key = min(key, rename(s, p))
+						}
+						seen[key] = true
+					}
+				}
+			}
+		}
+	}
+	return len(seen)
+}
+
+// checkAll decodes every vector of sp, checks each valid one against
+// Validate and fix, the Encode round trip and returns the valid count.
+func checkAll(t *testing.T, sp *Space, m model.Spec, c profiles.Cluster, w Workload, fix Fix) int {
+	t.Helper()
+	genes := make([]int, NumGenes)
+	var s Strategy
+	valid := 0
+	for i := range sp.Size() {
+		ok := sp.DecodeIndex(i, genes, &s)
+		if back, eok := sp.Encode(s); !eok || !slices.Equal(back, genes) {
+			t.Fatalf("Encode(Decode(%v) = %q) = %v, %v", genes, s, back, eok)
+		}
+		if !ok {
+			continue
+		}
+		valid++
+		if err := s.Validate(m, c, w); err != nil {
+			t.Fatalf("Decode(%v) = %q is valid but Validate says %v", genes, s, err)
+		}
+		if !fix.Allows(s) {
+			t.Fatalf("Decode(%v) = %q is valid but fix %q does not allow it", genes, s, fix)
+		}
+	}
+	if n := sp.CountValid(); n != int64(valid) {
+		t.Errorf("CountValid() = %d, want %d", n, valid)
+	}
+	return valid
+}
+
+func TestSpaceBruteForce(t *testing.T) {
+	mustFix := func(s string) Fix {
+		f, err := ParseFix(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	tests := []struct {
+		name string
+		m    model.Spec
+		w    Workload
+		fix  Fix
+	}{
+		{"dense", smallModel(), Workload{Batch: 16, SeqLen: 64}, Fix{}},
+		{"moe", smallMoE(), Workload{Batch: 8, SeqLen: 64}, Fix{}},
+		{"fixed", smallModel(), Workload{Batch: 16, SeqLen: 64}, mustFix("pp=2,mesh=tp:z*2,recompute=full")},
+		{"fixed sp", smallModel(), Workload{Batch: 16, SeqLen: 60}, mustFix("sp=false,zero=1")},
+		{"moe fixed ep mesh", smallMoE(), Workload{Batch: 8, SeqLen: 64}, mustFix("mesh=ep:z*2")},
+	}
+	c := torus2x2x4()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sp, err := New(tt.m, c, tt.w, tt.fix)
+			if err != nil {
+				t.Fatalf("New error: %v", err)
+			}
+			if len(sp.index) != sp.Layouts() {
+				t.Errorf("%d layouts but %d distinct keys: a placement is listed twice", sp.Layouts(), len(sp.index))
+			}
+			got := checkAll(t, sp, tt.m, c, tt.w, tt.fix)
+			want := bruteForce(t, tt.m, c, tt.w, tt.fix)
+			if got != want {
+				t.Errorf("%v: %d valid strategies, brute force finds %d", sp, got, want)
+			}
+			t.Logf("%v: %d valid", sp, got)
+		})
+	}
+}
+
+func TestSpaceDeterministic(t *testing.T) {
+	m, c, w := llama3_70b(), v5p256(), Workload{Batch: 512, SeqLen: 4096}
+	a, err := New(m, c, w, Fix{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := New(m, c, w, Fix{})
+	if !slices.Equal(a.Cardinalities(), b.Cardinalities()) {
+		t.Fatalf("Cardinalities differ: %v vs %v", a.Cardinalities(), b.Cardinalities())
+	}
+	ga, gb := make([]int, NumGenes), make([]int, NumGenes)
+	var sa, sb Strategy
+	step := a.Size()/5000 + 1
+	for i := int64(0); i < a.Size(); i += step {
+		oa := a.DecodeIndex(i, ga, &sa)
+		ob := b.DecodeIndex(i, gb, &sb)
+		if oa != ob || sa.String() != sb.String() {
+			t.Fatalf("index %d decodes to %q (%v) and %q (%v)", i, sa, oa, sb, ob)
+		}
+	}
+}
+
+func TestSpaceSizes(t *testing.T) {
+	tests := []struct {
+		name       string
+		m          model.Spec
+		c          profiles.Cluster
+		w          Workload
+		maxSize    int64
+		wantLayout string // a layout the space must contain
+	}{
+		{"llama3-8b/h100-8", llama3_8b(), gpuCluster(8), Workload{32, 8192}, 1e5, "tp=8,mb=4"},
+		{"llama70b/v5p-256", llama3_70b(), v5p256(), Workload{512, 4096}, 5e6, "fsdp=16,tp=8,mesh=tp:z;fsdp:x.y"},
+		{"llama3-405b/h100-16384", llama3_405b(), gpuCluster(16384), Workload{2048, 8192}, 2e7, "dp=128,tp=8,pp=16,schedule=interleaved,v=2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sp, err := New(tt.m, tt.c, tt.w, Fix{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%v, %d valid", sp, sp.CountValid())
+			if sp.Size() > tt.maxSize {
+				t.Errorf("Size() = %d, want at most %d", sp.Size(), tt.maxSize)
+			}
+			s, _ := Parse(tt.wantLayout)
+			genes, ok := sp.Encode(s)
+			var d Strategy
+			if !ok || !sp.Decode(genes, &d) {
+				t.Fatalf("Encode(%q) = %v, %v; want a valid gene vector", s, genes, ok)
+			}
+			if err := d.Validate(tt.m, tt.c, tt.w); err != nil {
+				t.Errorf("Decode(Encode(%q)) = %q: %v", s, d, err)
+			}
+			// A sample of valid decodes passes Validate.
+			rng := rand.New(rand.NewPCG(1, 2))
+			g := make([]int, NumGenes)
+			for range 20000 {
+				if sp.DecodeIndex(rng.Int64N(sp.Size()), g, &d) {
+					if err := d.Validate(tt.m, tt.c, tt.w); err != nil {
+						t.Fatalf("Decode(%v) = %q is valid but Validate says %v", g, d, err)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestSpacePruning(t *testing.T) {
+	m, c, w := llama3_405b(), gpuCluster(1024), Workload{Batch: 1024, SeqLen: 8192}
+	sp, err := New(m, c, w, Fix{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := make([]int, NumGenes)
+	var s Strategy
+	for l := range sp.Layouts() {
+		g[GeneLayout] = l
+		sp.Decode(g, &s)
+		for _, sh := range s.Mesh[TP] {
+			if sh.Axis == "node" {
+				t.Fatalf("layout %q puts tp across nodes", s)
+			}
+		}
+	}
+	s16, _ := Parse("tp=16,pp=8,dp=8")
+	if _, ok := sp.Encode(s16); ok {
+		t.Errorf("Encode(%q) succeeded, want tp=16 pruned", s16)
+	}
+	// Multislice: FSDP and CP stay off the data-centre network.
+	ms := torus2x2x4()
+	ms.Axes[2] = profiles.Axis{Name: "slice", Size: 4, Tier: profiles.DCN, BandwidthBytesPerS: 6e9}
+	msp, err := New(smallModel(), ms, Workload{Batch: 16, SeqLen: 64}, Fix{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := range msp.Layouts() {
+		g[GeneLayout] = l
+		msp.Decode(g, &s)
+		for _, d := range []Dim{TP, CP, FSDP} {
+			for _, sh := range s.Mesh[d] {
+				if sh.Axis == "slice" {
+					t.Fatalf("layout %q puts %s over DCN", s, d)
+				}
+			}
+		}
+	}
+	fixed, err := New(m, c, w, Fix{Set: map[string]string{"tp": "16"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := fixed.Encode(s16); !ok {
+		t.Errorf("with --fix tp=16, Encode(%q) failed", s16)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		m    model.Spec
+		c    profiles.Cluster
+		w    Workload
+		fix  string
+		want string
+	}{
+		{"fix excludes all", llama3_8b(), gpuCluster(8), Workload{32, 8192}, "tp=3", "that agrees with --fix \"tp=3\""},
+		{"bad fix key", llama3_8b(), gpuCluster(8), Workload{32, 8192}, "", "space: fix key \"tpp\" is unknown"},
+		{"batch", llama3_8b(), gpuCluster(8), Workload{0, 8192}, "", "batch=0 must be a positive number"},
+		{"no layout", tinyModel(), gpuCluster(8), Workload{3, 8191}, "", "no layout of the 8 chips"},
+		{"fixed mb", llama3_8b(), gpuCluster(8), Workload{32, 8192}, "mb=3", "the fixed mb=3 does not divide the batch"},
+		{"fixed schedule", llama3_8b(), gpuCluster(8), Workload{32, 8192}, "schedule=interleaved,v=1", "no pipeline schedule agrees"},
+		{"fixed zero", llama3_8b(), gpuCluster(8), Workload{32, 8192}, "zero=1,tp=8", "the fixed zero=1 needs dp > 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var fix Fix
+			if tt.name == "bad fix key" {
+				fix = Fix{Set: map[string]string{"tpp": "8"}}
+			} else if tt.fix != "" {
+				var err error
+				if fix, err = ParseFix(tt.fix); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := New(tt.m, tt.c, tt.w, fix)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("New error = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecodeBadGenes(t *testing.T) {
+	sp, err := New(llama3_8b(), gpuCluster(8), Workload{32, 8192}, Fix{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s Strategy
+	for _, g := range [][]int{nil, {0}, {0, 0, 0, 0, 0, 0}, {-1, 0, 0, 0, 0}, {sp.Layouts(), 0, 0, 0, 0}} {
+		if sp.Decode(g, &s) {
+			t.Errorf("Decode(%v) = true, want false", g)
+		}
+	}
+	if sp.DecodeIndex(sp.Size(), make([]int, NumGenes), &s) || sp.DecodeIndex(-1, make([]int, NumGenes), &s) {
+		t.Error("DecodeIndex out of range = true, want false")
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	m, c, w := mixtral(), gpuCluster(64), Workload{Batch: 256, SeqLen: 4096}
+	sp, err := New(m, c, w, Fix{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(0, 0, 0, 0, 0)
+	f.Add(100, 3, 2, 1, 1)
+	f.Fuzz(func(t *testing.T, l, mb, sc, rc, z int) {
+		genes := []int{l, mb, sc, rc, z}
+		var s Strategy
+		ok := sp.Decode(genes, &s)
+		inRange := true
+		for i, g := range genes {
+			inRange = inRange && g >= 0 && g < sp.Cardinalities()[i]
+		}
+		if !inRange {
+			if ok {
+				t.Fatalf("Decode(%v) out of range = true", genes)
+			}
+			return
+		}
+		back, eok := sp.Encode(s)
+		if !eok || !slices.Equal(back, genes) {
+			t.Fatalf("Encode(Decode(%v) = %q) = %v, %v", genes, s, back, eok)
+		}
+		if ok {
+			if err := s.Validate(m, c, w); err != nil {
+				t.Fatalf("Decode(%v) = %q valid but Validate: %v", genes, s, err)
+			}
+			p, err := Parse(s.String())
+			if err != nil {
+				t.Fatalf("Parse(%q): %v", s, err)
+			}
+			if again, ok := sp.Encode(p); !ok || !slices.Equal(again, genes) {
+				t.Fatalf("Encode(Parse(%q)) = %v, %v; want %v", s, again, ok, genes)
+			}
+		}
+	})
+}
+
+func BenchmarkDecode(b *testing.B) {
+	sp, err := New(llama3_405b(), gpuCluster(16384), Workload{Batch: 2048, SeqLen: 8192}, Fix{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	genes := make([]int, NumGenes)
+	var s Strategy
+	i, n := int64(0), sp.Size()
+	b.ReportAllocs()
+	for b.Loop() {
+		sp.DecodeIndex(i, genes, &s)
+		i += 7919
+		if i >= n {
+			i -= n
+		}
+	}
+}

@@ -1,0 +1,195 @@
+package space
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+)
+
+// seqLen returns the workload's sequence length, or the model's default
+// when the workload leaves it 0.
+func seqLen(m *model.Spec, w Workload) int {
+	if w.SeqLen > 0 {
+		return w.SeqLen
+	}
+	return m.SeqLen
+}
+
+// Validate checks s against model m, cluster c and workload w (a zero
+// w.SeqLen means m.SeqLen) and returns nil or the errors.Join of every rule
+// s breaks, each a sentence saying why and what would work:
+//
+//   - every degree, mb and v are positive; zero is 0, 1 or 2, and above 0
+//     only with dp > 1; sp needs tp > 1; the schedule and recompute names
+//     are known;
+//   - dp*fsdp*tp*cp*pp equals the chip count;
+//   - tp divides the attention heads, and tp and the key/value heads divide
+//     one another (when tp is a multiple of kv_heads each KV head is
+//     replicated tp/kv_heads times, as Megatron does for GQA);
+//   - ep divides the experts and dp*fsdp, and ep > 1 needs an MoE model;
+//   - dp*fsdp divides the batch, and mb divides the per-replica batch
+//     batch/(dp*fsdp);
+//   - cp divides the sequence, and with sp tp divides seq/cp;
+//   - pp is at most the layer count (layers need not divide evenly, see
+//     LayersPerStage); v > 1 only with the interleaved schedule, which needs
+//     v >= 2, pp > 1, pp*v <= layers and at least pp micro-batches;
+//   - the mesh is consistent with the cluster (see Place); an empty mesh
+//     must admit the default placement.
+func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf("space: "+format, args...)) }
+	for _, d := range fillOrder() {
+		if s.Degree(d) < 1 {
+			add("%s=%d must be a positive integer", d, s.Degree(d))
+		}
+	}
+	if s.MB < 1 {
+		add("mb=%d must be a positive integer", s.MB)
+	}
+	if s.V < 1 {
+		add("v=%d must be a positive integer", s.V)
+	}
+	degreesOK := len(errs) == 0
+	if s.Zero < 0 || s.Zero > 2 {
+		add("zero=%d is not a ZeRO stage for dp: use 0, 1 (shard optimizer state) or 2 (also gradients); stage 3 is fsdp", s.Zero)
+	} else if s.Zero > 0 && s.DP == 1 {
+		add("zero=%d shards across dp, but dp=1: use zero=0, or move data-parallel chips from fsdp to dp", s.Zero)
+	}
+	if s.SP && s.TP <= 1 {
+		add("sp=true needs tp > 1 (sequence parallelism splits the sequence inside the tp group): set tp > 1 or sp=false")
+	}
+	if !knownSchedule(s.Schedule) {
+		add("schedule %q is unknown: use gpipe, 1f1b or interleaved", s.Schedule)
+	}
+	if !knownRecompute(s.Recompute) {
+		add("recompute %q is unknown: use none, selective or full", s.Recompute)
+	}
+	if !degreesOK {
+		return errors.Join(errs...)
+	}
+	chips := c.Chips()
+	if n := s.Chips(); n != chips {
+		hint := ""
+		if rest := mulSat(mulSat(s.FSDP, s.TP), mulSat(s.CP, s.PP)); chips > 0 && chips%rest == 0 {
+			hint = fmt.Sprintf(" (e.g. dp=%d)", chips/rest)
+		}
+		add("dp*fsdp*tp*cp*pp = %d*%d*%d*%d*%d = %d, but cluster %s has %d chips: the degrees must multiply to %d%s",
+			s.DP, s.FSDP, s.TP, s.CP, s.PP, n, c.Name, chips, chips, hint)
+	}
+	// Attention heads.
+	switch {
+	case m.Heads < 1:
+		add("model %s has %d attention heads; tp cannot be checked", m.Name, m.Heads)
+	case m.Heads%s.TP != 0:
+		add("tp=%d does not divide the %d attention heads of %s: use tp in %s", s.TP, m.Heads, m.Name, divisorList(m.Heads))
+	}
+	if kv := m.KVHeads; kv > 0 && kv%s.TP != 0 && s.TP%kv != 0 {
+		add("tp=%d and the %d key/value heads of %s do not divide one another: tp must divide kv_heads (each chip holds kv_heads/tp) or be a multiple of it (each KV head is replicated tp/kv_heads times); use tp in %s or a multiple of %d",
+			s.TP, kv, m.Name, divisorList(kv), kv)
+	}
+	// Experts.
+	if s.EP > 1 {
+		switch {
+		case m.MoE == nil || m.MoE.Experts < 1:
+			add("ep=%d needs a mixture-of-experts model, but %s is dense: use ep=1", s.EP, m.Name)
+		case m.MoE.Experts%s.EP != 0:
+			add("ep=%d does not divide the %d experts of %s: use ep in %s", s.EP, m.MoE.Experts, m.Name, divisorList(m.MoE.Experts))
+		}
+		if r := s.Replicas(); r%s.EP != 0 {
+			add("ep=%d does not divide dp*fsdp = %d: expert parallelism is carved out of the data-parallel chips, so use ep in %s", s.EP, r, divisorList(r))
+		}
+	}
+	// Batch and micro-batches.
+	r := s.Replicas()
+	nmb := 0
+	switch {
+	case w.Batch < 1:
+		add("batch=%d must be a positive number of sequences", w.Batch)
+	case w.Batch%r != 0:
+		add("batch %d does not split over dp*fsdp = %d data-parallel replicas: use a batch that is a multiple of %d, or dp*fsdp in %s", w.Batch, r, r, divisorList(w.Batch))
+	default:
+		per := w.Batch / r
+		if per%s.MB != 0 {
+			add("mb=%d does not divide the per-replica batch of %d sequences (batch %d / dp*fsdp %d): use mb in %s", s.MB, per, w.Batch, r, divisorList(per))
+		} else {
+			nmb = per / s.MB
+		}
+	}
+	// Sequence.
+	seq := seqLen(&m, w)
+	switch {
+	case seq < 1:
+		add("the sequence length %d must be positive", seq)
+	case seq%s.CP != 0:
+		add("cp=%d does not divide the sequence of %d tokens: use cp in %s", s.CP, seq, divisorList(seq))
+	case s.SP && s.TP > 1 && (seq/s.CP)%s.TP != 0:
+		add("with sp, tp=%d must divide the %d tokens each cp rank holds (seq %d / cp %d): use sp=false or a tp dividing %d", s.TP, seq/s.CP, seq, s.CP, seq/s.CP)
+	}
+	// Pipeline.
+	if s.PP > m.Layers {
+		add("pp=%d exceeds the %d layers of %s: use pp <= %d", s.PP, m.Layers, m.Name, m.Layers)
+	}
+	if s.Schedule != Interleaved {
+		if s.V != 1 {
+			add("v=%d needs schedule=interleaved: set schedule=interleaved or v=1", s.V)
+		}
+	} else {
+		if s.V < 2 {
+			add("schedule=interleaved needs v >= 2 virtual stages per rank: set v=2 or more, or use 1f1b")
+		}
+		if s.PP < 2 {
+			add("schedule=interleaved needs pp > 1: use 1f1b, or pipeline stages")
+		} else {
+			if mulSat(s.PP, s.V) > m.Layers {
+				add("pp*v = %d*%d = %d exceeds the %d layers of %s: use v <= %d", s.PP, s.V, s.PP*s.V, m.Layers, m.Name, max(1, m.Layers/s.PP))
+			}
+			if nmb > 0 && nmb < s.PP {
+				add("schedule=interleaved needs at least pp=%d micro-batches, but batch/(dp*fsdp*mb) = %d: lower mb or dp*fsdp, raise the batch, or use 1f1b", s.PP, nmb)
+			}
+		}
+	}
+	// Mesh. When ep does not divide dp*fsdp (reported above) the rest of
+	// the mesh is still checked, without ep.
+	if s.Chips() == chips {
+		p := s
+		if s.EP > 1 && s.Replicas()%s.EP != 0 {
+			p.EP, p.Mesh[EP] = 1, nil
+		}
+		if _, err := p.Place(c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// divisorList formats the divisors of n, abbreviated when there are many:
+// "1, 2, 4, 8" or "1, 2, 3, ..., 96 (the divisors of 96)".
+func divisorList(n int) string {
+	if n < 1 {
+		return "none"
+	}
+	if n > 1<<40 {
+		return "the divisors of " + strconv.Itoa(n)
+	}
+	var ds []string
+	for i := 1; i*i <= n; i++ {
+		if n%i == 0 {
+			ds = append(ds, strconv.Itoa(i))
+		}
+	}
+	k := len(ds)
+	for i := k - 1; i >= 0; i-- {
+		d, _ := strconv.Atoi(ds[i])
+		if q := n / d; q != d {
+			ds = append(ds, strconv.Itoa(q))
+		}
+	}
+	if len(ds) > 8 {
+		return strings.Join(ds[:4], ", ") + ", ..., " + ds[len(ds)-1] + " (the divisors of " + strconv.Itoa(n) + ")"
+	}
+	return strings.Join(ds, ", ")
+}

@@ -1,0 +1,171 @@
+package space
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+)
+
+// joined returns the top-level errors of an errors.Join.
+func joined(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if u, ok := err.(interface{ Unwrap() []error }); ok {
+		return u.Unwrap()
+	}
+	return []error{err}
+}
+
+func TestValidate(t *testing.T) {
+	small := llama3_8b()
+	small.Name, small.Layers = "tiny", 4
+	gqa := llama3_8b()
+	gqa.Name, gqa.Heads, gqa.KVHeads = "gqa", 12, 4
+	w8b := Workload{Batch: 32, SeqLen: 8192}
+	tests := []struct {
+		name string
+		m    model.Spec
+		c    profiles.Cluster
+		w    Workload
+		s    string    // parsed unless st is set
+		st   *Strategy // a strategy Parse would reject
+		want []string  // one substring per expected error
+	}{
+		{name: "405b tp8 pp16 dp128", m: llama3_405b(), c: gpuCluster(16384), w: Workload{2048, 8192}, s: "tp=8,pp=16,dp=128"},
+		{name: "405b placed interleaved", m: llama3_405b(), c: gpuCluster(16384), w: Workload{2048, 8192},
+			s: "dp=128,tp=8,pp=16,schedule=interleaved,v=4,recompute=selective,zero=1,mesh=tp:gpu;pp:node*16;dp:node*128"},
+		{name: "8b defaults mesh chosen", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "fsdp=8"},
+		{name: "mixtral ep", m: mixtral(), c: gpuCluster(16), w: Workload{32, 4096}, s: "tp=2,fsdp=8,ep=8"},
+		{name: "chips", m: llama3_405b(), c: gpuCluster(16384), w: Workload{2048, 8192}, s: "tp=8,pp=16",
+			want: []string{"dp*fsdp*tp*cp*pp = 1*1*8*1*16 = 128, but cluster h100-16384 has 16384 chips: the degrees must multiply to 16384 (e.g. dp=128)"}},
+		{name: "heads", m: gqa, c: gpuCluster(8), w: w8b, s: "tp=8",
+			want: []string{"tp=8 does not divide the 12 attention heads of gqa: use tp in 1, 2, 3, 4, 6, 12"}},
+		{name: "kv heads", m: gqa, c: profiles.Cluster{Name: "six", Axes: []profiles.Axis{{Name: "gpu", Size: 6}}}, w: Workload{6, 8190}, s: "tp=6",
+			want: []string{"tp=6 and the 4 key/value heads of gqa do not divide one another"}},
+		{name: "dense ep", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "dp=8,ep=2",
+			want: []string{"ep=2 needs a mixture-of-experts model, but llama3-8b is dense"}},
+		{name: "experts", m: mixtral(), c: gpuCluster(8), w: Workload{48, 4096}, s: "dp=6,ep=3,cp=1,tp=1,fsdp=1,pp=1",
+			want: []string{"dp*fsdp*tp*cp*pp = 6*1*1*1*1 = 6", "ep=3 does not divide the 8 experts"}},
+		{name: "ep outside dp", m: mixtral(), c: gpuCluster(8), w: Workload{32, 4096}, s: "dp=2,tp=4,ep=4",
+			want: []string{"ep=4 does not divide dp*fsdp = 2"}},
+		{name: "batch", m: llama3_8b(), c: gpuCluster(8), w: Workload{12, 8192}, s: "dp=8",
+			want: []string{"batch 12 does not split over dp*fsdp = 8 data-parallel replicas"}},
+		{name: "mb", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "dp=8,mb=3",
+			want: []string{"mb=3 does not divide the per-replica batch of 4 sequences (batch 32 / dp*fsdp 8): use mb in 1, 2, 4"}},
+		{name: "seq cp", m: llama3_8b(), c: gpuCluster(8), w: Workload{32, 8190}, s: "cp=8",
+			want: []string{"cp=8 does not divide the sequence of 8190 tokens"}},
+		{name: "seq sp", m: llama3_8b(), c: gpuCluster(8), w: Workload{32, 8196}, s: "tp=8",
+			want: []string{"with sp, tp=8 must divide the 8196 tokens each cp rank holds"}},
+		{name: "seq sp off", m: llama3_8b(), c: gpuCluster(8), w: Workload{32, 8196}, s: "tp=8,sp=false"},
+		{name: "pp layers", m: small, c: gpuCluster(8), w: w8b, s: "pp=8",
+			want: []string{"pp=8 exceeds the 4 layers of tiny: use pp <= 4"}},
+		{name: "uneven layers fine", m: llama3_8b(), c: profiles.Cluster{Name: "three", Axes: []profiles.Axis{{Name: "gpu", Size: 3}}}, w: w8b, s: "pp=3"},
+		{name: "v without interleaved", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "pp=8,v=2",
+			want: []string{"v=2 needs schedule=interleaved"}},
+		{name: "interleaved v1", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "pp=8,schedule=interleaved",
+			want: []string{"schedule=interleaved needs v >= 2"}},
+		{name: "interleaved pp1", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "dp=8,schedule=interleaved,v=2",
+			want: []string{"schedule=interleaved needs pp > 1"}},
+		{name: "interleaved layers", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "pp=8,schedule=interleaved,v=5",
+			want: []string{"pp*v = 8*5 = 40 exceeds the 32 layers of llama3-8b: use v <= 4"}},
+		{name: "interleaved microbatches", m: llama3_8b(), c: gpuCluster(8), w: Workload{4, 8192}, s: "pp=8,schedule=interleaved,v=2",
+			want: []string{"schedule=interleaved needs at least pp=8 micro-batches, but batch/(dp*fsdp*mb) = 4"}},
+		{name: "gpipe few microbatches fine", m: llama3_8b(), c: gpuCluster(8), w: Workload{4, 8192}, s: "pp=8,schedule=gpipe"},
+		{name: "zero without dp", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "fsdp=8,zero=1",
+			want: []string{"zero=1 shards across dp, but dp=1"}},
+		{name: "zero range", m: llama3_8b(), c: gpuCluster(8), w: w8b, st: &Strategy{DP: 8, Zero: 3, FSDP: 1, TP: 1, CP: 1, PP: 1, EP: 1, MB: 1, Schedule: OneFOneB, V: 1, Recompute: RecomputeNone},
+			want: []string{"zero=3 is not a ZeRO stage for dp"}},
+		{name: "sp without tp", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "dp=8,sp=true",
+			want: []string{"sp=true needs tp > 1"}},
+		{name: "names", m: llama3_8b(), c: gpuCluster(8), w: w8b, st: &Strategy{DP: 8, FSDP: 1, TP: 1, CP: 1, PP: 1, EP: 1, MB: 1, Schedule: "zb", V: 1, Recompute: "some"},
+			want: []string{`schedule "zb" is unknown`, `recompute "some" is unknown`}},
+		{name: "zero degree", m: llama3_8b(), c: gpuCluster(8), w: w8b, st: &Strategy{DP: 8, FSDP: 1, TP: 0, CP: 1, PP: 1, EP: 1, MB: 0, Schedule: OneFOneB, V: 1, Recompute: RecomputeNone},
+			want: []string{"tp=0 must be a positive integer", "mb=0 must be a positive integer"}},
+		{name: "batch zero", m: llama3_8b(), c: gpuCluster(8), w: Workload{0, 8192}, s: "dp=8",
+			want: []string{"batch=0 must be a positive number of sequences"}},
+		{name: "unknown axis", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "tp=8,mesh=tp:gpux",
+			want: []string{`the mesh gives tp axis "gpux", which cluster h100-8 does not have (axes: gpu (8))`}},
+		{name: "share divides axis", m: llama3_8b(), c: gpuCluster(16), w: w8b, s: "tp=8,dp=2,mesh=tp:gpu*3",
+			want: []string{"the mesh share gpu*3 of tp does not divide axis gpu of size 8"}},
+		{name: "shares multiply to degree", m: llama3_8b(), c: gpuCluster(16), w: w8b, s: "tp=8,dp=2,mesh=tp:gpu*4;dp:node*2",
+			want: []string{"the mesh shares of tp (gpu*4) multiply to 4, not to tp=8"}},
+		{name: "axis oversubscribed", m: llama3_8b(), c: gpuCluster(16), w: w8b, s: "tp=8,dp=2,mesh=tp:gpu;dp:gpu*2",
+			want: []string{"axis gpu has 8 chips but the mesh gives dp a share of 2 on top of 8"}},
+		{name: "ep outside dp shares", m: mixtral(), c: gpuCluster(16), w: Workload{32, 4096}, s: "tp=8,dp=2,ep=2,mesh=tp:gpu;dp:node;ep:gpu*2",
+			want: []string{"the ep share gpu*2 does not lie within the dp and fsdp shares of axis gpu"}},
+		{name: "partial mesh completed", m: llama3_8b(), c: gpuCluster(16), w: w8b, s: "tp=2,dp=8,mesh=tp:node"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s Strategy
+			if tt.st != nil {
+				s = *tt.st
+			} else {
+				var err error
+				if s, err = Parse(tt.s); err != nil {
+					t.Fatalf("Parse(%q) error: %v", tt.s, err)
+				}
+			}
+			err := s.Validate(tt.m, tt.c, tt.w)
+			errs := joined(err)
+			if len(errs) != len(tt.want) {
+				t.Errorf("Validate(%q) = %v, want %d errors %q", tt.s, err, len(tt.want), tt.want)
+			}
+			for _, w := range tt.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate(%q) = %v, want it to contain %q", tt.s, err, w)
+				}
+			}
+			for _, e := range errs {
+				if !strings.HasPrefix(e.Error(), "space: ") {
+					t.Errorf("error %q lacks the space: prefix", e)
+				}
+			}
+		})
+	}
+}
+
+func TestValidateJoinsEveryRule(t *testing.T) {
+	s, _ := Parse("tp=3,pp=64,mb=5,zero=1,schedule=gpipe,v=2")
+	err := s.Validate(llama3_8b(), gpuCluster(8), Workload{Batch: 30, SeqLen: 8192})
+	if n := len(joined(err)); n < 5 {
+		t.Errorf("Validate joined %d errors, want at least 5: %v", n, err)
+	}
+	if errors.Unwrap(err) != nil {
+		t.Errorf("Validate should return an errors.Join, not a wrapped error")
+	}
+}
+
+func TestLayersPerStage(t *testing.T) {
+	tests := []struct {
+		s      string
+		layers int
+		want   int
+	}{
+		{"pp=16", 126, 8},
+		{"pp=16,schedule=interleaved,v=2", 126, 8},
+		{"pp=4", 80, 20},
+		{"pp=3", 32, 11},
+		{"dp=8", 32, 32},
+	}
+	for _, tt := range tests {
+		s, _ := Parse(tt.s)
+		if got := s.LayersPerStage(tt.layers); got != tt.want {
+			t.Errorf("Parse(%q).LayersPerStage(%d) = %d, want %d", tt.s, tt.layers, got, tt.want)
+		}
+	}
+}
+
+func TestNumMicrobatches(t *testing.T) {
+	s, _ := Parse("dp=128,tp=8,pp=16,mb=2")
+	if got := s.NumMicrobatches(Workload{Batch: 2048}); got != 8 {
+		t.Errorf("NumMicrobatches = %d, want 8", got)
+	}
+	if got := s.NumMicrobatches(Workload{Batch: 100}); got != 0 {
+		t.Errorf("NumMicrobatches(batch 100) = %d, want 0", got)
+	}
+}
