@@ -1,0 +1,133 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// clearEnv unsets every PLAN_ variable the configuration reads, so that the
+// developer's environment cannot change a test's output.
+func clearEnv(t *testing.T) {
+	t.Helper()
+	keys, err := configKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range keys {
+		t.Setenv("PLAN_"+strings.ToUpper(k), "")
+	}
+}
+
+// run executes the command line and returns its outputs and exit code.
+func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Execute(context.Background(), args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// goldenCase is one command line whose outputs are pinned in
+// testdata/NAME.golden.
+type goldenCase struct {
+	name string
+	args []string
+	code int
+	// json compares stdout as JSON values rather than bytes.
+	json bool
+}
+
+// render is the golden file's text: the command, its exit code, stdout and stderr.
+func render(args []string, code int, stdout, stderr string) string {
+	return fmt.Sprintf("$ plan %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", strings.Join(args, " "), code, stdout, stderr)
+}
+
+// parseGolden splits a golden file into its exit line, stdout and stderr.
+func parseGolden(t *testing.T, text string) (head, stdout, stderr string) {
+	t.Helper()
+	i := strings.Index(text, "-- stdout --\n")
+	j := strings.Index(text, "-- stderr --\n")
+	if i < 0 || j < i {
+		t.Fatalf("malformed golden file:\n%s", text)
+	}
+	return text[:i], text[i+len("-- stdout --\n") : j], text[j+len("-- stderr --\n"):]
+}
+
+func checkGolden(t *testing.T, tc goldenCase) {
+	t.Helper()
+	clearEnv(t)
+	stdout, stderr, code := run(t, tc.args...)
+	if code != tc.code {
+		t.Errorf("plan %s: exit %d, want %d; stderr: %s", strings.Join(tc.args, " "), code, tc.code, stderr)
+	}
+	path := filepath.Join("testdata", tc.name+".golden")
+	got := render(tc.args, code, stdout, stderr)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd -update to create it)", err)
+	}
+	want := string(data)
+	if !tc.json {
+		if got != want {
+			t.Errorf("plan %s: output differs from %s (run go test ./cmd -update to accept)\n--- got:\n%s\n--- want:\n%s",
+				strings.Join(tc.args, " "), path, got, want)
+		}
+		return
+	}
+	gh, gout, gerr := parseGolden(t, got)
+	wh, wout, werr := parseGolden(t, want)
+	if gh != wh || gerr != werr {
+		t.Errorf("plan %s: header or stderr differs from %s:\n%s%s\nwant:\n%s%s", strings.Join(tc.args, " "), path, gh, gerr, wh, werr)
+	}
+	var gv, wv any
+	if err := json.Unmarshal([]byte(gout), &gv); err != nil {
+		t.Fatalf("plan %s: stdout is not JSON: %v\n%s", strings.Join(tc.args, " "), err, gout)
+	}
+	if err := json.Unmarshal([]byte(wout), &wv); err != nil {
+		t.Fatalf("%s: stdout is not JSON: %v", path, err)
+	}
+	if !reflect.DeepEqual(gv, wv) {
+		t.Errorf("plan %s: JSON differs from %s (run go test ./cmd -update to accept)\n--- got:\n%s\n--- want:\n%s",
+			strings.Join(tc.args, " "), path, gout, wout)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	for _, tc := range []goldenCase{
+		{name: "models-table", args: []string{"models", "--format", "table"}},
+		{name: "models-json-llama3-8b", args: []string{"models", "--format", "json", "llama3-8b"}, json: true},
+		{name: "clusters-v5p-256-h100-1024", args: []string{"clusters", "v5p-256", "h100-1024"}},
+		{name: "explain-llama3-8b-v5p-16", args: []string{"explain", "--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "32", "--strategy", "fsdp=8"}},
+		{name: "explain-llama3-8b-v5p-16-json", args: []string{"explain", "--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "32", "--strategy", "fsdp=8", "--format", "json"}, json: true},
+		{name: "error-unknown-preset", args: []string{"--model", "llama3-70", "--cluster", "v5p-256"}, code: ExitBadInput},
+		{name: "error-unknown-strategy-key", args: []string{"explain", "--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "32", "--strategy", "fsdp=8,tpp=2"}, code: ExitBadInput},
+		{name: "error-strategy-does-not-divide", args: []string{"explain", "--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "32", "--strategy", "dp=3,tp=3"}, code: ExitBadInput},
+		{name: "error-unknown-yaml-key", args: []string{"models", "testdata/unknown-key.yaml"}, code: ExitBadInput},
+		{name: "error-unknown-flag", args: []string{"models", "--colour"}, code: ExitBadInput},
+		{name: "error-unknown-command", args: []string{"modles"}, code: ExitBadInput},
+		{name: "error-bad-format", args: []string{"models", "--format", "xml"}, code: ExitBadInput},
+		{name: "models-readme-yaml", args: []string{"models", "testdata/gpt-1t.yaml"}},
+		{name: "clusters-readme-yaml", args: []string{"clusters", "testdata/my-h100s.yaml"}},
+		{name: "plan-top-3", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "64", "--top", "3", "--quiet"}},
+		{name: "error-no-fit", args: []string{"--model", "llama3-405b", "--cluster", "h100-8", "--batch", "16", "--quiet"}, code: ExitNoFit},
+		{name: "error-fix-does-not-divide", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--fix", "tp=3", "--quiet"}, code: ExitBadInput},
+		{name: "error-negative-batch", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "-4"}, code: ExitBadInput},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkGolden(t, tc) })
+	}
+}

@@ -1,0 +1,76 @@
+package cmd
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/meshplan/meshplan/cost"
+	"github.com/meshplan/meshplan/memory"
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/space"
+)
+
+// problem is what both plan and explain read first: the model, the
+// cluster and the workload.
+type problem struct {
+	model    model.Spec
+	cluster  profiles.Cluster
+	workload space.Workload
+}
+
+// addProblemFlags registers the flags that name a problem.
+func addProblemFlags(fs *pflag.FlagSet) {
+	fs.String("model", "", "model: a preset `name` (see plan models), a YAML file or a Hugging Face config.json")
+	fs.String("cluster", "", "cluster: a `name` such as v5p-256, 2xv5p-256 or h100-1024 (see plan clusters), or a YAML file")
+	fs.Int("batch", 0, "global batch in `sequences` per step (default: --batch-tokens)")
+	fs.Int("batch-tokens", 0, fmt.Sprintf("global batch in `tokens` per step, rounded to whole sequences (default %d when --batch is not given either)", DefaultBatchTokens))
+	fs.Int("seq", 0, "sequence length in `tokens` (default: the model's seq_len)")
+}
+
+// loadProblem resolves the model, cluster and workload of the configuration.
+func (a *app) loadProblem() (problem, error) {
+	m, err := loadModel(a.cfg.Model)
+	if err != nil {
+		return problem{}, err
+	}
+	c, err := loadCluster(a.cfg.Cluster)
+	if err != nil {
+		return problem{}, err
+	}
+	w, err := workload(a.cfg, m)
+	if err != nil {
+		return problem{}, err
+	}
+	return problem{model: m, cluster: c, workload: w}, nil
+}
+
+// workload returns the global batch and sequence length: --seq or the
+// model's seq_len; --batch, or --batch-tokens (DefaultBatchTokens when
+// neither is given) rounded to the nearest whole number of sequences, at
+// least one.
+func workload(cfg Config, m model.Spec) (space.Workload, error) {
+	seq := cfg.Seq
+	if seq == 0 {
+		seq = m.SeqLen
+	}
+	if seq <= 0 {
+		return space.Workload{}, badInputf("model %s has no seq_len: give --seq", m.Name)
+	}
+	batch := cfg.Batch
+	if batch == 0 {
+		tokens := cfg.BatchTokens
+		if tokens == 0 {
+			tokens = DefaultBatchTokens
+		}
+		batch = max(1, (tokens+seq/2)/seq)
+	}
+	return space.Workload{Batch: batch, SeqLen: seq}, nil
+}
+
+// modelOptions are the memory and cost options of every evaluation, shared
+// by plan and explain so that explain reproduces a plan's rows exactly.
+func modelOptions() (memory.Options, cost.Options) {
+	return memory.Options{}, cost.Options{}
+}

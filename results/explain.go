@@ -1,0 +1,126 @@
+package results
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteExplainTable writes the full breakdown of one strategy for
+// `plan explain`: the inputs, the traced program op by op in sharding
+// notation with the collective each op causes, the step-time and memory
+// breakdowns, and every collective of the step.
+func WriteExplainTable(w io.Writer, e Evaluation) error {
+	r := NewResult(e)
+	c := e.Model.Counts()
+	ew := &errWriter{w: w}
+	ew.printf("model     %s: %s params (%s active), %d layers, hidden %d\n",
+		e.Model.Name, Count(float64(c.Total)), Count(float64(c.Active)), e.Model.Layers, e.Model.Hidden)
+	ew.printf("cluster   %s: %d x %s, %s and %s per chip\n",
+		e.Cluster.Name, e.Cluster.Chips(), e.Cluster.Chip.Name,
+		FLOPRate(e.Cluster.Chip.PeakBF16FLOPs), Bytes(e.Cluster.Chip.HBMBytes))
+	ew.printf("mesh      %s\n", Mesh(e.Cluster.Axes))
+	ew.printf("batch     %d sequences x %d tokens = %s tokens per step\n",
+		e.Workload.Batch, e.Workload.SeqLen, Count(float64(e.Workload.Tokens())))
+	ew.printf("strategy  %s\n", r.Strategy.Spec)
+	ew.printf("          %d micro-batch(es) of %d sequence(s) per data-parallel replica, %d replica(s)\n",
+		r.Strategy.NumMicrobatches, r.Strategy.MB, e.Strategy.Replicas())
+	if ew.err != nil {
+		return ew.err
+	}
+
+	if len(e.Time.Ops) > 0 {
+		ew.printf("\nPROGRAM (per chip, one call; A[B_x, D] means dimension B of A is split over mesh axis x)\n")
+		tw := newTable(ew)
+		fmt.Fprintln(tw, "PASS\tFLOPS\tTIME\tCOLLECTIVE\tOP")
+		for _, op := range e.Time.Ops {
+			coll := "-"
+			if op.Collective.Count > 0 {
+				coll = collectiveText(newCollective(op.Collective))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", op.Pass, FLOPs(op.FLOPs), Seconds(op.Seconds), coll, op.Text)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+
+	ew.printf("\nTIME PER STEP\n")
+	tw := newTable(ew)
+	fmt.Fprintf(tw, "compute\t%s\n", Seconds(r.Time.ComputeS))
+	fmt.Fprintf(tw, "exposed communication\t%s\n", Seconds(r.Time.ExposedCommS))
+	fmt.Fprintf(tw, "pipeline bubble\t%s\n", Seconds(r.Time.BubbleS))
+	fmt.Fprintf(tw, "step\t%s\n", Seconds(r.StepTimeS))
+	fmt.Fprintf(tw, "throughput\t%s tokens/s, %s tokens/s per chip\n", Count(r.TokensPerS), Count(r.TokensPerSPerChip))
+	fmt.Fprintf(tw, "MFU\t%s (model FLOPs %s per step)\n", Percent(r.MFU), FLOPs(e.Time.ModelFLOPs))
+	fmt.Fprintf(tw, "HFU\t%s (hardware FLOPs %s per step)\n", Percent(r.HFU), FLOPs(e.Time.HardwareFLOPs))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	ew.printf("\nMEMORY PER CHIP\n")
+	tw = newTable(ew)
+	fmt.Fprintf(tw, "parameters\t%s\n", Bytes(e.Memory.ParamsBytes))
+	fmt.Fprintf(tw, "gradients\t%s\n", Bytes(e.Memory.GradsBytes))
+	fmt.Fprintf(tw, "optimizer state\t%s\n", Bytes(e.Memory.OptimizerBytes))
+	fmt.Fprintf(tw, "activations\t%s\n", Bytes(e.Memory.ActivationsBytes))
+	fmt.Fprintf(tw, "buffers\t%s\n", Bytes(e.Memory.BuffersBytes))
+	verdict := "fits"
+	if !r.Fits {
+		verdict = "does NOT fit"
+	}
+	fmt.Fprintf(tw, "total\t%s of %s usable: %s\n", Bytes(e.Memory.TotalBytes()), Bytes(e.UsableBytes), verdict)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	if len(r.Collectives) > 0 {
+		ew.printf("\nCOLLECTIVES PER STEP\n")
+		tw = newTable(ew)
+		fmt.Fprintln(tw, "OP\tAXES\tBYTES\tCOUNT\tTIME\tOVERLAPPED\tWHY")
+		for _, c := range r.Collectives {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%t\t%s\n",
+				c.Op, axesText(c.Axes), Bytes(c.Bytes), c.Count, Seconds(c.TimeS), c.Overlapped, c.Why)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return ew.err
+}
+
+// collectiveText is one collective in a table cell: "AllGather(x,y) 1.2 GB 3.4 ms".
+func collectiveText(c Collective) string {
+	s := fmt.Sprintf("%s(%s) %s %s", c.Op, strings.Join(c.Axes, ","), Bytes(c.Bytes), Seconds(c.TimeS))
+	if c.Overlapped {
+		s += " overlapped"
+	}
+	return s
+}
+
+func axesText(axes []string) string {
+	if len(axes) == 0 {
+		return "-"
+	}
+	return strings.Join(axes, ",")
+}
+
+// errWriter remembers the first write error so that a renderer can check
+// once at the end.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (ew *errWriter) Write(p []byte) (int, error) {
+	if ew.err != nil {
+		return 0, ew.err
+	}
+	n, err := ew.w.Write(p)
+	ew.err = err
+	return n, err
+}
+
+func (ew *errWriter) printf(format string, args ...any) {
+	fmt.Fprintf(ew, format, args...)
+}

@@ -1,0 +1,129 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/meshplan/meshplan/model"
+)
+
+// Model is the JSON form of one model in `plan models --format json`:
+// the contract's fields plus a few derived counts.
+type Model struct {
+	Name               string `json:"name"`
+	Params             int64  `json:"params"`
+	ActiveParams       int64  `json:"active_params"`
+	EmbeddingParams    int64  `json:"embedding_params"`
+	NonEmbeddingParams int64  `json:"non_embedding_params"`
+	Layers             int    `json:"layers"`
+	Hidden             int    `json:"hidden"`
+	Heads              int    `json:"heads"`
+	KVHeads            int    `json:"kv_heads"`
+	HeadDim            int    `json:"head_dim"`
+	FFNHidden          int    `json:"ffn_hidden"`
+	FFN                string `json:"ffn"`
+	Vocab              int    `json:"vocab"`
+	SeqLen             int    `json:"seq_len"`
+	TiedEmbeddings     bool   `json:"tied_embeddings"`
+	Norm               string `json:"norm,omitempty"`
+	Bias               bool   `json:"bias,omitempty"`
+	MoE                *MoE   `json:"moe,omitempty"`
+	Description        string `json:"description,omitempty"`
+}
+
+// MoE is the JSON form of a model's mixture-of-experts layers.
+type MoE struct {
+	Experts          int     `json:"experts"`
+	TopK             int     `json:"top_k"`
+	ExpertFFNHidden  int     `json:"expert_ffn_hidden"`
+	SharedExperts    int     `json:"shared_experts"`
+	SharedFFNHidden  int     `json:"shared_ffn_hidden,omitempty"`
+	FirstDenseLayers int     `json:"first_dense_layers"`
+	CapacityFactor   float64 `json:"capacity_factor,omitempty"`
+}
+
+// NewModel converts a model spec to its JSON form, with parameter counts
+// from [model.Spec.Counts] (embeddings included).
+func NewModel(m model.Spec) Model {
+	c := m.Counts()
+	out := Model{
+		Name:               m.Name,
+		Params:             c.Total,
+		ActiveParams:       c.Active,
+		EmbeddingParams:    c.Embedding,
+		NonEmbeddingParams: c.NonEmbedding,
+		Layers:             m.Layers,
+		Hidden:             m.Hidden,
+		Heads:              m.Heads,
+		KVHeads:            m.KVHeads,
+		HeadDim:            m.HeadDim,
+		FFNHidden:          m.FFNHidden,
+		FFN:                m.FFN,
+		Vocab:              m.Vocab,
+		SeqLen:             m.SeqLen,
+		TiedEmbeddings:     m.TiedEmbeddings,
+		Norm:               m.Norm,
+		Bias:               m.Bias,
+		Description:        m.Description,
+	}
+	if e := m.MoE; e != nil {
+		out.MoE = &MoE{
+			Experts:          e.Experts,
+			TopK:             e.TopK,
+			ExpertFFNHidden:  e.ExpertFFNHidden,
+			SharedExperts:    e.SharedExperts,
+			SharedFFNHidden:  e.SharedFFNHidden,
+			FirstDenseLayers: e.FirstDenseLayers,
+			CapacityFactor:   e.CapacityFactor,
+		}
+	}
+	return out
+}
+
+// WriteModelsJSON writes the models as one indented JSON array.
+func WriteModelsJSON(w io.Writer, ms []model.Spec) error {
+	out := make([]Model, len(ms))
+	for i, m := range ms {
+		out[i] = NewModel(m)
+	}
+	return writeJSON(w, out)
+}
+
+// WriteModelsTable writes one aligned row per model: sizes in human units,
+// shapes as integers and the MoE layout as experts/top-k.
+func WriteModelsTable(w io.Writer, ms []model.Spec) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "NAME\tPARAMS\tACTIVE\tLAYERS\tHIDDEN\tHEADS\tKV\tHEAD_DIM\tFFN_HIDDEN\tFFN\tVOCAB\tSEQ\tMOE")
+	for _, m := range ms {
+		c := m.Counts()
+		moe := "-"
+		if e := m.MoE; e != nil {
+			moe = fmt.Sprintf("%d experts, top %d", e.Experts, e.TopK)
+			if e.SharedExperts > 0 {
+				moe += fmt.Sprintf(", %d shared", e.SharedExperts)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\n",
+			m.Name, Count(float64(c.Total)), Count(float64(c.Active)), m.Layers, m.Hidden,
+			m.Heads, m.KVHeads, m.HeadDim, m.FFNHidden, m.FFN, m.Vocab, m.SeqLen, moe)
+	}
+	return tw.Flush()
+}
+
+// newTable returns the tabwriter every table uses: two spaces between
+// columns, left-aligned cells.
+func newTable(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+}
+
+// writeJSON writes v as indented JSON followed by a newline.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("results: writing JSON: %w", err)
+	}
+	return nil
+}

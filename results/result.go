@@ -1,0 +1,186 @@
+package results
+
+import (
+	"io"
+
+	"github.com/meshplan/meshplan/cost"
+	"github.com/meshplan/meshplan/memory"
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/space"
+)
+
+// GB is the contract's unit for every _gb field: 10^9 bytes.
+const GB = 1e9
+
+// Strategy is the JSON form of a strategy: its degrees and knobs, the mesh
+// axes each parallel dimension occupies, and the --strategy string (Spec)
+// that reproduces it.
+type Strategy struct {
+	DP              int                 `json:"dp"`
+	Zero            int                 `json:"zero"`
+	FSDP            int                 `json:"fsdp"`
+	TP              int                 `json:"tp"`
+	SP              bool                `json:"sp"`
+	CP              int                 `json:"cp"`
+	PP              int                 `json:"pp"`
+	EP              int                 `json:"ep"`
+	MB              int                 `json:"mb"`
+	NumMicrobatches int                 `json:"num_microbatches"`
+	Schedule        string              `json:"schedule"`
+	V               int                 `json:"v"`
+	Recompute       string              `json:"recompute"`
+	Mesh            map[string][]string `json:"mesh"`
+	Spec            string              `json:"spec"`
+}
+
+// Time is a step's time breakdown in seconds.
+type Time struct {
+	ComputeS     float64 `json:"compute_s"`
+	ExposedCommS float64 `json:"exposed_comm_s"`
+	BubbleS      float64 `json:"bubble_s"`
+}
+
+// Memory is the busiest chip's memory breakdown in 10^9 bytes.
+type Memory struct {
+	ParamsGB      float64 `json:"params_gb"`
+	GradsGB       float64 `json:"grads_gb"`
+	OptimizerGB   float64 `json:"optimizer_gb"`
+	ActivationsGB float64 `json:"activations_gb"`
+	BuffersGB     float64 `json:"buffers_gb"`
+}
+
+// Collective is the JSON form of one kind of communication of a step.
+type Collective struct {
+	Op         string   `json:"op"`
+	Axes       []string `json:"axes"`
+	Bytes      float64  `json:"bytes"`
+	Count      int      `json:"count"`
+	TimeS      float64  `json:"time_s"`
+	Overlapped bool     `json:"overlapped"`
+	Why        string   `json:"why"`
+}
+
+// Result is the contract's RESULT: one evaluated strategy, as printed by
+// `plan explain --format json` and as each element of a plan's pareto list.
+type Result struct {
+	Strategy          Strategy     `json:"strategy"`
+	StepTimeS         float64      `json:"step_time_s"`
+	TokensPerS        float64      `json:"tokens_per_s"`
+	TokensPerSPerChip float64      `json:"tokens_per_s_per_chip"`
+	MFU               float64      `json:"mfu"`
+	HFU               float64      `json:"hfu"`
+	MemoryGBPerChip   float64      `json:"memory_gb_per_chip"`
+	UsableGBPerChip   float64      `json:"usable_gb_per_chip"`
+	Fits              bool         `json:"fits"`
+	Time              Time         `json:"time"`
+	Memory            Memory       `json:"memory"`
+	Collectives       []Collective `json:"collectives"`
+}
+
+// Evaluation is everything known about one strategy of one problem: the
+// inputs and the cost and memory estimates. It is what [NewResult] and
+// [WriteExplainTable] render.
+type Evaluation struct {
+	Model    model.Spec
+	Cluster  profiles.Cluster
+	Workload space.Workload
+	// Strategy is validated and placed (Mesh filled).
+	Strategy space.Strategy
+	Time     cost.Estimate
+	Memory   memory.Breakdown
+	// UsableBytes is the HBM per chip the strategy may fill (memory.UsableBytes).
+	UsableBytes float64
+}
+
+// Fits reports whether the memory estimate is within the usable HBM.
+func (e Evaluation) Fits() bool { return e.Memory.TotalBytes() <= e.UsableBytes }
+
+// MFU is model FLOPs per step over step time x chips x peak bf16 FLOP/s.
+func (e Evaluation) MFU() float64 { return e.utilisation(e.Time.ModelFLOPs) }
+
+// HFU is like MFU with the hardware FLOPs (recomputation included).
+func (e Evaluation) HFU() float64 { return e.utilisation(e.Time.HardwareFLOPs) }
+
+func (e Evaluation) utilisation(flops float64) float64 {
+	d := e.Time.StepSeconds * float64(e.Cluster.Chips()) * e.Cluster.Chip.PeakBF16FLOPs
+	if d <= 0 {
+		return 0
+	}
+	return flops / d
+}
+
+// TokensPerS is the throughput of the whole cluster.
+func (e Evaluation) TokensPerS() float64 {
+	if e.Time.StepSeconds <= 0 {
+		return 0
+	}
+	return float64(e.Workload.Tokens()) / e.Time.StepSeconds
+}
+
+// NewStrategy converts a placed strategy to its JSON form; the workload
+// fixes the number of micro-batches.
+func NewStrategy(s space.Strategy, w space.Workload) Strategy {
+	mesh := map[string][]string{}
+	for d, shares := range s.Mesh {
+		key := space.Dim(d).String()
+		for _, sh := range shares {
+			mesh[key] = append(mesh[key], sh.Axis)
+		}
+	}
+	nmb := s.NumMicrobatches(w)
+	return Strategy{
+		DP: s.DP, Zero: s.Zero, FSDP: s.FSDP, TP: s.TP, SP: s.SP, CP: s.CP, PP: s.PP, EP: s.EP,
+		MB: s.MB, NumMicrobatches: nmb, Schedule: s.Schedule, V: s.V, Recompute: s.Recompute,
+		Mesh: mesh,
+		Spec: s.String(),
+	}
+}
+
+// NewResult converts an evaluation to the contract's RESULT.
+func NewResult(e Evaluation) Result {
+	chips := float64(e.Cluster.Chips())
+	tps := e.TokensPerS()
+	colls := make([]Collective, len(e.Time.Collectives))
+	for i, c := range e.Time.Collectives {
+		colls[i] = newCollective(c)
+	}
+	return Result{
+		Strategy:          NewStrategy(e.Strategy, e.Workload),
+		StepTimeS:         e.Time.StepSeconds,
+		TokensPerS:        tps,
+		TokensPerSPerChip: tps / chips,
+		MFU:               e.MFU(),
+		HFU:               e.HFU(),
+		MemoryGBPerChip:   e.Memory.TotalBytes() / GB,
+		UsableGBPerChip:   e.UsableBytes / GB,
+		Fits:              e.Fits(),
+		Time: Time{
+			ComputeS:     e.Time.ComputeSeconds,
+			ExposedCommS: e.Time.ExposedCommSeconds,
+			BubbleS:      e.Time.BubbleSeconds,
+		},
+		Memory: Memory{
+			ParamsGB:      e.Memory.ParamsBytes / GB,
+			GradsGB:       e.Memory.GradsBytes / GB,
+			OptimizerGB:   e.Memory.OptimizerBytes / GB,
+			ActivationsGB: e.Memory.ActivationsBytes / GB,
+			BuffersGB:     e.Memory.BuffersBytes / GB,
+		},
+		Collectives: colls,
+	}
+}
+
+func newCollective(c cost.Collective) Collective {
+	axes := c.Axes
+	if axes == nil {
+		axes = []string{}
+	}
+	return Collective{
+		Op: c.Op, Axes: axes, Bytes: c.Bytes, Count: c.Count,
+		TimeS: c.Seconds, Overlapped: c.Overlapped, Why: c.Why,
+	}
+}
+
+// WriteResultJSON writes one RESULT as indented JSON (`plan explain --format json`).
+func WriteResultJSON(w io.Writer, e Evaluation) error { return writeJSON(w, NewResult(e)) }
