@@ -1,13 +1,5 @@
 package cost
 
-import (
-	"errors"
-
-	"github.com/meshplan/meshplan/model"
-	"github.com/meshplan/meshplan/profiles"
-	"github.com/meshplan/meshplan/space"
-)
-
 // Options select cost-model variants beyond the cluster's coefficients.
 // The zero value is the default model.
 type Options struct {
@@ -17,6 +9,9 @@ type Options struct {
 	// CollectiveMatmul overlaps tensor/sequence-parallel collectives with the
 	// adjacent matmuls (collective matmul, [SB-JAX]); off by default.
 	CollectiveMatmul bool
+	// SkipCollectives leaves Estimate.Collectives nil (unless Trace is set),
+	// so that search evaluates without allocating.
+	SkipCollectives bool
 }
 
 // Collective is one kind of communication of a step, aggregated over its calls.
@@ -69,10 +64,4 @@ type Estimate struct {
 	Collectives []Collective
 	// Ops is the traced program when Options.Trace is set.
 	Ops []Op
-}
-
-// Evaluate returns the step-time estimate of strategy s (already validated
-// and placed) for model m on cluster c with workload w.
-func Evaluate(m model.Spec, c profiles.Cluster, w space.Workload, s space.Strategy, o Options) (Estimate, error) {
-	return Estimate{}, errors.New("cost: not implemented")
 }

@@ -1,0 +1,32 @@
+package cost
+
+import (
+	"testing"
+
+	"github.com/meshplan/meshplan/space"
+)
+
+// BenchmarkEvaluate: Llama 3 405B on 16384 H100, tp=8, pp=16, dp=128,
+// zero=1, interleaved v=4 (the search hot path).
+func BenchmarkEvaluate(b *testing.B) {
+	m := llama3("405b")
+	c := gpuCluster("h100-16384", chipH100, 16384, 450e9, 50e9)
+	s := strategy(space.Strategy{TP: 8, PP: 16, DP: 128, Zero: 1, SP: true, Schedule: space.Interleaved, V: 4})
+	s.Mesh[space.TP] = share("gpu", 8)
+	s.Mesh[space.PP] = share("node", 16)
+	s.Mesh[space.DP] = share("node", 128)
+	w := space.Workload{Batch: 2048, SeqLen: 8192}
+	for _, bc := range []struct {
+		name string
+		o    Options
+	}{{"collectives", Options{}}, {"skip", Options{SkipCollectives: true}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Evaluate(m, c, w, s, bc.o); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,317 @@
+package cost
+
+import (
+	"github.com/meshplan/meshplan/profiles"
+)
+
+// Collective operation names, as used in Collective.Op and CollectiveSeconds.
+const (
+	AllGather     = "AllGather"
+	ReduceScatter = "ReduceScatter"
+	AllReduce     = "AllReduce"
+	AllToAll      = "AllToAll"
+	SendRecv      = "SendRecv"
+)
+
+// AxisGroup is the part of one cluster mesh axis that a collective runs over:
+// Size chips of Axis, the whole axis when Whole is set. A part of an axis is a
+// contiguous sub-ring, so it has no wraparound link even when the axis has one.
+// Its fields match space.Group, so one converts to the other.
+type AxisGroup struct {
+	// Axis is the cluster mesh axis.
+	Axis profiles.Axis
+	// Size is the number of chips of the axis in the group.
+	Size int
+	// Whole says the group spans the whole axis (so it may use the wraparound link).
+	Whole bool
+}
+
+// maxGroups bounds the axis groups of one collective (mesh axes are few).
+const maxGroups = 8
+
+// effBandwidth is the achieved one-way bandwidth of axis a in bytes/s:
+// BandwidthBytesPerS times the axis Efficiency (1 when unset).
+func effBandwidth(a profiles.Axis) float64 {
+	e := a.Efficiency
+	if e <= 0 || e > 1 {
+		e = 1
+	}
+	return a.BandwidthBytesPerS * e
+}
+
+// tierKind sorts axes into the three cost models of formulas.md §4.
+type tierKind int
+
+const (
+	kindRing     tierKind = iota // TPU ICI ring or line [SB-SHARD], formulas.md §4.3
+	kindSwitched                 // NVLink domain behind NVSwitch [SB-GPU], formulas.md §4.4
+	kindNetwork                  // IB / Ethernet / DCN, one NIC share per chip, formulas.md §4.4-4.5
+)
+
+func kindOf(t profiles.Tier) tierKind {
+	switch t {
+	case profiles.ICI, "":
+		return kindRing
+	case profiles.NVLink:
+		return kindSwitched
+	default:
+		return kindNetwork
+	}
+}
+
+// ringHops is the number of sequential shard steps of a ring AllGather over
+// one group: ⌈(n-1)/2⌉ on a bidirectional ring with wraparound (each chip
+// receives half of the n-1 shards from either side), n-1 on a line without it
+// (the end chip receives every shard from one side). [SB-SHARD]; for even n
+// the wraparound form is exactly the book's V/(2·W_uni) = V/W_ici.
+func ringHops(g AxisGroup) int {
+	n := g.Size
+	if g.Whole && g.Axis.Wraparound && n > 2 {
+		return n / 2 // ⌈(n-1)/2⌉
+	}
+	return n - 1
+}
+
+// ringGatherSeconds is the bandwidth and latency terms of an AllGather of a
+// full array of v bytes over one ring group: hops·(v/n)/W_uni and hops·T_hop.
+func ringGatherSeconds(v float64, g AxisGroup) (bw, lat float64) {
+	h := float64(ringHops(g))
+	return h * v / float64(g.Size) / effBandwidth(g.Axis), h * g.Axis.LatencySeconds
+}
+
+// ringAllToAllSeconds is the bisection bound of an AllToAll of a full array of
+// v bytes over one ring group: a quarter of v crosses the middle each way, over
+// one link on a line (v/(4·W_uni)) or two on a ring (v/(8·W_uni)), i.e. about a
+// quarter of the AllGather time ([SB-SHARD], hardware.md §3.2).
+func ringAllToAllSeconds(v float64, g AxisGroup) (bw, lat float64) {
+	n := float64(g.Size)
+	cross := v / 4 // (n/2)² pairs × v/n² bytes, for even n
+	if g.Size%2 == 1 {
+		cross = v * (n*n - 1) / (4 * n * n)
+	}
+	links := 1.0
+	if g.Whole && g.Axis.Wraparound && g.Size > 2 {
+		links = 2
+	}
+	_, lat = ringGatherSeconds(v, g)
+	return cross / (links * effBandwidth(g.Axis)), lat
+}
+
+// gatherSeconds is the AllGather (or, by transposition, ReduceScatter) time of
+// a full array of v bytes over groups, in the hierarchical form:
+//
+//   - ring (ICI) groups run at once, their bandwidths add ([SB-SHARD]
+//     "multi-axis gather": V/(W·k)), so their bandwidth terms combine as a
+//     harmonic sum; the phase takes max(latency floor, bandwidth term)
+//     (T = max(T_min·Σ hops, V/(W·k)), formulas.md §4.3);
+//   - switched (NVLink) groups: n chips, T = v·(n-1)/n / W_gpu + (n-1)·α
+//     (formulas.md §4.4, α-β form of §4.1);
+//   - each network level j (IB, Ethernet, DCN), innermost first: every chip of
+//     the group sends through its own NIC share, so only v/g_j bytes per chip
+//     cross the level, where g_j is the number of group chips inside one
+//     instance of the level (the product of all inner group sizes):
+//     T_j = (v/g_j)·(n_j-1)/n_j / W_nic + (n_j-1)·α_j. With g = 8 GPUs per
+//     node this is the book's cross-node v/W_node with W_node = 8·W_nic
+//     (formulas.md §4.4-4.5, hardware.md §3.2 hierarchical AllReduce).
+//
+// The phases add (formulas.md §4.5: the sum; their max is the optimistic bound).
+func gatherSeconds(v float64, gs []AxisGroup) float64 {
+	if v <= 0 {
+		return 0
+	}
+	var (
+		ringInvBW, ringLat float64
+		anyRing            bool
+		t                  float64
+		inner              = 1.0
+	)
+	for _, g := range gs {
+		if g.Size <= 1 || kindOf(g.Axis.Tier) != kindRing {
+			continue
+		}
+		bw, lat := ringGatherSeconds(v, g)
+		ringInvBW += 1 / bw
+		ringLat += lat
+		anyRing = true
+		inner *= float64(g.Size)
+	}
+	if anyRing {
+		t += max(1/ringInvBW, ringLat)
+	}
+	for _, g := range gs {
+		if g.Size <= 1 || kindOf(g.Axis.Tier) != kindSwitched {
+			continue
+		}
+		n := float64(g.Size)
+		t += v*(n-1)/n/effBandwidth(g.Axis) + (n-1)*g.Axis.LatencySeconds
+		inner *= n
+	}
+	for _, g := range gs {
+		if g.Size <= 1 || kindOf(g.Axis.Tier) != kindNetwork {
+			continue
+		}
+		n := float64(g.Size)
+		t += v/inner*(n-1)/n/effBandwidth(g.Axis) + (n-1)*g.Axis.LatencySeconds
+		inner *= n
+	}
+	return t
+}
+
+// allToAllSeconds is the AllToAll time of a full array of v bytes (the sum of
+// every chip's send buffer) over groups:
+//
+//   - ring groups: the bisection bound of ringAllToAllSeconds, bandwidths adding
+//     over several axes;
+//   - switched groups: T = v·(n-1)/(n²·W_gpu) (formulas.md §4.4);
+//   - network level j with g_j group chips inside each instance: every chip sends
+//     the (n_j-1)/n_j of its v/(g_j·n_j) bytes that leave the instance through
+//     its own NIC: T = v·(n_j-1)/(g_j·n_j²·W_nic), the book's
+//     S(M-1)/(M²·W_node) (formulas.md §4.4; no hierarchical gain, hardware.md §5.4).
+func allToAllSeconds(v float64, gs []AxisGroup) float64 {
+	if v <= 0 {
+		return 0
+	}
+	var (
+		ringInvBW, ringLat float64
+		anyRing            bool
+		t                  float64
+		inner              = 1.0
+	)
+	for _, g := range gs {
+		if g.Size <= 1 || kindOf(g.Axis.Tier) != kindRing {
+			continue
+		}
+		bw, lat := ringAllToAllSeconds(v, g)
+		ringInvBW += 1 / bw
+		ringLat += lat
+		anyRing = true
+		inner *= float64(g.Size)
+	}
+	if anyRing {
+		t += max(1/ringInvBW, ringLat)
+	}
+	for _, g := range gs {
+		if g.Size <= 1 || kindOf(g.Axis.Tier) != kindSwitched {
+			continue
+		}
+		n := float64(g.Size)
+		t += v*(n-1)/(n*n*effBandwidth(g.Axis)) + (n-1)*g.Axis.LatencySeconds
+		inner *= n
+	}
+	for _, g := range gs {
+		if g.Size <= 1 || kindOf(g.Axis.Tier) != kindNetwork {
+			continue
+		}
+		n := float64(g.Size)
+		t += v*(n-1)/(inner*n*n*effBandwidth(g.Axis)) + (n-1)*g.Axis.LatencySeconds
+		inner *= n
+	}
+	return t
+}
+
+// linModelOf writes gatherSeconds (or allToAllSeconds when a2a) over gs as
+// a linModel; the two must stay in step (TestLinModel checks them).
+func linModelOf(gs []AxisGroup, a2a bool) linModel {
+	var m linModel
+	var ringInv float64
+	inner := 1.0
+	for _, g := range gs {
+		if g.Size <= 1 || kindOf(g.Axis.Tier) != kindRing {
+			continue
+		}
+		var bw, lat float64
+		if a2a {
+			bw, lat = ringAllToAllSeconds(1, g)
+		} else {
+			bw, lat = ringGatherSeconds(1, g)
+		}
+		ringInv += 1 / bw
+		m.ringLat += lat
+		inner *= float64(g.Size)
+	}
+	if ringInv > 0 {
+		m.ringPerByte = 1 / ringInv
+	}
+	for _, g := range gs {
+		if g.Size <= 1 || kindOf(g.Axis.Tier) != kindSwitched {
+			continue
+		}
+		n := float64(g.Size)
+		if a2a {
+			m.perByte += (n - 1) / (n * n * effBandwidth(g.Axis))
+		} else {
+			m.perByte += (n - 1) / n / effBandwidth(g.Axis)
+		}
+		m.lat += (n - 1) * g.Axis.LatencySeconds
+		inner *= n
+	}
+	for _, g := range gs {
+		if g.Size <= 1 || kindOf(g.Axis.Tier) != kindNetwork {
+			continue
+		}
+		n := float64(g.Size)
+		if a2a {
+			m.perByte += (n - 1) / (inner * n * n * effBandwidth(g.Axis))
+		} else {
+			m.perByte += (n - 1) / (inner * n * effBandwidth(g.Axis))
+		}
+		m.lat += (n - 1) * g.Axis.LatencySeconds
+		inner *= n
+	}
+	return m
+}
+
+// AllGatherSeconds is the time to AllGather an array of bytes (the full,
+// gathered size) over the axis groups; see gatherSeconds for the model
+// ([SB-SHARD], [SB-GPU], formulas.md §4.3-4.5).
+func AllGatherSeconds(bytes float64, groups []AxisGroup) float64 {
+	return gatherSeconds(bytes, groups)
+}
+
+// ReduceScatterSeconds is the time to ReduceScatter an array of bytes (the full,
+// unreduced size) over the groups: the transpose of an AllGather, same cost
+// ([SB-SHARD] "More about the ReduceScatter", formulas.md §3.0).
+func ReduceScatterSeconds(bytes float64, groups []AxisGroup) float64 {
+	return gatherSeconds(bytes, groups)
+}
+
+// AllReduceSeconds is the time to AllReduce an array of bytes over the groups:
+// ReduceScatter + AllGather, T = 2·T_AG ([SB-SHARD], formulas.md §4.1 ring).
+func AllReduceSeconds(bytes float64, groups []AxisGroup) float64 {
+	return 2 * gatherSeconds(bytes, groups)
+}
+
+// AllToAllSeconds is the time of an AllToAll of an array of bytes (all chips'
+// buffers together) over the groups; see allToAllSeconds ([SB-SHARD], [SB-GPU]).
+func AllToAllSeconds(bytes float64, groups []AxisGroup) float64 {
+	return allToAllSeconds(bytes, groups)
+}
+
+// SendRecvSeconds is the time of one point-to-point transfer of bytes (as sent
+// by one chip) to a neighbour along group g: bytes/W + one hop latency
+// (α-β model, formulas.md §4.1; pipeline sends, formulas.md §3.3).
+func SendRecvSeconds(bytes float64, g AxisGroup) float64 {
+	if bytes <= 0 {
+		return 0
+	}
+	return bytes/effBandwidth(g.Axis) + g.Axis.LatencySeconds
+}
+
+// CollectiveSeconds dispatches on op (AllGather, ReduceScatter, AllReduce,
+// AllToAll, SendRecv); SendRecv uses the first group. Unknown ops cost 0.
+func CollectiveSeconds(op string, bytes float64, groups []AxisGroup) float64 {
+	switch op {
+	case AllGather, ReduceScatter:
+		return gatherSeconds(bytes, groups)
+	case AllReduce:
+		return 2 * gatherSeconds(bytes, groups)
+	case AllToAll:
+		return allToAllSeconds(bytes, groups)
+	case SendRecv:
+		if len(groups) == 0 {
+			return 0
+		}
+		return SendRecvSeconds(bytes, groups[0])
+	}
+	return 0
+}

@@ -1,0 +1,85 @@
+// Package cost predicts the step time of a parallel training strategy and
+// lists the communication it causes, derived rather than written per strategy
+// (design.md "Communication is derived, not hard-coded").
+//
+// # The program
+//
+// A model is a short program of einsums over named dimensions (B batch, S
+// sequence, T key/value sequence, D model, Q/N query heads·head_dim, K kv
+// heads·head_dim, F ffn, E experts, C expert slots, V vocabulary), built once
+// per model and cached: attention (fused QKV with GQA, flash-attention core
+// QKᵀ and AV whose FLOPs scale with q, output projection), the MLP (gelu: two
+// matrices, swiglu: fused gate+up and down) or the MoE block (router,
+// dispatch, expert matmuls with capacity factor, combine, shared experts),
+// the embedding lookup and the output layer with the vocab-parallel loss.
+// Every tensor dimension carries a class (token batch, residual sequence,
+// model, weight data, expert...) that the strategy maps to roles — the
+// algebra's mesh axes dp, fsdp, tp, cp, ep and, in the MoE region, edp and
+// efsdp (dp·fsdp with the ep shares taken out): x[B_{dp,fsdp}, S_{cp(,tp with
+// SP)}, D], W_in[D_{fsdp}, F_{tp}], W_e[E_{ep}, D_{efsdp}, F_{tp}].
+//
+// For every einsum and every role, the rules of design.md decide: leave each
+// operand or AllGather it; the product then holds the role on a dim, as a
+// partial sum U, or not at all; moving that to the layout the next op needs
+// costs an AllReduce or ReduceScatter (U), an AllGather or AllToAll (another
+// dim) or a free slice. The cheapest legal choice wins, gathered operands are
+// reused within a pass. The backward pass is derived by transposition
+// (dA = dC·Bᵀ, dB = Aᵀ·dC, a reshard by its inverse) under the same rules, so
+// AllGather and ReduceScatter swap; a weight gradient may stay partial over the
+// roles that replicate the weight (dp, cp) until the once-per-step reduction,
+// so nothing is reduced twice. Data-parallel AllReduce, ZeRO-1/2 (RS + AG once
+// per step; ZeRO-2 reduce-scatters per micro-batch, formulas.md §3.1), FSDP
+// (AG forward, AG backward, RS per micro-batch), Megatron TP (2+2 AllReduce)
+// and SP (AG+RS pairs plus the re-gather), CP's K/V exchange, EP's AllToAll
+// and full recompute's replayed collectives all fall out; the tests pin them.
+//
+// # Collectives
+//
+// AllGatherSeconds and friends cost a collective on axis groups: TPU ICI rings
+// (⌈(n-1)/2⌉ shard steps with wraparound, n-1 on a line or a partial axis;
+// several axes add bandwidths; max with the per-hop latency floor), GPU
+// NVLink (S(n-1)/n/W) and network tiers in hierarchical form (each network
+// level carries S/g per chip through its own NIC, g the group's chips inside
+// one instance of the level), DCN like a network tier. See collective.go.
+//
+// # Compute
+//
+// Each op is a roofline: FLOPs/(peak·eff) against HBM bytes/(HBM bw ·
+// HBMFraction), with eff = MatmulFraction·x/(x+MatmulHalfFLOPs) for a call
+// of x FLOPs per chip (Calculon's points, hardware.md §3.3); the attention
+// core runs at 0.7 of the GEMM rate ([FA2]) and does half the score square
+// (causal); elementwise ops are memory-bound. Selective recompute re-runs the
+// attention core, full recompute the whole layer forward with its collectives;
+// flash attention's backward recomputes QKᵀ. The optimizer step is a
+// memory-bound Adam update of the chip's parameter shard.
+//
+// # Step time
+//
+// StepSeconds = ComputeSeconds + ExposedCommSeconds + BubbleSeconds for the
+// busiest pipeline stage (first: embedding, last: output layer; layers need not
+// divide evenly). ComputeSeconds is M micro-batches of forward+backward plus
+// the optimizer. Exposure follows formulas.md §6:
+//
+//   - tp/sp/cp/ep activation collectives are on the critical path, except that
+//     in backward the dX reduction hides under the dW GEMM and the re-gather
+//     under the dX GEMM (Megatron), ring attention hides the K/V exchange under
+//     OverlapFraction of the core, and Options.CollectiveMatmul hides tp/cp
+//     collectives under their own matmul;
+//   - per-micro-batch weight traffic (FSDP gathers, gradient reduce-scatters)
+//     is exposed by max(one layer's gather and reduction, M·comm −
+//     OverlapFraction·compute) (prefetch, [TORCH-FSDP]);
+//   - the once-per-step gradient reduction overlaps OverlapFraction of the last
+//     micro-batch's backward, the ZeRO parameter gather the first forward, at
+//     least one layer's bucket exposed ([MEG-DDP]);
+//   - pipeline sends: 2(pp-1) transfers of ramp-up and ramp-down plus
+//     (1-OverlapFraction) of the 2·M·v steady-state ones.
+//
+// BubbleSeconds = (pp-1)/v times one micro-batch's stage time (v = 1 unless
+// interleaved): (pp-1)/M of the ideal compute for GPipe and 1F1B, (pp-1)/(vM)
+// interleaved ([NARA §2.2], formulas.md §5). ModelFLOPs follows the contract
+// (model.Spec.ModelFLOPsPerToken × tokens, full-square attention);
+// HardwareFLOPs adds the recompute policy's FLOPs (formulas.md §1.2).
+//
+// Coefficients come from profiles.Cluster.Efficiency; zero fields fall back to
+// DefaultEfficiency.
+package cost

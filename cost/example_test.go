@@ -1,0 +1,40 @@
+package cost_test
+
+import (
+	"fmt"
+
+	"github.com/meshplan/meshplan/cost"
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/space"
+)
+
+// Evaluate Megatron tensor parallelism with sequence parallelism inside one
+// 8xH100 node and list the derived collectives: per layer and micro-batch
+// 6 AllGather + 4 ReduceScatter (32 layers × 8 micro-batches = 1536 + 1024),
+// plus the embedding (RS fwd, AG bwd), the output layer (AG fwd, AG + RS bwd)
+// and the loss statistics' AllReduce, 8 micro-batches each.
+func ExampleEvaluate() {
+	m := model.Spec{Name: "llama3-8b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8,
+		FFNHidden: 14336, FFN: model.SwiGLU, Vocab: 128256, SeqLen: 8192}
+	c := profiles.Cluster{Name: "h100-8",
+		Chip: profiles.Chip{Name: "h100", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, HBMBandwidthBytesPerS: 3.35e12},
+		Axes: []profiles.Axis{{Name: "gpu", Size: 8, Tier: profiles.NVLink, BandwidthBytesPerS: 450e9, LatencySeconds: 3e-6, Efficiency: 0.8}}}
+	s := space.Strategy{DP: 1, FSDP: 1, TP: 8, SP: true, CP: 1, PP: 1, EP: 1, MB: 1, V: 1,
+		Schedule: space.OneFOneB, Recompute: space.RecomputeNone}
+	s.Mesh[space.TP] = []space.Share{{Axis: "gpu", Size: 8}}
+	est, err := cost.Evaluate(m, c, space.Workload{Batch: 8, SeqLen: 8192}, s, cost.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	n := map[string]int{}
+	for _, col := range est.Collectives {
+		n[col.Op] += col.Count
+	}
+	fmt.Printf("AllGather %d, ReduceScatter %d, AllReduce %d per step\n", n[cost.AllGather], n[cost.ReduceScatter], n[cost.AllReduce])
+	fmt.Println(est.StepSeconds == est.ComputeSeconds+est.ExposedCommSeconds+est.BubbleSeconds)
+	// Output:
+	// AllGather 1560, ReduceScatter 1040, AllReduce 8 per step
+	// true
+}
