@@ -7,7 +7,7 @@ import (
 )
 
 // BenchmarkEvaluate: Llama 3 405B on 16384 H100, tp=8, pp=16, dp=128,
-// zero=1, interleaved v=4 (the search hot path).
+// zero=1, interleaved v=4 (the search hot path: one Model, many strategies).
 func BenchmarkEvaluate(b *testing.B) {
 	m := llama3("405b")
 	c := gpuCluster("h100-16384", chipH100, 16384, 450e9, 50e9)
@@ -21,9 +21,10 @@ func BenchmarkEvaluate(b *testing.B) {
 		o    Options
 	}{{"collectives", Options{}}, {"skip", Options{SkipCollectives: true}}} {
 		b.Run(bc.name, func(b *testing.B) {
+			cm := NewModel(m, bc.o)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := Evaluate(m, c, w, s, bc.o); err != nil {
+				if _, err := cm.Evaluate(c, w, s, bc.o); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -2,6 +2,7 @@ package cost
 
 import (
 	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/space"
 )
 
 // Collective operation names, as used in Collective.Op and CollectiveSeconds.
@@ -12,19 +13,6 @@ const (
 	AllToAll      = "AllToAll"
 	SendRecv      = "SendRecv"
 )
-
-// AxisGroup is the part of one cluster mesh axis that a collective runs over:
-// Size chips of Axis, the whole axis when Whole is set. A part of an axis is a
-// contiguous sub-ring, so it has no wraparound link even when the axis has one.
-// Its fields match space.Group, so one converts to the other.
-type AxisGroup struct {
-	// Axis is the cluster mesh axis.
-	Axis profiles.Axis
-	// Size is the number of chips of the axis in the group.
-	Size int
-	// Whole says the group spans the whole axis (so it may use the wraparound link).
-	Whole bool
-}
 
 // maxGroups bounds the axis groups of one collective (mesh axes are few).
 const maxGroups = 8
@@ -64,7 +52,7 @@ func kindOf(t profiles.Tier) tierKind {
 // receives half of the n-1 shards from either side), n-1 on a line without it
 // (the end chip receives every shard from one side). [SB-SHARD]; for even n
 // the wraparound form is exactly the book's V/(2·W_uni) = V/W_ici.
-func ringHops(g AxisGroup) int {
+func ringHops(g space.Group) int {
 	n := g.Size
 	if g.Whole && g.Axis.Wraparound && n > 2 {
 		return n / 2 // ⌈(n-1)/2⌉
@@ -74,7 +62,7 @@ func ringHops(g AxisGroup) int {
 
 // ringGatherSeconds is the bandwidth and latency terms of an AllGather of a
 // full array of v bytes over one ring group: hops·(v/n)/W_uni and hops·T_hop.
-func ringGatherSeconds(v float64, g AxisGroup) (bw, lat float64) {
+func ringGatherSeconds(v float64, g space.Group) (bw, lat float64) {
 	h := float64(ringHops(g))
 	return h * v / float64(g.Size) / effBandwidth(g.Axis), h * g.Axis.LatencySeconds
 }
@@ -83,7 +71,7 @@ func ringGatherSeconds(v float64, g AxisGroup) (bw, lat float64) {
 // v bytes over one ring group: a quarter of v crosses the middle each way, over
 // one link on a line (v/(4·W_uni)) or two on a ring (v/(8·W_uni)), i.e. about a
 // quarter of the AllGather time ([SB-SHARD], hardware.md §3.2).
-func ringAllToAllSeconds(v float64, g AxisGroup) (bw, lat float64) {
+func ringAllToAllSeconds(v float64, g space.Group) (bw, lat float64) {
 	n := float64(g.Size)
 	cross := v / 4 // (n/2)² pairs × v/n² bytes, for even n
 	if g.Size%2 == 1 {
@@ -115,7 +103,7 @@ func ringAllToAllSeconds(v float64, g AxisGroup) (bw, lat float64) {
 //     (formulas.md §4.4-4.5, hardware.md §3.2 hierarchical AllReduce).
 //
 // The phases add (formulas.md §4.5: the sum; their max is the optimistic bound).
-func gatherSeconds(v float64, gs []AxisGroup) float64 {
+func gatherSeconds(v float64, gs []space.Group) float64 {
 	if v <= 0 {
 		return 0
 	}
@@ -167,7 +155,7 @@ func gatherSeconds(v float64, gs []AxisGroup) float64 {
 //     the (n_j-1)/n_j of its v/(g_j·n_j) bytes that leave the instance through
 //     its own NIC: T = v·(n_j-1)/(g_j·n_j²·W_nic), the book's
 //     S(M-1)/(M²·W_node) (formulas.md §4.4; no hierarchical gain, hardware.md §5.4).
-func allToAllSeconds(v float64, gs []AxisGroup) float64 {
+func allToAllSeconds(v float64, gs []space.Group) float64 {
 	if v <= 0 {
 		return 0
 	}
@@ -211,7 +199,7 @@ func allToAllSeconds(v float64, gs []AxisGroup) float64 {
 
 // linModelOf writes gatherSeconds (or allToAllSeconds when a2a) over gs as
 // a linModel; the two must stay in step (TestLinModel checks them).
-func linModelOf(gs []AxisGroup, a2a bool) linModel {
+func linModelOf(gs []space.Group, a2a bool) linModel {
 	var m linModel
 	var ringInv float64
 	inner := 1.0
@@ -264,33 +252,33 @@ func linModelOf(gs []AxisGroup, a2a bool) linModel {
 // AllGatherSeconds is the time to AllGather an array of bytes (the full,
 // gathered size) over the axis groups; see gatherSeconds for the model
 // ([SB-SHARD], [SB-GPU], formulas.md §4.3-4.5).
-func AllGatherSeconds(bytes float64, groups []AxisGroup) float64 {
+func AllGatherSeconds(bytes float64, groups []space.Group) float64 {
 	return gatherSeconds(bytes, groups)
 }
 
 // ReduceScatterSeconds is the time to ReduceScatter an array of bytes (the full,
 // unreduced size) over the groups: the transpose of an AllGather, same cost
 // ([SB-SHARD] "More about the ReduceScatter", formulas.md §3.0).
-func ReduceScatterSeconds(bytes float64, groups []AxisGroup) float64 {
+func ReduceScatterSeconds(bytes float64, groups []space.Group) float64 {
 	return gatherSeconds(bytes, groups)
 }
 
 // AllReduceSeconds is the time to AllReduce an array of bytes over the groups:
 // ReduceScatter + AllGather, T = 2·T_AG ([SB-SHARD], formulas.md §4.1 ring).
-func AllReduceSeconds(bytes float64, groups []AxisGroup) float64 {
+func AllReduceSeconds(bytes float64, groups []space.Group) float64 {
 	return 2 * gatherSeconds(bytes, groups)
 }
 
 // AllToAllSeconds is the time of an AllToAll of an array of bytes (all chips'
 // buffers together) over the groups; see allToAllSeconds ([SB-SHARD], [SB-GPU]).
-func AllToAllSeconds(bytes float64, groups []AxisGroup) float64 {
+func AllToAllSeconds(bytes float64, groups []space.Group) float64 {
 	return allToAllSeconds(bytes, groups)
 }
 
 // SendRecvSeconds is the time of one point-to-point transfer of bytes (as sent
 // by one chip) to a neighbour along group g: bytes/W + one hop latency
 // (α-β model, formulas.md §4.1; pipeline sends, formulas.md §3.3).
-func SendRecvSeconds(bytes float64, g AxisGroup) float64 {
+func SendRecvSeconds(bytes float64, g space.Group) float64 {
 	if bytes <= 0 {
 		return 0
 	}
@@ -299,7 +287,7 @@ func SendRecvSeconds(bytes float64, g AxisGroup) float64 {
 
 // CollectiveSeconds dispatches on op (AllGather, ReduceScatter, AllReduce,
 // AllToAll, SendRecv); SendRecv uses the first group. Unknown ops cost 0.
-func CollectiveSeconds(op string, bytes float64, groups []AxisGroup) float64 {
+func CollectiveSeconds(op string, bytes float64, groups []space.Group) float64 {
 	switch op {
 	case AllGather, ReduceScatter:
 		return gatherSeconds(bytes, groups)

@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"github.com/meshplan/meshplan/space"
 	"math"
 	"testing"
 
@@ -15,10 +16,10 @@ func near(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.A
 // W_uni is one ICI link one way; a wraparound ring takes ⌈(n-1)/2⌉ shard
 // steps (= V/(2·W_uni) = V/W_ici for even n), a line n-1.
 func TestCollectiveBookExamples(t *testing.T) {
-	y4 := AxisGroup{Axis: tpuAxis("y", 4, false), Size: 4, Whole: true}
-	y4wrap := AxisGroup{Axis: tpuAxis("y", 4, true), Size: 4, Whole: true}
-	v4 := func(n string) AxisGroup { return AxisGroup{Axis: tpuAxis(n, 4, true), Size: 4, Whole: true} }
-	nv := AxisGroup{Axis: profiles.Axis{Name: "gpu", Size: 8, Tier: profiles.NVLink, BandwidthBytesPerS: 450e9}, Size: 8, Whole: true}
+	y4 := space.Group{Axis: tpuAxis("y", 4, false), Size: 4, Whole: true}
+	y4wrap := space.Group{Axis: tpuAxis("y", 4, true), Size: 4, Whole: true}
+	v4 := func(n string) space.Group { return space.Group{Axis: tpuAxis(n, 4, true), Size: 4, Whole: true} }
+	nv := space.Group{Axis: profiles.Axis{Name: "gpu", Size: 8, Tier: profiles.NVLink, BandwidthBytesPerS: 450e9}, Size: 8, Whole: true}
 	const B, D = 1024.0, 4096.0
 	for _, tc := range []struct {
 		name   string
@@ -28,23 +29,23 @@ func TestCollectiveBookExamples(t *testing.T) {
 	}{
 		// [SB-SHARD] v5e 8x4, AllGather over the 4-axis of bf16[2048, 8192]:
 		// 560 µs without wraparound, 377 µs with (book; exact even-n value 373 µs).
-		{"v5e AG no wrap", AllGatherSeconds(2*2048*8192, []AxisGroup{y4}), 560e-6, 0.01},
-		{"v5e AG wrap", AllGatherSeconds(2*2048*8192, []AxisGroup{y4wrap}), 377e-6, 0.015},
+		{"v5e AG no wrap", AllGatherSeconds(2*2048*8192, []space.Group{y4}), 560e-6, 0.01},
+		{"v5e AG wrap", AllGatherSeconds(2*2048*8192, []space.Group{y4wrap}), 377e-6, 0.015},
 		// [SB-SHARD] a 32 kB shard is latency-bound: 3 hops × 1 µs.
-		{"v5e AG latency-bound", AllGatherSeconds(4*32e3, []AxisGroup{y4}), 3e-6, 0.01},
+		{"v5e AG latency-bound", AllGatherSeconds(4*32e3, []space.Group{y4}), 3e-6, 0.01},
 		// [SB-SHARD] quiz, v4 4x4x4 torus, bf16 A[B_X, D_Y], B=1024, D=4096:
 		// AllGather_X moves [B, D_Y] = 2BD/4 bytes: 23.3 µs.
-		{"v4 AG_X", AllGatherSeconds(2*B*D/4, []AxisGroup{v4("x")}), 23.3e-6, 0.01},
+		{"v4 AG_X", AllGatherSeconds(2*B*D/4, []space.Group{v4("x")}), 23.3e-6, 0.01},
 		// AllGather_XY moves [B, D] = 2BD bytes over two axes, bandwidths add: 46.6 µs.
-		{"v4 AG_XY", AllGatherSeconds(2*B*D, []AxisGroup{v4("x"), v4("y")}), 46.6e-6, 0.01},
+		{"v4 AG_XY", AllGatherSeconds(2*B*D, []space.Group{v4("x"), v4("y")}), 46.6e-6, 0.01},
 		// AllReduce_Z of [B_X, D_Y]{U_Z}: 2BD/16 bytes, 2V/W_ici: 11.6 µs.
-		{"v4 AR_Z", AllReduceSeconds(2*B*D/16, []AxisGroup{v4("z")}), 11.6e-6, 0.01},
+		{"v4 AR_Z", AllReduceSeconds(2*B*D/16, []space.Group{v4("z")}), 11.6e-6, 0.01},
 		// [SB-GPU] 8xH100 AllGather of bf16[1024, 16384]: S(N-1)/(N·W) = 65 µs.
-		{"8xH100 AG", AllGatherSeconds(2*1024*16384, []AxisGroup{nv}), 65.2e-6, 0.01},
+		{"8xH100 AG", AllGatherSeconds(2*1024*16384, []space.Group{nv}), 65.2e-6, 0.01},
 		// AllToAll on a ring is a quarter of the AllGather ([SB-SHARD]).
-		{"v4 A2A_X", AllToAllSeconds(2*B*D/4, []AxisGroup{v4("x")}), 23.3e-6 / 4, 0.01},
+		{"v4 A2A_X", AllToAllSeconds(2*B*D/4, []space.Group{v4("x")}), 23.3e-6 / 4, 0.01},
 		// Switched AllToAll: S(N-1)/(N²W) (formulas.md §4.4).
-		{"8xH100 A2A", AllToAllSeconds(2*1024*16384, []AxisGroup{nv}), 65.2e-6 / 8, 0.01},
+		{"8xH100 A2A", AllToAllSeconds(2*1024*16384, []space.Group{nv}), 65.2e-6 / 8, 0.01},
 	} {
 		if !near(tc.got, tc.wantS, tc.relTol) {
 			t.Errorf("%s: got %.4g s, want %.4g s", tc.name, tc.got, tc.wantS)
@@ -56,23 +57,23 @@ func TestCollectiveBookExamples(t *testing.T) {
 // a data-parallel group of 8 GPUs per node over 16 nodes moves S/8 per GPU
 // through its own NIC, the book's S/W_node with W_node = 8·W_nic.
 func TestCollectiveHierarchical(t *testing.T) {
-	nv := AxisGroup{Axis: profiles.Axis{Name: "gpu", Size: 8, Tier: profiles.NVLink, BandwidthBytesPerS: 450e9}, Size: 8, Whole: true}
-	ib := AxisGroup{Axis: profiles.Axis{Name: "node", Size: 16, Tier: profiles.InfiniBand, BandwidthBytesPerS: 50e9}, Size: 16, Whole: true}
+	nv := space.Group{Axis: profiles.Axis{Name: "gpu", Size: 8, Tier: profiles.NVLink, BandwidthBytesPerS: 450e9}, Size: 8, Whole: true}
+	ib := space.Group{Axis: profiles.Axis{Name: "node", Size: 16, Tier: profiles.InfiniBand, BandwidthBytesPerS: 50e9}, Size: 16, Whole: true}
 	const S = 1e9
 	want := S*7/8/450e9 + S/8*15/16/50e9
-	if got := AllGatherSeconds(S, []AxisGroup{nv, ib}); !near(got, want, 1e-9) {
+	if got := AllGatherSeconds(S, []space.Group{nv, ib}); !near(got, want, 1e-9) {
 		t.Errorf("hierarchical AG: got %g, want %g", got, want)
 	}
 	// One GPU per node (tp fills the node): the NIC carries S·(n-1)/n.
-	if got, want := ReduceScatterSeconds(S, []AxisGroup{ib}), S*15/16/50e9; !near(got, want, 1e-9) {
+	if got, want := ReduceScatterSeconds(S, []space.Group{ib}), S*15/16/50e9; !near(got, want, 1e-9) {
 		t.Errorf("cross-node RS: got %g, want %g", got, want)
 	}
-	if got, want := AllReduceSeconds(S, []AxisGroup{ib}), 2*S*15/16/50e9; !near(got, want, 1e-9) {
+	if got, want := AllReduceSeconds(S, []space.Group{ib}), 2*S*15/16/50e9; !near(got, want, 1e-9) {
 		t.Errorf("cross-node AR: got %g, want %g", got, want)
 	}
 	// A part of a wraparound axis is a line: a 4-chip share of a 16-ring.
-	part := AxisGroup{Axis: tpuAxis("x", 16, true), Size: 4}
-	if got, want := AllGatherSeconds(4e6, []AxisGroup{part}), 3*1e6/4.5e10; !near(got, want, 1e-9) {
+	part := space.Group{Axis: tpuAxis("x", 16, true), Size: 4}
+	if got, want := AllGatherSeconds(4e6, []space.Group{part}), 3*1e6/4.5e10; !near(got, want, 1e-9) {
 		t.Errorf("sub-ring AG: got %g, want %g", got, want)
 	}
 	if got, want := SendRecvSeconds(1e6, ib), 1e6/50e9; !near(got, want, 1e-9) {
@@ -83,12 +84,12 @@ func TestCollectiveHierarchical(t *testing.T) {
 // TestLinModel checks that the per-role-set linear models used by Evaluate
 // agree with gatherSeconds and allToAllSeconds.
 func TestLinModel(t *testing.T) {
-	nv := AxisGroup{Axis: profiles.Axis{Name: "gpu", Size: 8, Tier: profiles.NVLink, BandwidthBytesPerS: 450e9, LatencySeconds: 3e-6, Efficiency: 0.8}, Size: 8, Whole: true}
-	ib := AxisGroup{Axis: profiles.Axis{Name: "node", Size: 16, Tier: profiles.InfiniBand, BandwidthBytesPerS: 50e9, LatencySeconds: 5e-6}, Size: 16, Whole: true}
-	x := AxisGroup{Axis: tpuAxis("x", 16, true), Size: 16, Whole: true}
-	y := AxisGroup{Axis: tpuAxis("y", 8, false), Size: 4}
-	dcn := AxisGroup{Axis: profiles.Axis{Name: "slice", Size: 4, Tier: profiles.DCN, BandwidthBytesPerS: 3.125e9, LatencySeconds: 10e-6}, Size: 4, Whole: true}
-	for _, gs := range [][]AxisGroup{{nv}, {ib}, {nv, ib}, {x}, {x, y}, {x, y, dcn}, {y}} {
+	nv := space.Group{Axis: profiles.Axis{Name: "gpu", Size: 8, Tier: profiles.NVLink, BandwidthBytesPerS: 450e9, LatencySeconds: 3e-6, Efficiency: 0.8}, Size: 8, Whole: true}
+	ib := space.Group{Axis: profiles.Axis{Name: "node", Size: 16, Tier: profiles.InfiniBand, BandwidthBytesPerS: 50e9, LatencySeconds: 5e-6}, Size: 16, Whole: true}
+	x := space.Group{Axis: tpuAxis("x", 16, true), Size: 16, Whole: true}
+	y := space.Group{Axis: tpuAxis("y", 8, false), Size: 4}
+	dcn := space.Group{Axis: profiles.Axis{Name: "slice", Size: 4, Tier: profiles.DCN, BandwidthBytesPerS: 3.125e9, LatencySeconds: 10e-6}, Size: 4, Whole: true}
+	for _, gs := range [][]space.Group{{nv}, {ib}, {nv, ib}, {x}, {x, y}, {x, y, dcn}, {y}} {
 		for _, v := range []float64{1e3, 1e5, 1e7, 1e9} {
 			ag, a2a := linModelOf(gs, false), linModelOf(gs, true)
 			if got, want := ag.at(v), gatherSeconds(v, gs); !near(got, want, 1e-9) {

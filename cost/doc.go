@@ -81,5 +81,5 @@
 // HardwareFLOPs adds the recompute policy's FLOPs (formulas.md §1.2).
 //
 // Coefficients come from profiles.Cluster.Efficiency; zero fields fall back to
-// DefaultEfficiency.
+// profiles.DefaultEfficiency for the chip family.
 package cost

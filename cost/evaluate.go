@@ -673,10 +673,13 @@ func (e *evaluator) stepEmit(sc *segCost, op collOp, roles roleSet, bytes float6
 	}
 }
 
-// defaultEfficiency returns the cost-model coefficients used when the
-// cluster's Efficiency leaves a field zero; see efficiency.go.
+// fillEfficiency takes the cluster's coefficients, filling a field left zero
+// with the chip family's documented default (profiles.DefaultEfficiency).
 func (e *evaluator) fillEfficiency(c profiles.Cluster) {
-	d := DefaultEfficiency(c.Chip)
+	d, ok := profiles.DefaultEfficiency(c.Chip.Family)
+	if !ok {
+		d = profiles.GenericEfficiency()
+	}
 	e.eff = c.Efficiency
 	if e.eff.MatmulFraction <= 0 {
 		e.eff.MatmulFraction = d.MatmulFraction
@@ -735,11 +738,38 @@ func stages(m model.Spec, pp int) ([3]stagePlan, int) {
 	return out, 2
 }
 
-// Evaluate returns the step-time estimate of strategy s (already validated
-// and placed) for model m on cluster c with workload w. See the package
-// documentation for the model.
-func Evaluate(m model.Spec, c profiles.Cluster, w space.Workload, s space.Strategy, o Options) (Estimate, error) {
+// Model is the layer program of one model, built once by NewModel and safe
+// for concurrent use: search evaluates millions of strategies against one
+// Model, so the program is not rebuilt per strategy.
+type Model struct {
+	spec model.Spec
+	p    *program
+}
+
+// NewModel builds the layer program of m. o.NoFlashAttention selects the
+// unfused attention core (scores materialised in HBM); the other options
+// apply per call to Evaluate.
+func NewModel(m model.Spec, o Options) *Model {
 	m.Normalize()
+	return &Model{spec: m, p: buildProgram(keyOf(m, o.NoFlashAttention))}
+}
+
+// Spec returns the normalised model the program was built from.
+func (cm *Model) Spec() model.Spec { return cm.spec }
+
+// Evaluate returns the step-time estimate of strategy s (already validated
+// and placed) for model m on cluster c with workload w. It builds the model's
+// program on every call; use NewModel and Model.Evaluate to evaluate many
+// strategies of one model. See the package documentation for the model.
+func Evaluate(m model.Spec, c profiles.Cluster, w space.Workload, s space.Strategy, o Options) (Estimate, error) {
+	return NewModel(m, o).Evaluate(c, w, s, o)
+}
+
+// Evaluate returns the step-time estimate of strategy s for the model on
+// cluster c with workload w. o.NoFlashAttention is ignored: the setting given
+// to NewModel applies.
+func (cm *Model) Evaluate(c profiles.Cluster, w space.Workload, s space.Strategy, o Options) (Estimate, error) {
+	m := cm.spec
 	if m.Layers <= 0 || m.Hidden <= 0 || m.Heads <= 0 || m.Vocab <= 0 {
 		return Estimate{}, errors.New("cost: model needs layers, hidden, heads and vocab")
 	}
@@ -767,7 +797,7 @@ func Evaluate(m model.Spec, c profiles.Cluster, w space.Workload, s space.Strate
 	if err := resolveMesh(c, s, &e.mr); err != nil {
 		return Estimate{}, err
 	}
-	e.p = programFor(m)
+	e.p = cm.p
 	e.o = o
 	e.fillEfficiency(c)
 	e.peak, e.hbm = c.Chip.PeakBF16FLOPs, c.Chip.HBMBandwidthBytesPerS
@@ -972,7 +1002,7 @@ func (e *evaluator) collectives(st stagePlan, M, v float64, pp int, pSend float6
 	var axes [1 << numRoles][]string
 	axesOf := func(set roleSet) []string {
 		if axes[set] == nil {
-			var gs [maxGroups]AxisGroup
+			var gs [maxGroups]space.Group
 			k := e.mr.union(set, &gs)
 			start := len(names)
 			for i := 0; i < k; i++ {

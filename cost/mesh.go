@@ -38,94 +38,14 @@ func bit(r role) roleSet { return 1 << r }
 // axis groups, plus the pipeline groups.
 type meshRoles struct {
 	deg    [numRoles]float64
-	groups [numRoles][maxGroups]AxisGroup
+	groups [numRoles][maxGroups]space.Group
 	ng     [numRoles]int
-	pp     [maxGroups]AxisGroup
+	pp     [maxGroups]space.Group
 	npp    int
 	// per role set: linear collective models (0: AG/RS, 1: AllToAll), and
 	// which ops have been computed.
 	models [1 << numRoles][2]linModel
 	have   [1 << numRoles]uint8
-}
-
-// findAxis returns the cluster axis named name.
-func findAxis(c profiles.Cluster, name string) (profiles.Axis, bool) {
-	for _, a := range c.Axes {
-		if a.Name == name {
-			return a, true
-		}
-	}
-	return profiles.Axis{}, false
-}
-
-func gcd(a, b int) int {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
-}
-
-// defaultMesh places the degrees of s on the cluster axes innermost first in
-// the order TP, CP, PP, FSDP, DP (Llama 3's [TP, CP, PP, DP], formulas.md §7),
-// EP inside FSDP then DP. It is the fallback for a Strategy whose Mesh is
-// empty (space.Place does the real placement).
-func defaultMesh(c profiles.Cluster, s space.Strategy) ([space.NumDims][]space.Share, error) {
-	var m [space.NumDims][]space.Share
-	free := make([]int, len(c.Axes))
-	for i, a := range c.Axes {
-		free[i] = a.Size
-	}
-	for _, d := range []space.Dim{space.TP, space.CP, space.PP, space.FSDP, space.DP} {
-		need := degree(s, d)
-		for i := 0; i < len(c.Axes) && need > 1; i++ {
-			k := gcd(free[i], need)
-			if k > 1 {
-				m[d] = append(m[d], space.Share{Axis: c.Axes[i].Name, Size: k})
-				free[i] /= k
-				need /= k
-			}
-		}
-		if need > 1 {
-			return m, fmt.Errorf("cost: cannot place %d-way parallel dimension %d on the cluster axes", degree(s, d), d)
-		}
-	}
-	need := max(s.EP, 1)
-	for _, d := range []space.Dim{space.FSDP, space.DP} {
-		for _, sh := range m[d] {
-			if need <= 1 {
-				break
-			}
-			k := gcd(sh.Size, need)
-			if k > 1 {
-				m[space.EP] = append(m[space.EP], space.Share{Axis: sh.Axis, Size: k})
-				need /= k
-			}
-		}
-	}
-	if need > 1 {
-		return m, fmt.Errorf("cost: ep=%d does not divide the data-parallel shares", s.EP)
-	}
-	return m, nil
-}
-
-// degree returns the strategy's degree of parallel dimension d (at least 1).
-func degree(s space.Strategy, d space.Dim) int {
-	var v int
-	switch d {
-	case space.DP:
-		v = s.DP
-	case space.FSDP:
-		v = s.FSDP
-	case space.TP:
-		v = s.TP
-	case space.CP:
-		v = s.CP
-	case space.PP:
-		v = s.PP
-	case space.EP:
-		v = s.EP
-	}
-	return max(v, 1)
 }
 
 // resolveMesh turns the Mesh shares of s into axis groups per role.
@@ -138,24 +58,25 @@ func resolveMesh(c profiles.Cluster, s space.Strategy, mr *meshRoles) error {
 		}
 	}
 	if empty && c.Chips() > 1 {
-		var err error
-		if mesh, err = defaultMesh(c, s); err != nil {
-			return err
+		placed, err := s.Place(c)
+		if err != nil {
+			return fmt.Errorf("cost: %w", err)
 		}
+		mesh = placed.Mesh
 	}
 	dimRole := [space.NumDims]role{space.DP: rDP, space.FSDP: rFSDP, space.TP: rTP, space.CP: rCP, space.PP: numRoles, space.EP: rEP}
 	for d := space.Dim(0); d < space.NumDims; d++ {
 		prod := 1
 		r := dimRole[d]
 		for _, sh := range mesh[d] {
-			a, ok := findAxis(c, sh.Axis)
+			a, ok := c.Axis(sh.Axis)
 			if !ok {
 				return fmt.Errorf("cost: mesh names axis %q, which cluster %s does not have", sh.Axis, c.Name)
 			}
 			if sh.Size <= 1 {
 				continue
 			}
-			g := AxisGroup{Axis: a, Size: sh.Size, Whole: sh.Size == a.Size}
+			g := space.Group{Axis: a, Size: sh.Size, Whole: sh.Size == a.Size}
 			if r == numRoles {
 				if mr.npp < maxGroups {
 					mr.pp[mr.npp] = g
@@ -167,8 +88,8 @@ func resolveMesh(c profiles.Cluster, s space.Strategy, mr *meshRoles) error {
 			}
 			prod *= sh.Size
 		}
-		if prod != degree(s, d) {
-			return fmt.Errorf("cost: mesh shares of parallel dimension %d multiply to %d, not its degree %d", d, prod, degree(s, d))
+		if prod != max(s.Degree(d), 1) {
+			return fmt.Errorf("cost: mesh shares of parallel dimension %d multiply to %d, not its degree %d", d, prod, max(s.Degree(d), 1))
 		}
 		if r != numRoles {
 			mr.deg[r] = float64(prod)
@@ -200,7 +121,7 @@ func resolveMesh(c profiles.Cluster, s space.Strategy, mr *meshRoles) error {
 }
 
 // carve divides the group on e's axis by e.Size, dropping it when it reaches 1.
-func carve(gs *[maxGroups]AxisGroup, n *int, e AxisGroup) bool {
+func carve(gs *[maxGroups]space.Group, n *int, e space.Group) bool {
 	for i := 0; i < *n; i++ {
 		g := &gs[i]
 		if g.Axis.Name != e.Axis.Name || g.Size%e.Size != 0 {
@@ -219,7 +140,7 @@ func carve(gs *[maxGroups]AxisGroup, n *int, e AxisGroup) bool {
 
 // union collects the axis groups of the roles in set into dst, merging
 // groups on the same axis (their sizes multiply), and returns the count.
-func (mr *meshRoles) union(set roleSet, dst *[maxGroups]AxisGroup) int {
+func (mr *meshRoles) union(set roleSet, dst *[maxGroups]space.Group) int {
 	n := 0
 	for r := role(0); r < numRoles; r++ {
 		if !set.has(r) {
@@ -246,7 +167,7 @@ func (mr *meshRoles) union(set roleSet, dst *[maxGroups]AxisGroup) int {
 
 // axesOf lists the axis names of the roles in set, innermost first.
 func (mr *meshRoles) axesOf(set roleSet) []string {
-	var gs [maxGroups]AxisGroup
+	var gs [maxGroups]space.Group
 	n := mr.union(set, &gs)
 	out := make([]string, n)
 	for i := 0; i < n; i++ {
@@ -278,7 +199,7 @@ func (mr *meshRoles) seconds(op collOp, bytes float64, set roleSet) float64 {
 		return 0
 	}
 	if mr.have[set]&(1<<op) == 0 {
-		var gs [maxGroups]AxisGroup
+		var gs [maxGroups]space.Group
 		n := mr.union(set, &gs)
 		g := gs[:n]
 		switch op {

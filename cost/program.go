@@ -2,7 +2,6 @@ package cost
 
 import (
 	"strings"
-	"sync"
 
 	"github.com/meshplan/meshplan/model"
 )
@@ -239,7 +238,7 @@ func (b *builder) derive(seg *segment) {
 		f := seg.fwd[i]
 		switch f.kind {
 		case kEinsum:
-			if f.name == "scores" {
+			if f.name == "scores" && b.p.tensors[f.c].noHBM {
 				r := f
 				r.name = "scores (flash bwd recompute)"
 				r.hwOnly = true
@@ -305,51 +304,19 @@ func (p *program) finish(segs ...*segment) {
 type specKey struct {
 	layers, hidden, heads, kvHeads, headDim, ffn, vocab int
 	gated, tied                                         bool
+	noFlash                                             bool
 	experts, topK, expertFFN, shared, sharedFFN         int
 	capacity                                            float64
 }
 
-func keyOf(m model.Spec) specKey {
-	k := specKey{layers: m.Layers, hidden: m.Hidden, heads: m.Heads, kvHeads: m.KVHeads, headDim: m.HeadDim,
+func keyOf(m model.Spec, noFlash bool) specKey {
+	k := specKey{noFlash: noFlash, layers: m.Layers, hidden: m.Hidden, heads: m.Heads, kvHeads: m.KVHeads, headDim: m.HeadDim,
 		ffn: m.FFNHidden, vocab: m.Vocab, gated: m.FFN == model.SwiGLU, tied: m.TiedEmbeddings}
 	if m.MoE != nil && m.MoE.Experts > 0 {
 		k.experts, k.topK, k.expertFFN, k.shared, k.sharedFFN = m.MoE.Experts, m.MoE.TopK, m.MoE.ExpertFFNHidden, m.MoE.SharedExperts, m.MoE.SharedFFNHidden
 		k.capacity = m.MoE.CapacityFactor
 	}
 	return k
-}
-
-var (
-	progMu    sync.Mutex
-	progCache = map[specKey]*program{}
-	progLast  struct {
-		sync.Mutex
-		key specKey
-		p   *program
-	}
-)
-
-// programFor returns the cached program of a normalised model.
-func programFor(m model.Spec) *program {
-	k := keyOf(m)
-	progLast.Lock()
-	if progLast.p != nil && progLast.key == k {
-		p := progLast.p
-		progLast.Unlock()
-		return p
-	}
-	progLast.Unlock()
-	progMu.Lock()
-	p, ok := progCache[k]
-	if !ok {
-		p = buildProgram(k)
-		progCache[k] = p
-	}
-	progMu.Unlock()
-	progLast.Lock()
-	progLast.key, progLast.p = k, p
-	progLast.Unlock()
-	return p
 }
 
 // buildProgram writes the layer program: a pre-norm decoder block (attention
@@ -394,7 +361,16 @@ func buildProgram(k specKey) *program {
 	vh := b.tensor("v", bytesAct, dB, cData, dT, cSeq, dN, cModel)
 	p.tensors[kh].size[2], p.tensors[vh].size[2] = dK, dK // GQA: k, v are kv wide
 	sc := b.tensor("P", bytesAct, dB, cData, dN, cModel, dS, cSeq, dT, cSeq)
-	p.tensors[sc].noComm, p.tensors[sc].noHBM = true, true
+	p.tensors[sc].noComm, p.tensors[sc].noHBM = true, !k.noFlash
+	core := causalWork
+	if k.noFlash {
+		// Without FlashAttention the score square is materialised in HBM and
+		// computed in full (the causal mask is applied by the softmax kernel).
+		// P's N dim spans heads·head_dim so that its einsums count the right
+		// FLOPs; it holds one bf16 score per head, hence head_dim per element.
+		core = 1
+		p.tensors[sc].elemBytes = bytesAct / float64(k.headDim)
+	}
 	o := b.tensor("o", bytesAct, dB, cData, dS, cSeq, dN, cModel)
 	wo := b.weight("Wo", false, dN, cModel, dD, cWData)
 	y := b.tensor("y", bytesAct, dB, cData, dS, cSeqResid, dD, cNone)
@@ -402,8 +378,14 @@ func buildProgram(k specKey) *program {
 	b.einsum(s, "qkv", xn, wqkv, qkv, 1, false)
 	b.elementwise(s, "rope", qkv, 2)
 	// q, k, v are views of qkv's columns; the core einsums see them as heads.
-	b.einsum(s, "scores", qh, kh, sc, causalWork, true)
-	b.einsum(s, "attend", sc, vh, o, causalWork, true)
+	b.einsum(s, "scores", qh, kh, sc, core, true)
+	if k.noFlash {
+		// Unfused softmax and dropout over the scores: read and write them
+		// twice plus a 1-byte mask, 4.5 score-sized passes ([KORT §4.1]:
+		// softmax output 2as²b, dropout mask as²b, dropout output 2as²b).
+		b.elementwise(s, "softmax+dropout", sc, 4.5)
+	}
+	b.einsum(s, "attend", sc, vh, o, core, true)
 	b.einsum(s, "out", o, wo, y, 1, false)
 	b.elementwise(s, "residual1", y, 3)
 	p.weights.attn = []int{wqkv, wo}

@@ -96,7 +96,7 @@ func parseYAML(data []byte, defaultName string) (Cluster, error) {
 
 	eff, ok := familyEfficiency(c.Chip.Family)
 	if !ok {
-		eff = genericEfficiency()
+		eff = GenericEfficiency()
 	}
 	if n, ok := fields["efficiency"]; ok {
 		if n.Kind != yaml.MappingNode {

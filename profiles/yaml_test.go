@@ -63,7 +63,7 @@ axes:
 	if c.Name != "custom" || c.Chip.Family != "custom" || c.Chip.TensorCoresPerChip != 1 {
 		t.Errorf("got %+v", c)
 	}
-	if c.Efficiency != genericEfficiency() {
+	if c.Efficiency != GenericEfficiency() {
 		t.Errorf("efficiency %+v, want the generic defaults", c.Efficiency)
 	}
 	if a := c.Axes[0]; !a.Wraparound || a.LatencySeconds != iciLatencySeconds || a.Efficiency != iciEfficiency {

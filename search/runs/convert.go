@@ -4,12 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/space"
+)
+
+// nicPerNode and totalPerNode find a row's stated scale-out fabric.
+var (
+	nicPerNode   = regexp.MustCompile(`(\d+)\s*x\s*(\d+)\s*Gbps per node`)
+	totalPerNode = regexp.MustCompile(`\((\d+)\s*Gbps`)
 )
 
 // source holds the conventions of one publication or framework, selected by
@@ -22,6 +29,10 @@ type source struct {
 	// perDeviceBatch says micro_batch is MaxText's per_device_batch_size
 	// (no gradient accumulation) rather than a per-replica micro-batch.
 	perDeviceBatch bool
+	// unfusedAttention says the source's framework predates FlashAttention
+	// (May 2022): Megatron-LM and Megatron-DeepSpeed of 2021-2022 materialise
+	// the score square and run a fused masked softmax over it [KORT §4.1].
+	unfusedAttention bool
 }
 
 // family is the architecture choices a row's columns do not carry.
@@ -61,12 +72,12 @@ var (
 
 // sources maps a row-id prefix to its source's conventions.
 var sources = map[string]source{
-	"nar21":      {family: megatronGPT, convention: ConventionMegatronHFU},
-	"kor22":      {family: megatronGPT, convention: ConventionMegatronMFU},
-	"mtnlg":      {family: megatronGPT, convention: ConventionMegatronHFU},
-	"bloom":      {family: bloom, convention: ConventionMegatronHFU},
-	"opt":        {family: megatronGPT, convention: ConventionUnknown},
-	"gptneox":    {family: gptNeoX, convention: ConventionMegatronHFU},
+	"nar21":      {family: megatronGPT, convention: ConventionMegatronHFU, unfusedAttention: true},
+	"kor22":      {family: megatronGPT, convention: ConventionMegatronMFU, unfusedAttention: true},
+	"mtnlg":      {family: megatronGPT, convention: ConventionMegatronHFU, unfusedAttention: true},
+	"bloom":      {family: bloom, convention: ConventionMegatronHFU, unfusedAttention: true},
+	"opt":        {family: megatronGPT, convention: ConventionUnknown, unfusedAttention: true},
+	"gptneox":    {family: gptNeoX, convention: ConventionMegatronHFU, unfusedAttention: true},
 	"maxtext":    {family: maxtext, convention: ConventionMaxText2024, perDeviceBatch: true},
 	"mpt":        {family: mpt, convention: Convention6NAttention},
 	"torchtitan": {family: llama, convention: Convention6NAttention},
@@ -79,6 +90,14 @@ func (r Run) sourceOf() (source, bool) {
 	prefix, _, _ := strings.Cut(r.ID, "_")
 	s, ok := sources[strings.ToLower(prefix)]
 	return s, ok
+}
+
+// UnfusedAttention says the row's source ran an attention core without
+// FlashAttention, so validation models the materialised score square
+// (cost.Options.NoFlashAttention, memory.Options.NoFlashAttention).
+func (r Run) UnfusedAttention() bool {
+	s, ok := r.sourceOf()
+	return ok && s.unfusedAttention
 }
 
 // familyOf picks the architecture for a row: its source's, else one guessed
@@ -254,7 +273,7 @@ func (r Run) ClusterOf(override *profiles.Cluster) (profiles.Cluster, error) {
 		return profiles.Cluster{}, fmt.Errorf("runs: cluster %s has %d chips but the run used %d", name, c.Chips(), r.Chips)
 	}
 	if override == nil {
-		return c, nil
+		return r.withNetwork(c), nil
 	}
 	if override.Chip.Name != c.Chip.Name {
 		return profiles.Cluster{}, fmt.Errorf("runs: the run is on %s, not on the --cluster chip %s", c.Chip.Name, override.Chip.Name)
@@ -274,7 +293,41 @@ func (r Run) ClusterOf(override *profiles.Cluster) (profiles.Cluster, error) {
 			}
 		}
 	}
-	return c, nil
+	return r.withNetwork(c), nil
+}
+
+// withNetwork sets the scale-out bandwidth per GPU of c's network axis from
+// the fabric the row states, where it states one: "4x100Gbps per node"
+// (BLOOM's Omni-Path) or "(1600Gbps RoCE)" in the chip column (MosaicML),
+// divided among the node's GPUs (hardware.md §2.2: 400 Gb/s = 50 GB/s).
+// Rows that state none keep the catalogue's NIC per GPU.
+func (r Run) withNetwork(c profiles.Cluster) profiles.Cluster {
+	text := r.Chip + " " + r.Notes
+	var gbitPerNode float64
+	if m := nicPerNode.FindStringSubmatch(text); m != nil {
+		n, _ := strconv.ParseFloat(m[1], 64)
+		g, _ := strconv.ParseFloat(m[2], 64)
+		gbitPerNode = n * g
+	} else if m := totalPerNode.FindStringSubmatch(text); m != nil {
+		gbitPerNode, _ = strconv.ParseFloat(m[1], 64)
+	}
+	if gbitPerNode <= 0 {
+		return c
+	}
+	gpusPerNode := 1
+	for _, a := range c.Axes {
+		if a.Tier == profiles.NVLink {
+			gpusPerNode *= a.Size
+		}
+	}
+	axes := slices.Clone(c.Axes)
+	for i, a := range axes {
+		if a.Tier == profiles.InfiniBand || a.Tier == profiles.Ethernet {
+			axes[i].BandwidthBytesPerS = gbitPerNode * 1e9 / 8 / float64(gpusPerNode)
+		}
+	}
+	c.Axes = axes
+	return c
 }
 
 // Workload returns the global batch in sequences and the sequence length:

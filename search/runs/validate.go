@@ -129,10 +129,15 @@ func (r Run) validate(override *profiles.Cluster, o cost.Options) (Row, error) {
 	if r.Strategy == "" && r.MicroBatch == 0 {
 		candidates = mbCandidates(s, w)
 	}
+	mo := memory.Options{}
+	if r.UnfusedAttention() {
+		o.NoFlashAttention, mo.NoFlashAttention = true, true
+		notes = append(notes, "attention without FlashAttention (the source predates it)")
+	}
 	var best *evaluation
 	var firstErr error
 	for _, cand := range candidates {
-		e, err := evaluate(m, c, w, cand, o)
+		e, err := evaluate(m, c, w, cand, o, mo)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
@@ -151,7 +156,7 @@ func (r Run) validate(override *profiles.Cluster, o cost.Options) (Row, error) {
 	}
 	if !best.fit {
 		notes = append(notes, fmt.Sprintf("does not fit: needs %.1f GB of %.1f GB usable per chip",
-			best.mem.TotalBytes()/1e9, memory.UsableBytes(c, memory.Options{})/1e9))
+			best.mem.TotalBytes()/1e9, memory.UsableBytes(c, mo)/1e9))
 	}
 	notes = append(notes, "measured = "+meas.From)
 
@@ -209,7 +214,7 @@ func mbCandidates(s space.Strategy, w space.Workload) []space.Strategy {
 }
 
 // evaluate validates, places and predicts one strategy.
-func evaluate(m model.Spec, c profiles.Cluster, w space.Workload, s space.Strategy, o cost.Options) (evaluation, error) {
+func evaluate(m model.Spec, c profiles.Cluster, w space.Workload, s space.Strategy, o cost.Options, mo memory.Options) (evaluation, error) {
 	if err := s.Validate(m, c, w); err != nil {
 		return evaluation{}, fmt.Errorf("runs: strategy %s: %w", s, err)
 	}
@@ -224,6 +229,6 @@ func evaluate(m model.Spec, c profiles.Cluster, w space.Workload, s space.Strate
 	if !(est.StepSeconds > 0) || math.IsInf(est.StepSeconds, 0) {
 		return evaluation{}, fmt.Errorf("runs: the cost model gave a step time of %v s", est.StepSeconds)
 	}
-	mem := memory.Estimate(m, c, w, placed, memory.Options{})
-	return evaluation{s: placed, est: est, mem: mem, fit: memory.Fits(mem, c, memory.Options{})}, nil
+	mem := memory.Estimate(m, c, w, placed, mo)
+	return evaluation{s: placed, est: est, mem: mem, fit: memory.Fits(mem, c, mo)}, nil
 }
