@@ -1,0 +1,50 @@
+// Package search finds the parallel strategies worth running: it scores the
+// strategies of a [space.Space] with the [memory] and [cost] models and
+// returns the Pareto front of step time against memory per chip.
+//
+// # Problem and candidates
+//
+// A [Problem] ties a model, a cluster and a workload to their strategy space
+// and to the two models that score a strategy. [Problem.Evaluate] turns one
+// strategy into a [Candidate]: its memory per chip first (the cheap model),
+// then, when it fits in the usable memory, its step time, tokens per second,
+// MFU and HFU. The memory and cost models can be replaced by functions
+// (Problem.Memory, Problem.Time), which is how the tests search synthetic
+// problems.
+//
+// # Methods
+//
+// [Exhaustive] visits every gene vector of the space on all cores, prunes by
+// memory before costing and keeps per-worker Pareto fronts merged under a
+// total order, so its output does not depend on scheduling. [Evolve] runs an
+// island genetic algorithm (github.com/MaxHalford/eaopt) over the same genes,
+// minimising step time with a finite penalty for strategies that are invalid
+// or over a memory cap, once per cap (by default: twice at the usable
+// memory, then at 30% and 1% of it to reach the low-memory end of the
+// front); every strategy it evaluates is memoised and archived, and the
+// archive's front is the result.
+// [Auto] searches exhaustively when the space has at most
+// [DefaultMaxExhaustiveSize] gene vectors and evolves otherwise.
+//
+// # Pareto front
+//
+// [Front] keeps the feasible candidates that no other feasible candidate
+// dominates on (step time, memory per chip), drops repeated strategies and
+// sorts the rest by step time, then memory, then strategy string. The
+// recommended strategy ([Result.Recommended]) is the first row: the fastest
+// strategy that fits. Every front row already fits in the usable memory
+// (HBM minus the memory model's reserve), so no further headroom rule applies.
+//
+// # When nothing fits
+//
+// A search that finds no feasible strategy returns its [Result] together with
+// a [*NoFitError], which carries the smallest memory per chip seen, its
+// breakdown and dominant component, and what would fit instead: the smallest
+// larger cluster of the same chip, a shorter sequence or a smaller batch.
+//
+// # Determinism
+//
+// Both methods are deterministic: the same problem (and, for [Evolve], the
+// same seed) gives the same front and the same counts, whatever the number of
+// workers and however goroutines are scheduled. Only Result.Elapsed varies.
+package search

@@ -1,0 +1,214 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/meshplan/meshplan/cost"
+	"github.com/meshplan/meshplan/memory"
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/space"
+)
+
+// realProblem builds a problem from presets with the real space, memory
+// and cost models, or skips tb while those packages are not usable.
+func realProblem(tb testing.TB, modelName, clusterName string, batch, seq int) *Problem {
+	tb.Helper()
+	m, err := model.Preset(modelName)
+	if err != nil {
+		tb.Skipf("model.Preset(%q): %v", modelName, err)
+	}
+	c, err := profiles.Parse(clusterName)
+	if err != nil {
+		tb.Skipf("profiles.Parse(%q): %v", clusterName, err)
+	}
+	p, err := NewProblem(m, c, space.Workload{Batch: batch, SeqLen: seq}, space.Fix{}, memory.Options{}, cost.Options{})
+	if err != nil {
+		tb.Skipf("NewProblem: %v", err)
+	}
+	if p.usable() <= 0 {
+		tb.Skip("memory.UsableBytes is not implemented")
+	}
+	return p
+}
+
+// TestRealExhaustiveMatchesBruteForce checks, on a small real space, that
+// the exhaustive front is the brute-force front.
+func TestRealExhaustiveMatchesBruteForce(t *testing.T) {
+	p := realProblem(t, "llama3-8b", "h100-16", 64, 4096)
+	want, feasible, valid, all := bruteForce(p)
+	if len(all) > 0 && !all[0].Costed {
+		t.Skip("cost model not implemented")
+	}
+	want = Front(want) // the definition's front, deduplicated and sorted
+	got, err := Exhaustive{}.Search(context.Background(), p)
+	if err != nil {
+		t.Fatalf("Exhaustive.Search: %v", err)
+	}
+	t.Logf("llama3-8b/h100-16: %d gene vectors, %d valid, %d feasible, front %d rows, %v",
+		got.SpaceSize, got.Valid, got.Feasible, len(got.Front), got.Elapsed)
+	if !sameRows(got.Front, want) {
+		t.Errorf("front:\n got %v\nwant %v", rows(got.Front), rows(want))
+	}
+	if got.Feasible != feasible || got.Valid != valid {
+		t.Errorf("feasible %d, valid %d; want %d, %d", got.Feasible, got.Valid, feasible, valid)
+	}
+	checkFront(t, got.Front, all)
+	one, err := Exhaustive{Workers: 1}.Search(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(stripElapsed(one), stripElapsed(got)) {
+		t.Errorf("one worker differs from all cores")
+	}
+}
+
+// TestRealEvolveReachesOptimum checks that evolution with seed 1 reaches
+// the exhaustive optimum (within 1% of step time) with at most 10% of its
+// evaluations, on llama3-405b / h100-16384 / batch 2048 / seq 8192.
+func TestRealEvolveReachesOptimum(t *testing.T) {
+	if testing.Short() {
+		t.Skip("exhaustive search of 5.6 million gene vectors (about 4 s on 2 cores)")
+	}
+	p := realProblem(t, "llama3-405b", "h100-16384", 2048, 8192)
+	ctx := context.Background()
+	start := time.Now()
+	ev, err := Evolve{Seed: 1}.Search(ctx, p)
+	if err != nil {
+		t.Fatalf("Evolve.Search: %v", err)
+	}
+	evTime := time.Since(start)
+	ex, err := Exhaustive{}.Search(ctx, p)
+	if err != nil {
+		t.Fatalf("Exhaustive.Search: %v", err)
+	}
+	best, _ := ex.Recommended()
+	got, _ := ev.Recommended()
+	t.Logf("space %d gene vectors; exhaustive: %d evaluated, %d feasible in %v, best %.4f s (%s)",
+		ex.SpaceSize, ex.Evaluated, ex.Feasible, ex.Elapsed, best.StepSeconds, best.Strategy.String())
+	t.Logf("evolve seed 1: %d evaluated (%.2f%%) in %d generations, %v, best %.4f s (%s), gap %.3f%%",
+		ev.Evaluated, 100*float64(ev.Evaluated)/float64(ex.Evaluated), ev.Generations, evTime,
+		got.StepSeconds, got.Strategy.String(), 100*(got.StepSeconds/best.StepSeconds-1))
+	if got.StepSeconds > best.StepSeconds*1.01 {
+		t.Errorf("evolve best %.4f s; exhaustive %.4f s", got.StepSeconds, best.StepSeconds)
+	}
+	if ev.Evaluated*10 > ex.Evaluated {
+		t.Errorf("evolve evaluated %d strategies, more than 10%% of %d", ev.Evaluated, ex.Evaluated)
+	}
+}
+
+// TestRealEvolveDeterministic runs the evolutionary search twice on a real
+// problem with the same seed.
+func TestRealEvolveDeterministic(t *testing.T) {
+	p := realProblem(t, "llama3-70b", "h100-256", 256, 4096)
+	a, err := Evolve{Seed: 1, Generations: 30}.Search(context.Background(), p)
+	if err != nil {
+		t.Skipf("Evolve.Search: %v", err)
+	}
+	b, err := Evolve{Seed: 1, Generations: 30}.Search(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(stripElapsed(a), stripElapsed(b)) {
+		t.Errorf("two runs with seed 1 differ:\n%v\n%v", rows(a.Front), rows(b.Front))
+	}
+}
+
+// TestRealNoFit checks the NoFitError of a model far too large for its
+// cluster.
+func TestRealNoFit(t *testing.T) {
+	p := realProblem(t, "llama3-405b", "h100-8", 16, 8192)
+	_, err := Auto{}.Search(context.Background(), p)
+	var nf *NoFitError
+	if !errors.As(err, &nf) {
+		t.Skipf("Search error = %v; want *NoFitError", err)
+	}
+	t.Logf("%v", nf)
+	if nf.FitCluster == "" {
+		t.Errorf("no larger cluster suggested: %+v", nf)
+	}
+}
+
+// BenchmarkEvaluate measures strategies evaluated (memory and cost, no
+// pruning) per second on one core, on llama2-70b / v5p-256.
+func BenchmarkEvaluate(b *testing.B) {
+	p := realProblem(b, "llama70b", "v5p-256", 512, 4096)
+	cards, size, _ := p.radix()
+	var strategies []space.Strategy
+	genes := make([]int, len(cards))
+	for i := int64(0); i < size && len(strategies) < 4096; i++ {
+		genesOf(cards, i, genes)
+		var s space.Strategy
+		if p.Space.Decode(genes, &s) {
+			strategies = append(strategies, cloneStrategy(s))
+		}
+	}
+	if len(strategies) == 0 {
+		b.Skip("no valid strategy")
+	}
+	usable := p.usable()
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		s := &strategies[n%len(strategies)]
+		p.evaluate(s, int64(n), usable, false)
+		n++
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "strategies/s")
+}
+
+// BenchmarkExhaustive measures a full exhaustive search of llama2-70b /
+// v5p-256 / batch 512 / seq 4096.
+func BenchmarkExhaustive(b *testing.B) {
+	p := realProblem(b, "llama70b", "v5p-256", 512, 4096)
+	for _, workers := range []int{1, 2, 0} {
+		name := "all"
+		if workers > 0 {
+			name = []string{"", "1", "2"}[workers]
+		}
+		b.Run("workers="+name, func(b *testing.B) {
+			var r *Result
+			for b.Loop() {
+				var err error
+				r, err = Exhaustive{Workers: workers}.Search(context.Background(), p)
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(r.SpaceSize), "genes")
+			b.ReportMetric(float64(r.Evaluated), "evaluated")
+			b.ReportMetric(float64(r.Feasible), "feasible")
+			b.ReportMetric(float64(r.Visited)*float64(b.N)/b.Elapsed().Seconds(), "visited/s")
+		})
+	}
+}
+
+// BenchmarkEvolve measures the default evolutionary search on the same problem.
+func BenchmarkEvolve(b *testing.B) {
+	p := realProblem(b, "llama70b", "v5p-256", 512, 4096)
+	var r *Result
+	for b.Loop() {
+		var err error
+		r, err = Evolve{Seed: 1}.Search(context.Background(), p)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(r.Evaluated), "evaluated")
+	b.ReportMetric(float64(r.Generations), "generations")
+}
+
+// BenchmarkEvolveSynthetic measures the GA's own overhead with a trivial
+// evaluator (eaopt gotcha 11).
+func BenchmarkEvolveSynthetic(b *testing.B) {
+	p := bowlProblem([]int{8, 8, 8, 8, 6, 6, 4, 3}, []int{5, 2, 7, 1, 3, 0, 2, 1}, 1e12)
+	var r *Result
+	for b.Loop() {
+		r, _ = Evolve{Seed: 1, Patience: 1000, Generations: 100}.Search(context.Background(), p)
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(r.Generations), "µs/generation")
+}

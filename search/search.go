@@ -1,0 +1,149 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Method names, as the --search flag spells them.
+const (
+	MethodAuto       = "auto"
+	MethodExhaustive = "exhaustive"
+	MethodEvolve     = "evolve"
+)
+
+// DefaultMaxExhaustiveSize is the largest space, in gene vectors, that [Auto]
+// searches exhaustively: about a second of exhaustive search on two cores.
+// Measured on llama2-70b / v5p-256 (batch 512, sequence 4096: 1.9 million
+// gene vectors, 39% valid, 15% fit and are costed; BenchmarkExhaustive):
+// about 500,000 gene vectors per second on two cores (3.7 s for that space),
+// one memory and cost evaluation taking about 11 µs (BenchmarkEvaluate).
+// Larger spaces are evolved: on that problem and on llama3-405b /
+// h100-16384, [Evolve] with its defaults reaches the exhaustive optimum
+// with 1-2% of the evaluations. Revisit the figure when the cost model's
+// speed changes.
+const DefaultMaxExhaustiveSize = 500_000
+
+// Method searches a problem's strategy space.
+type Method interface {
+	// Search returns the Pareto front of p and the search's counts. When no
+	// strategy fits it returns the Result and a *NoFitError.
+	Search(ctx context.Context, p *Problem) (*Result, error)
+}
+
+var (
+	_ Method = Exhaustive{}
+	_ Method = Evolve{}
+	_ Method = Auto{}
+)
+
+// Result is the outcome of a search.
+type Result struct {
+	// Method is MethodExhaustive or MethodEvolve: the method that ran.
+	Method string
+	// Front is the Pareto front of step time against memory per chip, in
+	// Front order (fastest first).
+	Front []Candidate
+	// SpaceSize is the number of gene vectors of the space.
+	SpaceSize int64
+	// Visited is the number of distinct gene vectors decoded.
+	Visited int64
+	// Valid is the number of those that decoded to a valid strategy.
+	Valid int64
+	// Evaluated is the number of valid strategies whose memory was
+	// estimated (the contract's search.evaluated); those that did not fit
+	// were not costed.
+	Evaluated int64
+	// Feasible is the number of evaluated strategies that fit and were costed.
+	Feasible int64
+	// Failed is the number of strategies that fit but the cost model rejected.
+	Failed int64
+	// Generations is the number of generations evolved (zero for exhaustive).
+	Generations int
+	// Seed is the evolutionary search's seed (zero for exhaustive).
+	Seed int64
+	// Elapsed is the wall time of the search.
+	Elapsed time.Duration
+
+	// smallest is the valid strategy with the least memory per chip.
+	smallest *Candidate
+	// firstErr is a cost-model error, for the NoFitError.
+	firstErr error
+}
+
+// Recommended returns the recommended strategy: the first row of the front,
+// that is the fastest strategy that fits in the usable memory. It reports
+// false when the front is empty.
+func (r *Result) Recommended() (Candidate, bool) {
+	if r == nil || len(r.Front) == 0 {
+		return Candidate{}, false
+	}
+	return r.Front[0], true
+}
+
+// Top returns the first k rows of the front (all when k <= 0).
+func (r *Result) Top(k int) []Candidate {
+	if r == nil {
+		return nil
+	}
+	return Top(r.Front, k)
+}
+
+// Auto searches exhaustively when the space has at most MaxExhaustiveSize
+// gene vectors, and evolves otherwise.
+type Auto struct {
+	// Exhaustive is the method used for small spaces.
+	Exhaustive Exhaustive
+	// Evolve is the method used for large spaces.
+	Evolve Evolve
+	// MaxExhaustiveSize is the largest space searched exhaustively; zero
+	// means DefaultMaxExhaustiveSize.
+	MaxExhaustiveSize int64
+}
+
+// Search runs the method chosen for p's space size.
+func (a Auto) Search(ctx context.Context, p *Problem) (*Result, error) {
+	_, size, err := p.radix()
+	if err != nil {
+		return nil, err
+	}
+	limit := a.MaxExhaustiveSize
+	if limit <= 0 {
+		limit = DefaultMaxExhaustiveSize
+	}
+	if size <= limit {
+		return a.Exhaustive.Search(ctx, p)
+	}
+	return a.Evolve.Search(ctx, p)
+}
+
+// NewMethod returns the method named name (MethodAuto, MethodExhaustive or
+// MethodEvolve; empty means MethodAuto) with default parameters, the given
+// evolutionary seed and progress callback (which may be nil).
+func NewMethod(name string, seed int64, progress func(done, total int64)) (Method, error) {
+	ex := Exhaustive{Progress: progress}
+	ev := Evolve{Seed: seed, Progress: progress}
+	switch name {
+	case "", MethodAuto:
+		return Auto{Exhaustive: ex, Evolve: ev}, nil
+	case MethodExhaustive:
+		return ex, nil
+	case MethodEvolve:
+		return ev, nil
+	}
+	return nil, fmt.Errorf("search: unknown method %q (want %s, %s or %s)", name, MethodAuto, MethodExhaustive, MethodEvolve)
+}
+
+// finish completes a result: the front, the elapsed time, and a NoFitError
+// when nothing is feasible.
+func finish(ctx context.Context, p *Problem, r *Result, start time.Time) (*Result, error) {
+	r.Elapsed = time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return r, fmt.Errorf("search: %s search stopped: %w", r.Method, err)
+	}
+	if r.Feasible == 0 {
+		return r, newNoFitError(ctx, p, r)
+	}
+	return r, nil
+}
