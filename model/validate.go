@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"github.com/agnivade/levenshtein"
 	"math"
 	"strings"
 )
@@ -223,24 +224,7 @@ func alnum(s string) string {
 
 // editDistance is the Levenshtein distance between a and b, in runes.
 func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
+	return levenshtein.ComputeDistance(a, b)
 }
 
 // lcsLen is the length of the longest common subsequence of a and b, in bytes.

@@ -1,6 +1,10 @@
 package profiles
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/agnivade/levenshtein"
+)
 
 // nearest returns the candidates at the smallest edit distance from s, if
 // that distance is small enough to be a plausible typo (at most 2, or a
@@ -24,7 +28,7 @@ func nearest(s string, candidates []string) []string {
 	return out
 }
 
-// editDistance is the Levenshtein distance between a and b in bytes. Inputs
+// editDistance is the Levenshtein distance between a and b in runes. Inputs
 // longer than 64 bytes are cut, which keeps the cost bounded for any input.
 func editDistance(a, b string) int {
 	const maxLen = 64
@@ -34,23 +38,7 @@ func editDistance(a, b string) int {
 	if len(b) > maxLen {
 		b = b[:maxLen]
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return levenshtein.ComputeDistance(a, b)
 }
 
 // orList joins words as "a", "a or b", "a, b or c".

@@ -3,6 +3,7 @@ package space
 import (
 	"errors"
 	"fmt"
+	"github.com/agnivade/levenshtein"
 	"strconv"
 	"strings"
 )
@@ -337,29 +338,13 @@ func closest(name string, candidates []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b (bytes).
+// editDistance is the Levenshtein distance between a and b in runes; names
+// longer than 64 bytes count as 64 apart from everything.
 func editDistance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		return 64
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			c = min(c, prev[j]+1, cur[j-1]+1)
-			cur[j] = c
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return levenshtein.ComputeDistance(a, b)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
