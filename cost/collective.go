@@ -104,45 +104,7 @@ func ringAllToAllSeconds(v float64, g space.Group) (bw, lat float64) {
 //
 // The phases add (formulas.md §4.5: the sum; their max is the optimistic bound).
 func gatherSeconds(v float64, gs []space.Group) float64 {
-	if v <= 0 {
-		return 0
-	}
-	var (
-		ringInvBW, ringLat float64
-		anyRing            bool
-		t                  float64
-		inner              = 1.0
-	)
-	for _, g := range gs {
-		if g.Size <= 1 || kindOf(g.Axis.Tier) != kindRing {
-			continue
-		}
-		bw, lat := ringGatherSeconds(v, g)
-		ringInvBW += 1 / bw
-		ringLat += lat
-		anyRing = true
-		inner *= float64(g.Size)
-	}
-	if anyRing {
-		t += max(1/ringInvBW, ringLat)
-	}
-	for _, g := range gs {
-		if g.Size <= 1 || kindOf(g.Axis.Tier) != kindSwitched {
-			continue
-		}
-		n := float64(g.Size)
-		t += v*(n-1)/n/effBandwidth(g.Axis) + (n-1)*g.Axis.LatencySeconds
-		inner *= n
-	}
-	for _, g := range gs {
-		if g.Size <= 1 || kindOf(g.Axis.Tier) != kindNetwork {
-			continue
-		}
-		n := float64(g.Size)
-		t += v/inner*(n-1)/n/effBandwidth(g.Axis) + (n-1)*g.Axis.LatencySeconds
-		inner *= n
-	}
-	return t
+	return phasedSeconds(v, gs, false)
 }
 
 // allToAllSeconds is the AllToAll time of a full array of v bytes (the sum of
@@ -156,6 +118,14 @@ func gatherSeconds(v float64, gs []space.Group) float64 {
 //     its own NIC: T = v·(n_j-1)/(g_j·n_j²·W_nic), the book's
 //     S(M-1)/(M²·W_node) (formulas.md §4.4; no hierarchical gain, hardware.md §5.4).
 func allToAllSeconds(v float64, gs []space.Group) float64 {
+	return phasedSeconds(v, gs, true)
+}
+
+// phasedSeconds adds the phases of a gather (a2a false) or an AllToAll (a2a
+// true) of v bytes over gs: the ring axes together, then each switched and
+// network level innermost first, as documented on gatherSeconds and
+// allToAllSeconds.
+func phasedSeconds(v float64, gs []space.Group, a2a bool) float64 {
 	if v <= 0 {
 		return 0
 	}
@@ -169,7 +139,12 @@ func allToAllSeconds(v float64, gs []space.Group) float64 {
 		if g.Size <= 1 || kindOf(g.Axis.Tier) != kindRing {
 			continue
 		}
-		bw, lat := ringAllToAllSeconds(v, g)
+		var bw, lat float64
+		if a2a {
+			bw, lat = ringAllToAllSeconds(v, g)
+		} else {
+			bw, lat = ringGatherSeconds(v, g)
+		}
 		ringInvBW += 1 / bw
 		ringLat += lat
 		anyRing = true
@@ -178,21 +153,22 @@ func allToAllSeconds(v float64, gs []space.Group) float64 {
 	if anyRing {
 		t += max(1/ringInvBW, ringLat)
 	}
-	for _, g := range gs {
-		if g.Size <= 1 || kindOf(g.Axis.Tier) != kindSwitched {
-			continue
+	for _, kind := range [...]tierKind{kindSwitched, kindNetwork} {
+		for _, g := range gs {
+			if g.Size <= 1 || kindOf(g.Axis.Tier) != kind {
+				continue
+			}
+			n := float64(g.Size)
+			share := (n - 1) / n // gather: (n-1)/n of the bytes cross [SB-GPU]
+			if a2a {
+				share /= n // AllToAll: (n-1)/n² [SB-GPU]
+			}
+			if kind == kindNetwork {
+				share /= inner // each NIC carries its chip's share only
+			}
+			t += v*share/effBandwidth(g.Axis) + (n-1)*g.Axis.LatencySeconds
+			inner *= n
 		}
-		n := float64(g.Size)
-		t += v*(n-1)/(n*n*effBandwidth(g.Axis)) + (n-1)*g.Axis.LatencySeconds
-		inner *= n
-	}
-	for _, g := range gs {
-		if g.Size <= 1 || kindOf(g.Axis.Tier) != kindNetwork {
-			continue
-		}
-		n := float64(g.Size)
-		t += v*(n-1)/(inner*n*n*effBandwidth(g.Axis)) + (n-1)*g.Axis.LatencySeconds
-		inner *= n
 	}
 	return t
 }
