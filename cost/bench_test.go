@@ -16,6 +16,39 @@ func BenchmarkEvaluate(b *testing.B) {
 	s.Mesh[space.PP] = share("node", 16)
 	s.Mesh[space.DP] = share("node", 128)
 	w := space.Workload{Batch: 2048, SeqLen: 8192}
+	b.Run("evaluator", func(b *testing.B) {
+		ev := NewModel(m, Options{}).NewEvaluator(c, w, Options{SkipCollectives: true})
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := ev.Evaluate(s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("evaluator-schedules", func(b *testing.B) {
+		// The search's order: the schedule varies fastest, so the segment
+		// costs of one layout, micro-batch, recompute and ZeRO stage are reused.
+		ev := NewModel(m, Options{}).NewEvaluator(c, w, Options{SkipCollectives: true})
+		var ss []space.Strategy
+		for _, v := range []int{1, 2, 3, 4} {
+			t := s
+			t.V = v
+			if v == 1 {
+				t.Schedule = space.OneFOneB
+			}
+			ss = append(ss, t)
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			t := ss[i%len(ss)]
+			t.Zero = 1 + (i/len(ss))%2 // a new segment key every len(ss) calls
+			i++
+			if _, err := ev.Evaluate(t); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	for _, bc := range []struct {
 		name string
 		o    Options

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
@@ -70,7 +72,7 @@ type runResult struct {
 	opSeconds [64]float64
 }
 
-// evaluator holds the per-call state; it lives on the stack.
+// evaluator holds the per-call state.
 type evaluator struct {
 	p        *program
 	mr       meshRoles
@@ -87,6 +89,15 @@ type evaluator struct {
 	pending  [maxTensors]roleSet // weight id -> roles its gradient is still partial over
 	trace    *[]Op
 	degs     [1 << numRoles]float64
+}
+
+// reset prepares e for a new strategy: the fields a new evaluation adds to
+// or reads before writing are cleared; the large per-tensor arrays are
+// overwritten (full) or reset per pass (gathered, pending).
+func (e *evaluator) reset() {
+	e.mr.reset()
+	e.active = 0
+	e.trace = nil
 }
 
 // layout returns the role set of each dim of tensor t for this strategy.
@@ -580,6 +591,18 @@ type segCost struct {
 	hasRecompute bool
 }
 
+// reset clears what a new evaluation accumulates into sc; the arrays are
+// overwritten up to the counters, so they are not cleared.
+func (sc *segCost) reset() {
+	sc.fwd, sc.bwd, sc.crit, sc.weights, sc.weightEdge, sc.flops = 0, 0, 0, 0, 0, 0
+	sc.stepGrad, sc.stepParam = 0, 0
+	sc.nRuns, sc.nStep, sc.hasRecompute = 0, 0, false
+	for i := range sc.runs {
+		r := &sc.runs[i]
+		r.seconds, r.flops, r.nEmit = 0, 0, 0
+	}
+}
+
 // segment runs fwd, recompute and bwd passes of seg on one micro-batch.
 func (e *evaluator) segment(seg *segment, weights []int, recompute string, sc *segCost) {
 	for _, w := range weights {
@@ -744,6 +767,8 @@ func stages(m model.Spec, pp int) ([3]stagePlan, int) {
 type Model struct {
 	spec model.Spec
 	p    *program
+	// states recycles evaluation working memory (tens of kB) across calls.
+	states sync.Pool
 }
 
 // NewModel builds the layer program of m. o.NoFlashAttention selects the
@@ -759,43 +784,138 @@ func (cm *Model) Spec() model.Spec { return cm.spec }
 
 // Evaluate returns the step-time estimate of strategy s (already validated
 // and placed) for model m on cluster c with workload w. It builds the model's
-// program on every call; use NewModel and Model.Evaluate to evaluate many
-// strategies of one model. See the package documentation for the model.
+// program on every call; use NewModel and Model.Evaluate (or an Evaluator) to
+// evaluate many strategies of one model. See the package documentation for
+// the model.
 func Evaluate(m model.Spec, c profiles.Cluster, w space.Workload, s space.Strategy, o Options) (Estimate, error) {
 	return NewModel(m, o).Evaluate(c, w, s, o)
 }
 
 // Evaluate returns the step-time estimate of strategy s for the model on
 // cluster c with workload w. o.NoFlashAttention is ignored: the setting given
-// to NewModel applies.
+// to NewModel applies. It is safe for concurrent use.
 func (cm *Model) Evaluate(c profiles.Cluster, w space.Workload, s space.Strategy, o Options) (Estimate, error) {
+	st, _ := cm.states.Get().(*evalState)
+	if st == nil {
+		st = new(evalState)
+	}
+	defer cm.states.Put(st)
+	if err := cm.prepare(st, c, w, s, o); err != nil {
+		return Estimate{}, err
+	}
+	return cm.assemble(st, w, s, o), nil
+}
+
+// Evaluator evaluates many strategies of one Model on one cluster and
+// workload. It reuses its working memory and the per-micro-batch segment
+// costs of the previous strategy when only the pipeline schedule changed, so
+// it is the fast path of search. It is not safe for concurrent use: use one
+// per goroutine.
+type Evaluator struct {
+	m     *Model
+	c     profiles.Cluster
+	w     space.Workload
+	o     Options
+	st    evalState
+	key   segmentKey
+	valid bool
+}
+
+// NewEvaluator returns an Evaluator of cm on cluster c (copied) with
+// workload w and options o.
+func (cm *Model) NewEvaluator(c profiles.Cluster, w space.Workload, o Options) *Evaluator {
+	c.Axes = slices.Clone(c.Axes)
+	return &Evaluator{m: cm, c: c, w: w, o: o}
+}
+
+// Evaluate returns the step-time estimate of strategy s (validated and
+// placed), equal to Model.Evaluate with the Evaluator's cluster, workload
+// and options.
+func (ev *Evaluator) Evaluate(s space.Strategy) (Estimate, error) {
+	k, ok := keyOfSegments(&s)
+	if !ok || ev.o.Trace || !ev.valid || k != ev.key {
+		ev.valid = false
+		if err := ev.m.prepare(&ev.st, ev.c, ev.w, s, ev.o); err != nil {
+			return Estimate{}, err
+		}
+		ev.key, ev.valid = k, ok && !ev.o.Trace
+	}
+	return ev.m.assemble(&ev.st, ev.w, s, ev.o), nil
+}
+
+// maxKeyShares bounds the mesh shares a segmentKey holds; a strategy with
+// more is evaluated without reuse.
+const maxKeyShares = 12
+
+// segmentKey is everything of a strategy the per-micro-batch segment costs
+// depend on: all of it but the pipeline schedule and virtual stages.
+type segmentKey struct {
+	dp, zero, fsdp, tp, cp, pp, ep, mb int
+	sp                                 bool
+	recompute                          string
+	shares                             [maxKeyShares]struct {
+		dim  space.Dim
+		axis string
+		size int
+	}
+}
+
+// keyOfSegments returns the segment key of s, and false when s has more
+// mesh shares than a key holds.
+func keyOfSegments(s *space.Strategy) (segmentKey, bool) {
+	k := segmentKey{dp: s.DP, zero: s.Zero, fsdp: s.FSDP, tp: s.TP, cp: s.CP, pp: s.PP, ep: s.EP, mb: s.MB, sp: s.SP, recompute: s.Recompute}
+	n := 0
+	for d, shares := range s.Mesh {
+		for _, sh := range shares {
+			if n == maxKeyShares {
+				return k, false
+			}
+			k.shares[n].dim, k.shares[n].axis, k.shares[n].size = space.Dim(d), sh.Axis, sh.Size
+			n++
+		}
+	}
+	return k, true
+}
+
+// evalState is the working memory of one evaluation: the evaluator and the
+// per-micro-batch cost of each segment. It is large (tens of kB), so an
+// Evaluator keeps one and resets only what a new strategy overwrites.
+type evalState struct {
+	e                         evaluator
+	attn, mlp, moe, emb, head segCost
+	pSend                     float64 // one pipeline send, seconds
+	M                         float64 // micro-batches per step
+	seq                       int
+}
+
+// prepare resolves s on c and w and computes the per-micro-batch segment
+// costs into st: everything that does not depend on the pipeline schedule.
+func (cm *Model) prepare(st *evalState, c profiles.Cluster, w space.Workload, s space.Strategy, o Options) error {
 	m := cm.spec
 	if m.Layers <= 0 || m.Hidden <= 0 || m.Heads <= 0 || m.Vocab <= 0 {
-		return Estimate{}, errors.New("cost: model needs layers, hidden, heads and vocab")
+		return errors.New("cost: model needs layers, hidden, heads and vocab")
 	}
 	if c.Chip.PeakBF16FLOPs <= 0 || c.Chip.HBMBandwidthBytesPerS <= 0 {
-		return Estimate{}, fmt.Errorf("cost: cluster %q has no peak FLOP/s or HBM bandwidth", c.Name)
+		return fmt.Errorf("cost: cluster %q has no peak FLOP/s or HBM bandwidth", c.Name)
 	}
 	seq := w.SeqLen
 	if seq <= 0 {
 		seq = m.SeqLen
 	}
 	if seq <= 0 || w.Batch <= 0 {
-		return Estimate{}, errors.New("cost: workload needs a batch and a sequence length")
+		return errors.New("cost: workload needs a batch and a sequence length")
 	}
 	dp, fsdp, pp, mbs := max(s.DP, 1), max(s.FSDP, 1), max(s.PP, 1), max(s.MB, 1)
 	if w.Batch%(dp*fsdp*mbs) != 0 {
-		return Estimate{}, fmt.Errorf("cost: batch %d does not divide into dp*fsdp*mb = %d", w.Batch, dp*fsdp*mbs)
+		return fmt.Errorf("cost: batch %d does not divide into dp*fsdp*mb = %d", w.Batch, dp*fsdp*mbs)
 	}
-	M := float64(w.Batch / (dp * fsdp * mbs))
-	v := 1
-	if s.Schedule == space.Interleaved {
-		v = max(s.V, 1)
-	}
+	st.M = float64(w.Batch / (dp * fsdp * mbs))
+	st.seq = seq
 
-	var e evaluator
+	e := &st.e
+	e.reset()
 	if err := resolveMesh(c, s, &e.mr); err != nil {
-		return Estimate{}, err
+		return err
 	}
 	e.p = cm.p
 	e.o = o
@@ -841,26 +961,40 @@ func (cm *Model) Evaluate(c profiles.Cluster, w space.Workload, s space.Strategy
 	}
 
 	// Per-micro-batch cost of each segment.
-	var attn, mlp, moe, emb, head segCost
-	e.segment(&e.p.attn, e.p.weights.attn, s.Recompute, &attn)
-	e.segment(&e.p.mlp, e.p.weights.mlp, s.Recompute, &mlp)
-	if len(e.p.moe.fwd) > 0 {
-		e.segment(&e.p.moe, e.p.weights.moe, s.Recompute, &moe)
+	for _, sc := range []*segCost{&st.attn, &st.mlp, &st.moe, &st.emb, &st.head} {
+		sc.reset()
 	}
-	e.segment(&e.p.embed, e.p.weights.embed, "", &emb)
-	e.segment(&e.p.head, e.p.weights.head, "", &head)
+	e.segment(&e.p.attn, e.p.weights.attn, s.Recompute, &st.attn)
+	e.segment(&e.p.mlp, e.p.weights.mlp, s.Recompute, &st.mlp)
+	if len(e.p.moe.fwd) > 0 {
+		e.segment(&e.p.moe, e.p.weights.moe, s.Recompute, &st.moe)
+	}
+	e.segment(&e.p.embed, e.p.weights.embed, "", &st.emb)
+	e.segment(&e.p.head, e.p.weights.head, "", &st.head)
 
 	// Pipeline send: the residual stream's local shard [MEG-SCHED], formulas.md §3.3.
-	var pSend float64
+	st.pSend = 0
 	if pp > 1 && e.mr.npp > 0 {
-		pSend = SendRecvSeconds(e.sendBytes(), e.mr.pp[0])
+		st.pSend = SendRecvSeconds(e.sendBytes(), e.mr.pp[0])
 	}
+	return nil
+}
 
+// assemble turns the segment costs of st into the step time of s's pipeline
+// schedule: the busiest stage's compute, exposed communication and bubble.
+func (cm *Model) assemble(st *evalState, w space.Workload, s space.Strategy, o Options) Estimate {
+	m, e, M, seq, pSend := cm.spec, &st.e, st.M, st.seq, st.pSend
+	pp := max(s.PP, 1)
+	v := 1
+	if s.Schedule == space.Interleaved {
+		v = max(s.V, 1)
+	}
+	attn, mlp, moe, emb, head := &st.attn, &st.mlp, &st.moe, &st.emb, &st.head
 	of := e.eff.OverlapFraction
 	best := Estimate{StepSeconds: -1}
 	var bestStage stagePlan
 	plans, nPlans := stages(m, pp)
-	for _, st := range plans[:nPlans] {
+	for _, sp := range plans[:nPlans] {
 		var fc, bc, crit, wmb, edge, sg, spar float64
 		add := func(sc *segCost, n float64) {
 			fc += n * sc.fwd
@@ -870,21 +1004,21 @@ func (cm *Model) Evaluate(c profiles.Cluster, w space.Workload, s space.Strategy
 			sg += n * sc.stepGrad
 			spar += n * sc.stepParam
 		}
-		nl := float64(st.dense + st.moe)
-		add(&attn, nl)
-		add(&mlp, float64(st.dense))
-		add(&moe, float64(st.moe))
+		nl := float64(sp.dense + sp.moe)
+		add(attn, nl)
+		add(mlp, float64(sp.dense))
+		add(moe, float64(sp.moe))
 		edge = attn.weightEdge + max(mlp.weightEdge, moe.weightEdge)
-		if st.embed {
-			add(&emb, 1)
+		if sp.embed {
+			add(emb, 1)
 		}
-		if st.head {
-			add(&head, 1)
+		if sp.head {
+			add(head, 1)
 		}
 		units := max(nl, 1)
 		est := Estimate{}
 		// Busiest stage compute over all micro-batches, plus the optimizer step.
-		est.ComputeSeconds = M*(fc+bc) + e.optimizerSeconds(st)
+		est.ComputeSeconds = M*(fc+bc) + e.optimizerSeconds(sp)
 		exposed := M * crit
 		// FSDP/ZeRO-3: prefetch hides the per-micro-batch weight traffic
 		// under OverlapFraction of the compute; the first gather and the last
@@ -912,7 +1046,7 @@ func (cm *Model) Evaluate(c profiles.Cluster, w space.Workload, s space.Strategy
 		est.BubbleSeconds = float64(pp-1) / float64(v) * (fc + bc + crit)
 		est.StepSeconds = est.ComputeSeconds + est.ExposedCommSeconds + est.BubbleSeconds
 		if est.StepSeconds > best.StepSeconds {
-			best, bestStage = est, st
+			best, bestStage = est, sp
 		}
 	}
 
@@ -920,12 +1054,12 @@ func (cm *Model) Evaluate(c profiles.Cluster, w space.Workload, s space.Strategy
 	best.ModelFLOPs = m.ModelFLOPsPerToken(seq) * tokens
 	best.HardwareFLOPs = best.ModelFLOPs + recomputeFLOPsPerToken(m, seq, s.Recompute)*tokens
 	if !o.SkipCollectives || o.Trace {
-		best.Collectives = e.collectives(bestStage, M, float64(v), pp, pSend, &attn, &mlp, &moe, &emb, &head)
+		best.Collectives = e.collectives(bestStage, M, float64(v), pp, pSend, attn, mlp, moe, emb, head)
 	}
 	if e.trace != nil {
 		best.Ops = *e.trace
 	}
-	return best, nil
+	return best
 }
 
 // sendBytes is one chip's pipeline send: the residual stream's local shard,

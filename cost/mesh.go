@@ -48,6 +48,14 @@ type meshRoles struct {
 	have   [1 << numRoles]uint8
 }
 
+// reset forgets a previous strategy's groups and memoised collective models.
+func (mr *meshRoles) reset() {
+	mr.ng = [numRoles]int{}
+	mr.npp = 0
+	mr.deg = [numRoles]float64{}
+	mr.have = [1 << numRoles]uint8{}
+}
+
 // resolveMesh turns the Mesh shares of s into axis groups per role.
 func resolveMesh(c profiles.Cluster, s space.Strategy, mr *meshRoles) error {
 	mesh := s.Mesh

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/meshplan/meshplan/cost"
 	"github.com/meshplan/meshplan/memory"
@@ -33,7 +34,9 @@ var _ Space = (*space.Space)(nil)
 // literal with Space, Memory and Time set describes a synthetic problem.
 //
 // A Problem is read-only once a search starts; its methods are safe for
-// concurrent use.
+// concurrent use. NewProblem binds the cost evaluators to Cluster, Workload
+// and CostOptions: for another cluster or workload use Variant (or a new
+// Problem) rather than changing those fields.
 type Problem struct {
 	// Model is the transformer being trained.
 	Model model.Spec
@@ -51,9 +54,7 @@ type Problem struct {
 	// MemoryOptions tune memory.Estimate and memory.UsableBytes.
 	MemoryOptions memory.Options
 	// CostOptions tune cost.Evaluate. NewProblem builds the model's cost
-	// program once (cost.NewModel) with the options given to it, so a later
-	// change of NoFlashAttention has no effect; the other options apply per
-	// evaluation (Trace, for one explained strategy, for instance).
+	// program and its evaluators with the options given to it.
 	CostOptions cost.Options
 
 	// UsableBytes is the memory per chip a strategy may fill, in bytes.
@@ -73,6 +74,11 @@ type Problem struct {
 	// costModel is the model's cost program, built once by NewProblem;
 	// nil means cost.Evaluate (which builds it per call).
 	costModel *cost.Model
+	// evaluators recycles cost.Evaluators of costModel on Cluster and
+	// Workload: each keeps the segment costs of its last strategy, which the
+	// next one in the space's order (the schedule varies fastest) reuses.
+	// A Problem copied with another Cluster or Workload must drop it.
+	evaluators *sync.Pool
 
 	// ResolveCluster, when not nil, turns a cluster name such as "v5p-512"
 	// into a cluster; NoFitError suggestions use it to try larger clusters
@@ -100,6 +106,7 @@ func NewProblem(m model.Spec, c profiles.Cluster, w space.Workload, fix space.Fi
 		CostOptions:    co,
 		ResolveCluster: profiles.Parse,
 		costModel:      cost.NewModel(m, co),
+		evaluators:     new(sync.Pool),
 	}
 	p.Variant = func(c2 profiles.Cluster, w2 space.Workload) (*Problem, error) {
 		q, err := NewProblem(m, c2, w2, fix, mo, co)
@@ -132,6 +139,14 @@ func (p *Problem) memoryOf(s *space.Strategy) memory.Breakdown {
 func (p *Problem) timeOf(s *space.Strategy) (cost.Estimate, error) {
 	if p.Time != nil {
 		return p.Time(s)
+	}
+	if p.costModel != nil && p.evaluators != nil {
+		ev, _ := p.evaluators.Get().(*cost.Evaluator)
+		if ev == nil {
+			ev = p.costModel.NewEvaluator(p.Cluster, p.Workload, p.CostOptions)
+		}
+		defer p.evaluators.Put(ev)
+		return ev.Evaluate(*s)
 	}
 	if p.costModel != nil {
 		return p.costModel.Evaluate(p.Cluster, p.Workload, *s, p.CostOptions)

@@ -20,9 +20,9 @@ import (
 const (
 	GeneLayout    = iota // degrees, ep and their placement on the mesh
 	GeneMB               // micro-batch size
-	GeneSchedule         // pipeline schedule and virtual stages v
 	GeneRecompute        // activation recomputation policy
 	GeneZero             // ZeRO stage across dp
+	GeneSchedule         // pipeline schedule and virtual stages v (fastest: neighbours share all but the schedule)
 	NumGenes
 )
 
@@ -200,7 +200,9 @@ func New(m model.Spec, c profiles.Cluster, w Workload, fix Fix) (*Space, error) 
 	if len(sp.zeros) == 0 {
 		return nil, fmt.Errorf("space: the fixed zero=%d needs dp > 1, but no layout that agrees with --fix %q has dp > 1: use zero=0", fp.Zero, fix.String())
 	}
-	sp.cards = []int{len(sp.layouts), len(sp.mbs), len(sp.schedules), len(sp.recomputes), len(sp.zeros)}
+	sp.cards = make([]int, NumGenes)
+	sp.cards[GeneLayout], sp.cards[GeneMB], sp.cards[GeneSchedule] = len(sp.layouts), len(sp.mbs), len(sp.schedules)
+	sp.cards[GeneRecompute], sp.cards[GeneZero] = len(sp.recomputes), len(sp.zeros)
 	return sp, nil
 }
 
@@ -664,11 +666,12 @@ func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	if l.dp != s.DP || l.fsdp != s.FSDP || l.tp != s.TP || l.cp != s.CP || l.pp != s.PP || l.ep != s.EP {
 		return nil, false
 	}
-	genes := []int{li,
-		slices.Index(sp.mbs, s.MB),
-		slices.Index(sp.schedules, scheduleChoice{s.Schedule, s.V}),
-		slices.Index(sp.recomputes, s.Recompute),
-		slices.Index(sp.zeros, s.Zero)}
+	genes := make([]int, NumGenes)
+	genes[GeneLayout] = li
+	genes[GeneMB] = slices.Index(sp.mbs, s.MB)
+	genes[GeneSchedule] = slices.Index(sp.schedules, scheduleChoice{s.Schedule, s.V})
+	genes[GeneRecompute] = slices.Index(sp.recomputes, s.Recompute)
+	genes[GeneZero] = slices.Index(sp.zeros, s.Zero)
 	if slices.Contains(genes, -1) {
 		return nil, false
 	}

@@ -1,0 +1,88 @@
+package cost
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/space"
+)
+
+// TestEvaluatorMatchesModel checks that an Evaluator, which reuses segment
+// costs between strategies that differ only in their pipeline schedule and
+// recycles its working memory, and Model.Evaluate, which recycles working
+// memory through a pool, both give exactly the estimate computed in fresh
+// memory, for strategies of a space taken in the space's order and shuffled.
+func TestEvaluatorMatchesModel(t *testing.T) {
+	for _, tc := range []struct{ model, cluster string }{
+		{"llama3-8b", "h100-32"},
+		{"mixtral-8x7b", "h100-32"},
+		{"llama2-7b", "v5p-64"},
+	} {
+		t.Run(tc.model+"/"+tc.cluster, func(t *testing.T) {
+			m, err := model.Preset(tc.model)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := profiles.Parse(tc.cluster)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := space.Workload{Batch: 64, SeqLen: 4096}
+			sp, err := space.New(m, c, w, space.Fix{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var strategies []space.Strategy
+			genes := make([]int, space.NumGenes)
+			for i := int64(0); i < sp.Size() && len(strategies) < 2000; i += 1 + i%3 {
+				var s space.Strategy
+				if sp.DecodeIndex(i, genes, &s) {
+					strategies = append(strategies, s)
+				}
+			}
+			if len(strategies) < 100 {
+				t.Fatalf("only %d valid strategies decoded", len(strategies))
+			}
+			cm := NewModel(m, Options{})
+			for _, o := range []Options{{SkipCollectives: true}, {}} {
+				checkEvaluator(t, cm, c, w, strategies, o)
+			}
+		})
+	}
+}
+
+func checkEvaluator(t *testing.T, cm *Model, c profiles.Cluster, w space.Workload, strategies []space.Strategy, o Options) {
+	t.Helper()
+	want := make([]Estimate, len(strategies))
+	for i, s := range strategies {
+		st := new(evalState)
+		if err := cm.prepare(st, c, w, s, o); err != nil {
+			t.Fatalf("prepare(%v): %v", s.String(), err)
+		}
+		want[i] = cm.assemble(st, w, s, o)
+	}
+	order := make([]int, len(strategies))
+	for i := range order {
+		order[i] = i
+	}
+	shuffled := append([]int(nil), order...)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	for _, run := range []struct {
+		name  string
+		order []int
+	}{{"in order", order}, {"shuffled", shuffled}} {
+		ev := cm.NewEvaluator(c, w, o)
+		for _, i := range run.order {
+			s := strategies[i]
+			if got, err := cm.Evaluate(c, w, s, o); err != nil || !reflect.DeepEqual(got, want[i]) {
+				t.Fatalf("%s: Model.Evaluate(%v) = %+v, %v; want %+v", run.name, s.String(), got, err, want[i])
+			}
+			if got, err := ev.Evaluate(s); err != nil || !reflect.DeepEqual(got, want[i]) {
+				t.Fatalf("%s: Evaluator.Evaluate(%v) = %+v, %v; want %+v", run.name, s.String(), got, err, want[i])
+			}
+		}
+	}
+}
