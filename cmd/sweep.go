@@ -1,0 +1,227 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/meshplan/meshplan/results/sweep"
+)
+
+// newSweepCommand builds `plan sweep`: run a grid of plans (or one shard
+// of it) into a directory.
+func newSweepCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sweep --config FILE --out DIR [--shard I/N] [--resume]",
+		Short: "Run a grid of plans as a batch job, sharded and resumable",
+		Long: `Run every cell of a sweep: the product of the configuration's models,
+clusters, batches, seqs and fix lists (models outermost, fix innermost),
+then its explicit cells. Each cell's result is one JSON line
+{"cell": {...}, "plan": <plan --format json>} (or "error" instead of "plan"
+when nothing fits) appended and synced to DIR/cells-I-of-N.jsonl as soon as
+the cell finishes; DIR/sweep.json records the whole grid, and
+DIR/summary.csv (summary-I-of-N.csv for a shard) the recommended row of
+each cell.
+
+Cell i of the grid belongs to shard i mod N. The shard is --shard I/N, else
+a Kubernetes Indexed Job's JOB_COMPLETION_INDEX with JOB_COMPLETIONS, else a
+Slurm array's SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT, else 0/1.
+--resume skips the cells already in the shard's file and redoes a torn last
+line, so a killed run continues where it stopped. Merge the shards with
+plan merge.
+
+The configuration (YAML):
+
+  models: [llama3-8b, llama2-7b]
+  clusters: [h100-8, h100-16]
+  batches: [16, 32]
+  seqs: [4096]          # optional; default each model's seq_len
+  fix: ["", "tp=1"]     # optional strategy constraints
+  cells:                # optional explicit cells, after the grid's
+    - {model: llama3-70b, cluster: v5p-128, batch: 256, seq: 8192, fix: ""}
+  search: {method: auto, seed: 1, top: 5}
+
+Every key can also come from a PLAN_ environment variable (PLAN_MODELS=a,b,
+PLAN_SEARCH_SEED=7, ...); --search, --seed and --top override search.*.`,
+		Example: `  plan sweep --config sweep.yaml --out out/
+  plan sweep --config sweep.yaml --out out/ --shard 1/4 --resume
+  plan merge out/ --out all.jsonl --summary summary.csv`,
+		Args: cobra.NoArgs,
+		// The sweep reads its own configuration instead of plan's.
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			a.started = true
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runSweep(cmd) },
+	}
+	fs := cmd.Flags()
+	fs.String("config", "", "the sweep configuration, a YAML `file`")
+	fs.String("out", "", "the output `directory` (created if needed; shards may share it)")
+	fs.String("shard", "", "run shard `I/N` (0 <= I < N) of the grid: cells i with i mod N = I (default: from the batch scheduler's environment, else 0/1)")
+	fs.Bool("resume", false, "skip the cells already in the shard's file and redo a torn last line")
+	fs.Int("jobs", 0, "cells searched at once (default: the number of cores)")
+	fs.String("search", sweep.DefaultConfig().Search.Method, "search `method` of every cell: auto, exhaustive or evolve (overrides search.method)")
+	fs.Int64("seed", sweep.DefaultConfig().Search.Seed, "random `seed` of the evolutionary search (overrides search.seed)")
+	fs.Int("top", 0, "keep only the `K` fastest rows of each cell's front, 0 all (overrides search.top)")
+	fs.Bool("quiet", false, "no progress bar on stderr")
+	return cmd
+}
+
+// sweepFlagKeys maps the flags that override configuration keys to them.
+var sweepFlagKeys = map[string]string{"search": "search.method", "seed": "search.seed", "top": "search.top"}
+
+// runSweep loads the configuration, picks the shard and runs it.
+func (a *app) runSweep(cmd *cobra.Command) error {
+	fs := cmd.Flags()
+	out, _ := fs.GetString("out")
+	if out == "" {
+		return badInputf("--out is required: the directory the sweep writes its cells to")
+	}
+	cfg, err := loadSweepConfig(cmd)
+	if err != nil {
+		return err
+	}
+	grid, err := sweep.Expand(cfg)
+	if err != nil {
+		return badInput(err)
+	}
+	var sh sweep.Shard
+	if s, _ := fs.GetString("shard"); fs.Changed("shard") {
+		if sh, err = sweep.ParseShard(s); err != nil {
+			return badInput(err)
+		}
+	} else if sh, _, err = sweep.ShardFromEnv(os.Getenv); err != nil {
+		return badInput(err)
+	}
+	jobs, _ := fs.GetInt("jobs")
+	if jobs < 0 {
+		return badInputf("--jobs must not be negative, got %d", jobs)
+	}
+	if jobs == 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	resume, _ := fs.GetBool("resume")
+	quiet, _ := fs.GetBool("quiet")
+
+	mo, co := modelOptions()
+	solver := &sweep.Solver{Grid: grid, MemoryOptions: mo, CostOptions: co, Workers: max(1, runtime.GOMAXPROCS(0)/jobs)}
+	bar := newSweepBar(a.stderr, quiet)
+	r := &sweep.Runner{Dir: out, Shard: sh, Resume: resume, Jobs: jobs, Solve: solver.Solve, Progress: bar.update}
+	st, err := r.Run(cmd.Context(), grid)
+	bar.finish()
+	if err != nil {
+		var in *sweep.InputError
+		if errors.As(err, &in) {
+			return badInput(err)
+		}
+		return err
+	}
+	torn := ""
+	if st.Torn {
+		torn = ", a torn last line redone"
+	}
+	fmt.Fprintf(a.stderr, "plan sweep: shard %s: %d cells (%d resumed, %d run%s, %d with an error) in %s, %.3g cells/s; wrote %s and %s\n",
+		st.Shard, st.Total, st.Resumed, st.Ran, torn, st.Errors, st.Elapsed.Round(time.Millisecond), st.CellsPerSecond(), st.CellsFile, st.SummaryFile)
+	return nil
+}
+
+// loadSweepConfig reads the sweep configuration: defaults, then the
+// --config file, then PLAN_ environment variables, then the flags given on
+// the command line that override search settings.
+func loadSweepConfig(cmd *cobra.Command) (sweep.Config, error) {
+	v, err := sweep.NewViper()
+	if err != nil {
+		return sweep.Config{}, err
+	}
+	path, _ := cmd.Flags().GetString("config")
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return sweep.Config{}, badInputf("--config %s: cannot read it: %s", path, oneLine(errors.Unwrap(err).Error()))
+		}
+		defer f.Close()
+		if err := sweep.ReadConfig(v, "--config "+path, f); err != nil {
+			return sweep.Config{}, badInput(err)
+		}
+	}
+	for flag, key := range sweepFlagKeys {
+		if err := v.BindPFlag(key, cmd.Flags().Lookup(flag)); err != nil {
+			return sweep.Config{}, fmt.Errorf("binding --%s: %w", flag, err)
+		}
+	}
+	cfg, err := sweep.Decode(v)
+	if err != nil && path == "" {
+		return sweep.Config{}, badInputf("--config FILE is required unless PLAN_ environment variables give the whole sweep:\n%w", err)
+	}
+	if err != nil {
+		return sweep.Config{}, badInput(err)
+	}
+	return cfg, nil
+}
+
+// sweepBar draws a one-line progress bar of a sweep's cells with the
+// estimated time left on a terminal. Like progressBar it stays hidden
+// during the first second, when quiet, and when the writer is not a
+// terminal.
+type sweepBar struct {
+	w     io.Writer
+	start time.Time
+	// base is the number of cells done before this run (resumed).
+	base  int
+	based bool
+	off   bool
+	shown bool
+	now   func() time.Time
+}
+
+// newSweepBar returns a bar on w.
+func newSweepBar(w io.Writer, quiet bool) *sweepBar {
+	return &sweepBar{w: w, start: time.Now(), off: quiet || !isTerminal(w), now: time.Now}
+}
+
+// update redraws the bar: done of total cells.
+func (b *sweepBar) update(done, total int) {
+	if !b.based {
+		b.base, b.based = done, true
+	}
+	if b.off || total <= 0 {
+		return
+	}
+	elapsed := b.now().Sub(b.start)
+	if !b.shown && (elapsed < time.Second || done >= total) {
+		return
+	}
+	b.shown = true
+	const width = 30
+	frac := min(1, float64(done)/float64(total))
+	filled := int(frac * width)
+	bar := make([]byte, width)
+	for i := range bar {
+		switch {
+		case i < filled:
+			bar[i] = '='
+		case i == filled:
+			bar[i] = '>'
+		default:
+			bar[i] = ' '
+		}
+	}
+	eta := "ETA -"
+	if ran := done - b.base; ran > 0 && done < total {
+		left := time.Duration(float64(elapsed) / float64(ran) * float64(total-done))
+		eta = "ETA " + left.Round(time.Second).String()
+	}
+	fmt.Fprintf(b.w, "\rsweep [%s] %3.0f%% %d/%d cells %s \033[K", bar, 100*frac, done, total, eta)
+}
+
+// finish erases the bar if it was drawn.
+func (b *sweepBar) finish() {
+	if b.shown {
+		fmt.Fprint(b.w, "\r\033[K")
+	}
+}
