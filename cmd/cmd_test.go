@@ -101,9 +101,21 @@ func checkGolden(t *testing.T, tc goldenCase) {
 	if err := json.Unmarshal([]byte(wout), &wv); err != nil {
 		t.Fatalf("%s: stdout is not JSON: %v", path, err)
 	}
+	dropElapsed(gv)
+	dropElapsed(wv)
 	if !reflect.DeepEqual(gv, wv) {
 		t.Errorf("plan %s: JSON differs from %s (run go test ./cmd -update to accept)\n--- got:\n%s\n--- want:\n%s",
 			strings.Join(tc.args, " "), path, gout, wout)
+	}
+}
+
+// dropElapsed removes search.elapsed_s, the one field of a plan that
+// differs between two runs, from a decoded plan object.
+func dropElapsed(v any) {
+	if m, ok := v.(map[string]any); ok {
+		if s, ok := m["search"].(map[string]any); ok {
+			delete(s, "elapsed_s")
+		}
 	}
 }
 
@@ -127,6 +139,36 @@ func TestGolden(t *testing.T) {
 		{name: "error-no-fit", args: []string{"--model", "llama3-405b", "--cluster", "h100-8", "--batch", "16", "--quiet"}, code: ExitNoFit},
 		{name: "error-fix-does-not-divide", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--fix", "tp=3", "--quiet"}, code: ExitBadInput},
 		{name: "error-negative-batch", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "-4"}, code: ExitBadInput},
+
+		// Every output format of plan and explain (issue 5).
+		{name: "plan-top-3-json", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "64", "--top", "3", "--quiet", "--format", "json"}, json: true},
+		{name: "plan-top-3-csv", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "64", "--top", "3", "--quiet", "--format", "csv"}},
+		{name: "plan-top-3-md", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "64", "--top", "3", "--quiet", "--format", "md"}},
+		{name: "plan-top-3-html", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "64", "--top", "3", "--quiet", "--format", "html"}},
+		{name: "plan-tokens-price", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "64", "--top", "3", "--quiet", "--tokens", "15T", "--price", "2.5"}},
+		{name: "plan-tokens-price-json", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "64", "--top", "3", "--quiet", "--tokens", "15T", "--price", "2.5", "--format", "json"}, json: true},
+		{name: "plan-tokens-price-csv", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "64", "--top", "3", "--quiet", "--tokens", "300B", "--price", "1.2", "--format", "csv"}},
+		{name: "plan-tokens-price-md", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "64", "--top", "3", "--quiet", "--tokens", "2e12", "--price", "1.2", "--format", "md"}},
+		{name: "explain-llama3-8b-v5p-16-csv", args: []string{"explain", "--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "32", "--strategy", "fsdp=8", "--format", "csv"}},
+		{name: "explain-llama3-8b-v5p-16-md", args: []string{"explain", "--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "32", "--strategy", "fsdp=8", "--format", "md", "--tokens", "1T"}},
+		{name: "explain-llama3-8b-v5p-16-html", args: []string{"explain", "--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "32", "--strategy", "fsdp=8", "--format", "html"}},
+		{name: "explain-tokens-price", args: []string{"explain", "--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "32", "--strategy", "fsdp=8", "--tokens", "15T", "--price", "2.5"}},
+		{name: "plan-clusters-range", args: []string{"--model", "llama3-8b", "--cluster", "h100-8..h100-32", "--batch", "64", "--quiet", "--tokens", "1T", "--price", "2"}},
+		{name: "plan-clusters-list-csv", args: []string{"--model", "llama3-8b", "--cluster", "h100-8,h100-16,v5p-16", "--batch", "64", "--quiet", "--tokens", "1T", "--format", "csv"}},
+		{name: "plan-clusters-list-md", args: []string{"--model", "llama3-8b", "--cluster", "h100-8,h100-16", "--batch", "64", "--quiet", "--top", "2", "--format", "md"}},
+		{name: "plan-min-chips", args: []string{"--model", "llama3-70b", "--cluster", "h100-1024", "--min-chips", "--batch", "32", "--top", "3", "--quiet"}},
+		{name: "emit-megatron", args: []string{"explain", "--model", "llama3-70b", "--cluster", "h100-512", "--batch", "512", "--strategy", "dp=8,zero=1,tp=8,cp=2,pp=4,schedule=interleaved,v=2,recompute=selective", "--emit", "megatron"}},
+		{name: "emit-maxtext", args: []string{"explain", "--model", "llama3-8b", "--cluster", "2xv5p-64", "--batch", "64", "--strategy", "dp=2,fsdp=32,recompute=full", "--emit", "maxtext"}},
+		{name: "emit-torchtitan", args: []string{"explain", "--model", "llama3-8b", "--cluster", "h100-64", "--batch", "64", "--strategy", "dp=2,fsdp=4,tp=8,recompute=selective", "--emit", "torchtitan"}},
+		{name: "emit-deepspeed", args: []string{"explain", "--model", "llama3-8b", "--cluster", "h100-8", "--batch", "32", "--strategy", "fsdp=8,mb=2", "--emit", "deepspeed"}},
+		{name: "error-emit-megatron-fsdp", args: []string{"explain", "--model", "llama3-8b", "--cluster", "h100-64", "--batch", "64", "--strategy", "fsdp=8,tp=8", "--emit", "megatron"}, code: ExitBadInput},
+		{name: "error-emit-deepspeed-tp-pp", args: []string{"explain", "--model", "llama3-8b", "--cluster", "h100-64", "--batch", "64", "--strategy", "tp=8,pp=8", "--emit", "deepspeed"}, code: ExitBadInput},
+		{name: "error-bad-tokens", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--tokens", "15Q"}, code: ExitBadInput},
+		{name: "error-price-without-tokens", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--price", "2"}, code: ExitBadInput},
+		{name: "error-bad-emit", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--emit", "jax"}, code: ExitBadInput},
+		{name: "error-cluster-range-chips", args: []string{"--model", "llama3-8b", "--cluster", "h100-8..v5p-64"}, code: ExitBadInput},
+		{name: "error-cluster-range-power", args: []string{"--model", "llama3-8b", "--cluster", "h100-8..h100-24"}, code: ExitBadInput},
+		{name: "error-models-csv", args: []string{"models", "--format", "csv"}, code: ExitBadInput},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkGolden(t, tc) })
 	}

@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
+
+	"github.com/meshplan/meshplan/results"
 )
 
 // DefaultBatchTokens is the global batch, in tokens, used when neither
@@ -42,8 +45,21 @@ type Config struct {
 	Seed int64 `mapstructure:"seed"`
 	// Top limits the printed Pareto front to its K fastest rows; 0 prints all.
 	Top int `mapstructure:"top"`
-	// Format is the output format: table or json.
+	// Format is the output format: table, json, csv, md or html (plan and
+	// explain; the other commands print table or json).
 	Format string `mapstructure:"format"`
+	// Tokens is the number of training tokens (--tokens: 15T, 300B, 2e12);
+	// empty means no time to train.
+	Tokens string `mapstructure:"tokens"`
+	// Price is the price of one chip for one hour (--price); 0 means no cost.
+	Price float64 `mapstructure:"price"`
+	// Emit names the framework whose launch configuration to print instead
+	// of the plan: megatron, maxtext, torchtitan or deepspeed; empty prints
+	// the plan.
+	Emit string `mapstructure:"emit"`
+	// MinChips asks for the smallest cluster of --cluster's family on which
+	// the model fits.
+	MinChips bool `mapstructure:"min_chips"`
 	// Out is the output file; empty means stdout.
 	Out string `mapstructure:"out"`
 	// Quiet turns the progress bar off.
@@ -55,11 +71,14 @@ func DefaultConfig() Config {
 	return Config{Search: "auto", Seed: 1, Format: "table"}
 }
 
-// Output formats.
+// Output formats. Only plan and explain print csv, md and html.
 const (
-	formatTable = "table"
-	formatJSON  = "json"
+	formatTable = results.FormatTable
+	formatJSON  = results.FormatJSON
 )
+
+// tableOrJSONOnly returns the commands that print only table or json.
+func tableOrJSONOnly() []string { return []string{"models", "clusters", "validate"} }
 
 // Validate reports every setting that is out of range, joined.
 func (c Config) Validate() error {
@@ -78,10 +97,41 @@ func (c Config) Validate() error {
 	if !slices.Contains([]string{"auto", "exhaustive", "evolve"}, c.Search) {
 		errs = append(errs, fmt.Errorf("--search must be auto, exhaustive or evolve, got %q", c.Search))
 	}
-	if !slices.Contains([]string{formatTable, formatJSON}, c.Format) {
-		errs = append(errs, fmt.Errorf("--format must be table or json, got %q", c.Format))
+	if !slices.Contains(results.Formats(), c.Format) {
+		errs = append(errs, fmt.Errorf("--format must be %s, got %q", orList(results.Formats()), c.Format))
+	}
+	if c.Tokens != "" {
+		if _, err := results.ParseCount(c.Tokens); err != nil {
+			errs = append(errs, fmt.Errorf("--tokens: %w", err))
+		}
+	}
+	if c.Price < 0 || math.IsNaN(c.Price) || math.IsInf(c.Price, 0) {
+		errs = append(errs, fmt.Errorf("--price must be a positive price per chip-hour, got %g", c.Price))
+	} else if c.Price > 0 && c.Tokens == "" {
+		errs = append(errs, fmt.Errorf("--price %g needs --tokens: the cost is for training on that many tokens", c.Price))
+	}
+	if c.Emit != "" && !slices.Contains(results.Frameworks(), c.Emit) {
+		errs = append(errs, fmt.Errorf("--emit must be %s, got %q", orList(results.Frameworks()), c.Emit))
 	}
 	return errors.Join(errs...)
+}
+
+// orList joins words as "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// Training returns the --tokens and --price of c; the zero Training when
+// --tokens is not given. c must have passed Validate.
+func (c Config) Training() results.Training {
+	if c.Tokens == "" {
+		return results.Training{}
+	}
+	n, _ := results.ParseCount(c.Tokens)
+	return results.Training{Tokens: n, PricePerChipHour: c.Price}
 }
 
 // flagOfKey maps each Config key to its flag name.
@@ -146,6 +196,9 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 	}
 	if err := cfg.Validate(); err != nil {
 		return badInput(err)
+	}
+	if slices.Contains(tableOrJSONOnly(), cmd.Name()) && cfg.Format != formatTable && cfg.Format != formatJSON {
+		return badInputf("--format must be table or json for plan %s, got %q", cmd.Name(), cfg.Format)
 	}
 	a.cfg = cfg
 	return nil

@@ -1,13 +1,10 @@
 package cmd
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/meshplan/meshplan/cost"
-	"github.com/meshplan/meshplan/memory"
 	"github.com/meshplan/meshplan/results"
 	"github.com/meshplan/meshplan/space"
 )
@@ -24,14 +21,21 @@ memory breakdowns and every collective of the step.
 
 The strategy string is comma-separated key=value (every key optional):
 dp, zero, fsdp, tp, sp, cp, pp, ep, mb, schedule, v, recompute, mesh.
-Each row of a plan prints the string that reproduces it here.`,
+Each row of a plan prints the string that reproduces it here.
+
+--format csv, md and html print the same breakdown as a CSV row, a Markdown
+summary or a self-contained HTML page; --tokens and --price add the days,
+chip-hours and cost to train; --emit prints the strategy as a training
+framework's launch flags or config instead.`,
 		Example: `  plan explain --model llama3-8b --cluster v5p-16 --batch 32 --strategy fsdp=8
-  plan explain --model llama70b --cluster v5p-256 --batch 512 --strategy 'fsdp=16,tp=8,mesh=tp:z;fsdp:x.y' --format json`,
+  plan explain --model llama70b --cluster v5p-256 --batch 512 --strategy 'fsdp=16,tp=8,mesh=tp:z;fsdp:x.y' --format json
+  plan explain --model llama3-8b --cluster h100-64 --batch 256 --strategy tp=8,dp=8 --emit megatron`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runExplain() },
 	}
 	addProblemFlags(cmd.Flags())
 	cmd.Flags().String("strategy", "", "the strategy `SPEC` to evaluate, e.g. fsdp=16,tp=8,mb=1")
+	addReportFlags(cmd.Flags())
 	return cmd
 }
 
@@ -52,29 +56,13 @@ func (a *app) runExplain() error {
 		return badInputf("strategy %s does not work for %s on %s with a batch of %d x %d tokens:\n%w",
 			s, p.model.Name, p.cluster.Name, p.workload.Batch, p.workload.SeqLen, err)
 	}
-	placed, err := s.Place(p.cluster)
+	ev, err := evaluate(p, s, true)
 	if err != nil {
-		return badInputf("strategy %s cannot be placed on the mesh of %s: %w", s, p.cluster.Name, err)
+		return err
 	}
-	mo, co := modelOptions()
-	co.Trace = true
-	est, err := cost.Evaluate(p.model, p.cluster, p.workload, placed, co)
-	if err != nil {
-		return fmt.Errorf("evaluating strategy %s: %w", placed, err)
+	if a.cfg.Emit != "" {
+		return a.emitFramework(ev)
 	}
-	ev := results.Evaluation{
-		Model:       p.model,
-		Cluster:     p.cluster,
-		Workload:    p.workload,
-		Strategy:    placed,
-		Time:        est,
-		Memory:      memory.Estimate(p.model, p.cluster, p.workload, placed, mo),
-		UsableBytes: memory.UsableBytes(p.cluster, mo),
-	}
-	return a.emit(func(w io.Writer) error {
-		if a.cfg.Format == formatJSON {
-			return results.WriteResultJSON(w, ev)
-		}
-		return results.WriteExplainTable(w, ev)
-	})
+	t := a.cfg.Training()
+	return a.emit(func(w io.Writer) error { return results.WriteExplain(w, a.cfg.Format, ev, t) })
 }

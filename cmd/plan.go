@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,20 @@ The global batch is --batch sequences, or --batch-tokens tokens rounded to the
 nearest whole number of sequences; with neither, %d tokens (4Mi). The
 sequence length is --seq, or the model's seq_len.
 
+--cluster also takes a list (h100-512,h100-1024,h100-2048) or a range
+(v5p-128..v5p-2048, doubling): each cluster is searched and the table shows
+the best strategy of each, marking the clusters on the front of (days to
+train, cost); the JSON object is the plan of the recommended cluster with a
+"clusters" array. --min-chips plans on the smallest cluster of the family on
+which the model fits.
+
+--tokens N (15T, 300B, 2e12) adds the days and chip-hours to train on N
+tokens to each row, --price P (per chip-hour) the cost. --format csv, md and
+html print a CSV row per strategy, a Markdown review summary or one
+self-contained HTML report with charts. --emit megatron|maxtext|torchtitan|
+deepspeed prints the recommended strategy as that framework's launch flags or
+config instead of the plan.
+
 Flags can also come from a YAML file (--config FILE, keys as the flags with _
 for -) or from PLAN_ environment variables (PLAN_MODEL, PLAN_BATCH_TOKENS, ...).
 
@@ -37,7 +52,11 @@ Exit codes: 0 success; 1 nothing fits (the message says what would) or an
 internal error; 2 bad input.`, DefaultBatchTokens),
 		Example: `  plan --model llama70b --cluster v5p-256
   plan --model llama3-8b --cluster h100-64 --batch 256 --seq 8192 --format json
-  plan --model llama3-405b --cluster 2xv5p-256 --fix tp=8 --search evolve --seed 7`,
+  plan --model llama3-405b --cluster 2xv5p-256 --fix tp=8 --search evolve --seed 7
+  plan --model llama3-405b --cluster h100-16384 --tokens 15T --price 2.5
+  plan --model llama3-70b --cluster h100-256..h100-2048 --tokens 2T --price 2.5
+  plan --model llama3-8b --cluster v5p-64 --format html --out plan.html
+  plan --model llama3-70b --cluster h100-512 --fix fsdp=1,schedule=1f1b --emit megatron`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runPlan(cmd) },
 	}
@@ -48,37 +67,112 @@ internal error; 2 bad input.`, DefaultBatchTokens),
 	fs.Int64("seed", DefaultConfig().Seed, "random `seed` of the evolutionary search; the same seed and input give the same output")
 	fs.Int("top", 0, "print only the `K` fastest rows of the Pareto front (0: all)")
 	fs.Bool("quiet", false, "no progress bar on stderr")
+	addReportFlags(fs)
+	fs.Bool("min-chips", false, "search the sizes of --cluster's family upwards and plan on the smallest on which the model fits")
+	registerEmitCompletion(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("cluster", cobra.FixedCompletions(profiles.Names(), cobra.ShellCompDirectiveDefault))
 	_ = cmd.RegisterFlagCompletionFunc("search", cobra.FixedCompletions([]string{"auto", "exhaustive", "evolve"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-// runPlan searches the configured problem and prints its Pareto front.
+// runPlan searches the configured problem and prints its Pareto front: on
+// one cluster, on each cluster of a list or range (--cluster a,b or
+// a..b), or on the smallest cluster of the family that fits (--min-chips).
 func (a *app) runPlan(cmd *cobra.Command) error {
-	p, err := a.loadProblem()
+	names, err := clusterNames(a.cfg.Cluster)
 	if err != nil {
 		return err
+	}
+	if a.cfg.MinChips && len(names) > 1 {
+		return badInputf("--min-chips takes one cluster name, not the list %q", a.cfg.Cluster)
 	}
 	fix, err := space.ParseFix(a.cfg.Fix)
 	if err != nil {
 		return badInputf("--fix %q: %w", a.cfg.Fix, err)
 	}
+	m, err := loadModel(a.cfg.Model)
+	if err != nil {
+		return err
+	}
+	w, err := workload(a.cfg, m)
+	if err != nil {
+		return err
+	}
+	var plan results.Plan
+	switch {
+	case a.cfg.MinChips:
+		plan, err = a.planMinChips(cmd.Context(), m, w, fix, names[0])
+	case len(names) > 1:
+		plan, err = a.planClusters(cmd.Context(), m, w, fix, names)
+	default:
+		var c profiles.Cluster
+		if c, err = loadCluster(names[0]); err != nil {
+			return err
+		}
+		plan, err = a.searchPlan(cmd.Context(), problem{model: m, cluster: c, workload: w}, fix, true)
+	}
+	if err != nil {
+		return err
+	}
+	plan.ModelArg = a.cfg.Model
+	if len(names) == 1 && !a.cfg.MinChips {
+		plan.ClusterArg = a.cfg.Cluster
+	}
+	return a.printPlan(plan)
+}
+
+// printPlan writes the plan in the configured format, or the launch
+// configuration of its recommended strategy with --emit.
+func (a *app) printPlan(plan results.Plan) error {
+	if a.cfg.Emit != "" {
+		if plan.Detail == nil {
+			return fmt.Errorf("no recommended strategy to emit")
+		}
+		return a.emitFramework(*plan.Detail)
+	}
+	return a.emit(func(w io.Writer) error { return plan.Write(w, a.cfg.Format) })
+}
+
+// emitFramework prints e's strategy as the --emit framework's launch
+// configuration; a strategy the framework cannot express is bad input.
+func (a *app) emitFramework(e results.Evaluation) error {
+	return a.emit(func(w io.Writer) error {
+		if err := results.Emit(w, a.cfg.Emit, e); err != nil {
+			if results.IsEmitError(err) {
+				return badInputf("--emit %s: %w", a.cfg.Emit, err)
+			}
+			return err
+		}
+		return nil
+	})
+}
+
+// searchPlan searches one problem and returns its plan with the training
+// figures of --tokens and --price and, when the output needs it (md, html,
+// --emit), the traced evaluation of the recommended strategy. suggest
+// lets a plan that does not fit search for what would (larger clusters,
+// shorter sequences, smaller batches); --min-chips turns it off.
+func (a *app) searchPlan(ctx context.Context, p problem, fix space.Fix, suggest bool) (results.Plan, error) {
 	mo, co := modelOptions()
 	prob, err := search.NewProblem(p.model, p.cluster, p.workload, fix, mo, co)
 	if err != nil {
-		return badInputf("cannot search %s on %s: %w", p.model.Name, p.cluster.Name, err)
+		return results.Plan{}, badInputf("cannot search %s on %s: %w", p.model.Name, p.cluster.Name, err)
 	}
-	prob.ResolveCluster = profiles.Parse
+	if suggest {
+		prob.ResolveCluster = profiles.Parse
+	} else {
+		prob.ResolveCluster, prob.Variant = nil, nil
+	}
 
-	bar := newProgressBar(a.stderr, "searching", a.cfg.Quiet)
+	bar := newProgressBar(a.stderr, "searching "+p.cluster.Name, a.cfg.Quiet)
 	method, err := search.NewMethod(a.cfg.Search, a.cfg.Seed, bar.update)
 	if err != nil {
-		return badInput(err)
+		return results.Plan{}, badInput(err)
 	}
-	res, err := method.Search(cmd.Context(), prob)
+	res, err := method.Search(ctx, prob)
 	bar.finish()
 	if err != nil {
-		return err
+		return results.Plan{}, err
 	}
 
 	front := res.Top(a.cfg.Top)
@@ -104,13 +198,15 @@ func (a *app) runPlan(cmd *cobra.Command) error {
 	}
 	// The recommended strategy is the front's first row (search.Result.Recommended).
 	plan := results.NewPlan(p.model, p.cluster, p.workload, summary, evals, 0)
-	plan.ModelArg, plan.ClusterArg = a.cfg.Model, a.cfg.Cluster
-	return a.emit(func(w io.Writer) error {
-		if a.cfg.Format == formatJSON {
-			return plan.WriteJSON(w)
+	plan.SetTraining(a.cfg.Training())
+	if len(evals) > 0 && (a.cfg.Emit != "" || a.cfg.Format == results.FormatMarkdown || a.cfg.Format == results.FormatHTML) {
+		detail, err := evaluate(p, evals[0].Strategy, true)
+		if err != nil {
+			return results.Plan{}, err
 		}
-		return plan.WriteTable(w)
-	})
+		plan.Detail = &detail
+	}
+	return plan, nil
 }
 
 // isNoFit reports whether err says that nothing fits (exit 1).

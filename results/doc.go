@@ -13,4 +13,15 @@
 // The Write*Table functions render with text/tabwriter and the unit helpers
 // [Count], [Bytes], [FLOPRate] and [Seconds], e.g. 70.6B, 95.7 GB,
 // 459 TFLOP/s and 12.3 s.
+//
+// # Reports
+//
+// [Plan.Write] and [WriteExplain] render the formats of --format: table,
+// json, csv ([CSVColumns], one row per strategy), md (a Markdown review
+// summary) and html (one self-contained page whose SVG charts are drawn with
+// html/template: a scatter of the front with one <circle data-point> per row
+// and stacked bars of time and memory). [Training] adds the days,
+// chip-hours and cost to train (--tokens, --price); [ClusterOption] and
+// [MarkClusterFront] compare clusters on (days, cost); [Emit] writes a
+// strategy as Megatron-LM, MaxText, torchtitan or DeepSpeed configuration.
 package results

@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -11,7 +12,13 @@ import (
 // notation with the collective each op causes, the step-time and memory
 // breakdowns, and every collective of the step.
 func WriteExplainTable(w io.Writer, e Evaluation) error {
-	r := NewResult(e)
+	return writeExplainTable(w, e, Training{})
+}
+
+// writeExplainTable is WriteExplainTable with a TIME TO TRAIN section when
+// t is not zero.
+func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
+	r := NewTrainingResult(e, t)
 	c := e.Model.Counts()
 	ew := &errWriter{w: w}
 	ew.printf("model     %s: %s params (%s active), %d layers, hidden %d\n",
@@ -56,6 +63,19 @@ func WriteExplainTable(w io.Writer, e Evaluation) error {
 	fmt.Fprintf(tw, "HFU\t%s (hardware FLOPs %s per step)\n", Percent(r.HFU), FLOPs(e.Time.HardwareFLOPs))
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+
+	if r.Days != nil {
+		ew.printf("\nTIME TO TRAIN ON %s TOKENS\n", Count(t.Tokens))
+		tw := newTable(ew)
+		fmt.Fprintf(tw, "days\t%s\n", Days(*r.Days))
+		fmt.Fprintf(tw, "chip-hours\t%s\n", Count(*r.ChipHours))
+		if r.Cost != nil {
+			fmt.Fprintf(tw, "cost\t%s at %s per chip-hour\n", Money(*r.Cost), strconv.FormatFloat(t.PricePerChipHour, 'f', -1, 64))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 
 	ew.printf("\nMEMORY PER CHIP\n")

@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
@@ -68,6 +69,22 @@ type Plan struct {
 	Recommended int `json:"recommended"`
 	// Pareto is the front of step time against memory per chip, fastest first.
 	Pareto []Result `json:"pareto"`
+	// Training is the --tokens and --price the rows' days, chip_hours and
+	// cost are computed for; absent when --tokens is not given.
+	Training *Training `json:"training,omitempty"`
+	// Clusters is present when --cluster names several clusters (a list or
+	// a range): one entry per cluster, in the order given, with the best
+	// strategy of each. The rest of the plan is then the plan of the
+	// recommended cluster (see [ClusterOption]).
+	Clusters []ClusterOption `json:"clusters,omitempty"`
+	// MinChips is present with --min-chips: the smallest cluster of the
+	// family on which the model fits, and the smaller ones tried. The rest of
+	// the plan is then the plan of that cluster.
+	MinChips *MinChips `json:"min_chips,omitempty"`
+
+	// Detail is the traced evaluation of the recommended strategy, which
+	// the md and html reports break down; nil leaves the breakdown out.
+	Detail *Evaluation `json:"-"`
 
 	// ModelArg and ClusterArg are what the user passed to --model and
 	// --cluster (a name or a file); the table's explain hint repeats them.
@@ -98,19 +115,84 @@ func NewPlan(m model.Spec, c profiles.Cluster, w space.Workload, s SearchSummary
 	}
 }
 
+// SetTraining adds the days, chip-hours and (with a price) cost of
+// training t to every row of the front; a zero t changes nothing.
+func (p *Plan) SetTraining(t Training) {
+	if !t.Given() {
+		return
+	}
+	p.Training = &t
+	for i := range p.Pareto {
+		t.apply(&p.Pareto[i], p.Cluster.Chips)
+	}
+}
+
+// training returns the plan's Training, the zero value when none.
+func (p Plan) training() Training {
+	if p.Training == nil {
+		return Training{}
+	}
+	return *p.Training
+}
+
 // WriteJSON writes the plan as indented JSON.
 func (p Plan) WriteJSON(w io.Writer) error { return writeJSON(w, p) }
 
 // WriteTable writes the plan for people: a header naming the inputs and the
 // search, then one row per Pareto strategy (fastest first) with a '*' on the
 // recommended row and the --strategy string that `plan explain` takes to
-// reproduce the row. The search's wall time is left out so that the table
-// repeats byte for byte.
+// reproduce the row. With --tokens the rows also give the days and
+// chip-hours to train (and the cost, with --price). A plan over several
+// clusters prints one row per cluster instead (see [ClusterOption]). The
+// search's wall time is left out so that the table repeats byte for byte.
 func (p Plan) WriteTable(w io.Writer) error {
+	if len(p.Clusters) > 0 {
+		return p.writeClustersTable(w)
+	}
 	ew := &errWriter{w: w}
 	ew.printf("model    %s: %s params (%s active)\n", p.Model.Name, Count(float64(p.Model.Params)), Count(float64(p.Model.ActiveParams)))
 	ew.printf("cluster  %s: %d x %s\n", p.Cluster.Name, p.Cluster.Chips, p.Cluster.Chip)
 	ew.printf("batch    %d sequences x %d tokens = %s tokens per step\n", p.Batch.Sequences, p.Batch.SeqLen, Count(float64(p.Batch.Tokens)))
+	if t := p.training(); t.Given() {
+		ew.printf("train    %s\n", trainingText(t))
+	}
+	if p.MinChips != nil {
+		ew.printf("min      %s\n", p.MinChips.text(p.Model.Name))
+	}
+	ew.printf("search   %s\n\n", p.searchText())
+	if ew.err != nil {
+		return ew.err
+	}
+	t := p.training()
+	tw := newTable(ew)
+	head := "\tRANK\tSTEP\tTOKENS/S\tTOKENS/S/CHIP\tMFU\tMEMORY/CHIP"
+	if t.Given() {
+		head += "\tDAYS\tCHIP-HOURS"
+		if t.PricePerChipHour > 0 {
+			head += "\tCOST"
+		}
+	}
+	fmt.Fprintln(tw, head+"\tSTRATEGY")
+	for i, r := range p.Pareto {
+		mark := ""
+		if i == p.Recommended {
+			mark = "*"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s", mark, i+1, Seconds(r.StepTimeS), Count(r.TokensPerS),
+			Count(r.TokensPerSPerChip), Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB))
+		fmt.Fprintf(tw, "%s\t%s\n", trainingCells(r, t, "\t"), r.Strategy.Spec)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if p.Recommended >= 0 {
+		ew.printf("\n* recommended. See one row in full with: %s\n", p.explainHint())
+	}
+	return ew.err
+}
+
+// searchText is the header's one-line account of the search.
+func (p Plan) searchText() string {
 	fix := ""
 	if p.Search.Fix != "" {
 		fix = fmt.Sprintf(" with %s fixed", p.Search.Fix)
@@ -119,27 +201,42 @@ func (p Plan) WriteTable(w io.Writer) error {
 	if len(p.Pareto) < p.Search.FrontSize {
 		shown = fmt.Sprintf(", the %d fastest shown", len(p.Pareto))
 	}
-	ew.printf("search   %s%s: %d of %d strategies evaluated, %d feasible, %d on the Pareto front%s (seed %d)\n\n",
+	return fmt.Sprintf("%s%s: %d of %d strategies evaluated, %d feasible, %d on the Pareto front%s (seed %d)",
 		p.Search.Method, fix, p.Search.Evaluated, p.Search.SpaceSize, p.Search.Feasible, max(p.Search.FrontSize, len(p.Pareto)), shown, p.Search.Seed)
-	if ew.err != nil {
-		return ew.err
+}
+
+// explainHint is the command line that shows one row in full.
+func (p Plan) explainHint() string {
+	return fmt.Sprintf("plan explain --model %s --cluster %s --batch %d --seq %d --strategy SPEC",
+		p.ModelArg, p.ClusterArg, p.Batch.Sequences, p.Batch.SeqLen)
+}
+
+// trainingText is "15.0T tokens at 2.5 per chip-hour".
+func trainingText(t Training) string {
+	s := Count(t.Tokens) + " tokens"
+	if t.PricePerChipHour > 0 {
+		s += fmt.Sprintf(" at %s per chip-hour", strconv.FormatFloat(t.PricePerChipHour, 'f', -1, 64))
 	}
-	tw := newTable(ew)
-	fmt.Fprintln(tw, "\tRANK\tSTEP\tTOKENS/S\tTOKENS/S/CHIP\tMFU\tMEMORY/CHIP\tSTRATEGY")
-	for i, r := range p.Pareto {
-		mark := ""
-		if i == p.Recommended {
-			mark = "*"
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, i+1, Seconds(r.StepTimeS), Count(r.TokensPerS),
-			Count(r.TokensPerSPerChip), Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB), r.Strategy.Spec)
+	return s
+}
+
+// trainingCells returns the days, chip-hours and cost cells of r, each
+// preceded by sep, or "" when t asks for none.
+func trainingCells(r Result, t Training, sep string) string {
+	if !t.Given() {
+		return ""
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	s := sep + optional(r.Days, Days) + sep + optional(r.ChipHours, Count)
+	if t.PricePerChipHour > 0 {
+		s += sep + optional(r.Cost, Money)
 	}
-	if p.Recommended >= 0 {
-		ew.printf("\n* recommended. See one row in full with: plan explain --model %s --cluster %s --batch %d --seq %d --strategy SPEC\n",
-			p.ModelArg, p.ClusterArg, p.Batch.Sequences, p.Batch.SeqLen)
+	return s
+}
+
+// optional formats *v with f, or "-" when v is nil.
+func optional(v *float64, f func(float64) string) string {
+	if v == nil {
+		return "-"
 	}
-	return ew.err
+	return f(*v)
 }

@@ -76,6 +76,14 @@ type Result struct {
 	Time              Time         `json:"time"`
 	Memory            Memory       `json:"memory"`
 	Collectives       []Collective `json:"collectives"`
+
+	// Days is the wall time to train on Training.Tokens at TokensPerS;
+	// ChipHours is Days x 24 x chips and Cost is ChipHours x
+	// Training.PricePerChipHour. They are present only when --tokens
+	// (and, for Cost, --price) is given.
+	Days      *float64 `json:"days,omitempty"`
+	ChipHours *float64 `json:"chip_hours,omitempty"`
+	Cost      *float64 `json:"cost,omitempty"`
 }
 
 // Evaluation is everything known about one strategy of one problem: the
@@ -180,6 +188,14 @@ func newCollective(c cost.Collective) Collective {
 		Op: c.Op, Axes: axes, Bytes: c.Bytes, Count: c.Count,
 		TimeS: c.Seconds, Overlapped: c.Overlapped, Why: c.Why,
 	}
+}
+
+// NewTrainingResult is NewResult with the days, chip-hours and cost of
+// training t (none when t is zero).
+func NewTrainingResult(e Evaluation, t Training) Result {
+	r := NewResult(e)
+	t.apply(&r, e.Cluster.Chips())
+	return r
 }
 
 // WriteResultJSON writes one RESULT as indented JSON (`plan explain --format json`).

@@ -1,0 +1,238 @@
+package cmd
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pelletier/go-toml/v2"
+	"go.yaml.in/yaml/v3"
+)
+
+// emitOut runs a command line with --emit and returns its stdout.
+func emitOut(t *testing.T, args ...string) string {
+	t.Helper()
+	clearEnv(t)
+	stdout, stderr, code := run(t, args...)
+	if code != 0 {
+		t.Fatalf("plan %s: exit %d: %s", strings.Join(args, " "), code, stderr)
+	}
+	return stdout
+}
+
+// megatronFlags parses Megatron-LM flags printed one per line with shell
+// continuations: flag -> value ("" for a switch).
+func megatronFlags(t *testing.T, out string) map[string]string {
+	t.Helper()
+	flags := map[string]string{}
+	for line := range strings.SplitSeq(out, "\n") {
+		line = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(line), `\`))
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if !strings.HasPrefix(f[0], "--") || len(f) > 2 {
+			t.Fatalf("not a flag line: %q", line)
+		}
+		if _, dup := flags[f[0]]; dup {
+			t.Errorf("flag %s repeated", f[0])
+		}
+		flags[f[0]] = strings.Join(f[1:], "")
+	}
+	return flags
+}
+
+func TestEmitMegatron(t *testing.T) {
+	out := emitOut(t, "explain", "--model", "llama3-70b", "--cluster", "h100-512", "--batch", "512",
+		"--strategy", "dp=8,zero=1,tp=8,cp=2,pp=4,mb=2,schedule=interleaved,v=2,recompute=full", "--emit", "megatron")
+	flags := megatronFlags(t, out)
+	for k, want := range map[string]string{
+		"--tensor-model-parallel-size":            "8",
+		"--pipeline-model-parallel-size":          "4",
+		"--num-layers-per-virtual-pipeline-stage": "10", // 80 layers / (pp 4 x v 2)
+		"--context-parallel-size":                 "2",
+		"--micro-batch-size":                      "2",
+		"--global-batch-size":                     "512",
+		"--seq-length":                            "8192",
+		"--recompute-granularity":                 "full",
+		"--recompute-method":                      "uniform",
+		"--sequence-parallel":                     "",
+		"--use-distributed-optimizer":             "",
+		"--bf16":                                  "",
+	} {
+		if got, ok := flags[k]; !ok || got != want {
+			t.Errorf("%s = %q (present %t), want %q", k, got, ok, want)
+		}
+	}
+	// Megatron derives dp = world / (tp x pp x cp) = 512 / 64 = 8.
+	tp, _ := strconv.Atoi(flags["--tensor-model-parallel-size"])
+	pp, _ := strconv.Atoi(flags["--pipeline-model-parallel-size"])
+	cp, _ := strconv.Atoi(flags["--context-parallel-size"])
+	if dp := 512 / (tp * pp * cp); dp != 8 {
+		t.Errorf("derived data-parallel size %d, want 8", dp)
+	}
+
+	// Layers that do not divide over the stages go to the first stage.
+	flags = megatronFlags(t, emitOut(t, "explain", "--model", "llama3-405b", "--cluster", "h100-2048", "--batch", "512",
+		"--strategy", "dp=8,tp=8,pp=32,recompute=full", "--emit", "megatron"))
+	if flags["--decoder-first-pipeline-num-layers"] != "2" || flags["--decoder-last-pipeline-num-layers"] != "4" {
+		t.Errorf("126 layers over 32 stages: first %q, last %q; want 2 and 4 (30 middle stages of 4)",
+			flags["--decoder-first-pipeline-num-layers"], flags["--decoder-last-pipeline-num-layers"])
+	}
+}
+
+func TestEmitMaxText(t *testing.T) {
+	out := emitOut(t, "explain", "--model", "llama3-8b", "--cluster", "2xv5p-64", "--batch", "128",
+		"--strategy", "dp=2,fsdp=8,tp=4,mb=2,recompute=selective", "--emit", "maxtext")
+	var cfg map[string]any
+	if err := yaml.Unmarshal([]byte(out), &cfg); err != nil {
+		t.Fatalf("maxtext output is not YAML: %v\n%s", err, out)
+	}
+	for k, want := range map[string]any{
+		"ici_fsdp_parallelism":        8,
+		"ici_tensor_parallelism":      4,
+		"ici_data_parallelism":        1,
+		"dcn_data_parallelism":        2,
+		"dcn_fsdp_parallelism":        1,
+		"gradient_accumulation_steps": 4,   // 128 / (16 replicas x mb 2) micro-batches
+		"per_device_batch_size":       0.5, // 128 / 64 chips / 4 accumulation steps
+		"max_target_length":           8192,
+		"remat_policy":                "minimal",
+	} {
+		got := cfg[k]
+		if f, ok := want.(float64); ok {
+			if g, ok := got.(float64); !ok || g != f {
+				if gi, ok := got.(int); !ok || float64(gi) != f {
+					t.Errorf("%s = %v, want %v", k, got, want)
+				}
+			}
+			continue
+		}
+		if got != want {
+			t.Errorf("%s = %v (%T), want %v", k, got, got, want)
+		}
+	}
+	ici, dcn := 1, 1
+	for k, v := range cfg {
+		if n, ok := v.(int); ok && strings.HasPrefix(k, "ici_") {
+			ici *= n
+		} else if ok && strings.HasPrefix(k, "dcn_") {
+			dcn *= n
+		}
+	}
+	if ici != 32 || dcn != 2 {
+		t.Errorf("ici degrees multiply to %d and dcn to %d, want 32 chips per slice and 2 slices", ici, dcn)
+	}
+}
+
+func TestEmitTorchTitan(t *testing.T) {
+	out := emitOut(t, "explain", "--model", "llama3-70b", "--cluster", "h100-256", "--batch", "256",
+		"--strategy", "dp=2,fsdp=4,tp=8,pp=4,mb=2,schedule=interleaved,v=2,recompute=selective", "--emit", "torchtitan")
+	var cfg struct {
+		Parallelism struct {
+			Replicate     int    `toml:"data_parallel_replicate_degree"`
+			Shard         int    `toml:"data_parallel_shard_degree"`
+			TP            int    `toml:"tensor_parallel_degree"`
+			CP            int    `toml:"context_parallel_degree"`
+			PP            int    `toml:"pipeline_parallel_degree"`
+			Schedule      string `toml:"pipeline_parallel_schedule"`
+			Microbatch    int    `toml:"pipeline_parallel_microbatch_size"`
+			LayersByStage int    `toml:"pipeline_parallel_layers_per_stage"`
+		} `toml:"parallelism"`
+		Training struct {
+			Local  int `toml:"local_batch_size"`
+			Global int `toml:"global_batch_size"`
+			Seq    int `toml:"seq_len"`
+		} `toml:"training"`
+		AC struct {
+			Mode string `toml:"mode"`
+		} `toml:"activation_checkpoint"`
+	}
+	if err := toml.Unmarshal([]byte(out), &cfg); err != nil {
+		t.Fatalf("torchtitan output is not TOML: %v\n%s", err, out)
+	}
+	p := cfg.Parallelism
+	if p.Replicate != 2 || p.Shard != 4 || p.TP != 8 || p.CP != 1 || p.PP != 4 || p.Schedule != "Interleaved1F1B" || p.Microbatch != 2 || p.LayersByStage != 10 {
+		t.Errorf("[parallelism] = %+v, want dp 2, fsdp 4, tp 8, cp 1, pp 4, Interleaved1F1B, microbatch 2, 10 layers per stage", p)
+	}
+	if cfg.Training.Local != 32 || cfg.Training.Global != 256 || cfg.Training.Seq != 8192 || cfg.AC.Mode != "selective" {
+		t.Errorf("[training] %+v, [activation_checkpoint] %+v; want local 32 (256 / 8 replicas), global 256, seq 8192, selective", cfg.Training, cfg.AC)
+	}
+}
+
+func TestEmitDeepSpeed(t *testing.T) {
+	for _, tc := range []struct {
+		strategy           string
+		stage, mics, accum int
+		checkpointing      bool
+	}{
+		{"fsdp=8,mb=2", 3, 0, 2, false},
+		{"dp=8,zero=2,recompute=full", 2, 0, 4, true},
+		{"dp=2,fsdp=4", 3, 4, 4, false},
+	} {
+		out := emitOut(t, "explain", "--model", "llama3-8b", "--cluster", "h100-8", "--batch", "32", "--strategy", tc.strategy, "--emit", "deepspeed")
+		var cfg struct {
+			TrainBatch int `json:"train_batch_size"`
+			Micro      int `json:"train_micro_batch_size_per_gpu"`
+			Accum      int `json:"gradient_accumulation_steps"`
+			BF16       struct {
+				Enabled bool `json:"enabled"`
+			} `json:"bf16"`
+			Zero struct {
+				Stage int `json:"stage"`
+				MiCS  int `json:"mics_shard_size"`
+			} `json:"zero_optimization"`
+			AC *json.RawMessage `json:"activation_checkpointing"`
+		}
+		if err := json.Unmarshal([]byte(out), &cfg); err != nil {
+			t.Fatalf("%s: deepspeed output is not JSON: %v\n%s", tc.strategy, err, out)
+		}
+		if cfg.Zero.Stage != tc.stage || cfg.Zero.MiCS != tc.mics || cfg.Accum != tc.accum || cfg.TrainBatch != 32 || !cfg.BF16.Enabled || (cfg.AC != nil) != tc.checkpointing {
+			t.Errorf("%s: %+v; want stage %d, mics %d, accumulation %d, batch 32, checkpointing %t", tc.strategy, cfg, tc.stage, tc.mics, tc.accum, tc.checkpointing)
+		}
+		// DeepSpeed checks train_batch_size = micro x accumulation x data-parallel GPUs.
+		if cfg.Micro*cfg.Accum*8 != cfg.TrainBatch {
+			t.Errorf("%s: %d x %d x 8 GPUs != train_batch_size %d", tc.strategy, cfg.Micro, cfg.Accum, cfg.TrainBatch)
+		}
+	}
+}
+
+// TestEmitInexpressible checks that a strategy a framework cannot express
+// is bad input whose message names the part.
+func TestEmitInexpressible(t *testing.T) {
+	clearEnv(t)
+	for _, tc := range []struct {
+		framework, strategy, part string
+	}{
+		{"megatron", "fsdp=8,tp=8", "fsdp=8"},
+		{"megatron", "tp=8,pp=8,schedule=gpipe", "schedule=gpipe"},
+		{"maxtext", "dp=8,zero=1,tp=8", "zero=1"},
+		{"maxtext", "tp=8,pp=8", "schedule=1f1b"},
+		{"torchtitan", "dp=8,zero=1,tp=8", "zero=1"},
+		{"torchtitan", "dp=8,tp=8,sp=false", "sp=false"},
+		{"deepspeed", "tp=8,pp=8", "tp=8"},
+		{"deepspeed", "fsdp=64,recompute=selective", "recompute=selective"},
+	} {
+		args := []string{"explain", "--model", "llama3-8b", "--cluster", "h100-64", "--batch", "64", "--strategy", tc.strategy, "--emit", tc.framework}
+		stdout, stderr, code := run(t, args...)
+		if code != ExitBadInput || stdout != "" || !strings.Contains(stderr, tc.part) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("plan %s: exit %d, stdout %q, stderr %q; want exit 2 and one line naming %s", strings.Join(args, " "), code, stdout, stderr, tc.part)
+		}
+	}
+}
+
+// TestPlanEmit checks that plan --emit prints the recommended strategy of
+// the front.
+func TestPlanEmit(t *testing.T) {
+	clearEnv(t)
+	args := []string{"--model", "llama3-8b", "--cluster", "h100-64", "--batch", "64", "--fix", "fsdp=1,sp=true,schedule=1f1b"}
+	p, _ := runPlanJSON(t, args...)
+	s := p.Pareto[0]["strategy"].(map[string]any)
+	flags := megatronFlags(t, emitOut(t, append(args, "--emit", "megatron", "--quiet")...))
+	for flag, key := range map[string]string{"--tensor-model-parallel-size": "tp", "--pipeline-model-parallel-size": "pp", "--context-parallel-size": "cp", "--micro-batch-size": "mb"} {
+		if want := strconv.Itoa(int(s[key].(float64))); flags[flag] != want {
+			t.Errorf("%s = %q, want the recommended row's %s = %s", flag, flags[flag], key, want)
+		}
+	}
+}

@@ -1,0 +1,260 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTimeToTrain checks the issue's example: days, chip-hours and cost of
+// every front row follow from the row's tokens/s (days = tokens / tokens_per_s
+// / 86400, chip_hours = days x 24 x chips, cost = chip_hours x price), in the
+// JSON and in the table.
+func TestTimeToTrain(t *testing.T) {
+	clearEnv(t)
+	args := []string{"--model", "llama3-405b", "--cluster", "h100-16384", "--tokens", "15T", "--price", "2.5"}
+	p, _ := runPlanJSON(t, args...)
+	if p.Cluster.Chips != 16384 || len(p.Pareto) == 0 {
+		t.Fatalf("plan %s: %d chips, %d rows", strings.Join(args, " "), p.Cluster.Chips, len(p.Pareto))
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Abs(want) }
+	for i, r := range p.Pareto {
+		tps := r["tokens_per_s"].(float64)
+		days, _ := r["days"].(float64)
+		ch, _ := r["chip_hours"].(float64)
+		cost, _ := r["cost"].(float64)
+		wantDays := 15e12 / tps / 86400
+		if !near(days, wantDays) || !near(ch, wantDays*24*16384) || !near(cost, wantDays*24*16384*2.5) {
+			t.Errorf("row %d: %g tokens/s gives days %g, chip_hours %g, cost %g; want %g, %g, %g",
+				i+1, tps, days, ch, cost, wantDays, wantDays*24*16384, wantDays*24*16384*2.5)
+		}
+	}
+	// The table prints the recommended row's figures in human units.
+	stdout, stderr, code := run(t, append(args, "--quiet")...)
+	if code != 0 {
+		t.Fatalf("plan %s: exit %d: %s", strings.Join(args, " "), code, stderr)
+	}
+	r := p.Pareto[0]
+	for _, want := range []string{"DAYS", "CHIP-HOURS", "COST", "train    15.0T tokens at 2.5 per chip-hour"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	t.Logf("recommended: %.0f tokens/s, %.1f days, %.3g chip-hours, cost %.3g", r["tokens_per_s"], r["days"], r["chip_hours"], r["cost"])
+}
+
+// TestTokensFlag checks the accepted spellings of --tokens.
+func TestTokensFlag(t *testing.T) {
+	clearEnv(t)
+	for _, tc := range []struct {
+		arg  string
+		want float64
+	}{{"15T", 15e12}, {"300B", 300e9}, {"2.5M", 2.5e6}, {"2e12", 2e12}, {"1000000", 1e6}} {
+		stdout, stderr, code := run(t, "explain", "--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "32", "--strategy", "fsdp=8", "--tokens", tc.arg, "--format", "json")
+		if code != 0 {
+			t.Errorf("--tokens %s: exit %d: %s", tc.arg, code, stderr)
+			continue
+		}
+		var r struct {
+			TokensPerS float64 `json:"tokens_per_s"`
+			Days       float64 `json:"days"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Days * 86400 * r.TokensPerS; math.Abs(got/tc.want-1) > 1e-9 {
+			t.Errorf("--tokens %s: days x 86400 x tokens/s = %g, want %g", tc.arg, got, tc.want)
+		}
+	}
+}
+
+// TestClusterSweep checks a range over cluster sizes: one entry per size
+// in order, exactly one recommended, which is Pareto-optimal and is the
+// cluster of the plan object, and every dominated size is beaten on both
+// days and cost by another.
+func TestClusterSweep(t *testing.T) {
+	clearEnv(t)
+	stdout, stderr, code := run(t, "--model", "llama3-8b", "--cluster", "h100-8..h100-64", "--batch", "64",
+		"--tokens", "1T", "--price", "2", "--format", "json", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var p struct {
+		Cluster struct {
+			Name string `json:"name"`
+		} `json:"cluster"`
+		Pareto   []json.RawMessage `json:"pareto"`
+		Clusters []struct {
+			Cluster struct {
+				Name  string `json:"name"`
+				Chips int    `json:"chips"`
+			} `json:"cluster"`
+			Best *struct {
+				Days float64 `json:"days"`
+				Cost float64 `json:"cost"`
+			} `json:"best"`
+			ParetoOptimal bool `json:"pareto_optimal"`
+			Recommended   bool `json:"recommended"`
+		} `json:"clusters"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"h100-8", "h100-16", "h100-32", "h100-64"}
+	if len(p.Clusters) != len(want) {
+		t.Fatalf("got %d clusters, want %v", len(p.Clusters), want)
+	}
+	recs := 0
+	for i, c := range p.Clusters {
+		if c.Cluster.Name != want[i] {
+			t.Errorf("cluster %d = %s, want %s", i, c.Cluster.Name, want[i])
+		}
+		if c.Best == nil {
+			t.Errorf("%s: no best strategy", c.Cluster.Name)
+			continue
+		}
+		if c.Recommended {
+			recs++
+			if !c.ParetoOptimal || p.Cluster.Name != c.Cluster.Name {
+				t.Errorf("recommended %s: pareto_optimal %t, plan cluster %s", c.Cluster.Name, c.ParetoOptimal, p.Cluster.Name)
+			}
+		}
+		dominated := false
+		for _, o := range p.Clusters {
+			if o.Best != nil && o.Best.Days <= c.Best.Days && o.Best.Cost <= c.Best.Cost && (o.Best.Days < c.Best.Days || o.Best.Cost < c.Best.Cost) {
+				dominated = true
+			}
+		}
+		if dominated == c.ParetoOptimal {
+			t.Errorf("%s: pareto_optimal %t, but dominated %t", c.Cluster.Name, c.ParetoOptimal, dominated)
+		}
+	}
+	if recs != 1 || len(p.Pareto) == 0 {
+		t.Errorf("%d recommended clusters, %d front rows; want 1 and some", recs, len(p.Pareto))
+	}
+}
+
+// writeTinyModel writes a small model whose name is markup, to check that
+// every report escapes it.
+func writeTinyModel(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tiny.yaml")
+	yaml := "name: \"<script>alert('x')</script> & <b>|*tiny*|</b>\"\nlayers: 4\nhidden: 512\nheads: 8\nvocab: 1000\nseq_len: 512\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestReportsEscapeAndStandAlone checks that the HTML report is one file
+// without network assets or scripts, that it escapes user-supplied names,
+// and that its scatter has one point per front row, each labelled.
+func TestReportsEscapeAndStandAlone(t *testing.T) {
+	clearEnv(t)
+	model := writeTinyModel(t)
+	args := []string{"--model", model, "--cluster", "h100-8", "--batch", "16", "--quiet", "--tokens", "1B"}
+	p, _ := runPlanJSON(t, args...)
+	html, stderr, code := run(t, append(args, "--format", "html")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, bad := range []string{"<script", "src=", "href=", "url(", "@import", "<b>"} {
+		if strings.Contains(html, bad) {
+			t.Errorf("the HTML report contains %q", bad)
+		}
+	}
+	if !strings.Contains(html, "&lt;script&gt;") {
+		t.Errorf("the model name is not escaped in the HTML report")
+	}
+	if got := strings.Count(scatterSVG(t, html), "data-point="); got != len(p.Pareto) {
+		t.Errorf("the scatter has %d points, want one per front row (%d)", got, len(p.Pareto))
+	}
+	md, _, code := run(t, append(args, "--format", "md")...)
+	if code != 0 || strings.Contains(md, "<script>") || strings.Contains(md, "<b>") {
+		t.Errorf("the Markdown report does not escape the model name (exit %d):\n%s", code, md)
+	}
+}
+
+// scatterSVG returns the first <svg class="scatter" ...>...</svg> of a page.
+func scatterSVG(t *testing.T, page string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)<svg class="scatter".*?</svg>`).FindString(page)
+	if m == "" {
+		t.Fatalf("no scatter SVG in the page")
+	}
+	return m
+}
+
+// TestHTMLInChromium renders the HTML report in headless Chromium (Debian's
+// chromium package): the DOM Chromium builds must hold one scatter point
+// per front row, each with its hover label, and a screenshot must be
+// written. It is skipped where chromium is not installed. Set
+// MESHPLAN_SCREENSHOT=FILE.png to keep the screenshot.
+func TestHTMLInChromium(t *testing.T) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not installed (apt-get install chromium)")
+	}
+	clearEnv(t)
+	dir := t.TempDir()
+	report := filepath.Join(dir, "report.html")
+	args := []string{"--model", "llama3-405b", "--cluster", "h100-16384", "--tokens", "15T", "--price", "2.5"}
+	p, _ := runPlanJSON(t, args...)
+	if _, stderr, code := run(t, append(args, "--quiet", "--format", "html", "--out", report)...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	browse := func(extra ...string) []byte {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cmdArgs := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+			"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+			"--user-data-dir=" + t.TempDir()}, extra...)
+		cmdArgs = append(cmdArgs, "file://"+report)
+		var out, errb bytes.Buffer
+		c := exec.CommandContext(ctx, chromium, cmdArgs...)
+		c.Stdout, c.Stderr = &out, &errb
+		if err := c.Run(); err != nil {
+			t.Fatalf("chromium %s: %v\n%s", strings.Join(extra, " "), err, errb.String())
+		}
+		return out.Bytes()
+	}
+	start := time.Now()
+	dom := string(browse("--dump-dom"))
+	svg := scatterSVG(t, dom)
+	points := regexp.MustCompile(`<circle[^>]*data-point="[^"]*"[^>]*>\s*<title>[^<]+</title>\s*</circle>`).FindAllString(svg, -1)
+	if len(points) != len(p.Pareto) {
+		t.Errorf("Chromium's DOM has %d labelled scatter points, want one per front row (%d)", len(points), len(p.Pareto))
+	}
+	if n := strings.Count(svg, `data-recommended="true"`); n != 1 {
+		t.Errorf("Chromium's DOM marks %d points recommended, want 1", n)
+	}
+	png := filepath.Join(dir, "report.png")
+	browse("--screenshot="+png, "--window-size=1280,2000", "--hide-scrollbars")
+	data, err := os.ReadFile(png)
+	if err != nil || len(data) < 10_000 || !bytes.HasPrefix(data, []byte("\x89PNG")) {
+		t.Fatalf("no screenshot: %v (%d bytes)", err, len(data))
+	}
+	t.Logf("Chromium: DOM check and screenshot in %s; report %d bytes, screenshot %d bytes", time.Since(start).Round(time.Millisecond), fileSize(report), len(data))
+	if keep := os.Getenv("MESHPLAN_SCREENSHOT"); keep != "" {
+		if err := os.WriteFile(keep, data, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}

@@ -1,0 +1,92 @@
+package results
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+)
+
+// CSVColumns are the columns of `--format csv`, in order. They are stable:
+// new columns are only ever added before spec, never renamed or removed.
+// Each row is one strategy (one Pareto row of a plan, the one strategy of
+// `plan explain`, or the best strategy of each cluster of a plan over
+// several clusters). Numbers are in the JSON's units (seconds, 10^9 bytes,
+// fractions) at full precision; days, chip_hours and cost are empty unless
+// --tokens (and --price) are given; cluster_pareto_optimal is empty unless
+// the plan spans several clusters.
+var CSVColumns = []string{
+	"rank", "recommended", "model", "cluster", "chips", "batch_sequences", "seq_len",
+	"step_time_s", "tokens_per_s", "tokens_per_s_per_chip", "mfu", "hfu",
+	"memory_gb_per_chip", "usable_gb_per_chip", "fits",
+	"compute_s", "exposed_comm_s", "bubble_s",
+	"params_gb", "grads_gb", "optimizer_gb", "activations_gb", "buffers_gb",
+	"dp", "zero", "fsdp", "tp", "sp", "cp", "pp", "ep", "mb", "num_microbatches",
+	"schedule", "v", "recompute",
+	"days", "chip_hours", "cost", "cluster_pareto_optimal", "spec",
+}
+
+// WriteCSV writes the plan as CSV: a header of [CSVColumns], then one row
+// per Pareto strategy, fastest first, or one row per cluster for a plan
+// over several clusters.
+func (p Plan) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write(CSVColumns)
+	if len(p.Clusters) > 0 {
+		for i, o := range p.Clusters {
+			row := csvRow(i+1, o.Recommended, p.Model.Name, o.Cluster, p.Batch, o.Best)
+			row[len(row)-2] = strconv.FormatBool(o.ParetoOptimal)
+			_ = cw.Write(row)
+		}
+	} else {
+		for i := range p.Pareto {
+			_ = cw.Write(csvRow(i+1, i == p.Recommended, p.Model.Name, p.Cluster, p.Batch, &p.Pareto[i]))
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteExplainCSV writes one evaluated strategy as CSV: the header of
+// [CSVColumns] and one row.
+func WriteExplainCSV(w io.Writer, e Evaluation, t Training) error {
+	r := NewTrainingResult(e, t)
+	cl := PlanCluster{Name: e.Cluster.Name, Chip: e.Cluster.Chip.Name, Chips: e.Cluster.Chips()}
+	b := Batch{Sequences: e.Workload.Batch, SeqLen: e.Workload.SeqLen, Tokens: e.Workload.Tokens()}
+	cw := csv.NewWriter(w)
+	_ = cw.Write(CSVColumns)
+	_ = cw.Write(csvRow(1, true, e.Model.Name, cl, b, &r))
+	cw.Flush()
+	return cw.Error()
+}
+
+// csvRow is one row of CSVColumns; r nil (a cluster where nothing fits)
+// leaves the strategy's cells empty and fits false.
+func csvRow(rank int, rec bool, model string, c PlanCluster, b Batch, r *Result) []string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	i := strconv.Itoa
+	opt := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return f(*v)
+	}
+	row := []string{i(rank), strconv.FormatBool(rec), model, c.Name, i(c.Chips), i(b.Sequences), i(b.SeqLen)}
+	if r == nil {
+		row = append(row, "", "", "", "", "", "", "", "false")
+		for len(row) < len(CSVColumns) {
+			row = append(row, "")
+		}
+		return row
+	}
+	s := r.Strategy
+	row = append(row,
+		f(r.StepTimeS), f(r.TokensPerS), f(r.TokensPerSPerChip), f(r.MFU), f(r.HFU),
+		f(r.MemoryGBPerChip), f(r.UsableGBPerChip), strconv.FormatBool(r.Fits),
+		f(r.Time.ComputeS), f(r.Time.ExposedCommS), f(r.Time.BubbleS),
+		f(r.Memory.ParamsGB), f(r.Memory.GradsGB), f(r.Memory.OptimizerGB), f(r.Memory.ActivationsGB), f(r.Memory.BuffersGB),
+		i(s.DP), i(s.Zero), i(s.FSDP), i(s.TP), strconv.FormatBool(s.SP), i(s.CP), i(s.PP), i(s.EP), i(s.MB), i(s.NumMicrobatches),
+		s.Schedule, i(s.V), s.Recompute,
+		opt(r.Days), opt(r.ChipHours), opt(r.Cost), "", s.Spec,
+	)
+	return row
+}

@@ -1,0 +1,117 @@
+package results
+
+import (
+	"math"
+	"testing"
+)
+
+func TestParseCount(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want float64
+	}{
+		{"15T", 15e12}, {"15t", 15e12}, {"300B", 300e9}, {"300G", 300e9}, {"2.5M", 2.5e6}, {"4K", 4e3},
+		{"2e12", 2e12}, {"1000000", 1e6}, {"1_000", 1e3}, {" 7 ", 7},
+	} {
+		got, err := ParseCount(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseCount(%q) = %g, %v; want %g", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{"", "T", "15Q", "-3B", "0", "NaN", "inf", "0x10", "1e400", "two"} {
+		if got, err := ParseCount(in); err == nil {
+			t.Errorf("ParseCount(%q) = %g, want an error", in, got)
+		}
+	}
+}
+
+func TestTraining(t *testing.T) {
+	tr := Training{Tokens: 15e12, PricePerChipHour: 2.5}
+	// 1e6 tokens/s on 1000 chips: 15e6 s = 173.6 days = 4.17M chip-hours.
+	days := tr.Days(1e6)
+	if math.Abs(days-15e6/86400) > 1e-9 {
+		t.Errorf("Days(1e6) = %g, want %g", days, 15e6/86400)
+	}
+	if got, want := tr.ChipHours(1e6, 1000), days*24*1000; math.Abs(got-want) > 1e-6 {
+		t.Errorf("ChipHours = %g, want %g", got, want)
+	}
+	if got, want := tr.Cost(1e6, 1000), days*24*1000*2.5; math.Abs(got-want) > 1e-6 {
+		t.Errorf("Cost = %g, want %g", got, want)
+	}
+	r := Result{TokensPerS: 1e6}
+	Training{}.apply(&r, 1000)
+	if r.Days != nil || r.ChipHours != nil || r.Cost != nil {
+		t.Errorf("the zero Training set %+v", r)
+	}
+	Training{Tokens: 1e12}.apply(&r, 1000)
+	if r.Days == nil || r.ChipHours == nil || r.Cost != nil {
+		t.Errorf("tokens without a price: days %v, chip-hours %v, cost %v; want no cost only", r.Days, r.ChipHours, r.Cost)
+	}
+}
+
+func TestMarkClusterFront(t *testing.T) {
+	opt := func(name string, chips int, tps float64) ClusterOption {
+		o := ClusterOption{Cluster: PlanCluster{Name: name, Chips: chips}}
+		if tps > 0 {
+			o.Best = &Result{TokensPerS: tps}
+		}
+		return o
+	}
+	opts := []ClusterOption{
+		opt("a-8", 8, 100),   // slowest, cheapest (0.08 chip-s/token)
+		opt("a-16", 16, 150), // faster, dearer (0.107)
+		opt("a-32", 32, 140), // slower and dearer than a-16: dominated
+		opt("a-64", 64, 400), // fastest (0.16)
+		opt("a-4", 4, 0),     // nothing fits
+	}
+	rec := MarkClusterFront(opts)
+	if rec != 3 {
+		t.Errorf("recommended %d, want 3 (the fastest on the front)", rec)
+	}
+	for i, want := range []bool{true, true, false, true, false} {
+		if opts[i].ParetoOptimal != want {
+			t.Errorf("%s: pareto_optimal %t, want %t", opts[i].Cluster.Name, opts[i].ParetoOptimal, want)
+		}
+		if opts[i].Recommended != (i == rec) {
+			t.Errorf("%s: recommended %t", opts[i].Cluster.Name, opts[i].Recommended)
+		}
+	}
+	if MarkClusterFront([]ClusterOption{opt("x", 4, 0)}) != -1 {
+		t.Errorf("no cluster fits: want -1")
+	}
+}
+
+func TestUnevenSplit(t *testing.T) {
+	for _, tc := range []struct {
+		layers, pp, first, last int
+		ok                      bool
+	}{
+		{126, 32, 2, 4, true}, // Llama 3 405B: 30 middle stages of 4
+		{126, 16, 6, 8, true}, // 14 x 8 = 112, 14 left
+		{80, 32, 0, 0, false}, // 30 x 3 = 90 > 80
+		{10, 1, 0, 0, false},
+	} {
+		first, last, ok := unevenSplit(tc.layers, tc.pp)
+		if ok != tc.ok || ok && (first != tc.first || last != tc.last) {
+			t.Errorf("unevenSplit(%d, %d) = %d, %d, %t; want %d, %d, %t", tc.layers, tc.pp, first, last, ok, tc.first, tc.last, tc.ok)
+		}
+		if ok {
+			c := (tc.layers + tc.pp - 1) / tc.pp
+			if first+last+(tc.pp-2)*c != tc.layers || first > c || last > c || first < 1 {
+				t.Errorf("unevenSplit(%d, %d) = %d, %d does not split the layers with at most %d per stage", tc.layers, tc.pp, first, last, c)
+			}
+		}
+	}
+}
+
+func TestNiceTicks(t *testing.T) {
+	for _, tc := range []struct {
+		max  float64
+		last float64
+	}{{7.04, 8}, {73.6, 80}, {0.35, 0.4}, {1, 1}, {12, 15}} {
+		ts := niceTicks(tc.max)
+		if ts[0] != 0 || math.Abs(ts[len(ts)-1]-tc.last) > 1e-12 || len(ts) > 7 {
+			t.Errorf("niceTicks(%g) = %v, want 0 .. %g in at most 6 steps", tc.max, ts, tc.last)
+		}
+	}
+}

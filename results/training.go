@@ -1,0 +1,103 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Training is what it takes to train on a whole corpus: the number of
+// tokens (--tokens) and, optionally, the price of one chip for one hour
+// (--price). The zero Training asks for nothing, and results then carry
+// no days, chip-hours or cost.
+type Training struct {
+	// Tokens is the number of training tokens; zero means not given.
+	Tokens float64 `json:"tokens"`
+	// PricePerChipHour is the price of one chip for one hour, in any
+	// currency; zero means not given.
+	PricePerChipHour float64 `json:"price_per_chip_hour,omitempty"`
+}
+
+// Given reports whether a number of tokens was given.
+func (t Training) Given() bool { return t.Tokens > 0 }
+
+// Days is the wall time to train on t.Tokens at tokensPerS tokens per
+// second: tokens / tokensPerS / 86400. It is +Inf for a zero rate.
+func (t Training) Days(tokensPerS float64) float64 {
+	if tokensPerS <= 0 {
+		return math.Inf(1)
+	}
+	return t.Tokens / tokensPerS / 86400
+}
+
+// ChipHours is days x 24 x chips.
+func (t Training) ChipHours(tokensPerS float64, chips int) float64 {
+	return t.Days(tokensPerS) * 24 * float64(chips)
+}
+
+// Cost is ChipHours x PricePerChipHour.
+func (t Training) Cost(tokensPerS float64, chips int) float64 {
+	return t.ChipHours(tokensPerS, chips) * t.PricePerChipHour
+}
+
+// apply sets r's days, chip-hours and (with a price) cost for a cluster of
+// chips; it leaves r alone when no tokens were given.
+func (t Training) apply(r *Result, chips int) {
+	if !t.Given() || r.TokensPerS <= 0 {
+		return
+	}
+	days, ch := t.Days(r.TokensPerS), t.ChipHours(r.TokensPerS, chips)
+	r.Days, r.ChipHours = &days, &ch
+	if t.PricePerChipHour > 0 {
+		c := ch * t.PricePerChipHour
+		r.Cost = &c
+	}
+}
+
+// ParseCount reads a count such as a number of tokens: a plain integer
+// (300000000000), a number with a decimal suffix K, M, B (or G) or T
+// (15T, 300B, 2.5M; case-insensitive) or a float in exponent form (2e12).
+// The count must be positive and finite.
+func ParseCount(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	mult := 1.0
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'k', 'K':
+			mult = 1e3
+		case 'm', 'M':
+			mult = 1e6
+		case 'b', 'B', 'g', 'G':
+			mult = 1e9
+		case 't', 'T':
+			mult = 1e12
+		}
+		if mult != 1 {
+			t = t[:n-1]
+		}
+	}
+	t = strings.ReplaceAll(t, "_", "")
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || t == "" || strings.ContainsAny(t, "xXpPnN") {
+		return 0, fmt.Errorf("%q is not a count (write e.g. 15T, 300B, 2.5M or 2e12)", s)
+	}
+	v *= mult
+	if !(v > 0) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is not a positive count", s)
+	}
+	return math.Round(v), nil
+}
+
+// Days formats a number of days: 3 significant digits, "d" for days
+// ("47.3 d", "1.25 d").
+func Days(d float64) string {
+	if math.IsInf(d, 0) {
+		return "never"
+	}
+	return sig3(d) + " d"
+}
+
+// Money formats an amount of money with a thousands suffix and no
+// currency sign: 1.23M, 512K, 87.5.
+func Money(v float64) string { return Count(v) }
