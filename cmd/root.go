@@ -78,7 +78,7 @@ func newRootCommand(a *app) *cobra.Command {
 	root.SilenceUsage = true
 	root.CompletionOptions.HiddenDefaultCmd = true
 	root.PersistentFlags().String("config", "", "read flag values from this YAML `file` (keys as the flags, with _ for -)")
-	root.PersistentFlags().String("format", DefaultConfig().Format, "output format: table or json")
+	root.PersistentFlags().String("format", DefaultConfig().Format, "output format: table, json, csv, md or html (plan and explain; the other commands print table or json)")
 	root.PersistentFlags().String("out", "", "write the output to this `file` (atomically) instead of stdout")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		a.started = true
@@ -92,6 +92,9 @@ func newRootCommand(a *app) *cobra.Command {
 		newClustersCommand(a),
 		newExplainCommand(a),
 		newValidateCommand(a), // cmd/validate.go
+		newSweepCommand(a),
+		newMergeCommand(a),
+		newCalibrateCommand(a), // cmd/calibrate.go
 	)
 	return root
 }

@@ -1,0 +1,122 @@
+package cmd
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// calibrateRuns is a small runs file on A100s (measured whole-job tokens/s
+// near what the defaults predict) with one TPU run that calibrate ignores.
+const calibrateRuns = `id,model,cluster,batch,seq,strategy,measured_tokens_per_s
+r1,gpt-1.7b,a100-8,64,2048,"dp=8,mb=4",100000
+r2,gpt-3.6b,a100-16,32,2048,"fsdp=16,mb=1",60000
+r3,llama2-7b,a100-8,32,4096,"fsdp=8,mb=1,recompute=full",21000
+r4,gpt-7.5b,a100-16,64,2048,"dp=2,tp=8,mb=1",30000
+r5,gpt-1.7b,a100-32,32,1024,"fsdp=32,mb=1",120000
+r6,llama3-8b,v5e-256,256,8192,fsdp=256,300000
+`
+
+// TestCalibrateProfile runs plan calibrate with --out and checks the JSON
+// report's contract keys, then that plan validate and plan accept the
+// written profile and that validate reproduces the fitted predictions.
+func TestCalibrateProfile(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	runsFile := filepath.Join(dir, "runs.csv")
+	if err := os.WriteFile(runsFile, []byte(calibrateRuns), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	profile := filepath.Join(dir, "fitted.yaml")
+	stdout, stderr, code := run(t, "calibrate", "--runs", runsFile, "--cluster", "a100-16", "--out", profile, "--format", "json")
+	if code != 0 {
+		t.Fatalf("calibrate: exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		BeforeMAPE *float64           `json:"before_mape"`
+		AfterMAPE  *float64           `json:"after_mape"`
+		CVMAPE     *float64           `json:"cv_mape"`
+		Params     map[string]float64 `json:"params"`
+		Rows       []struct {
+			ID    string  `json:"id"`
+			After float64 `json:"after_tokens_per_s_per_chip"`
+		} `json:"rows"`
+		Notes []string `json:"notes"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("calibrate --format json: %v\n%s", err, stdout)
+	}
+	if rep.BeforeMAPE == nil || rep.AfterMAPE == nil || rep.CVMAPE == nil || len(rep.Params) == 0 {
+		t.Fatalf("missing contract keys in %s", stdout)
+	}
+	if _, ok := rep.Params["matmul_fraction"]; !ok {
+		t.Errorf("params %v has no matmul_fraction", rep.Params)
+	}
+	if len(rep.Rows) != 5 || !strings.Contains(strings.Join(rep.Notes, ";"), "1 run on v5e") {
+		t.Errorf("rows %d (want 5), notes %q (want the v5e run ignored)", len(rep.Rows), rep.Notes)
+	}
+
+	stdout, stderr, code = run(t, "validate", "--runs", runsFile, "--cluster", profile, "--format", "json")
+	if code != 0 {
+		t.Fatalf("validate --cluster %s: exit %d: %s", profile, code, stderr)
+	}
+	var val struct {
+		Rows []struct {
+			ID        string  `json:"id"`
+			Predicted float64 `json:"predicted_tokens_per_s_per_chip"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &val); err != nil {
+		t.Fatal(err)
+	}
+	after := map[string]float64{}
+	for _, r := range rep.Rows {
+		after[r.ID] = r.After
+	}
+	if len(val.Rows) != 5 {
+		t.Errorf("validate predicted %d runs, want the 5 on a100", len(val.Rows))
+	}
+	for _, r := range val.Rows {
+		// The YAML holds every digit, so the predictions agree to rounding.
+		if want := after[r.ID]; want == 0 || r.Predicted/want-1 > 1e-9 || r.Predicted/want-1 < -1e-9 {
+			t.Errorf("%s: validate predicts %v with the profile, calibrate reported %v", r.ID, r.Predicted, want)
+		}
+	}
+
+	_, stderr, code = run(t, "--model", "gpt-1.7b", "--cluster", profile, "--batch", "64", "--top", "1", "--quiet")
+	if code != 0 {
+		t.Errorf("plan --cluster %s: exit %d: %s", profile, code, stderr)
+	}
+}
+
+// TestCalibrateErrors checks the bad-input cases: exit 2, one sentence.
+func TestCalibrateErrors(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	runsFile := filepath.Join(dir, "runs.csv")
+	if err := os.WriteFile(runsFile, []byte(calibrateRuns), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no runs on the chip", []string{"calibrate", "--runs", runsFile, "--cluster", "h100-8"}, "none of the 6 runs is on chip h100"},
+		{"no cluster", []string{"calibrate", "--runs", runsFile}, "--cluster is required"},
+		{"unknown cluster", []string{"calibrate", "--runs", runsFile, "--cluster", "z100-8"}, "z100"},
+		{"missing runs file", []string{"calibrate", "--runs", filepath.Join(dir, "nope.csv"), "--cluster", "a100-8"}, "nope.csv"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := run(t, tc.args...)
+			if code != ExitBadInput {
+				t.Errorf("exit %d, want %d; stderr %q", code, ExitBadInput, stderr)
+			}
+			if stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+				t.Errorf("stdout %q, stderr %q; want no output and one line containing %q", stdout, stderr, tc.want)
+			}
+		})
+	}
+}
