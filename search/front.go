@@ -21,10 +21,12 @@ func Dominates(a, b *Candidate) bool {
 
 // Front returns the Pareto front of the feasible candidates in cands over
 // (step time, memory per chip): every feasible candidate that no other
-// dominates, each strategy once (by strategy string, keeping the lowest
-// Index), sorted by step time, then memory, then strategy string. Distinct
-// strategies with equal step time and memory are all kept. The result is a
-// new slice and depends only on the set of candidates, not their order.
+// dominates, sorted by step time, then memory, then strategy string. Each
+// point of the front appears once: of several strategies with exactly the
+// same step time and memory (typically one layout placed on interchangeable
+// axes, e.g. dp on y or on z), the first in strategy-string order stands for
+// them all. The result is a new slice and depends only on the set of
+// candidates, not their order.
 func Front(cands []Candidate) []Candidate {
 	rows := make([]*keyed, 0, len(cands))
 	for i := range cands {
@@ -34,7 +36,6 @@ func Front(cands []Candidate) []Candidate {
 	}
 	slices.SortFunc(rows, compareKeyed)
 	out := make([]Candidate, 0, 8)
-	seen := make(map[string]bool)
 	var bestMem float64 // least memory among strictly faster candidates
 	for i := 0; i < len(rows); {
 		// rows[i:j] share one step time; rows[i] has the least memory.
@@ -44,14 +45,7 @@ func Front(cands []Candidate) []Candidate {
 		}
 		m0 := rows[i].c.MemoryBytes
 		if i == 0 || m0 < bestMem {
-			for k := i; k < j && rows[k].c.MemoryBytes == m0; k++ {
-				key := rows[k].key()
-				if seen[key] {
-					continue
-				}
-				seen[key] = true
-				out = append(out, *rows[k].c)
-			}
+			out = append(out, *rows[i].c)
 			bestMem = m0
 		}
 		i = j

@@ -166,6 +166,9 @@ func checkFront(t *testing.T, front, all []Candidate) {
 			if Dominates(&front[j], &front[i]) {
 				t.Errorf("front row %d dominates row %d", j, i)
 			}
+			if j != i && front[j].StepSeconds == front[i].StepSeconds && front[j].MemoryBytes == front[i].MemoryBytes {
+				t.Errorf("front rows %d and %d are the same point", j, i)
+			}
 		}
 		if i > 0 && compareCandidates(&front[i-1], &front[i]) >= 0 {
 			t.Errorf("front rows %d and %d out of order", i-1, i)
@@ -178,13 +181,14 @@ func checkFront(t *testing.T, front, all []Candidate) {
 		}
 		dominated := false
 		for j := range front {
-			if Dominates(&front[j], c) {
+			same := front[j].StepSeconds == c.StepSeconds && front[j].MemoryBytes == c.MemoryBytes
+			if Dominates(&front[j], c) || same {
 				dominated = true
 				break
 			}
 		}
 		if !dominated {
-			t.Errorf("%s (%g s, %g B) is neither on the front nor dominated", c.Strategy.String(), c.StepSeconds, c.MemoryBytes)
+			t.Errorf("%s (%g s, %g B) is neither on the front, nor dominated, nor equal to a front row", c.Strategy.String(), c.StepSeconds, c.MemoryBytes)
 		}
 	}
 }

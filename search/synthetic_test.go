@@ -3,6 +3,7 @@ package search
 import (
 	"errors"
 	"hash/fnv"
+	"slices"
 
 	"github.com/meshplan/meshplan/cost"
 	"github.com/meshplan/meshplan/memory"
@@ -155,6 +156,12 @@ func bruteForce(p *Problem) (front []Candidate, feasible, valid int64, all []Can
 			front = append(front, all[i])
 		}
 	}
+	// One row per point: of strategies with equal step time and memory, the
+	// first in the front's order stands for them all.
+	slices.SortFunc(front, func(a, b Candidate) int { return compareCandidates(&a, &b) })
+	front = slices.CompactFunc(front, func(a, b Candidate) bool {
+		return a.StepSeconds == b.StepSeconds && a.MemoryBytes == b.MemoryBytes
+	})
 	return front, feasible, valid, all
 }
 
