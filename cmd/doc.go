@@ -5,13 +5,19 @@
 //
 // # Commands
 //
-//	plan --model M --cluster C [--batch N | --batch-tokens N] [--seq S] [--fix SPEC]
-//	     [--search auto|exhaustive|evolve] [--seed 1] [--top K]
+//	plan --model M --cluster C[,C...|C..C] [--batch N | --batch-tokens N] [--seq S]
+//	     [--fix SPEC] [--search auto|exhaustive|evolve] [--seed 1] [--top K]
+//	     [--tokens N [--price P]] [--min-chips] [--emit FRAMEWORK]
 //	plan explain --model M --cluster C --batch N [--seq S] --strategy SPEC
 //	plan models [NAME|FILE...]
 //	plan clusters [NAME|FILE...]
+//	plan validate [--runs FILE] [--cluster C]
+//	plan calibrate [--runs FILE] --cluster C [--out profile.yaml]
+//	plan sweep --config sweep.yaml --out DIR [--shard I/N] [--resume]
+//	plan merge DIR... --out FILE
 //
-// Every command takes --format table|json, --out FILE (written atomically)
+// plan and plan explain take --format table|json|csv|md|html, the other
+// commands table|json. Every command takes --out FILE (written atomically)
 // and --config FILE.
 //
 // # Configuration
