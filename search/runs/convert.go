@@ -70,25 +70,39 @@ var (
 	maxtext = family{name: "maxtext", ffn: model.SwiGLU, norm: model.RMSNorm, tied: false, headIs: 128}
 )
 
-// sources maps a row-id prefix to its source's conventions.
-var sources = map[string]source{
-	"nar21":      {family: megatronGPT, convention: ConventionMegatronHFU, unfusedAttention: true},
-	"kor22":      {family: megatronGPT, convention: ConventionMegatronMFU, unfusedAttention: true},
-	"mtnlg":      {family: megatronGPT, convention: ConventionMegatronHFU, unfusedAttention: true},
-	"bloom":      {family: bloom, convention: ConventionMegatronHFU, unfusedAttention: true},
-	"opt":        {family: megatronGPT, convention: ConventionUnknown, unfusedAttention: true},
-	"gptneox":    {family: gptNeoX, convention: ConventionMegatronHFU, unfusedAttention: true},
-	"maxtext":    {family: maxtext, convention: ConventionMaxText2024, perDeviceBatch: true},
-	"mpt":        {family: mpt, convention: Convention6NAttention},
-	"torchtitan": {family: llama, convention: Convention6NAttention},
-	"llama1":     {family: llama, convention: ConventionContract},
+// sourceNamed returns the conventions of a row-id prefix, and false for an
+// unknown prefix.
+func sourceNamed(prefix string) (source, bool) {
+	switch prefix {
+	case "nar21":
+		return source{family: megatronGPT, convention: ConventionMegatronHFU, unfusedAttention: true}, true
+	case "kor22":
+		return source{family: megatronGPT, convention: ConventionMegatronMFU, unfusedAttention: true}, true
+	case "mtnlg":
+		return source{family: megatronGPT, convention: ConventionMegatronHFU, unfusedAttention: true}, true
+	case "bloom":
+		return source{family: bloom, convention: ConventionMegatronHFU, unfusedAttention: true}, true
+	case "opt":
+		return source{family: megatronGPT, convention: ConventionUnknown, unfusedAttention: true}, true
+	case "gptneox":
+		return source{family: gptNeoX, convention: ConventionMegatronHFU, unfusedAttention: true}, true
+	case "maxtext":
+		return source{family: maxtext, convention: ConventionMaxText2024, perDeviceBatch: true}, true
+	case "mpt":
+		return source{family: mpt, convention: Convention6NAttention}, true
+	case "torchtitan":
+		return source{family: llama, convention: Convention6NAttention}, true
+	case "llama1":
+		return source{family: llama, convention: ConventionContract}, true
+	}
+	return source{}, false
 }
 
 // sourceOf returns the conventions of the row's id prefix, and false when
 // the prefix is not a known source.
 func (r Run) sourceOf() (source, bool) {
 	prefix, _, _ := strings.Cut(r.ID, "_")
-	s, ok := sources[strings.ToLower(prefix)]
+	s, ok := sourceNamed(strings.ToLower(prefix))
 	return s, ok
 }
 
@@ -178,17 +192,32 @@ type chipInfo struct {
 	peak    float64 // dense bf16 FLOP/s per chip the sources divide by
 }
 
-var publishedChips = map[string]chipInfo{
-	"a100-sxm-80gb": {"a100", 312e12},
-	"a100-sxm-40gb": {"a100-40gb", 312e12},
-	"h100-sxm-80gb": {"h100", 989e12},
-	"h800":          {"h800", 989e12},
-	"gb200":         {"gb200", 2.5e15}, // "about 2.5 PFLOP/s", unverified ?
-	"tpuv3":         {"v3", 123e12},
-	"tpuv4":         {"v4", 275e12},
-	"tpuv5e":        {"v5e", 197e12},
-	"tpuv5p":        {"v5p", 459e12},
-	"tpuv6e":        {"v6e", 918e12},
+// publishedChip returns the profiles chip and source peak of a chip as the
+// published rows name it (chipKey form), and false for an unknown chip.
+func publishedChip(key string) (chipInfo, bool) {
+	switch key {
+	case "a100-sxm-80gb":
+		return chipInfo{"a100", 312e12}, true
+	case "a100-sxm-40gb":
+		return chipInfo{"a100-40gb", 312e12}, true
+	case "h100-sxm-80gb":
+		return chipInfo{"h100", 989e12}, true
+	case "h800":
+		return chipInfo{"h800", 989e12}, true
+	case "gb200":
+		return chipInfo{"gb200", 2.5e15}, true // "about 2.5 PFLOP/s", unverified ?
+	case "tpuv3":
+		return chipInfo{"v3", 123e12}, true
+	case "tpuv4":
+		return chipInfo{"v4", 275e12}, true
+	case "tpuv5e":
+		return chipInfo{"v5e", 197e12}, true
+	case "tpuv5p":
+		return chipInfo{"v5p", 459e12}, true
+	case "tpuv6e":
+		return chipInfo{"v6e", 918e12}, true
+	}
+	return chipInfo{}, false
 }
 
 // chipKey reduces a published chip name to its table key:
@@ -205,7 +234,7 @@ func chipKey(chip string) string {
 // chip name, or for a profiles chip name ("a100", "v5e") in a user file.
 func lookupChip(chip string) (profiles.Chip, float64, error) {
 	name, peak := "", 0.0
-	if ci, ok := publishedChips[chipKey(chip)]; ok {
+	if ci, ok := publishedChip(chipKey(chip)); ok {
 		name, peak = ci.profile, ci.peak
 	} else {
 		name = chipKey(chip)

@@ -183,8 +183,16 @@ func columns() []column {
 	}
 }
 
-// aliases maps a short column name to the published one it stands for.
-var aliases = map[string]string{"batch": "global_batch_seqs", "seq": "seq_len"}
+// alias returns the published column a short column name stands for.
+func alias(name string) (string, bool) {
+	switch name {
+	case "batch":
+		return "global_batch_seqs", true
+	case "seq":
+		return "seq_len", true
+	}
+	return "", false
+}
 
 // ColumnNames returns the names of every column Read accepts.
 func ColumnNames() []string {
@@ -286,7 +294,7 @@ func readHeader(header []string) ([]column, error) {
 			return nil, fmt.Errorf("runs: unknown column %q (known: %s)", name, strings.Join(names, ", "))
 		}
 		canon := name
-		if a, ok := aliases[name]; ok {
+		if a, ok := alias(name); ok {
 			canon = a
 		}
 		if prev, dup := first[canon]; dup {
