@@ -4,8 +4,10 @@ go 1.26
 
 require (
 	github.com/MaxHalford/eaopt v0.4.2
+	github.com/agnivade/levenshtein v1.2.1
 	github.com/go-viper/mapstructure/v2 v2.4.0
 	github.com/pelletier/go-toml/v2 v2.2.4
+	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	github.com/spf13/viper v1.21.0
@@ -13,7 +15,9 @@ require (
 )
 
 require (
-	github.com/agnivade/levenshtein v1.2.1 // indirect
+	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
+	github.com/rivo/uniseg v0.4.7 // indirect
+	golang.org/x/term v0.44.0 // indirect
 	golang.org/x/tools v0.35.0 // indirect
 )
 
@@ -26,7 +30,7 @@ require (
 	github.com/spf13/cast v1.10.0 // indirect
 	github.com/subosito/gotenv v1.6.0 // indirect
 	golang.org/x/sync v0.16.0 // indirect
-	golang.org/x/sys v0.34.0 // indirect
+	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 	gonum.org/v1/gonum v0.17.0
 )

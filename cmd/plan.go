@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -164,7 +163,7 @@ func (a *app) searchPlan(ctx context.Context, p problem, fix space.Fix, suggest 
 		prob.ResolveCluster, prob.Variant = nil, nil
 	}
 
-	bar := newProgressBar(a.stderr, "searching "+p.cluster.Name, a.cfg.Quiet)
+	bar := newProgress(a.stderr, "searching "+p.cluster.Name, a.cfg.Quiet)
 	method, err := search.NewMethod(a.cfg.Search, a.cfg.Seed, bar.update)
 	if err != nil {
 		return results.Plan{}, badInput(err)
@@ -215,52 +214,3 @@ func isNoFit(err error) bool {
 	return errors.As(err, &nf)
 }
 
-// progressBar draws a one-line progress bar on a terminal. It stays hidden
-// for the first second, when quiet, and when the writer is not a terminal.
-type progressBar struct {
-	w     io.Writer
-	label string
-	start time.Time
-	off   bool
-	shown bool
-}
-
-// newProgressBar returns a bar on w; it is off when quiet or when w is not
-// a terminal.
-func newProgressBar(w io.Writer, label string, quiet bool) *progressBar {
-	return &progressBar{w: w, label: label, start: time.Now(), off: quiet || !isTerminal(w)}
-}
-
-// update redraws the bar; it matches the search's progress callback.
-func (b *progressBar) update(done, total int64) {
-	if b.off || total <= 0 {
-		return
-	}
-	elapsed := time.Since(b.start)
-	if !b.shown && (elapsed < time.Second || done >= total) {
-		return
-	}
-	b.shown = true
-	const width = 30
-	frac := min(1, float64(done)/float64(total))
-	filled := int(frac * width)
-	bar := make([]byte, width)
-	for i := range bar {
-		switch {
-		case i < filled:
-			bar[i] = '='
-		case i == filled:
-			bar[i] = '>'
-		default:
-			bar[i] = ' '
-		}
-	}
-	fmt.Fprintf(b.w, "\r%s [%s] %3.0f%% %s", b.label, bar, 100*frac, elapsed.Round(100*time.Millisecond))
-}
-
-// finish erases the bar if it was drawn.
-func (b *progressBar) finish() {
-	if b.shown {
-		fmt.Fprint(b.w, "\r\033[K")
-	}
-}

@@ -7,31 +7,34 @@ import (
 	"time"
 )
 
-func TestProgressBar(t *testing.T) {
+func TestProgress(t *testing.T) {
 	var buf bytes.Buffer
 	// A buffer is not a terminal: the bar stays off.
-	b := newProgressBar(&buf, "searching", false)
-	b.start = time.Now().Add(-2 * time.Second)
-	b.update(5, 10)
-	b.finish()
+	p := newProgress(&buf, "searching", false)
+	p.start = time.Now().Add(-2 * time.Second)
+	p.update(5, 10)
+	p.finish()
 	if buf.Len() != 0 {
 		t.Errorf("bar on a non-terminal wrote %q, want nothing", buf.String())
 	}
 
 	// Forced on: hidden during the first second and when done by then.
-	b = &progressBar{w: &buf, label: "searching", start: time.Now()}
-	b.update(5, 10)
-	b.update(10, 10)
-	b.finish()
+	start := time.Now()
+	p = &progress{w: &buf, label: "searching", start: start, now: func() time.Time { return start }}
+	p.update(0, 10)
+	p.update(5, 10)
+	p.update(10, 10)
+	p.finish()
 	if buf.Len() != 0 {
 		t.Errorf("bar of a sub-second search wrote %q, want nothing", buf.String())
 	}
 
-	// Forced on after a second: draws, then erases its line.
-	b = &progressBar{w: &buf, label: "searching", start: time.Now().Add(-2 * time.Second)}
-	b.update(5, 10)
-	b.finish()
-	if got := buf.String(); !strings.Contains(got, "searching [") || !strings.Contains(got, " 50%") || !strings.HasSuffix(got, "\r\033[K") {
-		t.Errorf("bar wrote %q, want a 50%% bar then an erased line", got)
+	// Forced on after a second: draws the count of the part not resumed.
+	p = &progress{w: &buf, label: "sweep", start: start, now: func() time.Time { return start.Add(2 * time.Second) }}
+	p.update(2, 10) // 2 cells resumed: the bar covers 8
+	p.update(6, 10)
+	p.finish()
+	if got := buf.String(); !strings.Contains(got, "sweep") || !strings.Contains(got, "50%") || !strings.Contains(got, "4/8") {
+		t.Errorf("bar wrote %q, want a 50%% bar of 4/8", got)
 	}
 }

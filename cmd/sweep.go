@@ -3,7 +3,6 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"time"
@@ -110,8 +109,8 @@ func (a *app) runSweep(cmd *cobra.Command) error {
 
 	mo, co := modelOptions()
 	solver := &sweep.Solver{Grid: grid, MemoryOptions: mo, CostOptions: co, Workers: max(1, runtime.GOMAXPROCS(0)/jobs)}
-	bar := newSweepBar(a.stderr, quiet)
-	r := &sweep.Runner{Dir: out, Shard: sh, Resume: resume, Jobs: jobs, Solve: solver.Solve, Progress: bar.update}
+	bar := newProgress(a.stderr, "sweep", quiet)
+	r := &sweep.Runner{Dir: out, Shard: sh, Resume: resume, Jobs: jobs, Solve: solver.Solve, Progress: bar.updateInt}
 	st, err := r.Run(cmd.Context(), grid)
 	bar.finish()
 	if err != nil {
@@ -164,64 +163,3 @@ func loadSweepConfig(cmd *cobra.Command) (sweep.Config, error) {
 	return cfg, nil
 }
 
-// sweepBar draws a one-line progress bar of a sweep's cells with the
-// estimated time left on a terminal. Like progressBar it stays hidden
-// during the first second, when quiet, and when the writer is not a
-// terminal.
-type sweepBar struct {
-	w     io.Writer
-	start time.Time
-	// base is the number of cells done before this run (resumed).
-	base  int
-	based bool
-	off   bool
-	shown bool
-	now   func() time.Time
-}
-
-// newSweepBar returns a bar on w.
-func newSweepBar(w io.Writer, quiet bool) *sweepBar {
-	return &sweepBar{w: w, start: time.Now(), off: quiet || !isTerminal(w), now: time.Now}
-}
-
-// update redraws the bar: done of total cells.
-func (b *sweepBar) update(done, total int) {
-	if !b.based {
-		b.base, b.based = done, true
-	}
-	if b.off || total <= 0 {
-		return
-	}
-	elapsed := b.now().Sub(b.start)
-	if !b.shown && (elapsed < time.Second || done >= total) {
-		return
-	}
-	b.shown = true
-	const width = 30
-	frac := min(1, float64(done)/float64(total))
-	filled := int(frac * width)
-	bar := make([]byte, width)
-	for i := range bar {
-		switch {
-		case i < filled:
-			bar[i] = '='
-		case i == filled:
-			bar[i] = '>'
-		default:
-			bar[i] = ' '
-		}
-	}
-	eta := "ETA -"
-	if ran := done - b.base; ran > 0 && done < total {
-		left := time.Duration(float64(elapsed) / float64(ran) * float64(total-done))
-		eta = "ETA " + left.Round(time.Second).String()
-	}
-	fmt.Fprintf(b.w, "\rsweep [%s] %3.0f%% %d/%d cells %s \033[K", bar, 100*frac, done, total, eta)
-}
-
-// finish erases the bar if it was drawn.
-func (b *sweepBar) finish() {
-	if b.shown {
-		fmt.Fprint(b.w, "\r\033[K")
-	}
-}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/meshplan/meshplan/results/sweep"
 )
@@ -135,21 +134,3 @@ func TestSweepGolden(t *testing.T) {
 	}
 }
 
-func TestSweepBar(t *testing.T) {
-	var buf bytes.Buffer
-	b := newSweepBar(&buf, false)
-	b.update(0, 10)
-	b.update(5, 10)
-	b.finish()
-	if buf.Len() != 0 {
-		t.Errorf("bar on a non-terminal wrote %q", buf.String())
-	}
-	start := b.start
-	b = &sweepBar{w: &buf, start: start, now: func() time.Time { return start.Add(10 * time.Second) }}
-	b.update(2, 10) // 2 resumed
-	b.update(6, 10) // 4 run in 10 s: 4 left take 10 s
-	b.finish()
-	if got := buf.String(); !strings.Contains(got, "6/10 cells ETA 10s") || !strings.HasSuffix(got, "\r\033[K") {
-		t.Errorf("bar wrote %q", got)
-	}
-}
