@@ -78,9 +78,12 @@ internal error; 2 bad input.`, DefaultBatchTokens),
 // one cluster, on each cluster of a list or range (--cluster a,b or
 // a..b), or on the smallest cluster of the family that fits (--min-chips).
 func (a *app) runPlan(cmd *cobra.Command) error {
-	names, err := clusterNames(a.cfg.Cluster)
-	if err != nil {
-		return err
+	names := []string{a.cfg.Cluster}
+	if a.cfg.Cluster != "" {
+		var err error
+		if names, err = profiles.ExpandNames(a.cfg.Cluster); err != nil {
+			return badInputf("--cluster %w", err)
+		}
 	}
 	if a.cfg.MinChips && len(names) > 1 {
 		return badInputf("--min-chips takes one cluster name, not the list %q", a.cfg.Cluster)
@@ -213,4 +216,3 @@ func isNoFit(err error) bool {
 	var nf *search.NoFitError
 	return errors.As(err, &nf)
 }
-

@@ -162,4 +162,3 @@ func loadSweepConfig(cmd *cobra.Command) (sweep.Config, error) {
 	}
 	return cfg, nil
 }
-

@@ -133,4 +133,3 @@ func TestSweepGolden(t *testing.T) {
 		t.Error("a failed sweep created its --out directory")
 	}
 }
-

@@ -67,3 +67,26 @@ func FuzzParseYAML(f *testing.F) {
 		}
 	})
 }
+
+// FuzzExpandNames: any argument either fails or yields at most
+// MaxExpandedNames non-empty names, each range member a name that parses.
+func FuzzExpandNames(f *testing.F) {
+	for _, s := range []string{"v5p-128..v5p-2048", "h100-512,h100-1024,h100-2048", "2xv5p-256..8xv5p-256",
+		"h100-8..v5p-64", "a,,b", "v5e-1..v5e-256", "x..y", "my.yaml", "h100-8..h100-24"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, arg string) {
+		names, err := ExpandNames(arg)
+		if err != nil {
+			return
+		}
+		if len(names) == 0 || len(names) > MaxExpandedNames {
+			t.Fatalf("ExpandNames(%q) = %d names", arg, len(names))
+		}
+		for _, n := range names {
+			if n == "" {
+				t.Fatalf("ExpandNames(%q) yields an empty name", arg)
+			}
+		}
+	})
+}
