@@ -58,7 +58,7 @@ func (t Training) apply(r *Result, chips int) {
 // ParseCount reads a count such as a number of tokens: a plain integer
 // (300000000000), a number with a decimal suffix K, M, B (or G) or T
 // (15T, 300B, 2.5M; case-insensitive) or a float in exponent form (2e12).
-// The count must be positive and finite.
+// The count, rounded to a whole number, must be at least one and finite.
 func ParseCount(s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	mult := 1.0
@@ -82,11 +82,11 @@ func ParseCount(s string) (float64, error) {
 	if err != nil || t == "" || strings.ContainsAny(t, "xXpPnN") {
 		return 0, fmt.Errorf("%q is not a count (write e.g. 15T, 300B, 2.5M or 2e12)", s)
 	}
-	v *= mult
-	if !(v > 0) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%q is not a positive count", s)
+	v = math.Round(v * mult)
+	if !(v >= 1) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is not a count of at least one", s)
 	}
-	return math.Round(v), nil
+	return v, nil
 }
 
 // Days formats a number of days: 3 significant digits, "d" for days
