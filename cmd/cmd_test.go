@@ -139,6 +139,8 @@ func TestGolden(t *testing.T) {
 		{name: "error-no-fit", args: []string{"--model", "llama3-405b", "--cluster", "h100-8", "--batch", "16", "--quiet"}, code: ExitNoFit},
 		{name: "error-fix-does-not-divide", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--fix", "tp=3", "--quiet"}, code: ExitBadInput},
 		{name: "error-negative-batch", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "-4"}, code: ExitBadInput},
+		{name: "error-zero-batch", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "0", "--seq", "0"}, code: ExitBadInput},
+		{name: "error-absurd-seq", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--seq", "99999999999"}, code: ExitBadInput},
 
 		// Every output format of plan and explain (issue 5).
 		{name: "plan-top-3-json", args: []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "64", "--top", "3", "--quiet", "--format", "json"}, json: true},

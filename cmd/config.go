@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
 	"slices"
 	"strings"
 
@@ -12,8 +13,14 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/results"
 )
+
+// MaxBatch bounds --batch (sequences) and, with model.MaxSeqLen, --batch-tokens:
+// larger numbers are typos, not training runs (Llama 3 405B's largest batch
+// was 16M tokens, 2048 sequences).
+const MaxBatch = 10_000_000
 
 // DefaultBatchTokens is the global batch, in tokens, used when neither
 // --batch nor --batch-tokens is given: 4Mi tokens (4,194,304), rounded to
@@ -77,6 +84,28 @@ const (
 	formatJSON  = results.FormatJSON
 )
 
+// explicitZeros reports a zero given on purpose for a count whose zero
+// value means "not given" (--batch, --batch-tokens, --seq): from a flag, the
+// environment or the config file. Such a zero is bad input, not a default.
+func explicitZeros(cmd *cobra.Command, v *viper.Viper, cfg *Config) error {
+	var errs []error
+	for _, n := range []struct {
+		key, what string
+		v         int
+	}{{"batch", "sequences", cfg.Batch}, {"batch_tokens", "tokens", cfg.BatchTokens}, {"seq", "tokens", cfg.Seq}} {
+		if n.v != 0 {
+			continue
+		}
+		flag := flagOfKey(n.key)
+		f := cmd.Flags().Lookup(flag)
+		inEnv := os.Getenv("PLAN_"+strings.ToUpper(n.key)) != "" // viper ignores empty variables too
+		if (f != nil && f.Changed) || inEnv || v.InConfig(n.key) {
+			errs = append(errs, fmt.Errorf("--%s must be a positive number of %s, got 0 (leave it out for the default)", flag, n.what))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // tableOrJSONOnly returns the commands that print only table or json.
 func tableOrJSONOnly() []string { return []string{"models", "clusters", "validate"} }
 
@@ -90,6 +119,15 @@ func (c Config) Validate() error {
 		if n.v < 0 {
 			errs = append(errs, fmt.Errorf("--%s must not be negative, got %d", n.flag, n.v))
 		}
+	}
+	if c.Batch > MaxBatch {
+		errs = append(errs, fmt.Errorf("--batch %d is more than %d sequences", c.Batch, MaxBatch))
+	}
+	if c.BatchTokens > MaxBatch*model.MaxSeqLen {
+		errs = append(errs, fmt.Errorf("--batch-tokens %d is more than %d tokens", c.BatchTokens, MaxBatch*model.MaxSeqLen))
+	}
+	if c.Seq > model.MaxSeqLen {
+		errs = append(errs, fmt.Errorf("--seq %d is longer than %d tokens", c.Seq, model.MaxSeqLen))
 	}
 	if c.Batch > 0 && c.BatchTokens > 0 {
 		errs = append(errs, fmt.Errorf("give --batch (%d sequences) or --batch-tokens (%d tokens), not both", c.Batch, c.BatchTokens))
@@ -194,7 +232,7 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 	if err := v.UnmarshalExact(&cfg); err != nil {
 		return badInputf("reading the configuration: %s", oneLine(err.Error()))
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := errors.Join(explicitZeros(cmd, v, &cfg), cfg.Validate()); err != nil {
 		return badInput(err)
 	}
 	if slices.Contains(tableOrJSONOnly(), cmd.Name()) && cfg.Format != formatTable && cfg.Format != formatJSON {

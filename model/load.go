@@ -357,7 +357,11 @@ func kindName(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "list"
 	case yaml.ScalarNode:
-		return fmt.Sprintf("scalar %q", n.Value)
+		v := n.Value
+		if r := []rune(v); len(r) > 40 {
+			v = string(r[:40]) + "..."
+		}
+		return fmt.Sprintf("scalar %q", v)
 	}
 	return "YAML node"
 }
