@@ -383,6 +383,7 @@ func (e *evaluator) einsum(res *runResult, o *op, idx int, ps pass) {
 		}
 		return -1, 0
 	}
+	first := res.nEmit
 	var commSec float64
 	if gA != 0 {
 		h, f := hide(o.a, false, gA)
@@ -438,7 +439,7 @@ func (e *evaluator) einsum(res *runResult, o *op, idx int, ps pass) {
 	if e.trace != nil {
 		lA, lB := e.layout(o.a), e.layout(o.b)
 		text := layoutText(ta, lA, 0) + " · " + layoutText(tb, lB, 0) + " -> " + layoutText(tc, lc, partial)
-		e.traceOp(res, ps, text, fl, sec, commSec)
+		e.traceOp(res, ps, text, fl, sec, first)
 	}
 }
 
@@ -464,6 +465,7 @@ func (e *evaluator) reshard(res *runResult, o *op, idx int, ps pass) {
 		}
 	}
 	ra := rolesOf(la)
+	first := res.nEmit
 	var commSec float64
 	if a2a != 0 {
 		commSec += e.emit(res, opA2A, a2a, e.full[o.a]/e.degOf(ra&^a2a), classCritical, ps, o.why[actAllToAllC], -1, 0)
@@ -479,7 +481,7 @@ func (e *evaluator) reshard(res *runResult, o *op, idx int, ps pass) {
 	res.seconds += sec
 	if e.trace != nil {
 		text := layoutText(ta, la, 0) + " -> " + layoutText(tc, lc, 0)
-		e.traceOp(res, ps, text, 0, sec, commSec)
+		e.traceOp(res, ps, text, 0, sec, first)
 	}
 }
 
@@ -493,7 +495,7 @@ func (e *evaluator) elementwise(res *runResult, o *op, idx int, ps pass) {
 	}
 	res.seconds += sec
 	if e.trace != nil {
-		e.traceOp(res, ps, o.name+"("+layoutText(&e.p.tensors[o.a], l, 0)+")", 0, sec, 0)
+		e.traceOp(res, ps, o.name+"("+layoutText(&e.p.tensors[o.a], l, 0)+")", 0, sec, res.nEmit)
 	}
 }
 
@@ -512,13 +514,13 @@ func (e *evaluator) roofline(flops, bytes float64) float64 {
 }
 
 // traceOp appends one traced op; its collective is the run's last emission.
-func (e *evaluator) traceOp(res *runResult, ps pass, text string, fl, sec, commSec float64) {
+func (e *evaluator) traceOp(res *runResult, ps pass, text string, fl, sec float64, firstEmit int) {
 	op := Op{Pass: passNames[ps], Text: text, FLOPs: fl, Seconds: sec}
-	if commSec > 0 && res.nEmit > 0 {
-		em := &res.emit[res.nEmit-1]
+	for i := firstEmit; i < res.nEmit; i++ {
+		em := &res.emit[i]
 		op.Collective = Collective{Op: collNames[em.op], Axes: e.mr.axesOf(em.roles), Bytes: em.bytes, Count: 1,
-			Seconds: commSec, Overlapped: em.class != classCritical || em.hideOp >= 0, Why: em.why}
-		op.Text += fmt.Sprintf("  %s(%s) %s %s", op.Collective.Op, roleList(em.roles), fmtBytes(em.bytes), fmtSeconds(commSec))
+			Seconds: em.seconds, Overlapped: em.class != classCritical || em.hideOp >= 0, Why: em.why}
+		op.Text += fmt.Sprintf("  %s(%s) %s %s", op.Collective.Op, roleList(em.roles), fmtBytes(em.bytes), fmtSeconds(em.seconds))
 		if op.Collective.Overlapped {
 			op.Text += " overlapped"
 		} else {

@@ -37,15 +37,16 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 	}
 
 	if len(e.Time.Ops) > 0 {
-		ew.printf("\nPROGRAM (per chip, one call; A[B_x, D] means dimension B of A is split over mesh axis x)\n")
+		ew.printf("\nPROGRAM (per chip, one call; A[B_{dp}, D] means dimension B of A is split over the dp chips;\n")
+		ew.printf("{U_dp} marks a partial sum over them; an op's collective follows it, AXES gives its mesh axes)\n")
 		tw := newTable(ew)
-		fmt.Fprintln(tw, "PASS\tFLOPS\tTIME\tCOLLECTIVE\tOP")
+		fmt.Fprintln(tw, "PASS\tFLOPS\tTIME\tAXES\tOP")
 		for _, op := range e.Time.Ops {
-			coll := "-"
+			axes := "-"
 			if op.Collective.Count > 0 {
-				coll = collectiveText(newCollective(op.Collective))
+				axes = axesText(op.Collective.Axes)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", op.Pass, FLOPs(op.FLOPs), Seconds(op.Seconds), coll, op.Text)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", op.Pass, FLOPs(op.FLOPs), Seconds(op.Seconds), axes, op.Text)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -109,14 +110,6 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 	return ew.err
 }
 
-// collectiveText is one collective in a table cell: "AllGather(x,y) 1.2 GB 3.4 ms".
-func collectiveText(c Collective) string {
-	s := fmt.Sprintf("%s(%s) %s %s", c.Op, strings.Join(c.Axes, ","), Bytes(c.Bytes), Seconds(c.TimeS))
-	if c.Overlapped {
-		s += " overlapped"
-	}
-	return s
-}
 
 func axesText(axes []string) string {
 	if len(axes) == 0 {

@@ -256,11 +256,11 @@ func newHTMLDetail(e Evaluation, t Training) *htmlDetail {
 		d.MemRows = append(d.MemRows, htmlMem{Name: m.name, GB: m.bytes / GB, Share: percentOf(m.bytes, total)})
 	}
 	for _, op := range e.Time.Ops {
-		coll := ""
+		axes := ""
 		if op.Collective.Count > 0 {
-			coll = collectiveText(newCollective(op.Collective))
+			axes = axesText(op.Collective.Axes)
 		}
-		d.Ops = append(d.Ops, htmlOp{Pass: op.Pass, FLOPs: FLOPs(op.FLOPs), Time: Seconds(op.Seconds), Collective: coll, Text: op.Text})
+		d.Ops = append(d.Ops, htmlOp{Pass: op.Pass, FLOPs: FLOPs(op.FLOPs), Time: Seconds(op.Seconds), Collective: axes, Text: op.Text})
 	}
 	d.TimeBar, d.MemBar = frontBars([]Result{r})
 	d.TimeBar.Rows[0].Label, d.MemBar.Rows[0].Label = "step", "chip"
