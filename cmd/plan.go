@@ -177,32 +177,11 @@ func (a *app) searchPlan(ctx context.Context, p problem, fix space.Fix, suggest 
 		return results.Plan{}, err
 	}
 
-	front := res.Top(a.cfg.Top)
-	evals := make([]results.Evaluation, len(front))
-	for i, c := range front {
-		evals[i] = results.Evaluation{
-			Model: p.model, Cluster: p.cluster, Workload: p.workload,
-			Strategy: c.Strategy, Time: c.Time, Memory: c.Memory, UsableBytes: c.UsableBytes,
-		}
-	}
-	summary := results.SearchSummary{
-		Method:      res.Method,
-		Evaluated:   res.Evaluated,
-		Feasible:    res.Feasible,
-		ElapsedS:    res.Elapsed.Seconds(),
-		SpaceSize:   res.SpaceSize,
-		Seed:        a.cfg.Seed,
-		Fix:         a.cfg.Fix,
-		Visited:     res.Visited,
-		Valid:       res.Valid,
-		Generations: res.Generations,
-		FrontSize:   len(res.Front),
-	}
 	// The recommended strategy is the front's first row (search.Result.Recommended).
-	plan := results.NewPlan(p.model, p.cluster, p.workload, summary, evals, 0)
+	plan := results.PlanOf(p.model, p.cluster, p.workload, res, a.cfg.Top, a.cfg.Seed, a.cfg.Fix)
 	plan.SetTraining(a.cfg.Training())
-	if len(evals) > 0 && (a.cfg.Emit != "" || a.cfg.Format == results.FormatMarkdown || a.cfg.Format == results.FormatHTML) {
-		detail, err := evaluate(p, evals[0].Strategy, true)
+	if rec, ok := res.Recommended(); ok && (a.cfg.Emit != "" || a.cfg.Format == results.FormatMarkdown || a.cfg.Format == results.FormatHTML) {
+		detail, err := evaluate(p, rec.Strategy, true)
 		if err != nil {
 			return results.Plan{}, err
 		}

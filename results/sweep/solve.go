@@ -61,28 +61,7 @@ func (s *Solver) Solve(ctx context.Context, c Cell) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("cell %s: %w", c, err)
 	}
-	front := res.Top(g.Search.Top)
-	evals := make([]results.Evaluation, len(front))
-	for i, cand := range front {
-		evals[i] = results.Evaluation{
-			Model: m, Cluster: cl, Workload: w,
-			Strategy: cand.Strategy, Time: cand.Time, Memory: cand.Memory, UsableBytes: cand.UsableBytes,
-		}
-	}
-	summary := results.SearchSummary{
-		Method:      res.Method,
-		Evaluated:   res.Evaluated,
-		Feasible:    res.Feasible,
-		ElapsedS:    res.Elapsed.Seconds(),
-		SpaceSize:   res.SpaceSize,
-		Seed:        g.Search.Seed,
-		Fix:         c.Fix,
-		Visited:     res.Visited,
-		Valid:       res.Valid,
-		Generations: res.Generations,
-		FrontSize:   len(res.Front),
-	}
-	plan := results.NewPlan(m, cl, w, summary, evals, 0)
+	plan := results.PlanOf(m, cl, w, res, g.Search.Top, g.Search.Seed, c.Fix)
 	raw, err := json.Marshal(plan)
 	if err != nil {
 		return Record{}, fmt.Errorf("cell %s: encoding its plan: %w", c, err)
