@@ -110,7 +110,6 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 	return ew.err
 }
 
-
 func axesText(axes []string) string {
 	if len(axes) == 0 {
 		return "-"
