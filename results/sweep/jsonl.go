@@ -90,36 +90,36 @@ func ParseLines(data []byte) (lines []Line, good int, err error) {
 // ReadFile reads a sweep file with ParseLines. A missing file has no lines.
 // torn reports a torn last line (left in the file).
 func ReadFile(path string) (lines []Line, torn bool, err error) {
+	lines, good, size, err := readLines(path)
+	return lines, good < size, err
+}
+
+// readLines reads and parses the sweep file at path: its complete lines,
+// the bytes they span and the file's size. A missing file is empty.
+func readLines(path string) (lines []Line, good, size int, err error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
+		return nil, 0, 0, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("reading %s: %w", path, err)
+		return nil, 0, 0, fmt.Errorf("reading %s: %w", path, err)
 	}
-	lines, good, err := ParseLines(data)
+	lines, good, err = ParseLines(data)
 	if err != nil {
-		return nil, false, inputErr(fmt.Errorf("%s: %w", path, err))
+		return nil, 0, 0, inputErr(fmt.Errorf("%s: %w", path, err))
 	}
-	return lines, good < len(data), nil
+	return lines, good, len(data), nil
 }
 
 // Recover reads the sweep file at path and truncates a torn last line, so
 // that appending can continue after the last complete cell. It returns the
 // complete lines and whether a torn line was removed.
 func Recover(path string) (lines []Line, truncated bool, err error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
-	}
+	lines, good, size, err := readLines(path)
 	if err != nil {
-		return nil, false, fmt.Errorf("reading %s: %w", path, err)
+		return nil, false, err
 	}
-	lines, good, err := ParseLines(data)
-	if err != nil {
-		return nil, false, inputErr(fmt.Errorf("%s: %w", path, err))
-	}
-	if good == len(data) {
+	if good == size {
 		return lines, false, nil
 	}
 	if err := os.Truncate(path, int64(good)); err != nil {
