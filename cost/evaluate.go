@@ -89,6 +89,9 @@ type evaluator struct {
 	pending  [maxTensors]roleSet // weight id -> roles its gradient is still partial over
 	trace    *[]Op
 	degs     [1 << numRoles]float64
+	// shardParams is fillShardParams' per-chip parameter counts of one
+	// layer's attention, MLP and MoE, of the embedding and of the head.
+	shardParams [5]float64
 }
 
 // reset prepares e for a new strategy: the fields a new evaluation adds to
@@ -591,7 +594,15 @@ type segCost struct {
 	stepEmit     [16]emission
 	nStep        int
 	hasRecompute bool
+	// pending is, per weight of the segment (in its weights order), the
+	// roles its gradient is still partial over after the backward pass: the
+	// input of the once-per-step reductions, which depend on the ZeRO stage.
+	pending [maxSegmentWeights]roleSet
 }
+
+// maxSegmentWeights bounds the weight tensors of one segment (MoE has the
+// most: router, experts in and out, shared experts in and out).
+const maxSegmentWeights = 8
 
 // reset clears what a new evaluation accumulates into sc; the arrays are
 // overwritten up to the counters, so they are not cleared.
@@ -652,11 +663,25 @@ func (e *evaluator) segment(seg *segment, weights []int, recompute string, sc *s
 			}
 		}
 	}
-	// Once per step: the gradient still partial over replica roles is
-	// all-reduced (DP) or reduce-scattered and the parameters re-gathered
-	// (ZeRO-1/2), formulas.md §3.1.
-	for _, w := range weights {
-		P := e.pending[w]
+	for i, w := range weights {
+		if i < len(sc.pending) {
+			sc.pending[i] = e.pending[w]
+		}
+	}
+	e.stepPart(weights, sc)
+}
+
+// stepPart computes sc's once-per-step collectives from the gradients the
+// backward pass left partial (sc.pending) and the ZeRO stage: the gradient
+// still partial over replica roles is all-reduced (DP) or reduce-scattered
+// and the parameters re-gathered (ZeRO-1/2), formulas.md §3.1.
+func (e *evaluator) stepPart(weights []int, sc *segCost) {
+	sc.stepGrad, sc.stepParam, sc.nStep = 0, 0, 0
+	for i, w := range weights {
+		if i >= len(sc.pending) {
+			break
+		}
+		P := sc.pending[i]
 		if P == 0 && !(e.zero >= 2 && e.zeroRoles(w) != 0) {
 			continue
 		}
@@ -835,12 +860,17 @@ func (cm *Model) NewEvaluator(c profiles.Cluster, w space.Workload, o Options) *
 // and options.
 func (ev *Evaluator) Evaluate(s space.Strategy) (Estimate, error) {
 	k, ok := keyOfSegments(&s)
-	if !ok || ev.o.Trace || !ev.valid || k != ev.key {
+	switch {
+	case !ok || ev.o.Trace || !ev.valid || k != ev.key:
 		ev.valid = false
 		if err := ev.m.prepare(&ev.st, ev.c, ev.w, s, ev.o); err != nil {
 			return Estimate{}, err
 		}
 		ev.key, ev.valid = k, ok && !ev.o.Trace
+	case s.Zero != ev.st.e.zero:
+		// ZeRO-0 and ZeRO-1 share the per-micro-batch passes and differ only
+		// in the once-per-step collectives.
+		ev.st.stepParts(s.Zero)
 	}
 	return ev.m.assemble(&ev.st, ev.w, s, ev.o), nil
 }
@@ -850,12 +880,13 @@ func (ev *Evaluator) Evaluate(s space.Strategy) (Estimate, error) {
 const maxKeyShares = 12
 
 // segmentKey is everything of a strategy the per-micro-batch segment costs
-// depend on: all of it but the pipeline schedule and virtual stages.
+// depend on: all of it but the pipeline schedule and virtual stages, and of
+// the ZeRO stage only whether it shards gradients (stage 2).
 type segmentKey struct {
-	dp, zero, fsdp, tp, cp, pp, ep, mb int
-	sp                                 bool
-	recompute                          string
-	shares                             [maxKeyShares]struct {
+	dp, fsdp, tp, cp, pp, ep, mb int
+	zero2, sp                    bool
+	recompute                    string
+	shares                       [maxKeyShares]struct {
 		dim  space.Dim
 		axis string
 		size int
@@ -865,7 +896,7 @@ type segmentKey struct {
 // keyOfSegments returns the segment key of s, and false when s has more
 // mesh shares than a key holds.
 func keyOfSegments(s *space.Strategy) (segmentKey, bool) {
-	k := segmentKey{dp: s.DP, zero: s.Zero, fsdp: s.FSDP, tp: s.TP, cp: s.CP, pp: s.PP, ep: s.EP, mb: s.MB, sp: s.SP, recompute: s.Recompute}
+	k := segmentKey{dp: s.DP, zero2: s.Zero >= 2, fsdp: s.FSDP, tp: s.TP, cp: s.CP, pp: s.PP, ep: s.EP, mb: s.MB, sp: s.SP, recompute: s.Recompute}
 	n := 0
 	for d, shares := range s.Mesh {
 		for _, sh := range shares {
@@ -888,6 +919,23 @@ type evalState struct {
 	pSend                     float64 // one pipeline send, seconds
 	M                         float64 // micro-batches per step
 	seq                       int
+}
+
+// stepParts recomputes every segment's once-per-step collectives for ZeRO
+// stage zero, keeping the per-micro-batch passes (valid for stages 0 and 1
+// alike).
+func (st *evalState) stepParts(zero int) {
+	e := &st.e
+	e.zero = zero
+	e.fillShardParams()
+	w := &e.p.weights
+	e.stepPart(w.attn, &st.attn)
+	e.stepPart(w.mlp, &st.mlp)
+	if len(e.p.moe.fwd) > 0 {
+		e.stepPart(w.moe, &st.moe)
+	}
+	e.stepPart(w.embed, &st.emb)
+	e.stepPart(w.head, &st.head)
 }
 
 // prepare resolves s on c and w and computes the per-micro-batch segment
@@ -958,6 +1006,7 @@ func (cm *Model) prepare(st *evalState, c profiles.Cluster, w space.Workload, s 
 		}
 		e.full[i] = b
 	}
+	e.fillShardParams()
 	if o.Trace {
 		e.trace = new([]Op)
 	}
@@ -1075,6 +1124,21 @@ func (e *evaluator) sendBytes() float64 {
 // optimizerSeconds is the memory-bound Adam update of the stage's parameter
 // shard on one chip (sharded over fsdp/tp/ep by storage and over dp by ZeRO).
 func (e *evaluator) optimizerSeconds(st stagePlan) float64 {
+	sh := &e.shardParams
+	params := float64(st.dense+st.moe)*sh[0] + float64(st.dense)*sh[1] + float64(st.moe)*sh[2]
+	if st.embed {
+		params += sh[3]
+	}
+	if st.head {
+		params += sh[4]
+	}
+	return params * optimizerBytesPerParam / (e.hbm * e.eff.HBMFraction)
+}
+
+// fillShardParams sets shardParams: the parameters of one layer's attention,
+// dense MLP and MoE weights, of the embedding and of the output layer that
+// one chip updates (sharded by storage over fsdp/tp/ep, and over dp by ZeRO).
+func (e *evaluator) fillShardParams() {
 	shard := func(ids []int) float64 {
 		n := 0.0
 		for _, w := range ids {
@@ -1091,14 +1155,8 @@ func (e *evaluator) optimizerSeconds(st stagePlan) float64 {
 		}
 		return n
 	}
-	params := float64(st.dense+st.moe)*shard(e.p.weights.attn) + float64(st.dense)*shard(e.p.weights.mlp) + float64(st.moe)*shard(e.p.weights.moe)
-	if st.embed {
-		params += shard(e.p.weights.embed)
-	}
-	if st.head {
-		params += shard(e.p.weights.head)
-	}
-	return params * optimizerBytesPerParam / (e.hbm * e.eff.HBMFraction)
+	w := &e.p.weights
+	e.shardParams = [5]float64{shard(w.attn), shard(w.mlp), shard(w.moe), shard(w.embed), shard(w.head)}
 }
 
 // recomputeFLOPsPerToken is the extra forward work of a recompute policy,

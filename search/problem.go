@@ -143,7 +143,11 @@ func (p *Problem) timeOf(s *space.Strategy) (cost.Estimate, error) {
 	if p.costModel != nil && p.evaluators != nil {
 		ev, _ := p.evaluators.Get().(*cost.Evaluator)
 		if ev == nil {
-			ev = p.costModel.NewEvaluator(p.Cluster, p.Workload, p.CostOptions)
+			// The search ranks by times; the collectives of the few front
+			// rows are added at the end (addCollectives).
+			o := p.CostOptions
+			o.SkipCollectives = true
+			ev = p.costModel.NewEvaluator(p.Cluster, p.Workload, o)
 		}
 		defer p.evaluators.Put(ev)
 		return ev.Evaluate(*s)
@@ -217,7 +221,25 @@ const (
 // concurrent use. The returned Candidate has Index -1.
 func (p *Problem) Evaluate(s space.Strategy) Candidate {
 	c := p.evaluate(&s, -1, p.usable(), false)
+	p.addCollectives([]Candidate{c})
 	return c
+}
+
+// addCollectives fills in the collectives of candidates that a search
+// evaluated without them (cost.Options.SkipCollectives keeps the hot path
+// free of allocation); the times do not change.
+func (p *Problem) addCollectives(cands []Candidate) {
+	if p.costModel == nil || p.evaluators == nil || p.Time != nil || p.CostOptions.SkipCollectives {
+		return
+	}
+	for i := range cands {
+		if !cands[i].Costed || cands[i].Err != nil {
+			continue
+		}
+		if est, err := p.costModel.Evaluate(p.Cluster, p.Workload, cands[i].Strategy, p.CostOptions); err == nil {
+			cands[i].Time.Collectives = est.Collectives
+		}
+	}
 }
 
 // evaluate scores s. With prune set, a strategy that does not fit in usable

@@ -138,6 +138,7 @@ func NewMethod(name string, seed int64, progress func(done, total int64)) (Metho
 // finish completes a result: the front, the elapsed time, and a NoFitError
 // when nothing is feasible.
 func finish(ctx context.Context, p *Problem, r *Result, start time.Time) (*Result, error) {
+	p.addCollectives(r.Front)
 	r.Elapsed = time.Since(start)
 	if err := ctx.Err(); err != nil {
 		return r, fmt.Errorf("search: %s search stopped: %w", r.Method, err)
