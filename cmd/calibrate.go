@@ -1,18 +1,15 @@
 package cmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshplan/meshplan/results"
 	"github.com/meshplan/meshplan/search/calibrate"
-	"github.com/meshplan/meshplan/search/runs"
 )
 
 // newCalibrateCommand builds `plan calibrate`: fit a chip's cost-model
@@ -94,9 +91,9 @@ func (a *app) runCalibrate(path string) error {
 	}
 	var render func(io.Writer) error
 	if a.cfg.Format == formatJSON {
-		render = func(w io.Writer) error { return writeCalibrateJSON(w, rep, a.cfg.Out) }
+		render = func(w io.Writer) error { return results.WriteCalibrationJSON(w, rep, a.cfg.Out) }
 	} else {
-		render = func(w io.Writer) error { return writeCalibrateTable(w, rep, a.cfg.Out, path) }
+		render = func(w io.Writer) error { return results.WriteCalibrationTable(w, rep, a.cfg.Out, path) }
 	}
 	// --out names the profile here, so the report always goes to stdout.
 	var b strings.Builder
@@ -107,136 +104,4 @@ func (a *app) runCalibrate(path string) error {
 		return fmt.Errorf("writing the output: %w", err)
 	}
 	return nil
-}
-
-// calibrateJSON is the --format json report: the contract's before_mape,
-// after_mape, cv_mape and params (name -> fitted value), and the details.
-type calibrateJSON struct {
-	Cluster         string             `json:"cluster"`
-	Chip            string             `json:"chip"`
-	Runs            int                `json:"runs"`
-	BeforeMAPE      float64            `json:"before_mape"`
-	AfterMAPE       float64            `json:"after_mape"`
-	CVMAPE          *float64           `json:"cv_mape"`
-	Folds           int                `json:"folds"`
-	Params          map[string]float64 `json:"params"`
-	Defaults        map[string]float64 `json:"defaults"`
-	Parameters      []calibrate.Param  `json:"parameters"`
-	Rows            []calibrate.Row    `json:"rows"`
-	Warnings        []string           `json:"warnings"`
-	Notes           []string           `json:"notes"`
-	Skipped         []runs.Skip        `json:"skipped"`
-	Lambda          float64            `json:"lambda"`
-	Evaluations     int                `json:"evaluations"`
-	ObjectiveBefore float64            `json:"objective_before"`
-	ObjectiveAfter  float64            `json:"objective_after"`
-	// Profile is the --out file the fitted profile was written to ("" for none).
-	Profile string `json:"profile"`
-}
-
-// writeCalibrateJSON prints the report as one JSON object; cv_mape is null
-// when there were too few runs to cross-validate.
-func writeCalibrateJSON(w io.Writer, rep calibrate.Report, out string) error {
-	j := calibrateJSON{
-		Cluster: rep.Base.Name, Chip: rep.Base.Chip.Name, Runs: len(rep.Rows),
-		BeforeMAPE: rep.BeforeMAPE, AfterMAPE: rep.AfterMAPE, Folds: rep.Folds,
-		Params: map[string]float64{}, Defaults: map[string]float64{},
-		Parameters: rep.Params, Rows: rep.Rows, Warnings: rep.Warnings, Notes: rep.Notes, Skipped: rep.Skipped,
-		Lambda: calibrate.DefaultLambda, Evaluations: rep.Evaluations,
-		ObjectiveBefore: rep.ObjectiveBefore, ObjectiveAfter: rep.ObjectiveAfter, Profile: out,
-	}
-	if !math.IsNaN(rep.CVMAPE) {
-		cv := rep.CVMAPE
-		j.CVMAPE = &cv
-	}
-	for _, p := range rep.Params {
-		j.Params[p.Name], j.Defaults[p.Name] = p.Value, p.Default
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(j)
-}
-
-// writeCalibrateTable prints one line per run, the MAPEs, the parameters,
-// the warnings and notes, and where the profile went.
-func writeCalibrateTable(w io.Writer, rep calibrate.Report, out, runsPath string) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "id\tmeasured tok/s/chip\tdefaults\terror\tfitted\terror\tcross-validated\terror")
-	for _, r := range rep.Rows {
-		cv, cvErr := "-", "-"
-		if rep.Folds > 0 {
-			cv, cvErr = fmt.Sprintf("%.1f", r.CV), fmt.Sprintf("%+.1f%%", 100*r.CVError)
-		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%+.1f%%\t%.1f\t%+.1f%%\t%s\t%s\n",
-			r.ID, r.Measured, r.Before, 100*r.BeforeError, r.After, 100*r.AfterError, cv, cvErr)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\nMAPE over %d %s on %s: defaults %.1f%%, fitted %.1f%%", len(rep.Rows), calibratePlural(len(rep.Rows), "run", "runs"),
-		rep.Base.Chip.Name, 100*rep.BeforeMAPE, 100*rep.AfterMAPE)
-	if rep.Folds > 0 {
-		fmt.Fprintf(w, ", cross-validated %.1f%% (%d folds: each run predicted by a fit that did not see it)\n", 100*rep.CVMAPE, rep.Folds)
-	} else {
-		fmt.Fprintf(w, "; too few runs to cross-validate\n")
-	}
-
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "parameter\ttransform\tdefault\tfitted\tsensitivity\tstatus")
-	for _, p := range rep.Params {
-		tr := string(p.Transform)
-		if p.Transform == calibrate.Logistic {
-			tr = fmt.Sprintf("logistic (%g, %g)", p.Lo, p.Hi)
-		}
-		status := "identified"
-		switch {
-		case p.Held:
-			status = "held at default"
-		case !p.Identified:
-			status = "not separable"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f%%\t%s\n", p.Name, tr, calibrate.FormatValue(p.Default),
-			calibrate.FormatValue(p.Value), 100*p.Sensitivity, status)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "sensitivity: the largest change of a run's prediction when the parameter moves ±%.0f%%.\n", 100*calibrate.SensitivityStep)
-
-	section := func(title string, lines []string) {
-		if len(lines) == 0 {
-			return
-		}
-		fmt.Fprintf(w, "\n%s:\n", title)
-		for _, l := range lines {
-			fmt.Fprintf(w, "  %s\n", l)
-		}
-	}
-	section("warnings", rep.Warnings)
-	section("notes", rep.Notes)
-	skipped := make([]string, len(rep.Skipped))
-	for i, s := range rep.Skipped {
-		skipped[i] = s.ID + ": " + strings.TrimSpace(s.Reason)
-	}
-	section(fmt.Sprintf("skipped %d %s", len(rep.Skipped), calibratePlural(len(rep.Skipped), "run", "runs")), skipped)
-
-	if out != "" {
-		check := "plan validate --cluster " + out
-		if runsPath != "" {
-			check = "plan validate --runs " + runsPath + " --cluster " + out
-		}
-		fmt.Fprintf(w, "\nwrote the fitted profile to %s; check it with: %s\n", out, check)
-	} else {
-		fmt.Fprintln(w, "\nno profile written; add --out FILE to write the fitted cluster YAML.")
-	}
-	return nil
-}
-
-// calibratePlural picks the singular or plural word for count n.
-func calibratePlural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -1,17 +1,14 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/results"
 	"github.com/meshplan/meshplan/search/runs"
 )
 
@@ -73,9 +70,9 @@ func (a *app) runValidate(path string) error {
 	rep := runs.Validate(rs, override, co)
 	return a.emit(func(w io.Writer) error {
 		if a.cfg.Format == formatJSON {
-			return writeValidateJSON(w, rep)
+			return results.WriteValidationJSON(w, rep)
 		}
-		return writeValidateTable(w, rep)
+		return results.WriteValidationTable(w, rep)
 	})
 }
 
@@ -102,57 +99,4 @@ func readRuns(path string) ([]runs.Run, error) {
 		return nil, badInputf("--runs %s: %w", path, err)
 	}
 	return rs, nil
-}
-
-// writeValidateJSON prints the report in the contract's form:
-// {"rows": [...], "mape": ..., "skipped": [...]}.
-func writeValidateJSON(w io.Writer, rep runs.Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
-}
-
-// writeValidateTable prints one line per predicted run, the MAPE, and the
-// skipped runs with their reasons.
-func writeValidateTable(w io.Writer, rep runs.Report) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "id\tchip\tchips\tstrategy\tmeasured tok/s/chip\tpredicted\terror\tMFU meas\tMFU pred\tmem GB")
-	for _, r := range rep.Rows {
-		mem := fmt.Sprintf("%.1f", r.MemoryGBPerChip)
-		if !r.Fits {
-			mem += " !"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.1f\t%.1f\t%+.1f%%\t%.1f%%\t%.1f%%\t%s\n",
-			r.ID, r.Chip, r.Chips, r.Strategy, r.MeasuredTokensPerSPerChip, r.PredictedTokensPerSPerChip,
-			100*r.Error, 100*r.MeasuredMFU, 100*r.PredictedMFU, mem)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\nMAPE %.1f%% over %d runs", 100*rep.MAPE, len(rep.Rows))
-	// Per chip, in order of first appearance.
-	var chips []string
-	sum, n := map[string]float64{}, map[string]int{}
-	for _, r := range rep.Rows {
-		if n[r.Chip] == 0 {
-			chips = append(chips, r.Chip)
-		}
-		sum[r.Chip] += math.Abs(r.Error)
-		n[r.Chip]++
-	}
-	if len(chips) > 1 {
-		parts := make([]string, len(chips))
-		for i, c := range chips {
-			parts[i] = fmt.Sprintf("%s %.1f%% over %d", c, 100*sum[c]/float64(n[c]), n[c])
-		}
-		fmt.Fprintf(w, " (%s)", strings.Join(parts, ", "))
-	}
-	fmt.Fprintln(w, "\nMFU columns use the contract's FLOP count; \"!\" marks a strategy the memory model says does not fit.")
-	if len(rep.Skipped) > 0 {
-		fmt.Fprintf(w, "\nskipped %d runs:\n", len(rep.Skipped))
-		for _, s := range rep.Skipped {
-			fmt.Fprintf(w, "  %s: %s\n", s.ID, strings.TrimSpace(s.Reason))
-		}
-	}
-	return nil
 }

@@ -23,8 +23,8 @@ func TestLayering(t *testing.T) {
 		"search/runs":      {"model", "profiles", "space", "cost", "memory"},
 		"search":           {"model", "profiles", "space", "cost", "memory", "search/runs"},
 		"search/calibrate": {"model", "profiles", "space", "cost", "memory", "search/runs"},
-		"results":          {"model", "profiles", "space", "cost", "memory", "search", "search/runs"},
-		"results/sweep":    {"model", "profiles", "space", "cost", "memory", "search", "search/runs", "results"},
+		"results":          {"model", "profiles", "space", "cost", "memory", "search", "search/runs", "search/calibrate"},
+		"results/sweep":    {"model", "profiles", "space", "cost", "memory", "search", "search/runs", "search/calibrate", "results"},
 	}
 	for pkg, ok := range allowed {
 		dir := filepath.Join("..", "..", filepath.FromSlash(pkg))
