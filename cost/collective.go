@@ -5,7 +5,7 @@ import (
 	"github.com/meshplan/meshplan/space"
 )
 
-// Collective operation names, as used in Collective.Op and CollectiveSeconds.
+// Collective operation names, as used in Collective.Op.
 const (
 	AllGather     = "AllGather"
 	ReduceScatter = "ReduceScatter"
@@ -259,23 +259,4 @@ func SendRecvSeconds(bytes float64, g space.Group) float64 {
 		return 0
 	}
 	return bytes/effBandwidth(g.Axis) + g.Axis.LatencySeconds
-}
-
-// CollectiveSeconds dispatches on op (AllGather, ReduceScatter, AllReduce,
-// AllToAll, SendRecv); SendRecv uses the first group. Unknown ops cost 0.
-func CollectiveSeconds(op string, bytes float64, groups []space.Group) float64 {
-	switch op {
-	case AllGather, ReduceScatter:
-		return gatherSeconds(bytes, groups)
-	case AllReduce:
-		return 2 * gatherSeconds(bytes, groups)
-	case AllToAll:
-		return allToAllSeconds(bytes, groups)
-	case SendRecv:
-		if len(groups) == 0 {
-			return 0
-		}
-		return SendRecvSeconds(bytes, groups[0])
-	}
-	return 0
 }

@@ -1,8 +1,6 @@
 package results
 
 import (
-	"io"
-
 	"github.com/meshplan/meshplan/cost"
 	"github.com/meshplan/meshplan/memory"
 	"github.com/meshplan/meshplan/model"
@@ -197,6 +195,3 @@ func NewTrainingResult(e Evaluation, t Training) Result {
 	t.apply(&r, e.Cluster.Chips())
 	return r
 }
-
-// WriteResultJSON writes one RESULT as indented JSON (`plan explain --format json`).
-func WriteResultJSON(w io.Writer, e Evaluation) error { return writeJSON(w, NewResult(e)) }

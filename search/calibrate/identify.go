@@ -144,8 +144,6 @@ func moved(p Param, factor float64) float64 {
 	return x
 }
 
-func sq(x float64) float64 { return x * x }
-
 // warnings explains the parameters the runs cannot identify.
 func warnings(ps []Param, runs int) []string {
 	var out []string
