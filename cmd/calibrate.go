@@ -72,8 +72,7 @@ func (a *app) runCalibrate(path string) error {
 	if err != nil {
 		return err
 	}
-	_, co := modelOptions()
-	rep, err := calibrate.Calibrate(rs, base, calibrate.Options{Cost: co})
+	rep, err := calibrate.Calibrate(rs, base, calibrate.Options{Search: modelOptions()})
 	if errors.Is(err, calibrate.ErrNoRuns) {
 		return badInput(err)
 	}

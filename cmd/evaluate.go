@@ -1,35 +1,23 @@
 package cmd
 
 import (
-	"fmt"
+	"errors"
 
-	"github.com/meshplan/meshplan/cost"
-	"github.com/meshplan/meshplan/memory"
 	"github.com/meshplan/meshplan/results"
+	"github.com/meshplan/meshplan/search"
 	"github.com/meshplan/meshplan/space"
 )
 
-// evaluate scores one validated strategy of p with the same options as the
-// search, so that the result reproduces a plan's row; trace records the
-// program op by op for the breakdowns.
-func evaluate(p problem, s space.Strategy, trace bool) (results.Evaluation, error) {
-	placed, err := s.Place(p.cluster)
-	if err != nil {
-		return results.Evaluation{}, badInputf("strategy %s cannot be placed on the mesh of %s: %w", s, p.cluster.Name, err)
+// evaluate scores one strategy of p with the same options as the search,
+// so that the result reproduces a plan's row, with its step traced op by
+// op for the breakdowns (results.Explain). A strategy that does not suit
+// the problem is bad input.
+func evaluate(p problem, s space.Strategy) (results.Evaluation, error) {
+	req := results.Request{Model: p.model, Cluster: p.cluster, Workload: p.workload, Options: modelOptions()}
+	e, err := results.Explain(req, s)
+	var in *search.InputError
+	if errors.As(err, &in) {
+		return results.Evaluation{}, badInput(in.Err)
 	}
-	mo, co := modelOptions()
-	co.Trace = trace
-	est, err := cost.Evaluate(p.model, p.cluster, p.workload, placed, co)
-	if err != nil {
-		return results.Evaluation{}, fmt.Errorf("evaluating strategy %s: %w", placed, err)
-	}
-	return results.Evaluation{
-		Model:       p.model,
-		Cluster:     p.cluster,
-		Workload:    p.workload,
-		Strategy:    placed,
-		Time:        est,
-		Memory:      memory.Estimate(p.model, p.cluster, p.workload, placed, mo),
-		UsableBytes: memory.UsableBytes(p.cluster, mo),
-	}, nil
+	return e, err
 }

@@ -52,11 +52,7 @@ func (a *app) runExplain() error {
 	if err != nil {
 		return badInputf("--strategy %q: %w", a.cfg.Strategy, err)
 	}
-	if err := s.Validate(p.model, p.cluster, p.workload); err != nil {
-		return badInputf("strategy %s does not work for %s on %s with a batch of %d x %d tokens:\n%w",
-			s, p.model.Name, p.cluster.Name, p.workload.Batch, p.workload.SeqLen, err)
-	}
-	ev, err := evaluate(p, s, true)
+	ev, err := evaluate(p, s)
 	if err != nil {
 		return err
 	}

@@ -151,42 +151,30 @@ func (a *app) emitFramework(e results.Evaluation) error {
 
 // searchPlan searches one problem and returns its plan with the training
 // figures of --tokens and --price and, when the output needs it (md, html,
-// --emit), the traced evaluation of the recommended strategy. suggest
-// lets a plan that does not fit search for what would (larger clusters,
-// shorter sequences, smaller batches); --min-chips turns it off.
+// --emit), the traced evaluation of the recommended strategy (the one
+// planning path, results.Solve). suggest lets a plan that does not fit
+// search for what would (larger clusters, shorter sequences, smaller
+// batches); --min-chips turns it off.
 func (a *app) searchPlan(ctx context.Context, p problem, fix space.Fix, suggest bool) (results.Plan, error) {
-	mo, co := modelOptions()
-	prob, err := search.NewProblem(p.model, p.cluster, p.workload, fix, mo, co)
-	if err != nil {
-		return results.Plan{}, badInputf("cannot search %s on %s: %w", p.model.Name, p.cluster.Name, err)
-	}
-	if suggest {
-		prob.ResolveCluster = profiles.Parse
-	} else {
-		prob.ResolveCluster, prob.Variant = nil, nil
-	}
-
-	bar := newProgress(a.stderr, "searching "+p.cluster.Name, a.cfg.Quiet)
-	method, err := search.NewMethod(a.cfg.Search, a.cfg.Seed, bar.update)
-	if err != nil {
+	if err := search.CheckMethod(a.cfg.Search); err != nil {
 		return results.Plan{}, badInput(err)
 	}
-	res, err := method.Search(ctx, prob)
+	req := results.Request{Model: p.model, Cluster: p.cluster, Workload: p.workload, Fix: fix.String(),
+		Options: modelOptions(), Top: a.cfg.Top}
+	bar := newProgress(a.stderr, "searching "+p.cluster.Name, a.cfg.Quiet)
+	settings := search.Settings{Method: a.cfg.Search, Seed: a.cfg.Seed, Progress: bar.update, Suggest: suggest}
+	detail := a.cfg.Emit != "" || a.cfg.Format == results.FormatMarkdown || a.cfg.Format == results.FormatHTML
+	plan, err := results.Solve(ctx, req, settings, detail)
 	bar.finish()
+	var in *search.InputError
+	if errors.As(err, &in) {
+		return results.Plan{}, badInputf("cannot search %s on %s: %w", p.model.Name, p.cluster.Name, in.Err)
+	}
 	if err != nil {
 		return results.Plan{}, err
 	}
-
-	// The recommended strategy is the front's first row (search.Result.Recommended).
-	plan := results.PlanOf(p.model, p.cluster, p.workload, res, a.cfg.Top, a.cfg.Seed, a.cfg.Fix)
+	plan.Search.Fix = a.cfg.Fix
 	plan.SetTraining(a.cfg.Training())
-	if rec, ok := res.Recommended(); ok && (a.cfg.Emit != "" || a.cfg.Format == results.FormatMarkdown || a.cfg.Format == results.FormatHTML) {
-		detail, err := evaluate(p, rec.Strategy, true)
-		if err != nil {
-			return results.Plan{}, err
-		}
-		plan.Detail = &detail
-	}
 	return plan, nil
 }
 

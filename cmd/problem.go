@@ -5,10 +5,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/meshplan/meshplan/cost"
-	"github.com/meshplan/meshplan/memory"
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/search"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -69,8 +68,7 @@ func workload(cfg Config, m model.Spec) (space.Workload, error) {
 	return space.Workload{Batch: batch, SeqLen: seq}, nil
 }
 
-// modelOptions are the memory and cost options of every evaluation, shared
-// by plan and explain so that explain reproduces a plan's rows exactly.
-func modelOptions() (memory.Options, cost.Options) {
-	return memory.Options{}, cost.Options{}
-}
+// modelOptions are the models' options of every evaluation, shared by plan,
+// explain, sweep, validate and calibrate so that explain reproduces a
+// plan's rows exactly.
+func modelOptions() search.Options { return search.Options{} }

@@ -66,8 +66,7 @@ func (a *app) runValidate(path string) error {
 		}
 		override = &c
 	}
-	_, co := modelOptions()
-	rep := runs.Validate(rs, override, co)
+	rep := runs.Validate(rs, override, modelOptions())
 	return a.emit(func(w io.Writer) error {
 		if a.cfg.Format == formatJSON {
 			return results.WriteValidationJSON(w, rep)

@@ -3,6 +3,7 @@ package cost
 import (
 	"testing"
 
+	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -11,13 +12,13 @@ import (
 func BenchmarkEvaluate(b *testing.B) {
 	m := llama3("405b")
 	c := gpuCluster("h100-16384", chipH100, 16384, 450e9, 50e9)
-	s := strategy(space.Strategy{TP: 8, PP: 16, DP: 128, Zero: 1, SP: true, Schedule: space.Interleaved, V: 4})
+	s := strategy(space.Strategy{Degree: space.Degrees{space.TP: 8, space.PP: 16, space.DP: 128}, Zero: 1, SP: true, Schedule: space.Interleaved, V: 4})
 	s.Mesh[space.TP] = share("gpu", 8)
 	s.Mesh[space.PP] = share("node", 16)
 	s.Mesh[space.DP] = share("node", 128)
 	w := space.Workload{Batch: 2048, SeqLen: 8192}
 	b.Run("evaluator", func(b *testing.B) {
-		ev := NewModel(m, Options{}).NewEvaluator(c, w, Options{SkipCollectives: true})
+		ev := NewModel(program(m, model.ProgramOptions{})).NewEvaluator(c, w, Options{SkipCollectives: true})
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := ev.Evaluate(s); err != nil {
@@ -28,7 +29,7 @@ func BenchmarkEvaluate(b *testing.B) {
 	b.Run("evaluator-schedules", func(b *testing.B) {
 		// The search's order: the schedule varies fastest, so the segment
 		// costs of one layout, micro-batch, recompute and ZeRO stage are reused.
-		ev := NewModel(m, Options{}).NewEvaluator(c, w, Options{SkipCollectives: true})
+		ev := NewModel(program(m, model.ProgramOptions{})).NewEvaluator(c, w, Options{SkipCollectives: true})
 		var ss []space.Strategy
 		for _, v := range []int{1, 2, 3, 4} {
 			t := s
@@ -54,10 +55,10 @@ func BenchmarkEvaluate(b *testing.B) {
 		o    Options
 	}{{"collectives", Options{}}, {"skip", Options{SkipCollectives: true}}} {
 		b.Run(bc.name, func(b *testing.B) {
-			cm := NewModel(m, bc.o)
+			cm := NewModel(program(m, model.ProgramOptions{}))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := cm.Evaluate(c, w, s, bc.o); err != nil {
+				if _, err := cm.NewEvaluator(c, w, bc.o).Evaluate(s); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -14,9 +14,6 @@ const (
 	SendRecv      = "SendRecv"
 )
 
-// maxGroups bounds the axis groups of one collective (mesh axes are few).
-const maxGroups = 8
-
 // effBandwidth is the achieved one-way bandwidth of axis a in bytes/s:
 // BandwidthBytesPerS times the axis Efficiency (1 when unset).
 func effBandwidth(a profiles.Axis) float64 {
@@ -27,13 +24,13 @@ func effBandwidth(a profiles.Axis) float64 {
 	return a.BandwidthBytesPerS * e
 }
 
-// tierKind sorts axes into the three cost models of formulas.md §4.
+// tierKind sorts axes into the three cost models of docs/formulas.md §4.
 type tierKind int
 
 const (
-	kindRing     tierKind = iota // TPU ICI ring or line [SB-SHARD], formulas.md §4.3
-	kindSwitched                 // NVLink domain behind NVSwitch [SB-GPU], formulas.md §4.4
-	kindNetwork                  // IB / Ethernet / DCN, one NIC share per chip, formulas.md §4.4-4.5
+	kindRing     tierKind = iota // TPU ICI ring or line [SB-SHARD], docs/formulas.md §4.3
+	kindSwitched                 // NVLink domain behind NVSwitch [SB-GPU], docs/formulas.md §4.4
+	kindNetwork                  // IB / Ethernet / DCN, one NIC share per chip, docs/formulas.md §4.4-4.5
 )
 
 func kindOf(t profiles.Tier) tierKind {
@@ -91,18 +88,18 @@ func ringAllToAllSeconds(v float64, g space.Group) (bw, lat float64) {
 //   - ring (ICI) groups run at once, their bandwidths add ([SB-SHARD]
 //     "multi-axis gather": V/(W·k)), so their bandwidth terms combine as a
 //     harmonic sum; the phase takes max(latency floor, bandwidth term)
-//     (T = max(T_min·Σ hops, V/(W·k)), formulas.md §4.3);
+//     (T = max(T_min·Σ hops, V/(W·k)), docs/formulas.md §4.3);
 //   - switched (NVLink) groups: n chips, T = v·(n-1)/n / W_gpu + (n-1)·α
-//     (formulas.md §4.4, α-β form of §4.1);
+//     (docs/formulas.md §4.4, α-β form of §4.1);
 //   - each network level j (IB, Ethernet, DCN), innermost first: every chip of
 //     the group sends through its own NIC share, so only v/g_j bytes per chip
 //     cross the level, where g_j is the number of group chips inside one
 //     instance of the level (the product of all inner group sizes):
 //     T_j = (v/g_j)·(n_j-1)/n_j / W_nic + (n_j-1)·α_j. With g = 8 GPUs per
 //     node this is the book's cross-node v/W_node with W_node = 8·W_nic
-//     (formulas.md §4.4-4.5, hardware.md §3.2 hierarchical AllReduce).
+//     (docs/formulas.md §4.4-4.5, hardware.md §3.2 hierarchical AllReduce).
 //
-// The phases add (formulas.md §4.5: the sum; their max is the optimistic bound).
+// The phases add (docs/formulas.md §4.5: the sum; their max is the optimistic bound).
 func gatherSeconds(v float64, gs []space.Group) float64 {
 	return phasedSeconds(v, gs, false)
 }
@@ -112,11 +109,11 @@ func gatherSeconds(v float64, gs []space.Group) float64 {
 //
 //   - ring groups: the bisection bound of ringAllToAllSeconds, bandwidths adding
 //     over several axes;
-//   - switched groups: T = v·(n-1)/(n²·W_gpu) (formulas.md §4.4);
+//   - switched groups: T = v·(n-1)/(n²·W_gpu) (docs/formulas.md §4.4);
 //   - network level j with g_j group chips inside each instance: every chip sends
 //     the (n_j-1)/n_j of its v/(g_j·n_j) bytes that leave the instance through
 //     its own NIC: T = v·(n_j-1)/(g_j·n_j²·W_nic), the book's
-//     S(M-1)/(M²·W_node) (formulas.md §4.4; no hierarchical gain, hardware.md §5.4).
+//     S(M-1)/(M²·W_node) (docs/formulas.md §4.4; no hierarchical gain, hardware.md §5.4).
 func allToAllSeconds(v float64, gs []space.Group) float64 {
 	return phasedSeconds(v, gs, true)
 }
@@ -227,20 +224,20 @@ func linModelOf(gs []space.Group, a2a bool) linModel {
 
 // AllGatherSeconds is the time to AllGather an array of bytes (the full,
 // gathered size) over the axis groups; see gatherSeconds for the model
-// ([SB-SHARD], [SB-GPU], formulas.md §4.3-4.5).
+// ([SB-SHARD], [SB-GPU], docs/formulas.md §4.3-4.5).
 func AllGatherSeconds(bytes float64, groups []space.Group) float64 {
 	return gatherSeconds(bytes, groups)
 }
 
 // ReduceScatterSeconds is the time to ReduceScatter an array of bytes (the full,
 // unreduced size) over the groups: the transpose of an AllGather, same cost
-// ([SB-SHARD] "More about the ReduceScatter", formulas.md §3.0).
+// ([SB-SHARD] "More about the ReduceScatter", docs/formulas.md §3.0).
 func ReduceScatterSeconds(bytes float64, groups []space.Group) float64 {
 	return gatherSeconds(bytes, groups)
 }
 
 // AllReduceSeconds is the time to AllReduce an array of bytes over the groups:
-// ReduceScatter + AllGather, T = 2·T_AG ([SB-SHARD], formulas.md §4.1 ring).
+// ReduceScatter + AllGather, T = 2·T_AG ([SB-SHARD], docs/formulas.md §4.1 ring).
 func AllReduceSeconds(bytes float64, groups []space.Group) float64 {
 	return 2 * gatherSeconds(bytes, groups)
 }
@@ -253,10 +250,32 @@ func AllToAllSeconds(bytes float64, groups []space.Group) float64 {
 
 // SendRecvSeconds is the time of one point-to-point transfer of bytes (as sent
 // by one chip) to a neighbour along group g: bytes/W + one hop latency
-// (α-β model, formulas.md §4.1; pipeline sends, formulas.md §3.3).
+// (α-β model, docs/formulas.md §4.1; pipeline sends, docs/formulas.md §3.3).
 func SendRecvSeconds(bytes float64, g space.Group) float64 {
 	if bytes <= 0 {
 		return 0
 	}
 	return bytes/effBandwidth(g.Axis) + g.Axis.LatencySeconds
+}
+
+// PipelineSendSeconds prices the sends between the stages of a pipeline
+// laid out on groups (innermost first; stage i+1 is the next chip along
+// the innermost group that has one, as the mesh numbers them): steady is
+// one send on the slowest hop, which bounds every send once all stage
+// boundaries send at once in the steady state; ramp is one micro-batch's
+// walk over all pp-1 boundaries, each on the axis it crosses: group k's
+// axis is crossed (g_k - 1)·Π_{j>k} g_j times (docs/formulas.md §3.3, §5).
+func PipelineSendSeconds(bytes float64, groups []space.Group) (steady, ramp float64) {
+	outer := 1
+	for i := len(groups) - 1; i >= 0; i-- {
+		g := groups[i]
+		if g.Size <= 1 {
+			continue
+		}
+		t := SendRecvSeconds(bytes, g)
+		steady = max(steady, t)
+		ramp += float64((g.Size-1)*outer) * t
+		outer *= g.Size
+	}
+	return steady, ramp
 }

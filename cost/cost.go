@@ -9,10 +9,6 @@ type Options struct {
 	// CollectiveMatmul overlaps tensor/sequence-parallel collectives with the
 	// adjacent matmuls (collective matmul, [SB-JAX]); off by default.
 	CollectiveMatmul bool
-	// NoFlashAttention models an unfused attention core that materialises the
-	// score square in HBM (Megatron before FlashAttention, 2021-2022 runs);
-	// the default is a FlashAttention-style fused kernel ([FA2]).
-	NoFlashAttention bool
 	// SkipCollectives leaves Estimate.Collectives nil (unless Trace is set),
 	// so that search evaluates without allocating.
 	SkipCollectives bool

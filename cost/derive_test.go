@@ -66,24 +66,24 @@ func TestDerivedCollectives(t *testing.T) {
 	}{
 		// Pure DP: one AllReduce of every gradient per step, after accumulation
 		// (formulas.md §3.1 DDP), even with 4 micro-batches.
-		{"dp", tiny(), on(space.DP, space.Strategy{DP: 8}), 32, []want{
+		{"dp", tiny(), on(space.DP, space.Strategy{Degree: space.Degrees{space.DP: 8}}), 32, []want{
 			{AllReduce, "gradient of Wqkv", L, 4 * wqkv},
 			{AllReduce, "gradient of Win", L, 4 * wIn},
 		}, []string{AllGather, ReduceScatter, AllToAll}},
 		// ZeRO-1: RS gradients + AG parameters once per step ([ZERO §7]).
-		{"zero1", tiny(), on(space.DP, space.Strategy{DP: 8, Zero: 1}), 32, []want{
+		{"zero1", tiny(), on(space.DP, space.Strategy{Degree: space.Degrees{space.DP: 8}, Zero: 1}), 32, []want{
 			{ReduceScatter, "gradient of Wqkv", L, 4 * wqkv},
 			{AllGather, "parameters Wqkv", L, 2 * wqkv},
 		}, []string{AllReduce}},
 		// ZeRO-2: partitioned gradients cannot accumulate, RS per micro-batch
 		// (formulas.md §3.1), AG parameters once per step.
-		{"zero2", tiny(), on(space.DP, space.Strategy{DP: 8, Zero: 2}), 32, []want{
+		{"zero2", tiny(), on(space.DP, space.Strategy{Degree: space.Degrees{space.DP: 8}, Zero: 2}), 32, []want{
 			{ReduceScatter, "dqkv/dWqkv", L * 4, 4 * wqkv},
 			{AllGather, "parameters Wqkv", L, 2 * wqkv},
 		}, []string{AllReduce}},
 		// FSDP: AG weights forward, AG again backward, RS gradients, per
 		// micro-batch ([TORCH-FSDP] FULL_SHARD); 2 micro-batches.
-		{"fsdp", tiny(), on(space.FSDP, space.Strategy{FSDP: 8}), 16, []want{
+		{"fsdp", tiny(), on(space.FSDP, space.Strategy{Degree: space.Degrees{space.FSDP: 8}}), 16, []want{
 			{AllGather, "qkv: gather Wqkv", L * 2, 2 * wqkv},
 			{AllGather, "dqkv/dxn: gather Wqkv", L * 2, 2 * wqkv},
 			{ReduceScatter, "dqkv/dWqkv", L * 2, 4 * wqkv},
@@ -91,31 +91,31 @@ func TestDerivedCollectives(t *testing.T) {
 		}, []string{AllReduce}},
 		// Megatron TP: 2 AllReduce forward (g after Wo, W_out) and 2 backward
 		// (f at the QKV and fc1 inputs) of b·s·h·2 bytes per layer ([SHOE]).
-		{"tp", tiny(), on(space.TP, space.Strategy{TP: 8}), 1, []want{
+		{"tp", tiny(), on(space.TP, space.Strategy{Degree: space.Degrees{space.TP: 8}}), 1, []want{
 			{AllReduce, "out:", L, act},
 			{AllReduce, "ffn_out:", L, act},
 			{AllReduce, "dqkv/dxn", L, act},
-			{AllReduce, "dffn_in/dx2", L, act},
+			{AllReduce, "dffn_in/dxn2", L, act},
 		}, []string{AllToAll}},
 		// TP+SP: the same volume as AG+RS pairs: forward 2 AG + 2 RS, backward
 		// 2 AG(dY) + 2 RS(dX) + 2 AG re-gathering the saved inputs ([KORT §4.2.2]).
-		{"sp", tiny(), on(space.TP, space.Strategy{TP: 8, SP: true}), 1, []want{
+		{"sp", tiny(), on(space.TP, space.Strategy{Degree: space.Degrees{space.TP: 8}, SP: true}), 1, []want{
 			{AllGather, "qkv: gather xn", L, act},
 			{ReduceScatter, "out:", L, act},
 			{AllGather, "dout/do: gather dy", L, act},
 			{ReduceScatter, "dqkv/dxn", L, act},
 			{AllGather, "dqkv/dWqkv: gather xn", L, act},
-			{AllGather, "ffn_in: gather x2", L, act},
+			{AllGather, "ffn_in: gather xn2", L, act},
 			{ReduceScatter, "ffn_out:", L, act},
 		}, []string{AllToAll}},
 		// Full recompute replays the forward TP collectives: 2+2 AR fwd, 2 bwd.
-		{"tp full recompute", tiny(), on(space.TP, space.Strategy{TP: 8, Recompute: space.RecomputeFull}), 1, []want{
+		{"tp full recompute", tiny(), on(space.TP, space.Strategy{Degree: space.Degrees{space.TP: 8}, Recompute: space.RecomputeFull}), 1, []want{
 			{AllReduce, "out:", 2 * L, act},
 			{AllReduce, "dqkv/dxn", L, act},
 		}, nil},
 		// CP: K and V are gathered forward and again backward, dK and dV
 		// reduce-scattered (formulas.md §3.4); the weight gradients reduce over cp.
-		{"cp", tiny(), on(space.CP, space.Strategy{CP: 8}), 1, []want{
+		{"cp", tiny(), on(space.CP, space.Strategy{Degree: space.Degrees{space.CP: 8}}), 1, []want{
 			{AllGather, "scores: gather k", L, 2 * s * h},
 			{AllGather, "attend: gather v", L, 2 * s * h},
 			{ReduceScatter, "dscores/dk", L, 2 * s * h},
@@ -124,7 +124,7 @@ func TestDerivedCollectives(t *testing.T) {
 		}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			est, err := Evaluate(tc.m, node8(), space.Workload{Batch: tc.batch, SeqLen: 1024}, tc.s, Options{})
+			est, err := evaluate(tc.m, node8(), space.Workload{Batch: tc.batch, SeqLen: 1024}, tc.s, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,9 +150,9 @@ func TestExpertParallel(t *testing.T) {
 	m := tiny()
 	m.MoE = &model.MoE{Experts: 8, TopK: 2, ExpertFFNHidden: 1024}
 	m.Normalize()
-	s := strategy(space.Strategy{DP: 8, EP: 8})
+	s := strategy(space.Strategy{Degree: space.Degrees{space.DP: 8, space.EP: 8}})
 	s.Mesh[space.DP], s.Mesh[space.EP] = share("gpu", 8), share("gpu", 8)
-	est, err := Evaluate(m, node8(), space.Workload{Batch: 8, SeqLen: 1024}, s, Options{})
+	est, err := evaluate(m, node8(), space.Workload{Batch: 8, SeqLen: 1024}, s, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,13 +178,13 @@ func TestBubble(t *testing.T) {
 	m := tiny()
 	m.Layers = 16
 	for _, tc := range []struct {
-		sched string
+		sched space.Schedule
 		v     int
 		want  float64
 	}{{space.OneFOneB, 1, 7.0 / 32}, {space.GPipe, 1, 7.0 / 32}, {space.Interleaved, 2, 7.0 / 64}} {
-		s := strategy(space.Strategy{PP: 8, Schedule: tc.sched, V: tc.v})
+		s := strategy(space.Strategy{Degree: space.Degrees{space.PP: 8}, Schedule: tc.sched, V: tc.v})
 		s.Mesh[space.PP] = share("gpu", 8)
-		est, err := Evaluate(m, c, space.Workload{Batch: 32, SeqLen: 1024}, s, Options{})
+		est, err := evaluate(m, c, space.Workload{Batch: 32, SeqLen: 1024}, s, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,14 +199,14 @@ func TestBubble(t *testing.T) {
 func TestStepIdentity(t *testing.T) {
 	m := llama3("8b")
 	c := gpuCluster("h100-64", chipH100, 64, 450e9, 50e9)
-	s := strategy(space.Strategy{TP: 8, DP: 8, SP: true, Zero: 1, Recompute: space.RecomputeSelective})
+	s := strategy(space.Strategy{Degree: space.Degrees{space.TP: 8, space.DP: 8}, SP: true, Zero: 1, Recompute: space.RecomputeSelective})
 	s.Mesh[space.TP], s.Mesh[space.DP] = share("gpu", 8), share("node", 8)
 	w := space.Workload{Batch: 64, SeqLen: 8192}
-	a, err := Evaluate(m, c, w, s, Options{})
+	a, err := evaluate(m, c, w, s, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := Evaluate(m, c, w, s, Options{Trace: true})
+	b, _ := evaluate(m, c, w, s, Options{Trace: true})
 	if !near(a.StepSeconds, a.ComputeSeconds+a.ExposedCommSeconds+a.BubbleSeconds, 1e-12) || a.StepSeconds != b.StepSeconds {
 		t.Errorf("step identity broken: %+v", a)
 	}
@@ -221,7 +221,7 @@ func TestStepIdentity(t *testing.T) {
 		t.Errorf("trace missing the SP gather: %+v", b.Ops[:2])
 	}
 	// CollectiveMatmul can only hide TP collectives.
-	cm, _ := Evaluate(m, c, w, s, Options{CollectiveMatmul: true})
+	cm, _ := evaluate(m, c, w, s, Options{CollectiveMatmul: true})
 	if cm.ExposedCommSeconds >= a.ExposedCommSeconds {
 		t.Errorf("collective matmul exposed %g, default %g", cm.ExposedCommSeconds, a.ExposedCommSeconds)
 	}
@@ -249,21 +249,21 @@ func TestSmoke(t *testing.T) {
 		c    profiles.Cluster
 		s    space.Strategy
 	}{
-		{"moe ep-from-fsdp pp uneven", moe, h64, mk(space.Strategy{TP: 2, SP: true, FSDP: 4, EP: 4, PP: 8, Recompute: space.RecomputeFull},
+		{"moe ep-from-fsdp pp uneven", moe, h64, mk(space.Strategy{Degree: space.Degrees{space.TP: 2, space.FSDP: 4, space.EP: 4, space.PP: 8}, SP: true, Recompute: space.RecomputeFull},
 			map[space.Dim][]space.Share{space.TP: share("gpu", 2), space.FSDP: share("gpu", 4), space.EP: share("gpu", 4), space.PP: share("node", 8)})},
-		{"cp tp sp dp zero2", llama3("8b"), h64, mk(space.Strategy{TP: 4, SP: true, CP: 2, DP: 8, Zero: 2, Recompute: space.RecomputeSelective},
+		{"cp tp sp dp zero2", llama3("8b"), h64, mk(space.Strategy{Degree: space.Degrees{space.TP: 4, space.CP: 2, space.DP: 8}, SP: true, Zero: 2, Recompute: space.RecomputeSelective},
 			map[space.Dim][]space.Share{space.TP: share("gpu", 4), space.CP: share("gpu", 2), space.DP: share("node", 8)})},
-		{"multislice fsdp+dp", llama3("8b"), slices, mk(space.Strategy{FSDP: 256, DP: 2},
+		{"multislice fsdp+dp", llama3("8b"), slices, mk(space.Strategy{Degree: space.Degrees{space.FSDP: 256, space.DP: 2}},
 			map[space.Dim][]space.Share{space.FSDP: {{Axis: "x", Size: 16}, {Axis: "y", Size: 16}}, space.DP: share("slice", 2)})},
-		{"default placement", gpt3(), h64, strategy(space.Strategy{TP: 8, PP: 8, Schedule: space.Interleaved, V: 2})},
+		{"default placement", gpt3(), h64, strategy(space.Strategy{Degree: space.Degrees{space.TP: 8, space.PP: 8}, Schedule: space.Interleaved, V: 2})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := space.Workload{Batch: 1024, SeqLen: 4096}
-			a, err := Evaluate(tc.m, tc.c, w, tc.s, Options{})
+			a, err := evaluate(tc.m, tc.c, w, tc.s, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := Evaluate(tc.m, tc.c, w, tc.s, Options{Trace: true})
+			b, err := evaluate(tc.m, tc.c, w, tc.s, Options{Trace: true})
 			if err != nil {
 				t.Fatal(err)
 			}

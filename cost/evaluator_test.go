@@ -10,10 +10,9 @@ import (
 	"github.com/meshplan/meshplan/space"
 )
 
-// TestEvaluatorMatchesModel checks that an Evaluator, which reuses segment
+// TestEvaluatorMatchesModel checks that an Evaluator, which reuses block
 // costs between strategies that differ only in their pipeline schedule and
-// recycles its working memory, and Model.Evaluate, which recycles working
-// memory through a pool, both give exactly the estimate computed in fresh
+// recycles its working memory, gives exactly the estimate computed in fresh
 // memory, for strategies of a space taken in the space's order and shuffled.
 func TestEvaluatorMatchesModel(t *testing.T) {
 	for _, tc := range []struct{ model, cluster string }{
@@ -46,7 +45,7 @@ func TestEvaluatorMatchesModel(t *testing.T) {
 			if len(strategies) < 100 {
 				t.Fatalf("only %d valid strategies decoded", len(strategies))
 			}
-			cm := NewModel(m, Options{})
+			cm := NewModel(program(m, model.ProgramOptions{}))
 			for _, o := range []Options{{SkipCollectives: true}, {}} {
 				checkEvaluator(t, cm, c, w, strategies, o)
 			}
@@ -58,11 +57,11 @@ func checkEvaluator(t *testing.T, cm *Model, c profiles.Cluster, w space.Workloa
 	t.Helper()
 	want := make([]Estimate, len(strategies))
 	for i, s := range strategies {
-		st := new(evalState)
-		if err := cm.prepare(st, c, w, s, o); err != nil {
-			t.Fatalf("prepare(%v): %v", s.String(), err)
+		got, err := cm.NewEvaluator(c, w, o).Evaluate(s)
+		if err != nil {
+			t.Fatalf("Evaluate(%v): %v", s.String(), err)
 		}
-		want[i] = cm.assemble(st, w, s, o)
+		want[i] = got
 	}
 	order := make([]int, len(strategies))
 	for i := range order {
@@ -77,9 +76,6 @@ func checkEvaluator(t *testing.T, cm *Model, c profiles.Cluster, w space.Workloa
 		ev := cm.NewEvaluator(c, w, o)
 		for _, i := range run.order {
 			s := strategies[i]
-			if got, err := cm.Evaluate(c, w, s, o); err != nil || !reflect.DeepEqual(got, want[i]) {
-				t.Fatalf("%s: Model.Evaluate(%v) = %+v, %v; want %+v", run.name, s.String(), got, err, want[i])
-			}
 			if got, err := ev.Evaluate(s); err != nil || !reflect.DeepEqual(got, want[i]) {
 				t.Fatalf("%s: Evaluator.Evaluate(%v) = %+v, %v; want %+v", run.name, s.String(), got, err, want[i])
 			}

@@ -20,10 +20,14 @@ func ExampleEvaluate() {
 	c := profiles.Cluster{Name: "h100-8",
 		Chip: profiles.Chip{Name: "h100", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, HBMBandwidthBytesPerS: 3.35e12},
 		Axes: []profiles.Axis{{Name: "gpu", Size: 8, Tier: profiles.NVLink, BandwidthBytesPerS: 450e9, LatencySeconds: 3e-6, Efficiency: 0.8}}}
-	s := space.Strategy{DP: 1, FSDP: 1, TP: 8, SP: true, CP: 1, PP: 1, EP: 1, MB: 1, V: 1,
-		Schedule: space.OneFOneB, Recompute: space.RecomputeNone}
+	s := space.Strategy{Degree: space.Degrees{space.DP: 1, space.FSDP: 1, space.TP: 8, space.CP: 1, space.PP: 1, space.EP: 1}, SP: true, MB: 1, V: 1, Schedule: space.OneFOneB, Recompute: space.RecomputeNone}
 	s.Mesh[space.TP] = []space.Share{{Axis: "gpu", Size: 8}}
-	est, err := cost.Evaluate(m, c, space.Workload{Batch: 8, SeqLen: 8192}, s, cost.Options{})
+	p, err := model.NewProgram(m, model.ProgramOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	est, err := cost.Evaluate(p, c, space.Workload{Batch: 8, SeqLen: 8192}, s, cost.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -57,7 +57,12 @@ func llama3(size string) model.Spec {
 
 // strategy fills defaults like space.Parse would.
 func strategy(s space.Strategy) space.Strategy {
-	for _, p := range []*int{&s.DP, &s.FSDP, &s.TP, &s.CP, &s.PP, &s.EP, &s.MB, &s.V} {
+	for d := range s.Degree {
+		if s.Degree[d] == 0 {
+			s.Degree[d] = 1
+		}
+	}
+	for _, p := range []*int{&s.MB, &s.V} {
 		if *p == 0 {
 			*p = 1
 		}
@@ -72,3 +77,11 @@ func strategy(s space.Strategy) space.Strategy {
 }
 
 func share(axis string, size int) []space.Share { return []space.Share{{Axis: axis, Size: size}} }
+
+// program builds m's layer program with o, for tests.
+func program(m model.Spec, o model.ProgramOptions) *model.Program { return model.MustProgram(m, o) }
+
+// evaluate is Evaluate on m's default program.
+func evaluate(m model.Spec, c profiles.Cluster, w space.Workload, s space.Strategy, o Options) (Estimate, error) {
+	return Evaluate(program(m, model.ProgramOptions{}), c, w, s, o)
+}

@@ -29,18 +29,18 @@ func realRows() []realRow {
 	h16k := gpuCluster("h100-16384", chipH100, 16384, 450e9, 50e9)
 	v5e := profiles.Cluster{Name: "v5e-256", Chip: chipV5e, Axes: []profiles.Axis{tpuAxis("x", 16, true), tpuAxis("y", 16, true)}}
 	kor := func(rec string) space.Strategy {
-		s := strategy(space.Strategy{TP: 8, PP: 8, SP: rec == space.RecomputeSelective, Schedule: space.Interleaved, V: 3, Recompute: rec})
+		s := strategy(space.Strategy{Degree: space.Degrees{space.TP: 8, space.PP: 8}, SP: rec == space.RecomputeSelective, Schedule: space.Interleaved, V: 3, Recompute: rec})
 		s.Mesh[space.TP], s.Mesh[space.PP] = share("gpu", 8), share("node", 8)
 		return s
 	}
-	l405 := strategy(space.Strategy{TP: 8, PP: 16, DP: 128, Zero: 1, SP: true, Schedule: space.Interleaved, V: 4})
+	l405 := strategy(space.Strategy{Degree: space.Degrees{space.TP: 8, space.PP: 16, space.DP: 128}, Zero: 1, SP: true, Schedule: space.Interleaved, V: 4})
 	l405.Mesh[space.TP] = share("gpu", 8)
 	l405.Mesh[space.PP] = share("node", 16)
 	l405.Mesh[space.DP] = share("node", 128)
 	l405.Mesh[space.PP][0].Size, l405.Mesh[space.DP][0].Size = 16, 128
-	tt := strategy(space.Strategy{FSDP: 64, Recompute: space.RecomputeSelective})
+	tt := strategy(space.Strategy{Degree: space.Degrees{space.FSDP: 64}, Recompute: space.RecomputeSelective})
 	tt.Mesh[space.FSDP] = []space.Share{{Axis: "gpu", Size: 8}, {Axis: "node", Size: 8}}
-	mt := strategy(space.Strategy{FSDP: 256, MB: 4, Recompute: space.RecomputeFull})
+	mt := strategy(space.Strategy{Degree: space.Degrees{space.FSDP: 256}, MB: 4, Recompute: space.RecomputeFull})
 	mt.Mesh[space.FSDP] = []space.Share{{Axis: "x", Size: 16}, {Axis: "y", Size: 16}}
 	m32 := model.Spec{Name: "maxtext-32b", Layers: 32, Hidden: 8192, Heads: 64, FFNHidden: 28672, FFN: model.SwiGLU, Vocab: 32000, SeqLen: 2048}
 	m32.Normalize()
@@ -59,7 +59,7 @@ func realRows() []realRow {
 // flash attention and unfused elementwise ops), stragglers and throttling.
 func TestRealism(t *testing.T) {
 	for _, r := range realRows() {
-		est, err := Evaluate(r.m, r.c, r.w, r.s, Options{SkipCollectives: true})
+		est, err := evaluate(r.m, r.c, r.w, r.s, Options{SkipCollectives: true})
 		if err != nil {
 			t.Fatal(r.name, err)
 		}

@@ -21,17 +21,25 @@ func ExampleEstimate() {
 		Chip: profiles.Chip{Name: "h100", HBMBytes: 80e9},
 		Axes: []profiles.Axis{{Name: "gpu", Size: 8, Tier: profiles.NVLink}},
 	}
-	s := space.Strategy{DP: 1, FSDP: 8, TP: 1, CP: 1, PP: 1, EP: 1, MB: 1,
-		Schedule: space.OneFOneB, V: 1, Recompute: space.RecomputeSelective}
+	s := space.Strategy{Degree: space.Degrees{space.DP: 1, space.FSDP: 8, space.TP: 1, space.CP: 1, space.PP: 1, space.EP: 1}, MB: 1, Schedule: space.OneFOneB, V: 1, Recompute: space.RecomputeSelective}
 	w := space.Workload{Batch: 64, SeqLen: 8192}
 
-	b := memory.Estimate(m, c, w, s, memory.Options{})
+	p, err := model.NewProgram(m, model.ProgramOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	b, err := memory.Estimate(p, c, w, s)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Printf("params %.1f GB, grads %.1f GB, optimizer %.1f GB\n", b.ParamsBytes/1e9, b.GradsBytes/1e9, b.OptimizerBytes/1e9)
 	fmt.Printf("activations %.1f GB, buffers %.1f GB\n", b.ActivationsBytes/1e9, b.BuffersBytes/1e9)
 	fmt.Printf("total %.1f of %.1f GB usable: fits %v, dominated by %s\n",
 		b.TotalBytes()/1e9, memory.UsableBytes(c, memory.Options{})/1e9, memory.Fits(b, c, memory.Options{}), memory.Dominant(b))
 	// Output:
-	// params 2.0 GB, grads 2.0 GB, optimizer 12.0 GB
-	// activations 36.5 GB, buffers 11.7 GB
-	// total 64.3 of 73.6 GB usable: fits true, dominated by activations
+	// params 2.0 GB, grads 4.0 GB, optimizer 12.0 GB
+	// activations 36.5 GB, buffers 12.7 GB
+	// total 67.3 of 73.6 GB usable: fits true, dominated by activations
 }

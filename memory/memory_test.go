@@ -45,17 +45,23 @@ func mixtral() model.Spec {
 	}
 }
 
+// h100 is n H100s: up to 8 per NVLink node, then nodes.
 func h100(n int) profiles.Cluster {
-	return profiles.Cluster{
-		Name: "h100",
-		Chip: profiles.Chip{Name: "h100", HBMBytes: 80e9},
-		Axes: []profiles.Axis{{Name: "gpu", Size: 8, Tier: profiles.NVLink}, {Name: "node", Size: n / 8, Tier: profiles.InfiniBand}},
+	axes := []profiles.Axis{{Name: "gpu", Size: min(n, 8), Tier: profiles.NVLink}}
+	if n > 8 {
+		axes = append(axes, profiles.Axis{Name: "node", Size: n / 8, Tier: profiles.InfiniBand})
 	}
+	return profiles.Cluster{Name: "h100", Chip: profiles.Chip{Name: "h100", HBMBytes: 80e9}, Axes: axes}
 }
 
 // strat fills the defaults of the contract's strategy string.
 func strat(s space.Strategy) space.Strategy {
-	for _, p := range []*int{&s.DP, &s.FSDP, &s.TP, &s.CP, &s.PP, &s.EP, &s.MB, &s.V} {
+	for d := range s.Degree {
+		if s.Degree[d] == 0 {
+			s.Degree[d] = 1
+		}
+	}
+	for _, p := range []*int{&s.MB, &s.V} {
 		if *p == 0 {
 			*p = 1
 		}
@@ -68,6 +74,28 @@ func strat(s space.Strategy) space.Strategy {
 	}
 	return s
 }
+
+// est estimates s for m built with o on the cluster of s's chips.
+func est(t testing.TB, m model.Spec, o model.ProgramOptions, w space.Workload, s space.Strategy) Breakdown {
+	t.Helper()
+	s = strat(s)
+	p, err := model.NewProgram(m, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Estimate(p, h100(s.Chips()), w, s)
+	if err != nil {
+		t.Fatalf("Estimate(%s): %v", s, err)
+	}
+	return b
+}
+
+// noFlash materialises the attention scores.
+var noFlash = model.ProgramOptions{NoFlashAttention: true}
+
+// zeroPaper is the ZeRO paper's 16 bytes per parameter: bf16 weights and
+// gradients, 12 bytes of fp32 optimizer state.
+var zeroPaper = model.ProgramOptions{Precision: model.Precision{Weight: 2, Grad: 2, Master: 4, Moments: 8, Activation: 2}}
 
 func TestModelStatesZeRO(t *testing.T) {
 	// Ψ = 100 layers × (12·2500² + 2·2500) + 2500 = 7.5005e9 parameters, no embedding.
@@ -82,18 +110,18 @@ func TestModelStatesZeRO(t *testing.T) {
 		s    space.Strategy
 		want float64 // bytes of weights + gradients + optimizer
 	}{
-		{"dp", strat(space.Strategy{DP: 64}), 16 * psi},                      // (2+2+12)Ψ = 120.0 GB
-		{"zero1", strat(space.Strategy{DP: 64, Zero: 1}), 4*psi + 12*psi/64}, // 31.4 GB
-		{"zero2", strat(space.Strategy{DP: 64, Zero: 2}), 2*psi + 14*psi/64}, // 16.6 GB
-		{"zero3", strat(space.Strategy{FSDP: 64}), 16 * psi / 64},            // 1.875 GB
-		{"paper-dp", strat(space.Strategy{DP: 64}), 120e9},                   // [ZERO] 120 GB
-		{"paper-zero1", strat(space.Strategy{DP: 64, Zero: 1}), 31.4e9},      // [ZERO] 31.4 GB
-		{"paper-zero2", strat(space.Strategy{DP: 64, Zero: 2}), 16.6e9},      // [ZERO] 16.6 GB
-		{"paper-zero3", strat(space.Strategy{FSDP: 64}), 1.9e9},              // [ZERO] 1.9 GB (rounded)
+		{"dp", strat(space.Strategy{Degree: space.Degrees{space.DP: 64}}), 16 * psi},                      // (2+2+12)Ψ = 120.0 GB
+		{"zero1", strat(space.Strategy{Degree: space.Degrees{space.DP: 64}, Zero: 1}), 4*psi + 12*psi/64}, // 31.4 GB
+		{"zero2", strat(space.Strategy{Degree: space.Degrees{space.DP: 64}, Zero: 2}), 2*psi + 14*psi/64}, // 16.6 GB
+		{"zero3", strat(space.Strategy{Degree: space.Degrees{space.FSDP: 64}}), 16 * psi / 64},            // 1.875 GB
+		{"paper-dp", strat(space.Strategy{Degree: space.Degrees{space.DP: 64}}), 120e9},                   // [ZERO] 120 GB
+		{"paper-zero1", strat(space.Strategy{Degree: space.Degrees{space.DP: 64}, Zero: 1}), 31.4e9},      // [ZERO] 31.4 GB
+		{"paper-zero2", strat(space.Strategy{Degree: space.Degrees{space.DP: 64}, Zero: 2}), 16.6e9},      // [ZERO] 16.6 GB
+		{"paper-zero3", strat(space.Strategy{Degree: space.Degrees{space.FSDP: 64}}), 1.9e9},              // [ZERO] 1.9 GB (rounded)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := Estimate(m, h100(64), w, tt.s, Options{})
+			b := est(t, m, zeroPaper, w, tt.s)
 			got := b.ParamsBytes + b.GradsBytes + b.OptimizerBytes
 			t.Logf("model states %.4g GB, want %.4g GB", got/1e9, tt.want/1e9)
 			if !within(got, tt.want, 0.015) {
@@ -115,12 +143,12 @@ var korthikanti = []struct {
 	spSelectiveGiB float64 // Fig. 1 activations, SP + selective recompute
 	layersInFlight float64 // layers' worth of activations on the first stage
 }{
-	{"22B", gptSpec(48, 6144, 64), space.Strategy{TP: 8, MB: 4}, 4, 45.56, 59.25, 9.56, 48},
+	{"22B", gptSpec(48, 6144, 64), space.Strategy{Degree: space.Degrees{space.TP: 8}, MB: 4}, 4, 45.56, 59.25, 9.56, 48},
 	// 96·(1 + 7/24) = 124 layers in flight with interleaving v = 3.
-	{"175B", gptSpec(96, 12288, 96), space.Strategy{TP: 8, PP: 8, Schedule: space.Interleaved, V: 3}, 64, 45.56, 66.84, 12.35, 124},
+	{"175B", gptSpec(96, 12288, 96), space.Strategy{Degree: space.Degrees{space.TP: 8, space.PP: 8}, Schedule: space.Interleaved, V: 3}, 64, 45.56, 66.84, 12.35, 124},
 	// 105·(1 + 34/105) = 139.
-	{"530B", gptSpec(105, 20480, 128), space.Strategy{TP: 8, PP: 35, Schedule: space.Interleaved, V: 3}, 280, 31.64, 114.02, 23.08, 139},
-	{"1T", gptSpec(128, 25600, 160), space.Strategy{TP: 8, PP: 64}, 512, 32.96, 131.25, 26.56, 128},
+	{"530B", gptSpec(105, 20480, 128), space.Strategy{Degree: space.Degrees{space.TP: 8, space.PP: 35}, Schedule: space.Interleaved, V: 3}, 280, 31.64, 114.02, 23.08, 139},
+	{"1T", gptSpec(128, 25600, 160), space.Strategy{Degree: space.Degrees{space.TP: 8, space.PP: 64}}, 512, 32.96, 131.25, 26.56, 128},
 }
 
 func TestKorthikantiFig1(t *testing.T) {
@@ -130,33 +158,33 @@ func TestKorthikantiFig1(t *testing.T) {
 			sel := k.s
 			sel.SP, sel.Recompute = true, space.RecomputeSelective
 			sel = strat(sel)
-			t.Logf("SP+selective %.3f GiB (want %.2f), TP-only %.3f GiB (want %.2f)",
-				StageActivationBytes(k.m, w, sel, Options{})/gib, k.spSelectiveGiB,
-				StageActivationBytes(k.m, w, strat(k.s), Options{NoFlashAttention: true})/gib, k.tpOnlyGiB)
-			if got := StageActivationBytes(k.m, w, sel, Options{}) / gib; !within(got, k.spSelectiveGiB, 0.05) {
+			// ActivationsBytes is the layers' term of the busiest stage (the
+			// embedding terms are buffers), Fig. 1's quantity.
+			selAct := est(t, k.m, model.ProgramOptions{}, w, sel).ActivationsBytes
+			tp := strat(k.s)
+			tp.Recompute = space.RecomputeNone
+			tpAct := est(t, k.m, noFlash, w, tp).ActivationsBytes // Korthikanti's baseline materialises a·s²
+			t.Logf("SP+selective %.3f GiB (want %.2f), TP-only %.3f GiB (want %.2f)", selAct/gib, k.spSelectiveGiB, tpAct/gib, k.tpOnlyGiB)
+			if got := selAct / gib; !within(got, k.spSelectiveGiB, 0.05) {
 				t.Errorf("SP+selective activations = %.2f GiB, want %.2f GiB", got, k.spSelectiveGiB)
-			}
-			// Estimate's ActivationsBytes is the same term (embedding terms are buffers).
-			if got := Estimate(k.m, h100(8), w, sel, Options{}).ActivationsBytes / gib; !within(got, k.spSelectiveGiB, 0.05) {
-				t.Errorf("Estimate SP+selective activations = %.2f GiB, want %.2f GiB", got, k.spSelectiveGiB)
 			}
 			// Exact: 34·s·b·h/t per layer × layers in flight.
 			exact := 34 * 2048 * float64(sel.MB) * float64(k.m.Hidden) / 8 * k.layersInFlight
-			if got := StageActivationBytes(k.m, w, sel, Options{}); !within(got, exact, 1e-9) {
-				t.Errorf("SP+selective activations = %.6g B, want %.6g B", got, exact)
+			if !within(selAct, exact, 1e-9) {
+				t.Errorf("SP+selective activations = %.6g B, want %.6g B", selAct, exact)
 			}
-
-			tp := strat(k.s)
-			tp.Recompute = space.RecomputeNone
-			o := Options{NoFlashAttention: true} // Korthikanti's baseline materialises a·s²
-			if got := StageActivationBytes(k.m, w, tp, o) / gib; !within(got, k.tpOnlyGiB, 0.05) {
+			if got := tpAct / gib; !within(got, k.tpOnlyGiB, 0.05) {
 				t.Errorf("TP-only activations = %.2f GiB, want %.2f GiB", got, k.tpOnlyGiB)
 			}
 
-			// Fig. 1 counts 18 B/param (fp32 gradients) and no embeddings: Vocab = 0.
-			m := k.m
-			m.Vocab = 0
-			b := Estimate(m, h100(8), w, sel, Options{GradBytesPerParam: 4})
+			// Fig. 1 counts 18 B/param (fp32 gradients, the default precision)
+			// and no embeddings: the first stage without its embedding.
+			b := est(t, k.m, model.ProgramOptions{}, w, sel)
+			p := model.MustProgram(k.m, model.ProgramOptions{})
+			emb := 18 * p.Params(p.Blocks[p.Embedding].Weights[0], new(p.Sizes(1, 1))) / 8
+			b.ParamsBytes -= emb * 2 / 18
+			b.GradsBytes -= emb * 4 / 18
+			b.OptimizerBytes -= emb * 12 / 18
 			t.Logf("params+grads+optimizer %.3f GiB (want %.2f)", (b.ParamsBytes+b.GradsBytes+b.OptimizerBytes)/gib, k.statesGiB)
 			if got := (b.ParamsBytes + b.GradsBytes + b.OptimizerBytes) / gib; !within(got, k.statesGiB, 0.01) {
 				t.Errorf("params+grads+optimizer = %.2f GiB, want %.2f GiB", got, k.statesGiB)
@@ -175,41 +203,45 @@ func TestLayerActivationBytes(t *testing.T) {
 		seq  int
 		s    space.Strategy
 		moe  bool
-		o    Options
+		o    model.ProgramOptions
 		want float64
 	}{
 		// Korthikanti Table 2 (formulas.md §2.2), GPT-3 175B, t = 8.
-		{"gpt3 sp selective", gpt3, 2048, space.Strategy{TP: 8, SP: true, Recompute: space.RecomputeSelective}, false, Options{}, 34 * sbh / 8},
-		{"gpt3 sp full", gpt3, 2048, space.Strategy{TP: 8, SP: true, Recompute: space.RecomputeFull}, false, Options{}, 2 * sbh / 8},
-		{"gpt3 tp full", gpt3, 2048, space.Strategy{TP: 8, Recompute: space.RecomputeFull}, false, Options{}, 2 * sbh},
+		{"gpt3 sp selective", gpt3, 2048, space.Strategy{Degree: space.Degrees{space.TP: 8}, SP: true, Recompute: space.RecomputeSelective}, false, model.ProgramOptions{}, 34 * sbh / 8},
+		{"gpt3 sp full", gpt3, 2048, space.Strategy{Degree: space.Degrees{space.TP: 8}, SP: true, Recompute: space.RecomputeFull}, false, model.ProgramOptions{}, 2 * sbh / 8},
+		{"gpt3 tp full", gpt3, 2048, space.Strategy{Degree: space.Degrees{space.TP: 8}, Recompute: space.RecomputeFull}, false, model.ProgramOptions{}, 2 * sbh},
 		// s·b·h·(10 + 24/t + 5·a·s/(h·t)), 5as/h = 80.
-		{"gpt3 tp none", gpt3, 2048, space.Strategy{TP: 8, Recompute: space.RecomputeNone}, false, Options{NoFlashAttention: true}, sbh * (10 + 3 + 10)},
-		{"gpt3 tp selective", gpt3, 2048, space.Strategy{TP: 8, Recompute: space.RecomputeSelective}, false, Options{}, sbh * (10 + 3)},
+		{"gpt3 tp none", gpt3, 2048, space.Strategy{Degree: space.Degrees{space.TP: 8}, Recompute: space.RecomputeNone}, false, noFlash, sbh * (10 + 3 + 10)},
+		{"gpt3 tp selective", gpt3, 2048, space.Strategy{Degree: space.Degrees{space.TP: 8}, Recompute: space.RecomputeSelective}, false, model.ProgramOptions{}, sbh * (10 + 3)},
 		// s·b·h·(34 + 5as/h) with no parallelism.
-		{"gpt3 none", gpt3, 2048, space.Strategy{Recompute: space.RecomputeNone}, false, Options{NoFlashAttention: true}, sbh * (34 + 80)},
-		{"gpt3 sp none", gpt3, 2048, space.Strategy{TP: 8, SP: true, Recompute: space.RecomputeNone}, false, Options{NoFlashAttention: true}, sbh / 8 * (34 + 80)},
+		{"gpt3 none", gpt3, 2048, space.Strategy{Recompute: space.RecomputeNone}, false, noFlash, sbh * (34 + 80)},
+		{"gpt3 sp none", gpt3, 2048, space.Strategy{Degree: space.Degrees{space.TP: 8}, SP: true, Recompute: space.RecomputeNone}, false, noFlash, sbh / 8 * (34 + 80)},
 		// With a fused kernel, none = selective + the fp32 LSE 4·s·b·a/t.
-		{"gpt3 sp none flash", gpt3, 2048, space.Strategy{TP: 8, SP: true, Recompute: space.RecomputeNone}, false, Options{}, 34*sbh/8 + 4*2048*96/8},
+		{"gpt3 sp none flash", gpt3, 2048, space.Strategy{Degree: space.Degrees{space.TP: 8}, SP: true, Recompute: space.RecomputeNone}, false, model.ProgramOptions{}, 34*sbh/8 + 4*2048*96/8},
 		// CP halves s: 34·(s/2)·b·h/t.
-		{"gpt3 sp cp2 selective", gpt3, 2048, space.Strategy{TP: 8, SP: true, CP: 2, Recompute: space.RecomputeSelective}, false, Options{}, 17 * sbh / 8},
+		{"gpt3 sp cp2 selective", gpt3, 2048, space.Strategy{Degree: space.Degrees{space.TP: 8, space.CP: 2}, SP: true, Recompute: space.RecomputeSelective}, false, model.ProgramOptions{}, 17 * sbh / 8},
 		// Modern block (formulas.md §2.2 [derived]): s·b·(8h + 4q + 4kv + 6F), Llama-3-70B
 		// s = 8192, b = 1: 8192·(65536 + 32768 + 4096 + 172032) = 2,248,146,944 B (≈ 2.25 GB).
-		{"llama70b selective", llama70B(), 8192, space.Strategy{Recompute: space.RecomputeSelective}, false, Options{}, 2248146944},
-		{"llama70b tp8 sp selective", llama70B(), 8192, space.Strategy{TP: 8, SP: true, Recompute: space.RecomputeSelective}, false, Options{}, 2248146944.0 / 8},
+		{"llama70b selective", llama70B(), 8192, space.Strategy{Recompute: space.RecomputeSelective}, false, model.ProgramOptions{}, 2248146944},
+		{"llama70b tp8 sp selective", llama70B(), 8192, space.Strategy{Degree: space.Degrees{space.TP: 8}, SP: true, Recompute: space.RecomputeSelective}, false, model.ProgramOptions{}, 2248146944.0 / 8},
 		// Modern block without a fused kernel: + softmax output 2·a·s²·b = 2·64·8192² = 8,589,934,592.
-		{"llama70b none noflash", llama70B(), 8192, space.Strategy{Recompute: space.RecomputeNone}, false, Options{NoFlashAttention: true}, 2248146944 + 8589934592},
+		{"llama70b none noflash", llama70B(), 8192, space.Strategy{Recompute: space.RecomputeNone}, false, noFlash, 2248146944 + 8589934592},
 		// MoE layer, s = 4096, b = 1, t = 1 (formulas.md §2.2 [derived]):
 		// norms 8·s·h = 134,217,728; attention 4·s·(q+kv) = 83,886,080;
 		// router 4·s·E = 131,072; routed k·s·(4h + 6F_e) = 2·4096·102400 = 838,860,800.
-		{"mixtral moe selective", mix, 4096, space.Strategy{EP: 8, Recompute: space.RecomputeSelective}, true, Options{}, 134217728 + 83886080 + 131072 + 838860800},
+		{"mixtral moe selective", mix, 4096, space.Strategy{Degree: space.Degrees{space.DP: 8, space.EP: 8}, Recompute: space.RecomputeSelective}, true, model.ProgramOptions{}, 134217728 + 83886080 + 131072 + 838860800},
 		// Capacity factor 1.25 pads the routed term.
-		{"mixtral moe cf1.25", withCF(mix, 1.25), 4096, space.Strategy{Recompute: space.RecomputeSelective}, true, Options{}, 134217728 + 83886080 + 131072 + 1.25*838860800},
+		{"mixtral moe cf1.25", withCF(mix, 1.25), 4096, space.Strategy{Recompute: space.RecomputeSelective}, true, model.ProgramOptions{}, 134217728 + 83886080 + 131072 + 1.25*838860800},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := LayerActivationBytes(tt.m, tt.seq, strat(tt.s), tt.moe, tt.o)
+			// One micro-batch of one sequence in flight: a layer's bytes are
+			// the activations over the layers.
+			s := strat(tt.s)
+			w := space.Workload{Batch: s.Replicas(), SeqLen: tt.seq}
+			got := est(t, tt.m, tt.o, w, s).ActivationsBytes / float64(tt.m.Layers)
 			if !within(got, tt.want, 1e-9) {
-				t.Errorf("LayerActivationBytes = %.6g, want %.6g (ratio %.4f)", got, tt.want, got/tt.want)
+				t.Errorf("layer activations = %.6g, want %.6g (ratio %.4f)", got, tt.want, got/tt.want)
 			}
 		})
 	}
@@ -222,51 +254,6 @@ func withCF(m model.Spec, cf float64) model.Spec {
 	return m
 }
 
-func TestInterleaveFactor(t *testing.T) {
-	tests := []struct {
-		p, v int
-		want float64
-	}{
-		{8, 2, 1.4375},        // formulas.md §8: 1 + 7/16
-		{8, 3, 1 + 7.0/24},    // Korthikanti 175B
-		{35, 3, 1 + 34.0/105}, // Korthikanti 530B
-		{8, 1, 1},             // no interleaving: do not apply
-		{1, 4, 1},
-	}
-	for _, tt := range tests {
-		if got := InterleaveFactor(tt.p, tt.v); !within(got, tt.want, 1e-12) {
-			t.Errorf("InterleaveFactor(%d, %d) = %v, want %v", tt.p, tt.v, got, tt.want)
-		}
-	}
-}
-
-func TestMicrobatchesInFlight(t *testing.T) {
-	tests := []struct {
-		name                string
-		s                   space.Strategy
-		m                   int
-		wantFirst, wantLast float64
-	}{
-		{"no pipeline", space.Strategy{PP: 1, Schedule: space.GPipe}, 32, 1, 1},
-		{"gpipe", space.Strategy{PP: 4, Schedule: space.GPipe}, 16, 16, 16},
-		{"1f1b", space.Strategy{PP: 4, Schedule: space.OneFOneB}, 16, 4, 1},
-		{"1f1b few", space.Strategy{PP: 8, Schedule: space.OneFOneB}, 3, 3, 1},
-		// p·(1 + (p-1)/(p·v)) = 8·1.4375 = 11.5; last ((v-1)p+1)/v = 9/2.
-		{"interleaved", space.Strategy{PP: 8, Schedule: space.Interleaved, V: 2}, 64, 11.5, 4.5},
-		{"interleaved v1", space.Strategy{PP: 8, Schedule: space.Interleaved, V: 1}, 64, 8, 1},
-		// m·v = 4 chunk-micro-batches is all there is.
-		{"interleaved few", space.Strategy{PP: 8, Schedule: space.Interleaved, V: 2}, 2, 2, 2},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f, l := MicrobatchesInFlight(tt.s, tt.m)
-			if f != tt.wantFirst || l != tt.wantLast {
-				t.Errorf("MicrobatchesInFlight = %v, %v, want %v, %v", f, l, tt.wantFirst, tt.wantLast)
-			}
-		})
-	}
-}
-
 // TestMonotonic checks that memory does not grow when a sharding degree,
 // the ZeRO stage or the recompute policy grows (go-style.md §3.5).
 func TestMonotonic(t *testing.T) {
@@ -274,7 +261,7 @@ func TestMonotonic(t *testing.T) {
 		name string
 		m    model.Spec
 		w    space.Workload
-		o    Options
+		o    model.ProgramOptions
 		seq  []space.Strategy
 	}
 	l70 := llama70B()
@@ -284,7 +271,7 @@ func TestMonotonic(t *testing.T) {
 	gpt := gptSpec(96, 12288, 96)
 	wgpt := space.Workload{Batch: 512, SeqLen: 2048}
 	var steps []step
-	add := func(name string, m model.Spec, w space.Workload, o Options, base space.Strategy, vary func(*space.Strategy, int), vals []int) {
+	add := func(name string, m model.Spec, w space.Workload, o model.ProgramOptions, base space.Strategy, vary func(*space.Strategy, int), vals []int) {
 		st := step{name: name, m: m, w: w, o: o}
 		for _, v := range vals {
 			s := base
@@ -293,12 +280,12 @@ func TestMonotonic(t *testing.T) {
 		}
 		steps = append(steps, st)
 	}
-	tp := func(s *space.Strategy, v int) { s.TP, s.SP = v, v > 1 }
-	pp := func(s *space.Strategy, v int) { s.PP = v }
-	fsdp := func(s *space.Strategy, v int) { s.FSDP = v }
+	tp := func(s *space.Strategy, v int) { s.Degree[space.TP], s.SP = v, v > 1 }
+	pp := func(s *space.Strategy, v int) { s.Degree[space.PP] = v }
+	fsdp := func(s *space.Strategy, v int) { s.Degree[space.FSDP] = v }
 	zero := func(s *space.Strategy, v int) { s.Zero = v }
-	cp := func(s *space.Strategy, v int) { s.CP = v }
-	ep := func(s *space.Strategy, v int) { s.EP = v }
+	cp := func(s *space.Strategy, v int) { s.Degree[space.CP] = v }
+	ep := func(s *space.Strategy, v int) { s.Degree[space.EP] = v }
 	policies := []string{space.RecomputeNone, space.RecomputeSelective, space.RecomputeFull}
 	rc := func(s *space.Strategy, v int) { s.Recompute = policies[v] }
 	for _, m := range []struct {
@@ -306,21 +293,21 @@ func TestMonotonic(t *testing.T) {
 		m    model.Spec
 		w    space.Workload
 	}{{"llama70b", l70, w70}, {"mixtral", mix, wmix}, {"gpt3", gpt, wgpt}} {
-		base := space.Strategy{DP: 8, FSDP: 8, Recompute: space.RecomputeSelective}
-		add(m.name+"/tp", m.m, m.w, Options{}, base, tp, []int{1, 2, 4, 8})
-		add(m.name+"/pp", m.m, m.w, Options{}, space.Strategy{DP: 8, TP: 8, SP: true}, pp, []int{1, 2, 4, 8})
-		add(m.name+"/fsdp", m.m, m.w, Options{}, space.Strategy{TP: 8, SP: true}, fsdp, []int{1, 2, 4, 8, 16, 32})
-		add(m.name+"/zero", m.m, m.w, Options{}, space.Strategy{DP: 16, TP: 8, SP: true, PP: 4}, zero, []int{0, 1, 2})
-		add(m.name+"/cp", m.m, m.w, Options{}, space.Strategy{FSDP: 8, TP: 8, SP: true}, cp, []int{1, 2, 4})
-		add(m.name+"/recompute", m.m, m.w, Options{}, space.Strategy{FSDP: 8, TP: 8, SP: true}, rc, []int{0, 1, 2})
-		add(m.name+"/recompute-noflash", m.m, m.w, Options{NoFlashAttention: true}, space.Strategy{FSDP: 8, TP: 8, SP: true}, rc, []int{0, 1, 2})
+		base := space.Strategy{Degree: space.Degrees{space.DP: 8, space.FSDP: 8}, Recompute: space.RecomputeSelective}
+		add(m.name+"/tp", m.m, m.w, model.ProgramOptions{}, base, tp, []int{1, 2, 4, 8})
+		add(m.name+"/pp", m.m, m.w, model.ProgramOptions{}, space.Strategy{Degree: space.Degrees{space.DP: 8, space.TP: 8}, SP: true}, pp, []int{1, 2, 4, 8})
+		add(m.name+"/fsdp", m.m, m.w, model.ProgramOptions{}, space.Strategy{Degree: space.Degrees{space.TP: 8}, SP: true}, fsdp, []int{1, 2, 4, 8, 16, 32})
+		add(m.name+"/zero", m.m, m.w, model.ProgramOptions{}, space.Strategy{Degree: space.Degrees{space.DP: 16, space.TP: 8, space.PP: 4}, SP: true}, zero, []int{0, 1, 2})
+		add(m.name+"/cp", m.m, m.w, model.ProgramOptions{}, space.Strategy{Degree: space.Degrees{space.FSDP: 8, space.TP: 8}, SP: true}, cp, []int{1, 2, 4})
+		add(m.name+"/recompute", m.m, m.w, model.ProgramOptions{}, space.Strategy{Degree: space.Degrees{space.FSDP: 8, space.TP: 8}, SP: true}, rc, []int{0, 1, 2})
+		add(m.name+"/recompute-noflash", m.m, m.w, noFlash, space.Strategy{Degree: space.Degrees{space.FSDP: 8, space.TP: 8}, SP: true}, rc, []int{0, 1, 2})
 	}
-	add("mixtral/ep", mix, wmix, Options{}, space.Strategy{DP: 2, FSDP: 8, TP: 2, SP: true}, ep, []int{1, 2, 4, 8})
+	add("mixtral/ep", mix, wmix, model.ProgramOptions{}, space.Strategy{Degree: space.Degrees{space.DP: 2, space.FSDP: 8, space.TP: 2}, SP: true}, ep, []int{1, 2, 4, 8})
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			prev := math.Inf(1)
 			for _, s := range st.seq {
-				got := Estimate(st.m, h100(512), st.w, s, st.o).TotalBytes()
+				got := est(t, st.m, st.o, st.w, s).TotalBytes()
 				if got > prev*(1+1e-12) {
 					t.Errorf("%+v: total %.4g GB > %.4g GB of the previous step", s, got/1e9, prev/1e9)
 				}
@@ -333,8 +320,8 @@ func TestMonotonic(t *testing.T) {
 func TestEstimateTerms(t *testing.T) {
 	m := llama70B()
 	w := space.Workload{Batch: 64, SeqLen: 8192}
-	s := strat(space.Strategy{FSDP: 8, TP: 8, SP: true, Recompute: space.RecomputeSelective})
-	b := Estimate(m, h100(64), w, s, Options{})
+	s := strat(space.Strategy{Degree: space.Degrees{space.FSDP: 8, space.TP: 8}, SP: true, Recompute: space.RecomputeSelective})
+	b := est(t, m, model.ProgramOptions{}, w, s)
 	psi := float64(llama70BParams)
 	// Everything sharded over tp·fsdp = 64, except the replicated norms and K/V shared by
 	// min(t, kv heads) = 8 = t: weights ≈ 2Ψ/64 (norms are ~0.002% of Ψ).
@@ -348,12 +335,14 @@ func TestEstimateTerms(t *testing.T) {
 	if want := 80 * 2248146944.0 / 8; !within(b.ActivationsBytes, want, 1e-9) {
 		t.Errorf("ActivationsBytes = %.6g, want %.6g", b.ActivationsBytes, want)
 	}
-	// Buffers: FSDP 2 gathered units + 1 unit of grads, the unit being the V·h/t
-	// embedding (131M > a layer's 107M): 6·V·h/8; token ids 8·s; final-norm and
-	// output inputs 4·s·h/t; fp32 logits 4·s·V/t saved; then the larger of the logit
-	// gradient 4·s·V/t and the TP+SP gather 2·s·h.
+	// Buffers: FSDP 2 gathered units of bf16 weights + 1 unit of fp32 grads,
+	// the unit being the output layer, V·h/t and the final norm h (131M > a
+	// layer's 107M): 8·(V·h/8 + h);
+	// token ids 8·s; final-norm and output inputs 4·s·h/t; fp32 logits
+	// 4·s·V/t saved; then the larger of the logit gradient 4·s·V/t and the
+	// TP+SP gather 2·s·h (plus the recomputed fp32 log-sum-exp 4·s·a/t).
 	const V, h, sq = 128256.0, 8192.0, 8192.0
-	want := 6*V*h/8 + 8*sq + 4*sq*h/8 + 4*sq*V/8 + max(4*sq*V/8, 2*sq*h)
+	want := 8*(V*h/8+h) + 8*sq + 4*sq*h/8 + 4*sq*V/8 + max(4*sq*V/8, 2*sq*h+4*sq*64/8)
 	if !within(b.BuffersBytes, want, 1e-9) {
 		t.Errorf("BuffersBytes = %.6g, want %.6g", b.BuffersBytes, want)
 	}
@@ -377,8 +366,8 @@ func TestMoEStates(t *testing.T) {
 	// dp = 2, fsdp = 4, ep = 8: EP takes all of fsdp, so routed experts are
 	// sharded only by ep (fsdp/gcd(4, 8) = 1) and ZeRO-1 shards their optimizer
 	// state over the expert-DP group dp·fsdp/ep = 1.
-	s := strat(space.Strategy{DP: 2, FSDP: 4, EP: 8, Zero: 1, Recompute: space.RecomputeFull})
-	b := Estimate(m, h100(8), w, s, Options{})
+	s := strat(space.Strategy{Degree: space.Degrees{space.DP: 2, space.FSDP: 4, space.EP: 8}, Zero: 1, Recompute: space.RecomputeFull})
+	b := est(t, m, model.ProgramOptions{}, w, s)
 	expert := 32 * 8 * float64(m.ExpertParams()) / 8 // routed experts per chip
 	dense := float64(m.Counts().Total) - 32*8*float64(m.ExpertParams())
 	wantW := 2 * (dense/4 + expert)
@@ -396,8 +385,8 @@ func TestPipelineStages(t *testing.T) {
 	// carry V·h/t; with 1F1B the first holds p micro-batches and is the busier.
 	m := gptSpec(96, 12288, 96)
 	w := space.Workload{Batch: 64, SeqLen: 2048}
-	s := strat(space.Strategy{TP: 8, SP: true, PP: 8, Recompute: space.RecomputeSelective})
-	b := Estimate(m, h100(64), w, s, Options{})
+	s := strat(space.Strategy{Degree: space.Degrees{space.TP: 8, space.PP: 8}, SP: true, Recompute: space.RecomputeSelective})
+	b := est(t, m, model.ProgramOptions{}, w, s)
 	layer := float64(m.DenseLayerParams()) / 8 // replicated norms are ~2e-4 of a layer: checked to 0.1%
 	wantW := 2 * (12*layer + float64(m.EmbeddingParams())/8)
 	if !within(b.ParamsBytes, wantW, 0.001) {
@@ -408,7 +397,7 @@ func TestPipelineStages(t *testing.T) {
 	}
 	// GPipe holds all m = 64 micro-batches.
 	s.Schedule = space.GPipe
-	if got, want := Estimate(m, h100(64), w, s, Options{}).ActivationsBytes, 64*12*34*2048*12288.0/8; !within(got, want, 1e-9) {
+	if got, want := est(t, m, model.ProgramOptions{}, w, s).ActivationsBytes, 64*12*34*2048*12288.0/8; !within(got, want, 1e-9) {
 		t.Errorf("GPipe ActivationsBytes = %.6g, want %.6g", got, want)
 	}
 }
@@ -462,8 +451,8 @@ func TestUnnormalizedSpec(t *testing.T) {
 	norm.MoE = &e
 	norm.Normalize()
 	w := space.Workload{Batch: 32, SeqLen: 4096}
-	s := strat(space.Strategy{FSDP: 8, EP: 8, Recompute: space.RecomputeSelective})
-	if got, want := Estimate(raw, h100(8), w, s, Options{}), Estimate(norm, h100(8), w, s, Options{}); got != want {
+	s := strat(space.Strategy{Degree: space.Degrees{space.FSDP: 8, space.EP: 8}, Recompute: space.RecomputeSelective})
+	if got, want := est(t, raw, model.ProgramOptions{}, w, s), est(t, norm, model.ProgramOptions{}, w, s); got != want {
 		t.Errorf("Estimate(unnormalized) = %+v, want %+v", got, want)
 	}
 	if raw.MoE.CapacityFactor != 0 {
@@ -474,9 +463,14 @@ func TestUnnormalizedSpec(t *testing.T) {
 func TestEstimateNoAllocs(t *testing.T) {
 	m := mixtral()
 	w := space.Workload{Batch: 256, SeqLen: 4096}
-	s := strat(space.Strategy{DP: 2, FSDP: 4, TP: 2, SP: true, PP: 4, EP: 8, Schedule: space.Interleaved, V: 2, Recompute: space.RecomputeFull})
+	s := strat(space.Strategy{Degree: space.Degrees{space.DP: 2, space.FSDP: 4, space.TP: 2, space.PP: 4, space.EP: 8}, SP: true, Schedule: space.Interleaved, V: 2, Recompute: space.RecomputeFull})
 	c := h100(64)
-	if n := testing.AllocsPerRun(100, func() { Estimate(m, c, w, s, Options{}) }); n != 0 {
+	mm := NewModel(model.MustProgram(m, model.ProgramOptions{}))
+	placed, err := s.Place(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = mm.Estimate(c, w, placed) }); n != 0 {
 		t.Errorf("Estimate allocates %v times per call, want 0", n)
 	}
 }
@@ -489,16 +483,23 @@ func BenchmarkEstimate(b *testing.B) {
 		s    space.Strategy
 	}{
 		{"llama70b", llama70B(), space.Workload{Batch: 256, SeqLen: 8192},
-			strat(space.Strategy{FSDP: 16, TP: 8, SP: true, PP: 4, Schedule: space.Interleaved, V: 5, Recompute: space.RecomputeSelective})},
+			strat(space.Strategy{Degree: space.Degrees{space.FSDP: 16, space.TP: 8, space.PP: 4}, SP: true, Schedule: space.Interleaved, V: 5, Recompute: space.RecomputeSelective})},
 		{"mixtral", mixtral(), space.Workload{Batch: 256, SeqLen: 4096},
-			strat(space.Strategy{DP: 2, FSDP: 4, TP: 2, SP: true, PP: 4, EP: 8, Recompute: space.RecomputeFull})},
+			strat(space.Strategy{Degree: space.Degrees{space.DP: 2, space.FSDP: 4, space.TP: 2, space.PP: 4, space.EP: 8}, SP: true, Recompute: space.RecomputeFull})},
 	}
-	c := h100(512)
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
+			c := h100(tc.s.Chips())
+			mm := NewModel(model.MustProgram(tc.m, model.ProgramOptions{}))
+			s, err := tc.s.Place(c)
+			if err != nil {
+				b.Fatal(err)
+			}
 			b.ReportAllocs()
 			for b.Loop() {
-				Estimate(tc.m, c, tc.w, tc.s, Options{})
+				if _, err := mm.Estimate(c, tc.w, s); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

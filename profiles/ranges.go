@@ -155,3 +155,26 @@ func FamilySizes(name string) ([]string, error) {
 	}
 	return names, nil
 }
+
+// Doublings returns the names of the clusters with 2, 4, ... 2^n times the
+// chips of the cluster called name: "v5p-256" gives "v5p-512", "v5p-1024",
+// ...; for a multislice name such as "2xv5p-256" the slice count doubles
+// ("4xv5p-256", ...). A name that is not CHIP-N gives nil. The names are
+// not checked against the catalogue (Parse them).
+func Doublings(name string, n int) []string {
+	s, err := splitName(name)
+	if err != nil || s.size <= 0 {
+		return nil
+	}
+	var out []string
+	for d := 1; d <= n; d++ {
+		t := s
+		if s.slices > 1 {
+			t.slices = s.slices << d
+		} else {
+			t.size = s.size << d
+		}
+		out = append(out, t.String())
+	}
+	return out
+}

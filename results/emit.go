@@ -126,23 +126,23 @@ func emitMegatron(e Evaluation) (string, error) {
 	s := e.Strategy
 	L := e.Model.Layers
 	var bad []string
-	if s.FSDP > 1 {
-		bad = append(bad, fmt.Sprintf("fsdp=%d: Megatron-LM's data parallelism replicates the weights (its distributed optimizer is ZeRO-1); search without it with --fix fsdp=1", s.FSDP))
+	if s.Degree[space.FSDP] > 1 {
+		bad = append(bad, fmt.Sprintf("fsdp=%d: Megatron-LM's data parallelism replicates the weights (its distributed optimizer is ZeRO-1); search without it with --fix fsdp=1", s.Degree[space.FSDP]))
 	}
-	if s.PP > 1 && s.Schedule == space.GPipe {
+	if s.Degree[space.PP] > 1 && s.Schedule == space.GPipe {
 		bad = append(bad, "schedule=gpipe: Megatron-LM runs 1F1B or interleaved 1F1B pipelines")
 	}
 	var split [][2]string
-	if s.PP > 1 {
+	if s.Degree[space.PP] > 1 {
 		switch {
-		case s.Schedule == space.Interleaved && L%(s.PP*s.V) != 0:
-			bad = append(bad, fmt.Sprintf("schedule=interleaved,v=%d with %d layers over pp=%d: the interleaved schedule needs the layers to divide into pp x v = %d equal chunks", s.V, L, s.PP, s.PP*s.V))
+		case s.Schedule == space.Interleaved && L%(s.Degree[space.PP]*s.V) != 0:
+			bad = append(bad, fmt.Sprintf("schedule=interleaved,v=%d with %d layers over pp=%d: the interleaved schedule needs the layers to divide into pp x v = %d equal chunks", s.V, L, s.Degree[space.PP], s.Degree[space.PP]*s.V))
 		case s.Schedule == space.Interleaved:
-			split = append(split, [2]string{"--num-layers-per-virtual-pipeline-stage", strconv.Itoa(L / (s.PP * s.V))})
-		case L%s.PP != 0:
-			first, last, ok := unevenSplit(L, s.PP)
+			split = append(split, [2]string{"--num-layers-per-virtual-pipeline-stage", strconv.Itoa(L / (s.Degree[space.PP] * s.V))})
+		case L%s.Degree[space.PP] != 0:
+			first, last, ok := unevenSplit(L, s.Degree[space.PP])
 			if !ok {
-				bad = append(bad, fmt.Sprintf("pp=%d with %d layers: Megatron-LM cannot split them with at most %d layers per stage", s.PP, L, s.LayersPerStage(L)))
+				bad = append(bad, fmt.Sprintf("pp=%d with %d layers: Megatron-LM cannot split them with at most %d layers per stage", s.Degree[space.PP], L, space.MaxStageLayers(L, s.Degree[space.PP])))
 			} else {
 				split = append(split, [2]string{"--decoder-first-pipeline-num-layers", strconv.Itoa(first)},
 					[2]string{"--decoder-last-pipeline-num-layers", strconv.Itoa(last)})
@@ -155,18 +155,18 @@ func emitMegatron(e Evaluation) (string, error) {
 	var b strings.Builder
 	emitHeader(&b, "#", "Megatron-LM launch flags", e)
 	fmt.Fprintf(&b, "# data-parallel size %d = %d GPUs / (tp %d x pp %d x cp %d), derived by Megatron-LM\n",
-		s.Replicas(), e.Cluster.Chips(), s.TP, s.PP, s.CP)
+		s.Replicas(), e.Cluster.Chips(), s.Degree[space.TP], s.Degree[space.PP], s.Degree[space.CP])
 	fmt.Fprintf(&b, "# placement: %s (Megatron-LM orders ranks tp, cp, dp, pp from the innermost)\n", meshText(s))
 	flags := [][2]string{
-		{"--tensor-model-parallel-size", strconv.Itoa(s.TP)},
-		{"--pipeline-model-parallel-size", strconv.Itoa(s.PP)},
+		{"--tensor-model-parallel-size", strconv.Itoa(s.Degree[space.TP])},
+		{"--pipeline-model-parallel-size", strconv.Itoa(s.Degree[space.PP])},
 	}
 	flags = append(flags, split...)
-	flags = append(flags, [2]string{"--context-parallel-size", strconv.Itoa(s.CP)})
-	if s.EP > 1 {
-		flags = append(flags, [2]string{"--expert-model-parallel-size", strconv.Itoa(s.EP)})
+	flags = append(flags, [2]string{"--context-parallel-size", strconv.Itoa(s.Degree[space.CP])})
+	if s.Degree[space.EP] > 1 {
+		flags = append(flags, [2]string{"--expert-model-parallel-size", strconv.Itoa(s.Degree[space.EP])})
 	}
-	if s.SP && s.TP > 1 {
+	if s.SP && s.Degree[space.TP] > 1 {
 		flags = append(flags, [2]string{"--sequence-parallel", ""})
 	}
 	flags = append(flags,
@@ -228,10 +228,10 @@ func meshText(s space.Strategy) string {
 // tierDegrees splits each parallel degree of s into its part on fast links
 // (ICI, NVLink) and its part on the data-centre or scale-out network.
 func tierDegrees(s space.Strategy, c profiles.Cluster) (fast, slow [space.NumDims]int) {
-	groups := s.Groups(c)
+	m, _ := s.Resolve(c)
 	for d := range space.NumDims {
 		fast[d], slow[d] = 1, 1
-		for _, g := range groups[d] {
+		for _, g := range m.DimGroups(d) {
 			switch g.Axis.Tier {
 			case profiles.ICI, profiles.NVLink:
 				fast[d] *= g.Size
@@ -247,20 +247,20 @@ func emitMaxText(e Evaluation) (string, error) {
 	s := e.Strategy
 	L := e.Model.Layers
 	var bad []string
-	if s.Zero > 0 && s.DP > 1 {
-		bad = append(bad, fmt.Sprintf("zero=%d on dp=%d: MaxText shards optimizer state only along its fsdp axis; search with --fix zero=0 or use fsdp", s.Zero, s.DP))
+	if s.Zero > 0 && s.Degree[space.DP] > 1 {
+		bad = append(bad, fmt.Sprintf("zero=%d on dp=%d: MaxText shards optimizer state only along its fsdp axis; search with --fix zero=0 or use fsdp", s.Zero, s.Degree[space.DP]))
 	}
-	if s.PP > 1 {
+	if s.Degree[space.PP] > 1 {
 		switch s.Schedule {
 		case space.OneFOneB:
 			bad = append(bad, "schedule=1f1b: MaxText's pipeline runs GPipe-like or circular (interleaved) schedules; search with --fix schedule=gpipe")
 		case space.GPipe:
-			if L%s.PP != 0 {
-				bad = append(bad, fmt.Sprintf("pp=%d with %d layers: MaxText needs the layers to divide over the stages", s.PP, L))
+			if L%s.Degree[space.PP] != 0 {
+				bad = append(bad, fmt.Sprintf("pp=%d with %d layers: MaxText needs the layers to divide over the stages", s.Degree[space.PP], L))
 			}
 		case space.Interleaved:
-			if L%(s.PP*s.V) != 0 {
-				bad = append(bad, fmt.Sprintf("schedule=interleaved,v=%d with %d layers over pp=%d: MaxText needs pp x v = %d to divide the layers", s.V, L, s.PP, s.PP*s.V))
+			if L%(s.Degree[space.PP]*s.V) != 0 {
+				bad = append(bad, fmt.Sprintf("schedule=interleaved,v=%d with %d layers over pp=%d: MaxText needs pp x v = %d to divide the layers", s.V, L, s.Degree[space.PP], s.Degree[space.PP]*s.V))
 			}
 		}
 	}
@@ -278,7 +278,7 @@ func emitMaxText(e Evaluation) (string, error) {
 		case deg[space.DP]%ep == 0:
 			deg[space.DP] /= ep
 		default:
-			bad = append(bad, fmt.Sprintf("ep=%d: its chips straddle the data and fsdp axes, which MaxText's separate expert axis cannot express", s.EP))
+			bad = append(bad, fmt.Sprintf("ep=%d: its chips straddle the data and fsdp axes, which MaxText's separate expert axis cannot express", s.Degree[space.EP]))
 		}
 	}
 	if len(bad) > 0 {
@@ -302,13 +302,13 @@ func emitMaxText(e Evaluation) (string, error) {
 	chips := e.Cluster.Chips()
 	nmb := s.NumMicrobatches(e.Workload)
 	perDevice := float64(e.Workload.Batch) / float64(chips)
-	if s.PP > 1 {
+	if s.Degree[space.PP] > 1 {
 		v := 1
 		if s.Schedule == space.Interleaved {
 			v = s.V
 		}
 		fmt.Fprintf(&b, "num_pipeline_microbatches: %d\n", nmb)
-		fmt.Fprintf(&b, "num_layers_per_pipeline_stage: %d\n", L/(s.PP*v))
+		fmt.Fprintf(&b, "num_layers_per_pipeline_stage: %d\n", L/(s.Degree[space.PP]*v))
 	} else if nmb > 1 {
 		perDevice /= float64(nmb)
 		fmt.Fprintf(&b, "gradient_accumulation_steps: %d\n", nmb)
@@ -324,14 +324,14 @@ func emitTorchTitan(e Evaluation) (string, error) {
 	s := e.Strategy
 	L := e.Model.Layers
 	var bad []string
-	if s.Zero > 0 && s.DP > 1 {
-		bad = append(bad, fmt.Sprintf("zero=%d on dp=%d: torchtitan shards optimizer state only through FSDP (data_parallel_shard_degree); search with --fix zero=0 or use fsdp", s.Zero, s.DP))
+	if s.Zero > 0 && s.Degree[space.DP] > 1 {
+		bad = append(bad, fmt.Sprintf("zero=%d on dp=%d: torchtitan shards optimizer state only through FSDP (data_parallel_shard_degree); search with --fix zero=0 or use fsdp", s.Zero, s.Degree[space.DP]))
 	}
-	if s.TP > 1 && !s.SP {
+	if s.Degree[space.TP] > 1 && !s.SP {
 		bad = append(bad, "sp=false: torchtitan's tensor parallelism always shards the sequence in norms and dropout")
 	}
-	if s.PP > 1 && s.Schedule == space.Interleaved && L%(s.PP*s.V) != 0 {
-		bad = append(bad, fmt.Sprintf("schedule=interleaved,v=%d with %d layers over pp=%d: the layers must divide into pp x v = %d stages", s.V, L, s.PP, s.PP*s.V))
+	if s.Degree[space.PP] > 1 && s.Schedule == space.Interleaved && L%(s.Degree[space.PP]*s.V) != 0 {
+		bad = append(bad, fmt.Sprintf("schedule=interleaved,v=%d with %d layers over pp=%d: the layers must divide into pp x v = %d stages", s.V, L, s.Degree[space.PP], s.Degree[space.PP]*s.V))
 	}
 	if len(bad) > 0 {
 		return "", &EmitError{Framework: TorchTitan, Parts: bad}
@@ -340,26 +340,26 @@ func emitTorchTitan(e Evaluation) (string, error) {
 	emitHeader(&b, "#", "torchtitan job config", e)
 	fmt.Fprintf(&b, "# placement: %s\n\n", meshText(s))
 	b.WriteString("[parallelism]\n")
-	fmt.Fprintf(&b, "data_parallel_replicate_degree = %d\n", s.DP)
-	fmt.Fprintf(&b, "data_parallel_shard_degree = %d\n", s.FSDP)
-	fmt.Fprintf(&b, "tensor_parallel_degree = %d\n", s.TP)
-	fmt.Fprintf(&b, "context_parallel_degree = %d\n", s.CP)
-	fmt.Fprintf(&b, "pipeline_parallel_degree = %d\n", s.PP)
-	if s.EP > 1 {
-		fmt.Fprintf(&b, "expert_parallel_degree = %d\n", s.EP)
+	fmt.Fprintf(&b, "data_parallel_replicate_degree = %d\n", s.Degree[space.DP])
+	fmt.Fprintf(&b, "data_parallel_shard_degree = %d\n", s.Degree[space.FSDP])
+	fmt.Fprintf(&b, "tensor_parallel_degree = %d\n", s.Degree[space.TP])
+	fmt.Fprintf(&b, "context_parallel_degree = %d\n", s.Degree[space.CP])
+	fmt.Fprintf(&b, "pipeline_parallel_degree = %d\n", s.Degree[space.PP])
+	if s.Degree[space.EP] > 1 {
+		fmt.Fprintf(&b, "expert_parallel_degree = %d\n", s.Degree[space.EP])
 	}
 	replicas := s.Replicas()
 	local := s.MB
-	if s.PP > 1 {
-		sched := map[string]string{space.GPipe: "GPipe", space.OneFOneB: "1F1B", space.Interleaved: "Interleaved1F1B"}[s.Schedule]
+	if s.Degree[space.PP] > 1 {
+		sched := map[space.Schedule]string{space.GPipe: "GPipe", space.OneFOneB: "1F1B", space.Interleaved: "Interleaved1F1B"}[s.Schedule]
 		fmt.Fprintf(&b, "pipeline_parallel_schedule = %q\n", sched)
 		fmt.Fprintf(&b, "pipeline_parallel_microbatch_size = %d\n", s.MB)
 		v := 1
 		if s.Schedule == space.Interleaved {
 			v = s.V
 		}
-		if L%(s.PP*v) == 0 {
-			fmt.Fprintf(&b, "pipeline_parallel_layers_per_stage = %d\n", L/(s.PP*v))
+		if L%(s.Degree[space.PP]*v) == 0 {
+			fmt.Fprintf(&b, "pipeline_parallel_layers_per_stage = %d\n", L/(s.Degree[space.PP]*v))
 		}
 		local = e.Workload.Batch / replicas
 	}
@@ -383,10 +383,10 @@ func emitDeepSpeed(e Evaluation) (string, error) {
 		key, why string
 		v        int
 	}{
-		{"tp", "tensor parallelism lives in the model code or Megatron-DeepSpeed (use --emit megatron)", s.TP},
-		{"pp", "pipeline parallelism needs a PipelineModule in the model code or Megatron-DeepSpeed (use --emit megatron)", s.PP},
-		{"cp", "context parallelism is not a DeepSpeed config setting (Ulysses sequence parallelism is set up in the model code)", s.CP},
-		{"ep", "expert parallelism is set per MoE layer in the model code (deepspeed.moe ep_size)", s.EP},
+		{"tp", "tensor parallelism lives in the model code or Megatron-DeepSpeed (use --emit megatron)", s.Degree[space.TP]},
+		{"pp", "pipeline parallelism needs a PipelineModule in the model code or Megatron-DeepSpeed (use --emit megatron)", s.Degree[space.PP]},
+		{"cp", "context parallelism is not a DeepSpeed config setting (Ulysses sequence parallelism is set up in the model code)", s.Degree[space.CP]},
+		{"ep", "expert parallelism is set per MoE layer in the model code (deepspeed.moe ep_size)", s.Degree[space.EP]},
 	} {
 		if d.v > 1 {
 			bad = append(bad, fmt.Sprintf("%s=%d: %s", d.key, d.v, d.why))
@@ -400,9 +400,9 @@ func emitDeepSpeed(e Evaluation) (string, error) {
 	}
 	zero := map[string]any{"stage": s.Zero}
 	switch {
-	case s.FSDP > 1 && s.DP > 1:
-		zero = map[string]any{"stage": 3, "mics_shard_size": s.FSDP}
-	case s.FSDP > 1:
+	case s.Degree[space.FSDP] > 1 && s.Degree[space.DP] > 1:
+		zero = map[string]any{"stage": 3, "mics_shard_size": s.Degree[space.FSDP]}
+	case s.Degree[space.FSDP] > 1:
 		zero = map[string]any{"stage": 3}
 	}
 	cfg := map[string]any{

@@ -41,7 +41,7 @@ func example() results.Evaluation {
 		Axes: []profiles.Axis{{Name: "x", Size: 4, Tier: profiles.ICI, Wraparound: true, BandwidthBytesPerS: 50e9}},
 	}
 	s := space.Defaults()
-	s.FSDP = 4
+	s.Degree[space.FSDP] = 4
 	s.Mesh[space.FSDP] = []space.Share{{Axis: "x", Size: 4}}
 	return results.Evaluation{
 		Model: m, Cluster: c, Workload: space.Workload{Batch: 8, SeqLen: 128}, Strategy: s,

@@ -40,6 +40,9 @@ type SearchSummary struct {
 	Evaluated int64 `json:"evaluated"`
 	// Feasible is the number of scored strategies that fit and have a step time.
 	Feasible int64 `json:"feasible"`
+	// Failed is the number of valid strategies the models could not score
+	// (the contract requires 0; a nonzero count is a bug to report).
+	Failed int64 `json:"failed"`
 	// ElapsedS is the wall time of the search in seconds.
 	ElapsedS float64 `json:"elapsed_s"`
 	// SpaceSize is the number of gene vectors of the strategy space.

@@ -97,6 +97,8 @@ type Evaluation struct {
 	Memory   memory.Breakdown
 	// UsableBytes is the HBM per chip the strategy may fill (memory.UsableBytes).
 	UsableBytes float64
+	// Err is the models' error when they could not score the strategy.
+	Err error
 }
 
 // Fits reports whether the memory estimate is within the usable HBM.
@@ -136,8 +138,8 @@ func NewStrategy(s space.Strategy, w space.Workload) Strategy {
 	}
 	nmb := s.NumMicrobatches(w)
 	return Strategy{
-		DP: s.DP, Zero: s.Zero, FSDP: s.FSDP, TP: s.TP, SP: s.SP, CP: s.CP, PP: s.PP, EP: s.EP,
-		MB: s.MB, NumMicrobatches: nmb, Schedule: s.Schedule, V: s.V, Recompute: s.Recompute,
+		DP: s.Degree[space.DP], Zero: s.Zero, FSDP: s.Degree[space.FSDP], TP: s.Degree[space.TP], SP: s.SP, CP: s.Degree[space.CP], PP: s.Degree[space.PP], EP: s.Degree[space.EP],
+		MB: s.MB, NumMicrobatches: nmb, Schedule: string(s.Schedule), V: s.V, Recompute: s.Recompute,
 		Mesh: mesh,
 		Spec: s.String(),
 	}

@@ -145,7 +145,7 @@ func (e Evolve) withDefaults() Evolve {
 // early, returning the context's error, when ctx is done.
 func (e Evolve) Search(ctx context.Context, p *Problem) (*Result, error) {
 	start := time.Now()
-	cards, size, err := p.radix()
+	sp, cards, size, err := p.radix()
 	if err != nil {
 		return nil, err
 	}
@@ -161,8 +161,8 @@ func (e Evolve) Search(ctx context.Context, p *Problem) (*Result, error) {
 			return nil, fmt.Errorf("search: memory cap %g is not a fraction in (0, 1]", f)
 		}
 	}
-	m := &memo{p: p, cards: cards, usable: p.usable(), entries: make(map[int64]*entry)}
-	ops := newOperators(p.Space, cards)
+	m := &memo{p: p, sp: sp, cards: cards, usable: p.usable, entries: make(map[int64]*entry)}
+	ops := newOperators(sp, cards)
 	seeds := rand.New(rand.NewSource(e.Seed))
 	runs := int64(len(e.MemoryCaps))
 	var (
@@ -230,7 +230,7 @@ func (e Evolve) Search(ctx context.Context, p *Problem) (*Result, error) {
 				for k, c := range cards {
 					g.genes[k] = rng.Intn(c)
 				}
-				if p.Space.Decode(g.genes, &s) {
+				if sp.Decode(g.genes, &s) {
 					break
 				}
 			}
@@ -308,13 +308,15 @@ type operators struct {
 	byDeg []*degreeGene // per gene; nil when the gene does not set degrees
 }
 
-// degrees are the parallel degrees dp, fsdp, tp, cp, pp and ep of a strategy.
-type degrees [6]int
+// degrees are the parallel degrees of a strategy, indexed by space.Dim.
+type degrees = space.Degrees
 
 // degreeGene groups the choices of one gene by the degrees they decode to.
 type degreeGene struct {
 	of     []degrees         // degrees of each choice
 	groups map[degrees][]int // choices by degrees, ascending
+	own    []space.Dim       // dimensions with chips of their own
+	carved []space.Dim       // dimensions carved out of others' chips
 }
 
 // newOperators inspects the space: for every gene, it decodes each choice
@@ -332,13 +334,13 @@ func newOperators(sp Space, cards []int) *operators {
 		if c > maxDegreeChoices {
 			continue
 		}
-		dg := &degreeGene{of: make([]degrees, c), groups: make(map[degrees][]int)}
+		dg := &degreeGene{of: make([]degrees, c), groups: make(map[degrees][]int), own: space.OwnDims(), carved: space.CarvedDims()}
 		clear(genes)
 		for v := range c {
 			genes[k] = v
 			var s space.Strategy
 			sp.Decode(genes, &s)
-			d := degrees{s.DP, s.FSDP, s.TP, s.CP, s.PP, s.EP}
+			d := s.Degree
 			dg.of[v] = d
 			dg.groups[d] = append(dg.groups[d], v)
 		}
@@ -399,22 +401,29 @@ func (o *operators) mutateGene(genes []int, rng *rand.Rand) {
 const degreeMove = 0.7
 
 // moveFactor returns a random choice whose degrees are cur with one prime
-// factor moved from one of dp, fsdp, tp, cp, pp to another (ep halved or
-// doubled with probability 1/6), trying a few moves.
+// factor moved from one dimension with chips of its own (dp, fsdp, tp, cp,
+// pp) to another, or, with probability 1/(own+1), a carved dimension (ep)
+// halved or doubled, trying a few moves.
 func (dg *degreeGene) moveFactor(cur degrees, rng *rand.Rand) (int, bool) {
+	n := len(dg.own)
 	for try := 0; try < maxTries; try++ {
 		d := cur
-		if rng.Intn(6) == 0 {
-			if rng.Intn(2) == 0 && d[5] > 1 {
-				d[5] /= smallestPrime(d[5])
+		if len(dg.carved) > 0 && rng.Intn(n+1) == 0 {
+			e := dg.carved[0]
+			if len(dg.carved) > 1 {
+				e = dg.carved[rng.Intn(len(dg.carved))]
+			}
+			if rng.Intn(2) == 0 && d[e] > 1 {
+				d[e] /= smallestPrime(d[e])
 			} else {
-				d[5] *= 2
+				d[e] *= 2
 			}
 		} else {
-			from, to := rng.Intn(5), rng.Intn(4)
-			if to >= from {
-				to++
+			i, j := rng.Intn(n), rng.Intn(n-1)
+			if j >= i {
+				j++
 			}
+			from, to := dg.own[i], dg.own[j]
 			if d[from] <= 1 {
 				continue
 			}
@@ -477,6 +486,7 @@ func (g *genome) Clone() eaopt.Genome {
 // evolutionary search, keyed by gene index.
 type memo struct {
 	p       *Problem
+	sp      Space
 	cards   []int
 	usable  float64
 	mu      sync.Mutex
@@ -530,8 +540,8 @@ func (m *memo) lookup(genes []int) *entry {
 	}
 	e = &entry{}
 	var s space.Strategy
-	if m.p.Space.Decode(genes, &s) {
-		c := m.p.evaluate(&s, idx, m.usable, true)
+	if m.sp.Decode(genes, &s) {
+		c := m.p.evaluate(&s, idx, true, false)
 		c.Strategy = cloneStrategy(c.Strategy)
 		e.valid, e.cand = true, c
 	}

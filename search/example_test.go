@@ -6,7 +6,6 @@ import (
 
 	"github.com/meshplan/meshplan/cost"
 	"github.com/meshplan/meshplan/memory"
-	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/search"
 	"github.com/meshplan/meshplan/space"
@@ -20,35 +19,46 @@ type grid struct{}
 func (grid) Cardinalities() []int { return []int{4, 3, 4} }
 
 func (grid) Decode(genes []int, s *space.Strategy) bool {
-	*s = space.Strategy{TP: 1 << genes[0], PP: 1 << genes[1], MB: genes[2] + 1,
-		FSDP: 1, CP: 1, EP: 1, V: 1, Schedule: space.OneFOneB, Recompute: space.RecomputeNone}
-	s.DP = 16 / (s.TP * s.PP)
-	return s.DP >= 1
+	*s = space.Defaults()
+	s.Degree[space.TP], s.Degree[space.PP], s.MB = 1<<genes[0], 1<<genes[1], genes[2]+1
+	s.Degree[space.DP] = 16 / (s.Degree[space.TP] * s.Degree[space.PP])
+	return s.Degree[space.DP] >= 1
+}
+
+// toy is the example's scorer.
+type toy struct{}
+
+// Memory: weights shard over TP and PP, activations grow with MB.
+func (toy) Memory(s *space.Strategy) (memory.Breakdown, error) {
+	tp, pp := float64(s.Degree[space.TP]), float64(s.Degree[space.PP])
+	return memory.Breakdown{
+		ParamsBytes:      80e9 / (tp * pp),
+		ActivationsBytes: 4e9 * float64(s.MB) / tp,
+	}, nil
+}
+
+// Time: TP and PP cost communication and bubbles, larger MB helps.
+func (toy) Time(s *space.Strategy, _ bool) (cost.Estimate, error) {
+	compute := 1.0 / (1 + 0.1*float64(s.MB))
+	comm := 0.05 * float64(s.Degree[space.TP]-1)
+	bubble := 0.1 * float64(s.Degree[space.PP]-1)
+	return cost.Estimate{StepSeconds: compute + comm + bubble, ModelFLOPs: 5e15}, nil
 }
 
 // Example_evolve searches a toy problem with the evolutionary method and a
 // fixed seed, and prints the Pareto front.
 func Example_evolve() {
-	p := &search.Problem{
-		Model:       model.Spec{Name: "toy"},
+	p, err := search.NewCustomProblem(search.Custom{
+		Name:        "toy",
 		Cluster:     profiles.Cluster{Name: "toy-16", Chip: profiles.Chip{PeakBF16FLOPs: 1e15}, Axes: []profiles.Axis{{Name: "x", Size: 16}}},
 		Workload:    space.Workload{Batch: 64, SeqLen: 2048},
 		Space:       grid{},
 		UsableBytes: 40e9,
-		// Memory: weights shard over TP and PP, activations grow with MB.
-		Memory: func(s *space.Strategy) memory.Breakdown {
-			return memory.Breakdown{
-				ParamsBytes:      80e9 / float64(s.TP*s.PP),
-				ActivationsBytes: 4e9 * float64(s.MB) / float64(s.TP),
-			}
-		},
-		// Time: TP and PP cost communication and bubbles, larger MB helps.
-		Time: func(s *space.Strategy) (cost.Estimate, error) {
-			compute := 1.0 / (1 + 0.1*float64(s.MB))
-			comm := 0.05 * float64(s.TP-1)
-			bubble := 0.1 * float64(s.PP-1)
-			return cost.Estimate{StepSeconds: compute + comm + bubble, ModelFLOPs: 5e15}, nil
-		},
+		Scorer:      toy{},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
 	r, err := search.Evolve{Seed: 1, Populations: 2, PopulationSize: 12, Generations: 10}.Search(context.Background(), p)
 	if err != nil {
@@ -57,11 +67,11 @@ func Example_evolve() {
 	}
 	for _, c := range r.Front {
 		fmt.Printf("tp=%d pp=%d mb=%d: %.3f s, %.1f GB, MFU %.2f\n",
-			c.Strategy.TP, c.Strategy.PP, c.Strategy.MB, c.StepSeconds, c.MemoryBytes/1e9, c.MFU)
+			c.Strategy.Degree[space.TP], c.Strategy.Degree[space.PP], c.Strategy.MB, c.StepSeconds, c.MemoryBytes/1e9, c.MFU)
 	}
 	fmt.Printf("%d of %d gene vectors evaluated, %d fit\n", r.Evaluated, r.SpaceSize, r.Feasible)
 	best, _ := r.Recommended()
-	fmt.Printf("recommended: tp=%d pp=%d mb=%d\n", best.Strategy.TP, best.Strategy.PP, best.Strategy.MB)
+	fmt.Printf("recommended: tp=%d pp=%d mb=%d\n", best.Strategy.Degree[space.TP], best.Strategy.Degree[space.PP], best.Strategy.MB)
 	// Output:
 	// tp=4 pp=1 mb=4: 0.864 s, 24.0 GB, MFU 0.36
 	// tp=4 pp=1 mb=3: 0.919 s, 23.0 GB, MFU 0.34

@@ -42,7 +42,7 @@ type Exhaustive struct {
 // error, when ctx is done.
 func (e Exhaustive) Search(ctx context.Context, p *Problem) (*Result, error) {
 	start := time.Now()
-	cards, size, err := p.radix()
+	sp, cards, size, err := p.radix()
 	if err != nil {
 		return nil, err
 	}
@@ -61,8 +61,6 @@ func (e Exhaustive) Search(ctx context.Context, p *Problem) (*Result, error) {
 	if int64(workers) > nchunks {
 		workers = int(max(nchunks, 1))
 	}
-	usable := p.usable()
-
 	var (
 		nextChunk atomic.Int64
 		done      atomic.Int64
@@ -84,8 +82,8 @@ func (e Exhaustive) Search(ctx context.Context, p *Problem) (*Result, error) {
 				hi := min(lo+chunk, size)
 				genesOf(cards, lo, genes)
 				for i := lo; i < hi; i++ {
-					if p.Space.Decode(genes, &s) {
-						c := p.evaluate(&s, i, usable, true)
+					if sp.Decode(genes, &s) {
+						c := p.evaluate(&s, i, true, false)
 						acc.add(&c)
 					}
 					next(cards, genes)

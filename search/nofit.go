@@ -11,6 +11,7 @@ import (
 
 	"github.com/meshplan/meshplan/cost"
 	"github.com/meshplan/meshplan/memory"
+	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -138,13 +139,13 @@ const maxFitScan = 1 << 21
 // minSuggestedSeqLen is the shortest sequence suggested.
 const minSuggestedSeqLen = 128
 
-// newNoFitError describes why r found nothing feasible and what would fit.
-func newNoFitError(ctx context.Context, p *Problem, r *Result) *NoFitError {
+// newNoFitError describes why r found nothing feasible.
+func newNoFitError(p *Problem, r *Result) *NoFitError {
 	e := &NoFitError{
-		Model:       p.Model.Name,
-		Cluster:     p.Cluster.Name,
-		Workload:    p.Workload,
-		UsableBytes: p.usable(),
+		Model:       p.model.Name,
+		Cluster:     p.cluster.Name,
+		Workload:    p.workload,
+		UsableBytes: p.usable,
 		Valid:       r.Valid,
 		CostErr:     r.firstErr,
 		Smallest:    r.smallest,
@@ -153,75 +154,65 @@ func newNoFitError(ctx context.Context, p *Problem, r *Result) *NoFitError {
 		e.MinMemoryBytes = r.smallest.MemoryBytes
 		e.Breakdown = r.smallest.Memory
 		e.Dominant, _ = dominant(e.Breakdown)
-		if r.smallest.Fits {
-			return e // the cost model, not memory, is the problem
+	}
+	return e
+}
+
+// suggest looks for what would fit: the smallest larger cluster of the same
+// chip (doubling the size, profiles.Doublings), a shorter sequence, a
+// smaller batch, each by planning the same problem there (Problem.With)
+// with the memory model alone.
+func (e *NoFitError) suggest(ctx context.Context, p *Problem, r *Result) {
+	if r.smallest != nil && r.smallest.Fits {
+		return // the cost model, not memory, is the problem
+	}
+	resolve := profiles.Parse
+	if p.custom != nil {
+		if p.custom.Variant == nil {
+			return
+		}
+		if p.custom.ResolveCluster != nil {
+			resolve = p.custom.ResolveCluster
 		}
 	}
-	if p.Variant == nil {
-		return e
-	}
-	w := p.Workload
-	if p.ResolveCluster != nil {
-		for _, name := range largerClusterNames(p.Cluster.Name, maxSuggestionDoublings) {
-			if ctx.Err() != nil {
-				return e
-			}
-			c, err := p.ResolveCluster(name)
-			if err != nil || c.Chip.Name != p.Cluster.Chip.Name || c.Chips() <= p.Cluster.Chips() {
-				continue
-			}
-			if q, err := p.Variant(c, w); err == nil && fitsAny(ctx, q) {
-				e.FitCluster, e.FitChips = c.Name, c.Chips()
-				break
-			}
+	w := p.workload
+	for _, name := range profiles.Doublings(p.cluster.Name, maxSuggestionDoublings) {
+		if ctx.Err() != nil {
+			return
+		}
+		c, err := resolve(name)
+		if err != nil || c.Chip.Name != p.cluster.Chip.Name || c.Chips() <= p.cluster.Chips() {
+			continue
+		}
+		if q, err := p.With(c, w); err == nil && fitsAny(ctx, q) {
+			e.FitCluster, e.FitChips = c.Name, c.Chips()
+			break
 		}
 	}
 	if r.smallest == nil {
-		return e // no valid strategy: shorter sequences or batches do not help
+		return // no valid strategy: shorter sequences or batches do not help
 	}
 	for s := w.SeqLen / 2; s >= minSuggestedSeqLen && ctx.Err() == nil; s /= 2 {
-		if q, err := p.Variant(p.Cluster, space.Workload{Batch: w.Batch, SeqLen: s}); err == nil && fitsAny(ctx, q) {
+		if q, err := p.With(p.cluster, space.Workload{Batch: w.Batch, SeqLen: s}); err == nil && fitsAny(ctx, q) {
 			e.FitSeqLen = s
 			break
 		}
 	}
 	for bt := w.Batch / 2; bt >= 1 && ctx.Err() == nil; bt /= 2 {
-		if q, err := p.Variant(p.Cluster, space.Workload{Batch: bt, SeqLen: w.SeqLen}); err == nil && fitsAny(ctx, q) {
+		if q, err := p.With(p.cluster, space.Workload{Batch: bt, SeqLen: w.SeqLen}); err == nil && fitsAny(ctx, q) {
 			e.FitBatch = bt
 			break
 		}
 	}
-	return e
 }
 
-// largerClusterNames returns the names of clusters with 2, 4, ... 2^n times
-// the chips of the cluster called name ("v5p-256" gives "v5p-512", ...; for
-// "2xv5p-256", the slice count doubles), or nil when name is not CHIP-N.
-func largerClusterNames(name string, n int) []string {
-	i := strings.LastIndex(name, "-")
-	if i < 0 {
-		return nil
-	}
-	size, err := strconv.Atoi(name[i+1:])
-	if err != nil || size <= 0 {
-		return nil
-	}
-	head := name[:i]
-	k := 1
-	if j := strings.IndexByte(head, 'x'); j > 0 {
-		if kk, err := strconv.Atoi(head[:j]); err == nil && kk > 0 {
-			k, head = kk, head[j+1:]
-		}
-	}
-	var out []string
-	for d := 1; d <= n; d++ {
-		if k > 1 {
-			out = append(out, fmt.Sprintf("%dx%s-%d", k<<d, head, size))
-		} else {
-			out = append(out, fmt.Sprintf("%s-%d", head, size<<d))
-		}
-	}
-	return out
+// memoryOnly scores memory with another scorer and gives every strategy
+// the same step time: a search over it minimises memory alone.
+type memoryOnly struct{ Scorer }
+
+// Time returns one second.
+func (memoryOnly) Time(*space.Strategy, bool) (cost.Estimate, error) {
+	return cost.Estimate{StepSeconds: 1}, nil
 }
 
 // fitsAny reports whether some valid strategy of q fits in memory. It
@@ -229,24 +220,24 @@ func largerClusterNames(name string, n int) []string {
 // vectors, else with an evolutionary search that minimises memory per chip
 // (a heuristic: it may miss a rare fitting strategy).
 func fitsAny(ctx context.Context, q *Problem) bool {
-	cards, size, err := q.radix()
+	sp, cards, size, err := q.radix()
 	if err != nil {
 		return false
 	}
 	if size <= maxFitScan {
-		return scanFits(ctx, q, cards, size)
+		return scanFits(ctx, q, sp, cards, size)
 	}
-	mo := *q
-	mo.Variant = nil // no suggestions from the inner search
-	mo.Time = func(*space.Strategy) (cost.Estimate, error) { return cost.Estimate{StepSeconds: 1}, nil }
-	r, _ := Evolve{Seed: 1, MemoryCaps: []float64{1e-6}}.Search(ctx, &mo)
+	mo := &Problem{model: q.model, cluster: q.cluster, workload: q.workload, usable: q.usable,
+		scorer: memoryOnly{q.scorer}, space: sp}
+	mo.spaceOnce.Do(func() {})
+	r, _ := Evolve{Seed: 1, MemoryCaps: []float64{1e-6}}.Search(ctx, mo)
 	return r != nil && r.Feasible > 0
 }
 
 // scanFits reports whether some valid strategy among the first size gene
 // vectors of q fits in memory, on all cores.
-func scanFits(ctx context.Context, q *Problem, cards []int, size int64) bool {
-	usable := q.usable()
+func scanFits(ctx context.Context, q *Problem, sp Space, cards []int, size int64) bool {
+	usable := q.usable
 	const chunk = DefaultChunkSize
 	var (
 		found     atomic.Bool
@@ -270,8 +261,8 @@ func scanFits(ctx context.Context, q *Problem, cards []int, size int64) bool {
 				hi := min(lo+chunk, size)
 				genesOf(cards, lo, genes)
 				for i := lo; i < hi; i++ {
-					if q.Space.Decode(genes, &s) {
-						if m := q.memoryOf(&s).TotalBytes(); m <= usable {
+					if sp.Decode(genes, &s) {
+						if m, err := q.scorer.Memory(&s); err == nil && m.TotalBytes() <= usable {
 							found.Store(true)
 							return
 						}

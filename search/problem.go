@@ -29,133 +29,235 @@ type Space interface {
 
 var _ Space = (*space.Space)(nil)
 
+// Options select how a Problem scores strategies: the layer program's
+// kernels and precision, and the memory and cost models' options. The zero
+// value is the default model.
+type Options struct {
+	// Program selects the attention kernel, dropout and precision of the
+	// layer program that both models derive from.
+	Program model.ProgramOptions
+	// Memory tunes the memory model (the HBM reserve).
+	Memory memory.Options
+	// Cost tunes the cost model. Trace and SkipCollectives are set per
+	// call by the search and Evaluate.
+	Cost cost.Options
+}
+
+// Scorer scores one strategy: its memory per chip and its step time.
+// Both methods must be deterministic and safe for concurrent use.
+type Scorer interface {
+	// Memory estimates the per-chip memory of s.
+	Memory(s *space.Strategy) (memory.Breakdown, error)
+	// Time estimates the step time of s; trace asks for the op-by-op
+	// program and the step's collectives, which a search leaves out.
+	Time(s *space.Strategy, trace bool) (cost.Estimate, error)
+}
+
 // Problem is one search: a model, a cluster and a workload, their strategy
-// space and the models that score a strategy. Build it with [NewProblem]; a
-// literal with Space, Memory and Time set describes a synthetic problem.
-//
-// A Problem is read-only once a search starts; its methods are safe for
-// concurrent use. NewProblem binds the cost evaluators to Cluster, Workload
-// and CostOptions: for another cluster or workload use Variant (or a new
-// Problem) rather than changing those fields.
+// space and the scorer. Build it with NewProblem (the planner's models) or
+// NewCustomProblem (a space and scorer of your own). A Problem is immutable
+// and safe for concurrent use; With gives the same problem on another
+// cluster or workload.
 type Problem struct {
-	// Model is the transformer being trained.
-	Model model.Spec
+	model    model.Spec
+	cluster  profiles.Cluster
+	workload space.Workload
+	fix      space.Fix
+	options  Options
+	usable   float64
+	scorer   Scorer
+	// models are the planner's models (nil for a custom problem).
+	models *models
+	// space is built on first use (evaluating a given strategy needs none).
+	spaceOnce sync.Once
+	space     Space
+	spaceErr  error
+	// custom is the custom problem's description (nil for the planner's).
+	custom *Custom
+}
+
+// Custom describes a problem with a strategy space and scorer of its own
+// (tests, toy problems, a user's own models).
+type Custom struct {
+	// Name names the model in messages.
+	Name string
 	// Cluster is the set of chips; its chip count and peak bf16 FLOP/s give MFU.
 	Cluster profiles.Cluster
 	// Workload is the global batch and sequence length of one step.
 	Workload space.Workload
-	// Fix is the partial strategy every strategy agrees with (used again
-	// when a NoFitError looks for a cluster or workload that fits).
-	Fix space.Fix
-
 	// Space is the strategy space searched.
 	Space Space
-
-	// MemoryOptions tune memory.Estimate and memory.UsableBytes.
-	MemoryOptions memory.Options
-	// CostOptions tune cost.Evaluate. NewProblem builds the model's cost
-	// program and its evaluators with the options given to it.
-	CostOptions cost.Options
-
-	// UsableBytes is the memory per chip a strategy may fill, in bytes.
-	// Zero means memory.UsableBytes(Cluster, MemoryOptions).
+	// UsableBytes is the memory per chip a strategy may fill.
 	UsableBytes float64
-
-	// Memory, when not nil, replaces memory.Estimate. It must be
-	// deterministic and safe for concurrent use.
-	Memory func(s *space.Strategy) memory.Breakdown
-	// Time, when not nil, replaces cost.Evaluate. It must be deterministic
-	// and safe for concurrent use.
-	Time func(s *space.Strategy) (cost.Estimate, error)
-
+	// Scorer scores strategies.
+	Scorer Scorer
 	// Variant, when not nil, builds the same problem on another cluster or
-	// workload; NoFitError suggestions use it. NewProblem sets it.
-	Variant func(c profiles.Cluster, w space.Workload) (*Problem, error)
-	// costModel is the model's cost program, built once by NewProblem;
-	// nil means cost.Evaluate (which builds it per call).
-	costModel *cost.Model
-	// evaluators recycles cost.Evaluators of costModel on Cluster and
-	// Workload: each keeps the segment costs of its last strategy, which the
-	// next one in the space's order (the schedule varies fastest) reuses.
-	// A Problem copied with another Cluster or Workload must drop it.
-	evaluators *sync.Pool
-
-	// ResolveCluster, when not nil, turns a cluster name such as "v5p-512"
-	// into a cluster; NoFitError suggestions use it to try larger clusters
-	// of the same chip. Nil disables that suggestion; NewProblem sets
-	// profiles.Parse.
+	// workload, for the no-fit suggestions; ResolveCluster turns a cluster
+	// name into a cluster for them (nil: profiles.Parse).
+	Variant        func(c profiles.Cluster, w space.Workload) (*Problem, error)
 	ResolveCluster func(name string) (profiles.Cluster, error)
 }
 
-// NewProblem builds the problem of training model m on cluster c with
-// workload w, over the strategies that agree with fix, scored with the
-// memory and cost models under mo and co. Its error is space.New's, about
-// the input.
-func NewProblem(m model.Spec, c profiles.Cluster, w space.Workload, fix space.Fix, mo memory.Options, co cost.Options) (*Problem, error) {
-	sp, err := space.New(m, c, w, fix)
-	if err != nil {
-		return nil, err // already a one-sentence "space: ..." error about the input
+// NewCustomProblem returns the problem c describes.
+func NewCustomProblem(c Custom) (*Problem, error) {
+	if c.Space == nil || c.Scorer == nil {
+		return nil, errors.New("search: a custom problem needs a space and a scorer")
 	}
-	p := &Problem{
-		Model:          m,
-		Cluster:        c,
-		Workload:       w,
-		Fix:            fix,
-		Space:          sp,
-		MemoryOptions:  mo,
-		CostOptions:    co,
-		ResolveCluster: profiles.Parse,
-		costModel:      cost.NewModel(m, co),
-		evaluators:     new(sync.Pool),
-	}
-	p.Variant = func(c2 profiles.Cluster, w2 space.Workload) (*Problem, error) {
-		q, err := NewProblem(m, c2, w2, fix, mo, co)
-		if err != nil {
-			return nil, err
-		}
-		q.ResolveCluster = p.ResolveCluster
-		return q, nil
-	}
+	p := &Problem{model: model.Spec{Name: c.Name}, cluster: c.Cluster, workload: c.Workload,
+		usable: c.UsableBytes, scorer: c.Scorer, space: c.Space, custom: &c}
+	p.spaceOnce.Do(func() {})
 	return p, nil
 }
 
-// usable returns the usable memory per chip in bytes.
-func (p *Problem) usable() float64 {
-	if p.UsableBytes > 0 {
-		return p.UsableBytes
+// NewProblem builds the problem of training model m on cluster c with
+// workload w (a zero sequence length means the model's), over the
+// strategies that agree with fix, scored with the planner's memory and cost
+// models under o: the layer program is built once and both models derive
+// from it. Its error is about the input (a model the program cannot
+// describe, a malformed fix); the strategy space is built on first use
+// (Space, Run).
+func NewProblem(m model.Spec, c profiles.Cluster, w space.Workload, fix space.Fix, o Options) (*Problem, error) {
+	if err := fix.Validate(); err != nil {
+		return nil, &InputError{Err: err}
 	}
-	return memory.UsableBytes(p.Cluster, p.MemoryOptions)
+	if w.SeqLen <= 0 {
+		w.SeqLen = m.SeqLen
+	}
+	prog, err := model.NewProgram(m, o.Program)
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	ms := &models{program: prog, cost: cost.NewModel(prog), memory: memory.NewModel(prog)}
+	p := &Problem{model: prog.Spec, cluster: c, workload: w, fix: fix, options: o, models: ms}
+	p.usable = memory.UsableBytes(c, o.Memory)
+	p.scorer = ms.scorer(c, w, o.Cost)
+	return p, nil
 }
 
-// memoryOf estimates the per-chip memory of s.
-func (p *Problem) memoryOf(s *space.Strategy) memory.Breakdown {
-	if p.Memory != nil {
-		return p.Memory(s)
-	}
-	return memory.Estimate(p.Model, p.Cluster, p.Workload, *s, p.MemoryOptions)
-}
-
-// timeOf estimates the step time of s.
-func (p *Problem) timeOf(s *space.Strategy) (cost.Estimate, error) {
-	if p.Time != nil {
-		return p.Time(s)
-	}
-	if p.costModel != nil && p.evaluators != nil {
-		ev, _ := p.evaluators.Get().(*cost.Evaluator)
-		if ev == nil {
-			// The search ranks by times; the collectives of the few front
-			// rows are added at the end (addCollectives).
-			o := p.CostOptions
-			o.SkipCollectives = true
-			ev = p.costModel.NewEvaluator(p.Cluster, p.Workload, o)
+// With returns the same problem on cluster c and workload w, sharing the
+// layer program and models (cheap: for calibration and the no-fit
+// suggestions).
+func (p *Problem) With(c profiles.Cluster, w space.Workload) (*Problem, error) {
+	if p.custom != nil {
+		if p.custom.Variant == nil {
+			return nil, errors.New("search: this custom problem has no variants")
 		}
-		defer p.evaluators.Put(ev)
-		return ev.Evaluate(*s)
+		return p.custom.Variant(c, w)
 	}
-	if p.costModel != nil {
-		return p.costModel.Evaluate(p.Cluster, p.Workload, *s, p.CostOptions)
+	if w.SeqLen <= 0 {
+		w.SeqLen = p.model.SeqLen
 	}
-	return cost.Evaluate(p.Model, p.Cluster, p.Workload, *s, p.CostOptions)
+	q := &Problem{model: p.model, cluster: c, workload: w, fix: p.fix, options: p.options, models: p.models}
+	q.usable = memory.UsableBytes(c, p.options.Memory)
+	q.scorer = p.models.scorer(c, w, p.options.Cost)
+	return q, nil
+}
+
+// Model returns the (normalised) model.
+func (p *Problem) Model() model.Spec { return p.model }
+
+// Cluster returns the cluster.
+func (p *Problem) Cluster() profiles.Cluster { return p.cluster }
+
+// Workload returns the workload, its sequence length filled in.
+func (p *Problem) Workload() space.Workload { return p.workload }
+
+// Fix returns the partial strategy every strategy agrees with.
+func (p *Problem) Fix() space.Fix { return p.fix }
+
+// Options returns the options the problem scores with.
+func (p *Problem) Options() Options { return p.options }
+
+// UsableBytes returns the memory per chip a strategy may fill, in bytes.
+func (p *Problem) UsableBytes() float64 { return p.usable }
+
+// Program returns the layer program (nil for a custom problem).
+func (p *Problem) Program() *model.Program {
+	if p.models == nil {
+		return nil
+	}
+	return p.models.program
+}
+
+// Space returns the strategy space, building it on first use; its error is
+// about the input (see space.New), wrapped in an *InputError.
+func (p *Problem) Space() (Space, error) {
+	p.spaceOnce.Do(func() {
+		sp, err := space.New(p.model, p.cluster, p.workload, p.fix)
+		if err != nil {
+			p.spaceErr = &InputError{Err: err}
+			return
+		}
+		p.space = sp
+	})
+	return p.space, p.spaceErr
+}
+
+// InputError reports a problem whose input admits no strategy space: a fix
+// that does not divide the cluster, a batch no layout splits, ...
+type InputError struct{ Err error }
+
+// Error returns the underlying sentence.
+func (e *InputError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// models are the planner's models of one layer program.
+type models struct {
+	program *model.Program
+	cost    *cost.Model
+	memory  *memory.Model
+}
+
+// scorer returns the planner's scorer on cluster c and workload w.
+func (ms *models) scorer(c profiles.Cluster, w space.Workload, o cost.Options) *planScorer {
+	c.Axes = append([]profiles.Axis(nil), c.Axes...)
+	return &planScorer{ms: ms, c: c, w: w, o: o}
+}
+
+// planScorer scores with the planner's memory and cost models. It keeps a
+// pool of cost.Evaluators, one per goroutine at a time: each keeps the
+// block costs of its last strategy, which the next one in the space's order
+// (the schedule varies fastest) reuses.
+type planScorer struct {
+	ms         *models
+	c          profiles.Cluster
+	w          space.Workload
+	o          cost.Options
+	evaluators sync.Pool
+}
+
+// Memory estimates the per-chip memory of s.
+func (ps *planScorer) Memory(s *space.Strategy) (memory.Breakdown, error) {
+	return ps.ms.memory.Estimate(ps.c, ps.w, *s)
+}
+
+// Time estimates the step time of s; a search leaves trace off and lists
+// the collectives of the front rows only (Problem.addCollectives).
+func (ps *planScorer) Time(s *space.Strategy, trace bool) (cost.Estimate, error) {
+	if trace {
+		o := ps.o
+		o.Trace = true
+		return ps.ms.cost.Evaluate(ps.c, ps.w, *s, o)
+	}
+	ev, _ := ps.evaluators.Get().(*cost.Evaluator)
+	if ev == nil {
+		o := ps.o
+		o.SkipCollectives = true
+		ev = ps.ms.cost.NewEvaluator(ps.c, ps.w, o)
+	}
+	est, err := ev.Evaluate(*s)
+	ps.evaluators.Put(ev)
+	return est, err
+}
+
+// collectives lists the step's collectives of s.
+func (ps *planScorer) collectives(s *space.Strategy) ([]cost.Collective, error) {
+	o := ps.o
+	o.SkipCollectives = false
+	est, err := ps.ms.cost.Evaluate(ps.c, ps.w, *s, o)
+	return est.Collectives, err
 }
 
 // Candidate is one evaluated strategy: its memory per chip and, unless it
@@ -216,50 +318,71 @@ const (
 	invalidPenaltySeconds = 1e18
 )
 
-// Evaluate scores strategy s (validated and placed): its memory per chip and
-// its step time, whether or not it fits. It is deterministic and safe for
-// concurrent use. The returned Candidate has Index -1.
-func (p *Problem) Evaluate(s space.Strategy) Candidate {
-	c := p.evaluate(&s, -1, p.usable(), false)
-	p.addCollectives([]Candidate{c})
+// Evaluate scores strategy s (validated; placed or not): its memory per
+// chip and its step time, whether or not it fits, with the step's
+// collectives; trace adds the op-by-op program (plan explain). It is
+// deterministic and safe for concurrent use. The returned Candidate has
+// Index -1.
+func (p *Problem) Evaluate(s space.Strategy, trace bool) Candidate {
+	c := p.evaluate(&s, -1, false, trace)
+	if !trace {
+		p.addCollectives([]Candidate{c})
+	}
 	return c
 }
 
+// StepTime estimates the step time of s alone, without memory or
+// collectives: the fast path for calibration, which prices one strategy
+// under many cluster coefficients (With).
+func (p *Problem) StepTime(s space.Strategy) (cost.Estimate, error) {
+	if ps, ok := p.scorer.(*planScorer); ok {
+		o := ps.o
+		o.SkipCollectives, o.Trace = true, false
+		return ps.ms.cost.Evaluate(ps.c, ps.w, s, o)
+	}
+	return p.scorer.Time(&s, false)
+}
+
 // addCollectives fills in the collectives of candidates that a search
-// evaluated without them (cost.Options.SkipCollectives keeps the hot path
-// free of allocation); the times do not change.
+// evaluated without them (the hot path does not allocate); the times do
+// not change.
 func (p *Problem) addCollectives(cands []Candidate) {
-	if p.costModel == nil || p.evaluators == nil || p.Time != nil || p.CostOptions.SkipCollectives {
+	ps, ok := p.scorer.(*planScorer)
+	if !ok {
 		return
 	}
 	for i := range cands {
 		if !cands[i].Costed || cands[i].Err != nil {
 			continue
 		}
-		if est, err := p.costModel.Evaluate(p.Cluster, p.Workload, cands[i].Strategy, p.CostOptions); err == nil {
-			cands[i].Time.Collectives = est.Collectives
+		if cs, err := ps.collectives(&cands[i].Strategy); err == nil {
+			cands[i].Time.Collectives = cs
 		}
 	}
 }
 
-// evaluate scores s. With prune set, a strategy that does not fit in usable
-// bytes is not costed. The candidate shares s's Mesh slices; callers that
-// reuse s must copy it (see cloneStrategy).
-func (p *Problem) evaluate(s *space.Strategy, index int64, usable float64, prune bool) Candidate {
-	mem := p.memoryOf(s)
+// evaluate scores s. With prune set, a strategy that does not fit in the
+// usable memory is not costed. The candidate shares s's Mesh slices;
+// callers that reuse s must copy it (see cloneStrategy).
+func (p *Problem) evaluate(s *space.Strategy, index int64, prune, trace bool) Candidate {
+	mem, err := p.scorer.Memory(s)
 	total := mem.TotalBytes()
 	c := Candidate{
 		Strategy:    *s,
 		Index:       index,
 		Memory:      mem,
 		MemoryBytes: total,
-		UsableBytes: usable,
-		Fits:        total <= usable && !math.IsNaN(total),
+		UsableBytes: p.usable,
+		Fits:        err == nil && total <= p.usable && !math.IsNaN(total),
+	}
+	if err != nil {
+		c.Costed, c.Err = true, err // a strategy the models cannot describe counts as failed
+		return c
 	}
 	if prune && !c.Fits {
 		return c
 	}
-	est, err := p.timeOf(s)
+	est, err := p.scorer.Time(s, trace)
 	c.Costed = true
 	if err != nil {
 		c.Err = err
@@ -271,13 +394,13 @@ func (p *Problem) evaluate(s *space.Strategy, index int64, usable float64, prune
 		c.Err = fmt.Errorf("search: step time %g s is not a positive number", est.StepSeconds)
 		return c
 	}
-	chips := float64(p.Cluster.Chips())
-	tokens := float64(p.Workload.Tokens())
+	chips := float64(p.cluster.Chips())
+	tokens := float64(p.workload.Tokens())
 	c.TokensPerSecond = tokens / est.StepSeconds
 	if chips > 0 {
 		c.TokensPerSecondPerChip = c.TokensPerSecond / chips
 	}
-	if den := est.StepSeconds * chips * p.Cluster.Chip.PeakBF16FLOPs; den > 0 {
+	if den := est.StepSeconds * chips * p.cluster.Chip.PeakBF16FLOPs; den > 0 {
 		c.MFU = est.ModelFLOPs / den
 		c.HFU = est.HardwareFLOPs / den
 	}
@@ -295,17 +418,21 @@ func cloneStrategy(s space.Strategy) space.Strategy {
 	return s
 }
 
-// radix checks the problem and returns its gene cardinalities and the
-// number of gene vectors, saturated at math.MaxInt64.
-func (p *Problem) radix() ([]int, int64, error) {
-	if p == nil || p.Space == nil {
-		return nil, 0, errors.New("search: problem has no strategy space")
+// radix returns the problem's space, its gene cardinalities and the number
+// of gene vectors, saturated at math.MaxInt64.
+func (p *Problem) radix() (Space, []int, int64, error) {
+	if p == nil {
+		return nil, nil, 0, errors.New("search: no problem")
 	}
-	cards := p.Space.Cardinalities()
+	sp, err := p.Space()
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	cards := sp.Cardinalities()
 	size := int64(1)
 	for i, c := range cards {
 		if c < 1 {
-			return nil, 0, fmt.Errorf("search: gene %d has %d choices", i, c)
+			return nil, nil, 0, fmt.Errorf("search: gene %d has %d choices", i, c)
 		}
 		if size > math.MaxInt64/int64(c) {
 			size = math.MaxInt64
@@ -313,7 +440,7 @@ func (p *Problem) radix() ([]int, int64, error) {
 		}
 		size *= int64(c)
 	}
-	return cards, size, nil
+	return sp, cards, size, nil
 }
 
 // indexOf returns the mixed-radix index of genes (first gene slowest).

@@ -7,31 +7,32 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshplan/meshplan/cost"
-	"github.com/meshplan/meshplan/memory"
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/space"
 )
 
 // realProblem builds a problem from presets with the real space, memory
-// and cost models, or skips tb while those packages are not usable.
+// and cost models; any error fails tb.
 func realProblem(tb testing.TB, modelName, clusterName string, batch, seq int) *Problem {
 	tb.Helper()
 	m, err := model.Preset(modelName)
 	if err != nil {
-		tb.Skipf("model.Preset(%q): %v", modelName, err)
+		tb.Fatalf("model.Preset(%q): %v", modelName, err)
 	}
 	c, err := profiles.Parse(clusterName)
 	if err != nil {
-		tb.Skipf("profiles.Parse(%q): %v", clusterName, err)
+		tb.Fatalf("profiles.Parse(%q): %v", clusterName, err)
 	}
-	p, err := NewProblem(m, c, space.Workload{Batch: batch, SeqLen: seq}, space.Fix{}, memory.Options{}, cost.Options{})
+	p, err := NewProblem(m, c, space.Workload{Batch: batch, SeqLen: seq}, space.Fix{}, Options{})
 	if err != nil {
-		tb.Skipf("NewProblem: %v", err)
+		tb.Fatalf("NewProblem: %v", err)
 	}
-	if p.usable() <= 0 {
-		tb.Skip("memory.UsableBytes is not implemented")
+	if _, err := p.Space(); err != nil {
+		tb.Fatalf("Space: %v", err)
+	}
+	if p.UsableBytes() <= 0 {
+		tb.Fatalf("usable memory %g", p.UsableBytes())
 	}
 	return p
 }
@@ -41,8 +42,8 @@ func realProblem(tb testing.TB, modelName, clusterName string, batch, seq int) *
 func TestRealExhaustiveMatchesBruteForce(t *testing.T) {
 	p := realProblem(t, "llama3-8b", "h100-16", 64, 4096)
 	want, feasible, valid, all := bruteForce(p)
-	if len(all) > 0 && !all[0].Costed {
-		t.Skip("cost model not implemented")
+	if len(all) == 0 {
+		t.Fatal("no valid strategy")
 	}
 	want = Front(want) // the definition's front, deduplicated and sorted
 	got, err := Exhaustive{}.Search(context.Background(), p)
@@ -107,7 +108,7 @@ func TestRealEvolveDeterministic(t *testing.T) {
 	p := realProblem(t, "llama3-70b", "h100-256", 256, 4096)
 	a, err := Evolve{Seed: 1, Generations: 30}.Search(context.Background(), p)
 	if err != nil {
-		t.Skipf("Evolve.Search: %v", err)
+		t.Fatalf("Evolve.Search: %v", err)
 	}
 	b, err := Evolve{Seed: 1, Generations: 30}.Search(context.Background(), p)
 	if err != nil {
@@ -122,10 +123,10 @@ func TestRealEvolveDeterministic(t *testing.T) {
 // cluster.
 func TestRealNoFit(t *testing.T) {
 	p := realProblem(t, "llama3-405b", "h100-8", 16, 8192)
-	_, err := Auto{}.Search(context.Background(), p)
+	_, err := Run(context.Background(), p, Settings{Suggest: true})
 	var nf *NoFitError
 	if !errors.As(err, &nf) {
-		t.Skipf("Search error = %v; want *NoFitError", err)
+		t.Fatalf("Search error = %v; want *NoFitError", err)
 	}
 	t.Logf("%v", nf)
 	if nf.FitCluster == "" {
@@ -137,25 +138,24 @@ func TestRealNoFit(t *testing.T) {
 // pruning) per second on one core, on llama2-70b / v5p-256.
 func BenchmarkEvaluate(b *testing.B) {
 	p := realProblem(b, "llama70b", "v5p-256", 512, 4096)
-	cards, size, _ := p.radix()
+	sp, cards, size, _ := p.radix()
 	var strategies []space.Strategy
 	genes := make([]int, len(cards))
 	for i := int64(0); i < size && len(strategies) < 4096; i++ {
 		genesOf(cards, i, genes)
 		var s space.Strategy
-		if p.Space.Decode(genes, &s) {
+		if sp.Decode(genes, &s) {
 			strategies = append(strategies, cloneStrategy(s))
 		}
 	}
 	if len(strategies) == 0 {
-		b.Skip("no valid strategy")
+		b.Fatal("no valid strategy")
 	}
-	usable := p.usable()
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {
 		s := &strategies[n%len(strategies)]
-		p.evaluate(s, int64(n), usable, false)
+		p.evaluate(s, int64(n), false, false)
 		n++
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "strategies/s")

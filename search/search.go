@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -104,7 +105,7 @@ type Auto struct {
 
 // Search runs the method chosen for p's space size.
 func (a Auto) Search(ctx context.Context, p *Problem) (*Result, error) {
-	_, size, err := p.radix()
+	_, _, size, err := p.radix()
 	if err != nil {
 		return nil, err
 	}
@@ -118,13 +119,31 @@ func (a Auto) Search(ctx context.Context, p *Problem) (*Result, error) {
 	return a.Evolve.Search(ctx, p)
 }
 
-// NewMethod returns the method named name (MethodAuto, MethodExhaustive or
-// MethodEvolve; empty means MethodAuto) with default parameters, the given
-// evolutionary seed and progress callback (which may be nil).
-func NewMethod(name string, seed int64, progress func(done, total int64)) (Method, error) {
-	ex := Exhaustive{Progress: progress}
-	ev := Evolve{Seed: seed, Progress: progress}
-	switch name {
+// Settings say how Run searches a problem. The zero value is the default
+// search: auto, seed 0, all cores, no progress, no suggestions.
+type Settings struct {
+	// Method is MethodAuto (or empty), MethodExhaustive or MethodEvolve.
+	Method string
+	// Seed seeds the evolutionary search; the same problem and seed give
+	// the same result.
+	Seed int64
+	// Workers is the number of goroutines of an exhaustive search; zero
+	// means GOMAXPROCS. The result does not depend on it.
+	Workers int
+	// Progress, when not nil, is called with the work done and the total,
+	// at most once per ProgressInterval and once at the end.
+	Progress func(done, total int64)
+	// Suggest makes a search where nothing fits look for what would: the
+	// smallest larger cluster of the same chip, a shorter sequence, a
+	// smaller batch (see NoFitError).
+	Suggest bool
+}
+
+// method returns the search method the settings name.
+func (s Settings) method() (Method, error) {
+	ex := Exhaustive{Workers: s.Workers, Progress: s.Progress}
+	ev := Evolve{Seed: s.Seed, Progress: s.Progress}
+	switch s.Method {
 	case "", MethodAuto:
 		return Auto{Exhaustive: ex, Evolve: ev}, nil
 	case MethodExhaustive:
@@ -132,7 +151,29 @@ func NewMethod(name string, seed int64, progress func(done, total int64)) (Metho
 	case MethodEvolve:
 		return ev, nil
 	}
-	return nil, fmt.Errorf("search: unknown method %q (want %s, %s or %s)", name, MethodAuto, MethodExhaustive, MethodEvolve)
+	return nil, fmt.Errorf("search: unknown method %q (want %s, %s or %s)", s.Method, MethodAuto, MethodExhaustive, MethodEvolve)
+}
+
+// CheckMethod reports an unknown method name.
+func CheckMethod(name string) error {
+	_, err := Settings{Method: name}.method()
+	return err
+}
+
+// Run searches p as the settings say and returns the Pareto front. When no
+// strategy fits it returns the result and a *NoFitError (with suggestions
+// when s.Suggest); an input that admits no strategy space is an *InputError.
+func Run(ctx context.Context, p *Problem, s Settings) (*Result, error) {
+	m, err := s.method()
+	if err != nil {
+		return nil, err
+	}
+	r, err := m.Search(ctx, p)
+	var nf *NoFitError
+	if s.Suggest && errors.As(err, &nf) {
+		nf.suggest(ctx, p, r)
+	}
+	return r, err
 }
 
 // finish completes a result: the front, the elapsed time, and a NoFitError
@@ -144,7 +185,7 @@ func finish(ctx context.Context, p *Problem, r *Result, start time.Time) (*Resul
 		return r, fmt.Errorf("search: %s search stopped: %w", r.Method, err)
 	}
 	if r.Feasible == 0 {
-		return r, newNoFitError(ctx, p, r)
+		return r, newNoFitError(p, r)
 	}
 	return r, nil
 }

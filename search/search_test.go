@@ -200,11 +200,10 @@ func TestFrontProperties(t *testing.T) {
 		levels := 1 + rng.Intn(8)
 		cands := make([]Candidate, n)
 		for i := range cands {
-			s := space.Strategy{DP: 1 + rng.Intn(6), TP: 1 + rng.Intn(3), PP: 1, CP: 1, FSDP: 1, EP: 1, MB: 1, V: 1,
-				Schedule: space.OneFOneB, Recompute: space.RecomputeNone}
+			s := space.Strategy{Degree: space.Degrees{space.DP: 1 + rng.Intn(6), space.TP: 1 + rng.Intn(3), space.PP: 1, space.CP: 1, space.FSDP: 1, space.EP: 1}, MB: 1, V: 1, Schedule: space.OneFOneB, Recompute: space.RecomputeNone}
 			cands[i] = Candidate{
 				Strategy:    s,
-				Index:       int64(s.DP*10 + s.TP),
+				Index:       int64(s.Degree[space.DP]*10 + s.Degree[space.TP]),
 				MemoryBytes: float64(1 + rng.Intn(levels)),
 				UsableBytes: float64(levels),
 				Fits:        rng.Intn(6) != 0,
@@ -212,7 +211,7 @@ func TestFrontProperties(t *testing.T) {
 				StepSeconds: float64(1 + rng.Intn(levels)),
 			}
 			// The same strategy always has the same objectives.
-			cands[i].MemoryBytes = float64(1 + (s.DP*7+s.TP*3)%levels)
+			cands[i].MemoryBytes = float64(1 + (s.Degree[space.DP]*7+s.Degree[space.TP]*3)%levels)
 		}
 		front := Front(cands)
 		checkFront(t, front, cands)
@@ -297,21 +296,8 @@ func TestNoFitSuggestions(t *testing.T) {
 	// fits when f <= 1/6: on 128 chips (96 needed), with sequences of 512
 	// tokens (682 allowed) or with a batch of 8 (10 allowed).
 	base := space.Workload{Batch: 64, SeqLen: 4096}
-	mk := func(c profiles.Cluster, w space.Workload) (*Problem, error) {
-		f := float64(w.Batch*w.SeqLen) / float64(base.Batch*base.SeqLen) * 16 / float64(c.Chips())
-		p := bowlProblem([]int{2, 2}, []int{0, 0}, 10e9)
-		p.Cluster, p.Workload = c, w
-		mem := p.Memory
-		p.Memory = func(s *space.Strategy) memory.Breakdown {
-			b := mem(s)
-			b.ParamsBytes *= f
-			b.OptimizerBytes *= f
-			b.ActivationsBytes *= f
-			return b
-		}
-		return p, nil
-	}
 	var tried []string
+	var mk func(c profiles.Cluster, w space.Workload) (*Problem, error)
 	resolve := func(name string) (profiles.Cluster, error) {
 		tried = append(tried, name)
 		c := testCluster()
@@ -323,10 +309,24 @@ func TestNoFitSuggestions(t *testing.T) {
 		c.Axes[0].Size = n
 		return c, nil
 	}
+	mk = func(c profiles.Cluster, w space.Workload) (*Problem, error) {
+		f := float64(w.Batch*w.SeqLen) / float64(base.Batch*base.SeqLen) * 16 / float64(c.Chips())
+		d := bowl([]int{2, 2}, []int{0, 0}, 10e9)
+		d.Cluster, d.Workload = c, w
+		sc := d.Scorer.(funcScorer)
+		mem := sc.memory
+		sc.memory = func(s *space.Strategy) memory.Breakdown {
+			b := mem(s)
+			b.ParamsBytes *= f
+			b.OptimizerBytes *= f
+			b.ActivationsBytes *= f
+			return b
+		}
+		d.Scorer, d.Variant, d.ResolveCluster = sc, mk, resolve
+		return NewCustomProblem(d)
+	}
 	p, _ := mk(testCluster(), base)
-	p.Variant = mk
-	p.ResolveCluster = resolve
-	_, err := Exhaustive{}.Search(context.Background(), p)
+	_, err := Run(context.Background(), p, Settings{Method: MethodExhaustive, Suggest: true})
 	var nf *NoFitError
 	if !errors.As(err, &nf) {
 		t.Fatalf("Search error = %v; want *NoFitError", err)
@@ -344,26 +344,10 @@ func TestNoFitSuggestions(t *testing.T) {
 	}
 }
 
-func TestLargerClusterNames(t *testing.T) {
-	for _, tt := range []struct {
-		name string
-		want []string
-	}{
-		{"v5p-256", []string{"v5p-512", "v5p-1024"}},
-		{"h100-64", []string{"h100-128", "h100-256"}},
-		{"2xv5p-256", []string{"4xv5p-256", "8xv5p-256"}},
-		{"a100-40gb-64", []string{"a100-40gb-128", "a100-40gb-256"}},
-		{"custom", nil},
-	} {
-		if got := largerClusterNames(tt.name, 2); !slices.Equal(got, tt.want) {
-			t.Errorf("largerClusterNames(%q, 2) = %v; want %v", tt.name, got, tt.want)
-		}
-	}
-}
-
 func TestNoValidStrategy(t *testing.T) {
-	p := bowlProblem([]int{3, 3}, []int{0, 0}, 1e12)
-	p.Space = &gridSpace{cards: []int{3, 3}, invalid: func([]int) bool { return true }}
+	d := bowl([]int{3, 3}, []int{0, 0}, 1e12)
+	d.Space = &gridSpace{cards: []int{3, 3}, invalid: func([]int) bool { return true }}
+	p := mustProblem(d)
 	for _, m := range []Method{Exhaustive{}, Evolve{Seed: 1, Generations: 5}} {
 		_, err := m.Search(context.Background(), p)
 		var nf *NoFitError
@@ -374,8 +358,11 @@ func TestNoValidStrategy(t *testing.T) {
 }
 
 func TestCostFailures(t *testing.T) {
-	p := bowlProblem([]int{3, 3}, []int{0, 0}, 1e12)
-	p.Time = func(*space.Strategy) (cost.Estimate, error) { return cost.Estimate{}, errors.New("cost: broken") }
+	d := bowl([]int{3, 3}, []int{0, 0}, 1e12)
+	sc := d.Scorer.(funcScorer)
+	sc.time = func(*space.Strategy) (cost.Estimate, error) { return cost.Estimate{}, errors.New("cost: broken") }
+	d.Scorer = sc
+	p := mustProblem(d)
 	r, err := Exhaustive{}.Search(context.Background(), p)
 	var nf *NoFitError
 	if !errors.As(err, &nf) || nf.CostErr == nil {
@@ -402,14 +389,19 @@ func TestAuto(t *testing.T) {
 	}
 }
 
-func TestNewMethod(t *testing.T) {
-	for _, name := range []string{"", "auto", "exhaustive", "evolve"} {
-		if _, err := NewMethod(name, 1, nil); err != nil {
-			t.Errorf("NewMethod(%q): %v", name, err)
+func TestSettingsMethod(t *testing.T) {
+	p := bowlProblem([]int{4, 3}, []int{1, 1}, 1e12)
+	for _, tt := range []struct{ name, want string }{{"", MethodExhaustive}, {"auto", MethodExhaustive}, {"exhaustive", MethodExhaustive}, {"evolve", MethodEvolve}} {
+		if err := CheckMethod(tt.name); err != nil {
+			t.Errorf("CheckMethod(%q): %v", tt.name, err)
+		}
+		r, err := Run(context.Background(), p, Settings{Method: tt.name, Seed: 1})
+		if err != nil || r.Method != tt.want {
+			t.Errorf("Run(method %q) ran %v, %v; want %s", tt.name, r.Method, err, tt.want)
 		}
 	}
-	if _, err := NewMethod("random", 1, nil); err == nil || !strings.HasPrefix(err.Error(), "search: ") {
-		t.Errorf("NewMethod(random) error = %v", err)
+	if err := CheckMethod("random"); err == nil || !strings.HasPrefix(err.Error(), "search: ") {
+		t.Errorf("CheckMethod(random) error = %v", err)
 	}
 }
 
@@ -459,9 +451,10 @@ func TestRadix(t *testing.T) {
 
 func TestGenomeOperators(t *testing.T) {
 	p := bowlProblem([]int{8, 8, 6, 6}, []int{1, 2, 3, 4}, 1e12)
-	cards := p.Space.Cardinalities()
-	m := &memo{p: p, cards: cards, usable: p.usable(), entries: map[int64]*entry{}}
-	ops := newOperators(p.Space, cards)
+	sp, _ := p.Space()
+	cards := sp.Cardinalities()
+	m := &memo{p: p, sp: sp, cards: cards, usable: p.usable, entries: map[int64]*entry{}}
+	ops := newOperators(sp, cards)
 	a := &genome{genes: []int{0, 1, 2, 3}, m: m, ops: ops, capBytes: 1e12}
 	b := &genome{genes: []int{7, 6, 5, 4}, m: m, ops: ops, capBytes: 1e12}
 	for seed := range int64(20) {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/meshplan/meshplan/cost"
 	"github.com/meshplan/meshplan/memory"
-	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/space"
 )
@@ -23,9 +22,9 @@ type gridSpace struct {
 func (g *gridSpace) Cardinalities() []int { return g.cards }
 
 func (g *gridSpace) Decode(genes []int, dst *space.Strategy) bool {
-	*dst = space.Strategy{DP: 1, FSDP: 1, TP: 1, CP: 1, PP: 1, EP: 1, MB: 1, V: 1,
-		Schedule: space.OneFOneB, Recompute: space.RecomputeNone}
-	knobs := []*int{&dst.DP, &dst.TP, &dst.PP, &dst.MB, &dst.CP, &dst.FSDP, &dst.EP, &dst.V}
+	*dst = space.Defaults()
+	d := &dst.Degree
+	knobs := []*int{&d[space.DP], &d[space.TP], &d[space.PP], &dst.MB, &d[space.CP], &d[space.FSDP], &d[space.EP], &dst.V}
 	for k, v := range genes {
 		if k < len(knobs) {
 			*knobs[k] = v + 1
@@ -38,8 +37,28 @@ func (g *gridSpace) Decode(genes []int, dst *space.Strategy) bool {
 
 // knobs returns the integer knobs gridSpace.Decode wrote.
 func knobs(s *space.Strategy) [8]float64 {
-	return [8]float64{float64(s.DP), float64(s.TP), float64(s.PP), float64(s.MB),
-		float64(s.CP), float64(s.FSDP), float64(s.EP), float64(s.V)}
+	d := &s.Degree
+	return [8]float64{float64(d[space.DP]), float64(d[space.TP]), float64(d[space.PP]), float64(s.MB),
+		float64(d[space.CP]), float64(d[space.FSDP]), float64(d[space.EP]), float64(s.V)}
+}
+
+// funcScorer is a Scorer of two functions.
+type funcScorer struct {
+	memory func(s *space.Strategy) memory.Breakdown
+	time   func(s *space.Strategy) (cost.Estimate, error)
+}
+
+func (f funcScorer) Memory(s *space.Strategy) (memory.Breakdown, error) { return f.memory(s), nil }
+
+func (f funcScorer) Time(s *space.Strategy, _ bool) (cost.Estimate, error) { return f.time(s) }
+
+// mustProblem builds the custom problem c.
+func mustProblem(c Custom) *Problem {
+	p, err := NewCustomProblem(c)
+	if err != nil {
+		panic(err)
+	}
+	return p
 }
 
 // testCluster is a small cluster literal: 16 chips of 1e15 FLOP/s.
@@ -55,8 +74,13 @@ func testCluster() profiles.Cluster {
 // its minimum at target and whose memory falls with TP and PP: the fast
 // strategies and the small ones pull apart, so the front has several rows.
 func bowlProblem(cards []int, target []int, usableBytes float64) *Problem {
-	return &Problem{
-		Model:    model.Spec{Name: "bowl"},
+	return mustProblem(bowl(cards, target, usableBytes))
+}
+
+// bowl describes bowlProblem, for tests that change a part of it.
+func bowl(cards []int, target []int, usableBytes float64) Custom {
+	return Custom{
+		Name:     "bowl",
 		Cluster:  testCluster(),
 		Workload: space.Workload{Batch: 64, SeqLen: 1024},
 		Space: &gridSpace{cards: cards, invalid: func(g []int) bool {
@@ -67,7 +91,14 @@ func bowlProblem(cards []int, target []int, usableBytes float64) *Problem {
 			return s%5 == 4
 		}},
 		UsableBytes: usableBytes,
-		Memory: func(s *space.Strategy) memory.Breakdown {
+		Scorer:      bowlScorer(target),
+	}
+}
+
+// bowlScorer is bowlProblem's scorer.
+func bowlScorer(target []int) funcScorer {
+	return funcScorer{
+		memory: func(s *space.Strategy) memory.Breakdown {
 			k := knobs(s)
 			return memory.Breakdown{
 				ParamsBytes:      40e9 / (k[1] * k[2]),
@@ -75,7 +106,7 @@ func bowlProblem(cards []int, target []int, usableBytes float64) *Problem {
 				ActivationsBytes: 10e9 * k[3] / k[4],
 			}
 		},
-		Time: func(s *space.Strategy) (cost.Estimate, error) {
+		time: func(s *space.Strategy) (cost.Estimate, error) {
 			k := knobs(s)
 			t := 1.0
 			for i, v := range target {
@@ -98,30 +129,36 @@ func hashProblem(cards []int, levels int) *Problem {
 		f.Write([]byte(salt + s.String()))
 		return f.Sum64()
 	}
-	return &Problem{
-		Model:       model.Spec{Name: "hash"},
+	return mustProblem(Custom{
+		Name:        "hash",
 		Cluster:     testCluster(),
 		Workload:    space.Workload{Batch: 64, SeqLen: 1024},
 		Space:       &gridSpace{cards: cards, invalid: func(g []int) bool { return g[0] == 1 && g[1] == 2 }},
 		UsableBytes: float64(levels) * 0.8,
-		Memory: func(s *space.Strategy) memory.Breakdown {
-			return memory.Breakdown{ActivationsBytes: float64(h(s, "m") % uint64(levels))}
+		Scorer: funcScorer{
+			memory: func(s *space.Strategy) memory.Breakdown {
+				return memory.Breakdown{ActivationsBytes: float64(h(s, "m") % uint64(levels))}
+			},
+			time: func(s *space.Strategy) (cost.Estimate, error) {
+				v := h(s, "t")
+				if v%17 == 0 {
+					return cost.Estimate{}, errors.New("cost: synthetic failure")
+				}
+				return cost.Estimate{StepSeconds: 1 + float64(v%uint64(levels))}, nil
+			},
 		},
-		Time: func(s *space.Strategy) (cost.Estimate, error) {
-			v := h(s, "t")
-			if v%17 == 0 {
-				return cost.Estimate{}, errors.New("cost: synthetic failure")
-			}
-			return cost.Estimate{StepSeconds: 1 + float64(v%uint64(levels))}, nil
-		},
-	}
+	})
 }
 
 // bruteForce evaluates every gene vector of p the simple way and returns
 // the front by the definition (quadratic), the feasible count and the
 // valid count.
 func bruteForce(p *Problem) (front []Candidate, feasible, valid int64, all []Candidate) {
-	cards := p.Space.Cardinalities()
+	sp, err := p.Space()
+	if err != nil {
+		panic(err)
+	}
+	cards := sp.Cardinalities()
 	size := int64(1)
 	for _, c := range cards {
 		size *= int64(c)
@@ -130,11 +167,11 @@ func bruteForce(p *Problem) (front []Candidate, feasible, valid int64, all []Can
 	for i := int64(0); i < size; i++ {
 		genesOf(cards, i, genes)
 		var s space.Strategy
-		if !p.Space.Decode(genes, &s) {
+		if !sp.Decode(genes, &s) {
 			continue
 		}
 		valid++
-		c := p.Evaluate(s)
+		c := p.Evaluate(s, false)
 		c.Index = i
 		all = append(all, c)
 		if c.Feasible() {

@@ -13,7 +13,7 @@ func ExampleParse() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(s.DP, s.TP, s.PP, s.SP, s.Schedule, s.V)
+	fmt.Println(s.Degree[space.DP], s.Degree[space.TP], s.Degree[space.PP], s.SP, s.Schedule, s.V)
 	fmt.Println(s)
 
 	_, err = space.Parse("tpp=8")
@@ -24,7 +24,7 @@ func ExampleParse() {
 	// space: strategy key "tpp" is unknown (did you mean "tp"?)
 }
 
-func ExampleStrategy_Place() {
+func ExampleStrategy_Resolve() {
 	// 128 nodes of 8 H100s: the NVLink axis innermost, the nodes outside.
 	c := profiles.Cluster{Name: "h100-1024", Axes: []profiles.Axis{
 		{Name: "gpu", Size: 8, Tier: profiles.NVLink},
@@ -37,7 +37,12 @@ func ExampleStrategy_Place() {
 		return
 	}
 	fmt.Println(p)
-	for _, g := range p.Groups(c)[space.PP] {
+	m, err := p.Resolve(c)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, g := range m.Pipeline {
 		fmt.Printf("pp: %d of %s (whole axis: %v)\n", g.Size, g.Axis.Name, g.Whole)
 	}
 	// Output:

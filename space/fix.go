@@ -3,7 +3,6 @@ package space
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -27,10 +26,11 @@ func ParseFix(s string) (Fix, error) {
 	f := Fix{Set: map[string]string{}}
 	st := Defaults()
 	err := parseItems(s, "fix", func(k int, val string) error {
-		if err := setKey(&st, k, val); err != nil {
+		ks := keyTable()[k]
+		if err := ks.set(&st, val); err != nil {
 			return err
 		}
-		f.Set[keyNames()[k]] = valueString(&st, k)
+		f.Set[ks.name] = ks.format(&st)
 		return nil
 	})
 	if err != nil {
@@ -39,44 +39,11 @@ func ParseFix(s string) (Fix, error) {
 	return f, nil
 }
 
-// valueString formats the value of key k of st canonically.
-func valueString(st *Strategy, k int) string {
-	switch k {
-	case keyDP:
-		return strconv.Itoa(st.DP)
-	case keyZero:
-		return strconv.Itoa(st.Zero)
-	case keyFSDP:
-		return strconv.Itoa(st.FSDP)
-	case keyTP:
-		return strconv.Itoa(st.TP)
-	case keySP:
-		return strconv.FormatBool(st.SP)
-	case keyCP:
-		return strconv.Itoa(st.CP)
-	case keyPP:
-		return strconv.Itoa(st.PP)
-	case keyEP:
-		return strconv.Itoa(st.EP)
-	case keyMB:
-		return strconv.Itoa(st.MB)
-	case keySchedule:
-		return st.Schedule
-	case keyV:
-		return strconv.Itoa(st.V)
-	case keyRecompute:
-		return st.Recompute
-	case keyMesh:
-		return meshString(&st.Mesh)
-	}
-	return ""
-}
-
 // String returns the pinned keys as a strategy string in canonical key
 // order, e.g. "tp=8,pp=16"; the zero Fix gives "".
 func (f Fix) String() string {
 	var b strings.Builder
-	for _, k := range keyNames() {
+	for _, k := range Keys() {
 		v, ok := f.Set[k]
 		if !ok {
 			continue
@@ -97,10 +64,32 @@ func (f Fix) Has(key string) bool {
 	return ok
 }
 
-// parse returns the pinned values and which keys are pinned.
-func (f Fix) parse() (Strategy, [numKeys]bool, error) {
+// pinned is a parsed Fix: the pinned values and which keys are pinned.
+type pinned struct {
+	Strategy
+	set []bool // indexed like keyTable
+}
+
+// has reports whether the key named name is pinned.
+func (p *pinned) has(name string) bool {
+	i := lookupKey(name)
+	return i >= 0 && p.set[i]
+}
+
+// hasDim reports whether dimension d's degree is pinned.
+func (p *pinned) hasDim(d Dim) bool { return p.has(d.String()) }
+
+// pins parses f into a pinned.
+func (f Fix) pins() (pinned, error) {
+	st, set, err := f.parse()
+	return pinned{Strategy: st, set: set}, err
+}
+
+// parse returns the pinned values and which keys (indexed like keyTable)
+// are pinned.
+func (f Fix) parse() (Strategy, []bool, error) {
 	st := Defaults()
-	var set [numKeys]bool
+	set := make([]bool, len(keyTable()))
 	var unknown []string
 	for k := range f.Set {
 		if lookupKey(k) < 0 {
@@ -111,12 +100,12 @@ func (f Fix) parse() (Strategy, [numKeys]bool, error) {
 		slices.Sort(unknown)
 		return st, set, unknownErr("space: fix key", unknown[0], Keys())
 	}
-	for k, name := range keyNames() {
-		v, ok := f.Set[name]
+	for k, ks := range keyTable() {
+		v, ok := f.Set[ks.name]
 		if !ok {
 			continue
 		}
-		if err := setKey(&st, k, strings.TrimSpace(v)); err != nil {
+		if err := ks.set(&st, strings.TrimSpace(v)); err != nil {
 			return st, set, err
 		}
 		set[k] = true
@@ -145,21 +134,20 @@ func (f Fix) Allows(s Strategy) bool {
 	if err != nil {
 		return false
 	}
-	for k := range numKeys {
+	for k, ks := range keyTable() {
 		if !set[k] {
 			continue
 		}
-		switch k {
-		case keyMesh:
+		if ks.name == "mesh" {
 			for d := Dim(0); d < NumDims; d++ {
 				if len(p.Mesh[d]) > 0 && !sharesMatch(p.Mesh[d], &s, d) {
 					return false
 				}
 			}
-		default:
-			if valueString(&p, k) != valueString(&s, k) {
-				return false
-			}
+			continue
+		}
+		if ks.format(&p) != ks.format(&s) {
+			return false
 		}
 	}
 	return true
@@ -192,11 +180,11 @@ func sharesMatch(want []Share, s *Strategy, d Dim) bool {
 	return true
 }
 
-// aloneOnAxis reports whether no dimension of s other than d (and EP, which
-// lies inside dp and fsdp) has a share larger than 1 on axis.
+// aloneOnAxis reports whether no dimension of s other than d (and the
+// carved EP, which lies inside dp and fsdp) has a share larger than 1 on axis.
 func aloneOnAxis(s *Strategy, d Dim, axis string) bool {
 	for o := Dim(0); o < NumDims; o++ {
-		if o == d || o == EP || d == EP {
+		if o == d || o.carved() || d.carved() {
 			continue
 		}
 		for _, sh := range s.Mesh[o] {

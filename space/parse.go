@@ -3,59 +3,147 @@ package space
 import (
 	"errors"
 	"fmt"
-	"github.com/agnivade/levenshtein"
 	"strconv"
 	"strings"
+
+	"github.com/agnivade/levenshtein"
+
+	"github.com/meshplan/meshplan/model"
 )
 
-// Keys of the strategy string, in the contract's (and String's) order.
-const (
-	keyDP = iota
-	keyZero
-	keyFSDP
-	keyTP
-	keySP
-	keyCP
-	keyPP
-	keyEP
-	keyMB
-	keySchedule
-	keyV
-	keyRecompute
-	keyMesh
-	numKeys
-)
+// keySpec is one key of the strategy string: its name, how to read its
+// value into a strategy, how to print it, and whether it is at its default.
+type keySpec struct {
+	name string
+	// dim is the parallel dimension of a degree key, or NumDims for the
+	// other keys.
+	dim    Dim
+	set    func(st *Strategy, val string) error
+	format func(st *Strategy) string
+	// isDefault reports whether the value is the contract default (sp's
+	// default depends on tp).
+	isDefault func(st *Strategy) bool
+}
 
-// keyNames returns the strategy-string keys indexed by the key constants.
-func keyNames() [numKeys]string {
-	return [numKeys]string{"dp", "zero", "fsdp", "tp", "sp", "cp", "pp", "ep", "mb", "schedule", "v", "recompute", "mesh"}
+// keyTable returns the keys of the strategy string in the contract's (and
+// String's) order. A degree key is generated from its dimension.
+func keyTable() []keySpec {
+	deg := func(d Dim) keySpec {
+		return keySpec{name: d.String(), dim: d,
+			set: func(st *Strategy, val string) error {
+				n, err := positive(d.String(), val)
+				st.Degree[d] = n
+				return err
+			},
+			format:    func(st *Strategy) string { return strconv.Itoa(st.Degree[d]) },
+			isDefault: func(st *Strategy) bool { return st.Degree[d] == 1 },
+		}
+	}
+	knob := func(name string, set func(*Strategy, string) error, format func(*Strategy) string, isDefault func(*Strategy) bool) keySpec {
+		return keySpec{name: name, dim: NumDims, set: set, format: format, isDefault: isDefault}
+	}
+	return []keySpec{
+		deg(DP),
+		knob("zero", func(st *Strategy, val string) error {
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 0 || n > 2 {
+				return fmt.Errorf("space: zero=%s must be 0, 1 or 2 (ZeRO stage across dp; stage 3 is fsdp)", val)
+			}
+			st.Zero = n
+			return nil
+		}, func(st *Strategy) string { return strconv.Itoa(st.Zero) }, func(st *Strategy) bool { return st.Zero == 0 }),
+		deg(FSDP),
+		deg(TP),
+		knob("sp", func(st *Strategy, val string) error {
+			b, err := strconv.ParseBool(val)
+			if err != nil {
+				return fmt.Errorf("space: sp=%s must be true or false", val)
+			}
+			st.SP = b
+			return nil
+		}, func(st *Strategy) string { return strconv.FormatBool(st.SP) }, func(st *Strategy) bool { return st.SP == (st.Degree[TP] > 1) }),
+		deg(CP),
+		deg(PP),
+		deg(EP),
+		knob("mb", func(st *Strategy, val string) error {
+			n, err := positive("mb", val)
+			st.MB = n
+			return err
+		}, func(st *Strategy) string { return strconv.Itoa(st.MB) }, func(st *Strategy) bool { return st.MB == 1 }),
+		knob("schedule", func(st *Strategy, val string) error {
+			v := Schedule(strings.ToLower(val))
+			if !v.Known() {
+				return unknownErr("space: schedule", val, scheduleNames())
+			}
+			st.Schedule = v
+			return nil
+		}, func(st *Strategy) string { return string(st.Schedule) }, func(st *Strategy) bool { return st.Schedule == OneFOneB }),
+		knob("v", func(st *Strategy, val string) error {
+			n, err := positive("v", val)
+			st.V = n
+			return err
+		}, func(st *Strategy) string { return strconv.Itoa(st.V) }, func(st *Strategy) bool { return st.V == 1 }),
+		knob("recompute", func(st *Strategy, val string) error {
+			v := strings.ToLower(val)
+			if !knownRecompute(v) {
+				return unknownErr("space: recompute", val, model.PolicyNames())
+			}
+			st.Recompute = v
+			return nil
+		}, func(st *Strategy) string { return st.Recompute }, func(st *Strategy) bool { return st.Recompute == RecomputeNone }),
+		knob("mesh", func(st *Strategy, val string) error {
+			m, err := parseMesh(val)
+			if err != nil {
+				return err
+			}
+			st.Mesh = m
+			return nil
+		}, func(st *Strategy) string { return meshString(&st.Mesh) }, func(st *Strategy) bool { return meshString(&st.Mesh) == "" }),
+	}
+}
+
+// positive parses a positive integer value of key name.
+func positive(name, val string) (int, error) {
+	n, err := strconv.Atoi(val)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("space: %s=%s must be a positive integer", name, val)
+	}
+	return n, nil
+}
+
+// scheduleNames lists the schedules for messages.
+func scheduleNames() []string {
+	var out []string
+	for _, s := range Schedules() {
+		out = append(out, string(s))
+	}
+	return out
 }
 
 // Keys returns the keys of the strategy string in canonical order.
 func Keys() []string {
-	k := keyNames()
-	return k[:]
+	var out []string
+	for _, k := range keyTable() {
+		out = append(out, k.name)
+	}
+	return out
 }
 
-// lookupKey returns the index of a strategy key, or -1.
+// lookupKey returns the index of a strategy key in keyTable, or -1.
 func lookupKey(name string) int {
-	for i, k := range keyNames() {
-		if k == name {
+	for i, k := range keyTable() {
+		if k.name == name {
 			return i
 		}
 	}
 	return -1
 }
 
-// dimByName returns the Dim with the given mesh name, or NumDims.
-func dimByName(name string) Dim {
-	for d := Dim(0); d < NumDims; d++ {
-		if d.String() == name {
-			return d
-		}
-	}
-	return NumDims
-}
+// keyIndex returns the index of a known key in keyTable.
+func keyIndex(name string) int { return lookupKey(name) }
+
+// keyOfDim returns the index in keyTable of dimension d's degree key.
+func keyOfDim(d Dim) int { return keyIndex(d.String()) }
 
 // Parse reads a strategy string: comma-separated key=value items, every key
 // optional with its contract default (see the package documentation).
@@ -64,15 +152,15 @@ func dimByName(name string) Dim {
 // the strategy against a model, cluster and workload.
 func Parse(s string) (Strategy, error) {
 	st := Defaults()
-	var set [numKeys]bool
+	spSet := false
 	if err := parseItems(s, "strategy", func(k int, val string) error {
-		set[k] = true
-		return setKey(&st, k, val)
+		spSet = spSet || keyTable()[k].name == "sp"
+		return keyTable()[k].set(&st, val)
 	}); err != nil {
 		return Strategy{}, err
 	}
-	if !set[keySP] {
-		st.SP = st.TP > 1
+	if !spSet {
+		st.SP = st.Degree[TP] > 1
 	}
 	return st, nil
 }
@@ -80,7 +168,7 @@ func Parse(s string) (Strategy, error) {
 // parseItems splits s into key=value items and calls fn for each known key,
 // rejecting unknown and repeated keys. what names the string in errors.
 func parseItems(s, what string, fn func(key int, val string) error) error {
-	var seen [numKeys]bool
+	seen := make([]bool, len(keyTable()))
 	for item := range strings.SplitSeq(s, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
@@ -115,71 +203,10 @@ func unknownErr(prefix, name string, known []string) error {
 	return fmt.Errorf("%s %q is unknown (known: %s)", prefix, name, strings.Join(known, ", "))
 }
 
-// setKey parses val as the value of key k into st.
-func setKey(st *Strategy, k int, val string) error {
-	name := keyNames()[k]
-	switch k {
-	case keyDP, keyFSDP, keyTP, keyCP, keyPP, keyEP, keyMB, keyV:
-		n, err := strconv.Atoi(val)
-		if err != nil || n < 1 {
-			return fmt.Errorf("space: %s=%s must be a positive integer", name, val)
-		}
-		switch k {
-		case keyDP:
-			st.DP = n
-		case keyFSDP:
-			st.FSDP = n
-		case keyTP:
-			st.TP = n
-		case keyCP:
-			st.CP = n
-		case keyPP:
-			st.PP = n
-		case keyEP:
-			st.EP = n
-		case keyMB:
-			st.MB = n
-		case keyV:
-			st.V = n
-		}
-	case keyZero:
-		n, err := strconv.Atoi(val)
-		if err != nil || n < 0 || n > 2 {
-			return fmt.Errorf("space: zero=%s must be 0, 1 or 2 (ZeRO stage across dp; stage 3 is fsdp)", val)
-		}
-		st.Zero = n
-	case keySP:
-		b, err := strconv.ParseBool(val)
-		if err != nil {
-			return fmt.Errorf("space: sp=%s must be true or false", val)
-		}
-		st.SP = b
-	case keySchedule:
-		v := strings.ToLower(val)
-		if !knownSchedule(v) {
-			return unknownErr("space: schedule", val, []string{GPipe, OneFOneB, Interleaved})
-		}
-		st.Schedule = v
-	case keyRecompute:
-		v := strings.ToLower(val)
-		if !knownRecompute(v) {
-			return unknownErr("space: recompute", val, []string{RecomputeNone, RecomputeSelective, RecomputeFull})
-		}
-		st.Recompute = v
-	case keyMesh:
-		m, err := parseMesh(val)
-		if err != nil {
-			return err
-		}
-		st.Mesh = m
-	}
-	return nil
-}
-
-func knownSchedule(s string) bool { return s == GPipe || s == OneFOneB || s == Interleaved }
-
+// knownRecompute reports whether s names a recompute policy.
 func knownRecompute(s string) bool {
-	return s == RecomputeNone || s == RecomputeSelective || s == RecomputeFull
+	_, ok := model.LookupPolicy(s)
+	return ok
 }
 
 // parseMesh reads a mesh value such as "tp:gpu;pp:node*16;dp:node*8".
@@ -278,39 +305,16 @@ func meshString(m *[NumDims][]Share) string {
 // as "dp=1". Parse(s.String()) gives s back for every s that Parse returns.
 func (s Strategy) String() string {
 	var b strings.Builder
-	add := func(k, v string) {
+	for _, k := range keyTable() {
+		if k.isDefault(&s) {
+			continue
+		}
 		if b.Len() > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(k)
+		b.WriteString(k.name)
 		b.WriteByte('=')
-		b.WriteString(v)
-	}
-	addInt := func(k string, v, def int) {
-		if v != def {
-			add(k, strconv.Itoa(v))
-		}
-	}
-	addInt("dp", s.DP, 1)
-	addInt("zero", s.Zero, 0)
-	addInt("fsdp", s.FSDP, 1)
-	addInt("tp", s.TP, 1)
-	if s.SP != (s.TP > 1) {
-		add("sp", strconv.FormatBool(s.SP))
-	}
-	addInt("cp", s.CP, 1)
-	addInt("pp", s.PP, 1)
-	addInt("ep", s.EP, 1)
-	addInt("mb", s.MB, 1)
-	if s.Schedule != OneFOneB {
-		add("schedule", s.Schedule)
-	}
-	addInt("v", s.V, 1)
-	if s.Recompute != RecomputeNone {
-		add("recompute", s.Recompute)
-	}
-	if m := meshString(&s.Mesh); m != "" {
-		add("mesh", m)
+		b.WriteString(k.format(&s))
 	}
 	if b.Len() == 0 {
 		return "dp=1"

@@ -9,18 +9,6 @@ import (
 	"github.com/meshplan/meshplan/profiles"
 )
 
-// Group is one mesh-axis share of a parallel dimension, resolved against a
-// cluster: what the cost model needs to price a collective over it.
-type Group struct {
-	// Axis is the cluster axis the share lies on.
-	Axis profiles.Axis
-	// Size is the number of chips of the axis in the group.
-	Size int
-	// Whole says the group spans the whole axis, so it keeps the axis's
-	// wraparound; a part of an axis is a contiguous sub-ring without one.
-	Whole bool
-}
-
 // axisIndex returns the index of the named axis in c, or -1.
 func axisIndex(c *profiles.Cluster, name string) int {
 	for i := range c.Axes {
@@ -85,8 +73,8 @@ func (s Strategy) Place(c profiles.Cluster) (Strategy, error) {
 	out.Mesh = [NumDims][]Share{}
 	var errs []error
 	for _, d := range fillOrder() {
-		if s.Degree(d) < 1 {
-			errs = append(errs, fmt.Errorf("space: %s=%d must be a positive integer", d, s.Degree(d)))
+		if s.Degree[d] < 1 {
+			errs = append(errs, fmt.Errorf("space: %s=%d must be a positive integer", d, s.Degree[d]))
 		}
 	}
 	if len(errs) > 0 {
@@ -101,9 +89,9 @@ func (s Strategy) Place(c profiles.Cluster) (Strategy, error) {
 	for i, a := range c.Axes {
 		free[i] = a.Size
 	}
-	// Explicit shares of the non-EP dimensions.
-	for _, d := range fillOrder() {
-		if d == EP || len(s.Mesh[d]) == 0 {
+	// Explicit shares of the dimensions with chips of their own.
+	for _, d := range ownDims() {
+		if len(s.Mesh[d]) == 0 {
 			continue
 		}
 		shares, err := resolveShares(&c, d, s.Mesh[d])
@@ -115,8 +103,8 @@ func (s Strategy) Place(c profiles.Cluster) (Strategy, error) {
 		for _, sh := range shares {
 			prod = mulSat(prod, sh.Size)
 		}
-		if prod != s.Degree(d) {
-			errs = append(errs, fmt.Errorf("space: the mesh shares of %s (%s) multiply to %d, not to %s=%d", d, sharesString(shares), prod, d, s.Degree(d)))
+		if prod != s.Degree[d] {
+			errs = append(errs, fmt.Errorf("space: the mesh shares of %s (%s) multiply to %d, not to %s=%d", d, sharesString(shares), prod, d, s.Degree[d]))
 			continue
 		}
 		for _, sh := range shares {
@@ -134,14 +122,14 @@ func (s Strategy) Place(c profiles.Cluster) (Strategy, error) {
 		return out, errors.Join(errs...)
 	}
 	// Default placement of the rest.
-	for _, d := range fillOrder() {
-		if d == EP || out.Mesh[d] != nil || s.Degree(d) == 1 {
+	for _, d := range ownDims() {
+		if out.Mesh[d] != nil || s.Degree[d] == 1 {
 			continue
 		}
-		shares, ok := defaultShares(&c, free, s.Degree(d), true)
+		shares, ok := defaultShares(&c, free, s.Degree[d], true)
 		if !ok {
 			errs = append(errs, fmt.Errorf("space: cannot lay out %s=%d on the free part of the mesh (%s): a degree must be a product of factors of the axis sizes left over by %s",
-				d, s.Degree(d), freeString(&c, free), placedBefore(d)))
+				d, s.Degree[d], freeString(&c, free), placedBefore(d)))
 			continue
 		}
 		out.Mesh[d] = shares
@@ -157,12 +145,12 @@ func (s Strategy) Place(c profiles.Cluster) (Strategy, error) {
 				c.Axes[a].Size-c.Axes[a].Size/f, c.Axes[a].Size, c.Axes[a].Name))
 		}
 	}
-	// EP inside DP and FSDP.
+	// EP inside the dimensions it is carved out of (DP and FSDP).
 	dataCap := make([]int, nAxes)
 	for a := range dataCap {
 		dataCap[a] = 1
 	}
-	for _, d := range [...]Dim{DP, FSDP} {
+	for _, d := range dimTable()[EP].within.inFillOrder() {
 		for _, sh := range out.Mesh[d] {
 			a := axisIndex(&c, sh.Axis)
 			dataCap[a] *= sh.Size
@@ -184,15 +172,15 @@ func (s Strategy) Place(c profiles.Cluster) (Strategy, error) {
 					sh.Axis, sh.Size, sh.Axis, dataCap[a]))
 			}
 		}
-		if prod != s.EP {
-			errs = append(errs, fmt.Errorf("space: the mesh shares of ep (%s) multiply to %d, not to ep=%d", sharesString(shares), prod, s.EP))
+		if prod != s.Degree[EP] {
+			errs = append(errs, fmt.Errorf("space: the mesh shares of ep (%s) multiply to %d, not to ep=%d", sharesString(shares), prod, s.Degree[EP]))
 		}
 		out.Mesh[EP] = shares
-	case s.EP > 1:
-		shares, ok := defaultShares(&c, dataCap, s.EP, false)
-		if !ok || s.Replicas()%s.EP != 0 {
+	case s.Degree[EP] > 1:
+		shares, ok := defaultShares(&c, dataCap, s.Degree[EP], false)
+		if !ok || s.Replicas()%s.Degree[EP] != 0 {
 			errs = append(errs, fmt.Errorf("space: cannot lay out ep=%d inside the dp and fsdp shares (dp*fsdp = %d); ep must divide dp*fsdp and be a product of factors of their shares",
-				s.EP, s.Replicas()))
+				s.Degree[EP], s.Replicas()))
 			break
 		}
 		out.Mesh[EP] = shares
@@ -318,49 +306,4 @@ func gcd(a, b int) int {
 		a, b = b, a%b
 	}
 	return a
-}
-
-// Groups resolves the mesh shares of every dimension against cluster c:
-// the axis, the share size and whether it spans the whole axis, innermost
-// axis first. An unplaced strategy is given the default placement first.
-// It is meant for strategies that Validate accepts; a share naming an axis
-// c does not have gets an Axis with only its Name set. The result's slices
-// share one allocation.
-func (s Strategy) Groups(c profiles.Cluster) [NumDims][]Group {
-	var g [NumDims][]Group
-	if !s.placed() {
-		p, err := s.Place(c)
-		if err != nil && !p.placed() {
-			return g
-		}
-		s = p
-	}
-	n := 0
-	for d := range s.Mesh {
-		n += len(s.Mesh[d])
-	}
-	if n == 0 {
-		return g
-	}
-	all := make([]Group, n)
-	i := 0
-	for d := range s.Mesh {
-		start := i
-		for _, sh := range s.Mesh[d] {
-			a := axisIndex(&c, sh.Axis)
-			if a < 0 {
-				all[i] = Group{Axis: profiles.Axis{Name: sh.Axis}, Size: sh.Size}
-			} else {
-				ax := c.Axes[a]
-				size := sh.Size
-				if size == 0 {
-					size = ax.Size
-				}
-				all[i] = Group{Axis: ax, Size: size, Whole: size == ax.Size}
-			}
-			i++
-		}
-		g[d] = all[start:i:i]
-	}
-	return g
 }

@@ -1,6 +1,7 @@
 package space
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -73,41 +74,150 @@ func TestPlaceErrors(t *testing.T) {
 	}
 }
 
-func TestGroups(t *testing.T) {
+func TestResolve(t *testing.T) {
 	s, _ := Parse("tp=8,pp=4,dp=32")
-	g := s.Groups(gpuCluster(1024))
-	check := func(d Dim, i int, axis string, size int, whole bool) {
+	m, err := s.Resolve(gpuCluster(1024))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(gs []Group, what string, i int, axis string, size int, whole bool) {
 		t.Helper()
-		if i >= len(g[d]) {
-			t.Fatalf("Groups()[%s] has %d groups, want more than %d", d, len(g[d]), i)
+		if i >= len(gs) {
+			t.Fatalf("%s has %d groups, want more than %d", what, len(gs), i)
 		}
-		got := g[d][i]
+		got := gs[i]
 		if got.Axis.Name != axis || got.Size != size || got.Whole != whole {
-			t.Errorf("Groups()[%s][%d] = {%s %d %v}, want {%s %d %v}", d, i, got.Axis.Name, got.Size, got.Whole, axis, size, whole)
+			t.Errorf("%s[%d] = {%s %d %v}, want {%s %d %v}", what, i, got.Axis.Name, got.Size, got.Whole, axis, size, whole)
 		}
 	}
-	check(TP, 0, "gpu", 8, true)
-	check(PP, 0, "node", 4, false)
-	check(DP, 0, "node", 32, false)
-	if len(g[FSDP]) != 0 || len(g[CP]) != 0 || len(g[EP]) != 0 {
-		t.Errorf("Groups() gave shares to degree-1 dimensions: %+v", g)
+	check(m.Groups[RoleTP], "tp", 0, "gpu", 8, true)
+	check(m.Pipeline, "pp", 0, "node", 4, false)
+	check(m.Groups[RoleDP], "dp", 0, "node", 32, false)
+	check(m.Groups[RoleEDP], "edp", 0, "node", 32, false)
+	if len(m.Groups[RoleFSDP]) != 0 || len(m.Groups[RoleCP]) != 0 || len(m.Groups[RoleEP]) != 0 {
+		t.Errorf("Resolve gave groups to degree-1 roles: %+v", m.Groups)
 	}
-	if g[TP][0].Axis.Tier != profiles.NVLink {
-		t.Errorf("Groups()[tp] axis tier = %q, want nvlink", g[TP][0].Axis.Tier)
+	if m.Groups[RoleTP][0].Axis.Tier != profiles.NVLink {
+		t.Errorf("tp axis tier = %q, want nvlink", m.Groups[RoleTP][0].Axis.Tier)
 	}
 	// A whole axis written without a size.
 	w, _ := Parse("tp=8,fsdp=16,mesh=tp:z;fsdp:x.y")
-	gw := w.Groups(v5p256())
-	if len(gw[FSDP]) != 2 || !gw[TP][0].Whole || gw[TP][0].Size != 8 || !gw[FSDP][1].Whole {
-		t.Errorf("Groups(%q) = %+v", w, gw)
+	mw, err := w.Resolve(v5p256())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := mw.Groups
+	if len(gw[RoleFSDP]) != 2 || !gw[RoleTP][0].Whole || gw[RoleTP][0].Size != 8 || !gw[RoleFSDP][1].Whole {
+		t.Errorf("Resolve(%q) = %+v", w, gw)
 	}
 }
 
-func BenchmarkGroups(b *testing.B) {
+// TestResolveCarve checks EP's carving out of FSDP and DP, axis by axis:
+// FSDP first, then DP (issue: the ep share gpu*8 of dp=32,fsdp=2,ep=8 on
+// 8x8 GPUs spans the fsdp share gpu*2 and part of the dp share gpu*4).
+func TestResolveCarve(t *testing.T) {
+	tests := []struct {
+		s          string
+		edp, efsdp int
+		edpGroups  string
+	}{
+		{"dp=32,fsdp=2,ep=8", 8, 1, "node*8"},
+		{"dp=32,fsdp=2,ep=2", 32, 1, "gpu*4.node*8"},
+		{"dp=16,fsdp=4,ep=8", 8, 1, "node*8"},
+		{"dp=8,fsdp=8,ep=8", 8, 1, "node*8"},
+		{"dp=8,fsdp=8,ep=4", 8, 2, "node*8"},
+		{"dp=2,fsdp=32,ep=64", 1, 1, ""},
+		// gpu: ep 4 of fsdp 8 leaves efsdp 2; node: ep 4 takes fsdp's 2, then 2 of dp's 4.
+		{"dp=4,fsdp=16,ep=16,mesh=fsdp:gpu*8.node*2;dp:node*4;ep:gpu*4.node*4", 2, 2, "node*2"},
+	}
+	for _, tt := range tests {
+		s, err := Parse(tt.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.Resolve(gpuCluster(64))
+		if err != nil {
+			t.Errorf("Resolve(%q): %v", tt.s, err)
+			continue
+		}
+		if m.Degrees[RoleEDP] != tt.edp || m.Degrees[RoleEFSDP] != tt.efsdp {
+			t.Errorf("Resolve(%q): edp %d, efsdp %d; want %d, %d", tt.s, m.Degrees[RoleEDP], m.Degrees[RoleEFSDP], tt.edp, tt.efsdp)
+		}
+		var parts []string
+		for _, g := range m.Groups[RoleEDP] {
+			parts = append(parts, fmt.Sprintf("%s*%d", g.Axis.Name, g.Size))
+		}
+		if got := strings.Join(parts, "."); got != tt.edpGroups {
+			t.Errorf("Resolve(%q): edp groups %q, want %q", tt.s, got, tt.edpGroups)
+		}
+		// Every chip of the data-parallel group is in exactly one of ep, edp, efsdp.
+		if got, want := m.Degrees[RoleEP]*m.Degrees[RoleEDP]*m.Degrees[RoleEFSDP], s.Replicas(); got != want {
+			t.Errorf("Resolve(%q): ep*edp*efsdp = %d, want dp*fsdp = %d", tt.s, got, want)
+		}
+	}
+}
+
+// TestResolvePlacedEverywhere checks that every placement Place accepts
+// resolves, for random MoE strategies.
+func TestResolvePlacedEverywhere(t *testing.T) {
+	c := gpuCluster(64)
+	sp, err := New(smallMoE(), c, Workload{Batch: 64, SeqLen: 64}, Fix{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	genes := make([]int, NumGenes)
+	var s Strategy
+	for i := range sp.Size() {
+		if !sp.DecodeIndex(i, genes, &s) {
+			continue
+		}
+		if _, err := s.Resolve(c); err != nil {
+			t.Fatalf("Decode gives %s, which does not resolve: %v", s, err)
+		}
+	}
+}
+
+func BenchmarkResolve(b *testing.B) {
 	s, _ := Parse("tp=8,pp=16,dp=128,mesh=tp:gpu;pp:node*16;dp:node*128")
 	c := gpuCluster(16384)
+	var m Mesh
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = s.Groups(c)
+		if err := m.Resolve(c, &s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestRoleDegreesMatchResolve checks the allocation-free carving against
+// Resolve's groups on every MoE strategy of a small space.
+func TestRoleDegreesMatchResolve(t *testing.T) {
+	c := gpuCluster(64)
+	sp, err := New(smallMoE(), c, Workload{Batch: 64, SeqLen: 64}, Fix{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	genes := make([]int, NumGenes)
+	var s Strategy
+	n := 0
+	for i := range sp.Size() {
+		if !sp.DecodeIndex(i, genes, &s) {
+			continue
+		}
+		m, err := s.Resolve(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := s.RoleDegrees(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d != m.Degrees {
+			t.Fatalf("%s: RoleDegrees %v, Resolve %v", s, d, m.Degrees)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no valid strategy")
 	}
 }

@@ -14,9 +14,9 @@ import (
 
 // The genes of a Space, in mixed-radix order (GeneLayout varies slowest).
 // Every choice list is ordered: layouts by degrees (tp, cp, fsdp, pp, dp,
-// ep, ascending) then placement, micro-batch sizes ascending, schedules
-// 1f1b, gpipe, then interleaved by ascending v, recompute none, selective,
-// full, and ZeRO stages ascending.
+// ep, ascending) then placement, micro-batch sizes ascending, schedules in
+// the table's order (1f1b, gpipe, then interleaved by ascending v),
+// recompute none, selective, full, and ZeRO stages ascending.
 const (
 	GeneLayout    = iota // degrees, ep and their placement on the mesh
 	GeneMB               // micro-batch size
@@ -26,23 +26,17 @@ const (
 	NumGenes
 )
 
-// MaxVirtualStages is the largest v the space offers for the interleaved
-// schedule (Megatron-LM runs use 2 to 4; beyond that the extra
-// point-to-point traffic outweighs the smaller bubble). A Fix may pin a
-// larger v.
-const MaxVirtualStages = 4
-
 // layout is one choice of the layout gene.
 type layout struct {
-	dp, fsdp, tp, cp, pp, ep int
-	sp                       bool
-	perReplica               int // batch/(dp*fsdp)
-	mesh                     [NumDims][]Share
+	deg        Degrees
+	sp         bool
+	perReplica int // batch/(dp*fsdp)
+	mesh       [NumDims][]Share
 }
 
 // scheduleChoice is one choice of the schedule gene.
 type scheduleChoice struct {
-	name string
+	name Schedule
 	v    int
 }
 
@@ -63,8 +57,9 @@ type Space struct {
 	index      map[string]int
 }
 
-// tupleDims are the dimensions of a per-axis factor tuple, in fill order.
-func tupleDims() [5]Dim { return [5]Dim{TP, CP, FSDP, PP, DP} }
+// tupleDims are the dimensions of a per-axis factor tuple: those with chips
+// of their own, in fill order.
+func tupleDims() []Dim { return ownDims() }
 
 // New builds the space of model m on cluster c for workload w (a zero
 // w.SeqLen means m.SeqLen). fix is a partial strategy (the `--fix` string,
@@ -88,24 +83,26 @@ func tupleDims() [5]Dim { return [5]Dim{TP, CP, FSDP, PP, DP} }
 // cluster with several link tiers, tensor parallelism stays on the fastest
 // tier (tp within the NVLink domain on GPUs, inside the ICI slice on
 // multislice TPUs), since its collectives sit on the critical path of
-// every layer (formulas.md §7: "TP up to the GPUs per server"). And the
+// every layer (docs/formulas.md §7: "TP up to the GPUs per server"). And the
 // data-centre network between TPU slices carries only DP and PP (and EP
 // inside DP), never FSDP or CP, whose per-layer traffic it cannot sustain
-// (formulas.md §7: "FSDP over DCN is generally too slow"). A fix that pins
+// (docs/formulas.md §7: "FSDP over DCN is generally too slow"). A fix that pins
 // a dimension's degree or mesh lifts the rule for it. Single-tier clusters
 // (one TPU slice) are not pruned.
 //
 // The micro-batch gene lists the divisors of the largest per-replica
 // batch; Decode reports the ones that do not divide a layout's own
-// per-replica batch as invalid. The schedule gene lists 1f1b, gpipe and
-// interleaved with v from 2 to MaxVirtualStages (and pp*v <= layers); with
-// pp=1 only the first choice decodes as valid. Stages of ZeRO above 0 decode
+// per-replica batch as invalid. The schedule gene lists the schedules of
+// the table (1f1b, gpipe, interleaved), a schedule with virtual stages
+// with every v from 2 up to what the layers allow on the fewest pipeline
+// stages of any layout (pp*v <= layers: no fixed cap, so the space is the
+// whole space); with pp=1 only the first choice decodes as valid. Stages of ZeRO above 0 decode
 // as valid only with dp > 1. sp is true when tp > 1 unless fix pins it.
 //
 // New returns an error when the inputs are malformed or when no layout
 // fits, saying why.
 func New(m model.Spec, c profiles.Cluster, w Workload, fix Fix) (*Space, error) {
-	fp, fset, err := fix.parse()
+	fp, err := fix.pins()
 	if err != nil {
 		return nil, fmt.Errorf("%w (in --fix %q)", err, fix.String())
 	}
@@ -115,7 +112,7 @@ func New(m model.Spec, c profiles.Cluster, w Workload, fix Fix) (*Space, error) 
 	sp := &Space{layers: m.Layers, cluster: c}
 	sp.classes = axisClasses(&c)
 	var fixMesh [NumDims][]Share
-	if fset[keyMesh] {
+	if fp.has("mesh") {
 		for d := range fp.Mesh {
 			if len(fp.Mesh[d]) == 0 {
 				continue
@@ -125,13 +122,18 @@ func New(m model.Spec, c profiles.Cluster, w Workload, fix Fix) (*Space, error) 
 			}
 		}
 	}
-	sp.layouts = enumerateLayouts(&m, &c, w, &fp, &fset, &fixMesh, sp.classes)
+	sp.layouts = enumerateLayouts(&m, &c, w, &fp, &fixMesh, sp.classes)
 	if len(sp.layouts) == 0 {
 		return nil, noLayoutErr(&m, &c, w, fix)
 	}
+	order := fillOrder()
 	slices.SortStableFunc(sp.layouts, func(a, b layout) int {
-		return cmp.Or(cmp.Compare(a.tp, b.tp), cmp.Compare(a.cp, b.cp), cmp.Compare(a.fsdp, b.fsdp),
-			cmp.Compare(a.pp, b.pp), cmp.Compare(a.dp, b.dp), cmp.Compare(a.ep, b.ep))
+		for _, d := range order {
+			if c := cmp.Compare(a.deg[d], b.deg[d]); c != 0 {
+				return c
+			}
+		}
+		return 0
 	})
 	sp.index = make(map[string]int, len(sp.layouts))
 	var buf []byte
@@ -146,12 +148,12 @@ func New(m model.Spec, c profiles.Cluster, w Workload, fix Fix) (*Space, error) 
 	for i := range sp.layouts {
 		l := &sp.layouts[i]
 		maxPer = max(maxPer, l.perReplica)
-		anyDP = anyDP || l.dp > 1
-		if l.pp > 1 && (minPP == 0 || l.pp < minPP) {
-			minPP = l.pp
+		anyDP = anyDP || l.deg[DP] > 1
+		if pp := l.deg[PP]; pp > 1 && (minPP == 0 || pp < minPP) {
+			minPP = pp
 		}
 	}
-	if fset[keyMB] {
+	if fp.has("mb") {
 		if w.Batch%fp.MB != 0 {
 			return nil, fmt.Errorf("space: the fixed mb=%d does not divide the batch of %d sequences: use mb in %s", fp.MB, w.Batch, divisorList(w.Batch))
 		}
@@ -164,17 +166,20 @@ func New(m model.Spec, c profiles.Cluster, w Workload, fix Fix) (*Space, error) 
 		}
 	}
 
-	// Schedules.
-	all := []scheduleChoice{{OneFOneB, 1}, {GPipe, 1}}
-	maxV := MaxVirtualStages
-	if fset[keyV] {
-		maxV = fp.V
-	}
-	for v := 2; v <= maxV && minPP > 0 && minPP*v <= m.Layers; v++ {
-		all = append(all, scheduleChoice{Interleaved, v})
+	// Schedules: every schedule of the table, and for one with virtual
+	// stages every v from 2 to what the layers allow on the fewest stages.
+	var all []scheduleChoice
+	for _, sc := range Schedules() {
+		if !sc.Virtual() {
+			all = append(all, scheduleChoice{sc, 1})
+			continue
+		}
+		for v := 2; minPP > 0 && minPP*v <= m.Layers; v++ {
+			all = append(all, scheduleChoice{sc, v})
+		}
 	}
 	for _, sc := range all {
-		if fset[keySchedule] && sc.name != fp.Schedule || fset[keyV] && sc.v != fp.V {
+		if fp.has("schedule") && sc.name != fp.Schedule || fp.has("v") && sc.v != fp.V {
 			continue
 		}
 		sp.schedules = append(sp.schedules, sc)
@@ -183,17 +188,17 @@ func New(m model.Spec, c profiles.Cluster, w Workload, fix Fix) (*Space, error) 
 		sp.schedules = sp.schedules[:1] // with pp=1 only the first choice is valid
 	}
 	if len(sp.schedules) == 0 {
-		return nil, fmt.Errorf("space: no pipeline schedule agrees with --fix %q: interleaved needs v >= 2, pp > 1 and pp*v <= %d layers, and v > 1 needs interleaved", fix.String(), m.Layers)
+		return nil, fmt.Errorf("space: no pipeline schedule agrees with --fix %q: %s need v >= 2, pp > 1 and pp*v <= %d layers, and v > 1 needs one of them", fix.String(), strings.Join(virtualScheduleNames(), ", "), m.Layers)
 	}
 
 	// Recompute policies and ZeRO stages.
-	for _, r := range []string{RecomputeNone, RecomputeSelective, RecomputeFull} {
-		if !fset[keyRecompute] || r == fp.Recompute {
+	for _, r := range model.PolicyNames() {
+		if !fp.has("recompute") || r == fp.Recompute {
 			sp.recomputes = append(sp.recomputes, r)
 		}
 	}
 	for z := range 3 {
-		if (!fset[keyZero] || z == fp.Zero) && (z == 0 || anyDP) {
+		if (!fp.has("zero") || z == fp.Zero) && (z == 0 || anyDP) {
 			sp.zeros = append(sp.zeros, z)
 		}
 	}
@@ -242,9 +247,8 @@ func noLayoutErr(m *model.Spec, c *profiles.Cluster, w Workload, fix Fix) error 
 		c.Chips(), c.Name, m.Name, m.Heads, m.KVHeads, m.Layers, w.Batch, seqLen(m, w))
 	if len(fix.Set) > 0 {
 		var noMesh [NumDims][]Share
-		var noSet [numKeys]bool
-		d := Defaults()
-		if n := len(enumerateLayouts(m, c, w, &d, &noSet, &noMesh, axisClasses(c))); n > 0 {
+		none := pinned{Strategy: Defaults(), set: make([]bool, len(keyTable()))}
+		if n := len(enumerateLayouts(m, c, w, &none, &noMesh, axisClasses(c))); n > 0 {
 			return fmt.Errorf("%s that agrees with --fix %q; without the fix %d layouts fit: relax the fix", base, fix.String(), n)
 		}
 	}
@@ -272,23 +276,37 @@ func axisClasses(c *profiles.Cluster) [][]int {
 	return classes
 }
 
-// axisTuples returns every ordered factorisation of n into the five
-// tuple dimensions (tp, cp, fsdp, pp, dp), in descending lexicographic
-// order so that among interchangeable axes the inner one gets the larger
-// tp (then cp, ...).
-func axisTuples(n int) [][5]int {
-	var out [][5]int
-	var t [5]int
+// tuple is the factor of each dimension on one axis (or the product over
+// axes), indexed by Dim; carved dimensions (EP) stay 1.
+type tuple [NumDims]int
+
+// one returns the tuple with every factor 1.
+func one() tuple {
+	var t tuple
+	for i := range t {
+		t[i] = 1
+	}
+	return t
+}
+
+// axisTuples returns every ordered factorisation of n into the dimensions
+// with chips of their own, in descending lexicographic order over the fill
+// order (tp, cp, fsdp, pp, dp) so that among interchangeable axes the inner
+// one gets the larger tp (then cp, ...).
+func axisTuples(n int) []tuple {
+	var out []tuple
+	dims := tupleDims()
+	t := one()
 	var rec func(i, left int)
 	rec = func(i, left int) {
-		if i == 4 {
-			t[4] = left
+		if i == len(dims)-1 {
+			t[dims[i]] = left
 			out = append(out, t)
 			return
 		}
 		for f := left; f >= 1; f-- {
 			if left%f == 0 {
-				t[i] = f
+				t[dims[i]] = f
 				rec(i+1, left/f)
 			}
 		}
@@ -297,13 +315,39 @@ func axisTuples(n int) [][5]int {
 	return out
 }
 
+// banned returns, per axis of c, the dimensions the tier rules of the
+// table keep off it (see New), except those fp pins.
+func banned(c *profiles.Cluster, fp *pinned, fixMesh *[NumDims][]Share) [][NumDims]bool {
+	out := make([][NumDims]bool, len(c.Axes))
+	fastest := -1
+	for _, ax := range c.Axes {
+		if r := tierRank(ax.Tier); fastest < 0 || r < fastest {
+			fastest = r
+		}
+	}
+	for d, spec := range dimTable() {
+		if fp.hasDim(Dim(d)) || len(fixMesh[d]) > 0 {
+			continue
+		}
+		for a, ax := range c.Axes {
+			switch spec.keep {
+			case fastestTier:
+				out[a][d] = tierRank(ax.Tier) > fastest
+			case offDCN:
+				out[a][d] = ax.Tier == profiles.DCN
+			}
+		}
+	}
+	return out
+}
+
 // enumerateLayouts lists every layout of m on c for w agreeing with the
-// pinned values fp (keys in fset) and the resolved fixMesh.
-func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *Strategy, fset *[numKeys]bool, fixMesh *[NumDims][]Share, classes [][]int) []layout {
+// pinned values fp and the resolved fixMesh.
+func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *pinned, fixMesh *[NumDims][]Share, classes [][]int) []layout {
 	nAxes := len(c.Axes)
 	seq := seqLen(m, w)
-	tuples := make([][][5]int, nAxes)
-	bySize := map[int][][5]int{}
+	tuples := make([][]tuple, nAxes)
+	bySize := map[int][]tuple{}
 	prevInClass := make([]int, nAxes)
 	for a := range prevInClass {
 		prevInClass[a] = -1
@@ -319,57 +363,34 @@ func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *Strate
 		}
 		tuples[a] = bySize[ax.Size]
 	}
-	fixDeg := [5]int{}
-	for i, d := range tupleDims() {
-		if fset[keyOf(d)] {
-			fixDeg[i] = fp.Degree(d)
+	var fixDeg tuple
+	for _, d := range tupleDims() {
+		if fp.hasDim(d) {
+			fixDeg[d] = fp.Degree[d]
 		}
 	}
-	spFixed, spVal := fset[keySP], fp.SP
+	spFixed, spVal := fp.has("sp"), fp.SP
 	experts := 0
 	if m.MoE != nil && m.MoE.Experts > 1 {
 		experts = m.MoE.Experts
 	}
-
-	// Pruning (see New): banned[a][i] forbids tuple dimension i on axis a.
-	// Tensor parallelism stays on the fastest tier, and CP and FSDP stay off
-	// DCN, unless fix pins that dimension's degree or mesh.
-	banned := make([][5]bool, nAxes)
-	fastest := -1
-	for _, ax := range c.Axes {
-		if r := tierRank(ax.Tier); fastest < 0 || r < fastest {
-			fastest = r
-		}
-	}
-	for i, d := range tupleDims() {
-		if fset[keyOf(d)] || len(fixMesh[d]) > 0 {
-			continue
-		}
-		for a, ax := range c.Axes {
-			switch d {
-			case TP:
-				banned[a][i] = tierRank(ax.Tier) > fastest
-			case CP, FSDP:
-				banned[a][i] = ax.Tier == profiles.DCN
-			}
-		}
-	}
+	ban := banned(c, fp, fixMesh)
 
 	var out []layout
 	idx := make([]int, nAxes)
 	// partial[i] holds the degree products over axes < i.
-	partial := make([][5]int, nAxes+1)
-	partial[0] = [5]int{1, 1, 1, 1, 1}
+	partial := make([]tuple, nAxes+1)
+	partial[0] = one()
 	var rec func(a int)
 	rec = func(a int) {
 		if a == nAxes {
 			deg := partial[nAxes]
-			tp, cp, fsdp, pp, dp := deg[0], deg[1], deg[2], deg[3], deg[4]
+			tp, cp := deg[TP], deg[CP]
 			if kv := m.KVHeads; kv > 0 && kv%tp != 0 && tp%kv != 0 {
 				return
 			}
-			for i := range fixDeg {
-				if fixDeg[i] != 0 && deg[i] != fixDeg[i] {
+			for _, d := range tupleDims() {
+				if fixDeg[d] != 0 && deg[d] != fixDeg[d] {
 					return
 				}
 			}
@@ -380,16 +401,16 @@ func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *Strate
 			if spv && (tp == 1 || (seq/cp)%tp != 0) {
 				return
 			}
-			l := layout{dp: dp, fsdp: fsdp, tp: tp, cp: cp, pp: pp, ep: 1, sp: spv, perReplica: w.Batch / (dp * fsdp)}
+			l := layout{deg: Degrees(deg), sp: spv, perReplica: w.Batch / (deg[DP] * deg[FSDP])}
 			buildMesh(&l, c, idx, tuples)
 			if !meshAgrees(&l.mesh, fixMesh, false) {
 				return
 			}
-			if (!fset[keyEP] || fp.EP == 1) && len(fixMesh[EP]) == 0 {
+			if (!fp.hasDim(EP) || fp.Degree[EP] == 1) && len(fixMesh[EP]) == 0 {
 				out = append(out, l)
 			}
 			if experts > 0 {
-				out = appendEP(out, l, c, idx, tuples, prevInClass, experts, fset[keyEP], fp.EP, fixMesh)
+				out = appendEP(out, l, c, idx, tuples, prevInClass, experts, fp.hasDim(EP), fp.Degree[EP], fixMesh)
 			}
 			return
 		}
@@ -399,21 +420,15 @@ func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *Strate
 		}
 		for t := start; t < len(tuples[a]); t++ {
 			f := tuples[a][t]
-			var deg [5]int
+			deg := partial[a]
 			ok := true
-			for i := range deg {
-				deg[i] = partial[a][i] * f[i]
-				if fixDeg[i] != 0 && fixDeg[i]%deg[i] != 0 {
+			for _, d := range tupleDims() {
+				deg[d] *= f[d]
+				if fixDeg[d] != 0 && fixDeg[d]%deg[d] != 0 || ban[a][d] && f[d] > 1 {
 					ok = false
 				}
 			}
-			tp, cp, fsdp, pp, dp := deg[0], deg[1], deg[2], deg[3], deg[4]
-			for i := range f {
-				if banned[a][i] && f[i] > 1 {
-					ok = false
-				}
-			}
-			if !ok || m.Heads%tp != 0 || seq%cp != 0 || pp > m.Layers || w.Batch%(dp*fsdp) != 0 {
+			if !ok || m.Heads%deg[TP] != 0 || seq%deg[CP] != 0 || deg[PP] > m.Layers || w.Batch%(deg[DP]*deg[FSDP]) != 0 {
 				continue
 			}
 			idx[a] = t
@@ -439,25 +454,8 @@ func tierRank(t profiles.Tier) int {
 	return 3
 }
 
-// keyOf returns the strategy key of a dimension.
-func keyOf(d Dim) int {
-	switch d {
-	case DP:
-		return keyDP
-	case FSDP:
-		return keyFSDP
-	case TP:
-		return keyTP
-	case CP:
-		return keyCP
-	case PP:
-		return keyPP
-	}
-	return keyEP
-}
-
 // buildMesh fills l.mesh from the per-axis tuple choice idx.
-func buildMesh(l *layout, c *profiles.Cluster, idx []int, tuples [][][5]int) {
+func buildMesh(l *layout, c *profiles.Cluster, idx []int, tuples [][]tuple) {
 	n := 0
 	for a := range c.Axes {
 		for _, f := range tuples[a][idx[a]] {
@@ -467,10 +465,10 @@ func buildMesh(l *layout, c *profiles.Cluster, idx []int, tuples [][][5]int) {
 		}
 	}
 	backing := make([]Share, 0, n)
-	for i, d := range tupleDims() {
+	for _, d := range tupleDims() {
 		start := len(backing)
 		for a, ax := range c.Axes {
-			if f := tuples[a][idx[a]][i]; f > 1 {
+			if f := tuples[a][idx[a]][d]; f > 1 {
 				backing = append(backing, Share{Axis: ax.Name, Size: f})
 			}
 		}
@@ -481,14 +479,18 @@ func buildMesh(l *layout, c *profiles.Cluster, idx []int, tuples [][][5]int) {
 }
 
 // appendEP appends the MoE variants of l with ep > 1: every per-axis
-// choice of ep factors inside the dp and fsdp part of each axis whose
-// product divides the experts, listed once up to interchangeable axes.
-func appendEP(out []layout, l layout, c *profiles.Cluster, idx []int, tuples [][][5]int, prevInClass []int, experts int, epFixed bool, fixEP int, fixMesh *[NumDims][]Share) []layout {
+// choice of ep factors inside the part of each axis held by the dimensions
+// EP is carved out of (dp and fsdp) whose product divides the experts,
+// listed once up to interchangeable axes.
+func appendEP(out []layout, l layout, c *profiles.Cluster, idx []int, tuples [][]tuple, prevInClass []int, experts int, epFixed bool, fixEP int, fixMesh *[NumDims][]Share) []layout {
 	nAxes := len(c.Axes)
 	caps := make([]int, nAxes)
 	for a := range caps {
 		t := tuples[a][idx[a]]
-		caps[a] = t[2] * t[4] // fsdp * dp
+		caps[a] = 1
+		for _, d := range dimTable()[EP].within.inFillOrder() {
+			caps[a] *= t[d]
+		}
 	}
 	e := make([]int, nAxes)
 	var rec func(a, prod int)
@@ -498,7 +500,7 @@ func appendEP(out []layout, l layout, c *profiles.Cluster, idx []int, tuples [][
 				return
 			}
 			v := l
-			v.ep = prod
+			v.deg[EP] = prod
 			var shares []Share
 			for b, ax := range c.Axes {
 				if e[b] > 1 {
@@ -615,18 +617,9 @@ func (sp *Space) Decode(genes []int, dst *Strategy) bool {
 	mb := sp.mbs[genes[GeneMB]]
 	sc := sp.schedules[genes[GeneSchedule]]
 	z := sp.zeros[genes[GeneZero]]
-	*dst = Strategy{DP: l.dp, Zero: z, FSDP: l.fsdp, TP: l.tp, SP: l.sp, CP: l.cp, PP: l.pp, EP: l.ep,
-		MB: mb, Schedule: sc.name, V: sc.v, Recompute: sp.recomputes[genes[GeneRecompute]], Mesh: l.mesh}
-	if l.perReplica%mb != 0 || z > 0 && l.dp == 1 {
-		return false
-	}
-	if l.pp == 1 {
-		return genes[GeneSchedule] == 0 && sc.name != Interleaved
-	}
-	if sc.name == Interleaved {
-		return l.pp*sc.v <= sp.layers && l.perReplica/mb >= l.pp
-	}
-	return true
+	*dst = Strategy{Degree: l.deg, Zero: z, SP: l.sp, MB: mb, Schedule: sc.name, V: sc.v,
+		Recompute: sp.recomputes[genes[GeneRecompute]], Mesh: l.mesh}
+	return l.perReplica%mb == 0 && sp.valid(l, mb, z, genes[GeneSchedule])
 }
 
 // DecodeIndex decodes the i-th gene vector in mixed-radix order (the first
@@ -663,7 +656,7 @@ func (sp *Space) Encode(s Strategy) ([]int, bool) {
 		return nil, false
 	}
 	l := &sp.layouts[li]
-	if l.dp != s.DP || l.fsdp != s.FSDP || l.tp != s.TP || l.cp != s.CP || l.pp != s.PP || l.ep != s.EP {
+	if l.deg != s.Degree {
 		return nil, false
 	}
 	genes := make([]int, NumGenes)
@@ -678,6 +671,26 @@ func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	return genes, true
 }
 
+// valid reports whether layout l with micro-batch size mb (dividing its
+// per-replica batch), ZeRO stage z and the k-th schedule choice is valid:
+// ZeRO above 0 needs dp > 1; without a pipeline only the first schedule
+// choice stands for all; a schedule with virtual stages needs pp*v within
+// the layers; and the schedule's fewest micro-batches.
+func (sp *Space) valid(l *layout, mb, z, k int) bool {
+	if z > 0 && l.deg[DP] == 1 {
+		return false
+	}
+	sc := sp.schedules[k]
+	pp := l.deg[PP]
+	if pp == 1 {
+		return k == 0 && !sc.name.Virtual()
+	}
+	if sc.name.Virtual() && pp*sc.v > sp.layers {
+		return false
+	}
+	return l.perReplica/mb >= sc.name.MinMicrobatches(pp)
+}
+
 // CountValid returns the number of gene vectors that decode as valid,
 // computed per layout without decoding each vector.
 func (sp *Space) CountValid() int64 {
@@ -685,32 +698,17 @@ func (sp *Space) CountValid() int64 {
 	nRec := int64(len(sp.recomputes))
 	for i := range sp.layouts {
 		l := &sp.layouts[i]
-		nZero := int64(0)
-		for _, z := range sp.zeros {
-			if z == 0 || l.dp > 1 {
-				nZero++
-			}
-		}
 		for _, mb := range sp.mbs {
 			if l.perReplica%mb != 0 {
 				continue
 			}
-			var nSched int64
-			for k, sc := range sp.schedules {
-				switch {
-				case l.pp == 1:
-					if k == 0 && sc.name != Interleaved {
-						nSched++
+			for zi := range sp.zeros {
+				for k := range sp.schedules {
+					if sp.valid(l, mb, sp.zeros[zi], k) {
+						n += nRec
 					}
-				case sc.name == Interleaved:
-					if l.pp*sc.v <= sp.layers && l.perReplica/mb >= l.pp {
-						nSched++
-					}
-				default:
-					nSched++
 				}
 			}
-			n += nSched * nRec * nZero
 		}
 	}
 	return n

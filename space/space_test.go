@@ -51,7 +51,7 @@ func divisors(n int) []int {
 // bruteForce counts the valid strategies of m on c for w that fix allows,
 // independently of New: every assignment of a factor of each axis to each
 // dimension, every ep share inside the dp and fsdp part, every mb up to the
-// batch, every schedule with v up to MaxVirtualStages, recompute and zero
+// batch, every schedule with v up to the layers, recompute and zero
 // (sp as the fix pins it, else tp > 1),
 // checked by Validate, with strategies that differ only by swapping
 // interchangeable axes counted once and, with pp=1, only the 1f1b schedule
@@ -86,27 +86,27 @@ func bruteForce(t *testing.T, m model.Spec, c profiles.Cluster, w Workload, fix 
 	recAxis = func(a int) {
 		if a == nAxes {
 			s := Defaults()
-			s.DP, s.FSDP, s.TP, s.CP, s.PP = 1, 1, 1, 1, 1
+			s.Degree[DP], s.Degree[FSDP], s.Degree[TP], s.Degree[CP], s.Degree[PP] = 1, 1, 1, 1, 1
 			for _, d := range dims {
 				for b := range nAxes {
 					if f := factors[b][d]; f > 1 {
 						s.Mesh[d] = append(s.Mesh[d], Share{Axis: c.Axes[b].Name, Size: f})
 						switch d {
 						case DP:
-							s.DP *= f
+							s.Degree[DP] *= f
 						case FSDP:
-							s.FSDP *= f
+							s.Degree[FSDP] *= f
 						case TP:
-							s.TP *= f
+							s.Degree[TP] *= f
 						case CP:
-							s.CP *= f
+							s.Degree[CP] *= f
 						case PP:
-							s.PP *= f
+							s.Degree[PP] *= f
 						}
 					}
 				}
 			}
-			s.SP = s.TP > 1
+			s.SP = s.Degree[TP] > 1
 			if v, ok := fix.Set["sp"]; ok {
 				s.SP = v == "true"
 			}
@@ -132,7 +132,7 @@ func bruteForce(t *testing.T, m model.Spec, c profiles.Cluster, w Workload, fix 
 				next.Mesh[EP] = slices.Clone(cur.Mesh[EP])
 				if f > 1 {
 					next.Mesh[EP] = append(next.Mesh[EP], Share{Axis: c.Axes[b].Name, Size: f})
-					next.EP *= f
+					next.Degree[EP] *= f
 				}
 				recEP(b+1, next)
 			}
@@ -140,7 +140,7 @@ func bruteForce(t *testing.T, m model.Spec, c profiles.Cluster, w Workload, fix 
 		recEP(0, s)
 	}
 	schedules := []scheduleChoice{{OneFOneB, 1}, {GPipe, 1}}
-	for v := 2; v <= MaxVirtualStages; v++ {
+	for v := 2; v <= m.Layers; v++ {
 		schedules = append(schedules, scheduleChoice{Interleaved, v})
 	}
 	rename := func(s Strategy, perm []int) string {
@@ -162,7 +162,7 @@ func bruteForce(t *testing.T, m model.Spec, c profiles.Cluster, w Workload, fix 
 	for _, l := range layouts {
 		for mb := 1; mb <= w.Batch; mb++ {
 			for _, sc := range schedules {
-				if l.PP == 1 && sc.name != OneFOneB {
+				if l.Degree[PP] == 1 && sc.name != OneFOneB {
 					continue
 				}
 				for _, rc := range []string{RecomputeNone, RecomputeSelective, RecomputeFull} {
@@ -286,8 +286,10 @@ func TestSpaceSizes(t *testing.T) {
 		wantLayout string // a layout the space must contain
 	}{
 		{"llama3-8b/h100-8", llama3_8b(), gpuCluster(8), Workload{32, 8192}, 1e5, "tp=8,mb=4"},
-		{"llama70b/v5p-256", llama3_70b(), v5p256(), Workload{512, 4096}, 5e6, "fsdp=16,tp=8,mesh=tp:z;fsdp:x.y"},
-		{"llama3-405b/h100-16384", llama3_405b(), gpuCluster(16384), Workload{2048, 8192}, 2e7, "dp=128,tp=8,pp=16,schedule=interleaved,v=2"},
+		// Interleaving takes every v with pp·v <= layers: 41 schedule choices
+		// for 80 layers (pp >= 2), 64 for 126.
+		{"llama70b/v5p-256", llama3_70b(), v5p256(), Workload{512, 4096}, 2e7, "fsdp=16,tp=8,mesh=tp:z;fsdp:x.y"},
+		{"llama3-405b/h100-16384", llama3_405b(), gpuCluster(16384), Workload{2048, 8192}, 1e8, "dp=128,tp=8,pp=16,schedule=interleaved,v=7"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

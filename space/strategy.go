@@ -1,33 +1,13 @@
 package space
 
-// Dim is one kind of parallelism that occupies mesh axes.
-type Dim int
+import "github.com/meshplan/meshplan/model"
 
-// The parallel dimensions, in the order the strategy string lists them.
-// EP is carved out of the data-parallel chips (DP and FSDP), so its axes are
-// a subset of theirs.
+// Recompute policies accepted in Strategy.Recompute (model.Policies has
+// their rules).
 const (
-	DP Dim = iota
-	FSDP
-	TP
-	CP
-	PP
-	EP
-	NumDims
-)
-
-// Schedules accepted in Strategy.Schedule.
-const (
-	GPipe       = "gpipe"
-	OneFOneB    = "1f1b"
-	Interleaved = "interleaved"
-)
-
-// Recompute policies accepted in Strategy.Recompute.
-const (
-	RecomputeNone      = "none"
-	RecomputeSelective = "selective"
-	RecomputeFull      = "full"
+	RecomputeNone      = model.RecomputeNone
+	RecomputeSelective = model.RecomputeSelective
+	RecomputeFull      = model.RecomputeFull
 )
 
 // Share is the part of one cluster mesh axis that a parallel dimension
@@ -37,26 +17,33 @@ type Share struct {
 	Axis string
 	// Size is the number of chips of that axis the dimension spans. Parse
 	// leaves it 0 for a share written without "*k" (the whole axis, size
-	// not yet known); Place, Decode and Groups resolve it against the
+	// not yet known); Place, Decode and Resolve resolve it against the
 	// cluster.
 	Size int
 }
 
+// Degrees are the degrees of the parallel dimensions, indexed by Dim.
+type Degrees [NumDims]int
+
 // Strategy is one parallel layout: the contract's strategy string as a value.
 // Degrees are at least 1; Parse and Defaults fill omitted keys.
 type Strategy struct {
-	DP        int    // pure data-parallel replicas
-	Zero      int    // ZeRO stage 0, 1 or 2 applied across DP
-	FSDP      int    // fully sharded data parallel (ZeRO-3) degree
-	TP        int    // tensor parallel degree
-	SP        bool   // Megatron sequence parallelism inside the TP group
-	CP        int    // context parallel degree
-	PP        int    // pipeline stages
-	EP        int    // expert parallel degree, divides DP*FSDP
-	MB        int    // micro-batch size in sequences per data-parallel replica
-	Schedule  string // GPipe, OneFOneB or Interleaved
-	V         int    // virtual stages per pipeline rank (Interleaved only)
-	Recompute string // RecomputeNone, RecomputeSelective or RecomputeFull
+	// Degree is the degree of each parallel dimension (dp, fsdp, tp, cp,
+	// pp, ep), indexed by Dim.
+	Degree Degrees
+	// Zero is the ZeRO stage 0, 1 or 2 applied across DP.
+	Zero int
+	// SP is Megatron sequence parallelism inside the TP group.
+	SP bool
+	// MB is the micro-batch size in sequences per data-parallel replica.
+	MB int
+	// Schedule is the pipeline schedule.
+	Schedule Schedule
+	// V is the number of virtual stages per pipeline rank (interleaved only).
+	V int
+	// Recompute is the activation recomputation policy: RecomputeNone,
+	// RecomputeSelective or RecomputeFull.
+	Recompute string
 	// Mesh lists, per dimension, the axis shares it occupies, innermost first.
 	// An empty Mesh means "not placed yet": Place fills it with the default placement.
 	Mesh [NumDims][]Share
@@ -73,70 +60,46 @@ type Workload struct {
 // Tokens returns the tokens per step.
 func (w Workload) Tokens() int { return w.Batch * w.SeqLen }
 
-// String returns the dimension's key in the strategy string: "dp", "fsdp",
-// "tp", "cp", "pp" or "ep".
-func (d Dim) String() string {
-	switch d {
-	case DP:
-		return "dp"
-	case FSDP:
-		return "fsdp"
-	case TP:
-		return "tp"
-	case CP:
-		return "cp"
-	case PP:
-		return "pp"
-	case EP:
-		return "ep"
-	}
-	return "dim(" + itoa(int(d)) + ")"
-}
-
-// fillOrder is the order in which the default placement gives mesh axes to
-// the dimensions, innermost (fastest) axes first; it is also the order in
-// which the mesh value of the strategy string lists them, and the order of
-// the dimensions' shares inside one axis (the first holds the contiguous,
-// innermost part).
-func fillOrder() [NumDims]Dim { return [NumDims]Dim{TP, CP, FSDP, PP, DP, EP} }
-
 // Defaults returns the strategy with every key at its contract default: all
 // degrees 1, zero 0, sp false, mb 1, schedule 1f1b, v 1, recompute none and
 // an empty (unplaced) mesh.
 func Defaults() Strategy {
-	return Strategy{DP: 1, FSDP: 1, TP: 1, CP: 1, PP: 1, EP: 1, MB: 1,
-		Schedule: OneFOneB, V: 1, Recompute: RecomputeNone}
-}
-
-// Degree returns the degree of dimension d (DP, FSDP, TP, CP, PP or EP), or
-// 0 for an unknown dimension.
-func (s Strategy) Degree(d Dim) int {
-	switch d {
-	case DP:
-		return s.DP
-	case FSDP:
-		return s.FSDP
-	case TP:
-		return s.TP
-	case CP:
-		return s.CP
-	case PP:
-		return s.PP
-	case EP:
-		return s.EP
+	var d Degrees
+	for i := range d {
+		d[i] = 1
 	}
-	return 0
+	return Strategy{Degree: d, MB: 1, Schedule: OneFOneB, V: 1, Recompute: RecomputeNone}
 }
 
-// Chips returns dp*fsdp*tp*cp*pp, the number of chips the strategy occupies
+// With returns s with the degrees of the given dimensions set, for
+// building strategies in code: space.Defaults().With(space.TP, 8, space.PP, 4).
+// Arguments come in (Dim, degree) pairs; a trailing Dim without a degree
+// is ignored.
+func (s Strategy) With(pairs ...any) Strategy {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		d, ok1 := pairs[i].(Dim)
+		n, ok2 := pairs[i+1].(int)
+		if ok1 && ok2 && d >= 0 && d < NumDims {
+			s.Degree[d] = n
+		}
+	}
+	return s
+}
+
+// Chips returns the product of the degrees of the dimensions with chips of
+// their own (dp*fsdp*tp*cp*pp), the number of chips the strategy occupies
 // (saturating at the largest int instead of overflowing).
 func (s Strategy) Chips() int {
-	return mulSat(mulSat(mulSat(mulSat(s.DP, s.FSDP), s.TP), s.CP), s.PP)
+	n := 1
+	for _, d := range ownDims() {
+		n = mulSat(n, s.Degree[d])
+	}
+	return n
 }
 
 // Replicas returns dp*fsdp, the number of data-parallel replicas the global
 // batch is split over.
-func (s Strategy) Replicas() int { return mulSat(s.DP, s.FSDP) }
+func (s Strategy) Replicas() int { return mulSat(s.Degree[DP], s.Degree[FSDP]) }
 
 // NumMicrobatches returns batch/(dp*fsdp*mb), the micro-batches each
 // data-parallel replica processes per step (gradient accumulation steps when
@@ -149,19 +112,13 @@ func (s Strategy) NumMicrobatches(w Workload) int {
 	return w.Batch / r
 }
 
-// LayersPerStage returns the number of transformer layers on the busiest
-// pipeline rank: ceil(layers/pp). Layers need not divide evenly: stages
-// differ by at most one layer and the busiest one sets the pace. With the
-// interleaved schedule each rank holds v chunks of floor or ceil of
-// layers/(pp*v) layers, assigned so that the ranks stay balanced, which
-// gives the same maximum. The first stage also carries the input embedding
-// and the last the final norm and output layer; the cost and memory models
-// add those on top of this count.
-func (s Strategy) LayersPerStage(layers int) (max int) {
-	if s.PP <= 1 || layers <= 0 {
-		return layers
+// VirtualStages returns the virtual stages per pipeline rank the schedule
+// runs: V for a schedule that interleaves chunks, else 1.
+func (s Strategy) VirtualStages() int {
+	if s.Schedule.Virtual() {
+		return max(s.V, 1)
 	}
-	return (layers + s.PP - 1) / s.PP
+	return 1
 }
 
 // mulSat multiplies two ints, saturating at the largest int; it returns 0

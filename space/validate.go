@@ -42,9 +42,9 @@ func seqLen(m *model.Spec, w Workload) int {
 func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf("space: "+format, args...)) }
-	for _, d := range fillOrder() {
-		if s.Degree(d) < 1 {
-			add("%s=%d must be a positive integer", d, s.Degree(d))
+	for d := Dim(0); d < NumDims; d++ {
+		if s.Degree[d] < 1 {
+			add("%s=%d must be a positive integer", d, s.Degree[d])
 		}
 	}
 	if s.MB < 1 {
@@ -56,17 +56,18 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 	degreesOK := len(errs) == 0
 	if s.Zero < 0 || s.Zero > 2 {
 		add("zero=%d is not a ZeRO stage for dp: use 0, 1 (shard optimizer state) or 2 (also gradients); stage 3 is fsdp", s.Zero)
-	} else if s.Zero > 0 && s.DP == 1 {
+	} else if s.Zero > 0 && s.Degree[DP] == 1 {
 		add("zero=%d shards across dp, but dp=1: use zero=0, or move data-parallel chips from fsdp to dp", s.Zero)
 	}
-	if s.SP && s.TP <= 1 {
+	tp := s.Degree[TP]
+	if s.SP && tp <= 1 {
 		add("sp=true needs tp > 1 (sequence parallelism splits the sequence inside the tp group): set tp > 1 or sp=false")
 	}
-	if !knownSchedule(s.Schedule) {
-		add("schedule %q is unknown: use gpipe, 1f1b or interleaved", s.Schedule)
+	if !s.Schedule.Known() {
+		add("schedule %q is unknown: use %s", s.Schedule, strings.Join(scheduleNames(), ", "))
 	}
 	if !knownRecompute(s.Recompute) {
-		add("recompute %q is unknown: use none, selective or full", s.Recompute)
+		add("recompute %q is unknown: use %s", s.Recompute, strings.Join(model.PolicyNames(), ", "))
 	}
 	if !degreesOK {
 		return errors.Join(errs...)
@@ -74,33 +75,33 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 	chips := c.Chips()
 	if n := s.Chips(); n != chips {
 		hint := ""
-		if rest := mulSat(mulSat(s.FSDP, s.TP), mulSat(s.CP, s.PP)); chips > 0 && chips%rest == 0 {
+		if rest := n / s.Degree[DP]; chips > 0 && rest > 0 && chips%rest == 0 {
 			hint = fmt.Sprintf(" (e.g. dp=%d)", chips/rest)
 		}
 		add("dp*fsdp*tp*cp*pp = %d*%d*%d*%d*%d = %d, but cluster %s has %d chips: the degrees must multiply to %d%s",
-			s.DP, s.FSDP, s.TP, s.CP, s.PP, n, c.Name, chips, chips, hint)
+			s.Degree[DP], s.Degree[FSDP], tp, s.Degree[CP], s.Degree[PP], n, c.Name, chips, chips, hint)
 	}
 	// Attention heads.
 	switch {
 	case m.Heads < 1:
 		add("model %s has %d attention heads; tp cannot be checked", m.Name, m.Heads)
-	case m.Heads%s.TP != 0:
-		add("tp=%d does not divide the %d attention heads of %s: use tp in %s", s.TP, m.Heads, m.Name, divisorList(m.Heads))
+	case m.Heads%tp != 0:
+		add("tp=%d does not divide the %d attention heads of %s: use tp in %s", tp, m.Heads, m.Name, divisorList(m.Heads))
 	}
-	if kv := m.KVHeads; kv > 0 && kv%s.TP != 0 && s.TP%kv != 0 {
+	if kv := m.KVHeads; kv > 0 && kv%tp != 0 && tp%kv != 0 {
 		add("tp=%d and the %d key/value heads of %s do not divide one another: tp must divide kv_heads (each chip holds kv_heads/tp) or be a multiple of it (each KV head is replicated tp/kv_heads times); use tp in %s or a multiple of %d",
-			s.TP, kv, m.Name, divisorList(kv), kv)
+			tp, kv, m.Name, divisorList(kv), kv)
 	}
 	// Experts.
-	if s.EP > 1 {
+	if ep := s.Degree[EP]; ep > 1 {
 		switch {
 		case m.MoE == nil || m.MoE.Experts < 1:
-			add("ep=%d needs a mixture-of-experts model, but %s is dense: use ep=1", s.EP, m.Name)
-		case m.MoE.Experts%s.EP != 0:
-			add("ep=%d does not divide the %d experts of %s: use ep in %s", s.EP, m.MoE.Experts, m.Name, divisorList(m.MoE.Experts))
+			add("ep=%d needs a mixture-of-experts model, but %s is dense: use ep=1", ep, m.Name)
+		case m.MoE.Experts%ep != 0:
+			add("ep=%d does not divide the %d experts of %s: use ep in %s", ep, m.MoE.Experts, m.Name, divisorList(m.MoE.Experts))
 		}
-		if r := s.Replicas(); r%s.EP != 0 {
-			add("ep=%d does not divide dp*fsdp = %d: expert parallelism is carved out of the data-parallel chips, so use ep in %s", s.EP, r, divisorList(r))
+		if r := s.Replicas(); r%ep != 0 {
+			add("ep=%d does not divide dp*fsdp = %d: expert parallelism is carved out of the data-parallel chips, so use ep in %s", ep, r, divisorList(r))
 		}
 	}
 	// Batch and micro-batches.
@@ -121,49 +122,63 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 	}
 	// Sequence.
 	seq := seqLen(&m, w)
+	cp := s.Degree[CP]
 	switch {
 	case seq < 1:
 		add("the sequence length %d must be positive", seq)
-	case seq%s.CP != 0:
-		add("cp=%d does not divide the sequence of %d tokens: use cp in %s", s.CP, seq, divisorList(seq))
-	case s.SP && s.TP > 1 && (seq/s.CP)%s.TP != 0:
-		add("with sp, tp=%d must divide the %d tokens each cp rank holds (seq %d / cp %d): use sp=false or a tp dividing %d", s.TP, seq/s.CP, seq, s.CP, seq/s.CP)
+	case seq%cp != 0:
+		add("cp=%d does not divide the sequence of %d tokens: use cp in %s", cp, seq, divisorList(seq))
+	case s.SP && tp > 1 && (seq/cp)%tp != 0:
+		add("with sp, tp=%d must divide the %d tokens each cp rank holds (seq %d / cp %d): use sp=false or a tp dividing %d", tp, seq/cp, seq, cp, seq/cp)
 	}
 	// Pipeline.
-	if s.PP > m.Layers {
-		add("pp=%d exceeds the %d layers of %s: use pp <= %d", s.PP, m.Layers, m.Name, m.Layers)
+	pp := s.Degree[PP]
+	if pp > m.Layers {
+		add("pp=%d exceeds the %d layers of %s: use pp <= %d", pp, m.Layers, m.Name, m.Layers)
 	}
-	if s.Schedule != Interleaved {
+	if !s.Schedule.Virtual() {
 		if s.V != 1 {
-			add("v=%d needs schedule=interleaved: set schedule=interleaved or v=1", s.V)
+			add("v=%d needs a schedule with virtual stages (%s): set schedule=interleaved or v=1", s.V, strings.Join(virtualScheduleNames(), ", "))
 		}
-	} else {
+	} else if s.Schedule.Known() {
 		if s.V < 2 {
-			add("schedule=interleaved needs v >= 2 virtual stages per rank: set v=2 or more, or use 1f1b")
+			add("schedule=%s needs v >= 2 virtual stages per rank: set v=2 or more, or use 1f1b", s.Schedule)
 		}
-		if s.PP < 2 {
-			add("schedule=interleaved needs pp > 1: use 1f1b, or pipeline stages")
-		} else {
-			if mulSat(s.PP, s.V) > m.Layers {
-				add("pp*v = %d*%d = %d exceeds the %d layers of %s: use v <= %d", s.PP, s.V, s.PP*s.V, m.Layers, m.Name, max(1, m.Layers/s.PP))
-			}
-			if nmb > 0 && nmb < s.PP {
-				add("schedule=interleaved needs at least pp=%d micro-batches, but batch/(dp*fsdp*mb) = %d: lower mb or dp*fsdp, raise the batch, or use 1f1b", s.PP, nmb)
-			}
+		if pp < 2 {
+			add("schedule=%s needs pp > 1: use 1f1b, or pipeline stages", s.Schedule)
+		} else if mulSat(pp, s.V) > m.Layers {
+			add("pp*v = %d*%d = %d exceeds the %d layers of %s: use v <= %d", pp, s.V, pp*s.V, m.Layers, m.Name, max(1, m.Layers/pp))
 		}
+	}
+	if need := s.Schedule.MinMicrobatches(pp); pp > 1 && nmb > 0 && nmb < need {
+		add("schedule=%s needs at least pp=%d micro-batches, but batch/(dp*fsdp*mb) = %d: lower mb or dp*fsdp, raise the batch, or use 1f1b", s.Schedule, need, nmb)
 	}
 	// Mesh. When ep does not divide dp*fsdp (reported above) the rest of
 	// the mesh is still checked, without ep.
 	if s.Chips() == chips {
 		p := s
-		if s.EP > 1 && s.Replicas()%s.EP != 0 {
-			p.EP, p.Mesh[EP] = 1, nil
+		if ep := s.Degree[EP]; ep > 1 && s.Replicas()%ep != 0 {
+			p.Degree[EP], p.Mesh[EP] = 1, nil
 		}
-		if _, err := p.Place(c); err != nil {
+		placed, err := p.Place(c)
+		if err != nil {
+			errs = append(errs, err)
+		} else if _, err := placed.Resolve(c); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// virtualScheduleNames lists the schedules that take v.
+func virtualScheduleNames() []string {
+	var out []string
+	for _, s := range Schedules() {
+		if s.Virtual() {
+			out = append(out, string(s))
+		}
+	}
+	return out
 }
 
 // divisorList formats the divisors of n, abbreviated when there are many:

@@ -2,6 +2,8 @@ package space
 
 import (
 	"errors"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,7 +67,7 @@ func TestValidate(t *testing.T) {
 			want: []string{"pp=8 exceeds the 4 layers of tiny: use pp <= 4"}},
 		{name: "uneven layers fine", m: llama3_8b(), c: profiles.Cluster{Name: "three", Axes: []profiles.Axis{{Name: "gpu", Size: 3}}}, w: w8b, s: "pp=3"},
 		{name: "v without interleaved", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "pp=8,v=2",
-			want: []string{"v=2 needs schedule=interleaved"}},
+			want: []string{"v=2 needs a schedule with virtual stages (interleaved)"}},
 		{name: "interleaved v1", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "pp=8,schedule=interleaved",
 			want: []string{"schedule=interleaved needs v >= 2"}},
 		{name: "interleaved pp1", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "dp=8,schedule=interleaved,v=2",
@@ -77,13 +79,13 @@ func TestValidate(t *testing.T) {
 		{name: "gpipe few microbatches fine", m: llama3_8b(), c: gpuCluster(8), w: Workload{4, 8192}, s: "pp=8,schedule=gpipe"},
 		{name: "zero without dp", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "fsdp=8,zero=1",
 			want: []string{"zero=1 shards across dp, but dp=1"}},
-		{name: "zero range", m: llama3_8b(), c: gpuCluster(8), w: w8b, st: &Strategy{DP: 8, Zero: 3, FSDP: 1, TP: 1, CP: 1, PP: 1, EP: 1, MB: 1, Schedule: OneFOneB, V: 1, Recompute: RecomputeNone},
+		{name: "zero range", m: llama3_8b(), c: gpuCluster(8), w: w8b, st: &Strategy{Degree: Degrees{DP: 8, FSDP: 1, TP: 1, CP: 1, PP: 1, EP: 1}, Zero: 3, MB: 1, Schedule: OneFOneB, V: 1, Recompute: RecomputeNone},
 			want: []string{"zero=3 is not a ZeRO stage for dp"}},
 		{name: "sp without tp", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "dp=8,sp=true",
 			want: []string{"sp=true needs tp > 1"}},
-		{name: "names", m: llama3_8b(), c: gpuCluster(8), w: w8b, st: &Strategy{DP: 8, FSDP: 1, TP: 1, CP: 1, PP: 1, EP: 1, MB: 1, Schedule: "zb", V: 1, Recompute: "some"},
+		{name: "names", m: llama3_8b(), c: gpuCluster(8), w: w8b, st: &Strategy{Degree: Degrees{DP: 8, FSDP: 1, TP: 1, CP: 1, PP: 1, EP: 1}, MB: 1, Schedule: "zb", V: 1, Recompute: "some"},
 			want: []string{`schedule "zb" is unknown`, `recompute "some" is unknown`}},
-		{name: "zero degree", m: llama3_8b(), c: gpuCluster(8), w: w8b, st: &Strategy{DP: 8, FSDP: 1, TP: 0, CP: 1, PP: 1, EP: 1, MB: 0, Schedule: OneFOneB, V: 1, Recompute: RecomputeNone},
+		{name: "zero degree", m: llama3_8b(), c: gpuCluster(8), w: w8b, st: &Strategy{Degree: Degrees{DP: 8, FSDP: 1, TP: 0, CP: 1, PP: 1, EP: 1}, MB: 0, Schedule: OneFOneB, V: 1, Recompute: RecomputeNone},
 			want: []string{"tp=0 must be a positive integer", "mb=0 must be a positive integer"}},
 		{name: "batch zero", m: llama3_8b(), c: gpuCluster(8), w: Workload{0, 8192}, s: "dp=8",
 			want: []string{"batch=0 must be a positive number of sequences"}},
@@ -140,22 +142,75 @@ func TestValidateJoinsEveryRule(t *testing.T) {
 	}
 }
 
-func TestLayersPerStage(t *testing.T) {
+func TestStageLayers(t *testing.T) {
 	tests := []struct {
-		s      string
-		layers int
-		want   int
+		layers, pp int
+		want       []int // layers per rank
 	}{
-		{"pp=16", 126, 8},
-		{"pp=16,schedule=interleaved,v=2", 126, 8},
-		{"pp=4", 80, 20},
-		{"pp=3", 32, 11},
-		{"dp=8", 32, 32},
+		{126, 16, []int{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7}}, // Llama 3 405B: lighter first and last stages
+		{80, 4, []int{20, 20, 20, 20}},
+		{32, 3, []int{11, 11, 10}},
+		{10, 2, []int{5, 5}},
+		{11, 2, []int{6, 5}},
+		{32, 1, []int{32}},
+		{61, 16, []int{3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 3, 3}},
 	}
 	for _, tt := range tests {
-		s, _ := Parse(tt.s)
-		if got := s.LayersPerStage(tt.layers); got != tt.want {
-			t.Errorf("Parse(%q).LayersPerStage(%d) = %d, want %d", tt.s, tt.layers, got, tt.want)
+		at := 0
+		for r, want := range tt.want {
+			first, n := StageLayers(tt.layers, tt.pp, r)
+			if first != at || n != want {
+				t.Errorf("StageLayers(%d, %d, %d) = %d, %d; want %d, %d", tt.layers, tt.pp, r, first, n, at, want)
+			}
+			at += want
+		}
+		if at != tt.layers {
+			t.Errorf("test case %d/%d sums to %d", tt.layers, tt.pp, at)
+		}
+		if got := MaxStageLayers(tt.layers, tt.pp); got < slices.Max(tt.want) {
+			t.Errorf("MaxStageLayers(%d, %d) = %d < %d", tt.layers, tt.pp, got, slices.Max(tt.want))
+		}
+	}
+}
+
+func TestSchedules(t *testing.T) {
+	tests := []struct {
+		s          Schedule
+		p, v, m    int
+		bubble     float64
+		first      float64
+		last       float64
+		minMicrobs int
+	}{
+		{OneFOneB, 8, 1, 32, 7, 8, 1, 1},
+		{OneFOneB, 8, 1, 3, 7, 3, 1, 1},
+		{GPipe, 4, 1, 16, 3, 16, 16, 1},
+		// p·(1 + (p-1)/(p·v)) = 8·1.4375 = 11.5; last ((v-1)p+1)/v = 9/2.
+		{Interleaved, 8, 2, 64, 3.5, 11.5, 4.5, 8},
+		{Interleaved, 8, 2, 2, 3.5, 2, 2, 8},
+		{Interleaved, 8, 1, 64, 7, 8, 1, 8},
+		{OneFOneB, 1, 1, 32, 0, 1, 1, 1},
+	}
+	for _, tt := range tests {
+		if got := tt.s.BubbleStages(tt.p, tt.v); got != tt.bubble {
+			t.Errorf("%s.BubbleStages(%d, %d) = %v, want %v", tt.s, tt.p, tt.v, got, tt.bubble)
+		}
+		if got := tt.s.InFlight(0, tt.p, tt.v, tt.m); got != tt.first {
+			t.Errorf("%s.InFlight(first, p=%d, v=%d, m=%d) = %v, want %v", tt.s, tt.p, tt.v, tt.m, got, tt.first)
+		}
+		if got := tt.s.InFlight(tt.p-1, tt.p, tt.v, tt.m); got != tt.last {
+			t.Errorf("%s.InFlight(last, p=%d, v=%d, m=%d) = %v, want %v", tt.s, tt.p, tt.v, tt.m, got, tt.last)
+		}
+		if got := tt.s.MinMicrobatches(tt.p); got != tt.minMicrobs {
+			t.Errorf("%s.MinMicrobatches(%d) = %v, want %v", tt.s, tt.p, got, tt.minMicrobs)
+		}
+	}
+	for _, tt := range []struct {
+		p, v int
+		want float64
+	}{{8, 2, 1.4375}, {8, 3, 1 + 7.0/24}, {35, 3, 1 + 34.0/105}, {8, 1, 1}, {1, 4, 1}} {
+		if got := InterleaveFactor(tt.p, tt.v); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("InterleaveFactor(%d, %d) = %v, want %v", tt.p, tt.v, got, tt.want)
 		}
 	}
 }

@@ -20,9 +20,9 @@ func TestLayering(t *testing.T) {
 		"space":            {"model", "profiles"},
 		"memory":           {"model", "profiles", "space"},
 		"cost":             {"model", "profiles", "space"},
-		"search/runs":      {"model", "profiles", "space", "cost", "memory"},
-		"search":           {"model", "profiles", "space", "cost", "memory", "search/runs"},
-		"search/calibrate": {"model", "profiles", "space", "cost", "memory", "search/runs"},
+		"search":           {"model", "profiles", "space", "cost", "memory"},
+		"search/runs":      {"model", "profiles", "space", "cost", "memory", "search"},
+		"search/calibrate": {"model", "profiles", "space", "cost", "memory", "search", "search/runs"},
 		"results":          {"model", "profiles", "space", "cost", "memory", "search", "search/runs", "search/calibrate"},
 		"results/sweep":    {"model", "profiles", "space", "cost", "memory", "search", "search/runs", "search/calibrate", "results"},
 	}

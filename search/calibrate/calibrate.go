@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/meshplan/meshplan/cost"
 	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/search"
 	"github.com/meshplan/meshplan/search/runs"
 	"github.com/meshplan/meshplan/space"
 )
@@ -60,8 +60,8 @@ type Options struct {
 	Folds int
 	// Seed seeds the perturbed starts; 0 means 1.
 	Seed uint64
-	// Cost selects cost-model variants, as for runs.Validate.
-	Cost cost.Options
+	// Search selects the models' options, as for runs.Validate.
+	Search search.Options
 }
 
 func (o Options) lambda() float64 {
@@ -190,7 +190,7 @@ func Calibrate(rs []runs.Run, base profiles.Cluster, o Options) (Report, error) 
 			other[own.Chip.Name]++
 			continue
 		}
-		s, row, err := prepare(r, base, o.Cost)
+		s, row, err := prepare(r, base, o.Search)
 		if err != nil {
 			rep.Skipped = append(rep.Skipped, runs.Skip{ID: r.ID, Reason: strings.TrimPrefix(err.Error(), "calibrate: ")})
 			continue
@@ -258,7 +258,7 @@ func Calibrate(rs []runs.Run, base profiles.Cluster, o Options) (Report, error) 
 	}
 
 	// After: what `plan validate --cluster fitted.yaml` predicts.
-	after := runs.Validate(used, &rep.Fitted, o.Cost)
+	after := runs.Validate(used, &rep.Fitted, o.Search)
 	afterOf := byID(after)
 	sumB, sumA := 0.0, 0.0
 	for i := range rep.Rows {
@@ -353,8 +353,8 @@ func setValues(ps []Param, z []float64) {
 // prepare fixes run r's strategy with the base profile, builds its cost
 // model and returns the sample and its row with the measured and "before"
 // figures.
-func prepare(r runs.Run, base profiles.Cluster, co cost.Options) (*sample, Row, error) {
-	v := runs.Validate([]runs.Run{r}, &base, co)
+func prepare(r runs.Run, base profiles.Cluster, so search.Options) (*sample, Row, error) {
+	v := runs.Validate([]runs.Run{r}, &base, so)
 	if len(v.Rows) != 1 {
 		if len(v.Skipped) == 1 {
 			return nil, Row{}, errors.New(v.Skipped[0].Reason)
@@ -375,11 +375,13 @@ func prepare(r runs.Run, base profiles.Cluster, co cost.Options) (*sample, Row, 
 	if err != nil {
 		return nil, Row{}, fmt.Errorf("calibrate: strategy %s: %v", vr.Strategy, err)
 	}
-	o := co
-	o.NoFlashAttention = r.UnfusedAttention()
-	o.SkipCollectives, o.Trace = true, false
+	so.Program.NoFlashAttention = r.UnfusedAttention()
+	p, err := search.NewProblem(m, c, w, space.Fix{}, so)
+	if err != nil {
+		return nil, Row{}, fmt.Errorf("calibrate: %v", err)
+	}
 	s := &sample{
-		id: r.ID, cm: cost.NewModel(m, o), c: c, w: w, s: placed, o: o,
+		id: r.ID, p: p, c: c, w: w, s: placed,
 		tokensPerChip: float64(w.Tokens()) / float64(c.Chips()),
 		logMeasured:   math.Log(vr.MeasuredTokensPerSPerChip),
 	}
@@ -428,7 +430,7 @@ func crossValidate(rep *Report, ss []*sample, used []runs.Run, base profiles.Clu
 			}
 		}
 		fitted := apply(base, job.ps)
-		got := byID(runs.Validate(test, &fitted, o.Cost))
+		got := byID(runs.Validate(test, &fitted, o.Search))
 		for i := range ss {
 			if i%k != f {
 				continue

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshplan/meshplan/cost"
 	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/search"
 	"github.com/meshplan/meshplan/search/runs"
 )
 
@@ -148,7 +148,7 @@ func TestProfileYAML(t *testing.T) {
 	if !reflect.DeepEqual(c, rep.Fitted) {
 		t.Errorf("profile reads back as\n%+v\nwant\n%+v", c, rep.Fitted)
 	}
-	v := runs.Validate(rs, &c, cost.Options{})
+	v := runs.Validate(rs, &c, search.Options{})
 	for i, row := range v.Rows {
 		if math.Abs(row.PredictedTokensPerSPerChip/rep.Rows[i].After-1) > 1e-12 {
 			t.Errorf("%s: validate predicts %v, report says %v", row.ID, row.PredictedTokensPerSPerChip, rep.Rows[i].After)
@@ -190,11 +190,11 @@ func TestPublicA100(t *testing.T) {
 	}
 }
 
-// TestLayering keeps this package below search and cmd: it may import
-// model, profiles, space, cost, memory and search/runs of this module.
+// TestLayering keeps this package below results and cmd: it may import
+// model, profiles, space, cost, memory, search and search/runs of this module.
 func TestLayering(t *testing.T) {
 	const module = "github.com/meshplan/meshplan/"
-	ok := []string{"model", "profiles", "space", "cost", "memory", "search/runs"}
+	ok := []string{"model", "profiles", "space", "cost", "memory", "search", "search/runs"}
 	p, err := build.ImportDir(".", build.ImportComment)
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 
 	"gonum.org/v1/gonum/optimize"
 
-	"github.com/meshplan/meshplan/cost"
 	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/search"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -17,15 +17,14 @@ import (
 // cost.Model built once, and only the coefficients change between calls.
 type sample struct {
 	id string
-	// cm is the run's layer program (NewModel), with the run's attention kernel.
-	cm *cost.Model
+	// p is the run's problem, with the run's attention kernel.
+	p *search.Problem
 	// c is the run's own cluster with the base profile applied (Run.ClusterOf);
 	// its axes are a private copy that predict overwrites.
 	c profiles.Cluster
 	w space.Workload
 	// s is the placed strategy chosen with the starting coefficients.
 	s space.Strategy
-	o cost.Options
 	// tokensPerChip is batch*seq/chips, so tokens/s per chip = tokensPerChip/step.
 	tokensPerChip float64
 	// logMeasured is log of the measured tokens/s per chip.
@@ -45,7 +44,11 @@ func (s *sample) logPredicted(ps []Param, xs []float64) float64 {
 	for i, p := range ps {
 		p.set(&s.c, xs[i])
 	}
-	est, err := s.cm.Evaluate(s.c, s.w, s.s, s.o)
+	q, err := s.p.With(s.c, s.w)
+	if err != nil {
+		return math.Inf(1)
+	}
+	est, err := q.StepTime(s.s)
 	if err != nil || !(est.StepSeconds > 0) || math.IsInf(est.StepSeconds, 0) {
 		return math.Inf(1)
 	}

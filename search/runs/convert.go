@@ -415,11 +415,11 @@ func (r Run) Layout(chips int, w space.Workload) (space.Strategy, []string, erro
 	}
 	var notes []string
 	s := space.Defaults()
-	s.TP, s.PP, s.EP = max(r.TP, 1), max(r.PP, 1), max(r.EP, 1)
+	s.Degree[space.TP], s.Degree[space.PP], s.Degree[space.EP] = max(r.TP, 1), max(r.PP, 1), max(r.EP, 1)
 
 	switch v := strings.TrimSpace(r.CPOrSP); {
 	case v == "":
-		s.SP = s.TP > 1
+		s.SP = s.Degree[space.TP] > 1
 	case strings.EqualFold(v, "sp"):
 		s.SP = true
 	default:
@@ -427,31 +427,31 @@ func (r Run) Layout(chips int, w space.Workload) (space.Strategy, []string, erro
 		if err != nil || n < 1 {
 			return space.Strategy{}, nil, fmt.Errorf("runs: cp_or_sp %q is neither a context-parallel degree nor SP", v)
 		}
-		s.CP = n
+		s.Degree[space.CP] = n
 	}
 
 	dp := r.DP
 	if dp == 0 {
-		inner := s.TP * s.PP * s.CP
+		inner := s.Degree[space.TP] * s.Degree[space.PP] * s.Degree[space.CP]
 		if chips%inner != 0 {
 			return space.Strategy{}, nil, fmt.Errorf("runs: tp*pp*cp = %d does not divide the %d chips", inner, chips)
 		}
 		dp = chips / inner
 		notes = append(notes, fmt.Sprintf("dp=%d derived from the chip count", dp))
 	}
-	if got := dp * s.TP * s.PP * s.CP; got != chips {
+	if got := dp * s.Degree[space.TP] * s.Degree[space.PP] * s.Degree[space.CP]; got != chips {
 		return space.Strategy{}, nil, fmt.Errorf("runs: tp*pp*dp*cp = %d but the run used %d chips", got, chips)
 	}
 	var err error
 	var note string
-	if s.DP, s.FSDP, s.Zero, note, err = splitDP(r.ZeroOrFSDP, dp); err != nil {
+	if s.Degree[space.DP], s.Degree[space.FSDP], s.Zero, note, err = splitDP(r.ZeroOrFSDP, dp); err != nil {
 		return space.Strategy{}, nil, err
 	}
 	if note != "" {
 		notes = append(notes, note)
 	}
 
-	replicas := s.DP * s.FSDP
+	replicas := s.Degree[space.DP] * s.Degree[space.FSDP]
 	if w.Batch%replicas != 0 {
 		return space.Strategy{}, nil, fmt.Errorf("runs: global batch %d does not divide by %d data-parallel replicas", w.Batch, replicas)
 	}
@@ -473,7 +473,7 @@ func (r Run) Layout(chips int, w space.Workload) (space.Strategy, []string, erro
 		s.MB = 1
 	}
 
-	if s.PP > 1 && r.InterleaveV > 1 {
+	if s.Degree[space.PP] > 1 && r.InterleaveV > 1 {
 		s.Schedule, s.V = space.Interleaved, r.InterleaveV
 	}
 

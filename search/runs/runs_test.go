@@ -254,33 +254,41 @@ func TestLayout(t *testing.T) {
 		want space.Strategy
 	}{
 		// Plain DP, TP only, mb not published (1 until Validate picks).
-		{"nar21_t1_3.6b", st(func(s *space.Strategy) { s.DP, s.TP, s.Recompute = 32, 2, space.RecomputeFull })},
+		{"nar21_t1_3.6b", st(func(s *space.Strategy) {
+			s.Degree[space.DP], s.Degree[space.TP], s.Recompute = 32, 2, space.RecomputeFull
+		})},
 		// ZeRO-3 without model parallelism: all 384 data-parallel chips are fsdp.
-		{"nar21_t2_zero3_174b_384", st(func(s *space.Strategy) { s.FSDP, s.MB, s.Recompute = 384, 4, space.RecomputeFull })},
+		{"nar21_t2_zero3_174b_384", st(func(s *space.Strategy) { s.Degree[space.FSDP], s.MB, s.Recompute = 384, 4, space.RecomputeFull })},
 		// Korthikanti: SP over TP8, PP8 interleaved with 3 chunks, selective.
 		{"kor22_175b_sp_selective", st(func(s *space.Strategy) {
-			s.TP, s.SP, s.PP, s.Schedule, s.V, s.Recompute = 8, true, 8, space.Interleaved, 3, space.RecomputeSelective
+			s.Degree[space.TP], s.SP, s.Degree[space.PP], s.Schedule, s.V, s.Recompute = 8, true, 8, space.Interleaved, 3, space.RecomputeSelective
 		})},
 		// Korthikanti baseline: cp_or_sp 1 means no SP.
-		{"kor22_1t_full_recompute", st(func(s *space.Strategy) { s.TP, s.PP, s.Recompute = 8, 64, space.RecomputeFull })},
+		{"kor22_1t_full_recompute", st(func(s *space.Strategy) {
+			s.Degree[space.TP], s.Degree[space.PP], s.Recompute = 8, 64, space.RecomputeFull
+		})},
 		// BLOOM: ZeRO-1 over DP8, TP4, PP12, micro-batch 2.
 		{"bloom_176b_384", st(func(s *space.Strategy) {
-			s.DP, s.Zero, s.TP, s.PP, s.MB, s.Recompute = 8, 1, 4, 12, 2, space.RecomputeFull
+			s.Degree[space.DP], s.Zero, s.Degree[space.TP], s.Degree[space.PP], s.MB, s.Recompute = 8, 1, 4, 12, 2, space.RecomputeFull
 		})},
 		// MT-NLG: ZeRO stage not published, ZeRO-1 assumed.
-		{"mtnlg_530b_2800", st(func(s *space.Strategy) { s.DP, s.Zero, s.TP, s.PP, s.Recompute = 10, 1, 8, 35, space.RecomputeFull })},
+		{"mtnlg_530b_2800", st(func(s *space.Strategy) {
+			s.Degree[space.DP], s.Zero, s.Degree[space.TP], s.Degree[space.PP], s.Recompute = 10, 1, 8, 35, space.RecomputeFull
+		})},
 		// MaxText 16B on 8 slices: fsdp 256 inside a slice, dp 8 over DCN;
 		// per_device_batch_size 6 and no accumulation: mb = 12288/(8*256) = 6.
-		{"maxtext_v5e_16b_8x256", st(func(s *space.Strategy) { s.DP, s.FSDP, s.MB, s.Recompute = 8, 256, 6, space.RecomputeFull })},
+		{"maxtext_v5e_16b_8x256", st(func(s *space.Strategy) {
+			s.Degree[space.DP], s.Degree[space.FSDP], s.MB, s.Recompute = 8, 256, 6, space.RecomputeFull
+		})},
 		// MaxText 128B: tp 16 x fsdp 16 per slice; per-device batch 1 over
 		// 16 tp chips is one micro-batch of 16 sequences per replica.
 		{"maxtext_v5e_128b_2x256", st(func(s *space.Strategy) {
-			s.DP, s.FSDP, s.TP, s.MB, s.Recompute = 2, 16, 16, 16, space.RecomputeSelective
+			s.Degree[space.DP], s.Degree[space.FSDP], s.Degree[space.TP], s.MB, s.Recompute = 2, 16, 16, 16, space.RecomputeSelective
 		})},
 		// torchtitan: FSDP2 over 64 GPUs, local batch 2, no checkpointing.
-		{"torchtitan_a100_llama2_13b_noac", st(func(s *space.Strategy) { s.FSDP, s.MB = 64, 2 })},
+		{"torchtitan_a100_llama2_13b_noac", st(func(s *space.Strategy) { s.Degree[space.FSDP], s.MB = 64, 2 })},
 		// MosaicML 30B: FULL_SHARD over 8, micro-batch 3 (grad accum 21).
-		{"mpt_a100_30b_s2048_8", st(func(s *space.Strategy) { s.FSDP, s.MB, s.Recompute = 8, 3, space.RecomputeFull })},
+		{"mpt_a100_30b_s2048_8", st(func(s *space.Strategy) { s.Degree[space.FSDP], s.MB, s.Recompute = 8, 3, space.RecomputeFull })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
@@ -367,7 +375,7 @@ func TestReadUserFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Plan error: %v", err)
 	}
-	if c.Chips() != 64 || w.Batch != 256 || w.SeqLen != 8192 || s.FSDP != 64 || s.MB != 2 {
+	if c.Chips() != 64 || w.Batch != 256 || w.SeqLen != 8192 || s.Degree[space.FSDP] != 64 || s.MB != 2 {
 		t.Errorf("Plan = %d chips, %+v, %s; want 64 chips, batch 256 x 8192, fsdp=64,mb=2", c.Chips(), w, s)
 	}
 	meas, err := rs[0].Measured(m, c.Chips(), w.Batch, w.SeqLen)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/meshplan/meshplan/cost"
 	"github.com/meshplan/meshplan/memory"
-	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/search"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -77,7 +77,7 @@ const maxMBCandidates = 16
 // Validate tries the sizes that divide the per-replica batch and keeps the
 // fastest one that fits in memory (or the smallest in memory when none
 // fits), as the run's authors would have tuned it; the row's note says so.
-func Validate(rs []Run, override *profiles.Cluster, o cost.Options) Report {
+func Validate(rs []Run, override *profiles.Cluster, o search.Options) Report {
 	rep := Report{Rows: []Row{}, Skipped: []Skip{}}
 	sum := 0.0
 	for _, r := range rs {
@@ -110,7 +110,7 @@ type evaluation struct {
 }
 
 // validate predicts one run.
-func (r Run) validate(override *profiles.Cluster, o cost.Options) (Row, error) {
+func (r Run) validate(override *profiles.Cluster, o search.Options) (Row, error) {
 	m, c, w, s, notes, err := r.plan(override)
 	if err != nil {
 		// Say too when the measured figure could not be used either.
@@ -129,15 +129,18 @@ func (r Run) validate(override *profiles.Cluster, o cost.Options) (Row, error) {
 	if r.Strategy == "" && r.MicroBatch == 0 {
 		candidates = mbCandidates(s, w)
 	}
-	mo := memory.Options{}
 	if r.UnfusedAttention() {
-		o.NoFlashAttention, mo.NoFlashAttention = true, true
+		o.Program.NoFlashAttention = true
 		notes = append(notes, "attention without FlashAttention (the source predates it)")
+	}
+	p, err := search.NewProblem(m, c, w, space.Fix{}, o)
+	if err != nil {
+		return Row{}, fmt.Errorf("runs: %w", err)
 	}
 	var best *evaluation
 	var firstErr error
 	for _, cand := range candidates {
-		e, err := evaluate(m, c, w, cand, o, mo)
+		e, err := evaluate(p, cand)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
@@ -156,7 +159,7 @@ func (r Run) validate(override *profiles.Cluster, o cost.Options) (Row, error) {
 	}
 	if !best.fit {
 		notes = append(notes, fmt.Sprintf("does not fit: needs %.1f GB of %.1f GB usable per chip",
-			best.mem.TotalBytes()/1e9, memory.UsableBytes(c, mo)/1e9))
+			best.mem.TotalBytes()/1e9, p.UsableBytes()/1e9))
 	}
 	notes = append(notes, "measured = "+meas.From)
 
@@ -213,22 +216,19 @@ func mbCandidates(s space.Strategy, w space.Workload) []space.Strategy {
 	return out
 }
 
-// evaluate validates, places and predicts one strategy.
-func evaluate(m model.Spec, c profiles.Cluster, w space.Workload, s space.Strategy, o cost.Options, mo memory.Options) (evaluation, error) {
-	if err := s.Validate(m, c, w); err != nil {
+// evaluate validates, places and predicts one strategy on p, as plan
+// and explain do.
+func evaluate(p *search.Problem, s space.Strategy) (evaluation, error) {
+	if err := s.Validate(p.Model(), p.Cluster(), p.Workload()); err != nil {
 		return evaluation{}, fmt.Errorf("runs: strategy %s: %w", s, err)
 	}
-	placed, err := s.Place(c)
+	placed, err := s.Place(p.Cluster())
 	if err != nil {
 		return evaluation{}, fmt.Errorf("runs: strategy %s: %w", s, err)
 	}
-	est, err := cost.Evaluate(m, c, w, placed, o)
-	if err != nil {
-		return evaluation{}, fmt.Errorf("runs: %w", err)
+	c := p.Evaluate(placed, false)
+	if c.Err != nil {
+		return evaluation{}, fmt.Errorf("runs: %w", c.Err)
 	}
-	if !(est.StepSeconds > 0) || math.IsInf(est.StepSeconds, 0) {
-		return evaluation{}, fmt.Errorf("runs: the cost model gave a step time of %v s", est.StepSeconds)
-	}
-	mem := memory.Estimate(m, c, w, placed, mo)
-	return evaluation{s: placed, est: est, mem: mem, fit: memory.Fits(mem, c, mo)}, nil
+	return evaluation{s: placed, est: c.Time, mem: c.Memory, fit: c.Fits}, nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshplan/meshplan/cost"
+	"github.com/meshplan/meshplan/search"
 )
 
 // TestValidateDefault runs Validate on the built-in runs and checks every
@@ -17,7 +17,7 @@ func TestValidateDefault(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Default() error: %v", err)
 	}
-	rep := Validate(rs, nil, cost.Options{})
+	rep := Validate(rs, nil, search.Options{})
 	if got := len(rep.Rows) + len(rep.Skipped); got != len(rs) {
 		t.Errorf("Validate reported %d rows and skips for %d runs", got, len(rs))
 	}
@@ -66,7 +66,7 @@ func TestValidateOverrideOtherChip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ClusterOf(v5e-8) error: %v", err)
 	}
-	rep := Validate([]Run{r}, &v5e, cost.Options{})
+	rep := Validate([]Run{r}, &v5e, search.Options{})
 	if len(rep.Rows) != 0 || len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Reason, "not on the --cluster chip") {
 		t.Errorf("Validate(A100 run, v5e override) = %+v, want one skip about the chip", rep)
 	}
@@ -78,7 +78,7 @@ func TestValidateOverrideOtherChip(t *testing.T) {
 // TestReportJSON checks the contract's field names and that an empty
 // report encodes lists, not null.
 func TestReportJSON(t *testing.T) {
-	b, err := json.Marshal(Validate(nil, nil, cost.Options{}))
+	b, err := json.Marshal(Validate(nil, nil, search.Options{}))
 	if err != nil {
 		t.Fatalf("Marshal error: %v", err)
 	}

@@ -1,0 +1,285 @@
+package cost
+
+import (
+	"math"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/space"
+)
+
+// evaluator is one strategy resolved against the program: every tensor's
+// size and layout, the roles' degrees and the collective models. Its
+// slices grow to the program's size once and are reused.
+type evaluator struct {
+	m      *Model
+	p      *model.Program
+	mr     meshRoles
+	o      Options
+	eff    profiles.Efficiency
+	peak   float64
+	hbm    float64
+	zero   int
+	policy int
+	// active are the roles whose degree exceeds 1; cls the active roles
+	// that shard each logical dimension.
+	active roleSet
+	cls    [model.NumLogical]roleSet
+	// degs is degOf for every role set.
+	degs [numRoleSets]float64
+	// size is the dimension sizes of one micro-batch over all replicas.
+	size [model.NumDim]float64
+	// capF is, per capped dimension, model.Program.CapFactor at the
+	// tensor-parallel degree.
+	capF [model.NumDim]float64
+	// full is every tensor's unsharded bytes; gathered the roles a tensor
+	// has been gathered over in the current pass; pending, per weight, the
+	// roles its gradient is still partial over.
+	full, capCorr     []float64
+	gathered, pending []roleSet
+	trace             *[]Op
+}
+
+// grow sizes the per-tensor slices for the program.
+func (e *evaluator) grow(n int) {
+	if cap(e.full) < n {
+		e.full = make([]float64, n)
+		e.capCorr = make([]float64, n)
+		e.gathered = make([]roleSet, n)
+		e.pending = make([]roleSet, n)
+	}
+	e.full, e.capCorr = e.full[:n], e.capCorr[:n]
+	e.gathered, e.pending = e.gathered[:n], e.pending[:n]
+}
+
+// layout returns the roles that shard each dimension of tensor t.
+func (e *evaluator) layout(t int) [model.MaxRank]roleSet {
+	var l [model.MaxRank]roleSet
+	tt := &e.p.Tensors[t]
+	for i := 0; i < tt.Rank; i++ {
+		l[i] = e.cls[tt.Logical[i]]
+	}
+	return l
+}
+
+// accLayout is the layout the gradient of weight w accumulates in: the
+// weight's own, plus dp (edp for an expert) on its data dimension under
+// ZeRO-2 (docs/formulas.md §3.1).
+func (e *evaluator) accLayout(w int) [model.MaxRank]roleSet {
+	l := e.layout(w)
+	if e.zero >= 2 {
+		tt := &e.p.Tensors[w]
+		for i := 0; i < tt.Rank; i++ {
+			if tt.Logical[i] == model.WeightEmbed || tt.Logical[i] == model.ExpertEmbed {
+				l[i] |= e.zeroRoles(w)
+			}
+		}
+	}
+	return l
+}
+
+// zeroRoles is the data role a ZeRO-2 accumulator of weight w is sharded
+// over: dp, or edp for a routed expert's weight.
+func (e *evaluator) zeroRoles(w int) roleSet {
+	if e.zero < 2 {
+		return 0
+	}
+	return e.dataRole(w)
+}
+
+// dataRole is the pure data-parallel role of weight w: dp, or edp for a
+// routed expert's weight, when active.
+func (e *evaluator) dataRole(w int) roleSet {
+	if e.p.Tensors[w].Expert {
+		return bit(space.RoleEDP) & e.active
+	}
+	return bit(space.RoleDP) & e.active
+}
+
+// replicaRoles are the roles over which weight w's gradient may stay partial
+// until the step's reduction: the roles that replicate the weight (dp, edp,
+// cp, tp) and do not shard its accumulator.
+func (e *evaluator) replicaRoles(w int) roleSet {
+	stored := rolesOf(e.accLayout(w))
+	return (bit(space.RoleDP) | bit(space.RoleEDP) | bit(space.RoleCP) | bit(space.RoleTP)) &^ stored & e.active
+}
+
+// degOf is the product of the degrees of the roles in set.
+func (e *evaluator) degOf(set roleSet) float64 { return e.degs[set] }
+
+// bytes is tensor t's bytes per chip when sharded over the roles in set:
+// its full bytes over their degrees, with the early stop of a dimension
+// tensor parallelism splits beyond its cap (key/value heads).
+func (e *evaluator) bytes(t int, set roleSet) float64 {
+	b := e.full[t] / e.degs[set]
+	if set.Has(space.RoleTP) {
+		b *= e.capCorr[t]
+	}
+	return b
+}
+
+// fillDegrees tabulates degOf for every role set.
+func (e *evaluator) fillDegrees() {
+	e.degs[0] = 1
+	for s := 1; s < len(e.degs); s++ {
+		low := s & -s
+		r := 0
+		for 1<<r != low {
+			r++
+		}
+		e.degs[s] = e.degs[s&^low] * e.mr.deg[r]
+	}
+}
+
+func rolesOf(l [model.MaxRank]roleSet) roleSet {
+	var s roleSet
+	for _, x := range l {
+		s |= x
+	}
+	return s
+}
+
+// pos finds the dimension index of role r in layout l, or -1.
+func pos(l [model.MaxRank]roleSet, rank int, r space.Role) int {
+	for i := 0; i < rank; i++ {
+		if l[i].Has(r) {
+			return i
+		}
+	}
+	return -1
+}
+
+// dimMask is the set of dimensions of tensor t.
+func (e *evaluator) dimMask(t int) uint32 {
+	var m uint32
+	tt := &e.p.Tensors[t]
+	for i := 0; i < tt.Rank; i++ {
+		m |= 1 << tt.Dims[i]
+	}
+	return m
+}
+
+const inf = math.MaxFloat64
+
+// evalState is the working memory of one evaluation: the evaluator and the
+// per-micro-batch cost of each block. An Evaluator keeps one and resets
+// only what a new strategy overwrites.
+type evalState struct {
+	e      evaluator
+	blocks []segCost // per block of the program
+	// pSend is one pipeline send on the slowest hop and pRamp one
+	// micro-batch's sends over every stage boundary, seconds.
+	pSend, pRamp float64
+	// M is the micro-batches per step.
+	M float64
+	// stages are the distinct stage compositions of the pipeline.
+	stages []stagePlan
+	counts []int // scratch for stage compositions
+	// params is, per block, the parameters one chip updates (shardParams).
+	params []float64
+}
+
+// stepParts recomputes every block's once-per-step collectives for ZeRO
+// stage zero, keeping the per-micro-batch passes (valid for stages 0 and 1
+// alike).
+func (st *evalState) stepParts(zero int) {
+	e := &st.e
+	e.zero = zero
+	for b := range e.p.Blocks {
+		e.stepPart(e.p.Blocks[b].Weights, &st.blocks[b])
+	}
+	st.fillParams()
+}
+
+// prepare resolves s on the inputs and computes the per-micro-batch block
+// costs into st: everything that does not depend on the pipeline schedule.
+func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error {
+	policy, err := cm.check(in, s)
+	if err != nil {
+		return err
+	}
+	p := cm.p
+	mbs := max(s.MB, 1)
+	st.M = float64(in.workload.Batch / (s.Replicas() * mbs))
+
+	e := &st.e
+	e.m, e.p, e.o, e.policy, e.trace, e.zero = cm, p, in.options, policy, nil, s.Zero
+	if err := e.mr.resolve(in, s); err != nil {
+		return err
+	}
+	e.fillEfficiency(in.cluster)
+	e.peak, e.hbm = in.cluster.Chip.PeakBF16FLOPs, in.cluster.Chip.HBMBandwidthBytesPerS
+	e.fillDegrees()
+	e.active = e.mr.Active()
+	e.cls = space.ClassRoles(s.SP && s.Degree[space.TP] > 1)
+	for l := range e.cls {
+		e.cls[l] &= e.active
+	}
+	e.size = p.Sizes(float64(mbs*s.Replicas()), float64(in.seq))
+	tp := max(s.Degree[space.TP], 1)
+	for d := range e.capF {
+		e.capF[d] = p.CapFactor(model.Dim(d), tp)
+	}
+	e.grow(len(p.Tensors))
+	for i := range p.Tensors {
+		e.full[i] = p.FullBytes(i, &e.size)
+		e.capCorr[i] = 1
+		if d := cm.capDim[i]; d != model.NumDim {
+			e.capCorr[i] = e.capF[d]
+		}
+	}
+	if in.options.Trace {
+		e.trace = new([]Op)
+	}
+
+	// Per-micro-batch cost of each block.
+	if cap(st.blocks) < len(p.Blocks) {
+		st.blocks = make([]segCost, len(p.Blocks))
+	}
+	st.blocks = st.blocks[:len(p.Blocks)]
+	for b := range p.Blocks {
+		st.blocks[b].reset()
+		e.block(b, &st.blocks[b])
+	}
+
+	// Pipeline sends: the residual stream's local shard [MEG-SCHED],
+	// docs/formulas.md §3.3, on every axis the pipeline crosses.
+	st.pSend, st.pRamp = 0, 0
+	if s.Degree[space.PP] > 1 {
+		st.pSend, st.pRamp = PipelineSendSeconds(e.sendBytes(), e.mr.Pipeline)
+	}
+	st.planStages(p, s.Degree[space.PP])
+	st.fillParams()
+	return nil
+}
+
+// sendBytes is one chip's pipeline send: the residual stream's local shard,
+// divided over tp also without SP (Megatron's scatter/gather, [NARA §4.1],
+// docs/formulas.md §3.3).
+func (e *evaluator) sendBytes() float64 {
+	x := e.p.Blocks[e.p.Kinds[0].Blocks[0]].Input
+	l := rolesOf(e.layout(x)) | bit(space.RoleTP)&e.active
+	return e.bytes(x, l)
+}
+
+// fillEfficiency takes the cluster's coefficients, filling a field left zero
+// with the chip family's documented default (profiles.DefaultEfficiency).
+func (e *evaluator) fillEfficiency(c profiles.Cluster) {
+	d, ok := profiles.DefaultEfficiency(c.Chip.Family)
+	if !ok {
+		d = profiles.GenericEfficiency()
+	}
+	e.eff = c.Efficiency
+	if e.eff.MatmulFraction <= 0 {
+		e.eff.MatmulFraction = d.MatmulFraction
+	}
+	if e.eff.MatmulHalfFLOPs <= 0 {
+		e.eff.MatmulHalfFLOPs = d.MatmulHalfFLOPs
+	}
+	if e.eff.HBMFraction <= 0 {
+		e.eff.HBMFraction = d.HBMFraction
+	}
+	if e.eff.OverlapFraction <= 0 {
+		e.eff.OverlapFraction = d.OverlapFraction
+	}
+}

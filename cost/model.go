@@ -1,0 +1,330 @@
+package cost
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/space"
+)
+
+// Model is the cost model of one layer program: the program and what the
+// rules need of it that does not depend on the strategy, computed once by
+// NewModel. It is read-only and safe for concurrent use: search evaluates
+// millions of strategies against one Model.
+type Model struct {
+	p *model.Program
+	// why holds, per block and pass (0 forward, 1 backward), the reason
+	// texts of each op's collectives.
+	why [][2][][numActions]string
+	// weightWhy holds, per tensor, the reasons of a weight's once-per-step
+	// collectives (empty for other tensors).
+	weightWhy []weightWhy
+	// capDim is, per tensor, the counted dimension whose split stops early
+	// under tensor parallelism (model.Program.Cap), or model.NumDim.
+	capDim []model.Dim
+	// opDims holds, per block and pass, each einsum's dimensions (a bit
+	// set) and its capped dimension (model.NumDim if none).
+	opDims [][2][]opShape
+	// optimizerBytes is the HBM traffic of one optimizer step per parameter.
+	optimizerBytes float64
+	// policies are the recompute policies the model knows.
+	policies []model.Policy
+	// states recycles evaluation working memory for one-shot Evaluate
+	// calls; flops caches the FLOP counts per sequence length.
+	states sync.Pool
+	mu     sync.Mutex
+	flops  map[int]seqFLOPs
+}
+
+// seqFLOPs are the FLOP counts per token that depend on the sequence
+// length: the contract's model FLOPs and each recompute policy's per layer
+// kind.
+type seqFLOPs struct {
+	model float64
+	rerun [][]float64
+}
+
+// flopsFor returns the FLOP counts of sequences of seq tokens, computed once.
+func (cm *Model) flopsFor(seq int) seqFLOPs {
+	cm.mu.Lock()
+	defer cm.mu.Unlock()
+	if f, ok := cm.flops[seq]; ok {
+		return f
+	}
+	f := seqFLOPs{model: cm.p.Spec.ModelFLOPsPerToken(seq), rerun: cm.rerunFLOPsPerToken(seq)}
+	if cm.flops == nil {
+		cm.flops = map[int]seqFLOPs{}
+	}
+	cm.flops[seq] = f
+	return f
+}
+
+// weightWhy is the reasons of a weight's once-per-step collectives.
+type weightWhy struct{ ar, rs, ag string }
+
+// opShape is what an einsum's FLOPs need: the union of its operands'
+// dimensions and the one whose split stops early.
+type opShape struct {
+	dims uint32
+	cap  model.Dim
+}
+
+// NewModel prepares the cost model of layer program p.
+func NewModel(p *model.Program) *Model {
+	cm := &Model{p: p}
+	cm.weightWhy = make([]weightWhy, len(p.Tensors))
+	cm.capDim = make([]model.Dim, len(p.Tensors))
+	for i := range p.Tensors {
+		t := &p.Tensors[i]
+		cm.capDim[i] = model.NumDim
+		for j := 0; j < t.Rank; j++ {
+			if d := t.Count[j]; p.Cap[d] > 0 && t.Logical[j] == model.Width {
+				cm.capDim[i] = d
+			}
+		}
+		if t.Weight {
+			cm.weightWhy[i] = weightWhy{
+				ar: "gradient of " + t.Name + ": all-reduce over the replicas once per step, after accumulation (data parallel)",
+				rs: "gradient of " + t.Name + ": reduce-scatter over the replicas once per step (ZeRO optimizer shards)",
+				ag: "parameters " + t.Name + ": all-gather the updated shards once per step (ZeRO)",
+			}
+		}
+	}
+	cm.why = make([][2][][numActions]string, len(p.Blocks))
+	cm.opDims = make([][2][]opShape, len(p.Blocks))
+	for b := range p.Blocks {
+		for k, ops := range [2][]model.Op{p.Blocks[b].Fwd, p.Blocks[b].Bwd} {
+			cm.why[b][k] = make([][numActions]string, len(ops))
+			cm.opDims[b][k] = make([]opShape, len(ops))
+			for i := range ops {
+				cm.why[b][k][i] = whyTexts(p, &ops[i])
+				cm.opDims[b][k][i] = cm.shapeOf(&ops[i])
+			}
+		}
+	}
+	// Read the gradient, master weights and moments, write the master
+	// weights, the moments and the compute copy of the weights
+	// (docs/formulas.md §2.1 mixed-precision recipe): 30 bytes with
+	// MixedPrecision.
+	pr := p.Options.Precision
+	cm.optimizerBytes = pr.Grad + 2*(pr.Master+pr.Moments) + pr.Weight
+	cm.policies = model.Policies()
+	return cm
+}
+
+// policy returns the index of the recompute policy named name.
+func (cm *Model) policy(name string) (int, bool) {
+	for i := range cm.policies {
+		if cm.policies[i].Name == name {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// rerunFLOPsPerToken returns, per recompute policy and layer kind, the
+// FLOPs per token a layer's recomputation adds, counted like the model
+// FLOPs (the attention score square in full, docs/formulas.md §1.2), for
+// sequences of seq tokens.
+func (cm *Model) rerunFLOPsPerToken(seq int) [][]float64 {
+	p := cm.p
+	sz := p.Sizes(1, float64(seq))
+	out := make([][]float64, len(cm.policies))
+	for pi, pol := range cm.policies {
+		out[pi] = make([]float64, len(p.Kinds))
+		for k, kind := range p.Kinds {
+			for _, b := range kind.Blocks {
+				for i := range p.Blocks[b].Fwd {
+					o := &p.Blocks[b].Fwd[i]
+					if o.Kind != model.Einsum || o.Work == 0 || !p.Reruns(pol, b, o) {
+						continue
+					}
+					fl := 2.0
+					for d := model.Dim(0); d < model.NumDim; d++ {
+						if cm.opDims[b][0][i].dims&(1<<d) != 0 {
+							fl *= sz[d]
+						}
+					}
+					out[pi][k] += fl / float64(seq)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// shapeOf returns an einsum's dimensions and capped dimension.
+func (cm *Model) shapeOf(o *model.Op) opShape {
+	sh := opShape{cap: model.NumDim}
+	if o.Kind != model.Einsum {
+		return sh
+	}
+	for _, t := range []int{o.A, o.B} {
+		tt := &cm.p.Tensors[t]
+		for j := 0; j < tt.Rank; j++ {
+			sh.dims |= 1 << tt.Dims[j]
+			if cm.p.Cap[tt.Dims[j]] > 0 {
+				sh.cap = tt.Dims[j]
+			}
+		}
+	}
+	return sh
+}
+
+// Program returns the layer program the model was built from.
+func (cm *Model) Program() *model.Program { return cm.p }
+
+// Evaluate returns the step-time estimate of strategy s (validated; placed
+// or not) for the program of p on cluster c with workload w. It prepares
+// the cost model on every call; use NewModel and an Evaluator to evaluate
+// many strategies.
+func Evaluate(p *model.Program, c profiles.Cluster, w space.Workload, s space.Strategy, o Options) (Estimate, error) {
+	return NewModel(p).Evaluate(c, w, s, o)
+}
+
+// Evaluate returns the step-time estimate of strategy s on cluster c with
+// workload w, recycling working memory across calls: the path for one-shot
+// evaluations under changing clusters (calibration). It is safe for
+// concurrent use; a search's goroutines use an Evaluator each.
+func (cm *Model) Evaluate(c profiles.Cluster, w space.Workload, s space.Strategy, o Options) (Estimate, error) {
+	in := cm.inputs(c, w, o)
+	st, _ := cm.states.Get().(*evalState)
+	if st == nil {
+		st = new(evalState)
+	}
+	defer cm.states.Put(st)
+	if err := cm.prepare(st, &in, &s); err != nil {
+		return Estimate{}, err
+	}
+	return cm.assemble(st, &in, &s), nil
+}
+
+// inputs returns the evaluation inputs of cluster c (not copied: the caller
+// must not change its axes during the call), workload w and options o.
+func (cm *Model) inputs(c profiles.Cluster, w space.Workload, o Options) evalInputs {
+	in := evalInputs{cluster: c, workload: w, options: o, seq: w.SeqLen}
+	if in.seq <= 0 {
+		in.seq = cm.p.Spec.SeqLen
+	}
+	if in.seq > 0 {
+		f := cm.flopsFor(in.seq)
+		in.modelFLOPsPerToken, in.rerunPerToken = f.model, f.rerun
+	}
+	return in
+}
+
+// Evaluator evaluates many strategies of one Model on one cluster and
+// workload. It reuses its working memory and the per-micro-batch block
+// costs of the previous strategy when only the pipeline schedule changed,
+// so it is the fast path of search. It is not safe for concurrent use: use
+// one per goroutine.
+type Evaluator struct {
+	m     *Model
+	in    evalInputs
+	st    evalState
+	key   segmentKey
+	valid bool
+}
+
+// evalInputs are what an Evaluator evaluates strategies on, and what
+// follows from them alone.
+type evalInputs struct {
+	cluster  profiles.Cluster
+	workload space.Workload
+	options  Options
+	// seq is the sequence length (the workload's, else the model's).
+	seq int
+	// modelFLOPsPerToken is the contract's MFU numerator per token.
+	modelFLOPsPerToken float64
+	// rerunPerToken is rerunFLOPsPerToken(seq).
+	rerunPerToken [][]float64
+}
+
+// NewEvaluator returns an Evaluator of cm on cluster c (copied) with
+// workload w and options o.
+func (cm *Model) NewEvaluator(c profiles.Cluster, w space.Workload, o Options) *Evaluator {
+	c.Axes = append([]profiles.Axis(nil), c.Axes...)
+	return &Evaluator{m: cm, in: cm.inputs(c, w, o)}
+}
+
+// Evaluate returns the step-time estimate of strategy s (validated; placed
+// or not) on the Evaluator's cluster, workload and options.
+func (ev *Evaluator) Evaluate(s space.Strategy) (Estimate, error) {
+	k, ok := keyOfSegments(&s)
+	switch {
+	case !ok || ev.in.options.Trace || !ev.valid || k != ev.key:
+		ev.valid = false
+		if err := ev.m.prepare(&ev.st, &ev.in, &s); err != nil {
+			return Estimate{}, err
+		}
+		ev.key, ev.valid = k, ok && !ev.in.options.Trace
+	case s.Zero != ev.st.e.zero:
+		// ZeRO-0 and ZeRO-1 share the per-micro-batch passes and differ only
+		// in the once-per-step collectives.
+		ev.st.stepParts(s.Zero)
+	}
+	return ev.m.assemble(&ev.st, &ev.in, &s), nil
+}
+
+// maxKeyShares bounds the mesh shares a segmentKey holds; a strategy with
+// more is evaluated without reuse (never dropped).
+const maxKeyShares = 12
+
+// segmentKey is everything of a strategy the per-micro-batch block costs
+// depend on: all of it but the pipeline schedule and virtual stages, and of
+// the ZeRO stage only whether it shards gradients (stage 2).
+type segmentKey struct {
+	deg       space.Degrees
+	mb        int
+	zero2, sp bool
+	recompute string
+	shares    [maxKeyShares]struct {
+		dim  space.Dim
+		axis string
+		size int
+	}
+}
+
+// keyOfSegments returns the segment key of s, and false when s has more
+// mesh shares than a key holds.
+func keyOfSegments(s *space.Strategy) (segmentKey, bool) {
+	k := segmentKey{deg: s.Degree, zero2: s.Zero >= 2, mb: s.MB, sp: s.SP, recompute: s.Recompute}
+	n := 0
+	for d, shares := range s.Mesh {
+		for _, sh := range shares {
+			if n == maxKeyShares {
+				return k, false
+			}
+			k.shares[n].dim, k.shares[n].axis, k.shares[n].size = space.Dim(d), sh.Axis, sh.Size
+			n++
+		}
+	}
+	return k, true
+}
+
+// check rejects a cluster, workload or strategy the model cannot price and
+// returns the index of s's recompute policy.
+func (cm *Model) check(in *evalInputs, s *space.Strategy) (policy int, err error) {
+	c, w := &in.cluster, in.workload
+	if c.Chip.PeakBF16FLOPs <= 0 || c.Chip.HBMBandwidthBytesPerS <= 0 {
+		return 0, fmt.Errorf("cost: cluster %q has no peak FLOP/s or HBM bandwidth", c.Name)
+	}
+	if in.seq <= 0 || w.Batch <= 0 {
+		return 0, errors.New("cost: workload needs a batch and a sequence length")
+	}
+	policy, ok := cm.policy(s.Recompute)
+	if !ok {
+		return 0, fmt.Errorf("cost: recompute policy %q is unknown", s.Recompute)
+	}
+	if !s.Schedule.Known() {
+		return 0, fmt.Errorf("cost: pipeline schedule %q is unknown", s.Schedule)
+	}
+	reps := s.Replicas() * max(s.MB, 1)
+	if reps <= 0 || w.Batch%reps != 0 {
+		return 0, fmt.Errorf("cost: batch %d does not divide into dp*fsdp*mb = %d", w.Batch, reps)
+	}
+	return policy, nil
+}

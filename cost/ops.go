@@ -1,0 +1,260 @@
+package cost
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/space"
+)
+
+// collOp is a collective kind.
+type collOp uint8
+
+const (
+	opNone collOp = iota
+	opAG
+	opRS
+	opAR
+	opA2A
+	opP2P
+)
+
+func collNames() [6]string {
+	return [...]string{"", AllGather, ReduceScatter, AllReduce, AllToAll, SendRecv}
+}
+
+// commClass says how a collective meets the critical path (docs/formulas.md §6).
+type commClass uint8
+
+const (
+	classCritical  commClass = iota // TP/SP/CP/EP activations: on the critical path
+	classWeights                    // per micro-batch weight gathers and gradient reductions (FSDP, ZeRO-2)
+	classStepGrad                   // once per step gradient reduction (DP, ZeRO-1/2)
+	classStepParam                  // once per step parameter gather (ZeRO-1/2)
+)
+
+// attnKernelFraction is the attention core's kernel efficiency relative to a
+// GEMM of the same FLOPs ([FA2]: 50-73% of peak on A100 vs MAMF 87%).
+const attnKernelFraction = 0.7
+
+// pass is where an op runs.
+type pass uint8
+
+const (
+	pFwd pass = iota
+	pBwd
+	pRecompute
+)
+
+func passName(p pass) string { return [...]string{"fwd", "bwd", "recompute"}[p] }
+
+// action is a communication decision of the rules, for Why strings.
+type action uint8
+
+const (
+	actGatherA action = iota
+	actGatherB
+	actAllReduceC
+	actReduceScatterC
+	actGatherC
+	actAllToAllC
+	numActions
+)
+
+// whyTexts returns the reasons of the collectives op o may cause.
+func whyTexts(p *model.Program, o *model.Op) [numActions]string {
+	var w [numActions]string
+	an := p.Tensors[o.A].Name
+	bn, cn := "", p.Tensors[o.C].Name
+	if o.B >= 0 {
+		bn = p.Tensors[o.B].Name
+	}
+	w[actGatherA] = o.Name + ": gather " + an + " (rules 2/4: sharded on a contracting dim, or the same axis on another operand's dim)"
+	w[actGatherB] = o.Name + ": gather " + bn + " (rules 2/4: sharded on a contracting dim, or the same axis on another operand's dim)"
+	w[actAllReduceC] = o.Name + ": sum partial " + cn + " (rule 3: both operands sharded on the contracting dim; next op wants it replicated)"
+	w[actReduceScatterC] = o.Name + ": reduce-scatter partial " + cn + " (rule 3: contracting dim sharded; next op wants it sharded)"
+	w[actGatherC] = o.Name + ": gather " + cn + " (next op wants it replicated)"
+	w[actAllToAllC] = o.Name + ": move " + cn + "'s sharding to another dim (reshard)"
+	if o.Kind == model.Reshard {
+		w[actAllToAllC] = o.Name + ": " + an + " -> " + cn + " moves the expert axis from tokens to experts (reshard)"
+	}
+	return w
+}
+
+// emission is one collective call of a pass.
+type emission struct {
+	op       collOp
+	roles    roleSet
+	bytes    float64
+	seconds  float64
+	class    commClass
+	pass     pass
+	why      string
+	hideOp   int     // op index whose compute may hide it (-1: none)
+	hideFrac float64 // fraction of hideOp's time usable
+	exposed  float64 // resolved exposed seconds of one call
+}
+
+// runResult is the outcome of one pass of a block on one micro-batch. Its
+// slices grow as needed and are reused.
+type runResult struct {
+	seconds   float64 // compute
+	flops     float64 // per-chip FLOPs executed
+	emit      []emission
+	opSeconds []float64
+}
+
+// reset empties r, keeping its memory.
+func (r *runResult) reset(ops int) {
+	r.seconds, r.flops = 0, 0
+	r.emit = r.emit[:0]
+	if cap(r.opSeconds) < ops {
+		r.opSeconds = make([]float64, ops)
+	}
+	r.opSeconds = r.opSeconds[:ops]
+}
+
+// setOpSeconds records op idx's compute time.
+func (r *runResult) setOpSeconds(idx int, sec float64) { r.opSeconds[idx] = sec }
+
+// emit records a collective of one call and returns its time.
+func (e *evaluator) emit(res *runResult, op collOp, roles roleSet, bytes float64, class commClass, ps pass, why string, hideOp int, hideFrac float64) float64 {
+	if roles == 0 || bytes <= 0 {
+		return 0
+	}
+	sec := e.mr.seconds(op, bytes, roles)
+	res.emit = append(res.emit, emission{op: op, roles: roles, bytes: bytes, seconds: sec, class: class, pass: ps, why: why, hideOp: hideOp, hideFrac: hideFrac})
+	return sec
+}
+
+// reshard changes a tensor's layout: a role that stays on an equivalent dim
+// is free, one that moves to another dim is an AllToAll, one that disappears
+// an AllGather, one that appears a free slice ([SB-SHARD]; MoE dispatch and
+// combine, docs/formulas.md §3.5).
+func (e *evaluator) reshard(res *runResult, o *model.Op, why *[numActions]string, idx int, ps pass) {
+	ta, tc := &e.p.Tensors[o.A], &e.p.Tensors[o.C]
+	la, lc := e.layout(o.A), e.layout(o.C)
+	var a2a, ag roleSet
+	for r := space.Role(0); r < space.NumRoles; r++ {
+		pa := pos(la, ta.Rank, r)
+		if pa < 0 {
+			continue
+		}
+		pc := pos(lc, tc.Rank, r)
+		switch {
+		case pc < 0:
+			ag |= bit(r)
+		case o.Same[ta.Dims[pa]]&(1<<tc.Dims[pc]) == 0:
+			a2a |= bit(r)
+		}
+	}
+	ra := rolesOf(la)
+	first := len(res.emit)
+	if a2a != 0 {
+		e.emit(res, opA2A, a2a, e.bytes(o.A, ra&^a2a), classCritical, ps, why[actAllToAllC], -1, 0)
+	}
+	if ag != 0 {
+		e.emit(res, opAG, ag, e.bytes(o.A, ra&^ag), classCritical, ps, why[actGatherA], -1, 0)
+	}
+	sec := e.roofline(0, 2*e.bytes(o.A, ra))
+	res.setOpSeconds(idx, sec)
+	res.seconds += sec
+	if e.trace != nil {
+		text := layoutText(ta, la, 0) + " -> " + layoutText(tc, lc, 0)
+		e.traceOp(res, ps, text, 0, sec, first)
+	}
+}
+
+// elementwise is a memory-bound pass: Bytes × the local bytes of its input.
+func (e *evaluator) elementwise(res *runResult, o *model.Op, idx int, ps pass) {
+	l := e.layout(o.A)
+	bytes := o.Bytes * e.bytes(o.A, rolesOf(l))
+	sec := e.roofline(0, bytes)
+	res.setOpSeconds(idx, sec)
+	res.seconds += sec
+	if e.trace != nil {
+		e.traceOp(res, ps, o.Name+"("+layoutText(&e.p.Tensors[o.A], l, 0)+")", 0, sec, len(res.emit))
+	}
+}
+
+// roofline is max(FLOPs / (peak·matmul efficiency), bytes / (HBM bandwidth·
+// HBMFraction)) ([SB-ROOF]); the matmul efficiency falls for small calls:
+// eff(x) = MatmulFraction · x/(x + MatmulHalfFLOPs), x the per-chip FLOPs of
+// the call (fits Calculon's 0.95 ≥ 128 GFLOP, 0.9 at 16, 0.6 at 1 GFLOP
+// with half ≈ 0.6 GFLOP, docs/hardware.md §3.3).
+func (e *evaluator) roofline(flops, bytes float64) float64 {
+	t := 0.0
+	if flops > 0 {
+		eff := e.eff.MatmulFraction * flops / (flops + e.eff.MatmulHalfFLOPs)
+		t = flops / (e.peak * eff)
+	}
+	return max(t, bytes/(e.hbm*e.eff.HBMFraction))
+}
+
+// traceOp appends one traced op; its collectives are the run's emissions
+// from firstEmit on.
+func (e *evaluator) traceOp(res *runResult, ps pass, text string, fl, sec float64, firstEmit int) {
+	op := Op{Pass: passName(ps), Text: text, FLOPs: fl, Seconds: sec}
+	names := collNames()
+	for i := firstEmit; i < len(res.emit); i++ {
+		em := &res.emit[i]
+		op.Collective = Collective{Op: names[em.op], Axes: e.mr.axesOf(em.roles), Bytes: em.bytes, Count: 1,
+			Seconds: em.seconds, Overlapped: em.class != classCritical || em.hideOp >= 0, Why: em.why}
+		op.Text += fmt.Sprintf("  %s(%s) %s %s", op.Collective.Op, roleList(em.roles), fmtBytes(em.bytes), fmtSeconds(em.seconds))
+		if op.Collective.Overlapped {
+			op.Text += " overlapped"
+		} else {
+			op.Text += " exposed"
+		}
+	}
+	*e.trace = append(*e.trace, op)
+}
+
+func fmtBytes(b float64) string {
+	switch {
+	case b >= 1e9:
+		return fmt.Sprintf("%.2f GB", b/1e9)
+	case b >= 1e6:
+		return fmt.Sprintf("%.1f MB", b/1e6)
+	default:
+		return fmt.Sprintf("%.1f kB", b/1e3)
+	}
+}
+
+func fmtSeconds(s float64) string {
+	if s >= 1e-3 {
+		return fmt.Sprintf("%.2f ms", s*1e3)
+	}
+	return fmt.Sprintf("%.1f µs", s*1e6)
+}
+
+// layoutText renders a tensor's layout, e.g. "x[B_{dp,fsdp}, S_{cp}, D]".
+func layoutText(t *model.Tensor, l [model.MaxRank]roleSet, partial roleSet) string {
+	var sb strings.Builder
+	sb.WriteString(t.Name)
+	sb.WriteByte('[')
+	for i := 0; i < t.Rank; i++ {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(t.Dims[i].String())
+		if l[i] != 0 {
+			sb.WriteString("_{" + roleList(l[i]) + "}")
+		}
+	}
+	sb.WriteByte(']')
+	if partial != 0 {
+		sb.WriteString("{U_" + roleList(partial) + "}")
+	}
+	return sb.String()
+}
+
+// roleList names the roles of s, comma-separated.
+func roleList(s roleSet) string {
+	var parts []string
+	for _, r := range s.Roles() {
+		parts = append(parts, r.String())
+	}
+	return strings.Join(parts, ",")
+}

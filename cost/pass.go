@@ -1,0 +1,154 @@
+package cost
+
+import (
+	"github.com/meshplan/meshplan/model"
+)
+
+// segCost is one block's cost per micro-batch.
+type segCost struct {
+	fwd, bwd   float64 // compute seconds (bwd includes recompute)
+	crit       float64 // exposed critical communication
+	weights    float64 // overlappable per micro-batch weight communication
+	weightEdge float64 // first gather + last reduction of the block's weights
+	flops      float64
+	// runs are the forward, recompute and backward passes.
+	runs      [3]runResult
+	stepGrad  float64
+	stepParam float64
+	stepEmit  []emission
+	// pending is, per weight of the block (in its Weights order), the roles
+	// its gradient is still partial over after the backward pass: the input
+	// of the once-per-step reductions, which depend on the ZeRO stage.
+	pending []roleSet
+}
+
+// reset clears what a new evaluation accumulates into sc, keeping its memory.
+func (sc *segCost) reset() {
+	sc.fwd, sc.bwd, sc.crit, sc.weights, sc.weightEdge, sc.flops = 0, 0, 0, 0, 0, 0
+	sc.stepGrad, sc.stepParam = 0, 0
+	sc.stepEmit = sc.stepEmit[:0]
+}
+
+// run executes the ops of one pass (those filter accepts, all when nil).
+func (e *evaluator) run(res *runResult, b int, ps pass, filter func(*model.Op) bool) {
+	blk := &e.p.Blocks[b]
+	k := 0
+	ops := blk.Fwd
+	if ps == pBwd {
+		k, ops = 1, blk.Bwd
+	}
+	res.reset(len(ops))
+	for i := range ops {
+		o := &ops[i]
+		if filter != nil && !filter(o) {
+			continue
+		}
+		switch o.Kind {
+		case model.Einsum:
+			e.einsum(res, o, &e.m.why[b][k][i], e.m.opDims[b][k][i], i, ps)
+		case model.Reshard:
+			e.reshard(res, o, &e.m.why[b][k][i], i, ps)
+		case model.Elementwise:
+			e.elementwise(res, o, i, ps)
+		}
+	}
+}
+
+// resetCache forgets gathered tensors; weights are kept when keepWeights
+// (the recompute pass's weight gathers serve the backward pass).
+func (e *evaluator) resetCache(keepWeights bool) {
+	for i := range e.p.Tensors {
+		if !(keepWeights && e.p.Tensors[i].Weight) {
+			e.gathered[i] = 0
+		}
+	}
+}
+
+// block runs the forward, recompute and backward passes of block b on one
+// micro-batch and resolves which part of each collective hides under
+// compute. The recompute pass re-runs the ops the strategy's policy
+// re-runs (model.Program.Reruns).
+func (e *evaluator) block(b int, sc *segCost) {
+	weights := e.p.Blocks[b].Weights
+	for _, w := range weights {
+		e.pending[w] = 0
+	}
+	e.resetCache(false)
+	fw, rc, bw := &sc.runs[0], &sc.runs[1], &sc.runs[2]
+	e.run(fw, b, pFwd, nil)
+	pol := e.m.policies[e.policy]
+	rerun := func(o *model.Op) bool { return e.p.Reruns(pol, b, o) }
+	e.resetCache(false)
+	e.run(rc, b, pRecompute, rerun)
+	e.resetCache(true)
+	e.run(bw, b, pBwd, nil)
+	sc.fwd = fw.seconds
+	sc.bwd = rc.seconds + bw.seconds
+	sc.flops = fw.flops + rc.flops + bw.flops
+	for _, r := range []*runResult{fw, rc, bw} {
+		for i := range r.emit {
+			em := &r.emit[i]
+			exp := em.seconds
+			if em.hideOp >= 0 {
+				exp = max(0, em.seconds-em.hideFrac*r.opSeconds[em.hideOp])
+			}
+			em.exposed = exp
+			switch em.class {
+			case classCritical:
+				sc.crit += exp
+			case classWeights:
+				sc.weights += em.seconds
+				if (em.pass == pFwd && em.op == opAG) || em.op == opRS {
+					sc.weightEdge += em.seconds
+				}
+			}
+		}
+	}
+	if cap(sc.pending) < len(weights) {
+		sc.pending = make([]roleSet, len(weights))
+	}
+	sc.pending = sc.pending[:len(weights)]
+	for i, w := range weights {
+		sc.pending[i] = e.pending[w]
+	}
+	e.stepPart(weights, sc)
+}
+
+// stepPart computes sc's once-per-step collectives from the gradients the
+// backward pass left partial (sc.pending) and the ZeRO stage: the gradient
+// still partial over replica roles is all-reduced (DP) or reduce-scattered
+// and the parameters re-gathered (ZeRO-1/2), docs/formulas.md §3.1.
+func (e *evaluator) stepPart(weights []int, sc *segCost) {
+	sc.stepGrad, sc.stepParam = 0, 0
+	sc.stepEmit = sc.stepEmit[:0]
+	for i, w := range weights {
+		P := sc.pending[i]
+		t := &e.p.Tensors[w]
+		if t.Bucketed || P == 0 && !(e.zero >= 2 && e.zeroRoles(w) != 0) {
+			continue
+		}
+		why := &e.m.weightWhy[w]
+		gBytes := e.bytes(t.Grad, rolesOf(e.accLayout(w)))
+		if e.zero == 0 {
+			e.stepEmit(sc, opAR, P, gBytes, classStepGrad, why.ar)
+			continue
+		}
+		e.stepEmit(sc, opRS, P, gBytes, classStepGrad, why.rs)
+		wBytes := e.bytes(w, rolesOf(e.layout(w)))
+		e.stepEmit(sc, opAG, P|e.zeroRoles(w), wBytes, classStepParam, why.ag)
+	}
+}
+
+// stepEmit records a once-per-step collective of sc.
+func (e *evaluator) stepEmit(sc *segCost, op collOp, roles roleSet, bytes float64, class commClass, why string) {
+	if roles == 0 || bytes <= 0 {
+		return
+	}
+	sec := e.mr.seconds(op, bytes, roles)
+	sc.stepEmit = append(sc.stepEmit, emission{op: op, roles: roles, bytes: bytes, seconds: sec, class: class, why: why, hideOp: -1})
+	if class == classStepGrad {
+		sc.stepGrad += sec
+	} else {
+		sc.stepParam += sec
+	}
+}

@@ -1,0 +1,314 @@
+package cost
+
+import (
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/space"
+)
+
+// The sharding rules of design.md "Communication is derived", applied to
+// C = A·B role by role.
+
+// placement of one role on an einsum's output before resharding: a
+// dimension index (>= 0), a partial sum, or nowhere.
+const (
+	outNone    = -1
+	outPartial = -2
+)
+
+// einsumCtx is what the rules need of one einsum of one pass.
+type einsumCtx struct {
+	o          *model.Op
+	ta, tb, tc *model.Tensor
+	la, lb, lc [model.MaxRank]roleSet
+	ma, mb, mc uint32  // dimension bit sets of A, B, C
+	ra, rb, rc roleSet // roles of each layout
+	// allowU are the roles the product may stay a partial sum over (a
+	// weight gradient until the step's reduction).
+	allowU  roleSet
+	isWGrad bool
+	// shareA and shareB weigh an operand's gather: in a backward pair
+	// (dA = dC·Bᵀ, dB = Aᵀ·dC) the incoming gradient serves both einsums.
+	shareA, shareB float64
+}
+
+// resolution is the cheapest legal choice of the rules for every role.
+type resolution struct {
+	gA, gB           roleSet // operands gathered
+	ar, rs, agC, a2a roleSet // collectives on the product
+	split, partial   roleSet // roles that split the work; left partial
+}
+
+// newEinsumCtx prepares the rules' inputs for op o of pass ps.
+func (e *evaluator) newEinsumCtx(o *model.Op, ps pass) einsumCtx {
+	p := e.p
+	x := einsumCtx{o: o, ta: &p.Tensors[o.A], tb: &p.Tensors[o.B], tc: &p.Tensors[o.C], shareA: 1, shareB: 1}
+	x.la, x.lb = e.layout(o.A), e.layout(o.B)
+	for i := range x.la {
+		x.la[i] &^= e.gathered[o.A]
+		x.lb[i] &^= e.gathered[o.B]
+	}
+	x.isWGrad = x.tc.Primal >= 0 && p.Tensors[x.tc.Primal].Weight
+	if x.isWGrad {
+		x.lc = e.accLayout(x.tc.Primal)
+		x.allowU = e.replicaRoles(x.tc.Primal)
+	} else {
+		x.lc = e.layout(o.C)
+	}
+	x.ma, x.mb, x.mc = e.dimMask(o.A), e.dimMask(o.B), e.dimMask(o.C)
+	x.ra, x.rb, x.rc = rolesOf(x.la), rolesOf(x.lb), rolesOf(x.lc)
+	if ps == pBwd && o.Sibling >= 0 {
+		if o.A != o.SiblingIn {
+			x.shareA = 0.5
+		} else {
+			x.shareB = 0.5
+		}
+	}
+	return x
+}
+
+// resolve applies the rules role by role: for every role it tries leaving
+// each operand as it is or gathering it (rules 2 and 4), derives where the
+// role ends up on the product (a dimension, a partial sum U, or nowhere),
+// adds the cost of moving that to the layout the next op needs (AllReduce
+// or ReduceScatter of a partial sum, rule 3; AllGather or AllToAll of a
+// sharded dimension; a free slice), and keeps the cheapest legal choice.
+func (e *evaluator) resolve(x *einsumCtx) resolution {
+	var res resolution
+	for r := space.Role(0); r < space.NumRoles; r++ {
+		if !(x.ra | x.rb | x.rc).Has(r) {
+			continue
+		}
+		g, out, split, ok := e.bestChoice(x, r)
+		if !ok {
+			continue // no legal resolution: leave the role replicated
+		}
+		pc := pos(x.lc, x.tc.Rank, r)
+		dc := model.NumDim
+		if pc >= 0 {
+			dc = x.tc.Dims[pc]
+		}
+		if g&1 != 0 {
+			res.gA |= bit(r)
+		}
+		if g&2 != 0 {
+			res.gB |= bit(r)
+		}
+		if split {
+			res.split |= bit(r)
+		}
+		switch {
+		case out == outPartial && pc < 0:
+			if x.allowU.Has(r) {
+				res.partial |= bit(r)
+			} else {
+				res.ar |= bit(r)
+			}
+		case out == outPartial:
+			res.rs |= bit(r)
+		case out >= 0 && pc < 0:
+			res.agC |= bit(r)
+		case out >= 0 && model.Dim(out) != dc:
+			res.a2a |= bit(r)
+		}
+	}
+	return res
+}
+
+// bestChoice returns, for role r, the cheapest legal gather choice g (bit 0:
+// gather A, bit 1: gather B), where the role lands on the product, and
+// whether it splits the work.
+func (e *evaluator) bestChoice(x *einsumCtx, r space.Role) (bestG, bestOut int, bestSplit, ok bool) {
+	pa, pb, pc := pos(x.la, x.ta.Rank, r), pos(x.lb, x.tb.Rank, r), pos(x.lc, x.tc.Rank, r)
+	dc := model.NumDim
+	if pc >= 0 {
+		dc = x.tc.Dims[pc]
+	}
+	best := inf
+	for g := 0; g < 4; g++ {
+		doA, doB := g&1 != 0, g&2 != 0
+		if (doA && (pa < 0 || x.ta.NoComm)) || (doB && (pb < 0 || x.tb.NoComm)) {
+			continue
+		}
+		cost := 0.0
+		if doA {
+			cost += x.shareA * e.mr.seconds(opAG, e.bytes(x.o.A, x.ra&^bit(r)), bit(r))
+		}
+		if doB {
+			cost += x.shareB * e.mr.seconds(opAG, e.bytes(x.o.B, x.rb&^bit(r)), bit(r))
+		}
+		pa2, pb2 := pa, pb
+		if doA {
+			pa2 = -1
+		}
+		if doB {
+			pb2 = -1
+		}
+		out, splits, legal := landing(x, pa2, pb2, dc)
+		if !legal {
+			continue
+		}
+		c, legal := e.moveCost(x, r, out, pc, dc)
+		if !legal {
+			continue
+		}
+		cost += c
+		if cost < best*(1-1e-9) {
+			best, bestG, bestOut, bestSplit = cost, g, out, splits
+		}
+	}
+	return bestG, bestOut, bestSplit, best != inf
+}
+
+// landing says where a role that stays on A's dimension pa and B's
+// dimension pb (-1: not on the operand) ends up on the product: on a
+// dimension of C, as a partial sum (its dimension is contracted, rules 2
+// and 3), or nowhere (then it splits the work for free when an operand has
+// C's dimension dc). A role on two different dimensions is illegal (rule 4).
+func landing(x *einsumCtx, pa, pb int, dc model.Dim) (out int, splits, legal bool) {
+	onC := func(d model.Dim) int {
+		if x.mc&(1<<d) != 0 {
+			return int(d)
+		}
+		return outPartial
+	}
+	switch {
+	case pa >= 0 && pb >= 0:
+		if x.ta.Dims[pa] != x.tb.Dims[pb] {
+			return 0, false, false
+		}
+		return onC(x.ta.Dims[pa]), true, true
+	case pa >= 0:
+		return onC(x.ta.Dims[pa]), true, true
+	case pb >= 0:
+		return onC(x.tb.Dims[pb]), true, true
+	}
+	return outNone, dc != model.NumDim && (x.ma|x.mb)&(1<<dc) != 0, true
+}
+
+// moveCost is the cost of moving role r from where it lands on the
+// product (out) to where the next op wants it (C's dimension index pc,
+// dimension dc): an AllReduce of a partial sum (unless it may stay
+// partial), a ReduceScatter, an AllGather, an AllToAll, or nothing. A
+// tensor that is never communicated makes the move illegal.
+func (e *evaluator) moveCost(x *einsumCtx, r space.Role, out, pc int, dc model.Dim) (float64, bool) {
+	cBytes := e.bytes(x.o.C, x.rc&^bit(r))
+	var op collOp
+	switch {
+	case out == outPartial && pc < 0:
+		if x.allowU.Has(r) {
+			return 0, true
+		}
+		op = opAR
+	case out == outPartial:
+		op = opRS
+	case out >= 0 && pc < 0:
+		op = opAG
+	case out >= 0 && model.Dim(out) != dc:
+		op = opA2A
+	default:
+		return 0, true
+	}
+	if x.tc.NoComm {
+		return 0, false
+	}
+	return e.mr.seconds(op, cBytes, bit(r)), true
+}
+
+// einsum costs C = A·B: the rules' collectives, then the compute of the
+// split product. Gathered operands are kept for the rest of the pass.
+func (e *evaluator) einsum(res *runResult, o *model.Op, why *[numActions]string, shape opShape, idx int, ps pass) {
+	x := e.newEinsumCtx(o, ps)
+	rs := e.resolve(&x)
+	if x.isWGrad {
+		e.pending[x.tc.Primal] |= rs.partial
+	}
+	first := len(res.emit)
+	e.emitEinsum(res, &x, &rs, why, idx, ps)
+
+	// Compute: 2·work·Π(union of dimensions) FLOPs over the roles that split
+	// the work; a capped dimension split by tp does more per chip.
+	fl := 2 * o.Work
+	for d := model.Dim(0); d < model.NumDim; d++ {
+		if shape.dims&(1<<d) != 0 {
+			fl *= e.size[d]
+		}
+	}
+	fl /= e.degOf(rs.split)
+	if shape.cap != model.NumDim && rs.split.Has(space.RoleTP) {
+		fl *= e.capF[shape.cap]
+	}
+	bytes := 0.0
+	if !x.ta.OnChip {
+		bytes += e.bytes(o.A, x.ra&^rs.gA)
+	}
+	if !x.tb.OnChip {
+		bytes += e.bytes(o.B, x.rb&^rs.gB)
+	}
+	if !x.tc.OnChip {
+		bytes += e.bytes(o.C, x.rc)
+	}
+	sec := e.roofline(fl, bytes)
+	if o.Group == model.GroupCore {
+		// Flash-attention kernels reach ~50-73% of peak on A100 against ~87%
+		// for the best GEMM ([FA2] §4, docs/hardware.md §4.1): about 0.7 of
+		// the matmul rate.
+		sec = max(sec/attnKernelFraction, bytes/(e.hbm*e.eff.HBMFraction))
+	}
+	res.setOpSeconds(idx, sec)
+	res.seconds += sec
+	res.flops += fl
+	if e.trace != nil {
+		lA, lB := e.layout(o.A), e.layout(o.B)
+		text := layoutText(x.ta, lA, 0) + " · " + layoutText(x.tb, lB, 0) + " -> " + layoutText(x.tc, x.lc, rs.partial)
+		e.traceOp(res, ps, text, fl, sec, first)
+	}
+}
+
+// emitEinsum records the collectives of a resolved einsum: one per kind
+// over the union of its roles.
+func (e *evaluator) emitEinsum(res *runResult, x *einsumCtx, rs *resolution, why *[numActions]string, idx int, ps pass) {
+	o := x.o
+	classIn := func(t *model.Tensor) commClass {
+		if t.Weight {
+			return classWeights
+		}
+		return classCritical
+	}
+	classOut := classCritical
+	if x.isWGrad {
+		classOut = classWeights
+	}
+	hide := func(t int, isOut bool, roles roleSet) (int, float64) {
+		if ps == pBwd && o.Sibling >= 0 && (isOut || t == o.SiblingIn) {
+			return o.Sibling, 1 // Megatron overlaps dX's reduction with the dW GEMM and the re-gather with dX ([MEG-TP], docs/formulas.md §6)
+		}
+		if o.Group == model.GroupCore && roles&^bit(space.RoleCP) == 0 {
+			return idx, e.eff.OverlapFraction // ring attention hides the K/V exchange under the blocks (docs/formulas.md §3.4)
+		}
+		if e.o.CollectiveMatmul && roles&^(bit(space.RoleTP)|bit(space.RoleCP)) == 0 {
+			return idx, 1 // collective matmul [SB-JAX]
+		}
+		return -1, 0
+	}
+	if rs.gA != 0 {
+		h, f := hide(o.A, false, rs.gA)
+		e.emit(res, opAG, rs.gA, e.bytes(o.A, x.ra&^rs.gA), classIn(x.ta), ps, why[actGatherA], h, f)
+		e.gathered[o.A] |= rs.gA
+	}
+	if rs.gB != 0 {
+		h, f := hide(o.B, false, rs.gB)
+		e.emit(res, opAG, rs.gB, e.bytes(o.B, x.rb&^rs.gB), classIn(x.tb), ps, why[actGatherB], h, f)
+		e.gathered[o.B] |= rs.gB
+	}
+	for _, c := range [...]struct {
+		op    collOp
+		roles roleSet
+		act   action
+	}{{opAR, rs.ar, actAllReduceC}, {opRS, rs.rs, actReduceScatterC}, {opAG, rs.agC, actGatherC}, {opA2A, rs.a2a, actAllToAllC}} {
+		if c.roles == 0 {
+			continue
+		}
+		h, f := hide(o.C, true, c.roles)
+		e.emit(res, c.op, c.roles, e.bytes(o.C, x.rc&^c.roles), classOut, ps, why[c.act], h, f)
+	}
+}

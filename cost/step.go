@@ -1,0 +1,188 @@
+package cost
+
+import (
+	"slices"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/space"
+)
+
+// stagePlan is what one pipeline rank holds: its layers of each kind, and
+// the embedding (first rank) or the output layer (last rank).
+type stagePlan struct {
+	counts      []int // per layer kind
+	layers      int
+	embed, head bool
+}
+
+// planStages lists the distinct compositions of the pipeline's ranks (one
+// rank without a pipeline), reusing st's memory. The busiest of them sets
+// the step time.
+func (st *evalState) planStages(p *model.Program, pp int) {
+	pp = max(pp, 1)
+	nk := len(p.Kinds)
+	n := p.NumLayers()
+	st.stages = st.stages[:0]
+	if cap(st.counts) < nk*(pp+1) {
+		st.counts = make([]int, nk*(pp+1))
+	}
+	first := 0
+	for r := 0; r < pp; r++ {
+		_, cnt := space.StageLayers(n, pp, r)
+		buf := st.counts[len(st.stages)*nk : (len(st.stages)+1)*nk]
+		p.CountLayers(first, first+cnt, buf)
+		first += cnt
+		sp := stagePlan{counts: buf, layers: cnt, embed: r == 0, head: r == pp-1}
+		if slices.ContainsFunc(st.stages, func(o stagePlan) bool {
+			return o.embed == sp.embed && o.head == sp.head && slices.Equal(o.counts, sp.counts)
+		}) {
+			continue
+		}
+		st.stages = append(st.stages, sp)
+	}
+}
+
+// blockMultiplicity returns how many times stage sp runs block b per
+// micro-batch.
+func blockMultiplicity(p *model.Program, sp *stagePlan, b int) float64 {
+	switch b {
+	case p.Embedding:
+		if sp.embed {
+			return 1
+		}
+		return 0
+	case p.Output:
+		if sp.head {
+			return 1
+		}
+		return 0
+	}
+	n := 0
+	for k, kind := range p.Kinds {
+		for _, kb := range kind.Blocks {
+			if kb == b {
+				n += sp.counts[k]
+			}
+		}
+	}
+	return float64(n)
+}
+
+// assemble turns the block costs of st into the step time of s's pipeline
+// schedule: the busiest stage's compute, exposed communication and bubble
+// (docs/formulas.md §5-6).
+func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Estimate {
+	p, e, M := cm.p, &st.e, st.M
+	pp := max(s.Degree[space.PP], 1)
+	v := s.VirtualStages()
+	of := e.eff.OverlapFraction
+	best := Estimate{StepSeconds: -1}
+	bestStage := 0
+	for si := range st.stages {
+		sp := &st.stages[si]
+		var fc, bc, crit, wmb, sg, spar, params float64
+		for b := range p.Blocks {
+			n := blockMultiplicity(p, sp, b)
+			if n == 0 {
+				continue
+			}
+			sc := &st.blocks[b]
+			fc += n * sc.fwd
+			bc += n * sc.bwd
+			crit += n * sc.crit
+			wmb += n * sc.weights
+			sg += n * sc.stepGrad
+			spar += n * sc.stepParam
+			params += n * st.params[b]
+		}
+		// The first gather and the last reduction of one layer's weights.
+		var edge float64
+		for k, kind := range p.Kinds {
+			if sp.counts[k] == 0 {
+				continue
+			}
+			var ke float64
+			for _, b := range kind.Blocks {
+				ke += st.blocks[b].weightEdge
+			}
+			edge = max(edge, ke)
+		}
+		units := float64(max(sp.layers, 1))
+		est := Estimate{}
+		// Busiest stage compute over all micro-batches, plus the optimizer
+		// step: memory-bound, over the stage's parameter shard.
+		est.ComputeSeconds = M*(fc+bc) + params*cm.optimizerBytes/(e.hbm*e.eff.HBMFraction)
+		exposed := M * crit
+		// FSDP/ZeRO-3: prefetch hides the per-micro-batch weight traffic
+		// under OverlapFraction of the compute; the first gather and the last
+		// reduction stay exposed ([TORCH-FSDP], docs/formulas.md §6).
+		if wmb > 0 {
+			exposed += max(edge, M*wmb-of*est.ComputeSeconds)
+		}
+		// Gradient reduction overlaps the last micro-batch's backward and the
+		// ZeRO parameter gather the first forward; the last bucket (one
+		// layer) is exposed ([MEG-DDP], docs/formulas.md §6).
+		if sg > 0 {
+			exposed += max(sg/units, sg-of*bc)
+		}
+		if spar > 0 {
+			exposed += max(spar/units, spar-of*fc)
+		}
+		// Pipeline sends: one forward and one backward per micro-batch per
+		// virtual stage; the ramp-up and ramp-down walks over the stage
+		// boundaries are exposed, the steady-state sends (on the slowest hop)
+		// overlap up to OverlapFraction ([SB-GPU], docs/formulas.md §5-6).
+		if pp > 1 {
+			exposed += 2*st.pRamp + (1-of)*2*M*float64(v)*st.pSend
+		}
+		est.ExposedCommSeconds = exposed
+		// Bubble: the schedule's idle stage-micro-batch times (docs/formulas.md §5).
+		est.BubbleSeconds = s.Schedule.BubbleStages(pp, v) * (fc + bc + crit)
+		est.StepSeconds = est.ComputeSeconds + est.ExposedCommSeconds + est.BubbleSeconds
+		if est.StepSeconds > best.StepSeconds {
+			best, bestStage = est, si
+		}
+	}
+
+	tokens := float64(in.workload.Batch) * float64(in.seq)
+	best.ModelFLOPs = in.modelFLOPsPerToken * tokens
+	var rerun float64
+	for _, r := range p.Stack {
+		rerun += float64(r.Count) * in.rerunPerToken[e.policy][r.Kind]
+	}
+	best.HardwareFLOPs = best.ModelFLOPs + rerun*tokens
+	if !in.options.SkipCollectives || in.options.Trace {
+		best.Collectives = e.collectives(st, &st.stages[bestStage], M, float64(v), pp)
+	}
+	if e.trace != nil {
+		best.Ops = *e.trace
+	}
+	return best
+}
+
+// fillParams sets st.params: the parameters of each block one chip updates.
+func (st *evalState) fillParams() {
+	e := &st.e
+	if cap(st.params) < len(e.p.Blocks) {
+		st.params = make([]float64, len(e.p.Blocks))
+	}
+	st.params = st.params[:len(e.p.Blocks)]
+	for b := range st.params {
+		st.params[b] = e.shardParams(b)
+	}
+}
+
+// shardParams is the parameters of block b that one chip updates: sharded
+// by storage over fsdp/tp/ep, and over the pure data-parallel role (dp, or
+// edp for a routed expert) by ZeRO.
+func (e *evaluator) shardParams(b int) float64 {
+	n := 0.0
+	for _, w := range e.p.Blocks[b].Weights {
+		l := rolesOf(e.layout(w))
+		if e.zero >= 1 {
+			l |= e.dataRole(w)
+		}
+		n += e.bytes(w, l) / e.p.ElemBytes(w)
+	}
+	return n
+}

@@ -1,0 +1,545 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Dropout says whether the layers apply dropout, which saves a 1-byte mask
+// per element for the backward pass [KORT §4.1].
+type Dropout uint8
+
+// Dropout settings of ProgramOptions.
+const (
+	// DropoutAuto applies dropout to GPT-style models (LayerNorm and
+	// biases: GPT-2/3, Megatron GPT, the Korthikanti models) and not to
+	// modern ones (Llama, Mistral, DeepSeek, ...).
+	DropoutAuto Dropout = iota
+	// DropoutOn applies dropout after the attention probabilities, after
+	// the attention and MLP blocks and after the embedding.
+	DropoutOn
+	// DropoutOff applies none.
+	DropoutOff
+)
+
+// ProgramOptions select how the layer program runs on the hardware.
+type ProgramOptions struct {
+	// NoFlashAttention materialises the attention score square in HBM
+	// (Megatron before FlashAttention, 2021-2022 runs); the default is a
+	// fused FlashAttention-style kernel that keeps it on chip ([FA2]).
+	NoFlashAttention bool
+	// Dropout selects the dropout layers; the zero value is DropoutAuto.
+	Dropout Dropout
+	// Precision is the table of element sizes; zero fields take
+	// MixedPrecision's.
+	Precision Precision
+}
+
+// dropout reports whether the program of s applies dropout.
+func (o ProgramOptions) dropout(s Spec) bool {
+	switch o.Dropout {
+	case DropoutOn:
+		return true
+	case DropoutOff:
+		return false
+	}
+	return s.Norm == LayerNorm && s.Bias
+}
+
+// causalWork is the fraction of the score square a causal flash kernel
+// computes: it skips the masked blocks ([FA2]; [MEG-FLOP] halves the core
+// for the causal mask).
+const causalWork = 0.5
+
+// NewProgram builds the layer program of s (normalised first): a pre-norm
+// decoder block (attention with fused QKV and grouped-query heads, a flash
+// or materialised attention core, the output projection; a GELU or SwiGLU
+// MLP with fused gate and up projections, or a mixture of experts with its
+// router, dispatch, experts, combine and shared experts), the embedding and
+// the output layer with the vocabulary-parallel loss ([SHOE], [KORT],
+// [MEG-TP], docs/formulas.md §1-3). Every op lists what its backward pass
+// needs, and the backward pass is derived by transposition.
+func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
+	if s.MoE != nil {
+		e := *s.MoE // Normalize fills defaults: never write the caller's MoE
+		s.MoE = &e
+	}
+	s.Normalize()
+	if s.Layers <= 0 || s.Hidden <= 0 || s.Heads <= 0 || s.HeadDim <= 0 || s.Vocab < 0 {
+		return nil, errors.New("model: the layer program needs layers, hidden, heads and head_dim above zero")
+	}
+	if s.MoE != nil && s.MoE.Experts > 0 && (s.MoE.TopK <= 0 || s.MoE.ExpertFFNHidden <= 0 || s.MoELayers() <= 0) {
+		return nil, fmt.Errorf("model: the mixture of experts of %s needs top_k, expert_ffn_hidden and at least one MoE layer", s.Name)
+	}
+	o.Precision = o.Precision.withDefaults()
+	if err := o.Precision.validate(); err != nil {
+		return nil, err
+	}
+	p := &Program{Spec: s, Options: o}
+	b := &builder{p: p, dropout: o.dropout(s), flash: !o.NoFlashAttention}
+	b.sizes()
+	// The residual stream between a layer's attention and its MLP, shared
+	// so that a recompute policy sees the layer as one program.
+	b.mid = b.act("x2", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	attn := b.attention()
+	mlp := b.mlp()
+	p.Kinds = append(p.Kinds, LayerKind{Name: "dense", Blocks: []int{attn, mlp}})
+	if s.MoELayers() > 0 {
+		moe := b.moe()
+		p.Kinds = append(p.Kinds, LayerKind{Name: "moe", Blocks: []int{attn, moe}})
+		if d := s.DenseLayers(); d > 0 {
+			p.Stack = append(p.Stack, Run{Kind: 0, Count: d})
+		}
+		p.Stack = append(p.Stack, Run{Kind: 1, Count: s.MoELayers()})
+	} else {
+		p.Stack = []Run{{Kind: 0, Count: s.Layers}}
+	}
+	p.Embedding = b.embedding()
+	p.Output = b.output()
+	return p, nil
+}
+
+// MustProgram is NewProgram for specs known to be valid (presets, tests); it
+// panics on an error.
+func MustProgram(s Spec, o ProgramOptions) *Program {
+	p, err := NewProgram(s, o)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// builder writes a program.
+type builder struct {
+	p       *Program
+	dropout bool
+	flash   bool
+	blk     *Block
+	mid     int // the residual stream between attention and MLP
+}
+
+// sizes fills the model dimensions and the key/value caps.
+func (b *builder) sizes() {
+	s, p := &b.p.Spec, b.p
+	q, kv := float64(s.QDim()), float64(s.KVDim())
+	mats := 1.0
+	if s.FFN == SwiGLU {
+		mats = 2
+	}
+	p.Size = [NumDim]float64{DimD: float64(s.Hidden), DimQ: q, DimN: q, DimK: kv, DimH: q + 2*kv,
+		DimF: float64(s.FFNHidden), DimF2: mats * float64(s.FFNHidden), DimV: float64(s.Vocab), DimE: 1, DimEr: 1, DimR: 1}
+	// K/V heads are replicated once tensor parallelism exceeds their count
+	// [MEG-TP]: K is all key/value, H = q + 2kv has 2kv of it.
+	p.Cap[DimK], p.CapPart[DimK] = s.KVHeads, kv
+	p.Cap[DimH], p.CapPart[DimH] = s.KVHeads, 2*kv
+	if e := s.MoE; e != nil && e.Experts > 0 {
+		p.Size[DimE], p.Size[DimEr] = float64(e.Experts), float64(e.Experts)
+		p.Size[DimR] = e.CapacityFactor * float64(e.TopK)
+		p.Size[DimFe], p.Size[DimFe2] = float64(e.ExpertFFNHidden), mats*float64(e.ExpertFFNHidden)
+		p.Size[DimFs] = float64(e.SharedExperts * e.SharedFFNHidden)
+		p.Size[DimFs2] = mats * p.Size[DimFs]
+	}
+}
+
+// dimOf pairs a dimension with what it holds.
+type dimOf struct {
+	d Dim
+	l Logical
+}
+
+func dm(d Dim, l Logical) dimOf { return dimOf{d, l} }
+
+// tensor adds a tensor of class c with the given dimensions.
+func (b *builder) tensor(name string, c Class, dims ...dimOf) int {
+	t := Tensor{Name: name, Rank: len(dims), Class: c, Scale: 1, Grad: -1, Primal: -1}
+	for i, x := range dims {
+		t.Dims[i], t.Count[i], t.Logical[i] = x.d, x.d, x.l
+	}
+	b.p.Tensors = append(b.p.Tensors, t)
+	return len(b.p.Tensors) - 1
+}
+
+// act adds an activation tensor.
+func (b *builder) act(name string, dims ...dimOf) int {
+	return b.tensor(name, ClassActivation, dims...)
+}
+
+// weight adds a parameter of the current block.
+func (b *builder) weight(name string, expert bool, dims ...dimOf) int {
+	id := b.tensor(name, ClassWeight, dims...)
+	b.p.Tensors[id].Weight = true
+	b.p.Tensors[id].Expert = expert
+	b.blk.Weights = append(b.blk.Weights, id)
+	return id
+}
+
+// param adds a parameter that no matmul reads (norm weights, biases): it
+// counts in the weights, gradients and optimizer state; scale multiplies its
+// elements (LayerNorm has a weight and a bias per norm).
+func (b *builder) param(name string, expert bool, scale float64, dims ...dimOf) {
+	id := b.weight(name, expert, dims...)
+	b.p.Tensors[id].Scale, b.p.Tensors[id].Bucketed = scale, true
+	b.gradOf(id)
+}
+
+// norm adds the weights of one normalisation layer (docs/formulas.md §1.1):
+// h for RMSNorm, 2h for LayerNorm; FSDP shards them, tensor parallelism
+// replicates them [MEG-MEM].
+func (b *builder) norm(name string) {
+	scale := 1.0
+	if b.p.Spec.Norm == LayerNorm {
+		scale = 2
+	}
+	b.param(name, false, scale, dm(DimD, WeightEmbed))
+}
+
+// begin starts a block.
+func (b *builder) begin(name string) {
+	b.p.Blocks = append(b.p.Blocks, Block{Name: name, Input: -1})
+	b.blk = &b.p.Blocks[len(b.p.Blocks)-1]
+}
+
+// end derives the backward pass of the current block and returns its index.
+func (b *builder) end() int {
+	b.derive(b.blk)
+	return len(b.p.Blocks) - 1
+}
+
+// op appends a forward op to the current block.
+func (b *builder) op(o Op) {
+	o.Sibling, o.SiblingIn = -1, -1
+	if o.Kind != Einsum {
+		o.B = -1
+	}
+	b.blk.Fwd = append(b.blk.Fwd, o)
+}
+
+// einsum adds C = A·B; its backward needs the operands that are not
+// weights (dA = dC·Bᵀ needs B, dB = Aᵀ·dC needs A).
+func (b *builder) einsum(name string, g Group, a, bb, c int, work float64, extra ...int) {
+	b.op(Op{Kind: Einsum, Name: name, A: a, B: bb, C: c, Work: work, Group: g, Saves: append([]int{a, bb}, extra...)})
+}
+
+// pass adds a memory-bound elementwise pass from a to c that moves bytes
+// times a's bytes and saves the given tensors for its backward pass.
+func (b *builder) pass(name string, g Group, a, c int, bytes float64, saves ...int) {
+	b.op(Op{Kind: Elementwise, Name: name, A: a, C: c, Bytes: bytes, Group: g, Saves: saves})
+}
+
+// dropoutPass adds a dropout after t when the program has dropout: fused
+// into the bias-dropout-add kernel (no extra pass, [MEG-TP]), it saves a
+// 1-byte mask per element of t [KORT §4.1].
+func (b *builder) dropoutPass(name string, t int) {
+	if !b.dropout {
+		return
+	}
+	tt := b.p.Tensors[t]
+	mask := b.tensor(name+"_mask", ClassMask)
+	m := &b.p.Tensors[mask]
+	m.Rank, m.Dims, m.Count, m.Logical, m.Scale, m.NoGrad = tt.Rank, tt.Dims, tt.Count, tt.Logical, tt.Scale, true
+	b.op(Op{Kind: Elementwise, Name: name, A: t, C: t, Group: GroupOther, Writes: []int{mask}, Saves: []int{mask}})
+}
+
+// mlpPasses returns the bytes of an MLP activation pass relative to its
+// input: read the input (2F gated, F plain) and write F.
+func (b *builder) actBytes() float64 {
+	if b.p.Spec.FFN == SwiGLU {
+		return 1.5
+	}
+	return 2
+}
+
+// attention writes the attention block. x[B_{dp,fsdp}, S_{cp(,tp)}, D] is
+// the residual stream.
+func (b *builder) attention() int {
+	s := &b.p.Spec
+	b.begin("attention")
+	x := b.act("x", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	b.blk.Input = x
+	xn := b.act("xn", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	wqkv := b.weight("Wqkv", false, dm(DimD, WeightEmbed), dm(DimH, Width))
+	qkv := b.act("qkv", dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimH, Width))
+	q := b.act("q", dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimN, Width))
+	k := b.act("k", dm(DimB, TokenBatch), dm(DimT, Seq), dm(DimN, Width))
+	v := b.act("v", dm(DimB, TokenBatch), dm(DimT, Seq), dm(DimN, Width))
+	b.p.Tensors[k].Count[2], b.p.Tensors[v].Count[2] = DimK, DimK // GQA: k and v are kv wide
+	score := []dimOf{dm(DimB, TokenBatch), dm(DimN, Width), dm(DimS, Seq), dm(DimT, Seq)}
+	perHead := 1 / float64(s.HeadDim) // N spans heads·head_dim; one score per head
+	sc := b.act("P", score...)
+	o := b.act("o", dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimN, Width))
+	wo := b.weight("Wo", false, dm(DimN, Width), dm(DimD, WeightEmbed))
+	y := b.act("y", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	out := b.mid
+
+	b.norm("norm1_w")
+	if s.Bias {
+		b.param("b_qkv", false, 1, dm(DimH, Width))
+		b.param("b_o", false, 1, dm(DimD, WeightEmbed))
+	}
+	b.pass("norm1", GroupNorm, x, xn, 2, x)
+	b.einsum("qkv", GroupProjection, xn, wqkv, qkv, 1)
+	// q, k and v are views of qkv's columns; the core einsums see them as heads.
+	b.op(Op{Kind: Elementwise, Name: "rope", A: qkv, C: qkv, Bytes: 2, Group: GroupOther, Writes: []int{q, k, v}})
+	if b.flash {
+		// The fused kernel keeps the scores on chip and saves the fp32
+		// log-sum-exp per query and head [FA2].
+		st := &b.p.Tensors[sc]
+		st.NoComm, st.OnChip, st.Scale = true, true, perHead
+		lse := b.tensor("lse", ClassStat, dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimN, Width))
+		b.p.Tensors[lse].Scale, b.p.Tensors[lse].NoGrad = perHead, true
+		b.op(Op{Kind: Einsum, Name: "scores", A: q, B: k, C: sc, Work: causalWork, Group: GroupCore, Writes: []int{lse}, Saves: []int{q, k, lse}})
+		b.einsum("attend", GroupCore, sc, v, o, causalWork)
+	} else {
+		// Without FlashAttention the score square is materialised in HBM and
+		// computed in full (the causal mask is applied by the softmax). P's N
+		// dimension spans heads·head_dim so that its einsums count the right
+		// FLOPs; it holds one bf16 score per head. Softmax reads and writes
+		// the scores; dropout reads them and writes its output and a 1-byte
+		// mask: 4.5 score-sized passes in all ([KORT §4.1]: softmax output
+		// 2as²b, dropout mask as²b, dropout output 2as²b).
+		b.p.Tensors[sc].Scale = perHead
+		b.einsum("scores", GroupCore, q, k, sc, 1)
+		sm := b.act("P_softmax", score...)
+		b.p.Tensors[sm].Scale = perHead
+		b.pass("softmax", GroupCore, sc, sm, 2, sm)
+		probs := sm
+		if b.dropout {
+			pd := b.act("P_dropout", score...)
+			b.p.Tensors[pd].Scale = perHead
+			mask := b.tensor("P_mask", ClassMask, score...)
+			b.p.Tensors[mask].Scale, b.p.Tensors[mask].NoGrad = perHead, true
+			b.op(Op{Kind: Elementwise, Name: "dropout_P", A: sm, C: pd, Bytes: 2.5, Group: GroupCore, Writes: []int{mask}, Saves: []int{mask}})
+			probs = pd
+		}
+		b.einsum("attend", GroupCore, probs, v, o, 1)
+	}
+	b.einsum("out", GroupProjection, o, wo, y, 1)
+	b.dropoutPass("dropout1", y)
+	b.pass("residual1", GroupOther, y, out, 3)
+	return b.end()
+}
+
+// mlp writes the dense MLP block: GELU with two matrices or SwiGLU with a
+// fused gate and up projection [SHOE].
+func (b *builder) mlp() int {
+	b.begin("mlp")
+	x := b.mid
+	b.blk.Input = x
+	xn := b.act("xn2", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	win := b.weight("Win", false, dm(DimD, WeightEmbed), dm(DimF2, Width))
+	h := b.act("h", dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimF2, Width))
+	a := b.act("a", dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimF, Width))
+	wout := b.weight("Wout", false, dm(DimF, Width), dm(DimD, WeightEmbed))
+	y := b.act("y2", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	out := b.act("x3", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	b.norm("norm2_w")
+	if b.p.Spec.Bias {
+		b.param("b_in", false, 1, dm(DimF2, Width))
+		b.param("b_out", false, 1, dm(DimD, WeightEmbed))
+	}
+	b.pass("norm2", GroupNorm, x, xn, 2, x)
+	b.einsum("ffn_in", GroupProjection, xn, win, h, 1)
+	b.pass("act", GroupActivation, h, a, b.actBytes(), h)
+	b.einsum("ffn_out", GroupProjection, a, wout, y, 1)
+	b.dropoutPass("dropout2", y)
+	b.pass("residual2", GroupOther, y, out, 3)
+	return b.end()
+}
+
+// moe writes the mixture-of-experts block: router, top-k, dispatch to the
+// experts (an all-to-all over ep), the expert MLPs, combine, and the shared
+// experts ([MEG-MOE], docs/formulas.md §3.5).
+func (b *builder) moe() int {
+	e := b.p.Spec.MoE
+	b.begin("moe")
+	x := b.mid
+	b.blk.Input = x
+	xn := b.act("xn2", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	wr := b.weight("Wrouter", false, dm(DimD, WeightEmbed), dm(DimEr, Replicated))
+	lg := b.act("router_logits", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimEr, Replicated))
+	probs := b.tensor("router_probs", ClassStat, dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimEr, Replicated))
+	xk := b.act("xk", dm(DimB, MoEBatch), dm(DimS, ResidualSeq), dm(DimR, Replicated), dm(DimD, Replicated))
+	xe := b.act("xe", dm(DimE, Experts), dm(DimC, ExpertSlots), dm(DimD, Replicated))
+	wei := b.weight("We_in", true, dm(DimE, Experts), dm(DimD, ExpertEmbed), dm(DimFe2, Width))
+	he := b.act("he", dm(DimE, Experts), dm(DimC, ExpertSlots), dm(DimFe2, Width))
+	ae := b.act("ae", dm(DimE, Experts), dm(DimC, ExpertSlots), dm(DimFe, Width))
+	weo := b.weight("We_out", true, dm(DimE, Experts), dm(DimFe, Width), dm(DimD, ExpertEmbed))
+	ye := b.act("ye", dm(DimE, Experts), dm(DimC, ExpertSlots), dm(DimD, Replicated))
+	yk := b.act("yk", dm(DimB, MoEBatch), dm(DimS, ResidualSeq), dm(DimR, Replicated), dm(DimD, Replicated))
+	ym := b.act("ym", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	out := b.act("x3", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	copies := b.p.Size[DimR]
+	b.norm("norm2_w")
+	if b.p.Spec.Bias {
+		b.param("be_in", true, 1, dm(DimE, Experts), dm(DimFe2, Width))
+		b.param("be_out", true, 1, dm(DimE, Experts), dm(DimD, ExpertEmbed))
+	}
+
+	b.pass("norm2", GroupNorm, x, xn, 2, x)
+	b.einsum("router", GroupProjection, xn, wr, lg, 1)
+	// Top-k over the logits; the fp32 routing probabilities are saved [MEG-MOE].
+	b.op(Op{Kind: Elementwise, Name: "topk", A: lg, C: probs, Bytes: 2, Group: GroupOther, Saves: []int{probs}})
+	// Copy each token to its top_k·capacity slots: read and write them.
+	b.pass("permute", GroupOther, xn, xk, 2*copies)
+	b.op(Op{Kind: Reshard, Name: "dispatch", A: xk, C: xe, Same: same(map[Dim][]Dim{DimB: {DimC}, DimS: {DimC}, DimR: {DimC}})})
+	b.einsum("expert_in", GroupProjection, xe, wei, he, 1)
+	b.pass("expert_act", GroupActivation, he, ae, b.actBytes(), he)
+	b.einsum("expert_out", GroupProjection, ae, weo, ye, 1)
+	b.op(Op{Kind: Reshard, Name: "combine", A: ye, C: yk, Same: same(map[Dim][]Dim{DimC: {DimB, DimS, DimR}})})
+	// The weighted sum over the copies needs them for the routing weights' gradient.
+	b.pass("unpermute", GroupOther, yk, ym, 2, yk)
+	if e.SharedExperts > 0 {
+		wsi := b.weight("Ws_in", false, dm(DimD, WeightEmbed), dm(DimFs2, Width))
+		hs := b.act("hs", dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimFs2, Width))
+		as := b.act("as", dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimFs, Width))
+		wso := b.weight("Ws_out", false, dm(DimFs, Width), dm(DimD, WeightEmbed))
+		ys := b.act("ys", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+		if b.p.Spec.Bias {
+			b.param("bs_in", false, 1, dm(DimFs2, Width))
+			b.param("bs_out", false, float64(e.SharedExperts), dm(DimD, WeightEmbed))
+		}
+		b.einsum("shared_in", GroupProjection, xn, wsi, hs, 1)
+		b.pass("shared_act", GroupActivation, hs, as, b.actBytes(), hs)
+		b.einsum("shared_out", GroupProjection, as, wso, ys, 1)
+	}
+	b.pass("residual2", GroupOther, x, out, 3)
+	return b.end()
+}
+
+// embedding writes the embedding lookup, as onehot[B,S,V]·Wemb[V,D] with
+// no FLOPs so that the vocabulary-parallel reduction falls out of rule 3
+// ([MEG-TP]); the backward pass needs the int64 token ids.
+func (b *builder) embedding() int {
+	b.begin("embedding")
+	ids := b.tensor("ids", ClassIndex, dm(DimB, TokenBatch), dm(DimS, Seq))
+	b.blk.Input = ids
+	b.p.Tensors[ids].NoComm, b.p.Tensors[ids].NoGrad = true, true
+	oh := b.tensor("onehot", ClassVirtual, dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimV, Replicated))
+	b.p.Tensors[oh].NoComm, b.p.Tensors[oh].NoGrad = true, true
+	wemb := b.weight("Wemb", false, dm(DimV, Width), dm(DimD, WeightEmbed))
+	x0 := b.act("x0", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	b.op(Op{Kind: Einsum, Name: "embed", A: oh, B: wemb, C: x0, Work: 0, Group: GroupProjection, Saves: []int{ids}})
+	b.pass("lookup", GroupOther, x0, x0, 2)
+	b.dropoutPass("dropout_emb", x0)
+	return b.end()
+}
+
+// output writes the final norm, the output layer and the loss: logits =
+// xf·Wlm (the embedding when tied); the vocabulary-parallel cross-entropy
+// reduces max, sum-exp and target logit over V (three fp32 values per
+// token, 12 bytes) [MEG-TP]; the softmax is memory-bound on fp32 logits,
+// which are saved for the backward pass [MEG-MEM].
+func (b *builder) output() int {
+	p := b.p
+	b.begin("output")
+	xf := b.act("xf", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	b.blk.Input = xf
+	xfn := b.act("xfn", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	var wlm int
+	if p.Spec.TiedEmbeddings {
+		wlm = b.tensor("Wemb", ClassWeight, dm(DimV, Width), dm(DimD, WeightEmbed))
+		p.Tensors[wlm].Weight = true // the embedding's copy: not a parameter of its own
+	} else {
+		wlm = b.weight("Wlm", false, dm(DimD, WeightEmbed), dm(DimV, Width))
+	}
+	logits := b.act("logits", dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimV, Width))
+	l32 := b.tensor("logits32", ClassStat, dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimV, Width))
+	ones := b.tensor("ones", ClassVirtual, dm(DimV, Replicated))
+	p.Tensors[ones].NoComm, p.Tensors[ones].NoGrad = true, true
+	lse := b.tensor("loss_stats", ClassStat, dm(DimB, TokenBatch), dm(DimS, Seq))
+	p.Tensors[lse].Scale = 3 // max, sum-exp and the target logit
+	b.norm("norm_f_w")
+	b.pass("norm_f", GroupNorm, xf, xfn, 2, xf)
+	b.einsum("logits", GroupProjection, xfn, wlm, logits, 1)
+	// bf16 logits to an fp32 softmax: read 2, write 4 bytes per element,
+	// about 4× the bf16 logits' bytes.
+	b.pass("xent", GroupOther, logits, l32, 4, l32)
+	idx := b.end()
+	// The loss statistics' reduction has no backward (each rank keeps them).
+	blk := &p.Blocks[idx]
+	blk.Fwd = append(blk.Fwd, Op{Kind: Einsum, Name: "loss_stats", A: logits, B: ones, C: lse, Work: 0, Group: GroupOther, Sibling: -1, SiblingIn: -1})
+	return idx
+}
+
+// same turns a dimension-folding map into Op.Same bit sets.
+func same(m map[Dim][]Dim) [NumDim]uint32 {
+	var out [NumDim]uint32
+	for k, vs := range m {
+		for _, v := range vs {
+			out[k] |= 1 << v
+		}
+	}
+	return out
+}
+
+// gradOf returns (creating) the gradient tensor of t: the same dimensions;
+// a weight's gradient is of ClassGradient.
+func (b *builder) gradOf(t int) int {
+	p := b.p
+	if p.Tensors[t].Grad >= 0 {
+		return p.Tensors[t].Grad
+	}
+	g := p.Tensors[t]
+	g.Name = "d" + g.Name
+	g.Grad, g.Primal = -1, t
+	g.Weight, g.Expert = false, false
+	if p.Tensors[t].Weight {
+		g.Class = ClassGradient
+	}
+	p.Tensors = append(p.Tensors, g)
+	id := len(p.Tensors) - 1
+	p.Tensors[t].Grad = id
+	return id
+}
+
+// derive builds the backward pass of blk by transposition: for C = A·B,
+// dA = dC·Bᵀ and dB = Aᵀ·dC (design.md, [SB-SHARD]); a reshard transposes
+// to the inverse reshard; an elementwise pass to one of twice its bytes on
+// the input's gradient (read the gradient and the saved input, write the
+// gradient). Flash attention's backward recomputes the scores once more
+// (docs/formulas.md §1.2 [FA2]).
+func (b *builder) derive(blk *Block) {
+	p := b.p
+	for i := len(blk.Fwd) - 1; i >= 0; i-- {
+		f := blk.Fwd[i]
+		switch f.Kind {
+		case Einsum:
+			if f.Name == "scores" && p.Tensors[f.C].OnChip {
+				r := f
+				r.Name = "scores (flash bwd recompute)"
+				r.HardwareOnly, r.Writes, r.Saves = true, nil, nil
+				blk.Bwd = append(blk.Bwd, r)
+			}
+			dc := b.gradOf(f.C)
+			first := len(blk.Bwd)
+			if !p.Tensors[f.A].NoGrad {
+				blk.Bwd = append(blk.Bwd, Op{Kind: Einsum, Name: "d" + f.Name + "/d" + p.Tensors[f.A].Name,
+					A: dc, B: f.B, C: b.gradOf(f.A), Work: f.Work, Group: f.Group, Sibling: -1, SiblingIn: f.B})
+			}
+			if !p.Tensors[f.B].NoGrad {
+				blk.Bwd = append(blk.Bwd, Op{Kind: Einsum, Name: "d" + f.Name + "/d" + p.Tensors[f.B].Name,
+					A: f.A, B: dc, C: b.gradOf(f.B), Work: f.Work, Group: f.Group, Sibling: -1, SiblingIn: f.A})
+			}
+			if len(blk.Bwd)-first == 2 {
+				blk.Bwd[first].Sibling = first + 1
+				blk.Bwd[first+1].Sibling = first
+			}
+		case Reshard:
+			o := Op{Kind: Reshard, Name: "d" + f.Name, A: b.gradOf(f.C), B: -1, C: b.gradOf(f.A), Group: f.Group, Sibling: -1, SiblingIn: -1}
+			for from, to := range f.Same {
+				for d := Dim(0); d < NumDim; d++ {
+					if to&(1<<d) != 0 {
+						o.Same[d] |= 1 << Dim(from)
+					}
+				}
+			}
+			blk.Bwd = append(blk.Bwd, o)
+		case Elementwise:
+			if f.Bytes == 0 {
+				continue // fused into a neighbour (dropout): no pass of its own
+			}
+			g := b.gradOf(f.A)
+			blk.Bwd = append(blk.Bwd, Op{Kind: Elementwise, Name: "d" + f.Name, A: g, B: -1, C: g, Bytes: 2 * f.Bytes, Group: f.Group, Sibling: -1, SiblingIn: -1})
+		}
+	}
+}

@@ -1,0 +1,343 @@
+package model
+
+// The layer program: a transformer as a short program of einsums over named
+// dimensions, elementwise passes and layout changes (design.md
+// "Communication is derived"; docs/formulas.md §1-3). It is the one
+// description of a layer: package cost derives FLOPs, bytes and collectives
+// from it, package memory the weights and the activations each recompute
+// policy saves.
+
+// Dim is a named dimension of the layer program.
+type Dim uint8
+
+// The dimensions of the layer program. B, S, T and C take their sizes from
+// the workload; the others from the model.
+const (
+	DimB   Dim = iota // batch (sequences)
+	DimS              // query sequence
+	DimT              // key/value sequence (S renamed for the score square)
+	DimD              // model width h
+	DimQ              // query projection, heads·head_dim
+	DimN              // heads·head_dim in the attention core (q wide)
+	DimK              // key/value projection, kv_heads·head_dim
+	DimH              // fused query, key and value projection q + 2kv
+	DimF              // dense MLP width
+	DimF2             // fused gate and up projection (2F gated, F plain)
+	DimE              // experts
+	DimEr             // experts as the router's output width
+	DimC              // expert token slots (batch·seq·top_k·capacity/experts)
+	DimR              // routed copies of a token (top_k·capacity)
+	DimFe             // expert MLP width
+	DimFe2            // fused expert gate and up projection
+	DimFs             // shared-expert MLP width (all shared experts)
+	DimFs2            // fused shared-expert gate and up projection
+	DimV              // vocabulary
+	NumDim
+)
+
+// dimNames are the letters of the notation of `plan explain`.
+func dimNames() [NumDim]string {
+	return [NumDim]string{"B", "S", "T", "D", "Q", "N", "K", "H", "F", "F2", "E", "E", "C", "R", "Fe", "Fe2", "Fs", "Fs2", "V"}
+}
+
+// String returns the dimension's letter in the notation of `plan explain`.
+func (d Dim) String() string {
+	if d >= NumDim {
+		return "?"
+	}
+	return dimNames()[d]
+}
+
+// Logical says what a tensor dimension holds, so that a strategy can say
+// which of its parallel dimensions shard it (package space maps them, like
+// MaxText's logical axis rules).
+type Logical uint8
+
+// The logical dimensions.
+const (
+	Replicated  Logical = iota // never sharded
+	TokenBatch                 // the batch of the dense region: dp, fsdp
+	MoEBatch                   // the batch of the MoE region before dispatch: ep, edp, efsdp
+	ResidualSeq                // the residual stream's sequence: cp, and tp with sequence parallelism
+	Seq                        // the sequence of inner tensors (q, k, v, MLP): cp
+	Width                      // heads, MLP width, vocabulary: tp
+	WeightEmbed                // a weight's model dimension: fsdp (ZeRO-3)
+	ExpertEmbed                // a routed expert weight's model dimension: expert fsdp
+	Experts                    // the experts: ep
+	ExpertSlots                // expert token slots after dispatch: edp, efsdp, cp, tp with sequence parallelism
+	NumLogical
+)
+
+// MaxRank is the largest number of dimensions of a tensor.
+const MaxRank = 4
+
+// Class says what a tensor's elements are, which sets their size through
+// the Precision table.
+type Class uint8
+
+// Tensor classes.
+const (
+	ClassActivation Class = iota // activations and their gradients: Precision.Activation
+	ClassWeight                  // a weight as the matmuls read it: Precision.Weight
+	ClassGradient                // a weight's gradient, accumulated and reduced: Precision.Grad
+	ClassStat                    // fp32 statistics (log-sum-exp, router probabilities, fp32 logits): 4 bytes
+	ClassMask                    // dropout masks: 1 byte
+	ClassIndex                   // token ids: int64, 8 bytes
+	ClassVirtual                 // one-hot matrices and constants that never exist in memory: 0 bytes
+)
+
+// Tensor is a named array of the program.
+type Tensor struct {
+	// Name is the tensor's name in `plan explain`.
+	Name string
+	// Rank is the number of dimensions.
+	Rank int
+	// Dims are the named dimensions, outermost first.
+	Dims [MaxRank]Dim
+	// Logical says what each dimension holds.
+	Logical [MaxRank]Logical
+	// Count are the dimensions whose sizes count the elements: Dims, except
+	// that the keys and values of grouped-query attention have N dimensions
+	// of size K.
+	Count [MaxRank]Dim
+	// Class sets the element size.
+	Class Class
+	// Scale multiplies the element count: 1, or 1/head_dim for per-head
+	// arrays indexed by an N dimension (scores, log-sum-exp).
+	Scale float64
+	// Weight marks a parameter (its gradient accumulates over micro-batches).
+	Weight bool
+	// Expert marks a routed-expert parameter (reduced over expert data parallelism).
+	Expert bool
+	// Bucketed marks a small parameter no matmul reads (norm weights,
+	// biases): it travels in the gradient and parameter buckets of the
+	// block's matmul weights, with no collective of its own [MEG-DDP].
+	Bucketed bool
+	// NoComm marks a tensor that is never communicated (flash-attention
+	// scores, one-hot token ids).
+	NoComm bool
+	// NoGrad marks a tensor that needs no gradient (ids, constants).
+	NoGrad bool
+	// OnChip marks a tensor that never reaches HBM (flash-attention scores).
+	OnChip bool
+	// Grad is the index of the gradient tensor, -1 if none.
+	Grad int
+	// Primal is, for a gradient, the index of the tensor it is the gradient of, else -1.
+	Primal int
+}
+
+// OpKind is what an op does.
+type OpKind uint8
+
+// Op kinds.
+const (
+	Einsum      OpKind = iota // C = A·B over the union of their dimensions, contracting those absent from C
+	Reshard                   // C = A in another layout (MoE dispatch and combine)
+	Elementwise               // a memory-bound pass over A (norms, activations, residual adds, the loss)
+)
+
+// Group says what an op is, for recompute policies: a policy re-runs the
+// ops of some groups in the backward pass instead of saving their outputs.
+type Group uint8
+
+// Op groups.
+const (
+	GroupProjection Group = iota // matmuls with weights
+	GroupCore                    // the attention core: scores, softmax, dropout on the scores, attention over V
+	GroupNorm                    // normalisation layers
+	GroupActivation              // MLP activation functions
+	GroupOther                   // rotary embedding, residual adds, dropout, routing, the loss
+	NumGroups
+)
+
+// Op is one step of the program.
+type Op struct {
+	// Kind is Einsum, Reshard or Elementwise.
+	Kind OpKind
+	// Name is the op's name in `plan explain`.
+	Name string
+	// A and B are the operands (B is -1 for Reshard and Elementwise), C the result.
+	A, B, C int
+	// Work multiplies 2·Π(dimension sizes), the FLOPs of an einsum, for the
+	// work its kernel does: 0.5 for a causal flash-attention kernel, 0 for
+	// a lookup.
+	Work float64
+	// Bytes is an elementwise pass's HBM traffic in units of A's bytes.
+	Bytes float64
+	// Group is what the op is, for recompute policies.
+	Group Group
+	// HardwareOnly marks extra work of a kernel that counts no model FLOPs
+	// (flash attention's backward recomputes the scores).
+	HardwareOnly bool
+	// Sibling is, in the backward pass, the other einsum derived from the
+	// same forward einsum (dA and dB), or -1; SiblingIn is this one's
+	// operand that is not the incoming gradient, or -1.
+	Sibling, SiblingIn int
+	// Same, for a Reshard, holds for every input dimension the bit set of
+	// output dimensions it folds into (B, S and R into C for the MoE dispatch).
+	Same [NumDim]uint32
+	// Writes lists the tensors the op writes besides C: side outputs (the
+	// flash kernel's log-sum-exp, dropout masks) and views of C (rotary
+	// embedding writes q, k and v, the column blocks of qkv).
+	Writes []int
+	// Saves lists the tensors the op's backward needs that are not weights:
+	// its inputs, its output (softmax) or what it writes (log-sum-exp,
+	// dropout masks). A recompute policy keeps or drops them; see
+	// Program.Saved.
+	Saves []int
+}
+
+// Block is a fragment of the program with its derived backward pass: one
+// layer's attention, its MLP or mixture of experts, the embedding, the
+// output layer.
+type Block struct {
+	// Name is "attention", "mlp", "moe", "embedding" or "output".
+	Name string
+	// Fwd is the forward pass, Bwd its transposition.
+	Fwd, Bwd []Op
+	// Weights are the block's parameter tensors.
+	Weights []int
+	// Input is the block's input tensor (the residual stream).
+	Input int
+}
+
+// LayerKind is one kind of transformer layer: the blocks it runs.
+type LayerKind struct {
+	// Name is "dense" or "moe".
+	Name string
+	// Blocks are indices into Program.Blocks, in order.
+	Blocks []int
+}
+
+// Run is a run of consecutive layers of one kind in the stack.
+type Run struct {
+	// Kind indexes Program.Kinds.
+	Kind int
+	// Count is the number of layers.
+	Count int
+}
+
+// Program is the layer program of one model, built by NewProgram. It is
+// read-only once built and safe for concurrent use.
+type Program struct {
+	// Spec is the normalised model.
+	Spec Spec
+	// Options are the options it was built with, defaults filled.
+	Options ProgramOptions
+	// Tensors are the program's arrays, referenced by index.
+	Tensors []Tensor
+	// Blocks are the program's fragments.
+	Blocks []Block
+	// Kinds are the distinct layer kinds.
+	Kinds []LayerKind
+	// Stack is the layers in order, as runs of one kind (DeepSeek-V3: 3
+	// dense, then 58 MoE).
+	Stack []Run
+	// Embedding and Output index the embedding and output-layer blocks.
+	Embedding, Output int
+	// Size is the size of each model dimension; B, S, T and C are zero
+	// (see Sizes).
+	Size [NumDim]float64
+	// CapPart and Cap describe dimensions whose sharding stops early: a
+	// dimension d of size Size[d] split n ways holds
+	// (Size[d]-CapPart[d])/n + CapPart[d]/min(n, Cap[d]) elements per chip.
+	// The key/value heads of grouped-query attention are replicated once a
+	// tensor-parallel degree exceeds their count [MEG-TP].
+	CapPart [NumDim]float64
+	Cap     [NumDim]int
+}
+
+// Sizes returns the dimension sizes for a micro-batch of batch sequences
+// of seq tokens: the model's sizes with B, S, T and C filled in.
+func (p *Program) Sizes(batch, seq float64) [NumDim]float64 {
+	sz := p.Size
+	sz[DimB] = batch
+	sz[DimS], sz[DimT] = seq, seq
+	sz[DimC] = batch * seq * sz[DimR] / sz[DimE]
+	return sz
+}
+
+// ClassBytes returns the bytes of one element of class c under the
+// program's precision.
+func (p *Program) ClassBytes(c Class) float64 {
+	switch c {
+	case ClassActivation:
+		return p.Options.Precision.Activation
+	case ClassWeight:
+		return p.Options.Precision.Weight
+	case ClassGradient:
+		return p.Options.Precision.Grad
+	case ClassStat:
+		return fp32Bytes
+	case ClassMask:
+		return 1
+	case ClassIndex:
+		return 8
+	}
+	return 0
+}
+
+// ElemBytes returns the bytes of one element of tensor t under the
+// program's precision, times its Scale.
+func (p *Program) ElemBytes(t int) float64 {
+	return p.ClassBytes(p.Tensors[t].Class) * p.Tensors[t].Scale
+}
+
+// Params returns the parameters of weight t for the dimension sizes sz:
+// its elements, times its Scale.
+func (p *Program) Params(t int, sz *[NumDim]float64) float64 {
+	return p.FullBytes(t, sz) / p.ClassBytes(ClassWeight)
+}
+
+// FullBytes returns tensor t's unsharded size in bytes for the dimension
+// sizes sz (from Sizes).
+func (p *Program) FullBytes(t int, sz *[NumDim]float64) float64 {
+	tt := &p.Tensors[t]
+	b := p.ElemBytes(t)
+	for i := 0; i < tt.Rank; i++ {
+		b *= sz[tt.Count[i]]
+	}
+	return b
+}
+
+// CapFactor returns the factor by which dimension d's per-chip size
+// exceeds Size[d]/n when it is split n ways: 1 for dimensions without a cap.
+func (p *Program) CapFactor(d Dim, n int) float64 {
+	c := p.Cap[d]
+	if c <= 0 || n <= c || p.Size[d] <= 0 {
+		return 1
+	}
+	size, part, fn := p.Size[d], p.CapPart[d], float64(n)
+	return ((size-part)/fn + part/float64(c)) * fn / size
+}
+
+// Layers returns the number of layers of each kind in layers [from, to) of
+// the stack, indexed like Kinds.
+func (p *Program) Layers(from, to int) []int {
+	out := make([]int, len(p.Kinds))
+	p.CountLayers(from, to, out)
+	return out
+}
+
+// CountLayers writes into n (of length len(Kinds)) the number of layers of
+// each kind in layers [from, to) of the stack, without allocating.
+func (p *Program) CountLayers(from, to int, n []int) {
+	clear(n)
+	at := 0
+	for _, r := range p.Stack {
+		lo, hi := max(from, at), min(to, at+r.Count)
+		if hi > lo {
+			n[r.Kind] += hi - lo
+		}
+		at += r.Count
+	}
+}
+
+// NumLayers is the number of layers in the stack.
+func (p *Program) NumLayers() int {
+	n := 0
+	for _, r := range p.Stack {
+		n += r.Count
+	}
+	return n
+}

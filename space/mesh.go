@@ -1,0 +1,304 @@
+package space
+
+import (
+	"fmt"
+
+	"github.com/meshplan/meshplan/profiles"
+)
+
+// Group is one mesh-axis share of a parallel dimension or role, resolved
+// against a cluster: what the cost model needs to price a collective over it.
+type Group struct {
+	// Axis is the cluster axis the share lies on.
+	Axis profiles.Axis
+	// Size is the number of chips of the axis in the group.
+	Size int
+	// Whole says the group spans the whole axis, so it keeps the axis's
+	// wraparound; a part of an axis is a contiguous sub-ring without one.
+	Whole bool
+}
+
+// Mesh is a placed strategy resolved against a cluster, once, for the cost
+// and memory models: for every role the axis groups it spans (innermost
+// first) and its degree, and the pipeline's groups. EP's carving out of DP
+// and FSDP is resolved here and nowhere else: on every axis, EP takes the
+// FSDP share first and then the DP share (torchtitan's dp_shard borrowing,
+// [MEG-MOE] parallel folding); what is left are the expert data-parallel
+// roles EFSDP and EDP.
+type Mesh struct {
+	// Groups are the axis groups of each role, innermost axis first.
+	Groups [NumRoles][]Group
+	// Degrees are the roles' degrees (1 for a role the strategy does not use).
+	Degrees [NumRoles]int
+	// Pipeline are the pipeline's axis groups, innermost axis first.
+	Pipeline []Group
+	// backing holds the groups; Resolve reuses it.
+	backing []Group
+}
+
+// Resolve resolves the placed strategy s (see Place; an unplaced strategy
+// is placed first) against cluster c into m, reusing m's memory.
+func (m *Mesh) Resolve(c profiles.Cluster, s *Strategy) error {
+	if !s.placed() && c.Chips() > 1 {
+		p, err := s.Place(c)
+		if err != nil {
+			return err
+		}
+		return m.resolve(&c, &p)
+	}
+	return m.resolve(&c, s)
+}
+
+// Resolve returns the mesh of s on c (see Mesh.Resolve).
+func (s Strategy) Resolve(c profiles.Cluster) (Mesh, error) {
+	var m Mesh
+	err := m.Resolve(c, &s)
+	return m, err
+}
+
+// resolve fills m from the placed strategy s.
+func (m *Mesh) resolve(c *profiles.Cluster, s *Strategy) error {
+	n := 0
+	for d := range s.Mesh {
+		n += len(s.Mesh[d])
+	}
+	// Each share gives at most one group to its own role, to the pipeline,
+	// or (DP, FSDP) to the expert remainder as well.
+	if cap(m.backing) < 2*n {
+		m.backing = make([]Group, 0, 2*n)
+	}
+	m.backing = m.backing[:0]
+	tab := dimTable()
+	groupsOf := func(d Dim) (start int, err error) {
+		start = len(m.backing)
+		prod := 1
+		for _, sh := range s.Mesh[d] {
+			a, ok := c.Axis(sh.Axis)
+			if !ok {
+				return start, fmt.Errorf("space: the mesh gives %s axis %q, which cluster %s does not have", d, sh.Axis, c.Name)
+			}
+			size := sh.Size
+			if size == 0 {
+				size = a.Size
+			}
+			if size < 1 || a.Size%size != 0 {
+				return start, fmt.Errorf("space: the mesh share %s*%d of %s does not divide axis %s of size %d", sh.Axis, size, d, sh.Axis, a.Size)
+			}
+			prod *= size
+			if size > 1 {
+				m.backing = append(m.backing, Group{Axis: a, Size: size, Whole: size == a.Size})
+			}
+		}
+		if want := max(s.Degree[d], 1); prod != want {
+			return start, fmt.Errorf("space: the mesh shares of %s multiply to %d, not to %s=%d", d, prod, d, want)
+		}
+		return start, nil
+	}
+	m.Pipeline = nil
+	for r := range m.Groups {
+		m.Groups[r] = nil
+		m.Degrees[r] = 1
+	}
+	for d := Dim(0); d < NumDims; d++ {
+		start, err := groupsOf(d)
+		if err != nil {
+			return err
+		}
+		gs := m.backing[start:len(m.backing):len(m.backing)]
+		if r := tab[d].role; r == noRole {
+			m.Pipeline = gs
+		} else {
+			m.Groups[r] = gs
+			m.Degrees[r] = max(s.Degree[d], 1)
+		}
+	}
+	return m.carve()
+}
+
+// carve derives the expert remainder roles EFSDP and EDP: on every axis,
+// EP's share e is taken from the FSDP share f first and the DP share d
+// after, leaving f/gcd(f, e) and d/(e/gcd(f, e)). This always divides when
+// e divides f·d on the axis, which Place checks.
+func (m *Mesh) carve() error {
+	tab := roleTable()
+	var remainders []Role
+	for r, spec := range tab {
+		if spec.remainder {
+			remainders = append(remainders, Role(r))
+		}
+	}
+	// From the carved dimension's roles, in carving order: EP's within list.
+	carved := dimTable()[EP]
+	epGroups := m.Groups[RoleEP]
+	for _, rr := range remainders {
+		src := dimTable()[tab[rr].dim].role
+		start := len(m.backing)
+		for _, g := range m.Groups[src] {
+			m.backing = append(m.backing, g)
+		}
+		m.Groups[rr] = m.backing[start:len(m.backing):len(m.backing)]
+	}
+	for _, e := range epGroups {
+		left := e.Size
+		for _, from := range carved.within.inFillOrder() {
+			rr := remainderOf(dimTable()[from].role)
+			gs := m.Groups[rr]
+			for i := range gs {
+				if gs[i].Axis.Name != e.Axis.Name {
+					continue
+				}
+				g := gcd(gs[i].Size, left)
+				gs[i].Size /= g
+				gs[i].Whole = false
+				left /= g
+			}
+		}
+		if left != 1 {
+			return fmt.Errorf("space: the ep share %s*%d does not lie within the dp and fsdp shares of axis %s; ep is carved out of the data-parallel chips", e.Axis.Name, e.Size, e.Axis.Name)
+		}
+	}
+	for _, rr := range remainders {
+		gs := m.Groups[rr][:0:0]
+		deg := 1
+		for _, g := range m.Groups[rr] {
+			if g.Size > 1 {
+				gs = append(gs, g)
+				deg *= g.Size
+			}
+		}
+		m.Groups[rr] = gs
+		m.Degrees[rr] = deg
+	}
+	return nil
+}
+
+// remainderOf returns the expert remainder role of data role r (EDP for
+// DP, EFSDP for FSDP), or noRole.
+func remainderOf(r Role) Role {
+	for rr, spec := range roleTable() {
+		if spec.remainder && dimTable()[spec.dim].role == r {
+			return Role(rr)
+		}
+	}
+	return noRole
+}
+
+// Degree returns the product of the degrees of the roles in set.
+func (m *Mesh) Degree(set RoleSet) int {
+	n := 1
+	for r := Role(0); r < NumRoles; r++ {
+		if set.Has(r) {
+			n *= m.Degrees[r]
+		}
+	}
+	return n
+}
+
+// Active returns the roles whose degree exceeds 1.
+func (m *Mesh) Active() RoleSet {
+	var s RoleSet
+	for r := Role(0); r < NumRoles; r++ {
+		if m.Degrees[r] > 1 {
+			s |= r.Bit()
+		}
+	}
+	return s
+}
+
+// Union appends to dst the axis groups of the roles in set, merging groups
+// on the same axis (their sizes multiply), innermost axis first in role
+// order, and returns it.
+func (m *Mesh) Union(dst []Group, set RoleSet) []Group {
+	for r := Role(0); r < NumRoles; r++ {
+		if !set.Has(r) {
+			continue
+		}
+	groups:
+		for _, g := range m.Groups[r] {
+			for j := range dst {
+				if dst[j].Axis.Name == g.Axis.Name {
+					dst[j].Size *= g.Size
+					dst[j].Whole = dst[j].Size == dst[j].Axis.Size
+					continue groups
+				}
+			}
+			dst = append(dst, g)
+		}
+	}
+	return dst
+}
+
+// RoleDegrees returns the degree of every role of the placed strategy s
+// on cluster c without building its groups: the same carving as Resolve
+// (EP takes each axis's FSDP share first, then its DP share), for the memory
+// model's hot path. An unplaced strategy is placed first.
+func (s *Strategy) RoleDegrees(c profiles.Cluster) ([NumRoles]int, error) {
+	var out [NumRoles]int
+	if !s.placed() && c.Chips() > 1 {
+		p, err := s.Place(c)
+		if err != nil {
+			return out, err
+		}
+		return p.RoleDegrees(c)
+	}
+	tab := dimTable()
+	for r := range out {
+		out[r] = 1
+	}
+	for d := Dim(0); d < NumDims; d++ {
+		if r := tab[d].role; r != noRole {
+			out[r] = max(s.Degree[d], 1)
+		}
+	}
+	for rr, spec := range roleTable() {
+		if spec.remainder {
+			out[rr] = out[tab[spec.dim].role]
+		}
+	}
+	for _, e := range s.Mesh[EP] {
+		left := e.Size
+		if left == 0 {
+			a, ok := c.Axis(e.Axis)
+			if !ok {
+				return out, fmt.Errorf("space: the mesh gives ep axis %q, which cluster %s does not have", e.Axis, c.Name)
+			}
+			left = a.Size
+		}
+		for _, from := range fillOrder() {
+			if !tab[EP].within.Has(from) {
+				continue
+			}
+			rr := remainderOf(tab[from].role)
+			for _, sh := range s.Mesh[from] {
+				if sh.Axis != e.Axis {
+					continue
+				}
+				size := sh.Size
+				if size == 0 {
+					if a, ok := c.Axis(sh.Axis); ok {
+						size = a.Size
+					}
+				}
+				g := gcd(size, left)
+				out[rr] /= g
+				left /= g
+			}
+		}
+		if left != 1 {
+			return out, fmt.Errorf("space: the ep share %s*%d does not lie within the dp and fsdp shares of axis %s; ep is carved out of the data-parallel chips", e.Axis, e.Size, e.Axis)
+		}
+	}
+	return out, nil
+}
+
+// DimGroups returns the axis groups of parallel dimension d: its role's
+// (the whole of DP and FSDP, before EP's carving), or the pipeline's.
+func (m *Mesh) DimGroups(d Dim) []Group {
+	if d < 0 || d >= NumDims {
+		return nil
+	}
+	if r := dimTable()[d].role; r != noRole {
+		return m.Groups[r]
+	}
+	return m.Pipeline
+}
