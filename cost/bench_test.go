@@ -58,7 +58,7 @@ func BenchmarkEvaluate(b *testing.B) {
 			cm := NewModel(program(m, model.ProgramOptions{}))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := cm.NewEvaluator(c, w, bc.o).Evaluate(s); err != nil {
+				if _, err := cm.Evaluate(c, w, s, bc.o); err != nil {
 					b.Fatal(err)
 				}
 			}

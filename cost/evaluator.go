@@ -37,7 +37,9 @@ type evaluator struct {
 	// roles its gradient is still partial over.
 	full, capCorr     []float64
 	gathered, pending []roleSet
-	trace             *[]Op
+	// lays is every used tensor's layout: the roles on each dimension.
+	lays  [][model.MaxRank]roleSet
+	trace *[]Op
 }
 
 // grow sizes the per-tensor slices for the program.
@@ -47,13 +49,18 @@ func (e *evaluator) grow(n int) {
 		e.capCorr = make([]float64, n)
 		e.gathered = make([]roleSet, n)
 		e.pending = make([]roleSet, n)
+		e.lays = make([][model.MaxRank]roleSet, n)
 	}
 	e.full, e.capCorr = e.full[:n], e.capCorr[:n]
 	e.gathered, e.pending = e.gathered[:n], e.pending[:n]
+	e.lays = e.lays[:n]
 }
 
 // layout returns the roles that shard each dimension of tensor t.
-func (e *evaluator) layout(t int) [model.MaxRank]roleSet {
+func (e *evaluator) layout(t int) [model.MaxRank]roleSet { return e.lays[t] }
+
+// layoutOf computes the layout of tensor t from the strategy's classes.
+func (e *evaluator) layoutOf(t int) [model.MaxRank]roleSet {
 	var l [model.MaxRank]roleSet
 	tt := &e.p.Tensors[t]
 	for i := 0; i < tt.Rank; i++ {
@@ -150,14 +157,7 @@ func pos(l [model.MaxRank]roleSet, rank int, r space.Role) int {
 }
 
 // dimMask is the set of dimensions of tensor t.
-func (e *evaluator) dimMask(t int) uint32 {
-	var m uint32
-	tt := &e.p.Tensors[t]
-	for i := 0; i < tt.Rank; i++ {
-		m |= 1 << tt.Dims[i]
-	}
-	return m
-}
+func (e *evaluator) dimMask(t int) uint32 { return e.m.dims[t] }
 
 const inf = math.MaxFloat64
 
@@ -218,10 +218,13 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 	e.size = p.Sizes(float64(mbs*s.Replicas()), float64(in.seq))
 	tp := max(s.Degree[space.TP], 1)
 	for d := range e.capF {
-		e.capF[d] = p.CapFactor(model.Dim(d), tp)
+		if p.Cap[d] > 0 {
+			e.capF[d] = p.CapFactor(model.Dim(d), tp)
+		}
 	}
 	e.grow(len(p.Tensors))
-	for i := range p.Tensors {
+	for _, i := range cm.used {
+		e.lays[i] = e.layoutOf(i)
 		e.full[i] = p.FullBytes(i, &e.size)
 		e.capCorr[i] = 1
 		if d := cm.capDim[i]; d != model.NumDim {

@@ -3,6 +3,7 @@ package cost
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/meshplan/meshplan/model"
@@ -25,6 +26,12 @@ type Model struct {
 	// capDim is, per tensor, the counted dimension whose split stops early
 	// under tensor parallelism (model.Program.Cap), or model.NumDim.
 	capDim []model.Dim
+	// dims is, per tensor, the bit set of its dimensions.
+	dims []uint32
+	// used are the tensors the cost model reads: operands, results and
+	// weights with their gradients; blockUsed those of each block's ops.
+	used      []int
+	blockUsed [][]int
 	// opDims holds, per block and pass, each einsum's dimensions (a bit
 	// set) and its capped dimension (model.NumDim if none).
 	opDims [][2][]opShape
@@ -77,8 +84,37 @@ func NewModel(p *model.Program) *Model {
 	cm := &Model{p: p}
 	cm.weightWhy = make([]weightWhy, len(p.Tensors))
 	cm.capDim = make([]model.Dim, len(p.Tensors))
+	cm.dims = make([]uint32, len(p.Tensors))
+	used := make([]bool, len(p.Tensors))
+	cm.blockUsed = make([][]int, len(p.Blocks))
+	for bi, b := range p.Blocks {
+		for _, ops := range [][]model.Op{b.Fwd, b.Bwd} {
+			for _, o := range ops {
+				for _, t := range []int{o.A, o.B, o.C} {
+					if t >= 0 {
+						used[t] = true
+						if !slices.Contains(cm.blockUsed[bi], t) {
+							cm.blockUsed[bi] = append(cm.blockUsed[bi], t)
+						}
+					}
+				}
+			}
+		}
+		for _, w := range b.Weights {
+			used[w] = true
+			if g := p.Tensors[w].Grad; g >= 0 {
+				used[g] = true
+			}
+		}
+	}
 	for i := range p.Tensors {
 		t := &p.Tensors[i]
+		if used[i] {
+			cm.used = append(cm.used, i)
+		}
+		for j := 0; j < t.Rank; j++ {
+			cm.dims[i] |= 1 << t.Dims[j]
+		}
 		cm.capDim[i] = model.NumDim
 		for j := 0; j < t.Rank; j++ {
 			if d := t.Count[j]; p.Cap[d] > 0 && t.Logical[j] == model.Width {

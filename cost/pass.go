@@ -54,10 +54,11 @@ func (e *evaluator) run(res *runResult, b int, ps pass, filter func(*model.Op) b
 	}
 }
 
-// resetCache forgets gathered tensors; weights are kept when keepWeights
-// (the recompute pass's weight gathers serve the backward pass).
-func (e *evaluator) resetCache(keepWeights bool) {
-	for i := range e.p.Tensors {
+// resetCache forgets the gathered tensors of block b; weights are kept
+// when keepWeights (the recompute pass's weight gathers serve the backward
+// pass).
+func (e *evaluator) resetCache(b int, keepWeights bool) {
+	for _, i := range e.m.blockUsed[b] {
 		if !(keepWeights && e.p.Tensors[i].Weight) {
 			e.gathered[i] = 0
 		}
@@ -73,14 +74,14 @@ func (e *evaluator) block(b int, sc *segCost) {
 	for _, w := range weights {
 		e.pending[w] = 0
 	}
-	e.resetCache(false)
+	e.resetCache(b, false)
 	fw, rc, bw := &sc.runs[0], &sc.runs[1], &sc.runs[2]
 	e.run(fw, b, pFwd, nil)
 	pol := e.m.policies[e.policy]
 	rerun := func(o *model.Op) bool { return e.p.Reruns(pol, b, o) }
-	e.resetCache(false)
+	e.resetCache(b, false)
 	e.run(rc, b, pRecompute, rerun)
-	e.resetCache(true)
+	e.resetCache(b, true)
 	e.run(bw, b, pBwd, nil)
 	sc.fwd = fw.seconds
 	sc.bwd = rc.seconds + bw.seconds

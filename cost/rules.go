@@ -1,6 +1,8 @@
 package cost
 
 import (
+	"math/bits"
+
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/space"
 )
@@ -74,10 +76,8 @@ func (e *evaluator) newEinsumCtx(o *model.Op, ps pass) einsumCtx {
 // sharded dimension; a free slice), and keeps the cheapest legal choice.
 func (e *evaluator) resolve(x *einsumCtx) resolution {
 	var res resolution
-	for r := space.Role(0); r < space.NumRoles; r++ {
-		if !(x.ra | x.rb | x.rc).Has(r) {
-			continue
-		}
+	for set := uint8(x.ra | x.rb | x.rc); set != 0; set &= set - 1 {
+		r := space.Role(bits.TrailingZeros8(set))
 		g, out, split, ok := e.bestChoice(x, r)
 		if !ok {
 			continue // no legal resolution: leave the role replicated

@@ -15,12 +15,12 @@ const (
 // live at the same time. stageParams are the stage's parameters after
 // storage sharding, unit the largest FSDP unit before it, work a layer's
 // recomputed activations.
-func (mm *Model) buffers(g *geometry, st *stage, stageParams, unit, work float64, hasMoE bool) float64 {
+func (mm *Model) buffers(g *geometry, e *endTerms, st *stage, stageParams, unit, work float64, hasMoE bool) float64 {
 	pr := mm.p.Options.Precision
 	var persistent float64
 	// FSDP/ZeRO-3: two gathered units (current and prefetched) and one unit's
 	// unsharded gradients (docs/formulas.md §2.4 [TORCH-FSDP], [derived]).
-	if g.deg[space.RoleFSDP] > 1 || g.deg[space.RoleEFSDP] > 1 {
+	if g.active&(space.RoleFSDP.Bit()|space.RoleEFSDP.Bit()) != 0 {
 		persistent += (2*pr.Weight + pr.Grad) * unit
 	}
 	// Gradient reduction across dp: one bucket of unsharded gradients in
@@ -31,12 +31,12 @@ func (mm *Model) buffers(g *geometry, st *stage, stageParams, unit, work float64
 	// Pipeline send and receive buffers: one boundary activation each way,
 	// the residual stream's shard (docs/formulas.md §3.3 [derived]).
 	if st.pp > 1 {
-		persistent += 2 * mm.bytes(g, mm.x, 0)
+		persistent += 2 * e.residual
 	}
 	if st.first {
 		// Token ids (int64) and, in a GPT block, the embedding dropout mask,
 		// per micro-batch in flight (docs/formulas.md §2.2 [MEG-MEM][KORT §4.3]).
-		persistent += st.inFlight * mm.sum(g, mm.embedSaved, 0)
+		persistent += st.inFlight * e.embedSaved
 	}
 	var lossPhase float64
 	if st.last {
@@ -44,25 +44,19 @@ func (mm *Model) buffers(g *geometry, st *stage, stageParams, unit, work float64
 		// for the cross-entropy backward, per micro-batch in flight on the
 		// last stage (docs/formulas.md §2.2 [MEG-MEM]); the logits' gradient
 		// while the loss is back-propagated (docs/formulas.md §2.4).
-		persistent += st.lastInFlight * mm.sum(g, mm.outputSaved, 0)
-		lossPhase = mm.bytes(g, mm.logits, 0)
+		persistent += st.lastInFlight * e.outputSaved
+		lossPhase = e.logits
 	}
 	// A layer's backward: its recomputed activations and collective buffers.
-	layerPhase := work
-	if g.sp {
-		// TP+SP: the all-gathered full-sequence input of a column-parallel
-		// matmul (docs/formulas.md §2.4 [MEG-TP]).
-		layerPhase += mm.bytes(g, mm.x, space.RoleTP.Bit())
-	}
-	if g.cp {
-		// CP: the layer's all-gathered K and V, the all-gather variant, at
-		// least the ring's two chunks (docs/formulas.md §2.4 [LLAMA3]).
-		layerPhase += mm.bytes(g, mm.k, space.RoleCP.Bit()) + mm.bytes(g, mm.v, space.RoleCP.Bit())
-	}
-	if hasMoE && mm.xk >= 0 {
+	// TP+SP: the all-gathered full-sequence input of a column-parallel
+	// matmul (docs/formulas.md §2.4 [MEG-TP]); CP: the layer's all-gathered
+	// K and V, the all-gather variant, at least the ring's two chunks
+	// (docs/formulas.md §2.4 [LLAMA3]).
+	layerPhase := work + e.gathered + e.kv
+	if hasMoE {
 		// MoE dispatch and combine buffers: the routed copies each way
 		// (docs/formulas.md §2.4).
-		layerPhase += 2 * mm.bytes(g, mm.xk, 0)
+		layerPhase += 2 * e.routed
 	}
 	return persistent + max(lossPhase, layerPhase)
 }

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/meshplan/meshplan/model"
@@ -34,11 +35,28 @@ type Model struct {
 	// keys and values, xk the MoE block's routed copies (-1 for a dense
 	// model), logits the output layer's fp32 logits.
 	x, k, v, xk, logits int
+	// info is, per tensor, what its bytes per chip need; capped are the
+	// dimensions whose split stops early.
+	info   []tensorInfo
+	capped []model.Dim
+}
+
+// tensorInfo is what a tensor's bytes per chip need, computed once: its
+// bytes over the workload's dimensions, which of those it has, the roles
+// that shard it (without and with sequence parallelism) and its capped
+// dimension.
+type tensorInfo struct {
+	bytes          float64 // elements × element bytes, over the model dimensions only
+	b, s, t, c     bool    // whether it has the workload's B, S, T and C dimensions
+	roles          [2]space.RoleSet
+	capDim         model.Dim // model.NumDim when none
+	weight, expert bool
 }
 
 // NewModel derives the memory model of layer program p.
 func NewModel(p *model.Program) *Model {
 	mm := &Model{p: p, policies: model.Policies(), xk: -1, k: -1, v: -1, logits: -1}
+	mm.fillInfo()
 	none := mm.policies[0]
 	for _, pol := range mm.policies {
 		var saved, working [][]int
@@ -98,6 +116,45 @@ func NewModel(p *model.Program) *Model {
 	return mm
 }
 
+// fillInfo computes every tensor's tensorInfo.
+func (mm *Model) fillInfo() {
+	p := mm.p
+	classes := [2][model.NumLogical]space.RoleSet{space.ClassRoles(false), space.ClassRoles(true)}
+	mm.info = make([]tensorInfo, len(p.Tensors))
+	for d := range p.Cap {
+		if p.Cap[d] > 0 {
+			mm.capped = append(mm.capped, model.Dim(d))
+		}
+	}
+	one := p.Sizes(1, 1)
+	one[model.DimC] = 1
+	for i := range p.Tensors {
+		t := &p.Tensors[i]
+		in := &mm.info[i]
+		in.bytes = p.FullBytes(i, &one)
+		in.capDim = model.NumDim
+		in.weight, in.expert = t.Weight, t.Expert
+		for j := 0; j < t.Rank; j++ {
+			switch t.Count[j] {
+			case model.DimB:
+				in.b = true
+			case model.DimS:
+				in.s = true
+			case model.DimT:
+				in.t = true
+			case model.DimC:
+				in.c = true
+			}
+			for k := range classes {
+				in.roles[k] |= classes[k][t.Logical[j]]
+			}
+			if p.Cap[t.Count[j]] > 0 && t.Logical[j] == model.Width {
+				in.capDim = t.Count[j]
+			}
+		}
+	}
+}
+
 // Program returns the layer program the model was built from.
 func (mm *Model) Program() *model.Program { return mm.p }
 
@@ -111,31 +168,45 @@ func Estimate(p *model.Program, c profiles.Cluster, w space.Workload, s space.St
 
 // geometry is one strategy resolved for the memory model.
 type geometry struct {
-	deg    [space.NumRoles]float64
-	cls    [model.NumLogical]space.RoleSet
-	size   [model.NumDim]float64
-	capF   [model.NumDim]float64
-	zero   int
-	policy int
-	tp     int
-	sp, cp bool
+	active space.RoleSet
+	// inv is the inverse of each role's degree.
+	inv [space.NumRoles]float64
+	deg [space.NumRoles]float64
+	// b, s, t and c are the workload's dimension sizes for one micro-batch
+	// over all replicas.
+	b, s, t, c float64
+	capF       [model.NumDim]float64
+	zero       int
+	policy     int
+	sp         int // 1 with sequence parallelism, else 0
+	cp         bool
 }
 
 // bytes is tensor t's bytes per chip under its own layout, or without the
-// roles in drop (a gathered copy).
+// roles in drop (a gathered copy): its bytes over the degrees of the roles
+// that shard it (each once, as the cost model counts them), with the early
+// stop of a dimension tensor parallelism splits beyond its cap.
 func (mm *Model) bytes(g *geometry, t int, drop space.RoleSet) float64 {
-	tt := &mm.p.Tensors[t]
-	b := mm.p.FullBytes(t, &g.size)
-	for i := 0; i < tt.Rank; i++ {
-		set := g.cls[tt.Logical[i]] &^ drop
-		for r := space.Role(0); r < space.NumRoles; r++ {
-			if set.Has(r) {
-				b /= g.deg[r]
-			}
-		}
-		if set.Has(space.RoleTP) && mm.p.Cap[tt.Count[i]] > 0 {
-			b *= g.capF[tt.Count[i]]
-		}
+	in := &mm.info[t]
+	b := in.bytes
+	if in.b {
+		b *= g.b
+	}
+	if in.s {
+		b *= g.s
+	}
+	if in.t {
+		b *= g.t
+	}
+	if in.c {
+		b *= g.c
+	}
+	set := in.roles[g.sp] & g.active &^ drop
+	for x := uint8(set); x != 0; x &= x - 1 {
+		b *= g.inv[bits.TrailingZeros8(x)]
+	}
+	if in.capDim != model.NumDim && set.Has(space.RoleTP) {
+		b *= g.capF[in.capDim]
 	}
 	return b
 }
@@ -156,7 +227,7 @@ func (mm *Model) params(g *geometry, ws []int, drop space.RoleSet) (dense, exper
 	wb := mm.p.ClassBytes(model.ClassWeight)
 	for _, w := range ws {
 		n := mm.bytes(g, w, drop) / wb
-		if mm.p.Tensors[w].Expert {
+		if mm.info[w].expert {
 			expert += n
 		} else {
 			dense += n
@@ -183,8 +254,12 @@ type kindTerms struct {
 	hasMoE        bool
 }
 
-// maxKinds sizes the stack buffer of layer kinds; more kinds are allocated.
-const maxKinds = 8
+// maxKinds and maxRanks size the stack buffers of layer kinds and pipeline
+// ranks; more are allocated.
+const (
+	maxKinds = 8
+	maxRanks = 128
+)
 
 // Estimate returns the per-chip memory of strategy s (validated; placed or
 // not) on cluster c with workload w: the peak over the pipeline's ranks
@@ -203,28 +278,27 @@ func (mm *Model) Estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 	if err != nil {
 		return Breakdown{}, fmt.Errorf("memory: %w", err)
 	}
-	var active space.RoleSet
 	for r, d := range deg {
 		g.deg[r] = float64(d)
+		g.inv[r] = 1 / float64(d)
 		if d > 1 {
-			active |= space.Role(r).Bit()
+			g.active |= space.Role(r).Bit()
 		}
 	}
-	g.tp = max(s.Degree[space.TP], 1)
-	g.sp = s.SP && g.tp > 1
-	g.cp = s.Degree[space.CP] > 1
-	g.cls = space.ClassRoles(g.sp)
-	for l := range g.cls {
-		g.cls[l] &= active
+	tp := max(s.Degree[space.TP], 1)
+	if s.SP && tp > 1 {
+		g.sp = 1
 	}
+	g.cp = s.Degree[space.CP] > 1
 	seq := w.SeqLen
 	if seq <= 0 {
 		seq = p.Spec.SeqLen
 	}
 	mb := max(s.MB, 1)
-	g.size = p.Sizes(float64(mb*s.Replicas()), float64(seq))
-	for d := range g.capF {
-		g.capF[d] = p.CapFactor(model.Dim(d), g.tp)
+	sz := p.Sizes(float64(mb*s.Replicas()), float64(seq))
+	g.b, g.s, g.t, g.c = sz[model.DimB], sz[model.DimS], sz[model.DimT], sz[model.DimC]
+	for _, d := range mm.capped {
+		g.capF[d] = p.CapFactor(d, tp)
 	}
 	g.zero, g.policy = s.Zero, pol
 
@@ -244,6 +318,7 @@ func (mm *Model) Estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 		kt.hasMoE = p.Kinds[k].Name == "moe"
 		terms = append(terms, kt)
 	}
+	ends := mm.ends(&g)
 	pp := max(s.Degree[space.PP], 1)
 	m := max(w.Batch/max(s.Replicas()*mb, 1), 1)
 	v := s.VirtualStages()
@@ -252,20 +327,66 @@ func (mm *Model) Estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 	if len(p.Kinds) > maxKinds {
 		cnt = make([]int, len(p.Kinds))
 	}
+	var inFlightBuf [maxRanks]float64
+	inFlight := inFlightBuf[:0]
+	if pp > maxRanks {
+		inFlight = make([]float64, 0, pp)
+	}
+	inFlight = inFlight[:pp]
+	s.Schedule.InFlightRanks(pp, v, m, inFlight)
 	var best Breakdown
 	n := p.NumLayers()
 	for r := 0; r < pp; r++ {
 		first, count := space.StageLayers(n, pp, r)
 		p.CountLayers(first, first+count, cnt)
 		st := stage{counts: cnt, first: r == 0, last: r == pp-1, pp: pp,
-			inFlight:     s.Schedule.InFlight(r, pp, v, m),
-			lastInFlight: s.Schedule.InFlight(pp-1, pp, v, m)}
-		b := mm.stage(&g, terms, &st)
+			inFlight: inFlight[r], lastInFlight: inFlight[pp-1]}
+		b := mm.stage(&g, terms, &ends, &st)
 		if r == 0 || b.TotalBytes() > best.TotalBytes() {
 			best = b
 		}
 	}
 	return best, nil
+}
+
+// endTerms are the per-chip quantities of the first and last stages'
+// extras and of the buffers, the same on every rank of a strategy.
+type endTerms struct {
+	embedDense, embedExpert, embedUnit    float64 // the embedding's parameters
+	outputDense, outputExpert, outputUnit float64 // the output layer's, untied or alone
+	tiedDense, tiedUnit                   float64 // the last stage's copy of a tied embedding
+	embedSaved, outputSaved, logits       float64 // saved by the embedding and the output layer; the logits
+	residual, gathered, kv, routed        float64 // buffers: the residual stream, its TP gather, CP's K and V, MoE copies
+}
+
+// ends computes the endTerms of a strategy.
+func (mm *Model) ends(g *geometry) endTerms {
+	var e endTerms
+	fsdp := space.RoleFSDP.Bit() | space.RoleEFSDP.Bit()
+	e.embedDense, e.embedExpert = mm.params(g, mm.embedWeights, 0)
+	d0, e0 := mm.params(g, mm.embedWeights, fsdp)
+	e.embedUnit = d0 + e0
+	e.outputDense, e.outputExpert = mm.params(g, mm.outputWeights, 0)
+	d0, e0 = mm.params(g, mm.outputWeights, fsdp)
+	e.outputUnit = d0 + e0
+	if len(mm.tiedCopy) > 0 {
+		e.tiedDense, _ = mm.params(g, mm.tiedCopy, 0)
+		e.tiedUnit, _ = mm.params(g, mm.tiedCopy, fsdp)
+	}
+	e.embedSaved = mm.sum(g, mm.embedSaved, 0)
+	e.outputSaved = mm.sum(g, mm.outputSaved, 0)
+	e.logits = mm.bytes(g, mm.logits, 0)
+	e.residual = mm.bytes(g, mm.x, 0)
+	if g.sp == 1 {
+		e.gathered = mm.bytes(g, mm.x, space.RoleTP.Bit())
+	}
+	if g.cp {
+		e.kv = mm.bytes(g, mm.k, space.RoleCP.Bit()) + mm.bytes(g, mm.v, space.RoleCP.Bit())
+	}
+	if mm.xk >= 0 {
+		e.routed = mm.bytes(g, mm.xk, 0)
+	}
+	return e
 }
 
 // stage is one pipeline rank.
@@ -277,7 +398,7 @@ type stage struct {
 }
 
 // stage returns the memory of one pipeline rank.
-func (mm *Model) stage(g *geometry, terms []kindTerms, st *stage) Breakdown {
+func (mm *Model) stage(g *geometry, terms []kindTerms, e *endTerms, st *stage) Breakdown {
 	p := mm.p
 	pr := p.Options.Precision
 	var dense, expert, unit, act, work float64
@@ -294,27 +415,19 @@ func (mm *Model) stage(g *geometry, terms []kindTerms, st *stage) Breakdown {
 		work = max(work, t.work)
 		hasMoE = hasMoE || t.hasMoE
 	}
-	fsdp := space.RoleFSDP.Bit() | space.RoleEFSDP.Bit()
 	if st.first {
 		// Input embedding V·h/t on the first stage [MEG-MEM].
-		d, e := mm.params(g, mm.embedWeights, 0)
-		d0, e0 := mm.params(g, mm.embedWeights, fsdp)
-		dense, expert, unit = dense+d, expert+e, max(unit, d0+e0)
+		dense, expert, unit = dense+e.embedDense, expert+e.embedExpert, max(unit, e.embedUnit)
 	}
 	if st.last {
 		// Final norm and output layer V·h/t; a copy of a tied embedding when
 		// the last stage is not also the first (Megatron keeps one there to
 		// compute the logits and all-reduces its gradient) [MEG-MEM].
-		ws := mm.outputWeights
-		d, e := mm.params(g, ws, 0)
-		d0, e0 := mm.params(g, ws, fsdp)
-		if len(mm.tiedCopy) > 0 && !st.first {
-			dc, _ := mm.params(g, mm.tiedCopy, 0)
-			dc0, _ := mm.params(g, mm.tiedCopy, fsdp)
-			d += dc
-			d0 += dc0
+		d, u := e.outputDense, e.outputUnit
+		if !st.first {
+			d, u = d+e.tiedDense, u+e.tiedUnit
 		}
-		dense, expert, unit = dense+d, expert+e, max(unit, d0+e0)
+		dense, expert, unit = dense+d, expert+e.outputExpert, max(unit, u)
 	}
 	// Model states: weights over their storage sharding (tp, ep, fsdp);
 	// ZeRO-1 shards the optimizer state over dp, ZeRO-2 the gradients too;
@@ -333,6 +446,6 @@ func (mm *Model) stage(g *geometry, terms []kindTerms, st *stage) Breakdown {
 	b.OptimizerBytes = pr.OptimizerBytes() * (dense/optDP + expert/optEDP)
 	// Layer activations × micro-batches in flight (docs/formulas.md §2.3 [KORT §4.3]).
 	b.ActivationsBytes = st.inFlight * act
-	b.BuffersBytes = mm.buffers(g, st, dense+expert, unit, work, hasMoE)
+	b.BuffersBytes = mm.buffers(g, e, st, dense+expert, unit, work, hasMoE)
 	return b
 }

@@ -61,6 +61,10 @@ func (e Exhaustive) Search(ctx context.Context, p *Problem) (*Result, error) {
 	if int64(workers) > nchunks {
 		workers = int(max(nchunks, 1))
 	}
+	skip := func([]int) int64 { return 0 }
+	if sk, ok := sp.(Skipper); ok {
+		skip = sk.Skip
+	}
 	var (
 		nextChunk atomic.Int64
 		done      atomic.Int64
@@ -85,6 +89,13 @@ func (e Exhaustive) Search(ctx context.Context, p *Problem) (*Result, error) {
 					if sp.Decode(genes, &s) {
 						c := p.evaluate(&s, i, true, false)
 						acc.add(&c)
+					} else if n := skip(genes); n > 1 {
+						// A run of invalid vectors: jump to its end.
+						i = min(i+n, hi) - 1
+						if i+1 < hi {
+							genesOf(cards, i+1, genes)
+						}
+						continue
 					}
 					next(cards, genes)
 				}
@@ -104,6 +115,16 @@ func (e Exhaustive) Search(ctx context.Context, p *Problem) (*Result, error) {
 	r := all.result(MethodExhaustive, size)
 	return finish(ctx, p, r, start)
 }
+
+// Skipper is a Space that knows runs of invalid gene vectors: Skip
+// returns how many gene vectors from genes on (first gene slowest) are
+// certainly invalid, 0 or 1 when it cannot tell. *space.Space implements
+// it; an exhaustive search jumps over the runs.
+type Skipper interface {
+	Skip(genes []int) int64
+}
+
+var _ Skipper = (*space.Space)(nil)
 
 // startProgress calls progress(done, total) every ProgressInterval from a
 // new goroutine until the returned function is called, which makes one last

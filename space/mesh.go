@@ -120,29 +120,24 @@ func (m *Mesh) resolve(c *profiles.Cluster, s *Strategy) error {
 // after, leaving f/gcd(f, e) and d/(e/gcd(f, e)). This always divides when
 // e divides f·d on the axis, which Place checks.
 func (m *Mesh) carve() error {
-	tab := roleTable()
-	var remainders []Role
-	for r, spec := range tab {
-		if spec.remainder {
-			remainders = append(remainders, Role(r))
+	roles, dims := roleTable(), dimTable()
+	// The remainder roles start as copies of the roles they are carved
+	// from, in m's backing (Resolve sized it).
+	for rr := range roles {
+		if !roles[rr].remainder {
+			continue
 		}
-	}
-	// From the carved dimension's roles, in carving order: EP's within list.
-	carved := dimTable()[EP]
-	epGroups := m.Groups[RoleEP]
-	for _, rr := range remainders {
-		src := dimTable()[tab[rr].dim].role
 		start := len(m.backing)
-		for _, g := range m.Groups[src] {
-			m.backing = append(m.backing, g)
-		}
+		m.backing = append(m.backing, m.Groups[dims[roles[rr].dim].role]...)
 		m.Groups[rr] = m.backing[start:len(m.backing):len(m.backing)]
 	}
-	for _, e := range epGroups {
+	for _, e := range m.Groups[RoleEP] {
 		left := e.Size
-		for _, from := range carved.within.inFillOrder() {
-			rr := remainderOf(dimTable()[from].role)
-			gs := m.Groups[rr]
+		for _, from := range fillOrder() {
+			if !dims[EP].within.Has(from) {
+				continue
+			}
+			gs := m.Groups[remainderOf(dims[from].role)]
 			for i := range gs {
 				if gs[i].Axis.Name != e.Axis.Name {
 					continue
@@ -157,8 +152,12 @@ func (m *Mesh) carve() error {
 			return fmt.Errorf("space: the ep share %s*%d does not lie within the dp and fsdp shares of axis %s; ep is carved out of the data-parallel chips", e.Axis.Name, e.Size, e.Axis.Name)
 		}
 	}
-	for _, rr := range remainders {
-		gs := m.Groups[rr][:0:0]
+	for rr := range roles {
+		if !roles[rr].remainder {
+			continue
+		}
+		// Drop the groups carved down to one chip, in place.
+		gs := m.Groups[rr][:0]
 		deg := 1
 		for _, g := range m.Groups[rr] {
 			if g.Size > 1 {
@@ -241,20 +240,28 @@ func (s *Strategy) RoleDegrees(c profiles.Cluster) ([NumRoles]int, error) {
 		}
 		return p.RoleDegrees(c)
 	}
-	tab := dimTable()
+	dims, roles := dimTable(), roleTable()
 	for r := range out {
 		out[r] = 1
 	}
 	for d := Dim(0); d < NumDims; d++ {
-		if r := tab[d].role; r != noRole {
+		if r := dims[d].role; r != noRole {
 			out[r] = max(s.Degree[d], 1)
 		}
 	}
-	for rr, spec := range roleTable() {
+	// remainder[d] is the remainder role of dimension d (EDP of DP, EFSDP
+	// of FSDP), noRole for the others.
+	var remainder [NumDims]Role
+	for d := range remainder {
+		remainder[d] = noRole
+	}
+	for rr, spec := range roles {
 		if spec.remainder {
-			out[rr] = out[tab[spec.dim].role]
+			out[rr] = out[dims[spec.dim].role]
+			remainder[spec.dim] = Role(rr)
 		}
 	}
+	order := fillOrder()
 	for _, e := range s.Mesh[EP] {
 		left := e.Size
 		if left == 0 {
@@ -264,11 +271,10 @@ func (s *Strategy) RoleDegrees(c profiles.Cluster) ([NumRoles]int, error) {
 			}
 			left = a.Size
 		}
-		for _, from := range fillOrder() {
-			if !tab[EP].within.Has(from) {
+		for _, from := range order {
+			if !dims[EP].within.Has(from) {
 				continue
 			}
-			rr := remainderOf(tab[from].role)
 			for _, sh := range s.Mesh[from] {
 				if sh.Axis != e.Axis {
 					continue
@@ -280,7 +286,7 @@ func (s *Strategy) RoleDegrees(c profiles.Cluster) ([NumRoles]int, error) {
 					}
 				}
 				g := gcd(size, left)
-				out[rr] /= g
+				out[remainder[from]] /= g
 				left /= g
 			}
 		}

@@ -127,17 +127,29 @@ func (s Schedule) BubbleStages(p, v int) float64 {
 // min(m, p-r) for 1F1B; min(m·v, 2(p-r-1)+(v-1)p+1)/v interleaved.
 func (s Schedule) InFlight(r, p, v, m int) float64 {
 	sp, ok := s.spec()
-	if p <= 1 || !ok {
-		return 1
-	}
+	return sp.rankInFlight(ok, r, p, v, m)
+}
+
+// rankInFlight is InFlight for the row sp (ok false: unknown schedule).
+func (sp *scheduleSpec) rankInFlight(ok bool, r, p, v, m int) float64 {
 	m = max(m, 1)
-	if !sp.virtual || v <= 1 {
-		if sp.virtual {
-			return float64(min(m, p-r)) // interleaving with one chunk is 1F1B
-		}
-		v = 1
+	switch {
+	case p <= 1 || !ok:
+		return 1
+	case sp.virtual && v > 1:
+		return sp.inFlight(r, p, v, m)
+	case sp.virtual:
+		return float64(min(m, p-r)) // interleaving with one chunk is 1F1B
 	}
-	return sp.inFlight(r, p, v, m)
+	return sp.inFlight(r, p, 1, m)
+}
+
+// InFlightRanks writes into out (of length p) InFlight of every rank.
+func (s Schedule) InFlightRanks(p, v, m int, out []float64) {
+	sp, ok := s.spec()
+	for r := range out {
+		out[r] = sp.rankInFlight(ok, r, p, v, m)
+	}
 }
 
 // MinMicrobatches is the fewest micro-batches per step s runs with on p

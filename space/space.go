@@ -691,6 +691,42 @@ func (sp *Space) valid(l *layout, mb, z, k int) bool {
 	return l.perReplica/mb >= sc.name.MinMicrobatches(pp)
 }
 
+// Skip returns how many gene vectors, from genes on in mixed-radix order
+// (the first gene slowest), certainly decode as invalid: 0 for a valid
+// vector. It lets an exhaustive search jump over the runs of invalid
+// vectors the product leaves: a micro-batch size that does not divide the
+// layout's per-replica batch (its whole block), a ZeRO stage above 0
+// without dp (the larger stages too), and the schedule choices after an
+// invalid one when every later one is invalid as well (without a pipeline;
+// interleaving with pp·v beyond the layers, the larger v too, or with too
+// few micro-batches). genes must be in range.
+func (sp *Space) Skip(genes []int) int64 {
+	l := &sp.layouts[genes[GeneLayout]]
+	mb := sp.mbs[genes[GeneMB]]
+	z := sp.zeros[genes[GeneZero]]
+	k := genes[GeneSchedule]
+	ns, nz, nr := int64(sp.cards[GeneSchedule]), int64(sp.cards[GeneZero]), int64(sp.cards[GeneRecompute])
+	switch {
+	case l.perReplica%mb != 0:
+		// Rest of the (layout, mb) block: recompute, zero and schedule genes.
+		return (nr-int64(genes[GeneRecompute]))*nz*ns - int64(genes[GeneZero])*ns - int64(k)
+	case z > 0 && l.deg[DP] == 1:
+		// ZeRO stages are ascending: this one and the later ones.
+		return (nz-int64(genes[GeneZero]))*ns - int64(k)
+	case sp.valid(l, mb, z, k):
+		return 0
+	}
+	sc := sp.schedules[k]
+	pp := l.deg[PP]
+	if pp == 1 && k > 0 || sc.name.Virtual() {
+		// Without a pipeline only the first choice is valid; the schedules
+		// with virtual stages come last, by ascending v, and fail for the
+		// larger v (pp·v) or all alike (too few micro-batches).
+		return ns - int64(k)
+	}
+	return 1
+}
+
 // CountValid returns the number of gene vectors that decode as valid,
 // computed per layout without decoding each vector.
 func (sp *Space) CountValid() int64 {

@@ -482,3 +482,36 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 }
+
+// TestSkip checks that every gene vector Skip jumps over is invalid, on
+// dense and MoE spaces.
+func TestSkip(t *testing.T) {
+	for _, tc := range []struct {
+		m model.Spec
+		w Workload
+	}{{smallModel(), Workload{Batch: 16, SeqLen: 64}}, {smallMoE(), Workload{Batch: 8, SeqLen: 64}}} {
+		sp, err := New(tc.m, torus2x2x4(), tc.w, Fix{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		genes := make([]int, NumGenes)
+		var s Strategy
+		skipped := int64(0)
+		for i := int64(0); i < sp.Size(); i++ {
+			sp.DecodeIndex(i, genes, &s)
+			n := sp.Skip(genes)
+			if n < 0 || i+n > sp.Size() {
+				t.Fatalf("Skip(%v) = %d beyond the space of %d", genes, n, sp.Size())
+			}
+			for j := i; j < i+n; j++ {
+				if sp.DecodeIndex(j, genes, &s) {
+					t.Fatalf("Skip at %d jumps %d over the valid vector %d (%s)", i, n, j, s)
+				}
+			}
+			skipped += n
+		}
+		if skipped == 0 {
+			t.Errorf("%s: Skip never skipped", tc.m.Name)
+		}
+	}
+}
