@@ -10,7 +10,7 @@ import (
 )
 
 // TestModelsContract pins the parameter counts of `plan models --format json`
-// to the published figures (model cards and papers; contract.md).
+// to the published figures (model cards and papers; docs/contract.md).
 func TestModelsContract(t *testing.T) {
 	clearEnv(t)
 	type want struct {

@@ -118,3 +118,37 @@ func TestPlanDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainEPSpansDataAxes explains a Mixtral strategy whose ep share
+// (gpu*8) spans both the fsdp (gpu*2) and the dp (gpu*4) part of one axis:
+// EP is carved out of FSDP first, then DP (issue 10: it exited 1).
+func TestExplainEPSpansDataAxes(t *testing.T) {
+	clearEnv(t)
+	stdout, stderr, code := run(t, "explain", "--model", "mixtral-8x7b", "--cluster", "h100-64", "--batch", "256", "--seq", "4096",
+		"--strategy", "dp=32,fsdp=2,ep=8", "--format", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r struct {
+		StepTimeS   float64 `json:"step_time_s"`
+		Collectives []struct {
+			Op   string   `json:"op"`
+			Axes []string `json:"axes"`
+		} `json:"collectives"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	a2a := 0
+	for _, c := range r.Collectives {
+		if c.Op == "AllToAll" {
+			a2a++
+			if strings.Join(c.Axes, ",") != "gpu" {
+				t.Errorf("AllToAll on %v, want the ep share on gpu", c.Axes)
+			}
+		}
+	}
+	if !(r.StepTimeS > 0) || a2a == 0 {
+		t.Errorf("step %g s, %d AllToAll kinds", r.StepTimeS, a2a)
+	}
+}

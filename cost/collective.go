@@ -67,7 +67,7 @@ func ringGatherSeconds(v float64, g space.Group) (bw, lat float64) {
 // ringAllToAllSeconds is the bisection bound of an AllToAll of a full array of
 // v bytes over one ring group: a quarter of v crosses the middle each way, over
 // one link on a line (v/(4·W_uni)) or two on a ring (v/(8·W_uni)), i.e. about a
-// quarter of the AllGather time ([SB-SHARD], hardware.md §3.2).
+// quarter of the AllGather time ([SB-SHARD], docs/hardware.md §3.2).
 func ringAllToAllSeconds(v float64, g space.Group) (bw, lat float64) {
 	n := float64(g.Size)
 	cross := v / 4 // (n/2)² pairs × v/n² bytes, for even n
@@ -97,7 +97,7 @@ func ringAllToAllSeconds(v float64, g space.Group) (bw, lat float64) {
 //     instance of the level (the product of all inner group sizes):
 //     T_j = (v/g_j)·(n_j-1)/n_j / W_nic + (n_j-1)·α_j. With g = 8 GPUs per
 //     node this is the book's cross-node v/W_node with W_node = 8·W_nic
-//     (docs/formulas.md §4.4-4.5, hardware.md §3.2 hierarchical AllReduce).
+//     (docs/formulas.md §4.4-4.5, docs/hardware.md §3.2 hierarchical AllReduce).
 //
 // The phases add (docs/formulas.md §4.5: the sum; their max is the optimistic bound).
 func gatherSeconds(v float64, gs []space.Group) float64 {
@@ -113,7 +113,7 @@ func gatherSeconds(v float64, gs []space.Group) float64 {
 //   - network level j with g_j group chips inside each instance: every chip sends
 //     the (n_j-1)/n_j of its v/(g_j·n_j) bytes that leave the instance through
 //     its own NIC: T = v·(n_j-1)/(g_j·n_j²·W_nic), the book's
-//     S(M-1)/(M²·W_node) (docs/formulas.md §4.4; no hierarchical gain, hardware.md §5.4).
+//     S(M-1)/(M²·W_node) (docs/formulas.md §4.4; no hierarchical gain, docs/hardware.md §5.4).
 func allToAllSeconds(v float64, gs []space.Group) float64 {
 	return phasedSeconds(v, gs, true)
 }

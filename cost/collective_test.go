@@ -44,7 +44,7 @@ func TestCollectiveBookExamples(t *testing.T) {
 		{"8xH100 AG", AllGatherSeconds(2*1024*16384, []space.Group{nv}), 65.2e-6, 0.01},
 		// AllToAll on a ring is a quarter of the AllGather ([SB-SHARD]).
 		{"v4 A2A_X", AllToAllSeconds(2*B*D/4, []space.Group{v4("x")}), 23.3e-6 / 4, 0.01},
-		// Switched AllToAll: S(N-1)/(N²W) (formulas.md §4.4).
+		// Switched AllToAll: S(N-1)/(N²W) (docs/formulas.md §4.4).
 		{"8xH100 A2A", AllToAllSeconds(2*1024*16384, []space.Group{nv}), 65.2e-6 / 8, 0.01},
 	} {
 		if !near(tc.got, tc.wantS, tc.relTol) {
@@ -53,7 +53,7 @@ func TestCollectiveBookExamples(t *testing.T) {
 	}
 }
 
-// TestCollectiveHierarchical checks the two-tier GPU form (formulas.md §4.4-4.5):
+// TestCollectiveHierarchical checks the two-tier GPU form (docs/formulas.md §4.4-4.5):
 // a data-parallel group of 8 GPUs per node over 16 nodes moves S/8 per GPU
 // through its own NIC, the book's S/W_node with W_node = 8·W_nic.
 func TestCollectiveHierarchical(t *testing.T) {

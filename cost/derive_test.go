@@ -39,7 +39,7 @@ func kinds(est Estimate) map[string]int {
 }
 
 // TestDerivedCollectives pins the collectives that fall out of the rules to
-// the hand results of formulas.md §3 for each classic strategy (counts per
+// the hand results of docs/formulas.md §3 for each classic strategy (counts per
 // step on one chip; L=4 layers, h=1024, s=1024, b=1 per micro-batch, bf16
 // activations and weights, fp32 gradient reductions).
 func TestDerivedCollectives(t *testing.T) {
@@ -65,7 +65,7 @@ func TestDerivedCollectives(t *testing.T) {
 		none  []string // ops that must not appear
 	}{
 		// Pure DP: one AllReduce of every gradient per step, after accumulation
-		// (formulas.md §3.1 DDP), even with 4 micro-batches.
+		// (docs/formulas.md §3.1 DDP), even with 4 micro-batches.
 		{"dp", tiny(), on(space.DP, space.Strategy{Degree: space.Degrees{space.DP: 8}}), 32, []want{
 			{AllReduce, "gradient of Wqkv", L, 4 * wqkv},
 			{AllReduce, "gradient of Win", L, 4 * wIn},
@@ -76,7 +76,7 @@ func TestDerivedCollectives(t *testing.T) {
 			{AllGather, "parameters Wqkv", L, 2 * wqkv},
 		}, []string{AllReduce}},
 		// ZeRO-2: partitioned gradients cannot accumulate, RS per micro-batch
-		// (formulas.md §3.1), AG parameters once per step.
+		// (docs/formulas.md §3.1), AG parameters once per step.
 		{"zero2", tiny(), on(space.DP, space.Strategy{Degree: space.Degrees{space.DP: 8}, Zero: 2}), 32, []want{
 			{ReduceScatter, "dqkv/dWqkv", L * 4, 4 * wqkv},
 			{AllGather, "parameters Wqkv", L, 2 * wqkv},
@@ -114,7 +114,7 @@ func TestDerivedCollectives(t *testing.T) {
 			{AllReduce, "dqkv/dxn", L, act},
 		}, nil},
 		// CP: K and V are gathered forward and again backward, dK and dV
-		// reduce-scattered (formulas.md §3.4); the weight gradients reduce over cp.
+		// reduce-scattered (docs/formulas.md §3.4); the weight gradients reduce over cp.
 		{"cp", tiny(), on(space.CP, space.Strategy{Degree: space.Degrees{space.CP: 8}}), 1, []want{
 			{AllGather, "scores: gather k", L, 2 * s * h},
 			{AllGather, "attend: gather v", L, 2 * s * h},
@@ -145,7 +145,7 @@ func TestDerivedCollectives(t *testing.T) {
 }
 
 // TestExpertParallel: 2 AllToAll forward (dispatch, combine) and 2 backward
-// per MoE layer per micro-batch (formulas.md §3.5), bytes = tokens·k·h·2.
+// per MoE layer per micro-batch (docs/formulas.md §3.5), bytes = tokens·k·h·2.
 func TestExpertParallel(t *testing.T) {
 	m := tiny()
 	m.MoE = &model.MoE{Experts: 8, TopK: 2, ExpertFFNHidden: 1024}
@@ -168,7 +168,7 @@ func TestExpertParallel(t *testing.T) {
 }
 
 // TestBubble: 1F1B with K=8 stages and M=32 micro-batches idles 7/32 of the
-// ideal compute; interleaved v=2 halves it ([NARA §2.2], formulas.md §8).
+// ideal compute; interleaved v=2 halves it ([NARA §2.2], docs/formulas.md §8).
 // Memory-bound time and sends are made free so only the bubble remains.
 func TestBubble(t *testing.T) {
 	c := gpuCluster("x", chipH100, 8, 450e9, 50e9)
@@ -213,7 +213,7 @@ func TestStepIdentity(t *testing.T) {
 	if want := m.ModelFLOPsPerToken(8192) * 64 * 8192; !near(a.ModelFLOPs, want, 1e-12) {
 		t.Errorf("model FLOPs %g, want %g", a.ModelFLOPs, want)
 	}
-	// Selective recompute adds 4·s·q per layer per token (formulas.md §1.2).
+	// Selective recompute adds 4·s·q per layer per token (docs/formulas.md §1.2).
 	if want := a.ModelFLOPs + 4*8192*4096*32*64*8192.0; !near(a.HardwareFLOPs, want, 1e-12) {
 		t.Errorf("hardware FLOPs %g, want %g", a.HardwareFLOPs, want)
 	}

@@ -1,24 +1,27 @@
 // Package cost predicts the step time of a parallel training strategy and
 // lists the communication it causes, derived rather than written per strategy
-// (design.md "Communication is derived, not hard-coded").
+// (docs/design.md "Communication is derived, not hard-coded").
 //
 // # The program
 //
-// A model is a short program of einsums over named dimensions (B batch, S
+// A model is its layer program (model.Program, built once by model.NewProgram
+// and shared with package memory): einsums over named dimensions (B batch, S
 // sequence, T key/value sequence, D model, Q/N query heads·head_dim, K kv
-// heads·head_dim, F ffn, E experts, C expert slots, V vocabulary), built once
-// per model and cached: attention (fused QKV with GQA, flash-attention core
-// QKᵀ and AV whose FLOPs scale with q, output projection), the MLP (gelu: two
-// matrices, swiglu: fused gate+up and down) or the MoE block (router,
-// dispatch, expert matmuls with capacity factor, combine, shared experts),
-// the embedding lookup and the output layer with the vocab-parallel loss.
-// Every tensor dimension carries a class (token batch, residual sequence,
-// model, weight data, expert...) that the strategy maps to roles — the
-// algebra's mesh axes dp, fsdp, tp, cp, ep and, in the MoE region, edp and
-// efsdp (dp·fsdp with the ep shares taken out): x[B_{dp,fsdp}, S_{cp(,tp with
-// SP)}, D], W_in[D_{fsdp}, F_{tp}], W_e[E_{ep}, D_{efsdp}, F_{tp}].
+// heads·head_dim, F ffn, E experts, C expert slots, V vocabulary):
+// attention (fused QKV with GQA, flash-attention core QKᵀ and AV whose FLOPs
+// scale with q, output projection), the MLP (gelu: two matrices, swiglu: fused
+// gate+up and down) or the MoE block (router, dispatch, expert matmuls with
+// capacity factor, combine, shared experts), the embedding lookup and the
+// output layer with the vocab-parallel loss. [NewModel] prepares what the
+// rules need of it once. Every tensor dimension says what it holds
+// (model.Logical), which space.ClassRoles maps to roles — the algebra's mesh
+// axes dp, fsdp, tp, cp, ep and, in the MoE region, edp and efsdp (dp·fsdp
+// with the ep shares taken out, resolved once in space.Mesh):
+// x[B_{dp,fsdp}, S_{cp(,tp with SP)}, D], W_in[D_{fsdp}, F_{tp}],
+// W_e[E_{ep}, D_{efsdp}, F_{tp}]. Key/value heads stop splitting at their
+// count (model.Program.Cap).
 //
-// For every einsum and every role, the rules of design.md decide: leave each
+// For every einsum and every role, the rules of docs/design.md decide: leave each
 // operand or AllGather it; the product then holds the role on a dim, as a
 // partial sum U, or not at all; moving that to the layout the next op needs
 // costs an AllReduce or ReduceScatter (U), an AllGather or AllToAll (another
@@ -28,7 +31,7 @@
 // AllGather and ReduceScatter swap; a weight gradient may stay partial over the
 // roles that replicate the weight (dp, cp) until the once-per-step reduction,
 // so nothing is reduced twice. Data-parallel AllReduce, ZeRO-1/2 (RS + AG once
-// per step; ZeRO-2 reduce-scatters per micro-batch, formulas.md §3.1), FSDP
+// per step; ZeRO-2 reduce-scatters per micro-batch, docs/formulas.md §3.1), FSDP
 // (AG forward, AG backward, RS per micro-batch), Megatron TP (2+2 AllReduce)
 // and SP (AG+RS pairs plus the re-gather), CP's K/V exchange, EP's AllToAll
 // and full recompute's replayed collectives all fall out; the tests pin them.
@@ -46,19 +49,22 @@
 //
 // Each op is a roofline: FLOPs/(peak·eff) against HBM bytes/(HBM bw ·
 // HBMFraction), with eff = MatmulFraction·x/(x+MatmulHalfFLOPs) for a call
-// of x FLOPs per chip (Calculon's points, hardware.md §3.3); the attention
+// of x FLOPs per chip (Calculon's points, docs/hardware.md §3.3); the attention
 // core runs at 0.7 of the GEMM rate ([FA2]) and does half the score square
-// (causal); elementwise ops are memory-bound. Selective recompute re-runs the
-// attention core, full recompute the whole layer forward with its collectives;
-// flash attention's backward recomputes QKᵀ. The optimizer step is a
-// memory-bound Adam update of the chip's parameter shard.
+// (causal); elementwise ops are memory-bound. The recompute policy
+// (model.Policy) says which forward ops the backward pass re-runs, with their
+// collectives: selective the attention core, full the whole layer; flash
+// attention's backward recomputes QKᵀ. The optimizer step is a memory-bound
+// Adam update of the chip's parameter shard, its bytes per parameter from the
+// program's precision table.
 //
 // # Step time
 //
 // StepSeconds = ComputeSeconds + ExposedCommSeconds + BubbleSeconds for the
 // busiest pipeline stage (first: embedding, last: output layer; layers need not
-// divide evenly). ComputeSeconds is M micro-batches of forward+backward plus
-// the optimizer. Exposure follows formulas.md §6:
+// divide evenly, space.StageLayers; each distinct stage composition is
+// costed). ComputeSeconds is M micro-batches of forward+backward plus the
+// optimizer. Exposure follows docs/formulas.md §6:
 //
 //   - tp/sp/cp/ep activation collectives are on the critical path, except that
 //     in backward the dX reduction hides under the dW GEMM and the re-gather
@@ -71,14 +77,18 @@
 //   - the once-per-step gradient reduction overlaps OverlapFraction of the last
 //     micro-batch's backward, the ZeRO parameter gather the first forward, at
 //     least one layer's bucket exposed ([MEG-DDP]);
-//   - pipeline sends: 2(pp-1) transfers of ramp-up and ramp-down plus
-//     (1-OverlapFraction) of the 2·M·v steady-state ones.
+//   - pipeline sends cross every axis of the pipeline's groups: the ramp-up
+//     and ramp-down walks over the pp-1 stage boundaries, each on the axis it
+//     crosses, are exposed, and (1-OverlapFraction) of the 2·M·v
+//     steady-state sends, each bounded by the slowest hop
+//     ([PipelineSendSeconds]).
 //
-// BubbleSeconds = (pp-1)/v times one micro-batch's stage time (v = 1 unless
-// interleaved): (pp-1)/M of the ideal compute for GPipe and 1F1B, (pp-1)/(vM)
-// interleaved ([NARA §2.2], formulas.md §5). ModelFLOPs follows the contract
+// BubbleSeconds is the schedule's bubble (space.Schedule.BubbleStages: pp-1
+// for GPipe and 1F1B, (pp-1)/v interleaved) times one micro-batch's stage
+// time: (pp-1)/M of the ideal compute for GPipe and 1F1B, (pp-1)/(vM)
+// interleaved ([NARA §2.2], docs/formulas.md §5). ModelFLOPs follows the contract
 // (model.Spec.ModelFLOPsPerToken × tokens, full-square attention);
-// HardwareFLOPs adds the recompute policy's FLOPs (formulas.md §1.2).
+// HardwareFLOPs adds the recompute policy's FLOPs (docs/formulas.md §1.2).
 //
 // Coefficients come from profiles.Cluster.Efficiency; zero fields fall back to
 // profiles.DefaultEfficiency for the chip family.

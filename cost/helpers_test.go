@@ -6,13 +6,13 @@ import (
 	"github.com/meshplan/meshplan/space"
 )
 
-// Test fixtures built from hardware.md numbers (the profiles presets are
+// Test fixtures built from docs/hardware.md numbers (the profiles presets are
 // written concurrently). Efficiency is left zero: DefaultEfficiency applies.
 
 // gpuCluster is n GPUs in nodes of 8 on NVLink (uni egress nvlinkBW) and one
-// NIC per GPU (nicBW one way), hardware.md §2.1; latencies from the NCCL
+// NIC per GPU (nicBW one way), docs/hardware.md §2.1; latencies from the NCCL
 // tuner constants (NVLink ring Simple 3.4 µs → ~1 µs LL128-ish per step,
-// network ~5 µs), formulas.md §4.2.
+// network ~5 µs), docs/formulas.md §4.2.
 func gpuCluster(name string, chip profiles.Chip, n int, nvlinkBW, nicBW float64) profiles.Cluster {
 	axes := []profiles.Axis{{Name: "gpu", Size: min(n, 8), Tier: profiles.NVLink, BandwidthBytesPerS: nvlinkBW, LatencySeconds: 2e-6, Efficiency: 0.8}}
 	if n > 8 {
@@ -39,7 +39,7 @@ func gpt3() model.Spec {
 	return m
 }
 
-// llama3 returns Llama 3 8B, 70B or 405B (formulas.md §1.1 table).
+// llama3 returns Llama 3 8B, 70B or 405B (docs/formulas.md §1.1 table).
 func llama3(size string) model.Spec {
 	var m model.Spec
 	switch size {

@@ -12,7 +12,7 @@ import (
 // A100, tp8 pp8 v3, batch 64: 13.75 s selective+SP, 18.13 s full; MFU 51.4%
 // and 39.0%), Llama 3 405B (16384 H100, tp8 pp16 dp128, 16M tokens: ~400
 // TFLOP/s, 38-43% MFU, [LLAMA3 Table 4]), torchtitan Llama 3 8B (64 A100,
-// FSDP, selective: MFU 0.58, docs/performance.md) and MaxText 32B on v5e-256
+// FSDP, selective: MFU 0.58, torchtitan's docs/performance.md) and MaxText 32B on v5e-256
 // (fsdp 256, per-device batch 4, full remat: MFU 0.669, 2024 README).
 type realRow struct {
 	name  string
@@ -53,7 +53,7 @@ func realRows() []realRow {
 	}
 }
 
-// TestRealism compares predictions with measured runs (published-runs.md),
+// TestRealism compares predictions with measured runs (docs/published-runs.md),
 // with the default efficiencies of DefaultEfficiency and no per-row tuning.
 // Tolerance ±30%: the model leaves out kernel details (Megatron 2022 had no
 // flash attention and unfused elementwise ops), stragglers and throttling.

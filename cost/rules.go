@@ -7,7 +7,7 @@ import (
 	"github.com/meshplan/meshplan/space"
 )
 
-// The sharding rules of design.md "Communication is derived", applied to
+// The sharding rules of docs/design.md "Communication is derived", applied to
 // C = A·B role by role.
 
 // placement of one role on an einsum's output before resharding: a

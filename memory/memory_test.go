@@ -17,7 +17,7 @@ func within(got, want, rel float64) bool {
 }
 
 // gptSpec is a Korthikanti/Megatron GPT model: MHA, F = 4h, GELU, LayerNorm,
-// biases, vocab 51,200, seq 2048 (published-runs.md §3.2, Table 3).
+// biases, vocab 51,200, seq 2048 (docs/published-runs.md §3.2, Table 3).
 func gptSpec(layers, hidden, heads int) model.Spec {
 	m := model.Spec{
 		Name: "gpt", Layers: layers, Hidden: hidden, Heads: heads,
@@ -103,7 +103,7 @@ func TestModelStatesZeRO(t *testing.T) {
 	m.Normalize()
 	psi := float64(m.Counts().Total)
 	w := space.Workload{Batch: 64, SeqLen: 1024}
-	// ZeRO paper Fig. 1 / formulas.md §2.1: Ψ = 7.5B, N_d = 64, K = 12 gives
+	// ZeRO paper Fig. 1 / docs/formulas.md §2.1: Ψ = 7.5B, N_d = 64, K = 12 gives
 	// 120, 31.4, 16.6, 1.9 GB (the paper's rounding of the exact values below).
 	tests := []struct {
 		name string
@@ -131,7 +131,7 @@ func TestModelStatesZeRO(t *testing.T) {
 	}
 }
 
-// Korthikanti et al. 2022 Table 3 configurations (published-runs.md §3.2):
+// Korthikanti et al. 2022 Table 3 configurations (docs/published-runs.md §3.2):
 // t = 8, DP = 1, s = 2048, micro-batch 1 (22B: 4), batch = GPUs (22B: 4).
 var korthikanti = []struct {
 	name           string
@@ -206,7 +206,7 @@ func TestLayerActivationBytes(t *testing.T) {
 		o    model.ProgramOptions
 		want float64
 	}{
-		// Korthikanti Table 2 (formulas.md §2.2), GPT-3 175B, t = 8.
+		// Korthikanti Table 2 (docs/formulas.md §2.2), GPT-3 175B, t = 8.
 		{"gpt3 sp selective", gpt3, 2048, space.Strategy{Degree: space.Degrees{space.TP: 8}, SP: true, Recompute: space.RecomputeSelective}, false, model.ProgramOptions{}, 34 * sbh / 8},
 		{"gpt3 sp full", gpt3, 2048, space.Strategy{Degree: space.Degrees{space.TP: 8}, SP: true, Recompute: space.RecomputeFull}, false, model.ProgramOptions{}, 2 * sbh / 8},
 		{"gpt3 tp full", gpt3, 2048, space.Strategy{Degree: space.Degrees{space.TP: 8}, Recompute: space.RecomputeFull}, false, model.ProgramOptions{}, 2 * sbh},
@@ -220,13 +220,13 @@ func TestLayerActivationBytes(t *testing.T) {
 		{"gpt3 sp none flash", gpt3, 2048, space.Strategy{Degree: space.Degrees{space.TP: 8}, SP: true, Recompute: space.RecomputeNone}, false, model.ProgramOptions{}, 34*sbh/8 + 4*2048*96/8},
 		// CP halves s: 34·(s/2)·b·h/t.
 		{"gpt3 sp cp2 selective", gpt3, 2048, space.Strategy{Degree: space.Degrees{space.TP: 8, space.CP: 2}, SP: true, Recompute: space.RecomputeSelective}, false, model.ProgramOptions{}, 17 * sbh / 8},
-		// Modern block (formulas.md §2.2 [derived]): s·b·(8h + 4q + 4kv + 6F), Llama-3-70B
+		// Modern block (docs/formulas.md §2.2 [derived]): s·b·(8h + 4q + 4kv + 6F), Llama-3-70B
 		// s = 8192, b = 1: 8192·(65536 + 32768 + 4096 + 172032) = 2,248,146,944 B (≈ 2.25 GB).
 		{"llama70b selective", llama70B(), 8192, space.Strategy{Recompute: space.RecomputeSelective}, false, model.ProgramOptions{}, 2248146944},
 		{"llama70b tp8 sp selective", llama70B(), 8192, space.Strategy{Degree: space.Degrees{space.TP: 8}, SP: true, Recompute: space.RecomputeSelective}, false, model.ProgramOptions{}, 2248146944.0 / 8},
 		// Modern block without a fused kernel: + softmax output 2·a·s²·b = 2·64·8192² = 8,589,934,592.
 		{"llama70b none noflash", llama70B(), 8192, space.Strategy{Recompute: space.RecomputeNone}, false, noFlash, 2248146944 + 8589934592},
-		// MoE layer, s = 4096, b = 1, t = 1 (formulas.md §2.2 [derived]):
+		// MoE layer, s = 4096, b = 1, t = 1 (docs/formulas.md §2.2 [derived]):
 		// norms 8·s·h = 134,217,728; attention 4·s·(q+kv) = 83,886,080;
 		// router 4·s·E = 131,072; routed k·s·(4h + 6F_e) = 2·4096·102400 = 838,860,800.
 		{"mixtral moe selective", mix, 4096, space.Strategy{Degree: space.Degrees{space.DP: 8, space.EP: 8}, Recompute: space.RecomputeSelective}, true, model.ProgramOptions{}, 134217728 + 83886080 + 131072 + 838860800},
@@ -255,7 +255,7 @@ func withCF(m model.Spec, cf float64) model.Spec {
 }
 
 // TestMonotonic checks that memory does not grow when a sharding degree,
-// the ZeRO stage or the recompute policy grows (go-style.md §3.5).
+// the ZeRO stage or the recompute policy grows (docs/go-style.md §3.5).
 func TestMonotonic(t *testing.T) {
 	type step struct {
 		name string
@@ -351,7 +351,7 @@ func TestEstimateTerms(t *testing.T) {
 	}
 }
 
-// llama70BParams is Llama-3-70B's count (formulas.md §8: 70.55e9).
+// llama70BParams is Llama-3-70B's count (docs/formulas.md §8: 70.55e9).
 var llama70BParams = func() int64 { m := llama70B(); return m.Counts().Total }()
 
 func TestLlamaParamCount(t *testing.T) {

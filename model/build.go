@@ -493,7 +493,7 @@ func (b *builder) gradOf(t int) int {
 }
 
 // derive builds the backward pass of blk by transposition: for C = A·B,
-// dA = dC·Bᵀ and dB = Aᵀ·dC (design.md, [SB-SHARD]); a reshard transposes
+// dA = dC·Bᵀ and dB = Aᵀ·dC (docs/design.md, [SB-SHARD]); a reshard transposes
 // to the inverse reshard; an elementwise pass to one of twice its bytes on
 // the input's gradient (read the gradient and the saved input, write the
 // gradient). Flash attention's backward recomputes the scores once more

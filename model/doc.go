@@ -13,11 +13,29 @@
 //
 // # Counts
 //
-// Counts and ModelFLOPsPerToken follow formulas.md §1.1-1.3 (the Megatron
+// Counts and ModelFLOPsPerToken follow docs/formulas.md §1.1-1.3 (the Megatron
 // theoretical-memory and FLOP formulas, the scaling book's transformer
 // chapter and PaLM appendix B). Learned position embeddings, per-head Q/K
 // norms and the small bias vectors some families carry on a subset of their
 // layers are not counted; each preset's Description says what it leaves out.
+//
+// # The layer program
+//
+// [NewProgram] writes a model as a [Program]: a short program of einsums over
+// named dimensions ([Dim]: B, S, T, D, Q, N, K, H, F, E, C, R, V, ...),
+// elementwise passes with the bytes they move, and layout changes (the MoE
+// dispatch and combine), grouped into [Block]s (attention, MLP, mixture of
+// experts, embedding, output layer) with the backward pass derived by
+// transposition; a [LayerKind] is the blocks one layer runs and the Stack the
+// layers in order. Each tensor dimension says what it holds ([Logical]), so
+// that package space can say which parallel dimension shards it; each tensor
+// has a [Class] whose element size comes from the one [Precision] table; each
+// op lists what its backward pass needs (Op.Saves). A recompute [Policy]
+// (none, selective, full) says which ops the backward pass re-runs, and
+// [Program.Saved] derives what a layer keeps from it. Package cost derives
+// FLOPs, bytes and collectives from the program; package memory derives the
+// weights, gradients, optimizer state and saved activations from the same
+// program, so the two cannot disagree. docs/layers.md describes it in full.
 //
 // # Presets
 //

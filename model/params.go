@@ -57,7 +57,7 @@ func (s Spec) MoELayers() int {
 // DenseLayers is the number of layers with a dense MLP.
 func (s Spec) DenseLayers() int { return s.Layers - s.MoELayers() }
 
-// mlpMatrices is 3 for gated MLPs and 2 for plain ones (formulas.md §1.1).
+// mlpMatrices is 3 for gated MLPs and 2 for plain ones (docs/formulas.md §1.1).
 func (s Spec) mlpMatrices() int64 {
 	if s.FFN == SwiGLU {
 		return 3
@@ -66,7 +66,7 @@ func (s Spec) mlpMatrices() int64 {
 }
 
 // AttentionParams is one layer's attention weights: 2*h*q + 2*h*kv, plus
-// biases q + 2kv + h when Bias is set (formulas.md §1.1, [SB-TF][MEG-MEM]).
+// biases q + 2kv + h when Bias is set (docs/formulas.md §1.1, [SB-TF][MEG-MEM]).
 func (s Spec) AttentionParams() int64 {
 	h, q, kv := int64(s.Hidden), int64(s.QDim()), int64(s.KVDim())
 	p := 2*h*q + 2*h*kv
@@ -77,7 +77,7 @@ func (s Spec) AttentionParams() int64 {
 }
 
 // MLPParams is the parameter count of one MLP of intermediate width f:
-// 3*h*f gated, 2*h*f plain, plus biases f + h when Bias is set (formulas.md §1.1).
+// 3*h*f gated, 2*h*f plain, plus biases f + h when Bias is set (docs/formulas.md §1.1).
 func (s Spec) MLPParams(f int) int64 {
 	h, ff := int64(s.Hidden), int64(f)
 	p := s.mlpMatrices() * h * ff
@@ -91,7 +91,7 @@ func (s Spec) MLPParams(f int) int64 {
 }
 
 // NormParams is one layer's normalisation weights: 2*h for RMSNorm, 4*h for
-// LayerNorm (two norms per layer, formulas.md §1.1).
+// LayerNorm (two norms per layer, docs/formulas.md §1.1).
 func (s Spec) NormParams() int64 {
 	if s.Norm == LayerNorm {
 		return 4 * int64(s.Hidden)
@@ -99,7 +99,7 @@ func (s Spec) NormParams() int64 {
 	return 2 * int64(s.Hidden)
 }
 
-// RouterParams is one MoE layer's router: h*E (formulas.md §1.1 [MEG-MEM]).
+// RouterParams is one MoE layer's router: h*E (docs/formulas.md §1.1 [MEG-MEM]).
 func (s Spec) RouterParams() int64 {
 	if s.MoE == nil {
 		return 0
@@ -129,7 +129,7 @@ func (s Spec) DenseLayerParams() int64 {
 }
 
 // MoELayerParams is one MoE layer with all experts, or with the TopK routed
-// experts a token visits when active is true (formulas.md §1.1 [MEG-MEM]).
+// experts a token visits when active is true (docs/formulas.md §1.1 [MEG-MEM]).
 func (s Spec) MoELayerParams(active bool) int64 {
 	if s.MoE == nil {
 		return 0
@@ -155,7 +155,7 @@ func (s Spec) OutputParams() int64 {
 // FinalNormParams is the norm after the last layer: h (RMSNorm) or 2h (LayerNorm).
 func (s Spec) FinalNormParams() int64 { return s.NormParams() / 2 }
 
-// Counts returns the parameter counts (formulas.md §1.1):
+// Counts returns the parameter counts (docs/formulas.md §1.1):
 // Ψ = L_d*P_layer + L_moe*P_moe_layer + V*h (+V*h untied) + final norm.
 func (s Spec) Counts() Counts {
 	dense := int64(s.DenseLayers()) * s.DenseLayerParams()
@@ -176,7 +176,7 @@ func (s Spec) Counts() Counts {
 // ModelFLOPsPerToken is the contract's MFU numerator per token for sequences
 // of seqLen tokens, without recomputation:
 // 6*Ψ_active_nonembedding + 12*L*q*s (attention scores, full square, PaLM App. B)
-// + 6*h*V (output layer, [MEG-FLOP]); formulas.md §1.2-1.3.
+// + 6*h*V (output layer, [MEG-FLOP]); docs/formulas.md §1.2-1.3.
 func (s Spec) ModelFLOPsPerToken(seqLen int) float64 {
 	c := s.Counts()
 	return 6*float64(c.ActiveNonEmbedding) +

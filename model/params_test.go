@@ -17,9 +17,9 @@ func TestPublishedParams(t *testing.T) {
 		tol           float64 // relative
 		source        string
 	}{
-		{"llama3-405b", 405.8e9, 0, 0.01, "Llama 3 paper Table 3 / torchtitan; formulas.md §1.1 gives 405.9B"},
-		{"llama3-70b", 70.6e9, 0, 0.01, "Meta model card; formulas.md §1.1 gives 70.55B"},
-		{"llama3-8b", 8.03e9, 0, 0.01, "Meta model card; formulas.md §1.1"},
+		{"llama3-405b", 405.8e9, 0, 0.01, "Llama 3 paper Table 3 / torchtitan; docs/formulas.md §1.1 gives 405.9B"},
+		{"llama3-70b", 70.6e9, 0, 0.01, "Meta model card; docs/formulas.md §1.1 gives 70.55B"},
+		{"llama3-8b", 8.03e9, 0, 0.01, "Meta model card; docs/formulas.md §1.1"},
 		{"llama2-70b", 69.0e9, 0, 0.01, "published-runs.csv torchtitan row"},
 		{"llama2-13b", 13.0e9, 0, 0.01, "published-runs.csv torchtitan row"},
 		{"llama2-7b", 6.74e9, 0, 0.01, "Llama 2 model card (6,738,415,616)"},
@@ -117,7 +117,7 @@ func TestCountsByHand(t *testing.T) {
 
 	// A tiny MoE: h=8, 2 heads of 4, 1 KV head, SwiGLU, 4 experts of width
 	// 16, top-1, 1 shared expert of width 8, 3 layers with the first dense
-	// (width 32), vocab 10, untied, RMSNorm (formulas.md §1.1):
+	// (width 32), vocab 10, untied, RMSNorm (docs/formulas.md §1.1):
 	// attention 2*8*8 + 2*8*4 = 192; norms 16; dense MLP 3*8*32 = 768;
 	// router 8*4 = 32; expert 3*8*16 = 384; shared 3*8*8 = 192.
 	// dense layer 976; MoE layer 192+16+32+192+4*384 = 1968 (active 816).
@@ -138,7 +138,7 @@ func TestModelFLOPsPerToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Hand computation (formulas.md §1.2), L=80, h=8192, q=8192, kv=1024, F=28672, V=128256:
+	// Hand computation (docs/formulas.md §1.2), L=80, h=8192, q=8192, kv=1024, F=28672, V=128256:
 	//   per layer 2*h*q + 2*h*kv + 3*h*F + 2*h = 134,217,728 + 16,777,216 + 704,643,072 + 16,384 = 855,654,400
 	//   Ψ_active_nonembedding = 80*855,654,400 + 8,192 (final norm) = 68,452,360,192
 	//   6*Ψ = 410,714,161,152
@@ -150,7 +150,7 @@ func TestModelFLOPsPerToken(t *testing.T) {
 		t.Errorf("ModelFLOPsPerToken(8192) = %.0f, want %.0f", got, want)
 	}
 	// The scaling book's rule of thumb, 6*70e9 = 4.2e11 FLOPs per token
-	// (formulas.md §8), is the matmul part: 410.71e9 + 6.30e9 = 417.0e9, 0.7% under.
+	// (docs/formulas.md §8), is the matmul part: 410.71e9 + 6.30e9 = 417.0e9, 0.7% under.
 	matmul := s.ModelFLOPsPerToken(0)
 	if e := relErr(matmul, 6*70e9); e > 0.01 {
 		t.Errorf("matmul FLOPs per token %.4g, want 6*70e9 within 1%% (off %.2f%%)", matmul, 100*e)

@@ -214,7 +214,7 @@ func presets() []Spec {
 	return ps
 }
 
-// megatronGPT is a Megatron-LM GPT benchmark model (formulas.md §1.1 [NARA]).
+// megatronGPT is a Megatron-LM GPT benchmark model (docs/formulas.md §1.1 [NARA]).
 func megatronGPT(name string, layers, hidden, heads int, source string) Spec {
 	return Spec{
 		Name:        name,
@@ -284,7 +284,7 @@ func mlaParams(hidden, heads, qLoRA, kvLoRA, nope, rope, vDim int) int64 {
 
 // mlaAsGQA chooses a GQA stand-in for an MLA layer: with the same query heads,
 // the KV-head count (a divisor of heads) and head width d whose projection
-// count 2*h*d*(heads+kv) (formulas.md §1.1) is closest to the MLA count,
+// count 2*h*d*(heads+kv) (docs/formulas.md §1.1) is closest to the MLA count,
 // preferring fewer KV heads on ties. It returns kv heads, head dim and the
 // MLA count.
 func mlaAsGQA(hidden, heads, qLoRA, kvLoRA, nope, rope, vDim int) (kvHeads, headDim int, mla int64) {

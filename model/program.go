@@ -1,7 +1,7 @@
 package model
 
 // The layer program: a transformer as a short program of einsums over named
-// dimensions, elementwise passes and layout changes (design.md
+// dimensions, elementwise passes and layout changes (docs/design.md
 // "Communication is derived"; docs/formulas.md §1-3). It is the one
 // description of a layer: package cost derives FLOPs, bytes and collectives
 // from it, package memory the weights and the activations each recompute

@@ -140,7 +140,7 @@ func (s Spec) problems() []string {
 }
 
 // paramsFloat is Counts().Total computed in float64, so that it cannot
-// overflow on absurd shapes (same formula as Counts, formulas.md §1.1).
+// overflow on absurd shapes (same formula as Counts, docs/formulas.md §1.1).
 func (s Spec) paramsFloat() float64 {
 	h, q, kv := float64(s.Hidden), float64(s.Heads)*float64(s.HeadDim), float64(s.KVHeads)*float64(s.HeadDim)
 	mlp := func(f float64) float64 { return float64(s.mlpMatrices())*h*f + 2*f + h }

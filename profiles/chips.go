@@ -128,7 +128,7 @@ func catalogue() []chipSpec {
 			domain: 8, // 8 GPUs, 6 NVSwitches [SB-GPU][MLE-NET]
 			// NVLink 3: 300 GB/s one way [MLE-NET]; 8xA100 AllReduce busbw 234.9 GB/s = 0.78 [MLE-NET].
 			scaleUp: nvlink(300*gb, 0.78),
-			// One 200 Gb/s HDR NIC per GPU in DGX A100 (hardware.md marks it uncertain).
+			// One 200 Gb/s HDR NIC per GPU in DGX A100 (docs/hardware.md marks it uncertain).
 			scaleOut: nic(25 * gb),
 		},
 		{
@@ -160,7 +160,7 @@ func catalogue() []chipSpec {
 		},
 		{
 			// H800 SXM: H100 compute and memory with NVLink cut to 400 GB/s
-			// (published-runs.md). We read 400 GB/s as bidirectional, like H100's
+			// (docs/published-runs.md). We read 400 GB/s as bidirectional, like H100's
 			// 900, so 200 GB/s one way; efficiency assumed as H100.
 			chip: Chip{Name: "h800", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, PeakFP8FLOPs: 1979e12,
 				HBMBytes: 80 * gb, HBMBandwidthBytesPerS: 3350 * gb, TensorCoresPerChip: 1},
@@ -178,7 +178,7 @@ func catalogue() []chipSpec {
 			scaleOut: nic(50 * gb), // 400 Gb/s ConnectX-7 per GPU (DGX B200) [SB-GPU]
 		},
 		{
-			// GB200 (per GPU, NVL72): 2500 TFLOP/s bf16 (uncertain, published-runs.md),
+			// GB200 (per GPU, NVL72): 2500 TFLOP/s bf16 (uncertain, docs/published-runs.md),
 			// 5000 fp8, 186 GB HBM at 8000 GB/s [MLE-ACC].
 			chip: Chip{Name: "gb200", Family: "nvidia-grace-blackwell", PeakBF16FLOPs: 2500e12, PeakFP8FLOPs: 5000e12,
 				HBMBytes: 186 * gb, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1},
@@ -197,7 +197,7 @@ func catalogue() []chipSpec {
 			// 8-GPU AllReduce busbw 312.9 GB/s = 0.70 [MLE-NET].
 			scaleUp:       nvlink(448*gb, 0.70),
 			peerBytesPerS: 64 * gb,
-			scaleOut:      nic(50 * gb), // not documented; 400 Gb/s assumed (hardware.md: "commonly 400G")
+			scaleOut:      nic(50 * gb), // not documented; 400 Gb/s assumed (docs/hardware.md: "commonly 400G")
 		},
 		{
 			// MI325X: MI300X compute, 256 GB HBM3e at 6000 GB/s [MLE-ACC]; links as MI300X.

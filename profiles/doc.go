@@ -19,7 +19,7 @@
 //
 // Axis.Efficiency is the fraction of that bandwidth large collectives reach;
 // Axis.LatencySeconds is the cost of one ring step (one hop). Every default
-// figure cites hardware.md in the shared reference; the source keys in square
+// figure cites docs/hardware.md in the shared reference; the source keys in square
 // brackets ([SB-TPU], [MLE-NET], ...) are that file's.
 //
 // # Cluster names

@@ -6,12 +6,12 @@ import (
 )
 
 // Default cost-model coefficients. These are the values `plan calibrate`
-// refits; each one names its source in hardware.md (or says it is an
+// refits; each one names its source in docs/hardware.md (or says it is an
 // assumption). Link defaults are per tier here and per chip in chips.go
 // where a measurement exists for that chip.
 //
 // MatmulFraction is the best large-GEMM throughput over peak ("MAMF") from
-// [MLE-ACC] §4.1 of hardware.md, rounded to two digits.
+// [MLE-ACC] §4.1 of docs/hardware.md, rounded to two digits.
 //
 // MatmulHalfFLOPs follows from Calculon's matmul efficiency points [CALCULON]
 // (0.95 at >= 128 GFLOP, 0.9 at 16 GFLOP, 0.6 at 1 GFLOP per call). With
@@ -22,14 +22,14 @@ import (
 // point is scaled with peak: MatmulHalfFLOPs = peak bf16 x 0.6 us (H100:
 // 989e12 x 0.6e-6 ≈ 0.6e9). This scaling is our assumption.
 //
-// HBMFraction and OverlapFraction are assumptions (0.85 each): hardware.md has
-// no measured HBM fraction, and formulas.md §6 says overlappable collectives
+// HBMFraction and OverlapFraction are assumptions (0.85 each): docs/hardware.md has
+// no measured HBM fraction, and docs/formulas.md §6 says overlappable collectives
 // hide except for the first and last bucket and some contention.
 const (
 	matmulHalfSeconds = 0.6e-6 // see above: Calculon's points on H100 [CALCULON]
 
 	defaultHBMFraction     = 0.85 // assumption (typical STREAM-like fraction 0.8-0.9)
-	defaultOverlapFraction = 0.85 // assumption, formulas.md §6
+	defaultOverlapFraction = 0.85 // assumption, docs/formulas.md §6
 )
 
 // Per-tier link defaults, used for chips without their own measurement and
@@ -73,7 +73,7 @@ const (
 // MosaicML, torchtitan; the DeepSpeed ZeRO-3 and MT-NLG rows, which no
 // coefficient fits, excluded) is 0.68 = 0.78 × 0.87. Applied unchanged to the
 // H100 it predicts Llama 3 405B at about 40% MFU against the published 38-43%
-// (formulas.md §1.3), a chip and run outside the fit.
+// (docs/formulas.md §1.3), a chip and run outside the fit.
 const gpuSustainedFactor = 0.78
 
 // sustained is the training matmul fraction of a GPU whose MAMF over peak is

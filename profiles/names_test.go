@@ -14,7 +14,7 @@ type wantAxis struct {
 }
 
 func TestParse(t *testing.T) {
-	// Shapes, chip counts and wrap rules from hardware.md §1.2-1.3
+	// Shapes, chip counts and wrap rules from docs/hardware.md §1.2-1.3
 	// [XPK][GC-v5p][GC-ver][SB-TPU]; GPU domains from §2.1 [SB-GPU].
 	tests := []struct {
 		name  string
@@ -51,10 +51,10 @@ func TestParse(t *testing.T) {
 		{"v5e-1", "v5e", 1, []wantAxis{{"x", 1, ICI, false}}},
 		// v6e uses v5e's shapes [GC-v6e].
 		{"v6e-256", "v6e", 256, []wantAxis{{"x", 16, ICI, true}, {"y", 16, ICI, true}}},
-		// 2xv5p-256 is two 128-chip slices over DCN (contract.md).
+		// 2xv5p-256 is two 128-chip slices over DCN (docs/contract.md).
 		{"2xv5p-256", "v5p", 256, []wantAxis{{"x", 4, ICI, true}, {"y", 4, ICI, true}, {"z", 8, ICI, true}, {"slice", 2, DCN, false}}},
 		{"1xv5p-8", "v5p", 4, []wantAxis{{"x", 2, ICI, false}, {"y", 2, ICI, false}}},
-		// h100-1024: 128 nodes of 8 GPUs (contract.md; [SB-GPU]).
+		// h100-1024: 128 nodes of 8 GPUs (docs/contract.md; [SB-GPU]).
 		{"h100-1024", "h100", 1024, []wantAxis{{"gpu", 8, NVLink, false}, {"node", 128, InfiniBand, false}}},
 		// One node has no node axis.
 		{"h100-8", "h100", 8, []wantAxis{{"gpu", 8, NVLink, false}}},
@@ -117,7 +117,7 @@ func TestParseBandwidths(t *testing.T) {
 		{"2xv6e-256", "slice", 12.5e9},  // 100 Gb/s per chip [GC-v6e][SB-TPU]
 		{"h100-1024", "gpu", 450e9},     // NVLink 4 egress one way [SB-GPU][MLE-NET]
 		{"h100-1024", "node", 50e9},     // 400 Gb/s NDR per GPU [SB-GPU]
-		{"h800-16", "gpu", 200e9},       // 400 GB/s bidi, published-runs.md
+		{"h800-16", "gpu", 200e9},       // 400 GB/s bidi, docs/published-runs.md
 		{"b200-16", "gpu", 900e9},       // NVLink 5 [MLE-NET]
 		{"a100-16", "gpu", 300e9},       // NVLink 3 [MLE-NET]
 		{"mi300x-8", "gpu", 448e9},      // 7 x 64 GB/s [MLE-NET]
@@ -212,7 +212,7 @@ func TestNamesParse(t *testing.T) {
 }
 
 func TestStandardShapes(t *testing.T) {
-	// Every 3D shape hardware.md lists for v4/v5p comes out of the shape rule
+	// Every 3D shape docs/hardware.md lists for v4/v5p comes out of the shape rule
 	// [XPK][GC-v5p][SB-TPU].
 	listed := map[int]string{
 		4: "2x2x1", 8: "2x2x2", 16: "2x2x4", 32: "2x4x4", 64: "4x4x4",
@@ -230,7 +230,7 @@ func TestStandardShapes(t *testing.T) {
 }
 
 func TestChips(t *testing.T) {
-	// Peak bf16 FLOP/s and HBM per chip, hardware.md §1.1 and §2.1.
+	// Peak bf16 FLOP/s and HBM per chip, docs/hardware.md §1.1 and §2.1.
 	tests := []struct {
 		name      string
 		bf16, hbm float64

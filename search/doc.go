@@ -5,12 +5,22 @@
 // # Problem and candidates
 //
 // A [Problem] ties a model, a cluster and a workload to their strategy space
-// and to the two models that score a strategy. [Problem.Evaluate] turns one
-// strategy into a [Candidate]: its memory per chip first (the cheap model),
-// then, when it fits in the usable memory, its step time, tokens per second,
-// MFU and HFU. The memory and cost models can be replaced by functions
-// (Problem.Memory, Problem.Time), which is how the tests search synthetic
-// problems.
+// and to the scorer of a strategy. [NewProblem] builds the planner's: one
+// layer program (model.Program) from which both the memory and the cost
+// model derive, the space built on first use. A Problem is immutable;
+// [Problem.With] gives the same problem on another cluster or workload
+// (calibration, the no-fit suggestions), sharing the program. [NewCustomProblem]
+// takes a space and a [Scorer] of your own, which is how the tests search
+// synthetic problems. [Problem.Evaluate] turns one strategy into a
+// [Candidate]: its memory per chip first (the cheap model), then, when it
+// fits in the usable memory, its step time, tokens per second, MFU and HFU.
+//
+// # Running a search
+//
+// [Run] searches a problem as its [Settings] say (method, seed, workers,
+// progress, whether to suggest what would fit): the one entry point of
+// `plan`, `plan sweep` and their variants (results.Solve wraps it with the
+// output). Input the space cannot hold is an [*InputError].
 //
 // # Methods
 //
@@ -24,7 +34,9 @@
 // front); every strategy it evaluates is memoised and archived, and the
 // archive's front is the result.
 // [Auto] searches exhaustively when the space has at most
-// [DefaultMaxExhaustiveSize] gene vectors and evolves otherwise.
+// [DefaultMaxExhaustiveSize] gene vectors and evolves otherwise. A space
+// that implements [Skipper] (space.Space does) lets the exhaustive search
+// jump over runs of invalid gene vectors.
 //
 // # Pareto front
 //
@@ -39,8 +51,10 @@
 //
 // A search that finds no feasible strategy returns its [Result] together with
 // a [*NoFitError], which carries the smallest memory per chip seen, its
-// breakdown and dominant component, and what would fit instead: the smallest
-// larger cluster of the same chip, a shorter sequence or a smaller batch.
+// breakdown and dominant component, and (with Settings.Suggest) what would
+// fit instead: the smallest larger cluster of the same chip, a shorter
+// sequence or a smaller batch. Result.Failed counts the valid strategies
+// the models could not score; it is 0 (a test draws 10,000 at random).
 //
 // # Determinism
 //

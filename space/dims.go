@@ -163,7 +163,7 @@ func dimByName(name string) Dim {
 }
 
 // Role is a parallel dimension as it shards the tensors of the layer
-// program: the "mesh axes" of the sharded-einsum algebra (design.md
+// program: the "mesh axes" of the sharded-einsum algebra (docs/design.md
 // "Communication is derived"). Every dimension but PP has a role; EP's
 // carving adds two: the data-parallel chips that remain in the MoE region
 // (expert data parallel EDP and expert FSDP EFSDP, [MEG-MOE] parallel
@@ -230,7 +230,7 @@ func of(ls ...model.Logical) logicals {
 }
 
 // roleTable returns the roles, indexed by Role: which logical dimensions of
-// the layer program each one shards (design.md: x[B_{dp,fsdp}, S_{cp}, D],
+// the layer program each one shards (docs/design.md: x[B_{dp,fsdp}, S_{cp}, D],
 // W_in[D_{fsdp}, F_{tp}], W_e[E_{ep}, D_{efsdp}, F_{tp}]).
 func roleTable() [NumRoles]roleSpec {
 	return [NumRoles]roleSpec{

@@ -18,7 +18,7 @@
 //	pp [1]            pipeline stages
 //	ep [1]            expert parallel degree, carved out of the dp*fsdp chips
 //	mb [1]            micro-batch size in sequences per data-parallel replica
-//	schedule [1f1b]   gpipe, 1f1b or interleaved
+//	schedule [1f1b]   gpipe, 1f1b or interleaved (Schedules)
 //	v [1]             virtual stages per pipeline rank (interleaved only)
 //	recompute [none]  none, selective or full activation checkpointing
 //	mesh [by the tool] which mesh axes carry which parallelism
@@ -67,6 +67,23 @@
 // Placement fails, with an error naming the degrees or the axes, when the
 // degrees do not multiply to the chip count or explicit shares conflict.
 //
+// # Tables
+//
+// The parallel dimensions ([Dim]: dp, fsdp, tp, cp, pp, ep) are the rows of
+// one table (dims.go): each row's key, its place in the fill order, the
+// dimensions it is carved out of (ep: fsdp, then dp) and its [Role], what it
+// shards of the layer program ([ClassRoles]). EP's carving adds the expert
+// data-parallel roles edp and efsdp. [Strategy.Resolve] resolves a placed
+// strategy into a [Mesh] (each role's axis groups and degree, the
+// pipeline's groups) once, for the cost and memory models; the carving rule
+// (EP takes each axis's fsdp share first, then its dp share) lives there
+// only. The pipeline schedules ([Schedule]: 1f1b, gpipe, interleaved) are
+// the rows of another table (schedule.go): each gives its bubble, the
+// micro-batches each rank holds in flight, whether it takes virtual stages
+// and how many micro-batches it needs. [StageLayers] splits the layers over
+// the ranks for both models. docs/layers.md says what it takes to add a
+// dimension or a schedule.
+//
 // # Validity
 //
 // [Strategy.Validate] checks a strategy against a model, a cluster and a
@@ -74,13 +91,14 @@
 // for the list. Notable choices: tp may exceed the key/value heads when it
 // is a multiple of them (each KV head is then replicated tp/kv_heads
 // times); layers need not divide evenly across pipeline stages
-// ([Strategy.LayersPerStage]); ZeRO stages above 0 need dp > 1.
+// ([StageLayers]); ZeRO stages above 0 need dp > 1.
 //
 // # Enumeration
 //
 // [New] builds a [Space]: the product of a layout gene (degrees, ep and
 // placement, precomputed with the model-level checks applied), a
-// micro-batch gene, a schedule gene, a recompute gene and a ZeRO gene.
+// micro-batch gene, a schedule gene (every schedule, interleaving with
+// every v the layers allow), a recompute gene and a ZeRO gene.
 // On clusters with several link tiers, layouts with tensor parallelism
 // beyond the fastest tier, or FSDP or CP over DCN, are left out unless a
 // fix asks for them (see [New]). [Space.Decode] turns a gene vector into a placed Strategy without

@@ -39,7 +39,7 @@ func gpuCluster(n int) profiles.Cluster {
 }
 
 // v5p256 is a v5p-256 slice: 128 chips as a 4x4x8 torus, wraparound on
-// every axis (hardware.md §1.2).
+// every axis (docs/hardware.md §1.2).
 func v5p256() profiles.Cluster {
 	ax := func(name string, n int) profiles.Axis {
 		return profiles.Axis{Name: name, Size: n, Tier: profiles.ICI, Wraparound: true, BandwidthBytesPerS: 90e9}

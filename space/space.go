@@ -52,6 +52,7 @@ type Space struct {
 	recomputes []string
 	zeros      []int
 	layers     int
+	anyV       bool // a pinned v: any v with pp·v <= layers, equal chunks or not
 	cluster    profiles.Cluster
 	classes    [][]int // interchangeable axes, by index, each class in axis order
 	index      map[string]int
@@ -94,9 +95,12 @@ func tupleDims() []Dim { return ownDims() }
 // batch; Decode reports the ones that do not divide a layout's own
 // per-replica batch as invalid. The schedule gene lists the schedules of
 // the table (1f1b, gpipe, interleaved), a schedule with virtual stages
-// with every v from 2 up to what the layers allow on the fewest pipeline
-// stages of any layout (pp*v <= layers: no fixed cap, so the space is the
-// whole space); with pp=1 only the first choice decodes as valid. Stages of ZeRO above 0 decode
+// with every v that splits the busiest rank's ceil(layers/pp) layers into
+// equal chunks of whole layers for some layout's pp (no fixed cap: GPT-3's
+// 96 layers on 4 stages give v up to 24); Decode takes such a v for the
+// layouts whose pp it divides that way (Megatron-LM and MaxText interleave
+// equal chunks only), and any v with pp*v <= layers when fix pins v. With
+// pp=1 only the first choice decodes as valid. Stages of ZeRO above 0 decode
 // as valid only with dp > 1. sp is true when tp > 1 unless fix pins it.
 //
 // New returns an error when the inputs are malformed or when no layout
@@ -167,15 +171,34 @@ func New(m model.Spec, c profiles.Cluster, w Workload, fix Fix) (*Space, error) 
 	}
 
 	// Schedules: every schedule of the table, and for one with virtual
-	// stages every v from 2 to what the layers allow on the fewest stages.
+	// stages every v that splits the busiest rank's layers into chunks of
+	// whole, equal layers for some layout's pp (a pinned v as it is).
+	var vs []int
+	if fp.has("v") {
+		vs, sp.anyV = []int{fp.V}, true
+	} else {
+		for i := range sp.layouts {
+			if pp := sp.layouts[i].deg[PP]; pp > 1 {
+				per := MaxStageLayers(m.Layers, pp)
+				for v := 2; v <= per; v++ {
+					if per%v == 0 && !slices.Contains(vs, v) {
+						vs = append(vs, v)
+					}
+				}
+			}
+		}
+		slices.Sort(vs)
+	}
 	var all []scheduleChoice
 	for _, sc := range Schedules() {
 		if !sc.Virtual() {
 			all = append(all, scheduleChoice{sc, 1})
 			continue
 		}
-		for v := 2; minPP > 0 && minPP*v <= m.Layers; v++ {
-			all = append(all, scheduleChoice{sc, v})
+		for _, v := range vs {
+			if v >= 2 && minPP > 0 && minPP*v <= m.Layers {
+				all = append(all, scheduleChoice{sc, v})
+			}
 		}
 	}
 	for _, sc := range all {
@@ -685,7 +708,7 @@ func (sp *Space) valid(l *layout, mb, z, k int) bool {
 	if pp == 1 {
 		return k == 0 && !sc.name.Virtual()
 	}
-	if sc.name.Virtual() && pp*sc.v > sp.layers {
+	if sc.name.Virtual() && (pp*sc.v > sp.layers || !sp.anyV && MaxStageLayers(sp.layers, pp)%sc.v != 0) {
 		return false
 	}
 	return l.perReplica/mb >= sc.name.MinMicrobatches(pp)
@@ -718,7 +741,7 @@ func (sp *Space) Skip(genes []int) int64 {
 	}
 	sc := sp.schedules[k]
 	pp := l.deg[PP]
-	if pp == 1 && k > 0 || sc.name.Virtual() {
+	if pp == 1 && k > 0 || sc.name.Virtual() && (pp*sc.v > sp.layers || l.perReplica/mb < sc.name.MinMicrobatches(pp)) {
 		// Without a pipeline only the first choice is valid; the schedules
 		// with virtual stages come last, by ascending v, and fail for the
 		// larger v (pp·v) or all alike (too few micro-batches).

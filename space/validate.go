@@ -35,9 +35,11 @@ func seqLen(m *model.Spec, w Workload) int {
 //     batch/(dp*fsdp);
 //   - cp divides the sequence, and with sp tp divides seq/cp;
 //   - pp is at most the layer count (layers need not divide evenly, see
-//     LayersPerStage); v > 1 only with the interleaved schedule, which needs
-//     v >= 2, pp > 1, pp*v <= layers and at least pp micro-batches;
-//   - the mesh is consistent with the cluster (see Place); an empty mesh
+//     StageLayers); v > 1 only with a schedule with virtual stages
+//     (interleaved), which needs v >= 2, pp > 1 and pp*v <= layers; each
+//     schedule's fewest micro-batches (interleaved: pp);
+//   - the mesh is consistent with the cluster (see Place) and resolves (see
+//     Resolve: ep within the dp and fsdp shares of each axis); an empty mesh
 //     must admit the default placement.
 func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 	var errs []error

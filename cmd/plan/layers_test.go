@@ -11,7 +11,7 @@ import (
 // module is the import path prefix of this module's packages.
 const module = "github.com/meshplan/meshplan/"
 
-// TestLayering enforces the package DAG of design.md: model and profiles are
+// TestLayering enforces the package DAG of docs/design.md: model and profiles are
 // leaves, nothing imports cmd, and no package imports sideways or upwards.
 func TestLayering(t *testing.T) {
 	allowed := map[string][]string{

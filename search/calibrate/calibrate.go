@@ -32,7 +32,7 @@ const (
 	// DefaultRestarts is the number of perturbed starts besides the defaults.
 	DefaultRestarts = 3
 	// DefaultMaxEvaluations caps the objective evaluations of one
-	// Nelder-Mead search (go-style.md §2.2 step 4).
+	// Nelder-Mead search (docs/go-style.md §2.2 step 4).
 	DefaultMaxEvaluations = 1500
 	// DefaultMaxFolds is the most cross-validation folds: k = min(5, runs).
 	DefaultMaxFolds = 5

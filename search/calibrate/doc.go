@@ -6,7 +6,7 @@
 // Calibrate fits, for the chip of a base cluster, the chip-wide
 // coefficients of profiles.Efficiency and, for every link tier of the base
 // cluster that the runs' clusters use, the axis figures of that tier.
-// gonum/optimize has no bounds (go-style.md §2.2), so each parameter is
+// gonum/optimize has no bounds (docs/go-style.md §2.2), so each parameter is
 // fitted through a transform of an unbounded variable z:
 //
 //	parameter               transform                    range
@@ -36,7 +36,7 @@
 //	f(z) = (1/n)·Σ_j r_j² + λ·‖z − z0‖²
 //
 // relative-error least squares with a ridge towards the defaults
-// (go-style.md §2.2 steps 1-2), λ = DefaultLambda = 1e-5 (its
+// (docs/go-style.md §2.2 steps 1-2), λ = DefaultLambda = 1e-5 (its
 // documentation derives it).
 //
 // # Method

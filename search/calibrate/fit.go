@@ -75,7 +75,7 @@ func newProblem(ss []*sample, ps []Param, free []int, lambda float64) *problem {
 }
 
 // objective is the mean over runs of (log predicted - log measured)^2 plus
-// lambda·||z - z0||^2 over the free parameters (go-style.md §2.2 step 2:
+// lambda·||z - z0||^2 over the free parameters (docs/go-style.md §2.2 step 2:
 // relative error, ridge towards the defaults in the transformed
 // variables). zf holds the free parameters' z in the order of p.free.
 func (p *problem) objective(zf []float64) float64 {
@@ -195,7 +195,7 @@ func minimize(pr *problem, start []float64, maxEvals int) (*optimize.Result, err
 	p := optimize.Problem{Func: pr.objective}
 	settings := &optimize.Settings{
 		FuncEvaluations: maxEvals,
-		// go-style.md §2.2 step 4; the objective is a mean squared log error
+		// docs/go-style.md §2.2 step 4; the objective is a mean squared log error
 		// of order 1e-4..1e-1, so 1e-10 absolute is far below what matters.
 		Converger: &optimize.FunctionConverge{Absolute: 1e-10, Relative: 1e-8, Iterations: 200},
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // Transform names how a parameter maps the optimiser's unbounded variable z
-// to its value (go-style.md §2.2: gonum/optimize has no bounds, so bounded
+// to its value (docs/go-style.md §2.2: gonum/optimize has no bounds, so bounded
 // parameters are reparameterised).
 type Transform string
 

@@ -20,7 +20,7 @@ var (
 )
 
 // source holds the conventions of one publication or framework, selected by
-// a row id's prefix (published-runs.md §1 and §2).
+// a row id's prefix (docs/published-runs.md §1 and §2).
 type source struct {
 	// family is the architecture of the models the source trains.
 	family family
@@ -66,7 +66,7 @@ var (
 	// MaxText's synthetic global_parameter_scale models: Llama-like with
 	// gated SiLU, RMSNorm and untied logits, and head_dim fixed at 128 while
 	// the head count scales, so heads*head_dim need not equal hidden
-	// (16B: 64 heads of 128 on a 4096-wide model; published-runs.md "MaxText").
+	// (16B: 64 heads of 128 on a 4096-wide model; docs/published-runs.md "MaxText").
 	maxtext = family{name: "maxtext", ffn: model.SwiGLU, norm: model.RMSNorm, tied: false, headIs: 128}
 )
 
@@ -175,7 +175,7 @@ func (r Run) ModelSpec() (model.Spec, error) {
 	override(&m.Vocab, r.Vocab)
 	override(&m.SeqLen, r.SeqLen)
 	if r.MoEExperts > 0 {
-		// ffn_hidden of an MoE row is the per-expert width (published-runs.md §1).
+		// ffn_hidden of an MoE row is the per-expert width (docs/published-runs.md §1).
 		m.MoE = &model.MoE{Experts: r.MoEExperts, TopK: max(r.MoETopK, 1), ExpertFFNHidden: r.FFNHidden}
 	}
 	m.Normalize()
@@ -186,7 +186,7 @@ func (r Run) ModelSpec() (model.Spec, error) {
 }
 
 // chipInfo maps a chip as the published rows name it to a profiles chip and
-// the peak the sources use (published-runs.md §1 "chip names").
+// the peak the sources use (docs/published-runs.md §1 "chip names").
 type chipInfo struct {
 	profile string  // profiles chip name
 	peak    float64 // dense bf16 FLOP/s per chip the sources divide by
@@ -328,7 +328,7 @@ func (r Run) ClusterOf(override *profiles.Cluster) (profiles.Cluster, error) {
 // withNetwork sets the scale-out bandwidth per GPU of c's network axis from
 // the fabric the row states, where it states one: "4x100Gbps per node"
 // (BLOOM's Omni-Path) or "(1600Gbps RoCE)" in the chip column (MosaicML),
-// divided among the node's GPUs (hardware.md §2.2: 400 Gb/s = 50 GB/s).
+// divided among the node's GPUs (docs/hardware.md §2.2: 400 Gb/s = 50 GB/s).
 // Rows that state none keep the catalogue's NIC per GPU.
 func (r Run) withNetwork(c profiles.Cluster) profiles.Cluster {
 	text := r.Chip + " " + r.Notes

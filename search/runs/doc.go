@@ -6,7 +6,7 @@
 // A Run is one row of a runs file: a CSV whose header names the columns. The
 // built-in data set (Default) is a byte copy of the project's
 // reference/published-runs.csv, embedded from testdata/published-runs.csv;
-// published-runs.md describes what every row measured. Read takes either
+// docs/published-runs.md describes what every row measured. Read takes either
 // that full form or a user file with a subset of the columns:
 //
 //   - id (required): a unique name for the row;
@@ -37,7 +37,7 @@
 // divide over the data-parallel replicas, a GPU count that is not whole
 // 8-GPU nodes, an unknown chip) returns an error whose text is the reason.
 // Run.Measured converts the row's measured figure to tokens per second per
-// chip with the row's own FLOP convention (published-runs.md §2), so that
+// chip with the row's own FLOP convention (docs/published-runs.md §2), so that
 // HFU-style TFLOP/s figures (Narayanan 2021, BLOOM, MT-NLG, GPT-NeoX) are
 // not mistaken for model FLOPs.
 //

@@ -9,7 +9,7 @@ import (
 )
 
 // Convention names a FLOP count per token that a source divides by when it
-// reports MFU or TFLOP/s (published-runs.md §2, formulas.md §1.2).
+// reports MFU or TFLOP/s (docs/published-runs.md §2, docs/formulas.md §1.2).
 type Convention string
 
 // The FLOP conventions of the published sources.
@@ -117,7 +117,7 @@ type Measurement struct {
 // measured_step_s / chips; measured_mfu * peak / FLOPs per token; and
 // measured_tflops_per_chip / FLOPs per token, the last two with the row's
 // own FLOP convention and the peak its source divides by
-// (published-runs.md §2). batchSeqs is the global batch in sequences.
+// (docs/published-runs.md §2). batchSeqs is the global batch in sequences.
 func (r Run) Measured(m model.Spec, chips, batchSeqs, seqLen int) (Measurement, error) {
 	if chips <= 0 {
 		return Measurement{}, errors.New("runs: the chip count is not given")

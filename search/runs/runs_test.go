@@ -206,7 +206,7 @@ func TestMeasuredUnknownConvention(t *testing.T) {
 
 // TestMeasuredFiguresAgree converts every figure of every built-in row on
 // its own and checks that the figures of one row agree within 1%: the
-// FLOP conventions of published-runs.md §2 reproduce the published
+// FLOP conventions of docs/published-runs.md §2 reproduce the published
 // throughputs.
 func TestMeasuredFiguresAgree(t *testing.T) {
 	for id, r := range defaultRuns(t) {
