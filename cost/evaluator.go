@@ -174,7 +174,11 @@ type evalState struct {
 	M float64
 	// stages are the distinct stage compositions of the pipeline.
 	stages []stagePlan
-	counts []int // scratch for stage compositions
+	counts []int     // backing of the stages' compositions
+	mults  []float64 // backing of the stages' block multiplicities
+	// ranks are the candidate ranks; kindStarts the layers where the
+	// program's layer kind changes.
+	ranks, kindStarts []int
 	// params is, per block, the parameters one chip updates (shardParams).
 	params []float64
 }

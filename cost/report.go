@@ -41,7 +41,7 @@ func (e *evaluator) collectives(st *evalState, sp *stagePlan, M, v float64, pp i
 			Count: int(math.Round(count)), Seconds: count * em.seconds, Overlapped: overlapped, Why: em.why})
 	}
 	for b := range p.Blocks {
-		mult := blockMultiplicity(p, sp, b)
+		mult := sp.mult[b]
 		if mult == 0 {
 			continue
 		}

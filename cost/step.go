@@ -13,30 +13,46 @@ type stagePlan struct {
 	counts      []int // per layer kind
 	layers      int
 	embed, head bool
+	// mult is how many times the stage runs each block per micro-batch.
+	mult []float64
 }
 
 // planStages lists the distinct compositions of the pipeline's ranks (one
-// rank without a pipeline), reusing st's memory. The busiest of them sets
-// the step time.
+// rank without a pipeline; only the ranks space.CandidateRanks names can
+// differ from the rank before them), reusing st's memory. The busiest of
+// them sets the step time.
 func (st *evalState) planStages(p *model.Program, pp int) {
 	pp = max(pp, 1)
 	nk := len(p.Kinds)
 	n := p.NumLayers()
 	st.stages = st.stages[:0]
-	if cap(st.counts) < nk*(pp+1) {
-		st.counts = make([]int, nk*(pp+1))
+	if st.kindStarts == nil {
+		st.kindStarts = p.KindStarts([]int{})
 	}
-	first := 0
-	for r := 0; r < pp; r++ {
-		_, cnt := space.StageLayers(n, pp, r)
-		buf := st.counts[len(st.stages)*nk : (len(st.stages)+1)*nk]
+	// At most 4 runs of ranks and two ranks per change of layer kind.
+	maxStages := 4 + 2*len(st.kindStarts)
+	if cap(st.counts) < nk*maxStages {
+		st.counts = make([]int, nk*maxStages)
+	}
+	nb := len(p.Blocks)
+	if cap(st.mults) < nb*maxStages {
+		st.mults = make([]float64, nb*maxStages)
+	}
+	st.ranks = space.CandidateRanks(n, pp, st.kindStarts, st.ranks[:0])
+	for _, r := range st.ranks {
+		first, cnt := space.StageLayers(n, pp, r)
+		i := len(st.stages)
+		buf := st.counts[i*nk : (i+1)*nk]
 		p.CountLayers(first, first+cnt, buf)
-		first += cnt
 		sp := stagePlan{counts: buf, layers: cnt, embed: r == 0, head: r == pp-1}
 		if slices.ContainsFunc(st.stages, func(o stagePlan) bool {
 			return o.embed == sp.embed && o.head == sp.head && slices.Equal(o.counts, sp.counts)
 		}) {
 			continue
+		}
+		sp.mult = st.mults[i*nb : (i+1)*nb]
+		for b := range sp.mult {
+			sp.mult[b] = blockMultiplicity(p, &sp, b)
 		}
 		st.stages = append(st.stages, sp)
 	}
@@ -74,15 +90,16 @@ func blockMultiplicity(p *model.Program, sp *stagePlan, b int) float64 {
 func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Estimate {
 	p, e, M := cm.p, &st.e, st.M
 	pp := max(s.Degree[space.PP], 1)
-	v := s.VirtualStages()
+	rules := s.Schedule.Rules()
+	v := rules.VirtualStages(s.V)
+	bubble := rules.BubbleStages(pp, v)
 	of := e.eff.OverlapFraction
 	best := Estimate{StepSeconds: -1}
 	bestStage := 0
 	for si := range st.stages {
 		sp := &st.stages[si]
 		var fc, bc, crit, wmb, sg, spar, params float64
-		for b := range p.Blocks {
-			n := blockMultiplicity(p, sp, b)
+		for b, n := range sp.mult {
 			if n == 0 {
 				continue
 			}
@@ -137,7 +154,7 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 		}
 		est.ExposedCommSeconds = exposed
 		// Bubble: the schedule's idle stage-micro-batch times (docs/formulas.md §5).
-		est.BubbleSeconds = s.Schedule.BubbleStages(pp, v) * (fc + bc + crit)
+		est.BubbleSeconds = bubble * (fc + bc + crit)
 		est.StepSeconds = est.ComputeSeconds + est.ExposedCommSeconds + est.BubbleSeconds
 		if est.StepSeconds > best.StepSeconds {
 			best, bestStage = est, si

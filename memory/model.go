@@ -19,32 +19,38 @@ type Model struct {
 	policies []model.Policy
 	// saved[policy][kind] are the tensors a layer of the kind keeps for its
 	// backward pass; working[policy][kind] those it recomputes, which are
-	// live again while its backward pass runs.
-	saved, working [][][]int
+	// live again while its backward pass runs. Every such list is merged
+	// into groups of tensors that shard alike (see group).
+	saved, working [][][]tensorInfo
 	// embedSaved and outputSaved are what the embedding and the output
 	// layer keep.
-	embedSaved, outputSaved []int
+	embedSaved, outputSaved []tensorInfo
 	// kindWeights are the weights of each layer kind; embedWeights and
 	// outputWeights those of the embedding and output blocks.
-	kindWeights                 [][]int
-	embedWeights, outputWeights []int
+	kindWeights                 [][]tensorInfo
+	embedWeights, outputWeights []tensorInfo
 	// tiedCopy is the output layer's copy of a tied embedding (empty when
 	// untied).
-	tiedCopy []int
+	tiedCopy []tensorInfo
 	// x is the residual stream (a layer's input), k and v the attention's
-	// keys and values, xk the MoE block's routed copies (-1 for a dense
-	// model), logits the output layer's fp32 logits.
-	x, k, v, xk, logits int
+	// keys and values, xk the MoE block's routed copies (absent for a
+	// dense model), logits the output layer's fp32 logits.
+	x, k, v, xk, logits tensorInfo
+	hasXK               bool
+	// layers is the number of layers; kindStarts the layers where the
+	// stack's kind changes.
+	layers     int
+	kindStarts []int
 	// info is, per tensor, what its bytes per chip need; capped are the
 	// dimensions whose split stops early.
 	info   []tensorInfo
 	capped []model.Dim
 }
 
-// tensorInfo is what a tensor's bytes per chip need, computed once: its
-// bytes over the workload's dimensions, which of those it has, the roles
-// that shard it (without and with sequence parallelism) and its capped
-// dimension.
+// tensorInfo is what a tensor's (or a group of tensors') bytes per chip
+// need, computed once: its bytes over the workload's dimensions, which of
+// those it has, the roles that shard it (without and with sequence
+// parallelism) and its capped dimension.
 type tensorInfo struct {
 	bytes          float64 // elements × element bytes, over the model dimensions only
 	b, s, t, c     bool    // whether it has the workload's B, S, T and C dimensions
@@ -55,11 +61,12 @@ type tensorInfo struct {
 
 // NewModel derives the memory model of layer program p.
 func NewModel(p *model.Program) *Model {
-	mm := &Model{p: p, policies: model.Policies(), xk: -1, k: -1, v: -1, logits: -1}
+	mm := &Model{p: p, policies: model.Policies(), layers: p.NumLayers()}
+	mm.kindStarts = p.KindStarts(nil)
 	mm.fillInfo()
 	none := mm.policies[0]
 	for _, pol := range mm.policies {
-		var saved, working [][]int
+		var saved, working [][]tensorInfo
 		for _, kind := range p.Kinds {
 			s := p.Saved(kind.Blocks, pol)
 			all := p.Saved(kind.Blocks, none)
@@ -69,51 +76,72 @@ func NewModel(p *model.Program) *Model {
 					w = append(w, t)
 				}
 			}
-			saved = append(saved, s)
-			working = append(working, w)
+			saved = append(saved, mm.group(s))
+			working = append(working, mm.group(w))
 		}
 		mm.saved = append(mm.saved, saved)
 		mm.working = append(mm.working, working)
 	}
-	mm.embedSaved = p.Saved([]int{p.Embedding}, none)
-	mm.outputSaved = p.Saved([]int{p.Output}, none)
+	mm.embedSaved = mm.group(p.Saved([]int{p.Embedding}, none))
+	mm.outputSaved = mm.group(p.Saved([]int{p.Output}, none))
 	for _, kind := range p.Kinds {
 		var ws []int
 		for _, b := range kind.Blocks {
 			ws = append(ws, p.Blocks[b].Weights...)
 		}
-		mm.kindWeights = append(mm.kindWeights, ws)
+		mm.kindWeights = append(mm.kindWeights, mm.group(ws))
 	}
-	mm.embedWeights = p.Blocks[p.Embedding].Weights
-	mm.outputWeights = p.Blocks[p.Output].Weights
+	mm.embedWeights = mm.group(p.Blocks[p.Embedding].Weights)
+	mm.outputWeights = mm.group(p.Blocks[p.Output].Weights)
 	for _, o := range p.Blocks[p.Output].Fwd {
-		if o.Kind == model.Einsum && o.B >= 0 && p.Tensors[o.B].Weight && !slices.Contains(mm.outputWeights, o.B) {
-			mm.tiedCopy = []int{o.B}
+		if o.Kind == model.Einsum && o.B >= 0 && p.Tensors[o.B].Weight && !slices.Contains(p.Blocks[p.Output].Weights, o.B) {
+			mm.tiedCopy = mm.group([]int{o.B})
 		}
 		if o.Name == "xent" {
-			mm.logits = o.C
+			mm.logits = mm.info[o.C]
 		}
 	}
 	attn := p.Kinds[0].Blocks[0]
-	mm.x = p.Blocks[attn].Input
+	mm.x = mm.info[p.Blocks[attn].Input]
 	for _, o := range p.Blocks[attn].Fwd {
 		if o.Name == "attend" {
-			mm.v = o.B
+			mm.v = mm.info[o.B]
 		}
 		if o.Name == "scores" {
-			mm.k = o.B
+			mm.k = mm.info[o.B]
 		}
 	}
 	for _, kind := range p.Kinds {
 		for _, b := range kind.Blocks {
 			for _, o := range p.Blocks[b].Fwd {
 				if o.Kind == model.Reshard && o.Name == "dispatch" {
-					mm.xk = o.A
+					mm.xk, mm.hasXK = mm.info[o.A], true
 				}
 			}
 		}
 	}
 	return mm
+}
+
+// group merges the tensors ts into groups that shard alike (the same
+// workload dimensions, roles, capped dimension and expert flag): a
+// group's bytes are the sum of its members', so the hot path prices a group
+// once.
+func (mm *Model) group(ts []int) []tensorInfo {
+	var out []tensorInfo
+	for _, t := range ts {
+		in := mm.info[t]
+		i := slices.IndexFunc(out, func(g tensorInfo) bool {
+			g.bytes = in.bytes
+			return g == in
+		})
+		if i < 0 {
+			out = append(out, in)
+			continue
+		}
+		out[i].bytes += in.bytes
+	}
+	return out
 }
 
 // fillInfo computes every tensor's tensorInfo.
@@ -182,12 +210,12 @@ type geometry struct {
 	cp         bool
 }
 
-// bytes is tensor t's bytes per chip under its own layout, or without the
-// roles in drop (a gathered copy): its bytes over the degrees of the roles
-// that shard it (each once, as the cost model counts them), with the early
-// stop of a dimension tensor parallelism splits beyond its cap.
-func (mm *Model) bytes(g *geometry, t int, drop space.RoleSet) float64 {
-	in := &mm.info[t]
+// bytes is a tensor's (or group's) bytes per chip under its own layout, or
+// without the roles in drop (a gathered copy): its bytes over the degrees
+// of the roles that shard it (each once, as the cost model counts them),
+// with the early stop of a dimension tensor parallelism splits beyond its
+// cap.
+func (mm *Model) bytes(g *geometry, in *tensorInfo, drop space.RoleSet) float64 {
 	b := in.bytes
 	if in.b {
 		b *= g.b
@@ -211,11 +239,11 @@ func (mm *Model) bytes(g *geometry, t int, drop space.RoleSet) float64 {
 	return b
 }
 
-// sum adds the per-chip bytes of tensors ts.
-func (mm *Model) sum(g *geometry, ts []int, drop space.RoleSet) float64 {
+// sum adds the per-chip bytes of the groups ts.
+func (mm *Model) sum(g *geometry, ts []tensorInfo, drop space.RoleSet) float64 {
 	n := 0.0
-	for _, t := range ts {
-		n += mm.bytes(g, t, drop)
+	for i := range ts {
+		n += mm.bytes(g, &ts[i], drop)
 	}
 	return n
 }
@@ -223,11 +251,11 @@ func (mm *Model) sum(g *geometry, ts []int, drop space.RoleSet) float64 {
 // params splits the per-chip parameters of weights ws into the dense ones
 // and the routed experts' (whose ZeRO group is the expert data-parallel
 // one), under their storage layout less the roles in drop.
-func (mm *Model) params(g *geometry, ws []int, drop space.RoleSet) (dense, expert float64) {
+func (mm *Model) params(g *geometry, ws []tensorInfo, drop space.RoleSet) (dense, expert float64) {
 	wb := mm.p.ClassBytes(model.ClassWeight)
-	for _, w := range ws {
-		n := mm.bytes(g, w, drop) / wb
-		if mm.info[w].expert {
+	for i := range ws {
+		n := mm.bytes(g, &ws[i], drop) / wb
+		if ws[i].expert {
 			expert += n
 		} else {
 			dense += n
@@ -254,12 +282,8 @@ type kindTerms struct {
 	hasMoE        bool
 }
 
-// maxKinds and maxRanks size the stack buffers of layer kinds and pipeline
-// ranks; more are allocated.
-const (
-	maxKinds = 8
-	maxRanks = 128
-)
+// maxKinds sizes the stack buffers of layer kinds; more are allocated.
+const maxKinds = 4
 
 // Estimate returns the per-chip memory of strategy s (validated; placed or
 // not) on cluster c with workload w: the peak over the pipeline's ranks
@@ -321,28 +345,24 @@ func (mm *Model) Estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 	ends := mm.ends(&g)
 	pp := max(s.Degree[space.PP], 1)
 	m := max(w.Batch/max(s.Replicas()*mb, 1), 1)
-	v := s.VirtualStages()
+	rules := s.Schedule.Rules()
+	v := rules.VirtualStages(s.V)
 	var counts [maxKinds]int
 	cnt := counts[:len(p.Kinds):len(p.Kinds)]
 	if len(p.Kinds) > maxKinds {
 		cnt = make([]int, len(p.Kinds))
 	}
-	var inFlightBuf [maxRanks]float64
-	inFlight := inFlightBuf[:0]
-	if pp > maxRanks {
-		inFlight = make([]float64, 0, pp)
-	}
-	inFlight = inFlight[:pp]
-	s.Schedule.InFlightRanks(pp, v, m, inFlight)
+	lastInFlight := rules.InFlight(pp-1, pp, v, m)
 	var best Breakdown
-	n := p.NumLayers()
-	for r := 0; r < pp; r++ {
-		first, count := space.StageLayers(n, pp, r)
+	var rankBuf [4 + 2*maxKinds]int
+	ranks := space.CandidateRanks(mm.layers, pp, mm.kindStarts, rankBuf[:0])
+	for i, r := range ranks {
+		first, count := space.StageLayers(mm.layers, pp, r)
 		p.CountLayers(first, first+count, cnt)
 		st := stage{counts: cnt, first: r == 0, last: r == pp-1, pp: pp,
-			inFlight: inFlight[r], lastInFlight: inFlight[pp-1]}
+			inFlight: rules.InFlight(r, pp, v, m), lastInFlight: lastInFlight}
 		b := mm.stage(&g, terms, &ends, &st)
-		if r == 0 || b.TotalBytes() > best.TotalBytes() {
+		if i == 0 || b.TotalBytes() > best.TotalBytes() {
 			best = b
 		}
 	}
@@ -375,16 +395,16 @@ func (mm *Model) ends(g *geometry) endTerms {
 	}
 	e.embedSaved = mm.sum(g, mm.embedSaved, 0)
 	e.outputSaved = mm.sum(g, mm.outputSaved, 0)
-	e.logits = mm.bytes(g, mm.logits, 0)
-	e.residual = mm.bytes(g, mm.x, 0)
+	e.logits = mm.bytes(g, &mm.logits, 0)
+	e.residual = mm.bytes(g, &mm.x, 0)
 	if g.sp == 1 {
-		e.gathered = mm.bytes(g, mm.x, space.RoleTP.Bit())
+		e.gathered = mm.bytes(g, &mm.x, space.RoleTP.Bit())
 	}
 	if g.cp {
-		e.kv = mm.bytes(g, mm.k, space.RoleCP.Bit()) + mm.bytes(g, mm.v, space.RoleCP.Bit())
+		e.kv = mm.bytes(g, &mm.k, space.RoleCP.Bit()) + mm.bytes(g, &mm.v, space.RoleCP.Bit())
 	}
-	if mm.xk >= 0 {
-		e.routed = mm.bytes(g, mm.xk, 0)
+	if mm.hasXK {
+		e.routed = mm.bytes(g, &mm.xk, 0)
 	}
 	return e
 }

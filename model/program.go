@@ -333,6 +333,19 @@ func (p *Program) CountLayers(from, to int, n []int) {
 	}
 }
 
+// KindStarts writes into dst the first layer of every run of the stack
+// but the first (where the layer kind may change) and returns dst.
+func (p *Program) KindStarts(dst []int) []int {
+	at := 0
+	for i, r := range p.Stack {
+		if i > 0 {
+			dst = append(dst, at)
+		}
+		at += r.Count
+	}
+	return dst
+}
+
 // NumLayers is the number of layers in the stack.
 func (p *Program) NumLayers() int {
 	n := 0

@@ -249,6 +249,14 @@ func (s *Strategy) RoleDegrees(c profiles.Cluster) ([NumRoles]int, error) {
 			out[r] = max(s.Degree[d], 1)
 		}
 	}
+	if len(s.Mesh[EP]) == 0 {
+		for rr, spec := range roles {
+			if spec.remainder {
+				out[rr] = out[dims[spec.dim].role]
+			}
+		}
+		return out, nil
+	}
 	// remainder[d] is the remainder role of dimension d (EDP of DP, EFSDP
 	// of FSDP), noRole for the others.
 	var remainder [NumDims]Role

@@ -40,39 +40,39 @@ const numSchedules = 3
 // them (an array, so that reading it allocates nothing). Adding a schedule
 // is a row here, numSchedules, and its name in the contract.
 func scheduleTable() [numSchedules]scheduleSpec {
-	one := func(int) int { return 1 }
 	return [numSchedules]scheduleSpec{
-		{
-			name: OneFOneB,
-			// (p-1) micro-batch times of ramp-up and ramp-down [NARA §2.2].
-			bubble: func(p, _ int) float64 { return float64(p - 1) },
-			// Rank r holds min(m, p-r) micro-batches [KORT §4.3][MEG-MEM].
-			inFlight:        func(r, p, _, m int) float64 { return float64(min(m, p-r)) },
-			minMicrobatches: one,
-		},
-		{
-			name:   GPipe,
-			bubble: func(p, _ int) float64 { return float64(p - 1) },
-			// Every rank holds all m micro-batches [NARA §2.2].
-			inFlight:        func(_, _, _, m int) float64 { return float64(m) },
-			minMicrobatches: one,
-		},
-		{
-			name:    Interleaved,
-			virtual: true,
-			// (p-1)/v [NARA §2.2.2].
-			bubble: func(p, v int) float64 { return float64(p-1) / float64(v) },
-			// Rank r warms up 2(p-r-1) + (v-1)p chunk steps plus one, so it
-			// holds min(m·v, 2(p-r-1)+(v-1)p+1)/v micro-batches: the first
-			// rank p·(1 + (p-1)/(p·v)) when m >= p [MEG-SCHED][KORT].
-			inFlight: func(r, p, v, m int) float64 {
-				return float64(min(m*v, 2*(p-r-1)+(v-1)*p+1)) / float64(v)
-			},
-			// Megatron needs at least p micro-batches to interleave [MEG-SCHED].
-			minMicrobatches: func(p int) int { return p },
-		},
+		// (p-1) micro-batch times of ramp-up and ramp-down [NARA §2.2]; rank
+		// r holds min(m, p-r) micro-batches [KORT §4.3][MEG-MEM].
+		{name: OneFOneB, bubble: rampBubble, inFlight: oneFOneBInFlight, minMicrobatches: oneMicrobatch},
+		// Every rank holds all m micro-batches [NARA §2.2].
+		{name: GPipe, bubble: rampBubble, inFlight: gpipeInFlight, minMicrobatches: oneMicrobatch},
+		// Megatron needs at least p micro-batches to interleave [MEG-SCHED].
+		{name: Interleaved, virtual: true, bubble: interleavedBubble, inFlight: interleavedInFlight, minMicrobatches: pMicrobatches},
 	}
 }
+
+// rampBubble is the p-1 micro-batch times of ramp-up and ramp-down of GPipe
+// and 1F1B [NARA §2.2].
+func rampBubble(p, _ int) float64 { return float64(p - 1) }
+
+// interleavedBubble is (p-1)/v [NARA §2.2.2].
+func interleavedBubble(p, v int) float64 { return float64(p-1) / float64(v) }
+
+// oneFOneBInFlight: rank r holds min(m, p-r) micro-batches [KORT §4.3][MEG-MEM].
+func oneFOneBInFlight(r, p, _, m int) float64 { return float64(min(m, p-r)) }
+
+// gpipeInFlight: every rank holds all m micro-batches [NARA §2.2].
+func gpipeInFlight(_, _, _, m int) float64 { return float64(m) }
+
+// interleavedInFlight: rank r warms up 2(p-r-1) + (v-1)p chunk steps plus
+// one, so it holds min(m·v, 2(p-r-1)+(v-1)p+1)/v micro-batches: the first
+// rank p·(1 + (p-1)/(p·v)) when m >= p [MEG-SCHED][KORT].
+func interleavedInFlight(r, p, v, m int) float64 {
+	return float64(min(m*v, 2*(p-r-1)+(v-1)*p+1)) / float64(v)
+}
+
+func oneMicrobatch(int) int   { return 1 }
+func pMicrobatches(p int) int { return p }
 
 // Schedules returns the schedule names, in the order the enumeration lists them.
 func Schedules() []Schedule {
@@ -93,6 +93,19 @@ func (s Schedule) spec() (scheduleSpec, bool) {
 	return scheduleSpec{}, false
 }
 
+// Rules are a schedule's rules, looked up in the table once: the form for
+// hot paths that ask several of them.
+type Rules struct {
+	spec scheduleSpec
+	ok   bool
+}
+
+// Rules looks s up in the table.
+func (s Schedule) Rules() Rules {
+	sp, ok := s.spec()
+	return Rules{spec: sp, ok: ok}
+}
+
 // Known reports whether s is a schedule of the table.
 func (s Schedule) Known() bool {
 	_, ok := s.spec()
@@ -100,24 +113,26 @@ func (s Schedule) Known() bool {
 }
 
 // Virtual reports whether s runs several virtual chunks per rank (takes v).
-func (s Schedule) Virtual() bool {
-	r, _ := s.spec()
-	return r.virtual
-}
+func (s Schedule) Virtual() bool { return s.Rules().Virtual() }
+
+// Virtual reports whether the schedule runs several virtual chunks per rank.
+func (r Rules) Virtual() bool { return r.spec.virtual }
 
 // BubbleStages is the pipeline bubble of s with p stages and v chunks per
 // rank, in units of one micro-batch's time on a rank's layers: p-1 for
 // GPipe and 1F1B, (p-1)/v interleaved (docs/formulas.md §5). It is 0 for
 // p <= 1 or an unknown schedule.
-func (s Schedule) BubbleStages(p, v int) float64 {
-	r, ok := s.spec()
-	if !ok || p <= 1 {
+func (s Schedule) BubbleStages(p, v int) float64 { return s.Rules().BubbleStages(p, v) }
+
+// BubbleStages is Schedule.BubbleStages.
+func (r Rules) BubbleStages(p, v int) float64 {
+	if !r.ok || p <= 1 {
 		return 0
 	}
-	if !r.virtual {
+	if !r.spec.virtual {
 		v = 1
 	}
-	return r.bubble(p, max(v, 1))
+	return r.spec.bubble(p, max(v, 1))
 }
 
 // InFlight is the number of micro-batches whose activations pipeline rank
@@ -125,10 +140,10 @@ func (s Schedule) BubbleStages(p, v int) float64 {
 // layers for one micro-batch, with m micro-batches per step and v chunks
 // per rank (docs/formulas.md §2.3): 1 without a pipeline; m for GPipe;
 // min(m, p-r) for 1F1B; min(m·v, 2(p-r-1)+(v-1)p+1)/v interleaved.
-func (s Schedule) InFlight(r, p, v, m int) float64 {
-	sp, ok := s.spec()
-	return sp.rankInFlight(ok, r, p, v, m)
-}
+func (s Schedule) InFlight(r, p, v, m int) float64 { return s.Rules().InFlight(r, p, v, m) }
+
+// InFlight is Schedule.InFlight.
+func (rs Rules) InFlight(r, p, v, m int) float64 { return rs.spec.rankInFlight(rs.ok, r, p, v, m) }
 
 // rankInFlight is InFlight for the row sp (ok false: unknown schedule).
 func (sp *scheduleSpec) rankInFlight(ok bool, r, p, v, m int) float64 {
@@ -146,9 +161,9 @@ func (sp *scheduleSpec) rankInFlight(ok bool, r, p, v, m int) float64 {
 
 // InFlightRanks writes into out (of length p) InFlight of every rank.
 func (s Schedule) InFlightRanks(p, v, m int, out []float64) {
-	sp, ok := s.spec()
+	rs := s.Rules()
 	for r := range out {
-		out[r] = sp.rankInFlight(ok, r, p, v, m)
+		out[r] = rs.InFlight(r, p, v, m)
 	}
 }
 

@@ -114,9 +114,13 @@ func (s Strategy) NumMicrobatches(w Workload) int {
 
 // VirtualStages returns the virtual stages per pipeline rank the schedule
 // runs: V for a schedule that interleaves chunks, else 1.
-func (s Strategy) VirtualStages() int {
-	if s.Schedule.Virtual() {
-		return max(s.V, 1)
+func (s Strategy) VirtualStages() int { return s.Schedule.Rules().VirtualStages(s.V) }
+
+// VirtualStages returns the virtual stages per rank a schedule of these
+// rules runs with v asked for: v when it takes virtual stages, else 1.
+func (r Rules) VirtualStages(v int) int {
+	if r.Virtual() {
+		return max(v, 1)
 	}
 	return 1
 }

@@ -167,6 +167,23 @@ func TestStageLayers(t *testing.T) {
 		if at != tt.layers {
 			t.Errorf("test case %d/%d sums to %d", tt.layers, tt.pp, at)
 		}
+		at = 0
+		for r, count := range tt.want {
+			for l := at; l < at+count; l++ {
+				if got := RankOf(tt.layers, tt.pp, l); got != r {
+					t.Errorf("RankOf(%d, %d, %d) = %d, want %d", tt.layers, tt.pp, l, got, r)
+				}
+			}
+			at += count
+		}
+		var starts [4]int
+		k := CountStarts(tt.layers, tt.pp, starts[:])
+		for r := 1; r < len(tt.want); r++ {
+			isStart := slices.Contains(starts[:k], r)
+			if (tt.want[r] != tt.want[r-1] || r == len(tt.want)-1) && !isStart {
+				t.Errorf("CountStarts(%d, %d) = %v misses rank %d", tt.layers, tt.pp, starts[:k], r)
+			}
+		}
 		if got := MaxStageLayers(tt.layers, tt.pp); got < slices.Max(tt.want) {
 			t.Errorf("MaxStageLayers(%d, %d) = %d < %d", tt.layers, tt.pp, got, slices.Max(tt.want))
 		}
