@@ -71,6 +71,9 @@ type Config struct {
 	Out string `mapstructure:"out"`
 	// Quiet turns the progress bar off.
 	Quiet bool `mapstructure:"quiet"`
+	// Framework is the training framework's profile: a built-in name or a
+	// YAML file; empty means the default, generic.
+	Framework string `mapstructure:"framework"`
 }
 
 // DefaultConfig returns the defaults of every setting.

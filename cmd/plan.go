@@ -100,18 +100,22 @@ func (a *app) runPlan(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	f, err := loadFramework(a.cfg.Framework)
+	if err != nil {
+		return err
+	}
+	base := problem{model: m, workload: w, framework: f}
 	var plan results.Plan
 	switch {
 	case a.cfg.MinChips:
-		plan, err = a.planMinChips(cmd.Context(), m, w, fix, names[0])
+		plan, err = a.planMinChips(cmd.Context(), base, fix, names[0])
 	case len(names) > 1:
-		plan, err = a.planClusters(cmd.Context(), m, w, fix, names)
+		plan, err = a.planClusters(cmd.Context(), base, fix, names)
 	default:
-		var c profiles.Cluster
-		if c, err = loadCluster(names[0]); err != nil {
+		if base.cluster, err = loadCluster(names[0]); err != nil {
 			return err
 		}
-		plan, err = a.searchPlan(cmd.Context(), problem{model: m, cluster: c, workload: w}, fix, true)
+		plan, err = a.searchPlan(cmd.Context(), base, fix, true)
 	}
 	if err != nil {
 		return err
@@ -160,7 +164,7 @@ func (a *app) searchPlan(ctx context.Context, p problem, fix space.Fix, suggest 
 		return results.Plan{}, badInput(err)
 	}
 	req := results.Request{Model: p.model, Cluster: p.cluster, Workload: p.workload, Fix: fix.String(),
-		Options: modelOptions(), Top: a.cfg.Top}
+		Options: modelOptions(p.framework), Top: a.cfg.Top}
 	bar := newProgress(a.stderr, "searching "+p.cluster.Name, a.cfg.Quiet)
 	settings := search.Settings{Method: a.cfg.Search, Seed: a.cfg.Seed, Progress: bar.update, Suggest: suggest}
 	detail := a.cfg.Emit != "" || a.cfg.Format == results.FormatMarkdown || a.cfg.Format == results.FormatHTML

@@ -2,11 +2,14 @@ package cmd
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/meshplan/meshplan/memory"
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/profiles/framework"
 	"github.com/meshplan/meshplan/search"
 	"github.com/meshplan/meshplan/space"
 )
@@ -14,9 +17,10 @@ import (
 // problem is what both plan and explain read first: the model, the
 // cluster and the workload.
 type problem struct {
-	model    model.Spec
-	cluster  profiles.Cluster
-	workload space.Workload
+	model     model.Spec
+	cluster   profiles.Cluster
+	workload  space.Workload
+	framework framework.Profile
 }
 
 // addProblemFlags registers the flags that name a problem.
@@ -26,6 +30,20 @@ func addProblemFlags(fs *pflag.FlagSet) {
 	fs.Int("batch", 0, "global batch in `sequences` per step (default: --batch-tokens)")
 	fs.Int("batch-tokens", 0, fmt.Sprintf("global batch in `tokens` per step, rounded to whole sequences (default %d when --batch is not given either)", DefaultBatchTokens))
 	fs.Int("seq", 0, "sequence length in `tokens` (default: the model's seq_len)")
+	fs.String("framework", "", "training framework whose kernels, precision and optimizer are modelled: a `name` ("+
+		strings.Join(framework.Names(), ", ")+"; default "+framework.Default+") or a YAML file")
+}
+
+// loadFramework resolves --framework: a built-in profile or a YAML file.
+func loadFramework(arg string) (framework.Profile, error) {
+	if arg == "" {
+		arg = framework.Default
+	}
+	f, err := framework.Load(arg)
+	if err != nil {
+		return framework.Profile{}, badInput(err)
+	}
+	return f, nil
 }
 
 // loadProblem resolves the model, cluster and workload of the configuration.
@@ -42,7 +60,11 @@ func (a *app) loadProblem() (problem, error) {
 	if err != nil {
 		return problem{}, err
 	}
-	return problem{model: m, cluster: c, workload: w}, nil
+	f, err := loadFramework(a.cfg.Framework)
+	if err != nil {
+		return problem{}, err
+	}
+	return problem{model: m, cluster: c, workload: w, framework: f}, nil
 }
 
 // workload returns the global batch and sequence length: --seq or the
@@ -68,7 +90,15 @@ func workload(cfg Config, m model.Spec) (space.Workload, error) {
 	return space.Workload{Batch: batch, SeqLen: seq}, nil
 }
 
-// modelOptions are the models' options of every evaluation, shared by plan,
-// explain, sweep, validate and calibrate so that explain reproduces a
-// plan's rows exactly.
-func modelOptions() search.Options { return search.Options{} }
+// modelOptions are the models' options of every evaluation under framework
+// profile f, shared by plan, explain, sweep, validate and calibrate so that
+// explain reproduces a plan's rows exactly.
+func modelOptions(f framework.Profile) search.Options {
+	return search.Options{Program: f.ProgramOptions(), Memory: memory.Options{AllocatorSlackFraction: f.AllocatorSlackFraction}}
+}
+
+// defaultOptions are modelOptions of the default framework profile.
+func defaultOptions() search.Options {
+	f, _ := framework.Builtin(framework.Default)
+	return modelOptions(f)
+}

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/results"
 	"github.com/meshplan/meshplan/search"
@@ -33,7 +32,8 @@ func registerEmitCompletion(cmd *cobra.Command) {
 // plan of the recommended cluster (the fastest on the front of days
 // against cost) with one ClusterOption per cluster. Nothing fitting
 // anywhere is a *search.NoFitError (exit 1).
-func (a *app) planClusters(ctx context.Context, m model.Spec, w space.Workload, fix space.Fix, names []string) (results.Plan, error) {
+// base is the problem without its cluster.
+func (a *app) planClusters(ctx context.Context, base problem, fix space.Fix, names []string) (results.Plan, error) {
 	opts := make([]results.ClusterOption, len(names))
 	plans := make([]results.Plan, len(names))
 	var firstNoFit error
@@ -43,7 +43,9 @@ func (a *app) planClusters(ctx context.Context, m model.Spec, w space.Workload, 
 			return results.Plan{}, err
 		}
 		opts[i].Cluster = results.PlanCluster{Name: c.Name, Chip: c.Chip.Name, Chips: c.Chips()}
-		p, err := a.searchPlan(ctx, problem{model: m, cluster: c, workload: w}, fix, false)
+		pr := base
+		pr.cluster = c
+		p, err := a.searchPlan(ctx, pr, fix, false)
 		var nf *search.NoFitError
 		switch {
 		case errors.As(err, &nf):
@@ -75,7 +77,8 @@ func (a *app) planClusters(ctx context.Context, m model.Spec, w space.Workload, 
 // planMinChips walks the sizes of the family of the cluster name upwards,
 // doubling from the smallest size the family has, and returns the plan of
 // the first on which the model fits, with the smaller sizes tried.
-func (a *app) planMinChips(ctx context.Context, m model.Spec, w space.Workload, fix space.Fix, name string) (results.Plan, error) {
+// base is the problem without its cluster.
+func (a *app) planMinChips(ctx context.Context, base problem, fix space.Fix, name string) (results.Plan, error) {
 	sizes, err := profiles.FamilySizes(name)
 	if err != nil {
 		return results.Plan{}, badInputf("--min-chips needs a cluster name such as h100-8 or v5p-8 in --cluster: %w", err)
@@ -86,7 +89,9 @@ func (a *app) planMinChips(ctx context.Context, m model.Spec, w space.Workload, 
 		if err != nil {
 			return results.Plan{}, err
 		}
-		plan, err := a.searchPlan(ctx, problem{model: m, cluster: c, workload: w}, fix, false)
+		pr := base
+		pr.cluster = c
+		plan, err := a.searchPlan(ctx, pr, fix, false)
 		var nf *search.NoFitError
 		if errors.As(err, &nf) {
 			tried = append(tried, results.SizeTried{Cluster: c.Name, Chips: c.Chips(), Reason: err.Error()})

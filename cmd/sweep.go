@@ -107,7 +107,7 @@ func (a *app) runSweep(cmd *cobra.Command) error {
 	resume, _ := fs.GetBool("resume")
 	quiet, _ := fs.GetBool("quiet")
 
-	solver := &sweep.Solver{Grid: grid, Options: modelOptions(), Workers: max(1, runtime.GOMAXPROCS(0)/jobs)}
+	solver := &sweep.Solver{Grid: grid, Options: defaultOptions(), Workers: max(1, runtime.GOMAXPROCS(0)/jobs)}
 	bar := newProgress(a.stderr, "sweep", quiet)
 	r := &sweep.Runner{Dir: out, Shard: sh, Resume: resume, Jobs: jobs, Solve: solver.Solve, Progress: bar.updateInt}
 	st, err := r.Run(cmd.Context(), grid)

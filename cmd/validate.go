@@ -66,7 +66,7 @@ func (a *app) runValidate(path string) error {
 		}
 		override = &c
 	}
-	rep := runs.Validate(rs, override, modelOptions())
+	rep := runs.Validate(rs, override, defaultOptions())
 	return a.emit(func(w io.Writer) error {
 		if a.cfg.Format == formatJSON {
 			return results.WriteValidationJSON(w, rep)

@@ -53,8 +53,20 @@ type Op struct {
 type Estimate struct {
 	// StepSeconds = ComputeSeconds + ExposedCommSeconds + BubbleSeconds.
 	StepSeconds float64
-	// ComputeSeconds is the busiest pipeline stage's compute over all micro-batches.
+	// ComputeSeconds is the busiest pipeline stage's compute over all
+	// micro-batches and its optimizer step: MatmulSeconds + AttentionSeconds
+	// + MemoryBoundSeconds + OptimizerSeconds.
 	ComputeSeconds float64
+	// MatmulSeconds is the time of the matmuls with weights.
+	MatmulSeconds float64
+	// AttentionSeconds is the time of the attention core's kernels.
+	AttentionSeconds float64
+	// MemoryBoundSeconds is the time of the memory-bound passes: norms,
+	// rotary embedding, activations, residual adds, the loss, layout copies
+	// and the per micro-batch casts of weights and gradients.
+	MemoryBoundSeconds float64
+	// OptimizerSeconds is the optimizer step over the chip's parameter shard.
+	OptimizerSeconds float64
 	// ExposedCommSeconds is communication not hidden under compute (incl. pipeline sends).
 	ExposedCommSeconds float64
 	// BubbleSeconds is pipeline idle time.

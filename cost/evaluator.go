@@ -179,8 +179,10 @@ type evalState struct {
 	// ranks are the candidate ranks; kindStarts the layers where the
 	// program's layer kind changes.
 	ranks, kindStarts []int
-	// params is, per block, the parameters one chip updates (shardParams).
-	params []float64
+	// params is, per block, the parameters one chip updates (shardParams);
+	// stored those it holds (ZeRO aside) and computed those it computes
+	// gradients for (FSDP aside).
+	params, stored, computed []float64
 }
 
 // stepParts recomputes every block's once-per-step collectives for ZeRO
@@ -288,5 +290,13 @@ func (e *evaluator) fillEfficiency(c profiles.Cluster) {
 	}
 	if e.eff.OverlapFraction <= 0 {
 		e.eff.OverlapFraction = d.OverlapFraction
+	}
+	if e.eff.AttentionFwdFraction <= 0 {
+		e.eff.AttentionFwdFraction, e.eff.AttentionFwdScoreSeconds, e.eff.AttentionFwdHalfSeq =
+			d.AttentionFwdFraction, d.AttentionFwdScoreSeconds, d.AttentionFwdHalfSeq
+	}
+	if e.eff.AttentionBwdFraction <= 0 {
+		e.eff.AttentionBwdFraction, e.eff.AttentionBwdScoreSeconds, e.eff.AttentionBwdHalfSeq =
+			d.AttentionBwdFraction, d.AttentionBwdScoreSeconds, d.AttentionBwdHalfSeq
 	}
 }

@@ -141,12 +141,9 @@ func NewModel(p *model.Program) *Model {
 			}
 		}
 	}
-	// Read the gradient, master weights and moments, write the master
-	// weights, the moments and the compute copy of the weights
-	// (docs/formulas.md §2.1 mixed-precision recipe): 30 bytes with
-	// MixedPrecision.
-	pr := p.Options.Precision
-	cm.optimizerBytes = pr.Grad + 2*(pr.Master+pr.Moments) + pr.Weight
+	// The optimizer step's HBM traffic per parameter (model.Precision.StepBytes):
+	// 30 bytes with MixedPrecision, 28 with AutocastPrecision.
+	cm.optimizerBytes = p.Options.Precision.StepBytes(p.Options.Optimizer)
 	cm.policies = model.Policies()
 	return cm
 }

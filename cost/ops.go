@@ -34,9 +34,32 @@ const (
 	classStepParam                  // once per step parameter gather (ZeRO-1/2)
 )
 
-// attnKernelFraction is the attention core's kernel efficiency relative to a
-// GEMM of the same FLOPs ([FA2]: 50-73% of peak on A100 vs MAMF 87%).
+// attnKernelFraction is the efficiency of a materialised attention core's
+// batched matmuls (contractions over one head's 64-128 dimensions) relative
+// to a GEMM of the same FLOPs, as for a flash kernel on A100 ([FA2] §4:
+// 50-73% of peak vs an 87% MAMF, docs/hardware.md §4.1).
 const attnKernelFraction = 0.7
+
+// category is what an op's compute time is spent on, for the breakdown.
+type category uint8
+
+const (
+	catMatmul    category = iota // matmuls with weights
+	catAttention                 // the attention core
+	catMemory                    // memory-bound passes and layout copies
+	numCategories
+)
+
+// categoryOf returns op o's category.
+func categoryOf(o *model.Op) category {
+	switch {
+	case o.Group == model.GroupCore:
+		return catAttention
+	case o.Kind == model.Einsum:
+		return catMatmul
+	}
+	return catMemory
+}
 
 // pass is where an op runs.
 type pass uint8
@@ -99,8 +122,9 @@ type emission struct {
 // runResult is the outcome of one pass of a block on one micro-batch. Its
 // slices grow as needed and are reused.
 type runResult struct {
-	seconds   float64 // compute
-	flops     float64 // per-chip FLOPs executed
+	seconds   float64                // compute
+	cat       [numCategories]float64 // compute by category
+	flops     float64                // per-chip FLOPs executed
 	emit      []emission
 	opSeconds []float64
 }
@@ -108,6 +132,7 @@ type runResult struct {
 // reset empties r, keeping its memory.
 func (r *runResult) reset(ops int) {
 	r.seconds, r.flops = 0, 0
+	r.cat = [numCategories]float64{}
 	r.emit = r.emit[:0]
 	if cap(r.opSeconds) < ops {
 		r.opSeconds = make([]float64, ops)
@@ -115,8 +140,12 @@ func (r *runResult) reset(ops int) {
 	r.opSeconds = r.opSeconds[:ops]
 }
 
-// setOpSeconds records op idx's compute time.
-func (r *runResult) setOpSeconds(idx int, sec float64) { r.opSeconds[idx] = sec }
+// addOp records op idx's compute time.
+func (r *runResult) addOp(idx int, o *model.Op, sec float64) {
+	r.opSeconds[idx] = sec
+	r.seconds += sec
+	r.cat[categoryOf(o)] += sec
+}
 
 // emit records a collective of one call and returns its time.
 func (e *evaluator) emit(res *runResult, op collOp, roles roleSet, bytes float64, class commClass, ps pass, why string, hideOp int, hideFrac float64) float64 {
@@ -158,8 +187,7 @@ func (e *evaluator) reshard(res *runResult, o *model.Op, why *[numActions]string
 		e.emit(res, opAG, ag, e.bytes(o.A, ra&^ag), classCritical, ps, why[actGatherA], -1, 0)
 	}
 	sec := e.roofline(0, 2*e.bytes(o.A, ra))
-	res.setOpSeconds(idx, sec)
-	res.seconds += sec
+	res.addOp(idx, o, sec)
 	if e.trace != nil {
 		text := layoutText(ta, la, 0) + " -> " + layoutText(tc, lc, 0)
 		e.traceOp(res, ps, text, 0, sec, first)
@@ -171,25 +199,24 @@ func (e *evaluator) elementwise(res *runResult, o *model.Op, idx int, ps pass) {
 	l := e.layout(o.A)
 	bytes := o.Bytes * e.bytes(o.A, rolesOf(l))
 	sec := e.roofline(0, bytes)
-	res.setOpSeconds(idx, sec)
-	res.seconds += sec
+	res.addOp(idx, o, sec)
 	if e.trace != nil {
 		e.traceOp(res, ps, o.Name+"("+layoutText(&e.p.Tensors[o.A], l, 0)+")", 0, sec, len(res.emit))
 	}
 }
 
-// roofline is max(FLOPs / (peak·matmul efficiency), bytes / (HBM bandwidth·
-// HBMFraction)) ([SB-ROOF]); the matmul efficiency falls for small calls:
-// eff(x) = MatmulFraction · x/(x + MatmulHalfFLOPs), x the per-chip FLOPs of
-// the call (fits Calculon's 0.95 ≥ 128 GFLOP, 0.9 at 16, 0.6 at 1 GFLOP
-// with half ≈ 0.6 GFLOP, docs/hardware.md §3.3).
+// roofline is max(the matmul time of a call of flops FLOPs, bytes / (HBM
+// bandwidth·HBMFraction)) ([SB-ROOF]); the matmul time is
+// profiles.Efficiency.MatmulSeconds, whose efficiency falls for small calls
+// (fitted on the measured H100 GEMMs, docs/measured-h100.md).
 func (e *evaluator) roofline(flops, bytes float64) float64 {
-	t := 0.0
-	if flops > 0 {
-		eff := e.eff.MatmulFraction * flops / (flops + e.eff.MatmulHalfFLOPs)
-		t = flops / (e.peak * eff)
-	}
-	return max(t, bytes/(e.hbm*e.eff.HBMFraction))
+	return max(e.eff.MatmulSeconds(flops, e.peak), e.memSeconds(bytes))
+}
+
+// memSeconds is the time to move bytes through HBM at HBMFraction of its
+// bandwidth.
+func (e *evaluator) memSeconds(bytes float64) float64 {
+	return bytes / (e.hbm * e.eff.HBMFraction)
 }
 
 // traceOp appends one traced op; its collectives are the run's emissions

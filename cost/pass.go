@@ -6,10 +6,11 @@ import (
 
 // segCost is one block's cost per micro-batch.
 type segCost struct {
-	fwd, bwd   float64 // compute seconds (bwd includes recompute)
-	crit       float64 // exposed critical communication
-	weights    float64 // overlappable per micro-batch weight communication
-	weightEdge float64 // first gather + last reduction of the block's weights
+	fwd, bwd   float64                // compute seconds (bwd includes recompute)
+	cat        [numCategories]float64 // compute seconds of all passes by category
+	crit       float64                // exposed critical communication
+	weights    float64                // overlappable per micro-batch weight communication
+	weightEdge float64                // first gather + last reduction of the block's weights
 	flops      float64
 	// runs are the forward, recompute and backward passes.
 	runs      [3]runResult
@@ -25,6 +26,7 @@ type segCost struct {
 // reset clears what a new evaluation accumulates into sc, keeping its memory.
 func (sc *segCost) reset() {
 	sc.fwd, sc.bwd, sc.crit, sc.weights, sc.weightEdge, sc.flops = 0, 0, 0, 0, 0, 0
+	sc.cat = [numCategories]float64{}
 	sc.stepGrad, sc.stepParam = 0, 0
 	sc.stepEmit = sc.stepEmit[:0]
 }
@@ -86,6 +88,9 @@ func (e *evaluator) block(b int, sc *segCost) {
 	sc.fwd = fw.seconds
 	sc.bwd = rc.seconds + bw.seconds
 	sc.flops = fw.flops + rc.flops + bw.flops
+	for c := range sc.cat {
+		sc.cat[c] = fw.cat[c] + rc.cat[c] + bw.cat[c]
+	}
 	for _, r := range []*runResult{fw, rc, bw} {
 		for i := range r.emit {
 			em := &r.emit[i]

@@ -247,15 +247,30 @@ func (e *evaluator) einsum(res *runResult, o *model.Op, why *[numActions]string,
 	if !x.tc.OnChip {
 		bytes += e.bytes(o.C, x.rc)
 	}
-	sec := e.roofline(fl, bytes)
-	if o.Group == model.GroupCore {
-		// Flash-attention kernels reach ~50-73% of peak on A100 against ~87%
-		// for the best GEMM ([FA2] §4, docs/hardware.md §4.1): about 0.7 of
-		// the matmul rate.
-		sec = max(sec/attnKernelFraction, bytes/(e.hbm*e.eff.HBMFraction))
+	var sec float64
+	switch {
+	case o.Group == model.GroupCore && (x.ta.OnChip || x.tb.OnChip || x.tc.OnChip):
+		// A flash kernel: its matmuls at the chip's attention rate plus a
+		// time per score for the exponential, slower for short key loops
+		// (profiles.Efficiency.AttentionSeconds, docs/measured-h100.md); the
+		// framework's kernel may run at a fraction of it. The forward
+		// kernel does 4·head_dim FLOPs per score over its two einsums, the
+		// backward 10·head_dim over five (its recompute of the scores
+		// included, [FA2]); each einsum takes its share of the scores.
+		perScore := 4.0
+		if ps == pBwd {
+			perScore = 10
+		}
+		scores := fl / (perScore * float64(e.p.Spec.HeadDim))
+		kv := e.size[model.DimT] / e.degOf(bit(space.RoleCP)&e.active)
+		at := e.eff.AttentionSeconds(ps == pBwd, fl, scores, kv, e.peak) / e.p.Options.Kernels.AttentionRate
+		sec = max(at, e.memSeconds(bytes))
+	case o.Group == model.GroupCore:
+		sec = max(e.eff.MatmulSeconds(fl, e.peak)/attnKernelFraction, e.memSeconds(bytes))
+	default:
+		sec = e.roofline(fl, bytes)
 	}
-	res.setOpSeconds(idx, sec)
-	res.seconds += sec
+	res.addOp(idx, o, sec)
 	res.flops += fl
 	if e.trace != nil {
 		lA, lB := e.layout(o.A), e.layout(o.B)

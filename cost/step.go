@@ -98,7 +98,8 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 	bestStage := 0
 	for si := range st.stages {
 		sp := &st.stages[si]
-		var fc, bc, crit, wmb, sg, spar, params float64
+		var fc, bc, crit, wmb, sg, spar, params, stored, computed float64
+		var cat [numCategories]float64
 		for b, n := range sp.mult {
 			if n == 0 {
 				continue
@@ -111,7 +112,28 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 			sg += n * sc.stepGrad
 			spar += n * sc.stepParam
 			params += n * st.params[b]
+			stored += n * st.stored[b]
+			computed += n * st.computed[b]
+			for c := range cat {
+				cat[c] += n * sc.cat[c]
+			}
 		}
+		// Per micro-batch passes over the parameters (docs/formulas.md §1.4
+		// [derived]): autocast's copies of the master weights (read the
+		// master, write the copy), and the cast of the weight gradients into
+		// the accumulated ones (read the bf16 gradient, read and write the
+		// accumulator; the first micro-batch only writes it).
+		pr := p.Precision()
+		var castF, castB float64
+		if pr.WeightCopies {
+			castF = e.memSeconds((pr.Master + pr.Weight) * stored)
+		}
+		if pr.GradCast {
+			castB = e.memSeconds((pr.Activation+2*pr.Grad)*computed) - e.memSeconds(pr.Grad*computed)/M
+		}
+		fc += castF
+		bc += castB
+		cat[catMemory] += castF + castB
 		// The first gather and the last reduction of one layer's weights.
 		var edge float64
 		for k, kind := range p.Kinds {
@@ -127,8 +149,14 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 		units := float64(max(sp.layers, 1))
 		est := Estimate{}
 		// Busiest stage compute over all micro-batches, plus the optimizer
-		// step: memory-bound, over the stage's parameter shard.
-		est.ComputeSeconds = M*(fc+bc) + params*cm.optimizerBytes/(e.hbm*e.eff.HBMFraction)
+		// step: memory-bound, over the stage's parameter shard
+		// (model.Precision.StepBytes: 28 bytes per parameter measured for
+		// fused AdamW, docs/measured-h100.md).
+		est.OptimizerSeconds = e.memSeconds(params * cm.optimizerBytes)
+		est.MatmulSeconds = M * cat[catMatmul]
+		est.AttentionSeconds = M * cat[catAttention]
+		est.MemoryBoundSeconds = M * cat[catMemory]
+		est.ComputeSeconds = M*(fc+bc) + est.OptimizerSeconds
 		exposed := M * crit
 		// FSDP/ZeRO-3: prefetch hides the per-micro-batch weight traffic
 		// under OverlapFraction of the compute; the first gather and the last
@@ -177,15 +205,24 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 	return best
 }
 
-// fillParams sets st.params: the parameters of each block one chip updates.
+// fillParams sets st.params, st.stored and st.computed: the parameters of
+// each block one chip updates, holds and computes gradients for.
 func (st *evalState) fillParams() {
 	e := &st.e
-	if cap(st.params) < len(e.p.Blocks) {
-		st.params = make([]float64, len(e.p.Blocks))
+	n := len(e.p.Blocks)
+	if cap(st.params) < n {
+		st.params, st.stored, st.computed = make([]float64, n), make([]float64, n), make([]float64, n)
 	}
-	st.params = st.params[:len(e.p.Blocks)]
+	st.params, st.stored, st.computed = st.params[:n], st.stored[:n], st.computed[:n]
+	fsdp := bit(space.RoleFSDP) | bit(space.RoleEFSDP)
 	for b := range st.params {
 		st.params[b] = e.shardParams(b)
+		st.stored[b], st.computed[b] = 0, 0
+		for _, w := range e.p.Blocks[b].Weights {
+			l := rolesOf(e.layout(w))
+			st.stored[b] += e.bytes(w, l) / e.p.ElemBytes(w)
+			st.computed[b] += e.bytes(w, l&^fsdp) / e.p.ElemBytes(w)
+		}
 	}
 }
 

@@ -9,15 +9,16 @@ const (
 )
 
 // buffers is everything outside the model states and the layers' saved
-// activations: terms that persist through the step plus the larger of two
-// transient phases, the loss (the logits' gradient) and a layer's backward
-// (its recomputed activations and collective buffers), which are never
-// live at the same time. stageParams are the stage's parameters after
-// storage sharding, unit the largest FSDP unit before it, work a layer's
-// recomputed activations.
-func (mm *Model) buffers(g *geometry, e *endTerms, st *stage, stageParams, unit, work float64, hasMoE bool) float64 {
+// activations: the terms that persist through the step, and the larger of
+// two transient phases of the backward pass, the loss (the logits'
+// gradient) and a layer's backward (its recomputed activations and
+// collective buffers), which are never live at the same time. stageParams
+// are the stage's parameters after storage sharding, unit the largest FSDP
+// unit before it, work a layer's recomputed activations.
+func (mm *Model) buffers(g *geometry, e *endTerms, st *stage, stageParams, unit, work float64, hasMoE bool) (persistent, transient float64) {
 	pr := mm.p.Options.Precision
-	var persistent float64
+	// The collective communicators' buffers (docs/runtime-memory.md).
+	persistent = g.comm
 	// FSDP/ZeRO-3: two gathered units (current and prefetched) and one unit's
 	// unsharded gradients (docs/formulas.md §2.4 [TORCH-FSDP], [derived]).
 	if g.active&(space.RoleFSDP.Bit()|space.RoleEFSDP.Bit()) != 0 {
@@ -58,5 +59,5 @@ func (mm *Model) buffers(g *geometry, e *endTerms, st *stage, stageParams, unit,
 		// (docs/formulas.md §2.4).
 		layerPhase += 2 * e.routed
 	}
-	return persistent + max(lossPhase, layerPhase)
+	return persistent, max(lossPhase, layerPhase)
 }

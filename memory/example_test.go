@@ -16,10 +16,10 @@ func ExampleEstimate() {
 		FFNHidden: 14336, FFN: model.SwiGLU, Vocab: 128256, SeqLen: 8192,
 	}
 	m.Normalize()
-	c := profiles.Cluster{
-		Name: "h100-8",
-		Chip: profiles.Chip{Name: "h100", HBMBytes: 80e9},
-		Axes: []profiles.Axis{{Name: "gpu", Size: 8, Tier: profiles.NVLink}},
+	c, err := profiles.Parse("h100-8")
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
 	s := space.Strategy{Degree: space.Degrees{space.DP: 1, space.FSDP: 8, space.TP: 1, space.CP: 1, space.PP: 1, space.EP: 1}, MB: 1, Schedule: space.OneFOneB, V: 1, Recompute: space.RecomputeSelective}
 	w := space.Workload{Batch: 64, SeqLen: 8192}
@@ -40,6 +40,6 @@ func ExampleEstimate() {
 		b.TotalBytes()/1e9, memory.UsableBytes(c, memory.Options{})/1e9, memory.Fits(b, c, memory.Options{}), memory.Dominant(b))
 	// Output:
 	// params 2.0 GB, grads 4.0 GB, optimizer 12.0 GB
-	// activations 36.5 GB, buffers 12.7 GB
-	// total 67.3 of 73.6 GB usable: fits true, dominated by activations
+	// activations 36.5 GB, buffers 13.3 GB
+	// total 67.9 of 80.2 GB usable: fits true, dominated by activations
 }

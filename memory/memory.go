@@ -4,20 +4,17 @@ import (
 	"github.com/meshplan/meshplan/profiles"
 )
 
-// DefaultReservedFraction of HBM is held back for allocator fragmentation,
-// the CUDA/XLA runtime context and NCCL/collective scratch buffers: about 5%
-// fragmentation (Megatron's estimator pads activations by 1.05,
-// docs/formulas.md §2.4 [MEG-MEM]) plus 2–3% for the runtime and collective
-// buffers. A planning convention, not a measured constant; a zero
-// Options.ReservedFraction selects it.
-const DefaultReservedFraction = 0.08
-
-// Options tune the memory model. The zero value uses the documented defaults.
+// Options tune the memory model. The zero value uses the chip's documented
+// runtime reserves (profiles.Chip).
 type Options struct {
-	// ReservedFraction of HBM is held back for allocator fragmentation, runtime
-	// context and collective buffers; zero means DefaultReservedFraction and a
-	// negative value means no reserve.
+	// ReservedFraction, when positive, replaces the chip's runtime reserves
+	// (context, allocator slack) by this fraction of HBM; a negative value
+	// means no reserve at all. Communicator buffers are part of a
+	// strategy's memory either way.
 	ReservedFraction float64
+	// AllocatorSlackFraction, when positive, replaces the chip's
+	// allocator slack (a framework's allocator, profiles.Chip).
+	AllocatorSlackFraction float64
 }
 
 // Breakdown is the peak memory of the busiest chip, in bytes.
@@ -63,19 +60,24 @@ func Dominant(b Breakdown) string {
 	return name
 }
 
-// UsableBytes is the HBM per chip a strategy may fill: HBM minus the reserve
-// (Options.ReservedFraction, default DefaultReservedFraction).
+// UsableBytes is the HBM per chip a strategy may fill: the chip's HBM as the
+// runtime reports it, less what the runtime keeps before any tensor (the
+// CUDA context) and what the allocator loses to fragmentation
+// (profiles.Chip's runtime reserves, docs/runtime-memory.md), or less
+// Options.ReservedFraction of it when that is set.
 func UsableBytes(c profiles.Cluster, o Options) float64 {
-	f := o.ReservedFraction
-	switch {
-	case f == 0:
-		f = DefaultReservedFraction
+	hbm := c.Chip.HBMBytes
+	switch f := o.ReservedFraction; {
 	case f < 0:
-		f = 0
-	case f > 1:
-		f = 1
+		return hbm
+	case f > 0:
+		return hbm * (1 - min(f, 1))
 	}
-	return c.Chip.HBMBytes * (1 - f)
+	slack := c.Chip.AllocatorSlackFraction
+	if o.AllocatorSlackFraction > 0 {
+		slack = min(o.AllocatorSlackFraction, 1)
+	}
+	return max(0, hbm-c.Chip.RuntimeReserveBytes-slack*hbm)
 }
 
 // Fits reports whether b fits in the usable HBM of one chip of c.

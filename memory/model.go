@@ -34,7 +34,8 @@ type Model struct {
 	tiedCopy []tensorInfo
 	// x is the residual stream (a layer's input), k and v the attention's
 	// keys and values, xk the MoE block's routed copies (absent for a
-	// dense model), logits the output layer's fp32 logits.
+	// dense model), logits the gradient of the logits the loss's backward
+	// holds.
 	x, k, v, xk, logits tensorInfo
 	hasXK               bool
 	// layers is the number of layers; kindStarts the layers where the
@@ -97,8 +98,8 @@ func NewModel(p *model.Program) *Model {
 		if o.Kind == model.Einsum && o.B >= 0 && p.Tensors[o.B].Weight && !slices.Contains(p.Blocks[p.Output].Weights, o.B) {
 			mm.tiedCopy = mm.group([]int{o.B})
 		}
-		if o.Name == "xent" {
-			mm.logits = mm.info[o.C]
+		if o.Name == "xent" && len(o.Writes) > 0 {
+			mm.logits = mm.info[o.Writes[0]]
 		}
 	}
 	attn := p.Kinds[0].Blocks[0]
@@ -208,6 +209,10 @@ type geometry struct {
 	policy     int
 	sp         int // 1 with sequence parallelism, else 0
 	cp         bool
+	// micro is the number of micro-batches per step; comm the HBM of the
+	// strategy's collective communicators.
+	micro float64
+	comm  float64
 }
 
 // bytes is a tensor's (or group's) bytes per chip under its own layout, or
@@ -325,6 +330,19 @@ func (mm *Model) Estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 		g.capF[d] = p.CapFactor(d, tp)
 	}
 	g.zero, g.policy = s.Zero, pol
+	// One NCCL communicator per parallel group a chip belongs to, the
+	// pipeline's send and receive pair included (docs/runtime-memory.md);
+	// the expert data-parallel groups are groups of their own only when
+	// expert parallelism carves them out of dp and fsdp.
+	groups := g.active
+	if !groups.Has(space.RoleEP) {
+		groups &^= space.RoleEDP.Bit() | space.RoleEFSDP.Bit()
+	}
+	n := bits.OnesCount8(uint8(groups))
+	if s.Degree[space.PP] > 1 {
+		n++
+	}
+	g.comm = float64(n) * c.Chip.CommunicatorBytes
 
 	var buf [maxKinds]kindTerms
 	terms := buf[:0]
@@ -345,6 +363,7 @@ func (mm *Model) Estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 	ends := mm.ends(&g)
 	pp := max(s.Degree[space.PP], 1)
 	m := max(w.Batch/max(s.Replicas()*mb, 1), 1)
+	g.micro = float64(m)
 	rules := s.Schedule.Rules()
 	v := rules.VirtualStages(s.V)
 	var counts [maxKinds]int
@@ -460,12 +479,44 @@ func (mm *Model) stage(g *geometry, terms []kindTerms, e *endTerms, st *stage) B
 	if g.zero >= 2 {
 		gradDP, gradEDP = g.deg[space.RoleDP], g.deg[space.RoleEDP]
 	}
-	var b Breakdown
-	b.ParamsBytes = pr.Weight * (dense + expert)
-	b.GradsBytes = pr.Grad * (dense/gradDP + expert/gradEDP)
-	b.OptimizerBytes = pr.OptimizerBytes() * (dense/optDP + expert/optEDP)
+	params := dense + expert
+	opt := dense/optDP + expert/optEDP
+	grads := pr.Grad * (dense/gradDP + expert/gradEDP)
+	// Two phases bound the step (docs/formulas.md §2.5 [derived]): the end
+	// of the forward pass of the last micro-batch, with every activation in
+	// flight, and the optimizer step, with every gradient and no
+	// activation.
+	var fwd, step Breakdown
+	if pr.WeightCopies {
+		// The parameters are the master copy; the matmuls' copies exist from
+		// the forward to the backward pass, one FSDP unit at a time under
+		// FSDP (in the buffers), the whole shard otherwise (autocast).
+		step.ParamsBytes = pr.Master * params
+		step.OptimizerBytes = pr.Moments * opt
+		fwd.ParamsBytes = step.ParamsBytes
+		if g.active&(space.RoleFSDP.Bit()|space.RoleEFSDP.Bit()) == 0 {
+			fwd.ParamsBytes += pr.Weight * params
+		}
+	} else {
+		step.ParamsBytes = pr.Weight * params
+		step.OptimizerBytes = (pr.Master + pr.Moments) * opt
+		fwd.ParamsBytes = step.ParamsBytes
+	}
+	fwd.OptimizerBytes = step.OptimizerBytes
+	step.GradsBytes = grads
+	// Gradients freed after every step appear with the first backward pass,
+	// so the first forward pass runs without them; with more micro-batches
+	// the last forward pass runs with them.
+	if !pr.TransientGrads || g.micro > 1 {
+		fwd.GradsBytes = grads
+	}
 	// Layer activations × micro-batches in flight (docs/formulas.md §2.3 [KORT §4.3]).
-	b.ActivationsBytes = st.inFlight * act
-	b.BuffersBytes = mm.buffers(g, e, st, dense+expert, unit, work, hasMoE)
-	return b
+	fwd.ActivationsBytes = st.inFlight * act
+	persistent, transient := mm.buffers(g, e, st, params, unit, work, hasMoE)
+	fwd.BuffersBytes = persistent + transient
+	step.BuffersBytes = persistent
+	if step.TotalBytes() > fwd.TotalBytes() {
+		return step
+	}
+	return fwd
 }

@@ -22,17 +22,20 @@ const (
 	DropoutOff
 )
 
-// ProgramOptions select how the layer program runs on the hardware.
+// ProgramOptions select how the layer program runs on the hardware: the
+// framework's kernels, precision and optimizer step.
 type ProgramOptions struct {
-	// NoFlashAttention materialises the attention score square in HBM
-	// (Megatron before FlashAttention, 2021-2022 runs); the default is a
-	// fused FlashAttention-style kernel that keeps it on chip ([FA2]).
-	NoFlashAttention bool
+	// Kernels are the framework's elementwise passes and attention kernel;
+	// the zero value is FusedKernels with a flash attention kernel ([FA2]).
+	Kernels Kernels
 	// Dropout selects the dropout layers; the zero value is DropoutAuto.
 	Dropout Dropout
-	// Precision is the table of element sizes; zero fields take
-	// MixedPrecision's.
+	// Precision is the table of element sizes and the layout of the model
+	// states; zero sizes take MixedPrecision's.
 	Precision Precision
+	// Optimizer is the optimizer step's passes; the zero value is fused
+	// AdamW without gradient clipping.
+	Optimizer Optimizer
 }
 
 // dropout reports whether the program of s applies dropout.
@@ -72,15 +75,22 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 		return nil, fmt.Errorf("model: the mixture of experts of %s needs top_k, expert_ffn_hidden and at least one MoE layer", s.Name)
 	}
 	o.Precision = o.Precision.withDefaults()
-	if err := o.Precision.validate(); err != nil {
+	if err := o.Precision.Validate(); err != nil {
+		return nil, err
+	}
+	o.Kernels = o.Kernels.withDefaults(s)
+	if err := o.Kernels.Validate(); err != nil {
+		return nil, err
+	}
+	if err := o.Optimizer.Validate(); err != nil {
 		return nil, err
 	}
 	p := &Program{Spec: s, Options: o}
-	b := &builder{p: p, dropout: o.dropout(s), flash: !o.NoFlashAttention}
+	b := &builder{p: p, dropout: o.dropout(s), flash: o.Kernels.Attention == AttentionFlash}
 	b.sizes()
 	// The residual stream between a layer's attention and its MLP, shared
 	// so that a recompute policy sees the layer as one program.
-	b.mid = b.act("x2", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	b.mid = b.residual("x2")
 	attn := b.attention()
 	mlp := b.mlp()
 	p.Kinds = append(p.Kinds, LayerKind{Name: "dense", Blocks: []int{attn, mlp}})
@@ -221,9 +231,65 @@ func (b *builder) einsum(name string, g Group, a, bb, c int, work float64, extra
 }
 
 // pass adds a memory-bound elementwise pass from a to c that moves bytes
-// times a's bytes and saves the given tensors for its backward pass.
+// times a's bytes (twice that in the backward pass) and saves the given
+// tensors for its backward pass.
 func (b *builder) pass(name string, g Group, a, c int, bytes float64, saves ...int) {
-	b.op(Op{Kind: Elementwise, Name: name, A: a, C: c, Bytes: bytes, Group: g, Saves: saves})
+	b.op(Op{Kind: Elementwise, Name: name, A: a, C: c, Bytes: bytes, BwdBytes: 2 * bytes, Group: g, Saves: saves})
+}
+
+// kernelPass adds the framework pass k from a to c: its bytes per element
+// of a (times share, the part of a's elements it touches) from the
+// program's Kernels, and, when the framework keeps intermediates of its
+// own, a tensor of SavedBytes per element that the pass writes and saves.
+// It returns the op's index in the block.
+func (b *builder) kernelPass(name string, k Pass, g Group, a, c int, share float64, saves ...int) int {
+	pc := b.p.Options.Kernels.Passes[k]
+	elem := b.p.ElemBytes(a)
+	o := Op{Kind: Elementwise, Name: name, A: a, C: c, Bytes: share * pc.FwdBytes / elem,
+		BwdBytes: share * pc.BwdBytes / elem, Group: g, Saves: saves}
+	if pc.SavedBytes > 0 {
+		kept := b.like(name+"_kept", ClassRaw, a)
+		b.p.Tensors[kept].Scale = share * pc.SavedBytes
+		b.p.Tensors[kept].NoGrad, b.p.Tensors[kept].NoComm = true, true
+		o.Writes = append(o.Writes, kept)
+		o.Saves = append(o.Saves, kept)
+	}
+	b.op(o)
+	return len(b.blk.Fwd) - 1
+}
+
+// projectionCopies adds, for a framework with SplitProjections, the casts
+// of normalised input xn that n separate projections make under eager
+// autocast (docs/formulas.md §1.4 [derived]): each reads the
+// Residual-sized input and writes and keeps an Activation-sized copy, of
+// which the program's xn is one; backward, each copy's gradient is cast
+// back and the n gradients summed in Residual precision.
+func (b *builder) projectionCopies(xn int, n float64) {
+	if !b.p.Options.Kernels.SplitProjections || n <= 1 {
+		return
+	}
+	pr := b.p.Options.Precision
+	elem := b.p.ElemBytes(xn)
+	copies := b.like(b.p.Tensors[xn].Name+"_copies", ClassRaw, xn)
+	b.p.Tensors[copies].Scale = (n - 1) * pr.Activation
+	b.p.Tensors[copies].NoGrad, b.p.Tensors[copies].NoComm = true, true
+	fwd := n * (pr.Residual + pr.Activation)
+	bwd := n*(pr.Activation+pr.Residual) + (n-1)*3*pr.Residual
+	b.op(Op{Kind: Elementwise, Name: "casts", A: xn, C: xn, Bytes: fwd / elem, BwdBytes: bwd / elem,
+		Group: GroupOther, Writes: []int{copies}, Saves: []int{copies}})
+}
+
+// like adds a tensor of class c with t's dimensions.
+func (b *builder) like(name string, c Class, t int) int {
+	id := b.tensor(name, c)
+	tt, n := b.p.Tensors[t], &b.p.Tensors[id]
+	n.Rank, n.Dims, n.Count, n.Logical = tt.Rank, tt.Dims, tt.Count, tt.Logical
+	return id
+}
+
+// residual adds a tensor of the residual stream [B, S, D].
+func (b *builder) residual(name string) int {
+	return b.tensor(name, ClassResidual, dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
 }
 
 // dropoutPass adds a dropout after t when the program has dropout: fused
@@ -233,20 +299,10 @@ func (b *builder) dropoutPass(name string, t int) {
 	if !b.dropout {
 		return
 	}
-	tt := b.p.Tensors[t]
-	mask := b.tensor(name+"_mask", ClassMask)
+	mask := b.like(name+"_mask", ClassMask, t)
 	m := &b.p.Tensors[mask]
-	m.Rank, m.Dims, m.Count, m.Logical, m.Scale, m.NoGrad = tt.Rank, tt.Dims, tt.Count, tt.Logical, tt.Scale, true
+	m.Scale, m.NoGrad = b.p.Tensors[t].Scale, true
 	b.op(Op{Kind: Elementwise, Name: name, A: t, C: t, Group: GroupOther, Writes: []int{mask}, Saves: []int{mask}})
-}
-
-// mlpPasses returns the bytes of an MLP activation pass relative to its
-// input: read the input (2F gated, F plain) and write F.
-func (b *builder) actBytes() float64 {
-	if b.p.Spec.FFN == SwiGLU {
-		return 1.5
-	}
-	return 2
 }
 
 // attention writes the attention block. x[B_{dp,fsdp}, S_{cp(,tp)}, D] is
@@ -254,7 +310,7 @@ func (b *builder) actBytes() float64 {
 func (b *builder) attention() int {
 	s := &b.p.Spec
 	b.begin("attention")
-	x := b.act("x", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	x := b.residual("x")
 	b.blk.Input = x
 	xn := b.act("xn", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
 	wqkv := b.weight("Wqkv", false, dm(DimD, WeightEmbed), dm(DimH, Width))
@@ -276,10 +332,14 @@ func (b *builder) attention() int {
 		b.param("b_qkv", false, 1, dm(DimH, Width))
 		b.param("b_o", false, 1, dm(DimD, WeightEmbed))
 	}
-	b.pass("norm1", GroupNorm, x, xn, 2, x)
+	b.kernelPass("norm1", PassNorm, GroupNorm, x, xn, 1, x)
+	b.projectionCopies(xn, 3)
 	b.einsum("qkv", GroupProjection, xn, wqkv, qkv, 1)
-	// q, k and v are views of qkv's columns; the core einsums see them as heads.
-	b.op(Op{Kind: Elementwise, Name: "rope", A: qkv, C: qkv, Bytes: 2, Group: GroupOther, Writes: []int{q, k, v}})
+	// q, k and v are views of qkv's columns; the core einsums see them as
+	// heads. The rotary embedding touches q and k, not v.
+	q32, kv32 := float64(s.QDim()), float64(s.KVDim())
+	i := b.kernelPass("rope", PassRope, GroupOther, qkv, qkv, (q32+kv32)/(q32+2*kv32))
+	b.blk.Fwd[i].Writes = append(b.blk.Fwd[i].Writes, q, k, v)
 	if b.flash {
 		// The fused kernel keeps the scores on chip and saves the fp32
 		// log-sum-exp per query and head [FA2].
@@ -308,14 +368,14 @@ func (b *builder) attention() int {
 			b.p.Tensors[pd].Scale = perHead
 			mask := b.tensor("P_mask", ClassMask, score...)
 			b.p.Tensors[mask].Scale, b.p.Tensors[mask].NoGrad = perHead, true
-			b.op(Op{Kind: Elementwise, Name: "dropout_P", A: sm, C: pd, Bytes: 2.5, Group: GroupCore, Writes: []int{mask}, Saves: []int{mask}})
+			b.op(Op{Kind: Elementwise, Name: "dropout_P", A: sm, C: pd, Bytes: 2.5, BwdBytes: 5, Group: GroupCore, Writes: []int{mask}, Saves: []int{mask}})
 			probs = pd
 		}
 		b.einsum("attend", GroupCore, probs, v, o, 1)
 	}
 	b.einsum("out", GroupProjection, o, wo, y, 1)
 	b.dropoutPass("dropout1", y)
-	b.pass("residual1", GroupOther, y, out, 3)
+	b.kernelPass("residual1", PassResidual, GroupOther, y, out, 1)
 	return b.end()
 }
 
@@ -331,18 +391,19 @@ func (b *builder) mlp() int {
 	a := b.act("a", dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimF, Width))
 	wout := b.weight("Wout", false, dm(DimF, Width), dm(DimD, WeightEmbed))
 	y := b.act("y2", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
-	out := b.act("x3", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	out := b.residual("x3")
 	b.norm("norm2_w")
 	if b.p.Spec.Bias {
 		b.param("b_in", false, 1, dm(DimF2, Width))
 		b.param("b_out", false, 1, dm(DimD, WeightEmbed))
 	}
-	b.pass("norm2", GroupNorm, x, xn, 2, x)
+	b.kernelPass("norm2", PassNorm, GroupNorm, x, xn, 1, x)
+	b.projectionCopies(xn, 2)
 	b.einsum("ffn_in", GroupProjection, xn, win, h, 1)
-	b.pass("act", GroupActivation, h, a, b.actBytes(), h)
+	b.kernelPass("act", PassAct, GroupActivation, h, a, 1, h)
 	b.einsum("ffn_out", GroupProjection, a, wout, y, 1)
 	b.dropoutPass("dropout2", y)
-	b.pass("residual2", GroupOther, y, out, 3)
+	b.kernelPass("residual2", PassResidual, GroupOther, y, out, 1)
 	return b.end()
 }
 
@@ -367,7 +428,7 @@ func (b *builder) moe() int {
 	ye := b.act("ye", dm(DimE, Experts), dm(DimC, ExpertSlots), dm(DimD, Replicated))
 	yk := b.act("yk", dm(DimB, MoEBatch), dm(DimS, ResidualSeq), dm(DimR, Replicated), dm(DimD, Replicated))
 	ym := b.act("ym", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
-	out := b.act("x3", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	out := b.residual("x3")
 	copies := b.p.Size[DimR]
 	b.norm("norm2_w")
 	if b.p.Spec.Bias {
@@ -375,15 +436,15 @@ func (b *builder) moe() int {
 		b.param("be_out", true, 1, dm(DimE, Experts), dm(DimD, ExpertEmbed))
 	}
 
-	b.pass("norm2", GroupNorm, x, xn, 2, x)
+	b.kernelPass("norm2", PassNorm, GroupNorm, x, xn, 1, x)
 	b.einsum("router", GroupProjection, xn, wr, lg, 1)
 	// Top-k over the logits; the fp32 routing probabilities are saved [MEG-MOE].
-	b.op(Op{Kind: Elementwise, Name: "topk", A: lg, C: probs, Bytes: 2, Group: GroupOther, Saves: []int{probs}})
+	b.op(Op{Kind: Elementwise, Name: "topk", A: lg, C: probs, Bytes: 2, BwdBytes: 4, Group: GroupOther, Saves: []int{probs}})
 	// Copy each token to its top_k·capacity slots: read and write them.
 	b.pass("permute", GroupOther, xn, xk, 2*copies)
 	b.op(Op{Kind: Reshard, Name: "dispatch", A: xk, C: xe, Same: same(map[Dim][]Dim{DimB: {DimC}, DimS: {DimC}, DimR: {DimC}})})
 	b.einsum("expert_in", GroupProjection, xe, wei, he, 1)
-	b.pass("expert_act", GroupActivation, he, ae, b.actBytes(), he)
+	b.kernelPass("expert_act", PassAct, GroupActivation, he, ae, 1, he)
 	b.einsum("expert_out", GroupProjection, ae, weo, ye, 1)
 	b.op(Op{Kind: Reshard, Name: "combine", A: ye, C: yk, Same: same(map[Dim][]Dim{DimC: {DimB, DimS, DimR}})})
 	// The weighted sum over the copies needs them for the routing weights' gradient.
@@ -399,10 +460,10 @@ func (b *builder) moe() int {
 			b.param("bs_out", false, float64(e.SharedExperts), dm(DimD, WeightEmbed))
 		}
 		b.einsum("shared_in", GroupProjection, xn, wsi, hs, 1)
-		b.pass("shared_act", GroupActivation, hs, as, b.actBytes(), hs)
+		b.kernelPass("shared_act", PassAct, GroupActivation, hs, as, 1, hs)
 		b.einsum("shared_out", GroupProjection, as, wso, ys, 1)
 	}
-	b.pass("residual2", GroupOther, x, out, 3)
+	b.kernelPass("residual2", PassResidual, GroupOther, x, out, 1)
 	return b.end()
 }
 
@@ -417,9 +478,9 @@ func (b *builder) embedding() int {
 	oh := b.tensor("onehot", ClassVirtual, dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimV, Replicated))
 	b.p.Tensors[oh].NoComm, b.p.Tensors[oh].NoGrad = true, true
 	wemb := b.weight("Wemb", false, dm(DimV, Width), dm(DimD, WeightEmbed))
-	x0 := b.act("x0", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	x0 := b.residual("x0")
 	b.op(Op{Kind: Einsum, Name: "embed", A: oh, B: wemb, C: x0, Work: 0, Group: GroupProjection, Saves: []int{ids}})
-	b.pass("lookup", GroupOther, x0, x0, 2)
+	b.kernelPass("lookup", PassLookup, GroupOther, x0, x0, 1)
 	b.dropoutPass("dropout_emb", x0)
 	return b.end()
 }
@@ -432,7 +493,7 @@ func (b *builder) embedding() int {
 func (b *builder) output() int {
 	p := b.p
 	b.begin("output")
-	xf := b.act("xf", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	xf := b.residual("xf")
 	b.blk.Input = xf
 	xfn := b.act("xfn", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
 	var wlm int
@@ -443,17 +504,26 @@ func (b *builder) output() int {
 		wlm = b.weight("Wlm", false, dm(DimD, WeightEmbed), dm(DimV, Width))
 	}
 	logits := b.act("logits", dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimV, Width))
-	l32 := b.tensor("logits32", ClassStat, dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimV, Width))
+	// What the cross-entropy keeps of each logit for its backward pass, and
+	// the gradient its backward holds, are the framework's (Kernels).
+	loss := b.p.Options.Kernels.Passes[PassLoss]
+	l32 := b.tensor("logits_kept", ClassRaw, dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimV, Width))
+	p.Tensors[l32].Scale = loss.SavedBytes
+	dl := b.tensor("dlogits_live", ClassRaw, dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimV, Width))
+	p.Tensors[dl].Scale, p.Tensors[dl].NoGrad, p.Tensors[dl].NoComm = loss.TransientBytes, true, true
 	ones := b.tensor("ones", ClassVirtual, dm(DimV, Replicated))
 	p.Tensors[ones].NoComm, p.Tensors[ones].NoGrad = true, true
 	lse := b.tensor("loss_stats", ClassStat, dm(DimB, TokenBatch), dm(DimS, Seq))
 	p.Tensors[lse].Scale = 3 // max, sum-exp and the target logit
 	b.norm("norm_f_w")
-	b.pass("norm_f", GroupNorm, xf, xfn, 2, xf)
+	b.kernelPass("norm_f", PassNorm, GroupNorm, xf, xfn, 1, xf)
 	b.einsum("logits", GroupProjection, xfn, wlm, logits, 1)
-	// bf16 logits to an fp32 softmax: read 2, write 4 bytes per element,
-	// about 4× the bf16 logits' bytes.
-	b.pass("xent", GroupOther, logits, l32, 4, l32)
+	// The cross-entropy over bf16 logits keeps fp32 softmax statistics of
+	// every logit for its backward pass (Megatron's exp-logits, eager
+	// PyTorch's log-softmax output) [MEG-MEM].
+	elem := p.ElemBytes(logits)
+	b.op(Op{Kind: Elementwise, Name: "xent", A: logits, C: l32, Bytes: loss.FwdBytes / elem, BwdBytes: loss.BwdBytes / elem,
+		Group: GroupOther, Writes: []int{dl}, Saves: []int{l32}})
 	idx := b.end()
 	// The loss statistics' reduction has no backward (each rank keeps them).
 	blk := &p.Blocks[idx]
@@ -535,11 +605,11 @@ func (b *builder) derive(blk *Block) {
 			}
 			blk.Bwd = append(blk.Bwd, o)
 		case Elementwise:
-			if f.Bytes == 0 {
+			if f.Bytes == 0 && f.BwdBytes == 0 {
 				continue // fused into a neighbour (dropout): no pass of its own
 			}
 			g := b.gradOf(f.A)
-			blk.Bwd = append(blk.Bwd, Op{Kind: Elementwise, Name: "d" + f.Name, A: g, B: -1, C: g, Bytes: 2 * f.Bytes, Group: f.Group, Sibling: -1, SiblingIn: -1})
+			blk.Bwd = append(blk.Bwd, Op{Kind: Elementwise, Name: "d" + f.Name, A: g, B: -1, C: g, Bytes: f.BwdBytes, Group: f.Group, Sibling: -1, SiblingIn: -1})
 		}
 	}
 }

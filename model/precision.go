@@ -21,6 +21,27 @@ type Precision struct {
 	Moments float64 `json:"moments_bytes" yaml:"moments_bytes"`
 	// Activation is an activation or an activation's gradient (bf16: 2).
 	Activation float64 `json:"activation_bytes" yaml:"activation_bytes"`
+	// Residual is an element of the residual stream (bf16: 2; fp32, 4,
+	// when fp32 parameters feed the embedding and the norms under autocast).
+	Residual float64 `json:"residual_bytes" yaml:"residual_bytes"`
+	// WeightCopies says that the matmuls read Weight-sized copies of the
+	// parameters, which are the Master copy: cast every micro-batch and
+	// freed after the backward pass (PyTorch autocast, FSDP2 mixed
+	// precision). Without it the weights are Weight-sized and persistent and
+	// the Master copy is part of the optimizer state (Megatron's
+	// distributed optimizer), sharded with it by ZeRO.
+	WeightCopies bool `json:"weight_copies" yaml:"weight_copies"`
+	// TransientGrads says that the gradients are freed after every
+	// optimizer step (zero_grad(set_to_none=True)), so the first
+	// micro-batch's forward pass runs without them; without it they live in
+	// a persistent buffer (Megatron's main_grad).
+	TransientGrads bool `json:"transient_grads" yaml:"transient_grads"`
+	// GradCast says that each backward pass writes Activation-sized weight
+	// gradients that a separate pass casts and accumulates into the
+	// Grad-sized gradients (PyTorch autocast); without it the
+	// weight-gradient matmul accumulates into them directly (Megatron's
+	// gradient-accumulation fusion).
+	GradCast bool `json:"grad_cast" yaml:"grad_cast"`
 }
 
 // MixedPrecision is the mixed-precision recipe of Megatron-LM
@@ -28,11 +49,57 @@ type Precision struct {
 // gradients accumulated and reduced in fp32 (Megatron forces
 // accumulate_allreduce_grads_in_fp32 with bf16), fp32 master weights and
 // two fp32 Adam moments: 2 + 4 + 4 + 8 = 18 bytes per parameter
-// (Korthikanti et al. 2022, Fig. 1). PyTorch AMP's fp32 weights and
-// gradients, two moments and the bf16 copies autocast makes come to the
-// same 18 bytes.
+// (Korthikanti et al. 2022, Fig. 1), all persistent, and a bf16 residual
+// stream.
 func MixedPrecision() Precision {
-	return Precision{Weight: 2, Grad: 4, Master: 4, Moments: 8, Activation: 2}
+	return Precision{Weight: 2, Grad: 4, Master: 4, Moments: 8, Activation: 2, Residual: 2}
+}
+
+// AutocastPrecision is PyTorch's automatic mixed precision with fp32
+// parameters (docs/formulas.md §2.1 [derived]; the measured H100 steps of
+// docs/measured-h100.md): fp32 parameters that the optimizer updates in
+// place (Master 4), bf16 copies autocast makes for the matmuls of every
+// forward pass and keeps until their backward pass (Weight 2,
+// WeightCopies), fp32 gradients freed by zero_grad(set_to_none=True)
+// (TransientGrads) after a cast pass from the bf16 weight gradients
+// (GradCast), two fp32 Adam moments, and an fp32 residual stream (the
+// embedding and the norms run in fp32).
+func AutocastPrecision() Precision {
+	return Precision{Weight: 2, Grad: 4, Master: 4, Moments: 8, Activation: 2, Residual: 4,
+		WeightCopies: true, TransientGrads: true, GradCast: true}
+}
+
+// StepBytes is the HBM traffic of the optimizer step per parameter a chip
+// updates: fused AdamW reads the master weight, the gradient and the two
+// moments and writes the master weight and the moments back (4+4+8 read,
+// 4+8 written: the 28 bytes of docs/measured-h100.md's fused AdamW row),
+// then writes the Weight-sized copy the matmuls read when it is a separate
+// persistent tensor (Megatron's bf16 parameters); clipping adds
+// o.ClipPasses passes over the gradients.
+func (p Precision) StepBytes(o Optimizer) float64 {
+	b := p.Grad + 2*(p.Master+p.Moments) + o.ClipPasses*p.Grad
+	if !p.WeightCopies {
+		b += p.Weight
+	}
+	return b
+}
+
+// Optimizer is the optimizer step's passes besides AdamW's own.
+type Optimizer struct {
+	// ClipPasses is the number of passes over the gradients that
+	// gradient-norm clipping makes: 0 without clipping; 1 when the scaling
+	// is fused into the optimizer and only the norm reads the gradients
+	// (Megatron); 3 for torch.nn.utils.clip_grad_norm_ (a read for the norm,
+	// a read and a write to scale).
+	ClipPasses float64 `json:"clip_passes" yaml:"clip_passes"`
+}
+
+// Validate reports a negative or absurd entry.
+func (o Optimizer) Validate() error {
+	if !(o.ClipPasses >= 0 && o.ClipPasses <= 8) {
+		return fmt.Errorf("model: optimizer clip_passes = %v must be between 0 and 8", o.ClipPasses)
+	}
+	return nil
 }
 
 // OptimizerBytes is the optimizer state of one parameter: master weights
@@ -57,16 +124,19 @@ func (p Precision) withDefaults() Precision {
 	if p.Activation == 0 {
 		p.Activation = d.Activation
 	}
+	if p.Residual == 0 {
+		p.Residual = p.Activation
+	}
 	return p
 }
 
-// validate reports a negative or absurd element size.
-func (p Precision) validate() error {
+// Validate reports a negative or absurd element size.
+func (p Precision) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
 	}{{"weight_bytes", p.Weight}, {"grad_bytes", p.Grad}, {"master_bytes", p.Master},
-		{"moments_bytes", p.Moments}, {"activation_bytes", p.Activation}} {
+		{"moments_bytes", p.Moments}, {"activation_bytes", p.Activation}, {"residual_bytes", p.Residual}} {
 		if !(f.v >= 0 && f.v <= 64) {
 			return fmt.Errorf("model: precision %s = %v must be between 0 and 64 bytes", f.name, f.v)
 		}

@@ -84,6 +84,8 @@ const (
 	ClassMask                    // dropout masks: 1 byte
 	ClassIndex                   // token ids: int64, 8 bytes
 	ClassVirtual                 // one-hot matrices and constants that never exist in memory: 0 bytes
+	ClassResidual                // the residual stream and its gradient: Precision.Residual
+	ClassRaw                     // a framework's own intermediates, sized by Scale in bytes per element: 1 byte
 )
 
 // Tensor is a named array of the program.
@@ -162,8 +164,9 @@ type Op struct {
 	// work its kernel does: 0.5 for a causal flash-attention kernel, 0 for
 	// a lookup.
 	Work float64
-	// Bytes is an elementwise pass's HBM traffic in units of A's bytes.
-	Bytes float64
+	// Bytes is an elementwise pass's HBM traffic in units of A's bytes;
+	// BwdBytes that of the pass the backward pass derives from it.
+	Bytes, BwdBytes float64
 	// Group is what the op is, for recompute policies.
 	Group Group
 	// HardwareOnly marks extra work of a kernel that counts no model FLOPs
@@ -273,6 +276,10 @@ func (p *Program) ClassBytes(c Class) float64 {
 		return 1
 	case ClassIndex:
 		return 8
+	case ClassResidual:
+		return p.Options.Precision.Residual
+	case ClassRaw:
+		return 1
 	}
 	return 0
 }
@@ -354,3 +361,6 @@ func (p *Program) NumLayers() int {
 	}
 	return n
 }
+
+// Precision returns the program's precision table.
+func (p *Program) Precision() Precision { return p.Options.Precision }

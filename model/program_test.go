@@ -53,13 +53,13 @@ func TestSavedActivations(t *testing.T) {
 		want   float64
 	}{
 		{"gpt3 selective", gpt3Spec(), ProgramOptions{}, 0, s, RecomputeSelective, 34 * s * h},
-		{"gpt3 none noflash", gpt3Spec(), ProgramOptions{NoFlashAttention: true}, 0, s, RecomputeNone, 34*s*h + 5*a*s*s},
+		{"gpt3 none noflash", gpt3Spec(), ProgramOptions{Kernels: Kernels{Attention: AttentionMaterialized}}, 0, s, RecomputeNone, 34*s*h + 5*a*s*s},
 		{"gpt3 none flash", gpt3Spec(), ProgramOptions{}, 0, s, RecomputeNone, 34*s*h + 4*s*a},
-		{"gpt3 selective noflash", gpt3Spec(), ProgramOptions{NoFlashAttention: true}, 0, s, RecomputeSelective, 34 * s * h},
+		{"gpt3 selective noflash", gpt3Spec(), ProgramOptions{Kernels: Kernels{Attention: AttentionMaterialized}}, 0, s, RecomputeSelective, 34 * s * h},
 		{"gpt3 full", gpt3Spec(), ProgramOptions{}, 0, s, RecomputeFull, 2 * s * h},
 		// Llama 3 70B, s = 8192: 8192·(8·8192 + 4·8192 + 4·1024 + 6·28672) = 2,248,146,944.
 		{"llama70b selective", l70, ProgramOptions{}, 0, 8192, RecomputeSelective, 2248146944},
-		{"llama70b none noflash", l70, ProgramOptions{NoFlashAttention: true}, 0, 8192, RecomputeNone, 2248146944 + 2*64*8192*8192},
+		{"llama70b none noflash", l70, ProgramOptions{Kernels: Kernels{Attention: AttentionMaterialized}}, 0, 8192, RecomputeNone, 2248146944 + 2*64*8192*8192},
 		// Mixtral MoE layer, s = 4096: norms 8·s·h, attention 4·s·(q+kv),
 		// router probabilities 4·s·E, routed copies k·s·(4h + 6·Fe).
 		{"mixtral moe selective", mix, ProgramOptions{}, 1, 4096, RecomputeSelective, 134217728 + 83886080 + 131072 + 838860800},
@@ -84,7 +84,7 @@ func TestSavedActivations(t *testing.T) {
 func TestProgramWellFormed(t *testing.T) {
 	for _, name := range Names() {
 		s, _ := Preset(name)
-		for _, o := range []ProgramOptions{{}, {NoFlashAttention: true}} {
+		for _, o := range []ProgramOptions{{}, {Kernels: Kernels{Attention: AttentionMaterialized}}} {
 			p, err := NewProgram(s, o)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)

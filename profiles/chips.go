@@ -40,10 +40,33 @@ type chipSpec struct {
 	peerBytesPerS float64
 }
 
+const gb = 1e9 // bytes in a GB
+
+// What a GPU runtime keeps out of HBMBytes, the total CUDA reports [HBM-RT]:
+// the CUDA context, about 0.3-0.6 GiB per process with lazy module loading
+// (CUDA >= 11.7; pytorch issues 107667 and 109888), taken as 0.5 GiB; the
+// caching allocator's fragmentation, 5% (Megatron's memory estimator pads by
+// 1.05, docs/formulas.md §2.4 [MEG-MEM]; the measured H100 steps reserve 0.1
+// to 19% above their peak allocation, docs/measured-h100.md); and NCCL's
+// buffers, about 0.6 GB per communicator (NCCL_BUFFSIZE 4 MiB × three
+// protocols × channels × ring peers; 0.54-0.69 GB measured per communicator
+// on 4×A100, NVIDIA/nccl issue 964).
 const (
-	gib = 1 << 30 // bytes in a GiB
-	gb  = 1e9     // bytes in a GB
+	gpuContextBytes      = 0.5 * (1 << 30)
+	gpuAllocatorSlack    = 0.05
+	gpuCommunicatorBytes = 0.6e9
 )
+
+// gpuChip sets a GPU's runtime reserves.
+func gpuChip(c Chip) Chip {
+	c.RuntimeReserveBytes, c.AllocatorSlackFraction, c.CommunicatorBytes = gpuContextBytes, gpuAllocatorSlack, gpuCommunicatorBytes
+	return c
+}
+
+// tpuChip is a TPU: HBMBytes is JAX's bytes_limit, already net of what XLA
+// and libtpu keep (0.25-1.25 GiB below the physical HBM [HBM-RT]); buffers are
+// assigned statically and collective scratch lives in the program's memory.
+func tpuChip(c Chip) Chip { return c }
 
 // catalogue returns every known chip, TPUs first. It is built on each call
 // so that no caller can change the defaults of another.
@@ -65,9 +88,10 @@ func catalogue() []chipSpec {
 
 	return []chipSpec{
 		{
-			// TPU v4 [GC-v4]: 275 TFLOP/s bf16, no fp8, 32 GiB HBM2 at 1200 GB/s, 2 TensorCores.
-			chip: Chip{Name: "v4", Family: "tpu-v4", PeakBF16FLOPs: 275e12,
-				HBMBytes: 32 * gib, HBMBandwidthBytesPerS: 1200 * gb, TensorCoresPerChip: 2},
+			// TPU v4 [GC-v4]: 275 TFLOP/s bf16, no fp8, 32 GiB HBM2 at 1200 GB/s, 2 TensorCores;
+			// JAX's bytes_limit is 34,088,157,184 (31.75 GiB) [HBM-RT].
+			chip: tpuChip(Chip{Name: "v4", Family: "tpu-v4", PeakBF16FLOPs: 275e12,
+				HBMBytes: 34088157184, HBMBandwidthBytesPerS: 1200 * gb, TensorCoresPerChip: 2}),
 			torus: cube(16, 16, 16), // full pod 16x16x16 = 4096 chips [GC-v4][SB-TPU]
 			// 4.5e10 B/s per link one way [SB-TPU]; the vendor's "400G each direction"
 			// would give 5e10 [KL-v4].
@@ -77,9 +101,10 @@ func catalogue() []chipSpec {
 			scaleOut: dcn(6.25e9),
 		},
 		{
-			// TPU v5e [GC-v5e]: 197 TFLOP/s bf16 (int8 393, no fp8), 16 GB HBM2 at 819 GB/s, 1 TensorCore.
-			chip: Chip{Name: "v5e", Family: "tpu-v5e", PeakBF16FLOPs: 197e12,
-				HBMBytes: 16 * gb, HBMBandwidthBytesPerS: 819 * gb, TensorCoresPerChip: 1},
+			// TPU v5e [GC-v5e]: 197 TFLOP/s bf16 (int8 393, no fp8), 16 GiB HBM2 at 819 GB/s,
+			// 1 TensorCore; bytes_limit 16,909,332,480 (15.75 GiB) [HBM-RT].
+			chip: tpuChip(Chip{Name: "v5e", Family: "tpu-v5e", PeakBF16FLOPs: 197e12,
+				HBMBytes: 16909332480, HBMBandwidthBytesPerS: 819 * gb, TensorCoresPerChip: 1}),
 			aliases: []string{"v5litepod"},
 			torus:   plane,
 			// 4.5e10 B/s per link one way [SB-TPU]; the doc's 400 GB/s bidi over 4
@@ -90,9 +115,10 @@ func catalogue() []chipSpec {
 		},
 		{
 			// TPU v5p [GC-v5p]: 459 TFLOP/s bf16 (fp8 at the same rate, so 0),
-			// 95 GiB HBM2e (96 GB in [SB-TPU]) at 2765 GB/s (2.8e12 in [SB-TPU]), 2 TensorCores.
-			chip: Chip{Name: "v5p", Family: "tpu-v5p", PeakBF16FLOPs: 459e12,
-				HBMBytes: 95 * gib, HBMBandwidthBytesPerS: 2765 * gb, TensorCoresPerChip: 2},
+			// 95 GiB HBM2e (96 GB in [SB-TPU]) at 2765 GB/s (2.8e12 in [SB-TPU]), 2 TensorCores;
+			// bytes_limit 102,803,439,616 (95.74 GiB) [HBM-RT].
+			chip: tpuChip(Chip{Name: "v5p", Family: "tpu-v5p", PeakBF16FLOPs: 459e12,
+				HBMBytes: 102803439616, HBMBandwidthBytesPerS: 2765 * gb, TensorCoresPerChip: 2}),
 			torus: cube(16, 20, 28), // full pod 8960 chips [SB-TPU]; the doc's largest slice is 6144 [GC-v5p]
 			// 9e10 B/s per link one way [SB-TPU]; the doc's 1200 GB/s bidi over 6 links gives 1e11 [GC-v5p].
 			scaleUp:  ici(9e10),
@@ -100,9 +126,9 @@ func catalogue() []chipSpec {
 		},
 		{
 			// TPU v6e Trillium [GC-v6e]: 918 TFLOP/s bf16 (fp8 same rate, so 0),
-			// 32 GB HBM at 1640 GB/s, 1 TensorCore.
-			chip: Chip{Name: "v6e", Family: "tpu-v6e", PeakBF16FLOPs: 918e12,
-				HBMBytes: 32 * gb, HBMBandwidthBytesPerS: 1640 * gb, TensorCoresPerChip: 1},
+			// 32 GiB HBM at 1640 GB/s, 1 TensorCore; bytes_limit 33,550,237,696 (31.25 GiB) [HBM-RT].
+			chip: tpuChip(Chip{Name: "v6e", Family: "tpu-v6e", PeakBF16FLOPs: 918e12,
+				HBMBytes: 33550237696, HBMBandwidthBytesPerS: 1640 * gb, TensorCoresPerChip: 1}),
 			aliases: []string{"trillium"},
 			torus:   plane,
 			// 9e10 B/s per link one way [SB-TPU]; the doc's 800 GB/s bidi over 4 ports gives 1e11 [GC-v6e].
@@ -111,9 +137,11 @@ func catalogue() []chipSpec {
 		},
 		{
 			// TPU7x Ironwood [GC-7x]: 2307 TFLOP/s bf16, 4614 fp8, 192 GiB HBM3e,
-			// ~7.37 TB/s HBM (uncertain [JC-HP]; 7.3 in [HC-IW]), 2 TensorCores.
-			chip: Chip{Name: "tpu7x", Family: "tpu-7x", PeakBF16FLOPs: 2307e12, PeakFP8FLOPs: 4614e12,
-				HBMBytes: 192 * gib, HBMBandwidthBytesPerS: 7370 * gb, TensorCoresPerChip: 2},
+			// ~7.37 TB/s HBM (uncertain [JC-HP]; 7.3 in [HC-IW]), 2 TensorCores; JAX shows
+			// each TensorCore as a device of ~94.75 GiB, so about 2 x 101,737,037,824 bytes
+			// per chip (uncertain) [HBM-RT].
+			chip: tpuChip(Chip{Name: "tpu7x", Family: "tpu-7x", PeakBF16FLOPs: 2307e12, PeakFP8FLOPs: 4614e12,
+				HBMBytes: 2 * 101737037824, HBMBandwidthBytesPerS: 7370 * gb, TensorCoresPerChip: 2}),
 			aliases: []string{"ironwood", "v7x"},
 			// 16x24x24 = 9216 chips, from xpk only [XPK] (uncertain); wrap rules
 			// assumed to match v5p [NBF-IW].
@@ -122,9 +150,10 @@ func catalogue() []chipSpec {
 			scaleOut: dcn(12.5e9), // unknown; assumed equal to v6e (uncertain)
 		},
 		{
-			// A100 SXM 40GB: 312 TFLOP/s bf16, no fp8, 40 GB HBM2 at 1555 GB/s [KL-A100][MLE-ACC].
-			chip: Chip{Name: "a100-40gb", Family: "nvidia-ampere", PeakBF16FLOPs: 312e12,
-				HBMBytes: 40 * gb, HBMBandwidthBytesPerS: 1555 * gb, TensorCoresPerChip: 1},
+			// A100 SXM 40GB: 312 TFLOP/s bf16, no fp8, 40 GiB HBM2 at 1555 GB/s [KL-A100][MLE-ACC];
+			// CUDA reports 42,298,834,944 bytes [HBM-RT].
+			chip: gpuChip(Chip{Name: "a100-40gb", Family: "nvidia-ampere", PeakBF16FLOPs: 312e12,
+				HBMBytes: 42298834944, HBMBandwidthBytesPerS: 1555 * gb, TensorCoresPerChip: 1}),
 			domain: 8, // 8 GPUs, 6 NVSwitches [SB-GPU][MLE-NET]
 			// NVLink 3: 300 GB/s one way [MLE-NET]; 8xA100 AllReduce busbw 234.9 GB/s = 0.78 [MLE-NET].
 			scaleUp: nvlink(300*gb, 0.78),
@@ -132,27 +161,30 @@ func catalogue() []chipSpec {
 			scaleOut: nic(25 * gb),
 		},
 		{
-			// A100 SXM 80GB: 312 TFLOP/s bf16, 80 GB HBM2e at 2039 GB/s [KL-A100][MLE-ACC].
-			chip: Chip{Name: "a100", Family: "nvidia-ampere", PeakBF16FLOPs: 312e12,
-				HBMBytes: 80 * gb, HBMBandwidthBytesPerS: 2039 * gb, TensorCoresPerChip: 1},
+			// A100 SXM 80GB: 312 TFLOP/s bf16, 80 GiB HBM2e at 2039 GB/s [KL-A100][MLE-ACC];
+			// CUDA reports 84,987,740,160 to 85,197,848,576 bytes by driver, the lowest here [HBM-RT].
+			chip: gpuChip(Chip{Name: "a100", Family: "nvidia-ampere", PeakBF16FLOPs: 312e12,
+				HBMBytes: 84987740160, HBMBandwidthBytesPerS: 2039 * gb, TensorCoresPerChip: 1}),
 			aliases:  []string{"a100-80gb"},
 			domain:   8,
 			scaleUp:  nvlink(300*gb, 0.78), // as a100-40gb [MLE-NET]
 			scaleOut: nic(25 * gb),         // HDR 200 Gb/s per GPU (uncertain)
 		},
 		{
-			// H100 SXM: 989 TFLOP/s bf16, 1979 fp8, 80 GB HBM3 at 3350 GB/s [KL-H100][MLE-ACC].
-			chip: Chip{Name: "h100", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, PeakFP8FLOPs: 1979e12,
-				HBMBytes: 80 * gb, HBMBandwidthBytesPerS: 3350 * gb, TensorCoresPerChip: 1},
+			// H100 SXM: 989 TFLOP/s bf16, 1979 fp8, 80 GiB HBM3 at 3350 GB/s [KL-H100][MLE-ACC];
+			// CUDA reports 85,017,493,504 bytes (docs/measured-h100.md, environment.json).
+			chip: gpuChip(Chip{Name: "h100", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, PeakFP8FLOPs: 1979e12,
+				HBMBytes: 85017493504, HBMBandwidthBytesPerS: 3350 * gb, TensorCoresPerChip: 1}),
 			domain: 8, // 8 GPUs, 4 NVSwitches [SB-GPU]
 			// NVLink 4: 18 x 25 GB/s = 450 GB/s one way [SB-GPU][MLE-NET]; ring busbw ~370 [SB-GPU].
 			scaleUp:  nvlink(450*gb, nvlinkEfficiency),
 			scaleOut: nic(50 * gb), // 400 Gb/s NDR ConnectX-7 per GPU (DGX H100) [MLE-NET][SB-GPU]
 		},
 		{
-			// H200 SXM: H100 compute, 141 GB HBM3e at 4800 GB/s [MLE-ACC].
-			chip: Chip{Name: "h200", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, PeakFP8FLOPs: 1979e12,
-				HBMBytes: 141 * gb, HBMBandwidthBytesPerS: 4800 * gb, TensorCoresPerChip: 1},
+			// H200 SXM: H100 compute, 141 GB HBM3e at 4800 GB/s [MLE-ACC]; PyTorch reports
+			// 143,156 MiB = 150,109,945,856 bytes [HBM-RT].
+			chip: gpuChip(Chip{Name: "h200", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, PeakFP8FLOPs: 1979e12,
+				HBMBytes: 150109945856, HBMBandwidthBytesPerS: 4800 * gb, TensorCoresPerChip: 1}),
 			domain: 8,
 			// 450 GB/s one way; 8xH200 ring AllReduce busbw 367.2 GB/s = 0.82 [MLE-NET].
 			scaleUp:  nvlink(450*gb, 0.82),
@@ -161,17 +193,19 @@ func catalogue() []chipSpec {
 		{
 			// H800 SXM: H100 compute and memory with NVLink cut to 400 GB/s
 			// (docs/published-runs.md). We read 400 GB/s as bidirectional, like H100's
-			// 900, so 200 GB/s one way; efficiency assumed as H100.
-			chip: Chip{Name: "h800", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, PeakFP8FLOPs: 1979e12,
-				HBMBytes: 80 * gb, HBMBandwidthBytesPerS: 3350 * gb, TensorCoresPerChip: 1},
+			// 900, so 200 GB/s one way; efficiency assumed as H100. HBM as the H100
+			// (nvidia-smi shows the same total; no CUDA figure found) [HBM-RT].
+			chip: gpuChip(Chip{Name: "h800", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, PeakFP8FLOPs: 1979e12,
+				HBMBytes: 85017493504, HBMBandwidthBytesPerS: 3350 * gb, TensorCoresPerChip: 1}),
 			domain:   8,
 			scaleUp:  nvlink(200*gb, nvlinkEfficiency),
 			scaleOut: nic(50 * gb), // assumed 400 Gb/s per GPU like DGX H100
 		},
 		{
-			// B200: 2250 TFLOP/s bf16, 4500 fp8, 180 GB HBM (192 GB in [SB-GPU]) at 8000 GB/s [MLE-ACC].
-			chip: Chip{Name: "b200", Family: "nvidia-blackwell", PeakBF16FLOPs: 2250e12, PeakFP8FLOPs: 4500e12,
-				HBMBytes: 180 * gb, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1},
+			// B200: 2250 TFLOP/s bf16, 4500 fp8, 180 GB HBM (192 GB in [SB-GPU]) at 8000 GB/s [MLE-ACC];
+			// PyTorch reports 182,631 MiB = 191,502,483,456 bytes [HBM-RT].
+			chip: gpuChip(Chip{Name: "b200", Family: "nvidia-blackwell", PeakBF16FLOPs: 2250e12, PeakFP8FLOPs: 4500e12,
+				HBMBytes: 191502483456, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1}),
 			domain: 8, // 8 GPUs, 2 NVSwitch chips [SB-GPU]
 			// NVLink 5: 900 GB/s one way [MLE-NET]; 8xB200 ring AllReduce busbw 682 GB/s = 0.76 [MLE-NET].
 			scaleUp:  nvlink(900*gb, 0.76),
@@ -179,18 +213,20 @@ func catalogue() []chipSpec {
 		},
 		{
 			// GB200 (per GPU, NVL72): 2500 TFLOP/s bf16 (uncertain, docs/published-runs.md),
-			// 5000 fp8, 186 GB HBM at 8000 GB/s [MLE-ACC].
-			chip: Chip{Name: "gb200", Family: "nvidia-grace-blackwell", PeakBF16FLOPs: 2500e12, PeakFP8FLOPs: 5000e12,
-				HBMBytes: 186 * gb, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1},
+			// 5000 fp8, 186 GB HBM at 8000 GB/s [MLE-ACC]; PyTorch reports a total capacity of
+			// 184.31 GiB, about 197.9e9 bytes (medium certainty) [HBM-RT].
+			chip: gpuChip(Chip{Name: "gb200", Family: "nvidia-grace-blackwell", PeakBF16FLOPs: 2500e12, PeakFP8FLOPs: 5000e12,
+				HBMBytes: 197.9e9, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1}),
 			domain: 72, // NVL72: 72 GPUs, 18 NVSwitch chips [SB-GPU][MLE-NET]
 			// 900 GB/s one way [MLE-NET]; efficiency assumed equal to B200's 0.76.
 			scaleUp:  nvlink(900*gb, 0.76),
 			scaleOut: nic(50 * gb), // 400 Gb/s ConnectX-7 per GPU [MLE-NET][SB-GPU]
 		},
 		{
-			// MI300X: 1307 TFLOP/s bf16, 2615 fp8, 192 GB HBM3 at 5300 GB/s [MLE-ACC].
-			chip: Chip{Name: "mi300x", Family: "amd-cdna3", PeakBF16FLOPs: 1307e12, PeakFP8FLOPs: 2615e12,
-				HBMBytes: 192 * gb, HBMBandwidthBytesPerS: 5300 * gb, TensorCoresPerChip: 1},
+			// MI300X: 1307 TFLOP/s bf16, 2615 fp8, 192 GB HBM3 at 5300 GB/s [MLE-ACC]; ROCm
+			// reports 206,141,652,992 bytes (192 GiB less 16 MiB) [HBM-RT].
+			chip: gpuChip(Chip{Name: "mi300x", Family: "amd-cdna3", PeakBF16FLOPs: 1307e12, PeakFP8FLOPs: 2615e12,
+				HBMBytes: 206141652992, HBMBandwidthBytesPerS: 5300 * gb, TensorCoresPerChip: 1}),
 			domain: 8,
 			// Infinity Fabric: 7 peer links x 64 GB/s one way = 448 GB/s, only
 			// with all 8 GPUs (uncertain: AMD's 128 GB/s may be one way) [MLE-NET].

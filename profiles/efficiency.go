@@ -6,28 +6,55 @@ import (
 )
 
 // Default cost-model coefficients. These are the values `plan calibrate`
-// refits; each one names its source in docs/hardware.md (or says it is an
-// assumption). Link defaults are per tier here and per chip in chips.go
-// where a measurement exists for that chip.
+// refits; each one names its source in docs/hardware.md, in
+// docs/measured-h100.md (the H100 microbenchmarks and training steps this
+// repository carries in testdata) or says it is an assumption. Link defaults
+// are per tier here and per chip in chips.go where a measurement exists for
+// that chip.
 //
-// MatmulFraction is the best large-GEMM throughput over peak ("MAMF") from
-// [MLE-ACC] §4.1 of docs/hardware.md, rounded to two digits.
+// Matmuls: t = FLOPs/(MatmulFraction·peak) + t₀ per call, written as the
+// efficiency MatmulFraction·x/(x + MatmulHalfFLOPs) with MatmulHalfFLOPs =
+// MatmulFraction·peak·t₀. A least-squares fit in log time over the 162 bf16
+// GEMMs of docs/measured-h100.md (gemm.csv: forward, dgrad and wgrad of the
+// projections of Llama 3.2 1B/3B, Llama 2 7B, tp8 shards of 70B and 405B,
+// two vocabularies and two small shapes at 2,048 to 32,768 tokens) gives
+// MatmulFraction 0.705 and t₀ = 25 µs on the H100 (mean absolute error 5.9%,
+// worst 25%: K or N of 512-2048 at 2,048 tokens). The fixed part is not a
+// launch latency (kernels queue back to back in a step) but the tail of small
+// calls: too few output tiles for the SMs, short loops over K.
 //
-// MatmulHalfFLOPs follows from Calculon's matmul efficiency points [CALCULON]
-// (0.95 at >= 128 GFLOP, 0.9 at 16 GFLOP, 0.6 at 1 GFLOP per call). With
-// eff(x) = MatmulFraction * x/(x + MatmulHalfFLOPs), a half point of 0.6
-// GFLOP gives 0.60 at 1 GFLOP, 0.92 at 16 GFLOP and 0.95 at 128 GFLOP when
-// MatmulFraction is 0.95. Those points come from A100/H100 system files, and
-// a small matmul is slow mostly because of a fixed time per call, so the half
-// point is scaled with peak: MatmulHalfFLOPs = peak bf16 x 0.6 us (H100:
-// 989e12 x 0.6e-6 ≈ 0.6e9). This scaling is our assumption.
+// Other GPUs have no measured shape sweep: their MatmulFraction is their
+// MAMF (the best single GEMM of a shape sweep, [MLE-ACC] §4.1) times
+// gpuShapeFactor, the ratio of the H100's real-shape fraction to its MAMF
+// (0.705/0.80 = 0.88), and t₀ is the H100's 25 µs. Both transfers are our
+// assumption.
 //
-// HBMFraction and OverlapFraction are assumptions (0.85 each): docs/hardware.md has
-// no measured HBM fraction, and docs/formulas.md §6 says overlappable collectives
-// hide except for the first and last bucket and some contention.
+// Attention: a flash kernel runs its matmuls at a fraction of peak and
+// spends a fixed time per score element on the softmax's exponential (and,
+// backward, the score gradient) on the special-function units; each query
+// block's loop over the keys has a fixed start and end. Fitted on the 16 rows
+// of docs/measured-h100.md's attention.csv (causal SDPA, head_dim 64 and 128,
+// 2,048 to 16,384 tokens, MHA and GQA): forward 1.00 of peak, 0.28 ps per
+// score, half rate at 550 keys (mean absolute error 3.0%); backward 0.70,
+// 0.47 ps, 1,400 keys (2.4%). The forward's 0.28 ps matches the H100's
+// exponential throughput, 132 SMs × 16 per clock × 1.83 GHz ≈ 3.9e12/s
+// [derived]. Chips without a measurement take attentionRelative of the matmul
+// fraction and no per-score term: flash kernels reach 50-73% of peak on A100
+// against an 87% MAMF ([FA2] §4, docs/hardware.md §4.1).
+//
+// HBMFraction: the H100 copies 1 GiB at 2,534 GB/s and runs the fused AdamW
+// step at 2,345-2,535 GB/s of 3,350 (docs/measured-h100.md): 0.76, assumed
+// for other GPUs. TPUs keep 0.85, an assumption (typical STREAM-like fraction
+// 0.8-0.9). OverlapFraction is an assumption (0.85): docs/formulas.md §6 says
+// overlappable collectives hide except for the first and last bucket and some
+// contention.
 const (
-	matmulHalfSeconds = 0.6e-6 // see above: Calculon's points on H100 [CALCULON]
+	gpuMatmulOverheadSeconds = 25e-6  // t₀ fitted on the H100's gemm.csv (see above)
+	tpuMatmulHalfSeconds     = 0.6e-6 // Calculon's points on H100 [CALCULON] scaled by peak: no TPU measurement
+	gpuShapeFactor           = 0.88   // H100 real-shape fraction 0.705 over its MAMF 0.80 (see above)
+	attentionRelative        = 0.7    // flash kernel vs best GEMM on A100 ([FA2] §4)
 
+	gpuHBMFraction         = 0.76 // H100 copy and fused AdamW, docs/measured-h100.md
 	defaultHBMFraction     = 0.85 // assumption (typical STREAM-like fraction 0.8-0.9)
 	defaultOverlapFraction = 0.85 // assumption, docs/formulas.md §6
 )
@@ -64,58 +91,48 @@ const (
 	dcnEfficiency = 0.8
 )
 
-// gpuSustainedFactor converts a GPU's MAMF (the best single GEMM of a shape
-// sweep, run alone at boost clock [MLE-ACC]) into the matmul fraction a
-// training step sustains: clocks settle lower under a whole-node power load
-// and real layer shapes are not the sweep's best. It is the one fitted GPU
-// coefficient: the A100 MatmulFraction that minimises the absolute error over
-// the A100 rows of published-runs.csv (Narayanan 2021, Korthikanti 2022,
-// MosaicML, torchtitan; the DeepSpeed ZeRO-3 and MT-NLG rows, which no
-// coefficient fits, excluded) is 0.68 = 0.78 × 0.87. Applied unchanged to the
-// H100 it predicts Llama 3 405B at about 40% MFU against the published 38-43%
-// (docs/formulas.md §1.3), a chip and run outside the fit.
-const gpuSustainedFactor = 0.78
-
-// sustained is the training matmul fraction of a GPU whose MAMF over peak is
-// mamf, to two digits.
-func sustained(mamf float64) float64 {
-	return math.Round(mamf*gpuSustainedFactor*100) / 100
-}
-
 // familyEfficiency returns the documented defaults for one chip family.
 func familyEfficiency(family string) (Efficiency, bool) {
-	e := Efficiency{HBMFraction: defaultHBMFraction, OverlapFraction: defaultOverlapFraction}
-	var peak float64
+	e := Efficiency{HBMFraction: gpuHBMFraction, OverlapFraction: defaultOverlapFraction}
+	var peak, mamf float64
 	switch family {
 	case "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-7x":
 		// No MAMF is published for TPUs. The scaling book measures ~100% of
 		// roofline for a large matmul on TPU v2 [SB-PROF], and MaxText's 71%
 		// end-to-end MFU on v5p implies GEMMs well above 0.8 [MT-v5p]; 0.88
 		// is our assumption between the two.
-		e.MatmulFraction = 0.88
+		e.MatmulFraction, e.HBMFraction = 0.88, defaultHBMFraction
 		peak = map[string]float64{
 			"tpu-v4": 275e12, "tpu-v5e": 197e12, "tpu-v5p": 459e12,
 			"tpu-v6e": 918e12, "tpu-7x": 2307e12,
 		}[family]
-	case "nvidia-ampere":
-		e.MatmulFraction = sustained(0.87) // A100 SXM MAMF 271.2 of 312 TFLOP/s [MLE-ACC]
-		peak = 312e12
+		e.MatmulHalfFLOPs = roundSig(peak * tpuMatmulHalfSeconds)
+		e.AttentionFwdFraction = roundSig(attentionRelative * e.MatmulFraction)
+		e.AttentionBwdFraction = e.AttentionFwdFraction
+		return e, true
 	case "nvidia-hopper":
-		e.MatmulFraction = sustained(0.80) // H100 SXM MAMF 794.5 of 989 TFLOP/s; H200 the same [MLE-ACC]
-		peak = 989e12
+		// Measured on one H100 SXM (docs/measured-h100.md); the H200 and
+		// H800 share its SMs and clocks. MAMF 794.5 of 989 TFLOP/s [MLE-ACC].
+		e.MatmulFraction = 0.705
+		e.MatmulHalfFLOPs = roundSig(e.MatmulFraction * 989e12 * gpuMatmulOverheadSeconds)
+		e.AttentionFwdFraction, e.AttentionFwdScoreSeconds, e.AttentionFwdHalfSeq = 1, 0.28e-12, 550
+		e.AttentionBwdFraction, e.AttentionBwdScoreSeconds, e.AttentionBwdHalfSeq = 0.70, 0.47e-12, 1400
+		return e, true
+	case "nvidia-ampere":
+		peak, mamf = 312e12, 0.87 // A100 SXM MAMF 271.2 of 312 TFLOP/s [MLE-ACC]
 	case "nvidia-blackwell":
-		e.MatmulFraction = sustained(0.78) // B200 SXM MAMF 1745 of 2250 TFLOP/s [MLE-ACC]
-		peak = 2250e12
+		peak, mamf = 2250e12, 0.78 // B200 SXM MAMF 1745 of 2250 TFLOP/s [MLE-ACC]
 	case "nvidia-grace-blackwell":
-		e.MatmulFraction = sustained(0.73) // GB200 MAMF 1822 of 2500 TFLOP/s [MLE-ACC]
-		peak = 2500e12
+		peak, mamf = 2500e12, 0.73 // GB200 MAMF 1822 of 2500 TFLOP/s [MLE-ACC]
 	case "amd-cdna3":
-		e.MatmulFraction = sustained(0.51) // MI300X MAMF 668.4 of 1307 TFLOP/s, TunableOp on [MLE-ACC]
-		peak = 1307e12
+		peak, mamf = 1307e12, 0.51 // MI300X MAMF 668.4 of 1307 TFLOP/s, TunableOp on [MLE-ACC]
 	default:
 		return Efficiency{}, false
 	}
-	e.MatmulHalfFLOPs = roundSig(peak * matmulHalfSeconds)
+	e.MatmulFraction = math.Round(mamf*gpuShapeFactor*100) / 100
+	e.MatmulHalfFLOPs = roundSig(e.MatmulFraction * peak * gpuMatmulOverheadSeconds)
+	e.AttentionFwdFraction = roundSig(attentionRelative * e.MatmulFraction)
+	e.AttentionBwdFraction = e.AttentionFwdFraction
 	return e, true
 }
 
@@ -126,15 +143,16 @@ func DefaultEfficiency(family string) (Efficiency, bool) {
 }
 
 // GenericEfficiency is used for a custom chip whose family has no defaults:
-// MatmulFraction 0.8 (the H100 MAMF fraction [MLE-ACC]), the H100 half point,
-// and the shared HBM and overlap assumptions.
+// the H100's measured matmul fraction and half point, attentionRelative of
+// it for attention, and the shared HBM and overlap assumptions.
 func GenericEfficiency() Efficiency {
-	return Efficiency{
-		MatmulFraction:  0.8,
-		MatmulHalfFLOPs: 0.6e9,
-		HBMFraction:     defaultHBMFraction,
-		OverlapFraction: defaultOverlapFraction,
-	}
+	e, _ := familyEfficiency("nvidia-hopper")
+	e.AttentionFwdFraction = roundSig(attentionRelative * e.MatmulFraction)
+	e.AttentionBwdFraction = e.AttentionFwdFraction
+	e.AttentionFwdScoreSeconds, e.AttentionBwdScoreSeconds = 0, 0
+	e.AttentionFwdHalfSeq, e.AttentionBwdHalfSeq = 0, 0
+	e.HBMFraction = defaultHBMFraction
+	return e
 }
 
 // roundSig rounds x to two significant digits, so defaults print cleanly.
@@ -144,4 +162,35 @@ func roundSig(x float64) float64 {
 		return x
 	}
 	return r
+}
+
+// MatmulSeconds is the time of one matmul call of flops FLOPs on a chip of
+// peak FLOP/s at the efficiency MatmulFraction·x/(x + MatmulHalfFLOPs):
+// (flops + MatmulHalfFLOPs)/(MatmulFraction·peak), the fitted t = FLOPs/
+// (MatmulFraction·peak) + t₀ (see the constants above).
+func (e Efficiency) MatmulSeconds(flops, peak float64) float64 {
+	if flops <= 0 {
+		return 0
+	}
+	return (flops + e.MatmulHalfFLOPs) / (e.MatmulFraction * peak)
+}
+
+// AttentionSeconds is the time of a flash attention kernel, forward or
+// backward, whose matmuls do flops FLOPs over scores elements of the score
+// square with kvTokens keys per call, on a chip of peak FLOP/s:
+// (flops/(fraction·peak) + scores·score seconds)·(1 + half/kvTokens) (see
+// the constants above).
+func (e Efficiency) AttentionSeconds(backward bool, flops, scores, kvTokens, peak float64) float64 {
+	if flops <= 0 {
+		return 0
+	}
+	frac, score, half := e.AttentionFwdFraction, e.AttentionFwdScoreSeconds, e.AttentionFwdHalfSeq
+	if backward {
+		frac, score, half = e.AttentionBwdFraction, e.AttentionBwdScoreSeconds, e.AttentionBwdHalfSeq
+	}
+	t := flops/(frac*peak) + scores*score
+	if kvTokens > 0 {
+		t *= 1 + half/kvTokens
+	}
+	return t
 }

@@ -28,6 +28,16 @@ type Chip struct {
 	HBMBandwidthBytesPerS float64 `json:"hbm_bandwidth_bytes_per_s" yaml:"hbm_bandwidth_bytes_per_s"`
 	// TensorCoresPerChip is 2 for TPU v4/v5p (the slice suffix counts cores), 1 otherwise.
 	TensorCoresPerChip int `json:"tensor_cores_per_chip,omitempty" yaml:"tensor_cores_per_chip"`
+	// RuntimeReserveBytes is HBM the runtime holds before any tensor: the CUDA context
+	// on GPUs; zero on TPUs, whose HBMBytes is XLA's bytes_limit, already net of it.
+	RuntimeReserveBytes float64 `json:"runtime_reserve_bytes" yaml:"runtime_reserve_bytes"`
+	// AllocatorSlackFraction of HBM is lost to the allocator's fragmentation (PyTorch's
+	// caching allocator on GPUs); zero under XLA's static buffer assignment.
+	AllocatorSlackFraction float64 `json:"allocator_slack_fraction" yaml:"allocator_slack_fraction"`
+	// CommunicatorBytes is the HBM each collective communicator (one per parallel
+	// group of a strategy) keeps for its buffers; zero on TPUs, where XLA places
+	// collective buffers in the program's own memory.
+	CommunicatorBytes float64 `json:"communicator_bytes" yaml:"communicator_bytes"`
 }
 
 // Axis is one dimension of a cluster's device mesh.
@@ -63,6 +73,21 @@ type Efficiency struct {
 	// OverlapFraction is the fraction of overlappable communication (FSDP prefetch, gradient
 	// reduction, pipeline sends) that actually hides under compute.
 	OverlapFraction float64 `json:"overlap_fraction" yaml:"overlap_fraction"`
+	// AttentionFwdFraction and AttentionBwdFraction are the flash attention kernel's
+	// matmul rate as a fraction of peak in the forward and the backward pass.
+	AttentionFwdFraction float64 `json:"attention_fwd_fraction" yaml:"attention_fwd_fraction"`
+	AttentionBwdFraction float64 `json:"attention_bwd_fraction" yaml:"attention_bwd_fraction"`
+	// AttentionFwdScoreSeconds and AttentionBwdScoreSeconds are the kernel's time per
+	// element of the (causal) score square beyond its matmuls: the softmax's exponential
+	// and, backward, the score gradient, which run on the special-function units.
+	AttentionFwdScoreSeconds float64 `json:"attention_fwd_score_s" yaml:"attention_fwd_score_s"`
+	AttentionBwdScoreSeconds float64 `json:"attention_bwd_score_s" yaml:"attention_bwd_score_s"`
+	// AttentionFwdHalfSeq and AttentionBwdHalfSeq are the key/value lengths (tokens per
+	// kernel call) at which the kernel runs at half its rate: each query block's loop
+	// over the keys has a fixed start and end, so the rate is T/(T+half) of the long-
+	// sequence rate.
+	AttentionFwdHalfSeq float64 `json:"attention_fwd_half_seq" yaml:"attention_fwd_half_seq"`
+	AttentionBwdHalfSeq float64 `json:"attention_bwd_half_seq" yaml:"attention_bwd_half_seq"`
 }
 
 // Cluster is a set of identical chips arranged as a mesh of axes.

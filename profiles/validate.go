@@ -24,8 +24,9 @@ func Tiers() []Tier {
 // a unique name, a positive size, a known tier, positive bandwidth,
 // non-negative latency and an efficiency in (0, 1]; at most MaxChips chips;
 // and efficiency coefficients with MatmulFraction and HBMFraction in (0, 1],
-// OverlapFraction in [0, 1] (0 means nothing overlaps) and MatmulHalfFLOPs
-// >= 0. Every number must be finite.
+// OverlapFraction in [0, 1] (0 means nothing overlaps), MatmulHalfFLOPs
+// >= 0, the attention fractions in (0, 1] and its score times and half
+// sequences >= 0. Every number must be finite.
 func (c Cluster) Validate() error {
 	if err := c.check(); err != nil {
 		return fmt.Errorf("profiles: %v", err)
@@ -115,6 +116,18 @@ func (e Efficiency) validate() error {
 		return fmt.Errorf("hbm_fraction must be in (0, 1], not %g", e.HBMFraction)
 	case !nonNegative(e.OverlapFraction) || e.OverlapFraction > 1:
 		return fmt.Errorf("overlap_fraction must be in [0, 1], not %g", e.OverlapFraction)
+	case !fraction(e.AttentionFwdFraction):
+		return fmt.Errorf("attention_fwd_fraction must be in (0, 1], not %g", e.AttentionFwdFraction)
+	case !fraction(e.AttentionBwdFraction):
+		return fmt.Errorf("attention_bwd_fraction must be in (0, 1], not %g", e.AttentionBwdFraction)
+	case !nonNegative(e.AttentionFwdScoreSeconds) || e.AttentionFwdScoreSeconds > 1e-9:
+		return fmt.Errorf("attention_fwd_score_s must be between 0 and 1e-9 seconds, not %g", e.AttentionFwdScoreSeconds)
+	case !nonNegative(e.AttentionBwdScoreSeconds) || e.AttentionBwdScoreSeconds > 1e-9:
+		return fmt.Errorf("attention_bwd_score_s must be between 0 and 1e-9 seconds, not %g", e.AttentionBwdScoreSeconds)
+	case !nonNegative(e.AttentionFwdHalfSeq) || e.AttentionFwdHalfSeq > 1e7:
+		return fmt.Errorf("attention_fwd_half_seq must be between 0 and 1e7 tokens, not %g", e.AttentionFwdHalfSeq)
+	case !nonNegative(e.AttentionBwdHalfSeq) || e.AttentionBwdHalfSeq > 1e7:
+		return fmt.Errorf("attention_bwd_half_seq must be between 0 and 1e7 tokens, not %g", e.AttentionBwdHalfSeq)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package results
 import (
 	"encoding/csv"
 	"io"
+	"slices"
 	"strconv"
 )
 
@@ -22,7 +23,8 @@ var CSVColumns = []string{
 	"params_gb", "grads_gb", "optimizer_gb", "activations_gb", "buffers_gb",
 	"dp", "zero", "fsdp", "tp", "sp", "cp", "pp", "ep", "mb", "num_microbatches",
 	"schedule", "v", "recompute",
-	"days", "chip_hours", "cost", "cluster_pareto_optimal", "spec",
+	"days", "chip_hours", "cost", "cluster_pareto_optimal",
+	"matmul_s", "attention_s", "memory_bound_s", "optimizer_s", "spec",
 }
 
 // WriteCSV writes the plan as CSV: a header of [CSVColumns], then one row
@@ -34,7 +36,7 @@ func (p Plan) WriteCSV(w io.Writer) error {
 	if len(p.Clusters) > 0 {
 		for i, o := range p.Clusters {
 			row := csvRow(i+1, o.Recommended, p.Model.Name, o.Cluster, p.Batch, o.Best)
-			row[len(row)-2] = strconv.FormatBool(o.ParetoOptimal)
+			row[slices.Index(CSVColumns, "cluster_pareto_optimal")] = strconv.FormatBool(o.ParetoOptimal)
 			_ = cw.Write(row)
 		}
 	} else {
@@ -86,7 +88,8 @@ func csvRow(rank int, rec bool, model string, c PlanCluster, b Batch, r *Result)
 		f(r.Memory.ParamsGB), f(r.Memory.GradsGB), f(r.Memory.OptimizerGB), f(r.Memory.ActivationsGB), f(r.Memory.BuffersGB),
 		i(s.DP), i(s.Zero), i(s.FSDP), i(s.TP), strconv.FormatBool(s.SP), i(s.CP), i(s.PP), i(s.EP), i(s.MB), i(s.NumMicrobatches),
 		s.Schedule, i(s.V), s.Recompute,
-		opt(r.Days), opt(r.ChipHours), opt(r.Cost), "", s.Spec,
+		opt(r.Days), opt(r.ChipHours), opt(r.Cost), "",
+		f(r.Time.MatmulS), f(r.Time.AttentionS), f(r.Time.MemoryBoundS), f(r.Time.OptimizerS), s.Spec,
 	)
 	return row
 }

@@ -47,6 +47,7 @@ func example() results.Evaluation {
 		Model: m, Cluster: c, Workload: space.Workload{Batch: 8, SeqLen: 128}, Strategy: s,
 		Time: cost.Estimate{
 			StepSeconds: 2, ComputeSeconds: 1.5, ExposedCommSeconds: 0.5,
+			MatmulSeconds: 1.2, AttentionSeconds: 0.1, MemoryBoundSeconds: 0.15, OptimizerSeconds: 0.05,
 			ModelFLOPs: 400e12, HardwareFLOPs: 500e12,
 			Collectives: []cost.Collective{{Op: "AllGather", Axes: []string{"x"}, Bytes: 1e6, Count: 4, Seconds: 0.25, Overlapped: true, Why: "fsdp weight gather"}},
 		},
@@ -93,6 +94,10 @@ func ExampleWriteExplainTable() {
 	//
 	// TIME PER STEP
 	// compute                1.50 s
+	//   matmuls              1.20 s
+	//   attention kernels    100 ms
+	//   memory-bound passes  150 ms
+	//   optimizer step       50.0 ms
 	// exposed communication  500 ms
 	// pipeline bubble        0 s
 	// step                   2.00 s

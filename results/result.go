@@ -32,11 +32,16 @@ type Strategy struct {
 	Spec            string              `json:"spec"`
 }
 
-// Time is a step's time breakdown in seconds.
+// Time is a step's time breakdown in seconds: compute_s is the sum of
+// matmul_s, attention_s, memory_bound_s and optimizer_s.
 type Time struct {
 	ComputeS     float64 `json:"compute_s"`
 	ExposedCommS float64 `json:"exposed_comm_s"`
 	BubbleS      float64 `json:"bubble_s"`
+	MatmulS      float64 `json:"matmul_s"`
+	AttentionS   float64 `json:"attention_s"`
+	MemoryBoundS float64 `json:"memory_bound_s"`
+	OptimizerS   float64 `json:"optimizer_s"`
 }
 
 // Memory is the busiest chip's memory breakdown in 10^9 bytes.
@@ -165,6 +170,10 @@ func NewResult(e Evaluation) Result {
 		Fits:              e.Fits(),
 		Time: Time{
 			ComputeS:     e.Time.ComputeSeconds,
+			MatmulS:      e.Time.MatmulSeconds,
+			AttentionS:   e.Time.AttentionSeconds,
+			MemoryBoundS: e.Time.MemoryBoundSeconds,
+			OptimizerS:   e.Time.OptimizerSeconds,
 			ExposedCommS: e.Time.ExposedCommSeconds,
 			BubbleS:      e.Time.BubbleSeconds,
 		},

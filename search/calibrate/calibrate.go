@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/search"
 	"github.com/meshplan/meshplan/search/runs"
@@ -375,7 +376,9 @@ func prepare(r runs.Run, base profiles.Cluster, so search.Options) (*sample, Row
 	if err != nil {
 		return nil, Row{}, fmt.Errorf("calibrate: strategy %s: %v", vr.Strategy, err)
 	}
-	so.Program.NoFlashAttention = r.UnfusedAttention()
+	if r.UnfusedAttention() {
+		so.Program.Kernels.Attention = model.AttentionMaterialized
+	}
 	p, err := search.NewProblem(m, c, w, space.Fix{}, so)
 	if err != nil {
 		return nil, Row{}, fmt.Errorf("calibrate: %v", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/meshplan/meshplan/cost"
 	"github.com/meshplan/meshplan/memory"
+	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/search"
 	"github.com/meshplan/meshplan/space"
@@ -130,7 +131,7 @@ func (r Run) validate(override *profiles.Cluster, o search.Options) (Row, error)
 		candidates = mbCandidates(s, w)
 	}
 	if r.UnfusedAttention() {
-		o.Program.NoFlashAttention = true
+		o.Program.Kernels.Attention = model.AttentionMaterialized
 		notes = append(notes, "attention without FlashAttention (the source predates it)")
 	}
 	p, err := search.NewProblem(m, c, w, space.Fix{}, o)

@@ -1,0 +1,114 @@
+package framework
+
+import "github.com/meshplan/meshplan/model"
+
+// The PyTorch profiles model the two setups measured on one H100
+// (docs/measured-h100.md, train-steps.csv): a Hugging Face Llama with fp32
+// parameters under torch.autocast(bfloat16), SDPA attention and fused
+// AdamW without gradient clipping, eager (pytorch) and wrapped in
+// torch.compile (torchtitan). Bytes are per element of the tensor each pass
+// is priced on (model.Pass), with the residual stream in fp32 (4 bytes) and
+// activations in bf16 (2), counted op by op from the modules' code
+// (docs/frameworks.md has the tables).
+
+// torchtitan is torch.compile'd training with autocast and fp32
+// parameters. Inductor fuses each elementwise chain into one kernel:
+//
+//   - norm: reads the fp32 stream, writes the bf16 normalised input
+//     (4+2); backward reads its gradient and the stream and writes the
+//     stream's gradient (2+4+4); it keeps 8 bytes per element of its own,
+//     two fp32 intermediates (the normalised x and its product with the
+//     fp32 weight), fitted: with the loss's 2+2 below, it makes the
+//     compiled rows' peak memory grow per token as measured for both models
+//     (2.35 MB per token for Llama 3.2 1B, 1.92 MB for the 8-layer Llama 2
+//     7B), which a count of the program's tensors alone misses by 24% on
+//     the second;
+//   - rope: reads and writes bf16 q and k (2+2) both ways;
+//   - act: SwiGLU as FusedKernels (3 and 5 bytes per element of gate and up);
+//   - residual: reads the bf16 branch and the fp32 stream, writes the fp32
+//     sum (2+4+4); backward reads the stream's gradient, adds the branch's
+//     and writes the bf16 branch gradient (4+4+2);
+//   - loss: reads the bf16 logits for the fp32 log-sum-exp (2+2),
+//     backward reads them again and writes their gradient (2+2); it keeps
+//     the bf16 logits (2) and its backward a bf16 gradient (2);
+//   - lookup: gathers fp32 rows (4+4); backward scatter-adds into the fp32
+//     gradient (4+4+4).
+//
+// The attention runs at AttentionRate of the flash kernel: under
+// torch.compile the Hugging Face model passes a materialised causal mask to
+// SDPA (the compiled rows' peak memory grows by 2 bytes per token per
+// sequence token, a bf16 [B,1,S,S] mask), which rules out the flash
+// backend. The compiled rows' step time grows with the score square 3.6
+// times as fast as the flash kernel's measured rate (the eager rows' growth
+// matches it); the least-squares rate over the 12 compiled rows is 0.35,
+// the difference being Inductor fusing more elementwise work than one
+// kernel per pass, which these rows cannot separate from the attention. A
+// model that calls SDPA with is_causal, as torchtitan's own Llama does,
+// runs the flash kernel: set attention_rate: 1 in a YAML profile.
+func torchtitan() Profile {
+	k := model.FusedKernels()
+	k.Passes[model.PassNorm] = model.PassCost{FwdBytes: 6, BwdBytes: 10, SavedBytes: 8}
+	k.Passes[model.PassResidual] = model.PassCost{FwdBytes: 10, BwdBytes: 10}
+	k.Passes[model.PassLoss] = model.PassCost{FwdBytes: 4, BwdBytes: 4, SavedBytes: 2, TransientBytes: 2}
+	k.Passes[model.PassLookup] = model.PassCost{FwdBytes: 8, BwdBytes: 12}
+	k.AttentionRate = compiledAttentionRate
+	return Profile{
+		Name: "torchtitan",
+		Description: "torch.compile'd PyTorch as measured on one H100 (docs/measured-h100.md): fused elementwise kernels, " +
+			"autocast over fp32 parameters (bf16 copies per micro-batch, fp32 residual stream, fp32 gradients freed by zero_grad), fused AdamW, " +
+			"SDPA with a materialised causal mask at 0.35 of the flash kernel's rate",
+		Kernels:   k,
+		Precision: model.AutocastPrecision(),
+	}
+}
+
+// compiledAttentionRate is the compiled rows' attention speed relative to
+// the flash kernel, fitted (see torchtitan).
+const compiledAttentionRate = 0.35
+
+// pytorch is eager PyTorch: Hugging Face modules under autocast with fp32
+// parameters, one kernel per operation.
+//
+//   - norm: LlamaRMSNorm computes x², its mean, x·rsqrt and weight·x in
+//     fp32, 28 bytes forward (8+4+8+8), about 52 backward, and keeps the
+//     fp32 normalised x (4 bytes) for the weight's gradient;
+//   - the q, k and v projections and the gate and up projections are
+//     separate modules: each casts the fp32 normalised input to bf16 and
+//     keeps its copy (SplitProjections);
+//   - rope: q·cos, rotate_half (two slices, a negation, a concatenation),
+//     ·sin, the sum in fp32 (cos and sin are fp32) and SDPA's cast back to
+//     bf16: 38 bytes forward, about 50 backward; it keeps nothing of its
+//     own (cos and sin need no gradient, so the products keep only them);
+//   - act: silu (2+2) then the product (2+2+2), 5 bytes per element of
+//     gate and up forward, about 10 backward; the product keeps silu(gate)
+//     and the down projection its input (2 bytes per element of gate and
+//     up beyond the program's);
+//   - residual: the fp32 sum of a bf16 branch (2+4+4) both ways;
+//   - loss: logits.float() (2+4), log-softmax (4+4+4), the gather; backward
+//     the zero-filled gradient, the log-softmax backward (4+4+4) and the
+//     cast to bf16 (4+2): about 18 bytes forward and 26 backward; it keeps
+//     the fp32 log-softmax output and the model output the bf16 logits
+//     (4+2), and its backward holds two fp32 gradients (8): 14 bytes per
+//     logit at the loss, as the eager full-recompute rows' peak grows
+//     (docs/frameworks.md);
+//   - lookup: as torchtitan's.
+func pytorch() Profile {
+	k := model.FusedKernels()
+	k.Passes[model.PassNorm] = model.PassCost{FwdBytes: 28, BwdBytes: 52, SavedBytes: 4}
+	k.Passes[model.PassRope] = model.PassCost{FwdBytes: 38, BwdBytes: 50}
+	k.Passes[model.PassAct] = model.PassCost{FwdBytes: 5, BwdBytes: 10, SavedBytes: 2}
+	k.Passes[model.PassResidual] = model.PassCost{FwdBytes: 10, BwdBytes: 10}
+	k.Passes[model.PassLoss] = model.PassCost{FwdBytes: 18, BwdBytes: 26, SavedBytes: 6, TransientBytes: 8}
+	k.Passes[model.PassLookup] = model.PassCost{FwdBytes: 8, BwdBytes: 12}
+	k.SplitProjections = true
+	return Profile{
+		Name: "pytorch",
+		Description: "eager PyTorch as the Hugging Face Trainer and hand-written loops run it, measured on one H100 (docs/measured-h100.md): " +
+			"one kernel per operation, separate q/k/v and gate/up projections, autocast over fp32 parameters, SDPA's flash kernel, fused AdamW",
+		Kernels:   k,
+		Precision: model.AutocastPrecision(),
+		// The eager rows reserve a median 6.7% above their peak allocation
+		// (0.1 to 20%, docs/measured-h100.md).
+		AllocatorSlackFraction: 0.07,
+	}
+}

@@ -1,0 +1,178 @@
+package framework
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/meshplan/meshplan/model"
+)
+
+// maxYAMLBytes bounds the size of a framework file.
+const maxYAMLBytes = 1 << 20
+
+// file is a framework file: every key optional, each overriding the base
+// profile's value (a pass given replaces the base's entry whole).
+type file struct {
+	Name                   string                    `yaml:"name"`
+	Base                   string                    `yaml:"base"`
+	Description            string                    `yaml:"description"`
+	Attention              string                    `yaml:"attention"`
+	AttentionRate          float64                   `yaml:"attention_rate"`
+	SplitProjections       *bool                     `yaml:"split_projections"`
+	Passes                 map[string]model.PassCost `yaml:"passes"`
+	Precision              model.Precision           `yaml:"precision"`
+	Optimizer              model.Optimizer           `yaml:"optimizer"`
+	AllocatorSlackFraction float64                   `yaml:"allocator_slack_fraction"`
+}
+
+// Attention kernel names of a framework file.
+const (
+	attentionFlash        = "flash"
+	attentionMaterialized = "materialized"
+)
+
+// Parse reads a framework profile from YAML:
+//
+//	name: my-stack            # default "custom"
+//	base: torchtitan          # a built-in profile to start from (default generic)
+//	attention: flash          # flash or materialized
+//	attention_rate: 1         # the attention kernel's speed relative to the chip's flash kernel
+//	split_projections: false  # separate q/k/v and gate/up matmuls, each keeping a copy of its input
+//	passes:                   # bytes per element: fwd_bytes, bwd_bytes, saved_bytes
+//	  norm: {fwd_bytes: 4, bwd_bytes: 6}
+//	precision: {weight_bytes: 2, grad_bytes: 4, master_bytes: 4, moments_bytes: 8,
+//	            activation_bytes: 2, residual_bytes: 2, weight_copies: false,
+//	            transient_grads: false, grad_cast: false}
+//	optimizer: {clip_passes: 1}
+//	allocator_slack_fraction: 0.05
+//
+// The passes are norm, rope, act, residual, loss and lookup (model.Pass).
+// Unknown keys are errors naming the line, and every number must be in the
+// range model's validation allows.
+func Parse(data []byte) (Profile, error) {
+	p, err := parse(data, "custom")
+	if err != nil {
+		return Profile{}, fmt.Errorf("framework: %v", err)
+	}
+	return p, nil
+}
+
+// Load returns the profile arg names: a built-in profile, or a YAML file
+// (a name ending in .yaml or .yml).
+func Load(arg string) (Profile, error) {
+	lower := strings.ToLower(arg)
+	if !strings.HasSuffix(lower, ".yaml") && !strings.HasSuffix(lower, ".yml") {
+		return Builtin(arg)
+	}
+	data, err := os.ReadFile(arg)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return Profile{}, fmt.Errorf("framework: cannot read framework file %s: %v", arg, err)
+	}
+	base := filepath.Base(arg)
+	p, err := parse(data, strings.TrimSuffix(base, filepath.Ext(base)))
+	if err != nil {
+		return Profile{}, fmt.Errorf("framework: framework file %s: %v", arg, err)
+	}
+	return p, nil
+}
+
+// parse is Parse without the error prefix; a profile without a name is
+// called defaultName.
+func parse(data []byte, defaultName string) (Profile, error) {
+	if len(data) > maxYAMLBytes {
+		return Profile{}, fmt.Errorf("%d bytes is too large for a framework description (at most %d)", len(data), maxYAMLBytes)
+	}
+	var head struct {
+		Base string `yaml:"base"`
+	}
+	if err := yaml.Unmarshal(data, &head); err != nil {
+		return Profile{}, yamlError(err)
+	}
+	baseName := head.Base
+	if baseName == "" {
+		baseName = Default
+	}
+	base, err := Builtin(baseName)
+	if err != nil {
+		return Profile{}, fmt.Errorf("base: %v", strings.TrimPrefix(err.Error(), "framework: "))
+	}
+	f := file{
+		Name: defaultName, Description: "custom framework profile based on " + base.Name,
+		AttentionRate: base.Kernels.AttentionRate, Precision: base.Precision, Optimizer: base.Optimizer,
+		AllocatorSlackFraction: base.AllocatorSlackFraction, Passes: map[string]model.PassCost{},
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return Profile{}, yamlError(err)
+	}
+	p := base
+	p.Name, p.Description = f.Name, f.Description
+	switch f.Attention {
+	case "":
+	case attentionFlash:
+		p.Kernels.Attention = model.AttentionFlash
+	case attentionMaterialized:
+		p.Kernels.Attention = model.AttentionMaterialized
+	default:
+		return Profile{}, fmt.Errorf("attention %q is unknown: use %s or %s", f.Attention, attentionFlash, attentionMaterialized)
+	}
+	p.Kernels.AttentionRate = f.AttentionRate
+	if f.SplitProjections != nil {
+		p.Kernels.SplitProjections = *f.SplitProjections
+	}
+	names := model.PassNames()
+	keys := make([]string, 0, len(f.Passes))
+	for k := range f.Passes {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		i := slices.Index(names, k)
+		if i < 0 {
+			return Profile{}, fmt.Errorf("passes: %q is not a pass; the passes are %s", k, strings.Join(names, ", "))
+		}
+		p.Kernels.Passes[i] = f.Passes[k]
+	}
+	p.Precision, p.Optimizer, p.AllocatorSlackFraction = f.Precision, f.Optimizer, f.AllocatorSlackFraction
+	if err := p.Validate(); err != nil {
+		return Profile{}, err
+	}
+	return p, nil
+}
+
+// Validate reports the first field of p out of its range.
+func (p Profile) Validate() error {
+	if strings.TrimSpace(p.Name) == "" {
+		return errors.New("the profile has no name")
+	}
+	for _, err := range []error{p.Kernels.Validate(), p.Precision.Validate(), p.Optimizer.Validate()} {
+		if err != nil {
+			return errors.New(strings.TrimPrefix(err.Error(), "model: "))
+		}
+	}
+	if !(p.AllocatorSlackFraction >= 0 && p.AllocatorSlackFraction < 1) {
+		return fmt.Errorf("allocator_slack_fraction = %v must be at least 0 and below 1", p.AllocatorSlackFraction)
+	}
+	return nil
+}
+
+// yamlError shortens the YAML library's messages to one sentence.
+func yamlError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
+	msg = strings.ReplaceAll(msg, " in type framework.file", "")
+	return errors.New(msg)
+}

@@ -1,0 +1,93 @@
+package profiles
+
+import (
+	"encoding/csv"
+	"math"
+	"os"
+	"strconv"
+	"testing"
+)
+
+// readCSV reads a table of testdata/measured-h100 (copied from the shared
+// reference, see its README.md) as rows of named columns.
+func readCSV(t *testing.T, name string) []map[string]string {
+	t.Helper()
+	f, err := os.Open("testdata/measured-h100/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, k := range recs[0] {
+			m[k] = r[i]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func num(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestMatmulAgainstH100 pins the Hopper matmul curve to the 162 measured
+// bf16 GEMMs of gemm.csv: the fit's mean absolute error is 5.9% and its
+// worst row 25% (a 2,048-token shape with K and N of 2,048).
+func TestMatmulAgainstH100(t *testing.T) {
+	e, _ := DefaultEfficiency("nvidia-hopper")
+	var sum, worst float64
+	n := 0
+	for _, r := range readCSV(t, "gemm.csv") {
+		flops := 2 * num(t, r["M_tokens"]) * num(t, r["K"]) * num(t, r["N"])
+		for _, col := range []string{"fwd_s", "dgrad_s", "wgrad_s"} {
+			err := e.MatmulSeconds(flops, 989e12)/num(t, r[col]) - 1
+			sum += math.Abs(err)
+			worst = max(worst, math.Abs(err))
+			n++
+		}
+	}
+	if n != 162 {
+		t.Fatalf("read %d GEMMs, want 162", n)
+	}
+	if mape := sum / float64(n); mape > 0.065 || worst > 0.30 {
+		t.Errorf("matmul curve vs gemm.csv: MAPE %.1f%%, worst %.1f%%; want <= 6.5%% and <= 30%%", 100*mape, 100*worst)
+	}
+}
+
+// TestAttentionAgainstH100 pins the Hopper flash-attention model to the 16
+// rows of attention.csv, forward and backward: the file counts the causal
+// half, 2·2·B·H·S²·D/2 FLOPs forward and 2.5 times that backward, over
+// B·H·S²/2 scores.
+func TestAttentionAgainstH100(t *testing.T) {
+	e, _ := DefaultEfficiency("nvidia-hopper")
+	for _, pass := range []struct {
+		col      string
+		backward bool
+		mult     float64
+	}{{"fwd_s", false, 1}, {"bwd_s", true, 2.5}} {
+		var sum, worst float64
+		rows := readCSV(t, "attention.csv")
+		for _, r := range rows {
+			b, h, s, d := num(t, r["batch"]), num(t, r["heads"]), num(t, r["seq"]), num(t, r["head_dim"])
+			scores := b * h * s * s / 2
+			flops := pass.mult * 4 * d * scores
+			err := e.AttentionSeconds(pass.backward, flops, scores, s, 989e12)/num(t, r[pass.col]) - 1
+			sum += math.Abs(err)
+			worst = max(worst, math.Abs(err))
+		}
+		if mape := sum / float64(len(rows)); mape > 0.035 || worst > 0.10 {
+			t.Errorf("%s: attention model vs attention.csv: MAPE %.1f%%, worst %.1f%%; want <= 3.5%% and <= 10%%", pass.col, 100*mape, 100*worst)
+		}
+	}
+}
