@@ -72,7 +72,7 @@ func (a *app) runCalibrate(path string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := calibrate.Calibrate(rs, base, calibrate.Options{Search: defaultOptions()})
+	rep, err := calibrate.Calibrate(rs, base, calibrate.Options{})
 	if errors.Is(err, calibrate.ErrNoRuns) {
 		return badInput(err)
 	}

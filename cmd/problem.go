@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/meshplan/meshplan/memory"
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/profiles/framework"
@@ -93,9 +92,7 @@ func workload(cfg Config, m model.Spec) (space.Workload, error) {
 // modelOptions are the models' options of every evaluation under framework
 // profile f, shared by plan, explain, sweep, validate and calibrate so that
 // explain reproduces a plan's rows exactly.
-func modelOptions(f framework.Profile) search.Options {
-	return search.Options{Program: f.ProgramOptions(), Memory: memory.Options{AllocatorSlackFraction: f.AllocatorSlackFraction}}
-}
+func modelOptions(f framework.Profile) search.Options { return f.SearchOptions() }
 
 // defaultOptions are modelOptions of the default framework profile.
 func defaultOptions() search.Options {

@@ -171,8 +171,11 @@ func phasedSeconds(v float64, gs []space.Group, a2a bool) float64 {
 }
 
 // linModelOf writes gatherSeconds (or allToAllSeconds when a2a) over gs as
-// a linModel; the two must stay in step (TestLinModel checks them).
-func linModelOf(gs []space.Group, a2a bool) linModel {
+// a linModel; the two must stay in step (TestLinModel checks them). flat
+// replaces the latency of the switched and network levels by that of one
+// flat ring over all their chips: (n-1) steps at the slowest level's
+// latency (NCCL's ring over nodes without hierarchy, docs/formulas.md §4.1).
+func linModelOf(gs []space.Group, a2a, flat bool) linModel {
 	var m linModel
 	var ringInv float64
 	inner := 1.0
@@ -218,6 +221,16 @@ func linModelOf(gs []space.Group, a2a bool) linModel {
 		}
 		m.lat += (n - 1) * g.Axis.LatencySeconds
 		inner *= n
+	}
+	if flat {
+		chips, alpha := 1.0, 0.0
+		for _, g := range gs {
+			if g.Size > 1 && kindOf(g.Axis.Tier) != kindRing {
+				chips *= float64(g.Size)
+				alpha = max(alpha, g.Axis.LatencySeconds)
+			}
+		}
+		m.lat = (chips - 1) * alpha
 	}
 	return m
 }

@@ -91,7 +91,7 @@ func TestLinModel(t *testing.T) {
 	dcn := space.Group{Axis: profiles.Axis{Name: "slice", Size: 4, Tier: profiles.DCN, BandwidthBytesPerS: 3.125e9, LatencySeconds: 10e-6}, Size: 4, Whole: true}
 	for _, gs := range [][]space.Group{{nv}, {ib}, {nv, ib}, {x}, {x, y}, {x, y, dcn}, {y}} {
 		for _, v := range []float64{1e3, 1e5, 1e7, 1e9} {
-			ag, a2a := linModelOf(gs, false), linModelOf(gs, true)
+			ag, a2a := linModelOf(gs, false, false), linModelOf(gs, true, false)
 			if got, want := ag.at(v), gatherSeconds(v, gs); !near(got, want, 1e-9) {
 				t.Errorf("AG %v bytes %g: lin %g, direct %g", gs, v, got, want)
 			}

@@ -12,6 +12,29 @@ type Options struct {
 	// SkipCollectives leaves Estimate.Collectives nil (unless Trace is set),
 	// so that search evaluates without allocating.
 	SkipCollectives bool
+	// Comm is the framework's communication behaviour; the zero value is
+	// the chip's overlap fraction everywhere and hierarchical collectives.
+	Comm Comm
+}
+
+// Comm is how a framework runs and overlaps its collectives
+// (docs/formulas.md §6).
+type Comm struct {
+	// WeightOverlap and GradOverlap, when set, replace the chip's
+	// OverlapFraction for the per micro-batch weight gathers and gradient
+	// reductions of FSDP and ZeRO-3 (0: synchronous, as DeepSpeed's ZeRO-3
+	// of 2021 fetched parameters) and for the once-per-step gradient
+	// reduction and parameter gather of data parallelism and ZeRO-1/2.
+	WeightOverlap, GradOverlap *float64
+	// Flat runs every collective as one ring over all its chips, paying
+	// one network latency per chip, (n-1)·α, instead of a ring per mesh
+	// level (NCCL's flat ring over nodes, as DeepSpeed ran it in 2021).
+	Flat bool
+	// PerTensor gathers and reduces every parameter tensor of a block on
+	// its own (biases and norms included), paying a collective's latency
+	// per tensor (DeepSpeed ZeRO-3's per-parameter fetch); otherwise the
+	// small tensors ride in their block's buckets.
+	PerTensor bool
 }
 
 // Collective is one kind of communication of a step, aggregated over its calls.

@@ -40,6 +40,8 @@ type evaluator struct {
 	// lays is every used tensor's layout: the roles on each dimension.
 	lays  [][model.MaxRank]roleSet
 	trace *[]Op
+	// blockIdx is the block being costed.
+	blockIdx int
 }
 
 // grow sizes the per-tensor slices for the program.
@@ -298,5 +300,17 @@ func (e *evaluator) fillEfficiency(c profiles.Cluster) {
 	if e.eff.AttentionBwdFraction <= 0 {
 		e.eff.AttentionBwdFraction, e.eff.AttentionBwdScoreSeconds, e.eff.AttentionBwdHalfSeq =
 			d.AttentionBwdFraction, d.AttentionBwdScoreSeconds, d.AttentionBwdHalfSeq
+	}
+	if e.eff.SustainedFraction <= 0 {
+		e.eff.SustainedFraction = d.SustainedFraction
+	}
+	// In a job of more than one chip every kernel rate is SustainedFraction
+	// of the single-chip one (profiles.Efficiency, docs/hardware.md).
+	if s := e.eff.SustainedFraction; s > 0 && s < 1 && c.Chips() > 1 {
+		e.eff.MatmulFraction *= s
+		e.eff.AttentionFwdFraction *= s
+		e.eff.AttentionBwdFraction *= s
+		e.eff.AttentionFwdScoreSeconds /= s
+		e.eff.AttentionBwdScoreSeconds /= s
 	}
 }

@@ -27,6 +27,8 @@ type meshRoles struct {
 	have   [numRoleSets]uint8
 	// buf is scratch for a union of groups.
 	buf []space.Group
+	// flat prices collectives as one flat ring (Comm.Flat).
+	flat bool
 }
 
 // resolve resolves s (placed or not) on the cluster into mr and forgets
@@ -35,6 +37,7 @@ func (mr *meshRoles) resolve(ev *evalInputs, s *space.Strategy) error {
 	if err := mr.Mesh.Resolve(ev.cluster, s); err != nil {
 		return err
 	}
+	mr.flat = ev.options.Comm.Flat
 	for r := range mr.deg {
 		mr.deg[r] = float64(mr.Degrees[r])
 	}
@@ -69,22 +72,45 @@ func (mr *meshRoles) seconds(op collOp, bytes float64, set roleSet) float64 {
 		g := mr.union(set)
 		switch op {
 		case opAG, opRS, opAR:
-			mr.models[set][0] = linModelOf(g, false)
+			mr.models[set][0] = linModelOf(g, false, mr.flat)
 			mr.have[set] |= 1<<opAG | 1<<opRS | 1<<opAR
 		case opA2A:
-			mr.models[set][1] = linModelOf(g, true)
+			mr.models[set][1] = linModelOf(g, true, mr.flat)
 			mr.have[set] |= 1 << opA2A
 		}
 	}
-	switch op {
-	case opAG, opRS:
-		return mr.models[set][0].at(bytes)
-	case opAR:
-		return 2 * mr.models[set][0].at(bytes)
-	case opA2A:
-		return mr.models[set][1].at(bytes)
+	if op < opAG || op > opA2A {
+		return 0
+	}
+	return mr.models[set][op.model()].at(bytes) * op.passes()
+}
+
+// latency is the fixed part of one collective op over the roles in set:
+// its time for a vanishing array.
+func (mr *meshRoles) latency(op collOp, set roleSet) float64 {
+	if set == 0 {
+		return 0
+	}
+	mr.seconds(op, 1, set)
+	m := &mr.models[set][op.model()]
+	return (m.ringLat + m.lat) * op.passes()
+}
+
+// model is the index of op's linModel: 0 for the gathers, 1 for AllToAll.
+func (op collOp) model() int {
+	if op == opA2A {
+		return 1
 	}
 	return 0
+}
+
+// passes is the number of gather-like passes op makes: an AllReduce is a
+// ReduceScatter and an AllGather.
+func (op collOp) passes() float64 {
+	if op == opAR {
+		return 2
+	}
+	return 1
 }
 
 // linModel is a collective's time as a function of its bytes v over fixed

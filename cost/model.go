@@ -3,6 +3,7 @@ package cost
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
@@ -37,6 +38,10 @@ type Model struct {
 	opDims [][2][]opShape
 	// optimizerBytes is the HBM traffic of one optimizer step per parameter.
 	optimizerBytes float64
+	// tensorsPerWeight is, per block, its parameter tensors (biases and
+	// norms' weights and biases included) per matmul weight: the
+	// collectives of one weight a per-tensor framework makes (Comm.PerTensor).
+	tensorsPerWeight []float64
 	// policies are the recompute policies the model knows.
 	policies []model.Policy
 	// states recycles evaluation working memory for one-shot Evaluate
@@ -145,6 +150,22 @@ func NewModel(p *model.Program) *Model {
 	// 30 bytes with MixedPrecision, 28 with AutocastPrecision.
 	cm.optimizerBytes = p.Options.Precision.StepBytes(p.Options.Optimizer)
 	cm.policies = model.Policies()
+	cm.tensorsPerWeight = make([]float64, len(p.Blocks))
+	for b, blk := range p.Blocks {
+		var tensors, mats float64
+		for _, w := range blk.Weights {
+			if p.Tensors[w].Bucketed {
+				tensors += math.Ceil(p.Tensors[w].Scale) // a LayerNorm's weight and bias
+			} else {
+				tensors++
+				mats++
+			}
+		}
+		cm.tensorsPerWeight[b] = 1
+		if mats > 0 {
+			cm.tensorsPerWeight[b] = tensors / mats
+		}
+	}
 	return cm
 }
 

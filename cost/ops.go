@@ -153,6 +153,10 @@ func (e *evaluator) emit(res *runResult, op collOp, roles roleSet, bytes float64
 		return 0
 	}
 	sec := e.mr.seconds(op, bytes, roles)
+	if class == classWeights && e.o.Comm.PerTensor {
+		// One collective per parameter tensor the weight stands for.
+		sec += (e.m.tensorsPerWeight[e.blockIdx] - 1) * e.mr.latency(op, roles)
+	}
 	res.emit = append(res.emit, emission{op: op, roles: roles, bytes: bytes, seconds: sec, class: class, pass: ps, why: why, hideOp: hideOp, hideFrac: hideFrac})
 	return sec
 }

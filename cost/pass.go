@@ -72,6 +72,7 @@ func (e *evaluator) resetCache(b int, keepWeights bool) {
 // compute. The recompute pass re-runs the ops the strategy's policy
 // re-runs (model.Program.Reruns).
 func (e *evaluator) block(b int, sc *segCost) {
+	e.blockIdx = b
 	weights := e.p.Blocks[b].Weights
 	for _, w := range weights {
 		e.pending[w] = 0

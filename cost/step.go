@@ -93,7 +93,13 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 	rules := s.Schedule.Rules()
 	v := rules.VirtualStages(s.V)
 	bubble := rules.BubbleStages(pp, v)
-	of := e.eff.OverlapFraction
+	of, wof, gof := e.eff.OverlapFraction, e.eff.OverlapFraction, e.eff.OverlapFraction
+	if f := in.options.Comm.WeightOverlap; f != nil {
+		wof = *f
+	}
+	if f := in.options.Comm.GradOverlap; f != nil {
+		gof = *f
+	}
 	best := Estimate{StepSeconds: -1}
 	bestStage := 0
 	for si := range st.stages {
@@ -162,16 +168,16 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 		// under OverlapFraction of the compute; the first gather and the last
 		// reduction stay exposed ([TORCH-FSDP], docs/formulas.md §6).
 		if wmb > 0 {
-			exposed += max(edge, M*wmb-of*est.ComputeSeconds)
+			exposed += max(edge, M*wmb-wof*est.ComputeSeconds)
 		}
 		// Gradient reduction overlaps the last micro-batch's backward and the
 		// ZeRO parameter gather the first forward; the last bucket (one
 		// layer) is exposed ([MEG-DDP], docs/formulas.md §6).
 		if sg > 0 {
-			exposed += max(sg/units, sg-of*bc)
+			exposed += max(sg/units, sg-gof*bc)
 		}
 		if spar > 0 {
-			exposed += max(spar/units, spar-of*fc)
+			exposed += max(spar/units, spar-gof*fc)
 		}
 		// Pipeline sends: one forward and one backward per micro-batch per
 		// virtual stage; the ramp-up and ramp-down walks over the stage

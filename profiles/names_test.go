@@ -275,7 +275,8 @@ func TestDefaultEfficiency(t *testing.T) {
 	// MatmulFraction: the H100's measured 0.705; other GPUs MAMF / peak
 	// [MLE-ACC] x 0.88 (A100 0.87 x 0.88 = 0.766 -> 0.77); the half point is
 	// MatmulFraction x peak x 25 us (A100: 0.77 x 312e12 x 25e-6 = 6.0e9);
-	// TPUs 0.88 and peak x 0.6 us (docs/hardware.md, efficiency.go).
+	// TPUs from large-matmul measurements (v5 0.92, v6e 0.77) with t0 = 3 us
+	// (v5p: 0.92 x 459e12 x 3e-6 = 1.27e9 -> 1.3e9; docs/tpu.md, efficiency.go).
 	tests := []struct {
 		family   string
 		fraction float64
@@ -286,7 +287,8 @@ func TestDefaultEfficiency(t *testing.T) {
 		{"nvidia-blackwell", 0.69, 3.9e10},
 		{"nvidia-grace-blackwell", 0.64, 4e10},
 		{"amd-cdna3", 0.45, 1.5e10},
-		{"tpu-v5p", 0.88, 2.8e8},
+		{"tpu-v5p", 0.92, 1.3e9},
+		{"tpu-v6e", 0.77, 2.1e9},
 	}
 	for _, tt := range tests {
 		e, ok := DefaultEfficiency(tt.family)

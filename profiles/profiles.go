@@ -88,6 +88,11 @@ type Efficiency struct {
 	// sequence rate.
 	AttentionFwdHalfSeq float64 `json:"attention_fwd_half_seq" yaml:"attention_fwd_half_seq"`
 	AttentionBwdHalfSeq float64 `json:"attention_bwd_half_seq" yaml:"attention_bwd_half_seq"`
+	// SustainedFraction is the fraction of the single-chip kernel rates above that a chip
+	// sustains in a job of more than one chip: clocks under a full node's power and
+	// heat, communication kernels sharing the SMs, stragglers of a synchronous step.
+	// Zero means 1.
+	SustainedFraction float64 `json:"sustained_fraction" yaml:"sustained_fraction"`
 }
 
 // Cluster is a set of identical chips arranged as a mesh of axes.

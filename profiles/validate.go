@@ -126,6 +126,8 @@ func (e Efficiency) validate() error {
 		return fmt.Errorf("attention_bwd_score_s must be between 0 and 1e-9 seconds, not %g", e.AttentionBwdScoreSeconds)
 	case !nonNegative(e.AttentionFwdHalfSeq) || e.AttentionFwdHalfSeq > 1e7:
 		return fmt.Errorf("attention_fwd_half_seq must be between 0 and 1e7 tokens, not %g", e.AttentionFwdHalfSeq)
+	case !nonNegative(e.SustainedFraction) || e.SustainedFraction > 1:
+		return fmt.Errorf("sustained_fraction must be in (0, 1] (or 0 for 1), not %g", e.SustainedFraction)
 	case !nonNegative(e.AttentionBwdHalfSeq) || e.AttentionBwdHalfSeq > 1e7:
 		return fmt.Errorf("attention_bwd_half_seq must be between 0 and 1e7 tokens, not %g", e.AttentionBwdHalfSeq)
 	}

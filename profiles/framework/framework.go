@@ -7,7 +7,10 @@ import (
 
 	"github.com/agnivade/levenshtein"
 
+	"github.com/meshplan/meshplan/cost"
+	"github.com/meshplan/meshplan/memory"
 	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/search"
 )
 
 // Profile is one training framework as the planner models it: how its
@@ -28,11 +31,26 @@ type Profile struct {
 	// AllocatorSlackFraction, when positive, replaces the chip's allocator
 	// slack (profiles.Chip.AllocatorSlackFraction).
 	AllocatorSlackFraction float64 `json:"allocator_slack_fraction,omitempty" yaml:"allocator_slack_fraction"`
+	// Comm is how the framework runs and overlaps its collectives.
+	Comm cost.Comm `json:"-" yaml:"-"`
+	// TensorParallelOverlap hides tensor- and context-parallel collectives
+	// under the adjacent matmuls (collective matmul, async TP).
+	TensorParallelOverlap bool `json:"tensor_parallel_overlap,omitempty" yaml:"tensor_parallel_overlap"`
 }
 
 // ProgramOptions returns the layer program options of the profile.
 func (p Profile) ProgramOptions() model.ProgramOptions {
 	return model.ProgramOptions{Kernels: p.Kernels, Precision: p.Precision, Optimizer: p.Optimizer}
+}
+
+// SearchOptions returns the options every evaluation under the profile
+// uses: its layer program, memory and cost options.
+func (p Profile) SearchOptions() search.Options {
+	return search.Options{
+		Program: p.ProgramOptions(),
+		Memory:  memory.Options{AllocatorSlackFraction: p.AllocatorSlackFraction},
+		Cost:    cost.Options{Comm: p.Comm, CollectiveMatmul: p.TensorParallelOverlap},
+	}
 }
 
 // Default is the name of the default profile.
@@ -41,7 +59,7 @@ const Default = "generic"
 // builtins returns the built-in profiles, built on each call so that no
 // caller can change another's.
 func builtins() []Profile {
-	return []Profile{generic(), megatron(), torchtitan(), pytorch()}
+	return []Profile{generic(), megatron(), torchtitan(), pytorch(), maxtext(), deepspeed()}
 }
 
 // Names returns the built-in profiles' names.
@@ -90,4 +108,46 @@ func megatron() Profile {
 		"bf16 parameters with fp32 main gradients (gradient-accumulation fusion) and the distributed optimizer's fp32 master weights and moments, " +
 		"clipping's norm pass fused with the optimizer's scaling"
 	return p
+}
+
+// deepspeed is DeepSpeed's ZeRO and pipeline engines as the 2021-2022 runs
+// of docs/published-runs.md ran them (Narayanan et al.'s ZeRO-3 baseline,
+// MT-NLG, BLOOM's Megatron-DeepSpeed): Megatron's fused kernels,
+// Megatron's mixed precision, clipping that reads the gradients for their
+// norm and scales them in place (three passes), and ZeRO-3 parameters
+// fetched synchronously (no prefetch), one collective per parameter tensor,
+// over NCCL's flat ring ([ZERO] §7, the stage-3 fetch of DeepSpeed 0.3-0.5;
+// docs/frameworks.md). Newer DeepSpeed prefetches and buckets (set
+// overlap.weights and per_tensor_collectives in a YAML profile).
+func deepspeed() Profile {
+	none := 0.0
+	return Profile{
+		Name: "deepspeed",
+		Description: "DeepSpeed ZeRO and pipeline engines as run in 2021-2022: Megatron's fused kernels and mixed precision, " +
+			"ZeRO-3 parameters fetched synchronously per parameter tensor over a flat ring, clipping in three passes",
+		Kernels:   model.FusedKernels(),
+		Precision: model.MixedPrecision(),
+		Optimizer: model.Optimizer{ClipPasses: 3},
+		Comm:      cost.Comm{WeightOverlap: &none, Flat: true, PerTensor: true},
+	}
+}
+
+// maxtext is MaxText on JAX/XLA: XLA fuses each elementwise chain into its
+// neighbours (FusedKernels), the attention runs the flash-style splash
+// kernel, parameters are fp32 (the master copy) cast to bf16 for the
+// matmuls, gradients and Adam moments fp32, and XLA's static buffer
+// assignment frees gradients as the update consumes them and loses nothing
+// to fragmentation; clipping reads the gradients once for their norm and
+// the update scales them (MaxText's gradient_clipping_threshold, default 1).
+func maxtext() Profile {
+	pr := model.MixedPrecision()
+	pr.WeightCopies, pr.TransientGrads = true, true
+	return Profile{
+		Name: "maxtext",
+		Description: "MaxText on JAX/XLA: fused elementwise kernels, splash (flash) attention, fp32 parameters cast to bf16 for the matmuls, " +
+			"fp32 gradients and moments, static buffer assignment, clipping's norm pass",
+		Kernels:   model.FusedKernels(),
+		Precision: pr,
+		Optimizer: model.Optimizer{ClipPasses: 1},
+	}
 }

@@ -31,6 +31,13 @@ type file struct {
 	Precision              model.Precision           `yaml:"precision"`
 	Optimizer              model.Optimizer           `yaml:"optimizer"`
 	AllocatorSlackFraction float64                   `yaml:"allocator_slack_fraction"`
+	Overlap                struct {
+		Weights   *float64 `yaml:"weights"`
+		Gradients *float64 `yaml:"gradients"`
+	} `yaml:"overlap"`
+	FlatCollectives       *bool `yaml:"flat_collectives"`
+	PerTensorCollectives  *bool `yaml:"per_tensor_collectives"`
+	TensorParallelOverlap *bool `yaml:"tensor_parallel_overlap"`
 }
 
 // Attention kernel names of a framework file.
@@ -53,6 +60,10 @@ const (
 //	            transient_grads: false, grad_cast: false}
 //	optimizer: {clip_passes: 1}
 //	allocator_slack_fraction: 0.05
+//	overlap: {weights: 0.85, gradients: 0.85}   # fractions hidden under compute (default: the chip's)
+//	flat_collectives: false   # one flat ring over all chips instead of one per mesh level
+//	per_tensor_collectives: false  # one collective per parameter tensor (DeepSpeed ZeRO-3)
+//	tensor_parallel_overlap: false # tp/cp collectives hidden under matmuls (async TP)
 //
 // The passes are norm, rope, act, residual, loss and lookup (model.Pass).
 // Unknown keys are errors naming the line, and every number must be in the
@@ -147,6 +158,28 @@ func parse(data []byte, defaultName string) (Profile, error) {
 		p.Kernels.Passes[i] = f.Passes[k]
 	}
 	p.Precision, p.Optimizer, p.AllocatorSlackFraction = f.Precision, f.Optimizer, f.AllocatorSlackFraction
+	for _, o := range []struct {
+		name string
+		v    *float64
+		dst  **float64
+	}{{"overlap.weights", f.Overlap.Weights, &p.Comm.WeightOverlap}, {"overlap.gradients", f.Overlap.Gradients, &p.Comm.GradOverlap}} {
+		if o.v == nil {
+			continue
+		}
+		if !(*o.v >= 0 && *o.v <= 1) {
+			return Profile{}, fmt.Errorf("%s = %v must be between 0 and 1", o.name, *o.v)
+		}
+		v := *o.v
+		*o.dst = &v
+	}
+	for _, b := range []struct {
+		v   *bool
+		dst *bool
+	}{{f.FlatCollectives, &p.Comm.Flat}, {f.PerTensorCollectives, &p.Comm.PerTensor}, {f.TensorParallelOverlap, &p.TensorParallelOverlap}} {
+		if b.v != nil {
+			*b.dst = *b.v
+		}
+	}
 	if err := p.Validate(); err != nil {
 		return Profile{}, err
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/search"
 	"github.com/meshplan/meshplan/search/runs"
@@ -61,8 +60,9 @@ type Options struct {
 	Folds int
 	// Seed seeds the perturbed starts; 0 means 1.
 	Seed uint64
-	// Search selects the models' options, as for runs.Validate.
-	Search search.Options
+	// Runs selects the framework profiles the runs are predicted with, as
+	// for runs.Validate (the zero value: each run's own).
+	Runs runs.Options
 }
 
 func (o Options) lambda() float64 {
@@ -191,7 +191,7 @@ func Calibrate(rs []runs.Run, base profiles.Cluster, o Options) (Report, error) 
 			other[own.Chip.Name]++
 			continue
 		}
-		s, row, err := prepare(r, base, o.Search)
+		s, row, err := prepare(r, base, o.Runs)
 		if err != nil {
 			rep.Skipped = append(rep.Skipped, runs.Skip{ID: r.ID, Reason: strings.TrimPrefix(err.Error(), "calibrate: ")})
 			continue
@@ -259,7 +259,7 @@ func Calibrate(rs []runs.Run, base profiles.Cluster, o Options) (Report, error) 
 	}
 
 	// After: what `plan validate --cluster fitted.yaml` predicts.
-	after := runs.Validate(used, &rep.Fitted, o.Search)
+	after := runs.Validate(used, &rep.Fitted, o.Runs)
 	afterOf := byID(after)
 	sumB, sumA := 0.0, 0.0
 	for i := range rep.Rows {
@@ -354,8 +354,8 @@ func setValues(ps []Param, z []float64) {
 // prepare fixes run r's strategy with the base profile, builds its cost
 // model and returns the sample and its row with the measured and "before"
 // figures.
-func prepare(r runs.Run, base profiles.Cluster, so search.Options) (*sample, Row, error) {
-	v := runs.Validate([]runs.Run{r}, &base, so)
+func prepare(r runs.Run, base profiles.Cluster, ro runs.Options) (*sample, Row, error) {
+	v := runs.Validate([]runs.Run{r}, &base, ro)
 	if len(v.Rows) != 1 {
 		if len(v.Skipped) == 1 {
 			return nil, Row{}, errors.New(v.Skipped[0].Reason)
@@ -376,8 +376,9 @@ func prepare(r runs.Run, base profiles.Cluster, so search.Options) (*sample, Row
 	if err != nil {
 		return nil, Row{}, fmt.Errorf("calibrate: strategy %s: %v", vr.Strategy, err)
 	}
-	if r.UnfusedAttention() {
-		so.Program.Kernels.Attention = model.AttentionMaterialized
+	so, _, err := r.SearchOptions(ro)
+	if err != nil {
+		return nil, Row{}, err
 	}
 	p, err := search.NewProblem(m, c, w, space.Fix{}, so)
 	if err != nil {
@@ -433,7 +434,7 @@ func crossValidate(rep *Report, ss []*sample, used []runs.Run, base profiles.Clu
 			}
 		}
 		fitted := apply(base, job.ps)
-		got := byID(runs.Validate(test, &fitted, o.Search))
+		got := byID(runs.Validate(test, &fitted, o.Runs))
 		for i := range ss {
 			if i%k != f {
 				continue

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/meshplan/meshplan/profiles"
-	"github.com/meshplan/meshplan/search"
 	"github.com/meshplan/meshplan/search/runs"
 )
 
@@ -148,7 +147,7 @@ func TestProfileYAML(t *testing.T) {
 	if !reflect.DeepEqual(c, rep.Fitted) {
 		t.Errorf("profile reads back as\n%+v\nwant\n%+v", c, rep.Fitted)
 	}
-	v := runs.Validate(rs, &c, search.Options{})
+	v := runs.Validate(rs, &c, runs.Options{})
 	for i, row := range v.Rows {
 		if math.Abs(row.PredictedTokensPerSPerChip/rep.Rows[i].After-1) > 1e-12 {
 			t.Errorf("%s: validate predicts %v, report says %v", row.ID, row.PredictedTokensPerSPerChip, rep.Rows[i].After)
@@ -194,7 +193,7 @@ func TestPublicA100(t *testing.T) {
 // model, profiles, space, cost, memory, search and search/runs of this module.
 func TestLayering(t *testing.T) {
 	const module = "github.com/meshplan/meshplan/"
-	ok := []string{"model", "profiles", "space", "cost", "memory", "search", "search/runs"}
+	ok := []string{"model", "profiles", "profiles/framework", "space", "cost", "memory", "search", "search/runs"}
 	p, err := build.ImportDir(".", build.ImportComment)
 	if err != nil {
 		t.Fatal(err)

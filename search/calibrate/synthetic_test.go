@@ -8,7 +8,6 @@ import (
 	"gonum.org/v1/gonum/floats/scalar"
 
 	"github.com/meshplan/meshplan/profiles"
-	"github.com/meshplan/meshplan/search"
 	"github.com/meshplan/meshplan/search/runs"
 )
 
@@ -88,7 +87,7 @@ func syntheticRuns(t testing.TB, truthCluster profiles.Cluster) []runs.Run {
 			GlobalBatchSeqs: l.batch, SeqLen: l.seq, Strategy: l.strategy, MeasuredTokensPerS: 1,
 		})
 	}
-	rep := runs.Validate(rs, &truthCluster, search.Options{})
+	rep := runs.Validate(rs, &truthCluster, runs.Options{})
 	if len(rep.Skipped) > 0 {
 		t.Fatalf("synthetic run %s cannot be predicted: %s", rep.Skipped[0].ID, rep.Skipped[0].Reason)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/profiles/framework"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -29,6 +30,8 @@ type source struct {
 	// perDeviceBatch says micro_batch is MaxText's per_device_batch_size
 	// (no gradient accumulation) rather than a per-replica micro-batch.
 	perDeviceBatch bool
+	// framework is the framework profile the source's runs used.
+	framework string
 	// unfusedAttention says the source's framework predates FlashAttention
 	// (May 2022): Megatron-LM and Megatron-DeepSpeed of 2021-2022 materialise
 	// the score square and run a fused masked softmax over it [KORT §4.1].
@@ -75,25 +78,25 @@ var (
 func sourceNamed(prefix string) (source, bool) {
 	switch prefix {
 	case "nar21":
-		return source{family: megatronGPT, convention: ConventionMegatronHFU, unfusedAttention: true}, true
+		return source{family: megatronGPT, convention: ConventionMegatronHFU, framework: "megatron", unfusedAttention: true}, true
 	case "kor22":
-		return source{family: megatronGPT, convention: ConventionMegatronMFU, unfusedAttention: true}, true
+		return source{family: megatronGPT, convention: ConventionMegatronMFU, framework: "megatron", unfusedAttention: true}, true
 	case "mtnlg":
-		return source{family: megatronGPT, convention: ConventionMegatronHFU, unfusedAttention: true}, true
+		return source{family: megatronGPT, convention: ConventionMegatronHFU, framework: "deepspeed", unfusedAttention: true}, true
 	case "bloom":
-		return source{family: bloom, convention: ConventionMegatronHFU, unfusedAttention: true}, true
+		return source{family: bloom, convention: ConventionMegatronHFU, framework: "deepspeed", unfusedAttention: true}, true
 	case "opt":
-		return source{family: megatronGPT, convention: ConventionUnknown, unfusedAttention: true}, true
+		return source{family: megatronGPT, convention: ConventionUnknown, framework: framework.Default, unfusedAttention: true}, true
 	case "gptneox":
-		return source{family: gptNeoX, convention: ConventionMegatronHFU, unfusedAttention: true}, true
+		return source{family: gptNeoX, convention: ConventionMegatronHFU, framework: "deepspeed", unfusedAttention: true}, true
 	case "maxtext":
-		return source{family: maxtext, convention: ConventionMaxText2024, perDeviceBatch: true}, true
+		return source{family: maxtext, convention: ConventionMaxText2024, framework: "maxtext", perDeviceBatch: true}, true
 	case "mpt":
-		return source{family: mpt, convention: Convention6NAttention}, true
+		return source{family: mpt, convention: Convention6NAttention, framework: "pytorch"}, true
 	case "torchtitan":
-		return source{family: llama, convention: Convention6NAttention}, true
+		return source{family: llama, convention: Convention6NAttention, framework: "torchtitan"}, true
 	case "llama1":
-		return source{family: llama, convention: ConventionContract}, true
+		return source{family: llama, convention: ConventionContract, framework: framework.Default}, true
 	}
 	return source{}, false
 }
@@ -104,6 +107,27 @@ func (r Run) sourceOf() (source, bool) {
 	prefix, _, _ := strings.Cut(r.ID, "_")
 	s, ok := sourceNamed(strings.ToLower(prefix))
 	return s, ok
+}
+
+// FrameworkName returns the framework profile the run is predicted with:
+// its "framework" column, else its source's framework (docs/published-runs.md
+// §2): Megatron-LM for Narayanan 2021 and Korthikanti 2022 (DeepSpeed for
+// Narayanan's ZeRO-3 baseline), DeepSpeed for MT-NLG, BLOOM and GPT-NeoX
+// (DeepSpeed's pipeline engine over Megatron's layers), MaxText, torchtitan,
+// eager PyTorch for MosaicML's LLM Foundry (PyTorch FSDP without
+// torch.compile), and the default profile for any other row.
+func (r Run) FrameworkName() string {
+	if r.Framework != "" {
+		return r.Framework
+	}
+	s, ok := r.sourceOf()
+	if !ok {
+		return framework.Default
+	}
+	if strings.Contains(strings.ToLower(r.ZeroOrFSDP), "deepspeed") {
+		return "deepspeed"
+	}
+	return s.framework
 }
 
 // UnfusedAttention says the row's source ran an attention core without

@@ -46,6 +46,11 @@ type Run struct {
 	// MoEExperts and MoETopK describe the routed experts (0 for dense models).
 	MoEExperts, MoETopK int
 
+	// Framework is the training framework's profile the run was measured
+	// with ("framework" column: a built-in name or a YAML file); when empty
+	// it follows from the source (see FrameworkName).
+	Framework string
+
 	// Cluster is a cluster name or file ("cluster" column); when empty the
 	// cluster is derived from Chip and Chips.
 	Cluster string
@@ -171,6 +176,7 @@ func columns() []column {
 		textCol("model", func(r *Run) *string { return &r.Model }),
 		textCol("cluster", func(r *Run) *string { return &r.Cluster }),
 		textCol("strategy", func(r *Run) *string { return &r.Strategy }),
+		textCol("framework", func(r *Run) *string { return &r.Framework }),
 		intCol("head_dim", func(r *Run) *int { return &r.HeadDim }),
 		column{"flops_convention", func(r *Run, v string) error {
 			c, err := parseConvention(v)

@@ -4,20 +4,31 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/meshplan/meshplan/cost"
 	"github.com/meshplan/meshplan/memory"
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/profiles/framework"
 	"github.com/meshplan/meshplan/search"
 	"github.com/meshplan/meshplan/space"
 )
+
+// Options tune Validate. The zero value predicts every run with its own
+// framework profile (Run.FrameworkName).
+type Options struct {
+	// Framework, when set, predicts every run with this profile instead.
+	Framework *framework.Profile
+}
 
 // Row is one run compared with its prediction.
 type Row struct {
 	// ID is the run's id.
 	ID string `json:"id"`
+	// Framework is the framework profile the run was predicted with.
+	Framework string `json:"framework"`
 	// Cluster is the cluster the run was predicted on, e.g. "a100-1024" or "8xv5e-256".
 	Cluster string `json:"cluster"`
 	// Chip is the profiles chip name, e.g. "a100" or "v5e".
@@ -65,6 +76,39 @@ type Report struct {
 	MAPE float64 `json:"mape"`
 	// Skipped are the runs that could not be predicted, in input order.
 	Skipped []Skip `json:"skipped"`
+	// ByFramework and ByChip break the MAPE down per framework profile and
+	// per chip, in order of first appearance.
+	ByFramework []Group `json:"by_framework"`
+	ByChip      []Group `json:"by_chip"`
+}
+
+// Group is the error of the rows that share a framework or a chip.
+type Group struct {
+	// Name is the framework or chip.
+	Name string `json:"name"`
+	// Rows is the number of rows.
+	Rows int `json:"rows"`
+	// MAPE is the mean of |Error| over them.
+	MAPE float64 `json:"mape"`
+}
+
+// groups returns the MAPE of rows grouped by key, in order of first appearance.
+func groups(rows []Row, key func(Row) string) []Group {
+	out := []Group{}
+	for _, r := range rows {
+		k := key(r)
+		i := slices.IndexFunc(out, func(g Group) bool { return g.Name == k })
+		if i < 0 {
+			out = append(out, Group{Name: k})
+			i = len(out) - 1
+		}
+		out[i].Rows++
+		out[i].MAPE += math.Abs(r.Error)
+	}
+	for i := range out {
+		out[i].MAPE /= float64(out[i].Rows)
+	}
+	return out
 }
 
 // maxMBCandidates bounds how many micro-batch sizes Validate tries for a
@@ -78,7 +122,7 @@ const maxMBCandidates = 16
 // Validate tries the sizes that divide the per-replica batch and keeps the
 // fastest one that fits in memory (or the smallest in memory when none
 // fits), as the run's authors would have tuned it; the row's note says so.
-func Validate(rs []Run, override *profiles.Cluster, o search.Options) Report {
+func Validate(rs []Run, override *profiles.Cluster, o Options) Report {
 	rep := Report{Rows: []Row{}, Skipped: []Skip{}}
 	sum := 0.0
 	for _, r := range rs {
@@ -93,7 +137,28 @@ func Validate(rs []Run, override *profiles.Cluster, o search.Options) Report {
 	if len(rep.Rows) > 0 {
 		rep.MAPE = sum / float64(len(rep.Rows))
 	}
+	rep.ByFramework = groups(rep.Rows, func(r Row) string { return r.Framework })
+	rep.ByChip = groups(rep.Rows, func(r Row) string { return r.Chip })
 	return rep
+}
+
+// SearchOptions returns the options run r is predicted with under o and
+// the name of its framework profile: the profile's options, with a
+// materialised attention core for a source that predates FlashAttention.
+func (r Run) SearchOptions(o Options) (search.Options, string, error) {
+	f := o.Framework
+	if f == nil {
+		p, err := framework.Load(r.FrameworkName())
+		if err != nil {
+			return search.Options{}, "", fmt.Errorf("runs: %w", err)
+		}
+		f = &p
+	}
+	so := f.SearchOptions()
+	if r.UnfusedAttention() {
+		so.Program.Kernels.Attention = model.AttentionMaterialized
+	}
+	return so, f.Name, nil
 }
 
 // reason turns an error into a skip reason: the sentence without this
@@ -111,7 +176,11 @@ type evaluation struct {
 }
 
 // validate predicts one run.
-func (r Run) validate(override *profiles.Cluster, o search.Options) (Row, error) {
+func (r Run) validate(override *profiles.Cluster, vo Options) (Row, error) {
+	o, fw, err := r.SearchOptions(vo)
+	if err != nil {
+		return Row{}, err
+	}
 	m, c, w, s, notes, err := r.plan(override)
 	if err != nil {
 		// Say too when the measured figure could not be used either.
@@ -131,7 +200,6 @@ func (r Run) validate(override *profiles.Cluster, o search.Options) (Row, error)
 		candidates = mbCandidates(s, w)
 	}
 	if r.UnfusedAttention() {
-		o.Program.Kernels.Attention = model.AttentionMaterialized
 		notes = append(notes, "attention without FlashAttention (the source predates it)")
 	}
 	p, err := search.NewProblem(m, c, w, space.Fix{}, o)
@@ -171,6 +239,7 @@ func (r Run) validate(override *profiles.Cluster, o search.Options) (Row, error)
 	fpt := m.ModelFLOPsPerToken(w.SeqLen)
 	return Row{
 		ID:                         r.ID,
+		Framework:                  fw,
 		Cluster:                    c.Name,
 		Chip:                       c.Chip.Name,
 		Chips:                      c.Chips(),

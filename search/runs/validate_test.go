@@ -5,8 +5,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-
-	"github.com/meshplan/meshplan/search"
 )
 
 // TestValidateDefault runs Validate on the built-in runs and checks every
@@ -17,7 +15,7 @@ func TestValidateDefault(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Default() error: %v", err)
 	}
-	rep := Validate(rs, nil, search.Options{})
+	rep := Validate(rs, nil, Options{})
 	if got := len(rep.Rows) + len(rep.Skipped); got != len(rs) {
 		t.Errorf("Validate reported %d rows and skips for %d runs", got, len(rs))
 	}
@@ -66,7 +64,7 @@ func TestValidateOverrideOtherChip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ClusterOf(v5e-8) error: %v", err)
 	}
-	rep := Validate([]Run{r}, &v5e, search.Options{})
+	rep := Validate([]Run{r}, &v5e, Options{})
 	if len(rep.Rows) != 0 || len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Reason, "not on the --cluster chip") {
 		t.Errorf("Validate(A100 run, v5e override) = %+v, want one skip about the chip", rep)
 	}
@@ -78,11 +76,11 @@ func TestValidateOverrideOtherChip(t *testing.T) {
 // TestReportJSON checks the contract's field names and that an empty
 // report encodes lists, not null.
 func TestReportJSON(t *testing.T) {
-	b, err := json.Marshal(Validate(nil, nil, search.Options{}))
+	b, err := json.Marshal(Validate(nil, nil, Options{}))
 	if err != nil {
 		t.Fatalf("Marshal error: %v", err)
 	}
-	if got, want := string(b), `{"rows":[],"mape":0,"skipped":[]}`; got != want {
+	if got, want := string(b), `{"rows":[],"mape":0,"skipped":[],"by_framework":[],"by_chip":[]}`; got != want {
 		t.Errorf("empty report = %s, want %s", got, want)
 	}
 	b, err = json.Marshal(Row{ID: "x"})
@@ -92,6 +90,33 @@ func TestReportJSON(t *testing.T) {
 	for _, k := range []string{`"id"`, `"measured_tokens_per_s_per_chip"`, `"predicted_tokens_per_s_per_chip"`, `"error"`} {
 		if !strings.Contains(string(b), k) {
 			t.Errorf("row JSON %s lacks %s", b, k)
+		}
+	}
+}
+
+// TestValidateFigures pins the model against the published runs: the mean
+// absolute error over every expressible run, per framework profile, and the
+// worst rows of DeepSpeed's ZeRO-3 baseline, which only its framework
+// profile (synchronous per-tensor fetch over a flat ring) explains. The
+// figures it checks are those the closing notes and README report.
+func TestValidateFigures(t *testing.T) {
+	rs, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Validate(rs, nil, Options{})
+	if rep.MAPE > 0.10 {
+		t.Errorf("MAPE over %d runs = %.1f%%, want <= 10%%", len(rep.Rows), 100*rep.MAPE)
+	}
+	limits := map[string]float64{"megatron": 0.05, "deepspeed": 0.20, "maxtext": 0.15, "pytorch": 0.15, "torchtitan": 0.20}
+	for _, g := range rep.ByFramework {
+		if lim, ok := limits[g.Name]; !ok || g.MAPE > lim {
+			t.Errorf("framework %s: MAPE %.1f%% over %d rows, want <= %.0f%%", g.Name, 100*g.MAPE, g.Rows, 100*lim)
+		}
+	}
+	for _, row := range rep.Rows {
+		if strings.Contains(row.ID, "zero3") && math.Abs(row.Error) > 0.20 {
+			t.Errorf("%s: error %+.1f%%, want within 20%%", row.ID, 100*row.Error)
 		}
 	}
 }
