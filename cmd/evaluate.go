@@ -13,7 +13,7 @@ import (
 // op for the breakdowns (results.Explain). A strategy that does not suit
 // the problem is bad input.
 func evaluate(p problem, s space.Strategy) (results.Evaluation, error) {
-	req := results.Request{Model: p.model, Cluster: p.cluster, Workload: p.workload, Options: modelOptions(p.framework)}
+	req := results.Request{Model: p.model, Cluster: p.cluster, Workload: p.workload, Options: modelOptions(p.framework), Framework: p.framework.Name}
 	e, err := results.Explain(req, s)
 	var in *search.InputError
 	if errors.As(err, &in) {

@@ -164,7 +164,7 @@ func (a *app) searchPlan(ctx context.Context, p problem, fix space.Fix, suggest 
 		return results.Plan{}, badInput(err)
 	}
 	req := results.Request{Model: p.model, Cluster: p.cluster, Workload: p.workload, Fix: fix.String(),
-		Options: modelOptions(p.framework), Top: a.cfg.Top}
+		Options: modelOptions(p.framework), Top: a.cfg.Top, Framework: p.framework.Name}
 	bar := newProgress(a.stderr, "searching "+p.cluster.Name, a.cfg.Quiet)
 	settings := search.Settings{Method: a.cfg.Search, Seed: a.cfg.Seed, Progress: bar.update, Suggest: suggest}
 	detail := a.cfg.Emit != "" || a.cfg.Format == results.FormatMarkdown || a.cfg.Format == results.FormatHTML

@@ -24,7 +24,8 @@ var CSVColumns = []string{
 	"dp", "zero", "fsdp", "tp", "sp", "cp", "pp", "ep", "mb", "num_microbatches",
 	"schedule", "v", "recompute",
 	"days", "chip_hours", "cost", "cluster_pareto_optimal",
-	"matmul_s", "attention_s", "memory_bound_s", "optimizer_s", "spec",
+	"matmul_s", "attention_s", "memory_bound_s", "optimizer_s",
+	"step_time_s_lo", "step_time_s_hi", "spec",
 }
 
 // WriteCSV writes the plan as CSV: a header of [CSVColumns], then one row
@@ -89,7 +90,16 @@ func csvRow(rank int, rec bool, model string, c PlanCluster, b Batch, r *Result)
 		i(s.DP), i(s.Zero), i(s.FSDP), i(s.TP), strconv.FormatBool(s.SP), i(s.CP), i(s.PP), i(s.EP), i(s.MB), i(s.NumMicrobatches),
 		s.Schedule, i(s.V), s.Recompute,
 		opt(r.Days), opt(r.ChipHours), opt(r.Cost), "",
-		f(r.Time.MatmulS), f(r.Time.AttentionS), f(r.Time.MemoryBoundS), f(r.Time.OptimizerS), s.Spec,
+		f(r.Time.MatmulS), f(r.Time.AttentionS), f(r.Time.MemoryBoundS), f(r.Time.OptimizerS),
+		rangeCell(r.StepTimeSRange, 0), rangeCell(r.StepTimeSRange, 1), s.Spec,
 	)
 	return row
+}
+
+// rangeCell is end i of a range, or empty without one.
+func rangeCell(r *[2]float64, i int) string {
+	if r == nil {
+		return ""
+	}
+	return strconv.FormatFloat(r[i], 'g', -1, 64)
 }

@@ -74,10 +74,12 @@ func ExamplePlan_WriteTable() {
 	// model    tiny: 227K params (227K active)
 	// cluster  toy-4: 4 x toy
 	// batch    8 sequences x 128 tokens = 1.02K tokens per step
+	// framework generic
+	// band     none: no measurements for this chip family, so no band on step time and tokens/s
 	// search   exhaustive: 10 of 40 strategies evaluated, 3 feasible, 1 on the Pareto front (seed 1)
 	//
-	//    RANK  STEP    TOKENS/S  TOKENS/S/CHIP  MFU    MEMORY/CHIP  STRATEGY
-	// *  1     2.00 s  512       128            50.0%  10.0 GB      fsdp=4,mesh=fsdp:x*4
+	//    RANK  STEP    BAND  TOKENS/S  TOKENS/S/CHIP  MFU    MEMORY/CHIP  STRATEGY
+	// *  1     2.00 s  -     512       128            50.0%  10.0 GB      fsdp=4,mesh=fsdp:x*4
 	//
 	// * recommended. See one row in full with: plan explain --model tiny --cluster toy-4 --batch 8 --seq 128 --strategy SPEC
 }
@@ -89,6 +91,7 @@ func ExampleWriteExplainTable() {
 	// cluster   toy-4: 4 x toy, 100 TFLOP/s and 16.0 GB per chip
 	// mesh      x=4(ici 50.0 GB/s, torus)
 	// batch     8 sequences x 128 tokens = 1.02K tokens per step
+	// framework generic
 	// strategy  fsdp=4,mesh=fsdp:x*4
 	//           2 micro-batch(es) of 1 sequence(s) per data-parallel replica, 4 replica(s)
 	//
@@ -101,6 +104,7 @@ func ExampleWriteExplainTable() {
 	// exposed communication  500 ms
 	// pipeline bubble        0 s
 	// step                   2.00 s
+	// band                   none (no measurements for the  family)
 	// throughput             512 tokens/s, 128 tokens/s per chip
 	// MFU                    50.0% (model FLOPs 400 TFLOP per step)
 	// HFU                    62.5% (hardware FLOPs 500 TFLOP per step)

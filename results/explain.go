@@ -29,6 +29,7 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 	ew.printf("mesh      %s\n", Mesh(e.Cluster.Axes))
 	ew.printf("batch     %d sequences x %d tokens = %s tokens per step\n",
 		e.Workload.Batch, e.Workload.SeqLen, Count(float64(e.Workload.Tokens())))
+	ew.printf("framework %s\n", e.FrameworkName())
 	ew.printf("strategy  %s\n", r.Strategy.Spec)
 	ew.printf("          %d micro-batch(es) of %d sequence(s) per data-parallel replica, %d replica(s)\n",
 		r.Strategy.NumMicrobatches, r.Strategy.MB, e.Strategy.Replicas())
@@ -63,6 +64,11 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 	fmt.Fprintf(tw, "exposed communication\t%s\n", Seconds(r.Time.ExposedCommS))
 	fmt.Fprintf(tw, "pipeline bubble\t%s\n", Seconds(r.Time.BubbleS))
 	fmt.Fprintf(tw, "step\t%s\n", Seconds(r.StepTimeS))
+	if u, ok := e.Uncertainty(); ok && r.StepTimeSRange != nil {
+		fmt.Fprintf(tw, "band\t%s to %s (±%s: %s)\n", Seconds(r.StepTimeSRange[0]), Seconds(r.StepTimeSRange[1]), Percent(u.Fraction), u.Basis)
+	} else {
+		fmt.Fprintf(tw, "band\tnone (no measurements for the %s family)\n", e.Cluster.Chip.Family)
+	}
 	fmt.Fprintf(tw, "throughput\t%s tokens/s, %s tokens/s per chip\n", Count(r.TokensPerS), Count(r.TokensPerSPerChip))
 	fmt.Fprintf(tw, "MFU\t%s (model FLOPs %s per step)\n", Percent(r.MFU), FLOPs(e.Time.ModelFLOPs))
 	fmt.Fprintf(tw, "HFU\t%s (hardware FLOPs %s per step)\n", Percent(r.HFU), FLOPs(e.Time.HardwareFLOPs))

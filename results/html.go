@@ -26,6 +26,7 @@ var reportTemplate string
 func reportTmpl() (*template.Template, error) {
 	return template.New("report").Funcs(template.FuncMap{
 		"seconds":  Seconds,
+		"span":     stepSpan,
 		"bytes":    func(gb float64) string { return Bytes(gb * GB) },
 		"rawbytes": Bytes,
 		"count":    Count,
@@ -189,6 +190,7 @@ func (p Plan) WriteHTML(w io.Writer) error {
 	if p.MinChips != nil {
 		rep.Inputs = append(rep.Inputs, [2]string{"smallest cluster", p.MinChips.text(p.Model.Name)})
 	}
+	rep.Inputs = append(rep.Inputs, [2]string{"framework", p.Framework}, [2]string{"band", p.bandText()})
 	rep.Inputs = append(rep.Inputs, [2]string{"search", p.searchText()})
 	for i, r := range p.Pareto {
 		rep.Front = append(rep.Front, htmlRow{Rank: i + 1, Recommended: i == p.Recommended, R: r})
@@ -530,4 +532,12 @@ func frontBars(rows []Result) (timeBars, memBars *bars) {
 		memBars.Rows = append(memBars.Rows, mb)
 	}
 	return timeBars, memBars
+}
+
+// stepSpan renders a step-time range as "12.0 s to 14.0 s", or "-" without one.
+func stepSpan(r *[2]float64) string {
+	if r == nil {
+		return "-"
+	}
+	return Seconds(r[0]) + " to " + Seconds(r[1])
 }

@@ -32,6 +32,8 @@ func (p Plan) WriteMarkdown(w io.Writer) error {
 	if p.MinChips != nil {
 		ew.printf("| smallest cluster | %s |\n", mdText(p.MinChips.text(p.Model.Name)))
 	}
+	ew.printf("| framework | %s |\n", mdText(p.Framework))
+	ew.printf("| band | %s |\n", mdText(p.bandText()))
 	ew.printf("| search | %s |\n\n", mdText(p.searchText()))
 
 	if p.Recommended >= 0 && p.Recommended < len(p.Pareto) {
@@ -74,7 +76,7 @@ func (p Plan) WriteMarkdown(w io.Writer) error {
 	}
 
 	ew.printf("## Pareto front on %s: step time against memory per chip\n\n", mdText(p.Cluster.Name))
-	head, sep := "| | rank | step | tokens/s | MFU | memory/chip", "| --- | ---: | ---: | ---: | ---: | ---:"
+	head, sep := "| | rank | step | step band | tokens/s | MFU | memory/chip", "| --- | ---: | ---: | ---: | ---: | ---: | ---:"
 	head, sep = withTrainingHead(head, sep, t)
 	ew.printf("%s | strategy |\n%s | --- |\n", head, sep)
 	for i, r := range p.Pareto {
@@ -82,7 +84,7 @@ func (p Plan) WriteMarkdown(w io.Writer) error {
 		if i == p.Recommended {
 			mark = "★"
 		}
-		ew.printf("| %s | %d | %s | %s | %s | %s%s | `%s` |\n", mark, i+1, Seconds(r.StepTimeS), Count(r.TokensPerS),
+		ew.printf("| %s | %d | %s | %s | %s | %s | %s%s | `%s` |\n", mark, i+1, Seconds(r.StepTimeS), stepSpan(r.StepTimeSRange), Count(r.TokensPerS),
 			Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB), trainingCells(r, t, " | "), mdCode(r.Strategy.Spec))
 	}
 	ew.printf("\n★ recommended: the fastest strategy that fits. See any row in full with `%s`.\n", mdCode(p.explainHint()))

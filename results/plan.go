@@ -68,6 +68,12 @@ type Plan struct {
 	Cluster PlanCluster   `json:"cluster"`
 	Batch   Batch         `json:"batch"`
 	Search  SearchSummary `json:"search"`
+	// Framework is the framework profile the plan models ("generic" by default).
+	Framework string `json:"framework"`
+	// Uncertainty is the measured error of step times on the cluster's
+	// chip family, the band every row's step_time_s_range spans; absent
+	// when the family has no measurements.
+	Uncertainty *PlanUncertainty `json:"uncertainty,omitempty"`
 	// Recommended is the index in Pareto of the recommended strategy, -1 when the front is empty.
 	Recommended int `json:"recommended"`
 	// Pareto is the front of step time against memory per chip, fastest first.
@@ -95,6 +101,15 @@ type Plan struct {
 	ModelArg, ClusterArg string `json:"-"`
 }
 
+// PlanUncertainty is a chip family's measured step-time error
+// (profiles.Uncertainty).
+type PlanUncertainty struct {
+	// Fraction is the relative error, e.g. 0.074.
+	Fraction float64 `json:"fraction"`
+	// Basis says which measurements it comes from.
+	Basis string `json:"basis"`
+}
+
 // NewPlan builds a plan from its inputs, a search summary and the front's
 // evaluations (fastest first); recommended indexes front.
 func NewPlan(m model.Spec, c profiles.Cluster, w space.Workload, s SearchSummary, front []Evaluation, recommended int) Plan {
@@ -115,7 +130,22 @@ func NewPlan(m model.Spec, c profiles.Cluster, w space.Workload, s SearchSummary
 		Pareto:      pareto,
 		ModelArg:    m.Name,
 		ClusterArg:  c.Name,
+		Framework:   DefaultFramework,
+		Uncertainty: planUncertainty(c),
 	}
+}
+
+// DefaultFramework is the framework a plan names when none is given.
+const DefaultFramework = "generic"
+
+// planUncertainty is the measured step-time error of c's chip family at
+// its chip count, nil when there are no measurements.
+func planUncertainty(c profiles.Cluster) *PlanUncertainty {
+	u, ok := profiles.StepTimeUncertainty(c.Chip.Family, c.Chips())
+	if !ok {
+		return nil
+	}
+	return &PlanUncertainty{Fraction: u.Fraction, Basis: u.Basis}
 }
 
 // SetTraining adds the days, chip-hours and (with a price) cost of
@@ -162,13 +192,15 @@ func (p Plan) WriteTable(w io.Writer) error {
 	if p.MinChips != nil {
 		ew.printf("min      %s\n", p.MinChips.text(p.Model.Name))
 	}
+	ew.printf("framework %s\n", p.Framework)
+	ew.printf("band     %s\n", p.bandText())
 	ew.printf("search   %s\n\n", p.searchText())
 	if ew.err != nil {
 		return ew.err
 	}
 	t := p.training()
 	tw := newTable(ew)
-	head := "\tRANK\tSTEP\tTOKENS/S\tTOKENS/S/CHIP\tMFU\tMEMORY/CHIP"
+	head := "\tRANK\tSTEP\tBAND\tTOKENS/S\tTOKENS/S/CHIP\tMFU\tMEMORY/CHIP"
 	if t.Given() {
 		head += "\tDAYS\tCHIP-HOURS"
 		if t.PricePerChipHour > 0 {
@@ -181,7 +213,7 @@ func (p Plan) WriteTable(w io.Writer) error {
 		if i == p.Recommended {
 			mark = "*"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s", mark, i+1, Seconds(r.StepTimeS), Count(r.TokensPerS),
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s", mark, i+1, Seconds(r.StepTimeS), p.bandCell(), Count(r.TokensPerS),
 			Count(r.TokensPerSPerChip), Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB))
 		fmt.Fprintf(tw, "%s\t%s\n", trainingCells(r, t, "\t"), r.Strategy.Spec)
 	}
@@ -192,6 +224,22 @@ func (p Plan) WriteTable(w io.Writer) error {
 		ew.printf("\n* recommended. See one row in full with: %s\n", p.explainHint())
 	}
 	return ew.err
+}
+
+// bandText is the header's account of the step-time band.
+func (p Plan) bandText() string {
+	if p.Uncertainty == nil {
+		return "none: no measurements for this chip family, so no band on step time and tokens/s"
+	}
+	return fmt.Sprintf("±%s on step time and tokens/s (%s)", Percent(p.Uncertainty.Fraction), p.Uncertainty.Basis)
+}
+
+// bandCell is the BAND column: ±fraction, or "-" without measurements.
+func (p Plan) bandCell() string {
+	if p.Uncertainty == nil {
+		return "-"
+	}
+	return "±" + Percent(p.Uncertainty.Fraction)
 }
 
 // searchText is the header's one-line account of the search.

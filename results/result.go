@@ -69,7 +69,9 @@ type Collective struct {
 type Result struct {
 	Strategy          Strategy     `json:"strategy"`
 	StepTimeS         float64      `json:"step_time_s"`
+	StepTimeSRange    *[2]float64  `json:"step_time_s_range,omitempty"`
 	TokensPerS        float64      `json:"tokens_per_s"`
+	TokensPerSRange   *[2]float64  `json:"tokens_per_s_range,omitempty"`
 	TokensPerSPerChip float64      `json:"tokens_per_s_per_chip"`
 	MFU               float64      `json:"mfu"`
 	HFU               float64      `json:"hfu"`
@@ -104,6 +106,25 @@ type Evaluation struct {
 	UsableBytes float64
 	// Err is the models' error when they could not score the strategy.
 	Err error
+	// Framework names the framework profile the models ran under ("" for
+	// the default).
+	Framework string
+}
+
+// FrameworkName is the evaluation's framework profile, DefaultFramework
+// when none was named.
+func (e Evaluation) FrameworkName() string {
+	if e.Framework == "" {
+		return DefaultFramework
+	}
+	return e.Framework
+}
+
+// Uncertainty returns the measured error of step times predicted on the
+// evaluation's chip family at its chip count (profiles.StepTimeUncertainty),
+// and false when the family has no measurements.
+func (e Evaluation) Uncertainty() (profiles.Uncertainty, bool) {
+	return profiles.StepTimeUncertainty(e.Cluster.Chip.Family, e.Cluster.Chips())
 }
 
 // Fits reports whether the memory estimate is within the usable HBM.
@@ -158,9 +179,20 @@ func NewResult(e Evaluation) Result {
 	for i, c := range e.Time.Collectives {
 		colls[i] = newCollective(c)
 	}
+	var stepRange, tpsRange *[2]float64
+	if u, ok := e.Uncertainty(); ok && e.Time.StepSeconds > 0 {
+		// The measured step time t of a prediction p lies in p·(1 ± u) for
+		// the family's error u; the throughput in tokens/(p·(1 ± u)).
+		lo, hi := e.Time.StepSeconds*(1-u.Fraction), e.Time.StepSeconds*(1+u.Fraction)
+		stepRange = &[2]float64{lo, hi}
+		tokens := float64(e.Workload.Tokens())
+		tpsRange = &[2]float64{tokens / hi, tokens / lo}
+	}
 	return Result{
 		Strategy:          NewStrategy(e.Strategy, e.Workload),
 		StepTimeS:         e.Time.StepSeconds,
+		StepTimeSRange:    stepRange,
+		TokensPerSRange:   tpsRange,
 		TokensPerS:        tps,
 		TokensPerSPerChip: tps / chips,
 		MFU:               e.MFU(),

@@ -24,6 +24,9 @@ type Request struct {
 	Options search.Options
 	// Top is the number of front rows the plan keeps (0: all).
 	Top int
+	// Framework names the framework profile Options come from ("" for the
+	// default).
+	Framework string
 }
 
 // Problem builds the search problem of r; an input it cannot plan (a
@@ -53,8 +56,12 @@ func Solve(ctx context.Context, r Request, s search.Settings, detail bool) (Plan
 		return Plan{}, err
 	}
 	plan := PlanOf(p, res, r.Top, s.Seed, r.Fix)
+	if r.Framework != "" {
+		plan.Framework = r.Framework
+	}
 	if rec, ok := res.Recommended(); ok && detail {
 		d := Evaluate(p, rec.Strategy)
+		d.Framework = r.Framework
 		if d.Err != nil {
 			return Plan{}, fmt.Errorf("evaluating the recommended strategy %s: %w", rec.Strategy, d.Err)
 		}
@@ -81,6 +88,7 @@ func Explain(r Request, s space.Strategy) (Evaluation, error) {
 		return Evaluation{}, &search.InputError{Err: fmt.Errorf("strategy %s cannot be placed on the mesh of %s: %w", s, c.Name, err)}
 	}
 	e := Evaluate(p, placed)
+	e.Framework = r.Framework
 	if e.Err != nil {
 		return e, fmt.Errorf("evaluating strategy %s: %w", placed, e.Err)
 	}
