@@ -84,7 +84,7 @@ func TestEmitMegatron(t *testing.T) {
 
 func TestEmitMaxText(t *testing.T) {
 	out := emitOut(t, "explain", "--model", "llama3-8b", "--cluster", "2xv5p-64", "--batch", "128",
-		"--strategy", "dp=2,fsdp=8,tp=4,mb=2,recompute=selective", "--emit", "maxtext")
+		"--strategy", "dp=2,fsdp=8,tp=4,mb=2,recompute=minimal", "--emit", "maxtext")
 	var cfg map[string]any
 	if err := yaml.Unmarshal([]byte(out), &cfg); err != nil {
 		t.Fatalf("maxtext output is not YAML: %v\n%s", err, out)

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"strings"
 	"context"
 	"errors"
 	"fmt"
@@ -100,7 +101,22 @@ func (a *app) runPlan(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	f, err := loadFramework(a.cfg.Framework)
+	if strings.Contains(a.cfg.Framework, ",") {
+		if a.cfg.MinChips || len(names) > 1 || a.cfg.Emit != "" {
+			return badInputf("--framework %s compares frameworks on one cluster: it does not combine with --min-chips, a cluster list or --emit", a.cfg.Framework)
+		}
+		c, err := loadCluster(names[0])
+		if err != nil {
+			return err
+		}
+		plan, err := a.planFrameworks(cmd.Context(), problem{model: m, cluster: c, workload: w}, fix, strings.Split(a.cfg.Framework, ","))
+		if err != nil {
+			return err
+		}
+		plan.ModelArg, plan.ClusterArg = a.cfg.Model, a.cfg.Cluster
+		return a.printPlan(plan)
+	}
+	f, err := a.framework()
 	if err != nil {
 		return err
 	}

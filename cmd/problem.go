@@ -59,11 +59,27 @@ func (a *app) loadProblem() (problem, error) {
 	if err != nil {
 		return problem{}, err
 	}
-	f, err := loadFramework(a.cfg.Framework)
+	f, err := a.framework()
 	if err != nil {
 		return problem{}, err
 	}
 	return problem{model: m, cluster: c, workload: w, framework: f}, nil
+}
+
+// framework resolves the framework of the configuration: --framework, or
+// --emit's framework (--emit F implies --framework F, so that the
+// recommended strategy is one F can launch).
+func (a *app) framework() (framework.Profile, error) {
+	arg := a.cfg.Framework
+	if a.cfg.Emit != "" {
+		switch {
+		case arg == "":
+			arg = a.cfg.Emit
+		case arg != a.cfg.Emit:
+			return framework.Profile{}, badInputf("--emit %s plans for %s: drop --framework %s or emit for it", a.cfg.Emit, a.cfg.Emit, arg)
+		}
+	}
+	return loadFramework(arg)
 }
 
 // workload returns the global batch and sequence length: --seq or the

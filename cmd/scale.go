@@ -118,3 +118,47 @@ type minChipsError struct{ family, reason string }
 func (e *minChipsError) Error() string {
 	return fmt.Sprintf("the model fits on no %s cluster up to %d chips; on the largest: %s", e.family, profiles.MaxChips, e.reason)
 }
+
+// planFrameworks searches the problem (without its framework) under every
+// named framework and returns the plan of the fastest with one
+// FrameworkOption per framework. Nothing fitting under any is a
+// *search.NoFitError (exit 1).
+func (a *app) planFrameworks(ctx context.Context, base problem, fix space.Fix, names []string) (results.Plan, error) {
+	opts := make([]results.FrameworkOption, len(names))
+	plans := make([]results.Plan, len(names))
+	var firstNoFit error
+	for i, name := range names {
+		f, err := loadFramework(strings.TrimSpace(name))
+		if err != nil {
+			return results.Plan{}, err
+		}
+		pr := base
+		pr.framework = f
+		opts[i].Framework = f.Name
+		p, err := a.searchPlan(ctx, pr, fix, false)
+		var nf *search.NoFitError
+		switch {
+		case errors.As(err, &nf):
+			opts[i].Error = err.Error()
+			if firstNoFit == nil {
+				firstNoFit = err
+			}
+			continue
+		case err != nil:
+			return results.Plan{}, fmt.Errorf("--framework %s: %w", f.Name, err)
+		}
+		plans[i] = p
+		opts[i].Feasible = p.Search.Feasible
+		if p.Recommended >= 0 {
+			best := p.Pareto[p.Recommended]
+			opts[i].Best = &best
+		}
+	}
+	rec := results.MarkFastestFramework(opts)
+	if rec < 0 {
+		return results.Plan{}, fmt.Errorf("nothing fits under any of %s: %w", strings.Join(names, ", "), firstNoFit)
+	}
+	plan := plans[rec]
+	plan.Frameworks = opts
+	return plan, nil
+}

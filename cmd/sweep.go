@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshplan/meshplan/profiles/framework"
 	"github.com/meshplan/meshplan/results/sweep"
 )
 
@@ -43,10 +45,16 @@ The configuration (YAML):
   fix: ["", "tp=1"]     # optional strategy constraints
   cells:                # optional explicit cells, after the grid's
     - {model: llama3-70b, cluster: v5p-128, batch: 256, seq: 8192, fix: ""}
+  framework: megatron   # optional; as plan --framework (default generic)
   search: {method: auto, seed: 1, top: 5}
 
+Every cell is planned under the one framework profile, which every plan
+names and the manifest records: sweeps with different frameworks never
+share a directory.
+
 Every key can also come from a PLAN_ environment variable (PLAN_MODELS=a,b,
-PLAN_SEARCH_SEED=7, ...); --search, --seed and --top override search.*.`,
+PLAN_FRAMEWORK=megatron, PLAN_SEARCH_SEED=7, ...); --framework overrides
+framework, and --search, --seed and --top override search.*.`,
 		Example: `  plan sweep --config sweep.yaml --out out/
   plan sweep --config sweep.yaml --out out/ --shard 1/4 --resume
   plan merge out/ --out all.jsonl --summary summary.csv`,
@@ -64,6 +72,8 @@ PLAN_SEARCH_SEED=7, ...); --search, --seed and --top override search.*.`,
 	fs.String("shard", "", "run shard `I/N` (0 <= I < N) of the grid: cells i with i mod N = I (default: from the batch scheduler's environment, else 0/1)")
 	fs.Bool("resume", false, "skip the cells already in the shard's file and redo a torn last line")
 	fs.Int("jobs", 0, "cells searched at once (default: the number of cores)")
+	fs.String("framework", "", "training framework profile of every cell: a `name` ("+strings.Join(framework.Names(), ", ")+
+		"; default "+framework.Default+") or a YAML file (overrides framework)")
 	fs.String("search", sweep.DefaultConfig().Search.Method, "search `method` of every cell: auto, exhaustive or evolve (overrides search.method)")
 	fs.Int64("seed", sweep.DefaultConfig().Search.Seed, "random `seed` of the evolutionary search (overrides search.seed)")
 	fs.Int("top", 0, "keep only the `K` fastest rows of each cell's front, 0 all (overrides search.top)")
@@ -72,7 +82,7 @@ PLAN_SEARCH_SEED=7, ...); --search, --seed and --top override search.*.`,
 }
 
 // sweepFlagKeys maps the flags that override configuration keys to them.
-var sweepFlagKeys = map[string]string{"search": "search.method", "seed": "search.seed", "top": "search.top"}
+var sweepFlagKeys = map[string]string{"framework": "framework", "search": "search.method", "seed": "search.seed", "top": "search.top"}
 
 // runSweep loads the configuration, picks the shard and runs it.
 func (a *app) runSweep(cmd *cobra.Command) error {
@@ -107,7 +117,9 @@ func (a *app) runSweep(cmd *cobra.Command) error {
 	resume, _ := fs.GetBool("resume")
 	quiet, _ := fs.GetBool("quiet")
 
-	solver := &sweep.Solver{Grid: grid, Options: defaultOptions(), Workers: max(1, runtime.GOMAXPROCS(0)/jobs)}
+	// Every cell is planned under the configuration's framework profile,
+	// loaded once by Expand, with the options plan --framework gives it.
+	solver := &sweep.Solver{Grid: grid, Options: modelOptions(grid.Framework), Workers: max(1, runtime.GOMAXPROCS(0)/jobs)}
 	bar := newProgress(a.stderr, "sweep", quiet)
 	r := &sweep.Runner{Dir: out, Shard: sh, Resume: resume, Jobs: jobs, Solve: solver.Solve, Progress: bar.updateInt}
 	st, err := r.Run(cmd.Context(), grid)
@@ -130,7 +142,7 @@ func (a *app) runSweep(cmd *cobra.Command) error {
 
 // loadSweepConfig reads the sweep configuration: defaults, then the
 // --config file, then PLAN_ environment variables, then the flags given on
-// the command line that override search settings.
+// the command line that override the framework and search settings.
 func loadSweepConfig(cmd *cobra.Command) (sweep.Config, error) {
 	v, err := sweep.NewViper()
 	if err != nil {

@@ -181,6 +181,9 @@ type evalState struct {
 	// ranks are the candidate ranks; kindStarts the layers where the
 	// program's layer kind changes.
 	ranks, kindStarts []int
+	// offload is, per layer kind, the bytes one layer keeps in host memory
+	// per micro-batch under the strategy's policy.
+	offload []float64
 	// params is, per block, the parameters one chip updates (shardParams);
 	// stored those it holds (ZeRO aside) and computed those it computes
 	// gradients for (FSDP aside).
@@ -261,6 +264,14 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 	}
 	st.planStages(p, s.Degree[space.PP])
 	st.fillParams()
+	st.offload = st.offload[:0]
+	for _, ts := range cm.offloaded[policy] {
+		var b float64
+		for _, t := range ts {
+			b += e.bytes(t, rolesOf(e.layoutOf(t)))
+		}
+		st.offload = append(st.offload, b)
+	}
 	return nil
 }
 

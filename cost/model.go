@@ -42,8 +42,10 @@ type Model struct {
 	// norms' weights and biases included) per matmul weight: the
 	// collectives of one weight a per-tensor framework makes (Comm.PerTensor).
 	tensorsPerWeight []float64
-	// policies are the recompute policies the model knows.
-	policies []model.Policy
+	// policies are the recompute policies the model knows; offloaded the
+	// tensors each keeps in host memory, per layer kind.
+	policies  []model.Policy
+	offloaded [][][]int
 	// states recycles evaluation working memory for one-shot Evaluate
 	// calls; flops caches the FLOP counts per sequence length.
 	states sync.Pool
@@ -150,6 +152,13 @@ func NewModel(p *model.Program) *Model {
 	// 30 bytes with MixedPrecision, 28 with AutocastPrecision.
 	cm.optimizerBytes = p.Options.Precision.StepBytes(p.Options.Optimizer)
 	cm.policies = model.Policies()
+	cm.offloaded = make([][][]int, len(cm.policies))
+	for pi, pol := range cm.policies {
+		cm.offloaded[pi] = make([][]int, len(p.Kinds))
+		for k, kind := range p.Kinds {
+			cm.offloaded[pi][k] = p.Offloaded(kind.Blocks, pol, p.Saved(kind.Blocks, pol))
+		}
+	}
 	cm.tensorsPerWeight = make([]float64, len(p.Blocks))
 	for b, blk := range p.Blocks {
 		var tensors, mats float64

@@ -186,6 +186,21 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 		if pp > 1 {
 			exposed += 2*st.pRamp + (1-of)*2*M*float64(v)*st.pSend
 		}
+		// Offloaded activations cross the host link to host memory in the
+		// forward pass and back in the backward pass, asynchronously: they
+		// hide under OverlapFraction of the compute (docs/frameworks.md).
+		if host := in.cluster.Chip.HostBandwidthBytesPerS; host > 0 {
+			var off float64
+			for k, n := range sp.counts {
+				if k < len(st.offload) {
+					off += float64(n) * st.offload[k]
+				}
+			}
+			if off > 0 {
+				t := 2 * M * off / host
+				exposed += max(0, t-of*est.ComputeSeconds)
+			}
+		}
 		est.ExposedCommSeconds = exposed
 		// Bubble: the schedule's idle stage-micro-batch times (docs/formulas.md §5).
 		est.BubbleSeconds = bubble * (fc + bc + crit)

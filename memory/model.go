@@ -69,7 +69,12 @@ func NewModel(p *model.Program) *Model {
 	for _, pol := range mm.policies {
 		var saved, working [][]tensorInfo
 		for _, kind := range p.Kinds {
+			// What the layer keeps in HBM: its saved tensors less those the
+			// policy keeps in host memory, which return for its backward
+			// pass (the working set).
 			s := p.Saved(kind.Blocks, pol)
+			off := p.Offloaded(kind.Blocks, pol, s)
+			s = slices.DeleteFunc(s, func(t int) bool { return slices.Contains(off, t) })
 			all := p.Saved(kind.Blocks, none)
 			var w []int
 			for _, t := range all {

@@ -9,38 +9,85 @@ const (
 	RecomputeFull      = "full"
 )
 
+// Recompute policies of frameworks, by their own names (docs/frameworks.md):
+// MaxText's remat policies and PyTorch's checkpointing variants.
+const (
+	RecomputeMinimal            = "minimal"               // MaxText: save every projection's output
+	RecomputeSaveDotExceptMLPWi = "save_dot_except_mlpwi" // MaxText: ... except the MLP input projection's
+	RecomputeSaveDotExceptMLP   = "save_dot_except_mlp"   // MaxText: ... except both MLP projections'
+	RecomputeSaveQKVProj        = "save_qkv_proj"         // MaxText: save only the q, k, v projection
+	RecomputeQKVProjOffloaded   = "qkv_proj_offloaded"    // MaxText: that, kept in host memory
+	RecomputeMinimalOffloaded   = "minimal_offloaded"     // MaxText: minimal, kept in host memory
+	RecomputeOffloadInput       = "offload_layer_input"   // full recompute with the layer input in host memory
+)
+
 // Policy is an activation recomputation policy as data: which ops of a
 // block the backward pass re-runs rather than reading their outputs from
-// memory. What each policy saves follows from the program (Program.Saved),
-// so the cost model (which re-runs the ops) and the memory model (which
-// does not store their outputs) agree by construction.
+// memory, and which kept tensors live in host memory. What each policy
+// saves follows from the program (Program.Saved), so the cost model (which
+// re-runs the ops) and the memory model (which does not store their
+// outputs) agree by construction.
 type Policy struct {
 	// Name is the policy's name in the strategy string.
 	Name string
-	// Rerun says, per op group, that the policy re-runs the group's ops.
-	Rerun [NumGroups]bool
+	// Rerun says, per op group, that the policy re-runs the group's ops;
+	// RerunOps names further ops it re-runs (MaxText's "except mlpwi").
+	Rerun    [NumGroups]bool
+	RerunOps []string
 	// Layers limits the policy to transformer layers; the embedding and
 	// output blocks always keep what they need.
 	Layers bool
+	// RecomputeUsed recomputes the output of a re-run op even where an op
+	// that is not re-run needs it, as JAX's remat policies decide per value
+	// (a projection's input is recomputed from the saved output before
+	// it); without it such an output is kept, as torch.utils.checkpoint
+	// around part of a layer keeps what leaves the checkpointed region
+	// (Megatron's selective recompute keeps the core attention's output).
+	RecomputeUsed bool
+	// Offload names ops whose kept outputs live in host memory between the
+	// forward and the backward pass ("input" names the layer's input):
+	// they leave HBM and cross the host link twice per micro-batch.
+	Offload []string
 }
 
-// Policies returns the built-in policies: none keeps every activation the
+// Policies returns the known policies: none keeps every activation the
 // backward pass needs; selective re-runs the attention core (the score
 // square, [KORT §4.2]); full re-runs every op of a layer and keeps only the
-// layer's input (docs/formulas.md §2.2).
+// layer's input (docs/formulas.md §2.2); MaxText's remat policies keep
+// chosen projections' outputs and re-run the rest, JAX-style
+// ([MT-REMAT]: checkpoint_dots_with_no_batch_dims for minimal,
+// save_dot_except_mlpwi and the others by name); the offloaded ones keep
+// their saved tensors in host memory.
 func Policies() []Policy {
 	all := [NumGroups]bool{}
 	for g := range all {
 		all[g] = true
 	}
+	// Everything but the projections: JAX's dot-saving policies.
+	dots := all
+	dots[GroupProjection] = false
 	return []Policy{
 		{Name: RecomputeNone},
 		{Name: RecomputeSelective, Rerun: [NumGroups]bool{GroupCore: true}, Layers: true},
 		{Name: RecomputeFull, Rerun: all, Layers: true},
+		{Name: RecomputeMinimal, Rerun: dots, Layers: true, RecomputeUsed: true},
+		{Name: RecomputeSaveDotExceptMLPWi, Rerun: dots, RerunOps: []string{"ffn_in", "expert_in", "shared_in"}, Layers: true, RecomputeUsed: true},
+		{Name: RecomputeSaveDotExceptMLP, Rerun: dots, RerunOps: []string{"ffn_in", "ffn_out", "expert_in", "expert_out", "shared_in", "shared_out"}, Layers: true, RecomputeUsed: true},
+		{Name: RecomputeSaveQKVProj, Rerun: all, RerunOps: nil, Layers: true, RecomputeUsed: true, Offload: nil},
+		{Name: RecomputeQKVProjOffloaded, Rerun: all, Layers: true, RecomputeUsed: true, Offload: []string{"qkv"}},
+		{Name: RecomputeMinimalOffloaded, Rerun: dots, Layers: true, RecomputeUsed: true,
+			Offload: []string{"qkv", "out", "ffn_in", "ffn_out", "router", "expert_in", "expert_out", "shared_in", "shared_out"}},
+		{Name: RecomputeOffloadInput, Rerun: all, Layers: true, Offload: []string{"input"}},
 	}
 }
 
-// PolicyNames returns the names of the built-in policies.
+// keeps reports whether pol keeps op o's output although o's group re-runs
+// (save_qkv_proj and qkv_proj_offloaded keep the q, k, v projection).
+func (pol Policy) keeps(o *Op) bool {
+	return (pol.Name == RecomputeSaveQKVProj || pol.Name == RecomputeQKVProjOffloaded) && o.Name == "qkv"
+}
+
+// PolicyNames returns the names of the known policies.
 func PolicyNames() []string {
 	var out []string
 	for _, p := range Policies() {
@@ -49,7 +96,7 @@ func PolicyNames() []string {
 	return out
 }
 
-// LookupPolicy returns the built-in policy with the given name.
+// LookupPolicy returns the known policy with the given name.
 func LookupPolicy(name string) (Policy, bool) {
 	for _, p := range Policies() {
 		if p.Name == name {
@@ -64,7 +111,33 @@ func (p *Program) Reruns(pol Policy, b int, o *Op) bool {
 	if pol.Layers && (b == p.Embedding || b == p.Output) {
 		return false
 	}
-	return pol.Rerun[o.Group]
+	if pol.keeps(o) {
+		return false
+	}
+	return pol.Rerun[o.Group] || slices.Contains(pol.RerunOps, o.Name)
+}
+
+// Offloaded returns the tensors among saved (Saved's result for blocks)
+// that policy pol keeps in host memory: the outputs of the ops it names,
+// and the blocks' input for "input".
+func (p *Program) Offloaded(blocks []int, pol Policy, saved []int) []int {
+	if len(pol.Offload) == 0 {
+		return nil
+	}
+	var out []int
+	for _, b := range blocks {
+		blk := &p.Blocks[b]
+		if slices.Contains(pol.Offload, "input") && blk.Input >= 0 && slices.Contains(saved, blk.Input) && !slices.Contains(out, blk.Input) {
+			out = append(out, blk.Input)
+		}
+		for i := range blk.Fwd {
+			o := &blk.Fwd[i]
+			if slices.Contains(pol.Offload, o.Name) && slices.Contains(saved, o.C) && !slices.Contains(out, o.C) {
+				out = append(out, o.C)
+			}
+		}
+	}
+	return out
 }
 
 // Saved returns the tensors the given blocks (a layer kind's, or the
@@ -90,7 +163,7 @@ func (p *Program) Saved(blocks []int, pol Policy) []int {
 	}
 	out := need[:0]
 	for _, t := range need {
-		if slices.Contains(rerunOut, t) && !slices.Contains(usedOutside, t) {
+		if slices.Contains(rerunOut, t) && (pol.RecomputeUsed || !slices.Contains(usedOutside, t)) {
 			continue
 		}
 		out = append(out, t)

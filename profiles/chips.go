@@ -57,16 +57,35 @@ const (
 	gpuCommunicatorBytes = 0.6e9
 )
 
-// gpuChip sets a GPU's runtime reserves.
+// Host links, one way, at the 80% that large DMA transfers reach (an
+// assumption): PCIe Gen4 x16 is 32 GB/s (A100, TPU v4/v5e/v5p), Gen5 x16
+// 64 GB/s (H100, H200, H800, B200, MI300X, TPU v6e and 7x, assumed),
+// NVLink-C2C 450 GB/s (GB200's Grace) [MLE-NET][GC-v5p].
+const (
+	pcie4Bytes   = 0.8 * 32 * gb
+	pcie5Bytes   = 0.8 * 64 * gb
+	nvlinkC2CBps = 0.8 * 450 * gb
+)
+
+// gpuChip sets a GPU's runtime reserves and its host link (PCIe Gen5 unless
+// set).
 func gpuChip(c Chip) Chip {
 	c.RuntimeReserveBytes, c.AllocatorSlackFraction, c.CommunicatorBytes = gpuContextBytes, gpuAllocatorSlack, gpuCommunicatorBytes
+	if c.HostBandwidthBytesPerS == 0 {
+		c.HostBandwidthBytesPerS = pcie5Bytes
+	}
 	return c
 }
 
 // tpuChip is a TPU: HBMBytes is JAX's bytes_limit, already net of what XLA
 // and libtpu keep (0.25-1.25 GiB below the physical HBM [HBM-RT]); buffers are
 // assigned statically and collective scratch lives in the program's memory.
-func tpuChip(c Chip) Chip { return c }
+func tpuChip(c Chip) Chip {
+	if c.HostBandwidthBytesPerS == 0 {
+		c.HostBandwidthBytesPerS = pcie4Bytes
+	}
+	return c
+}
 
 // catalogue returns every known chip, TPUs first. It is built on each call
 // so that no caller can change the defaults of another.
@@ -128,7 +147,7 @@ func catalogue() []chipSpec {
 			// TPU v6e Trillium [GC-v6e]: 918 TFLOP/s bf16 (fp8 same rate, so 0),
 			// 32 GiB HBM at 1640 GB/s, 1 TensorCore; bytes_limit 33,550,237,696 (31.25 GiB) [HBM-RT].
 			chip: tpuChip(Chip{Name: "v6e", Family: "tpu-v6e", PeakBF16FLOPs: 918e12,
-				HBMBytes: 33550237696, HBMBandwidthBytesPerS: 1640 * gb, TensorCoresPerChip: 1}),
+				HBMBytes: 33550237696, HBMBandwidthBytesPerS: 1640 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: pcie5Bytes}),
 			aliases: []string{"trillium"},
 			torus:   plane,
 			// 9e10 B/s per link one way [SB-TPU]; the doc's 800 GB/s bidi over 4 ports gives 1e11 [GC-v6e].
@@ -141,7 +160,7 @@ func catalogue() []chipSpec {
 			// each TensorCore as a device of ~94.75 GiB, so about 2 x 101,737,037,824 bytes
 			// per chip (uncertain) [HBM-RT].
 			chip: tpuChip(Chip{Name: "tpu7x", Family: "tpu-7x", PeakBF16FLOPs: 2307e12, PeakFP8FLOPs: 4614e12,
-				HBMBytes: 2 * 101737037824, HBMBandwidthBytesPerS: 7370 * gb, TensorCoresPerChip: 2}),
+				HBMBytes: 2 * 101737037824, HBMBandwidthBytesPerS: 7370 * gb, TensorCoresPerChip: 2, HostBandwidthBytesPerS: pcie5Bytes}),
 			aliases: []string{"ironwood", "v7x"},
 			// 16x24x24 = 9216 chips, from xpk only [XPK] (uncertain); wrap rules
 			// assumed to match v5p [NBF-IW].
@@ -153,7 +172,7 @@ func catalogue() []chipSpec {
 			// A100 SXM 40GB: 312 TFLOP/s bf16, no fp8, 40 GiB HBM2 at 1555 GB/s [KL-A100][MLE-ACC];
 			// CUDA reports 42,298,834,944 bytes [HBM-RT].
 			chip: gpuChip(Chip{Name: "a100-40gb", Family: "nvidia-ampere", PeakBF16FLOPs: 312e12,
-				HBMBytes: 42298834944, HBMBandwidthBytesPerS: 1555 * gb, TensorCoresPerChip: 1}),
+				HBMBytes: 42298834944, HBMBandwidthBytesPerS: 1555 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: pcie4Bytes}),
 			domain: 8, // 8 GPUs, 6 NVSwitches [SB-GPU][MLE-NET]
 			// NVLink 3: 300 GB/s one way [MLE-NET]; 8xA100 AllReduce busbw 234.9 GB/s = 0.78 [MLE-NET].
 			scaleUp: nvlink(300*gb, 0.78),
@@ -164,7 +183,7 @@ func catalogue() []chipSpec {
 			// A100 SXM 80GB: 312 TFLOP/s bf16, 80 GiB HBM2e at 2039 GB/s [KL-A100][MLE-ACC];
 			// CUDA reports 84,987,740,160 to 85,197,848,576 bytes by driver, the lowest here [HBM-RT].
 			chip: gpuChip(Chip{Name: "a100", Family: "nvidia-ampere", PeakBF16FLOPs: 312e12,
-				HBMBytes: 84987740160, HBMBandwidthBytesPerS: 2039 * gb, TensorCoresPerChip: 1}),
+				HBMBytes: 84987740160, HBMBandwidthBytesPerS: 2039 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: pcie4Bytes}),
 			aliases:  []string{"a100-80gb"},
 			domain:   8,
 			scaleUp:  nvlink(300*gb, 0.78), // as a100-40gb [MLE-NET]
@@ -216,7 +235,7 @@ func catalogue() []chipSpec {
 			// 5000 fp8, 186 GB HBM at 8000 GB/s [MLE-ACC]; PyTorch reports a total capacity of
 			// 184.31 GiB, about 197.9e9 bytes (medium certainty) [HBM-RT].
 			chip: gpuChip(Chip{Name: "gb200", Family: "nvidia-grace-blackwell", PeakBF16FLOPs: 2500e12, PeakFP8FLOPs: 5000e12,
-				HBMBytes: 197.9e9, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1}),
+				HBMBytes: 197.9e9, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: nvlinkC2CBps}),
 			domain: 72, // NVL72: 72 GPUs, 18 NVSwitch chips [SB-GPU][MLE-NET]
 			// 900 GB/s one way [MLE-NET]; efficiency assumed equal to B200's 0.76.
 			scaleUp:  nvlink(900*gb, 0.76),

@@ -34,6 +34,9 @@ type Chip struct {
 	// AllocatorSlackFraction of HBM is lost to the allocator's fragmentation (PyTorch's
 	// caching allocator on GPUs); zero under XLA's static buffer assignment.
 	AllocatorSlackFraction float64 `json:"allocator_slack_fraction" yaml:"allocator_slack_fraction"`
+	// HostBandwidthBytesPerS is the chip's link to its host's memory, one way, as offloaded
+	// activations cross it (PCIe on most chips, NVLink-C2C on GB200).
+	HostBandwidthBytesPerS float64 `json:"host_bandwidth_bytes_per_s" yaml:"host_bandwidth_bytes_per_s"`
 	// CommunicatorBytes is the HBM each collective communicator (one per parallel
 	// group of a strategy) keeps for its buffers; zero on TPUs, where XLA places
 	// collective buffers in the program's own memory.

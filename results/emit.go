@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/space"
 )
@@ -315,7 +316,12 @@ func emitMaxText(e Evaluation) (string, error) {
 	}
 	fmt.Fprintf(&b, "per_device_batch_size: %s\n", strconv.FormatFloat(perDevice, 'f', -1, 64))
 	fmt.Fprintf(&b, "max_target_length: %d\n", e.Workload.SeqLen)
-	policy := map[string]string{space.RecomputeNone: "none", space.RecomputeSelective: "minimal", space.RecomputeFull: "full"}[s.Recompute]
+	// MaxText's remat policies carry their own names; Megatron's selective
+	// recompute is closest to minimal.
+	policy := s.Recompute
+	if policy == space.RecomputeSelective {
+		policy = model.RecomputeMinimal
+	}
 	fmt.Fprintf(&b, "remat_policy: %s\n", policy)
 	return b.String(), nil
 }

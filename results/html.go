@@ -50,6 +50,7 @@ type htmlReport struct {
 	TimeBars   *bars
 	MemBars    *bars
 	Clusters   []htmlCluster
+	Frameworks []FrameworkOption
 	SizeChart  *scatter
 	ExplainCmd string
 
@@ -190,6 +191,7 @@ func (p Plan) WriteHTML(w io.Writer) error {
 	if p.MinChips != nil {
 		rep.Inputs = append(rep.Inputs, [2]string{"smallest cluster", p.MinChips.text(p.Model.Name)})
 	}
+	rep.Frameworks = p.Frameworks
 	rep.Inputs = append(rep.Inputs, [2]string{"framework", p.Framework}, [2]string{"band", p.bandText()})
 	rep.Inputs = append(rep.Inputs, [2]string{"search", p.searchText()})
 	for i, r := range p.Pareto {

@@ -75,6 +75,24 @@ func (p Plan) WriteMarkdown(w io.Writer) error {
 		ew.printf("\n")
 	}
 
+	if len(p.Frameworks) > 0 {
+		ew.printf("## Frameworks\n\nThe best strategy each framework can express; the fastest is marked ★ and the rest of the report is its plan.\n\n")
+		ew.printf("| framework | step | tokens/s | MFU | memory/chip | strategy |\n| --- | ---: | ---: | ---: | ---: | --- |\n")
+		for _, o := range p.Frameworks {
+			name := mdText(o.Framework)
+			if o.Recommended {
+				name += " ★"
+			}
+			if o.Best == nil {
+				ew.printf("| %s | - | - | - | - | nothing fits |\n", name)
+				continue
+			}
+			r := *o.Best
+			ew.printf("| %s | %s | %s | %s | %s | `%s` |\n", name, Seconds(r.StepTimeS), Count(r.TokensPerS), Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB), mdCode(r.Strategy.Spec))
+		}
+		ew.printf("\n")
+	}
+
 	ew.printf("## Pareto front on %s: step time against memory per chip\n\n", mdText(p.Cluster.Name))
 	head, sep := "| | rank | step | step band | tokens/s | MFU | memory/chip", "| --- | ---: | ---: | ---: | ---: | ---: | ---:"
 	head, sep = withTrainingHead(head, sep, t)

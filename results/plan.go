@@ -86,6 +86,11 @@ type Plan struct {
 	// strategy of each. The rest of the plan is then the plan of the
 	// recommended cluster (see [ClusterOption]).
 	Clusters []ClusterOption `json:"clusters,omitempty"`
+	// Frameworks is present when --framework names several frameworks:
+	// one entry per framework, in the order given, with the best strategy
+	// of each. The rest of the plan is then the plan of the fastest (see
+	// [FrameworkOption]).
+	Frameworks []FrameworkOption `json:"frameworks,omitempty"`
 	// MinChips is present with --min-chips: the smallest cluster of the
 	// family on which the model fits, and the smaller ones tried. The rest of
 	// the plan is then the plan of that cluster.
@@ -181,6 +186,9 @@ func (p Plan) WriteJSON(w io.Writer) error { return writeJSON(w, p) }
 func (p Plan) WriteTable(w io.Writer) error {
 	if len(p.Clusters) > 0 {
 		return p.writeClustersTable(w)
+	}
+	if len(p.Frameworks) > 0 {
+		return p.writeFrameworksTable(w)
 	}
 	ew := &errWriter{w: w}
 	ew.printf("model    %s: %s params (%s active)\n", p.Model.Name, Count(float64(p.Model.Params)), Count(float64(p.Model.ActiveParams)))

@@ -83,6 +83,9 @@ func Explain(r Request, s space.Strategy) (Evaluation, error) {
 		return Evaluation{}, &search.InputError{Err: fmt.Errorf("strategy %s does not work for %s on %s with a batch of %d x %d tokens:\n%w",
 			s, m.Name, c.Name, w.Batch, w.SeqLen, err)}
 	}
+	if err := r.Options.Limits.Check(s, m.Layers); err != nil {
+		return Evaluation{}, &search.InputError{Err: fmt.Errorf("strategy %s: %w", s, err)}
+	}
 	placed, err := s.Place(c)
 	if err != nil {
 		return Evaluation{}, &search.InputError{Err: fmt.Errorf("strategy %s cannot be placed on the mesh of %s: %w", s, c.Name, err)}

@@ -41,6 +41,9 @@ type Options struct {
 	// Cost tunes the cost model. Trace and SkipCollectives are set per
 	// call by the search and Evaluate.
 	Cost cost.Options
+	// Limits are what the framework can express; the space holds only
+	// those strategies.
+	Limits space.Limits
 }
 
 // Scorer scores one strategy: its memory per chip and its step time.
@@ -183,7 +186,7 @@ func (p *Problem) Program() *model.Program {
 // about the input (see space.New), wrapped in an *InputError.
 func (p *Problem) Space() (Space, error) {
 	p.spaceOnce.Do(func() {
-		sp, err := space.New(p.model, p.cluster, p.workload, p.fix)
+		sp, err := space.NewLimited(p.model, p.cluster, p.workload, p.fix, p.options.Limits)
 		if err != nil {
 			p.spaceErr = &InputError{Err: err}
 			return

@@ -67,7 +67,7 @@ func TestParseErrors(t *testing.T) {
 		{"zero=3", "space: zero=3 must be 0, 1 or 2"},
 		{"sp=maybe", "space: sp=maybe must be true or false"},
 		{"schedule=1f1", `space: schedule "1f1" is unknown (did you mean "1f1b"?)`},
-		{"recompute=everything", `space: recompute "everything" is unknown (known: none, selective, full)`},
+		{"recompute=everything", `space: recompute "everything" is unknown (known: none, selective, full, minimal`},
 		{"mesh=", "space: mesh= is empty"},
 		{"mesh=;", "space: mesh= names no dimension"},
 		{"mesh=tp", `space: mesh part "tp" is not dim:axes`},

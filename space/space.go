@@ -53,9 +53,13 @@ type Space struct {
 	zeros      []int
 	layers     int
 	anyV       bool // a pinned v: any v with pp·v <= layers, equal chunks or not
-	cluster    profiles.Cluster
-	classes    [][]int // interchangeable axes, by index, each class in axis order
-	index      map[string]int
+	// equalChunks requires layers = pp·v equal chunks (Limits.EqualChunks);
+	// firstForPP1 says the first schedule choice is valid only without a
+	// pipeline (the framework does not run it).
+	equalChunks, firstForPP1 bool
+	cluster     profiles.Cluster
+	classes     [][]int // interchangeable axes, by index, each class in axis order
+	index       map[string]int
 }
 
 // tupleDims are the dimensions of a per-axis factor tuple: those with chips
@@ -106,14 +110,35 @@ func tupleDims() []Dim { return ownDims() }
 // New returns an error when the inputs are malformed or when no layout
 // fits, saying why.
 func New(m model.Spec, c profiles.Cluster, w Workload, fix Fix) (*Space, error) {
+	return NewLimited(m, c, w, fix, Limits{})
+}
+
+// NewLimited is New over the strategies a framework can express (lim):
+// its missing dimensions pinned to 1, its schedules, recompute policies
+// and ZeRO stages only, and tensor parallelism with sequence parallelism
+// where it requires it. A --fix outside the limits is an error naming it.
+func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limits) (*Space, error) {
+	if err := lim.validate(); err != nil {
+		return nil, err
+	}
 	fp, err := fix.pins()
 	if err != nil {
 		return nil, fmt.Errorf("%w (in --fix %q)", err, fix.String())
 	}
+	for _, d := range lim.NoDims {
+		if fp.hasDim(d) && fp.Degree[d] > 1 {
+			return nil, fmt.Errorf("space: --fix %s=%d: %s has no %s parallelism", d, fp.Degree[d], lim.name(), d)
+		}
+		fp.Degree[d] = 1
+		fp.set[lookupKey(d.String())] = true
+	}
+	if lim.RequireSP && fp.has("sp") && !fp.SP {
+		return nil, fmt.Errorf("space: --fix sp=false: %s runs tensor parallelism only with sequence parallelism", lim.name())
+	}
 	if err := checkInputs(&m, &c, w); err != nil {
 		return nil, err
 	}
-	sp := &Space{layers: m.Layers, cluster: c}
+	sp := &Space{layers: m.Layers, cluster: c, equalChunks: lim.EqualChunks}
 	sp.classes = axisClasses(&c)
 	var fixMesh [NumDims][]Share
 	if fp.has("mesh") {
@@ -205,6 +230,14 @@ func New(m model.Spec, c profiles.Cluster, w Workload, fix Fix) (*Space, error) 
 		if fp.has("schedule") && sc.name != fp.Schedule || fp.has("v") && sc.v != fp.V {
 			continue
 		}
+		if len(lim.Schedules) > 0 && !slices.Contains(lim.Schedules, sc.name) {
+			// A schedule the framework does not run stays only as the
+			// first choice, which stands for "no pipeline" (pp = 1).
+			if len(sp.schedules) > 0 || sc.name.Virtual() {
+				continue
+			}
+			sp.firstForPP1 = true
+		}
 		sp.schedules = append(sp.schedules, sc)
 	}
 	if minPP == 0 && len(sp.schedules) > 1 {
@@ -215,13 +248,16 @@ func New(m model.Spec, c profiles.Cluster, w Workload, fix Fix) (*Space, error) 
 	}
 
 	// Recompute policies and ZeRO stages.
-	for _, r := range model.PolicyNames() {
+	for _, r := range lim.recomputes() {
 		if !fp.has("recompute") || r == fp.Recompute {
 			sp.recomputes = append(sp.recomputes, r)
 		}
 	}
+	if len(sp.recomputes) == 0 {
+		return nil, fmt.Errorf("space: --fix recompute=%s: %s's policies are %s", fp.Recompute, lim.name(), strings.Join(lim.recomputes(), ", "))
+	}
 	for z := range 3 {
-		if (!fp.has("zero") || z == fp.Zero) && (z == 0 || anyDP) {
+		if (!fp.has("zero") || z == fp.Zero) && (z == 0 || anyDP) && (len(lim.Zeros) == 0 || slices.Contains(lim.Zeros, z)) {
 			sp.zeros = append(sp.zeros, z)
 		}
 	}
@@ -708,7 +744,10 @@ func (sp *Space) valid(l *layout, mb, z, k int) bool {
 	if pp == 1 {
 		return k == 0 && !sc.name.Virtual()
 	}
-	if sc.name.Virtual() && (pp*sc.v > sp.layers || !sp.anyV && MaxStageLayers(sp.layers, pp)%sc.v != 0) {
+	if k == 0 && sp.firstForPP1 {
+		return false
+	}
+	if sc.name.Virtual() && (pp*sc.v > sp.layers || !sp.anyV && MaxStageLayers(sp.layers, pp)%sc.v != 0 || sp.equalChunks && sp.layers%(pp*sc.v) != 0) {
 		return false
 	}
 	return l.perReplica/mb >= sc.name.MinMicrobatches(pp)

@@ -11,6 +11,7 @@ import (
 	"github.com/meshplan/meshplan/memory"
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/search"
+	"github.com/meshplan/meshplan/space"
 )
 
 // Profile is one training framework as the planner models it: how its
@@ -36,6 +37,9 @@ type Profile struct {
 	// TensorParallelOverlap hides tensor- and context-parallel collectives
 	// under the adjacent matmuls (collective matmul, async TP).
 	TensorParallelOverlap bool `json:"tensor_parallel_overlap,omitempty" yaml:"tensor_parallel_overlap"`
+	// Limits are the strategies the framework can express: its dimensions,
+	// schedules, recompute policies by its own names and ZeRO stages.
+	Limits space.Limits `json:"-" yaml:"-"`
 }
 
 // ProgramOptions returns the layer program options of the profile.
@@ -50,6 +54,7 @@ func (p Profile) SearchOptions() search.Options {
 		Program: p.ProgramOptions(),
 		Memory:  memory.Options{AllocatorSlackFraction: p.AllocatorSlackFraction},
 		Cost:    cost.Options{Comm: p.Comm, CollectiveMatmul: p.TensorParallelOverlap},
+		Limits:  p.Limits,
 	}
 }
 
@@ -97,16 +102,23 @@ func generic() Profile {
 		Kernels:   model.FusedKernels(),
 		Precision: model.MixedPrecision(),
 		Optimizer: model.Optimizer{ClipPasses: 1},
+		Limits:    space.Limits{Framework: "generic"},
 	}
 }
 
-// megatron is Megatron-Core with Transformer Engine.
+// megatron is Megatron-Core with Transformer Engine. It has no FSDP (its
+// distributed optimizer is ZeRO-1/2 over data parallelism), runs 1F1B and
+// interleaved pipelines with equal virtual chunks, and recomputes
+// selectively (the core attention) or fully (--emit megatron's rules).
 func megatron() Profile {
 	p := generic()
 	p.Name = "megatron"
 	p.Description = "Megatron-Core with Transformer Engine: fused norms, activations and cross-entropy, flash attention, " +
 		"bf16 parameters with fp32 main gradients (gradient-accumulation fusion) and the distributed optimizer's fp32 master weights and moments, " +
 		"clipping's norm pass fused with the optimizer's scaling"
+	p.Limits = space.Limits{Framework: p.Name, NoDims: []space.Dim{space.FSDP},
+		Schedules: []space.Schedule{space.OneFOneB, space.Interleaved}, EqualChunks: true,
+		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull}}
 	return p
 }
 
@@ -129,6 +141,12 @@ func deepspeed() Profile {
 		Precision: model.MixedPrecision(),
 		Optimizer: model.Optimizer{ClipPasses: 3},
 		Comm:      cost.Comm{WeightOverlap: &none, Flat: true, PerTensor: true},
+		// A DeepSpeed config (--emit deepspeed) expresses data parallelism,
+		// ZeRO stages 0-3 and full activation checkpointing; tensor,
+		// pipeline, context and expert parallelism live in the model code
+		// (use the megatron profile for Megatron-DeepSpeed layouts).
+		Limits: space.Limits{Framework: "deepspeed", NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP},
+			Recomputes: []string{model.RecomputeNone, model.RecomputeFull}},
 	}
 }
 
@@ -149,5 +167,14 @@ func maxtext() Profile {
 		Kernels:   model.FusedKernels(),
 		Precision: pr,
 		Optimizer: model.Optimizer{ClipPasses: 1},
+		// MaxText shards optimizer state through fsdp, not ZeRO over dp; its
+		// pipeline runs all forward passes first (GPipe) or circular
+		// (interleaved); its remat policies by their own names (--emit
+		// maxtext's rules, [MT-REMAT]).
+		Limits: space.Limits{Framework: "maxtext", Zeros: []int{0},
+			Schedules: []space.Schedule{space.GPipe, space.Interleaved},
+			Recomputes: []string{model.RecomputeNone, model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,
+				model.RecomputeSaveDotExceptMLP, model.RecomputeSaveQKVProj, model.RecomputeQKVProjOffloaded,
+				model.RecomputeMinimalOffloaded, model.RecomputeOffloadInput, model.RecomputeFull}},
 	}
 }

@@ -1,6 +1,9 @@
 package framework
 
-import "github.com/meshplan/meshplan/model"
+import (
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/space"
+)
 
 // The PyTorch profiles model the two setups measured on one H100
 // (docs/measured-h100.md, train-steps.csv): a Hugging Face Llama with fp32
@@ -59,6 +62,11 @@ func torchtitan() Profile {
 			"SDPA with a materialised causal mask at 0.35 of the flash kernel's rate",
 		Kernels:   k,
 		Precision: model.AutocastPrecision(),
+		// torchtitan shards optimizer state through FSDP2 only and runs
+		// tensor parallelism with sequence parallelism (--emit torchtitan's
+		// rules); its activation checkpointing is selective (op) or full.
+		Limits: space.Limits{Framework: "torchtitan", Zeros: []int{0}, RequireSP: true,
+			Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull}},
 	}
 }
 
@@ -110,5 +118,9 @@ func pytorch() Profile {
 		// The eager rows reserve a median 6.7% above their peak allocation
 		// (0.1 to 20%, docs/measured-h100.md).
 		AllocatorSlackFraction: 0.07,
+		// The Hugging Face Trainer and hand-written loops replicate (DDP)
+		// or shard (FSDP) the model and checkpoint whole layers.
+		Limits: space.Limits{Framework: "pytorch", NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP}, Zeros: []int{0},
+			Recomputes: []string{model.RecomputeNone, model.RecomputeFull}},
 	}
 }

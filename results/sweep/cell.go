@@ -8,6 +8,7 @@ import (
 
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/profiles/framework"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -57,23 +58,29 @@ func (c Cell) valid() error {
 	return nil
 }
 
-// Grid is an expanded sweep: its cells in grid order and the models,
-// clusters and fixes they name, loaded once.
+// Grid is an expanded sweep: its cells in grid order, the framework
+// profile of every cell and the models, clusters and fixes they name,
+// loaded once.
 type Grid struct {
 	// Cells are the sweep's cells: the grid's (models outermost, then
 	// clusters, batches, seqs, fix innermost), then the explicit cells.
 	Cells []Cell
 	// Search is the configuration's search settings.
 	Search Search
+	// Framework is the framework profile every cell is planned with (the
+	// configuration's framework key, framework.Default when it has none).
+	// Its name is each plan's "framework"; a Grid built by hand may leave
+	// it zero (the default profile's name, the default model's options).
+	Framework framework.Profile
 
 	models   map[string]model.Spec
 	clusters map[string]profiles.Cluster
 	fixes    map[string]space.Fix
 }
 
-// Expand loads every model and cluster of c, canonicalises the fix
-// strings and lists the cells in grid order. Every unknown name, bad file,
-// bad fix or repeated cell is reported, joined.
+// Expand loads the framework profile and every model and cluster of c,
+// canonicalises the fix strings and lists the cells in grid order. Every
+// unknown name, bad file, bad fix or repeated cell is reported, joined.
 func Expand(c Config) (*Grid, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -85,6 +92,15 @@ func Expand(c Config) (*Grid, error) {
 		fixes:    map[string]space.Fix{},
 	}
 	var errs []error
+	fw := strings.TrimSpace(c.Framework)
+	if fw == "" {
+		fw = framework.Default
+	}
+	if p, err := framework.Load(fw); err != nil {
+		errs = append(errs, fmt.Errorf("framework %q: %s", fw, oneLine(strings.TrimPrefix(err.Error(), "framework: "))))
+	} else {
+		g.Framework = p
+	}
 	loadModel := func(where, name string) (model.Spec, bool) {
 		name = strings.TrimSpace(name)
 		if m, ok := g.models[name]; ok {

@@ -47,6 +47,9 @@ func TestExpandErrors(t *testing.T) {
 			c.Cells = []CellSpec{{Model: "llama3-8b", Cluster: "h100-8", Batch: 16, Seq: 8192}}
 		}, []string{"repeats cell 0"}},
 		{"two problems", func(c *Config) { c.Models = []string{"nope"}; c.Clusters = []string{"nada-1"} }, []string{`models "nope"`, `clusters "nada-1"`}},
+		{"unknown framework", func(c *Config) { c.Framework = "megatorn" }, []string{`framework "megatorn": unknown framework "megatorn" (nearest: megatron;`}},
+		{"missing framework file", func(c *Config) { c.Framework = "no-such-stack.yaml" }, []string{`framework "no-such-stack.yaml": cannot read framework file no-such-stack.yaml`}},
+		{"framework and model", func(c *Config) { c.Framework = "jax"; c.Models = []string{"nope"} }, []string{`framework "jax"`, `models "nope"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base()

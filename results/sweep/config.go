@@ -18,8 +18,8 @@ var searchMethods = []string{"auto", "exhaustive", "evolve"}
 
 // Config is a sweep configuration: a grid (the product of Models, Clusters,
 // Batches, Seqs and Fix, in that nesting order, Fix innermost), explicit
-// Cells, or both (the grid's cells first), and the search settings every
-// cell uses. The mapstructure tags are the keys of the YAML file; the
+// Cells, or both (the grid's cells first), and the framework profile and
+// search settings every cell uses. The mapstructure tags are the keys of the YAML file; the
 // environment variable of a key is PLAN_ followed by the key in upper case
 // with _ for . (PLAN_MODELS, PLAN_SEARCH_SEED, ...), a list given as
 // comma-separated values.
@@ -37,6 +37,10 @@ type Config struct {
 	Fix []string `mapstructure:"fix"`
 	// Cells are explicit cells, run after the grid's.
 	Cells []CellSpec `mapstructure:"cells"`
+	// Framework is the training framework profile of every cell, as plan's
+	// --framework takes it: a built-in name (framework.Names) or a YAML
+	// file; empty means framework.Default.
+	Framework string `mapstructure:"framework"`
 	// Search holds the settings of every cell's search.
 	Search Search `mapstructure:"search"`
 }
@@ -62,8 +66,9 @@ type Search struct {
 	Top int `mapstructure:"top" json:"top"`
 }
 
-// DefaultConfig returns the defaults: an empty grid and plan's search
-// defaults (auto, seed 1, the whole front).
+// DefaultConfig returns the defaults: an empty grid, the default framework
+// profile (Framework empty) and plan's search defaults (auto, seed 1, the
+// whole front).
 func DefaultConfig() Config {
 	return Config{Search: Search{Method: "auto", Seed: 1}}
 }
@@ -140,6 +145,7 @@ func Decode(v *viper.Viper) (Config, error) {
 	for i := range c.Fix {
 		c.Fix[i] = strings.TrimSpace(c.Fix[i])
 	}
+	c.Framework = strings.TrimSpace(c.Framework)
 	if err := c.Validate(); err != nil {
 		return Config{}, err
 	}

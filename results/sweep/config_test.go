@@ -55,6 +55,29 @@ search: {method: auto, seed: 1, top: 5}
 			env:  map[string]string{"PLAN_SEARCH_SEED": "7", "PLAN_MODELS": "llama2-7b,llama3-8b", "PLAN_BATCHES": "16,32", "PLAN_SEARCH_METHOD": "evolve"},
 			want: Config{Models: []string{"llama2-7b", "llama3-8b"}, Clusters: []string{"h100-8"}, Batches: []int{16, 32}, Search: Search{Method: "evolve", Seed: 7}},
 		},
+		{
+			name: "framework key",
+			yaml: "models: [llama3-8b]\nclusters: [h100-8]\nbatches: [8]\nframework: ' megatron '\n",
+			want: Config{Models: []string{"llama3-8b"}, Clusters: []string{"h100-8"}, Batches: []int{8}, Framework: "megatron", Search: Search{Method: "auto", Seed: 1}},
+		},
+		{
+			name: "framework file",
+			yaml: "models: [llama3-8b]\nclusters: [h100-8]\nbatches: [8]\nframework: stacks/my-stack.yaml\n",
+			want: Config{Models: []string{"llama3-8b"}, Clusters: []string{"h100-8"}, Batches: []int{8}, Framework: "stacks/my-stack.yaml", Search: Search{Method: "auto", Seed: 1}},
+		},
+		{
+			name: "PLAN_FRAMEWORK overrides the file",
+			yaml: "models: [llama3-8b]\nclusters: [h100-8]\nbatches: [8]\nframework: megatron\n",
+			env:  map[string]string{"PLAN_FRAMEWORK": "deepspeed"},
+			want: Config{Models: []string{"llama3-8b"}, Clusters: []string{"h100-8"}, Batches: []int{8}, Framework: "deepspeed", Search: Search{Method: "auto", Seed: 1}},
+		},
+		{
+			name: "PLAN_FRAMEWORK without the key",
+			yaml: "models: [llama3-8b]\nclusters: [h100-8]\nbatches: [8]\n",
+			env:  map[string]string{"PLAN_FRAMEWORK": "torchtitan"},
+			want: Config{Models: []string{"llama3-8b"}, Clusters: []string{"h100-8"}, Batches: []int{8}, Framework: "torchtitan", Search: Search{Method: "auto", Seed: 1}},
+		},
+		{name: "framework is not a map", yaml: "models: [a]\nclusters: [b]\nbatches: [1]\nframework: {base: megatron}\n", wantErr: `unknown key "framework.base"`},
 		{name: "unknown key", yaml: "models: [a]\nclusters: [b]\nbatches: [1]\nmodel: x\n", wantErr: `test.yaml: unknown key "model"`},
 		{name: "unknown search key", yaml: "models: [a]\nclusters: [b]\nbatches: [1]\nsearch: {methd: auto}\n", wantErr: `unknown key "search.methd"`},
 		{name: "unknown cell key", yaml: "cells: [{model: a, cluster: b, batch: 1, batches: 2}]\n", wantErr: "batches"},
@@ -96,6 +119,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("cells: [{model: a, cluster: b, batch: 1, seq: 2, fix: tp=2}]\nsearch: {method: evolve, seed: 3, top: 1}\n"))
 	f.Add([]byte("models: a\nfix: [\"\", tp=1]\n"))
 	f.Add([]byte("{]"))
+	f.Add([]byte("models: [a]\nclusters: [b]\nbatches: [1]\nframework: megatron\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseConfig("fuzz.yaml", data)
 		if err != nil {

@@ -92,8 +92,8 @@ func Merge(dirs []string) (_ *Merged, err error) {
 			continue
 		}
 		if man.Fingerprint != m.Manifest.Fingerprint {
-			return nil, fmt.Errorf("%s and %s are different sweeps (%d and %d cells, or other search settings): merge only the shards of one sweep",
-				filepath.Join(dirs[0], ManifestFile), filepath.Join(dir, ManifestFile), len(m.Manifest.Cells), len(man.Cells))
+			return nil, fmt.Errorf("%s and %s are different sweeps (frameworks %s and %s, %d and %d cells, or other search settings): merge only the shards of one sweep",
+				filepath.Join(dirs[0], ManifestFile), filepath.Join(dir, ManifestFile), m.Manifest.frameworkLabel(), man.frameworkLabel(), len(m.Manifest.Cells), len(man.Cells))
 		}
 	}
 	pos := make(map[string]int, len(m.Manifest.Cells))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/meshplan/meshplan/results"
 	"github.com/meshplan/meshplan/search"
@@ -17,7 +18,9 @@ import (
 type Solver struct {
 	// Grid is the expanded sweep; its models and clusters are loaded once.
 	Grid *Grid
-	// Options select the models' options, as for plan.
+	// Options select the models' options, as for plan: those of the grid's
+	// framework profile (Grid.Framework.SearchOptions()), which every plan
+	// names. The zero value means exactly those.
 	Options search.Options
 	// Workers is the number of goroutines of an exhaustive search; zero
 	// means GOMAXPROCS. The front does not depend on it.
@@ -35,8 +38,12 @@ func (s *Solver) Solve(ctx context.Context, c Cell) (Record, error) {
 	if _, ok3 := g.fixes[c.Fix]; !ok || !ok2 || !ok3 {
 		return Record{}, fmt.Errorf("sweep: cell %s is not in the grid", c)
 	}
+	opts := s.Options
+	if reflect.DeepEqual(opts, search.Options{}) {
+		opts = g.Framework.SearchOptions()
+	}
 	req := results.Request{Model: m, Cluster: cl, Workload: space.Workload{Batch: c.Batch, SeqLen: c.Seq},
-		Fix: c.Fix, Options: s.Options, Top: g.Search.Top}
+		Fix: c.Fix, Options: opts, Top: g.Search.Top, Framework: g.Framework.Name}
 	settings := search.Settings{Method: g.Search.Method, Seed: g.Search.Seed, Workers: s.Workers, Suggest: true}
 	if err := search.CheckMethod(settings.Method); err != nil {
 		return Record{}, fmt.Errorf("search.method must be auto, exhaustive or evolve, got %q", settings.Method)

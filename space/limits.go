@@ -1,0 +1,106 @@
+package space
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/meshplan/meshplan/model"
+)
+
+// Limits is what a training framework can express (docs/frameworks.md):
+// the strategies outside it are neither searched nor explained. The zero
+// value limits nothing but recompute policies, which default to none,
+// selective and full.
+type Limits struct {
+	// Framework names the framework, for messages.
+	Framework string
+	// NoDims are the parallel dimensions it cannot use: their degree is 1.
+	NoDims []Dim
+	// Schedules are the pipeline schedules it runs; empty means all.
+	Schedules []Schedule
+	// Recomputes are its recompute policies (model.Policies names); empty
+	// means none, selective and full.
+	Recomputes []string
+	// Zeros are the ZeRO stages it offers over pure data parallelism;
+	// empty means 0, 1 and 2.
+	Zeros []int
+	// RequireSP says tensor parallelism runs only with sequence
+	// parallelism.
+	RequireSP bool
+	// EqualChunks says an interleaved pipeline needs the layers to split
+	// into pp·v equal chunks (Megatron-LM's virtual pipeline stages).
+	EqualChunks bool
+}
+
+// recomputes returns the policy names of l.
+func (l Limits) recomputes() []string {
+	if len(l.Recomputes) > 0 {
+		return l.Recomputes
+	}
+	return []string{RecomputeNone, RecomputeSelective, RecomputeFull}
+}
+
+// name is the framework's name for messages.
+func (l Limits) name() string {
+	if l.Framework == "" {
+		return "the framework"
+	}
+	return l.Framework
+}
+
+// Check reports, in one sentence, the first part of s (for a model of
+// layers layers) the framework cannot express, naming it and what would
+// work; nil when it can express s.
+func (l Limits) Check(s Strategy, layers int) error {
+	for _, d := range l.NoDims {
+		if s.Degree[d] > 1 {
+			return fmt.Errorf("%s cannot express %s=%d: it has no %s parallelism (use %s=1 or another --framework)", l.name(), d, s.Degree[d], d, d)
+		}
+	}
+	if len(l.Schedules) > 0 && s.Degree[PP] > 1 && !slices.Contains(l.Schedules, s.Schedule) {
+		return fmt.Errorf("%s cannot express schedule=%s: it runs %s", l.name(), s.Schedule, scheduleList(l.Schedules))
+	}
+	if !slices.Contains(l.recomputes(), s.Recompute) {
+		return fmt.Errorf("%s cannot express recompute=%s: its policies are %s", l.name(), s.Recompute, strings.Join(l.recomputes(), ", "))
+	}
+	if len(l.Zeros) > 0 && s.Degree[DP] > 1 && !slices.Contains(l.Zeros, s.Zero) {
+		return fmt.Errorf("%s cannot express zero=%d over dp: it offers zero in %s (use fsdp for sharded states)", l.name(), s.Zero, intList(l.Zeros))
+	}
+	if pp := s.Degree[PP]; l.EqualChunks && pp > 1 && s.Schedule.Virtual() && layers%(pp*s.V) != 0 {
+		return fmt.Errorf("%s cannot express schedule=%s,v=%d over pp=%d: its virtual stages need the %d layers in %d equal chunks", l.name(), s.Schedule, s.V, pp, layers, pp*s.V)
+	}
+	if l.RequireSP && s.Degree[TP] > 1 && !s.SP {
+		return fmt.Errorf("%s cannot express tp=%d without sequence parallelism: use sp=true", l.name(), s.Degree[TP])
+	}
+	return nil
+}
+
+// scheduleList joins schedule names.
+func scheduleList(ss []Schedule) string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, string(s))
+	}
+	return strings.Join(out, ", ")
+}
+
+// intList joins integers.
+func intList(xs []int) string {
+	var out []string
+	for _, x := range xs {
+		out = append(out, strconv.Itoa(x))
+	}
+	return strings.Join(out, ", ")
+}
+
+// validateLimits reports recompute names that no policy has.
+func (l Limits) validate() error {
+	for _, r := range l.Recomputes {
+		if _, ok := model.LookupPolicy(r); !ok {
+			return fmt.Errorf("space: %s's recompute policy %q is unknown: the policies are %s", l.name(), r, strings.Join(model.PolicyNames(), ", "))
+		}
+	}
+	return nil
+}
