@@ -1,11 +1,11 @@
 package cmd
 
 import (
-	"strings"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 

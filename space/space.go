@@ -57,9 +57,9 @@ type Space struct {
 	// firstForPP1 says the first schedule choice is valid only without a
 	// pipeline (the framework does not run it).
 	equalChunks, firstForPP1 bool
-	cluster     profiles.Cluster
-	classes     [][]int // interchangeable axes, by index, each class in axis order
-	index       map[string]int
+	cluster                  profiles.Cluster
+	classes                  [][]int // interchangeable axes, by index, each class in axis order
+	index                    map[string]int
 }
 
 // tupleDims are the dimensions of a per-axis factor tuple: those with chips
