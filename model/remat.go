@@ -149,6 +149,9 @@ func (p *Program) Offloaded(blocks []int, pol Policy, saved []int) []int {
 // square and the flash kernel's statistics but keeps the core's inputs q, k,
 // v and its output ([KORT §4.1-4.2]).
 func (p *Program) Saved(blocks []int, pol Policy) []int {
+	if pol.RecomputeUsed {
+		return p.savedJAX(blocks, pol)
+	}
 	var need []int
 	add := func(t int) {
 		if t >= 0 && !p.Tensors[t].Weight && p.Tensors[t].Class != ClassVirtual && !p.Tensors[t].OnChip && !slices.Contains(need, t) {
@@ -167,6 +170,60 @@ func (p *Program) Saved(blocks []int, pol Policy) []int {
 			continue
 		}
 		out = append(out, t)
+	}
+	return out
+}
+
+// savedJAX is Saved for a JAX-style policy (Policy.RecomputeUsed): the
+// backward pass needs what the ops' backward passes save; a re-run op whose
+// output (or side output) is needed is re-run from its inputs, which are
+// then needed in turn; what a re-run op produces is recomputed, not kept.
+// A re-run op whose outputs nothing needs (a residual add whose sum only
+// the next layer reads) is not re-run at all, so its inputs are not kept
+// for it.
+func (p *Program) savedJAX(blocks []int, pol Policy) []int {
+	var need []int
+	add := func(t int) {
+		if t >= 0 && !p.Tensors[t].Weight && p.Tensors[t].Class != ClassVirtual && !p.Tensors[t].OnChip && !slices.Contains(need, t) {
+			need = append(need, t)
+		}
+	}
+	var rerunOut []int
+	for _, b := range blocks {
+		for i := range p.Blocks[b].Fwd {
+			o := &p.Blocks[b].Fwd[i]
+			for _, t := range o.Saves {
+				add(t)
+			}
+		}
+	}
+	// Walk the ops backwards so that a needed output pulls in its op's
+	// inputs before earlier ops are visited.
+	for bi := len(blocks) - 1; bi >= 0; bi-- {
+		b := blocks[bi]
+		fwd := p.Blocks[b].Fwd
+		for i := len(fwd) - 1; i >= 0; i-- {
+			o := &fwd[i]
+			if !p.Reruns(pol, b, o) {
+				continue
+			}
+			outs := append([]int{o.C}, o.Writes...)
+			if o.C == o.A {
+				outs = o.Writes
+			}
+			if !slices.ContainsFunc(outs, func(t int) bool { return slices.Contains(need, t) }) {
+				continue
+			}
+			rerunOut = append(rerunOut, outs...)
+			add(o.A)
+			add(o.B)
+		}
+	}
+	out := need[:0]
+	for _, t := range need {
+		if !slices.Contains(rerunOut, t) {
+			out = append(out, t)
+		}
 	}
 	return out
 }

@@ -7,7 +7,10 @@
 //
 // [Expand] turns a [Config] into a [Grid]: the product of models, clusters,
 // batches, seqs and fix, in that nesting order (models outermost, fix
-// innermost), followed by the explicit cells. A [Cell] is the canonical
+// innermost), followed by the explicit cells, all planned under the one
+// framework profile of the configuration's framework key (plan's
+// --framework: a built-in name or a YAML file; generic by default), whose
+// name every cell's plan carries as "framework". A [Cell] is the canonical
 // (model, cluster, batch, seq, fix) tuple: names as the configuration gives
 // them, the sequence length resolved to the model's seq_len when none is
 // given, the fix string in canonical key order. Repeated cells are an error.
@@ -26,9 +29,10 @@
 //
 // A run of shard I of N in DIR writes:
 //
-//   - DIR/sweep.json, the [Manifest]: the search settings and every cell of
-//     the grid with their fingerprint; each shard writes the same bytes, and
-//     a directory holding another sweep's manifest is refused;
+//   - DIR/sweep.json, the [Manifest]: the framework, the search settings
+//     and every cell of the grid with their fingerprint; each shard writes
+//     the same bytes, and a directory holding another sweep's manifest (one
+//     that differs in any of them, the framework included) is refused;
 //   - DIR/cells-I-of-N.jsonl, one JSON line per cell of the shard, in the
 //     order cells finish: {"cell": {...}, "plan": {...}}, the plan being the
 //     object `plan --format json` prints, or {"cell": {...}, "error": "..."}
