@@ -109,9 +109,3 @@ func workload(cfg Config, m model.Spec) (space.Workload, error) {
 // profile f, shared by plan, explain, sweep, validate and calibrate so that
 // explain reproduces a plan's rows exactly.
 func modelOptions(f framework.Profile) search.Options { return f.SearchOptions() }
-
-// defaultOptions are modelOptions of the default framework profile.
-func defaultOptions() search.Options {
-	f, _ := framework.Builtin(framework.Default)
-	return modelOptions(f)
-}

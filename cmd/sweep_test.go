@@ -263,7 +263,7 @@ func TestSweepFrameworkErrors(t *testing.T) {
 		{"unknown name by flag", "", []string{"--framework", "jax"}, `plan: framework "jax": unknown framework "jax" (nearest: maxtext;`},
 		{"missing file", "framework: no-such-stack.yaml\n", nil,
 			`plan: framework "no-such-stack.yaml": cannot read framework file no-such-stack.yaml: no such file or directory`},
-		{"bad file", "framework: " + bad + "\n", nil, `framework "` + bad + `": framework file ` + bad + `: overlap.weights = 1.5 must be between 0 and 1`},
+		{"bad file", "framework: " + bad + "\n", nil, `framework "` + bad + `": file ` + bad + `: overlap.weights = 1.5 must be between 0 and 1`},
 		{"not a name", "framework: [megatron]\n", nil, "plan: reading the sweep configuration"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

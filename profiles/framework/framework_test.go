@@ -568,7 +568,7 @@ func TestLoadFile(t *testing.T) {
 	// A bad file's error names the file and the problem, in one sentence.
 	bad := write("bad.yaml", "attention: paged\n")
 	_, err = framework.Load(bad)
-	if err == nil || !strings.Contains(err.Error(), "framework file "+bad+": attention \"paged\" is unknown") {
+	if err == nil || !strings.Contains(err.Error(), "file "+bad+": attention \"paged\" is unknown") {
 		t.Errorf("Load of a bad file: %v", err)
 	} else {
 		checkOneSentence(t, err)

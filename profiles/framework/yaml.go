@@ -94,7 +94,7 @@ func Load(arg string) (Profile, error) {
 	base := filepath.Base(arg)
 	p, err := parse(data, strings.TrimSuffix(base, filepath.Ext(base)))
 	if err != nil {
-		return Profile{}, fmt.Errorf("framework: framework file %s: %v", arg, err)
+		return Profile{}, fmt.Errorf("framework: file %s: %v", arg, err)
 	}
 	return p, nil
 }
@@ -104,6 +104,25 @@ func Load(arg string) (Profile, error) {
 func parse(data []byte, defaultName string) (Profile, error) {
 	if len(data) > maxYAMLBytes {
 		return Profile{}, fmt.Errorf("%d bytes is too large for a framework description (at most %d)", len(data), maxYAMLBytes)
+	}
+	var docs []yaml.Node
+	dec0 := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var n yaml.Node
+		err := dec0.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return Profile{}, yamlError(err)
+		}
+		docs = append(docs, n)
+	}
+	if len(docs) > 1 {
+		return Profile{}, fmt.Errorf("the file holds %d YAML documents; a framework profile is one mapping", len(docs))
+	}
+	if len(docs) == 1 && len(docs[0].Content) > 0 && docs[0].Content[0].Kind != yaml.MappingNode {
+		return Profile{}, fmt.Errorf("line %d: a framework profile is a mapping of keys such as base, attention and passes", docs[0].Content[0].Line)
 	}
 	var head struct {
 		Base string `yaml:"base"`
@@ -207,5 +226,6 @@ func yamlError(err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
 	msg = strings.ReplaceAll(msg, " in type framework.file", "")
+	msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
 	return errors.New(msg)
 }

@@ -72,7 +72,7 @@ func TestExpandFramework(t *testing.T) {
 	// A bad framework file is reported in one line naming the key.
 	c.Framework = writeFile(t, t.TempDir(), "bad.yaml", "attention: paged\n")
 	_, err = Expand(c)
-	if err == nil || !strings.HasPrefix(err.Error(), `framework "`+c.Framework+`": framework file `) ||
+	if err == nil || !strings.HasPrefix(err.Error(), `framework "`+c.Framework+`": file `) ||
 		!strings.Contains(err.Error(), `attention "paged" is unknown`) || strings.Contains(err.Error(), "\n") {
 		t.Errorf("bad framework file: %v", err)
 	}
