@@ -47,16 +47,33 @@
 //
 // # Compute
 //
-// Each op is a roofline: FLOPs/(peak·eff) against HBM bytes/(HBM bw ·
-// HBMFraction), with eff = MatmulFraction·x/(x+MatmulHalfFLOPs) for a call
-// of x FLOPs per chip (Calculon's points, docs/hardware.md §3.3); the attention
-// core runs at 0.7 of the GEMM rate ([FA2]) and does half the score square
-// (causal); elementwise ops are memory-bound. The recompute policy
-// (model.Policy) says which forward ops the backward pass re-runs, with their
-// collectives: selective the attention core, full the whole layer; flash
-// attention's backward recomputes QKᵀ. The optimizer step is a memory-bound
-// Adam update of the chip's parameter shard, its bytes per parameter from the
-// program's precision table.
+// Each op is priced by its kernel, on rates measured on an H100
+// (docs/measured-h100.md) held per chip family in profiles.Efficiency:
+//
+//   - a matmul of x FLOPs per chip takes (x + MatmulHalfFLOPs)/(MatmulFraction
+//     · peak), against HBM bytes/(HBM bw · HBMFraction) (a roofline); the
+//     fixed part is the tail of small calls (fitted on 162 measured GEMMs);
+//   - a flash attention kernel (the score square stays on chip) takes its
+//     matmuls at AttentionFwdFraction (Bwd) of peak plus a time per score
+//     element for the softmax's exponential, times (1 + half/T) for a key
+//     loop of T tokens per call (profiles.Efficiency.AttentionSeconds), divided
+//     by the framework's model.Kernels.AttentionRate; a materialised core runs
+//     its batched matmuls at 0.7 of the GEMM rate ([FA2]); both do half the
+//     score square (causal);
+//   - an elementwise pass moves the bytes the framework's kernels move
+//     (model.Kernels: one fused kernel per pass, or eager PyTorch's op by op),
+//     at the HBM bandwidth;
+//   - per micro-batch, autocast's bf16 copies of the master weights and the
+//     cast of the weight gradients (model.Precision.WeightCopies, GradCast);
+//   - the optimizer step moves model.Precision.StepBytes per parameter of the
+//     chip's shard (fused AdamW's 28, the weight copy, clipping's passes).
+//
+// In a job of more than one chip every rate is SustainedFraction of the
+// single-chip one (fitted on public multi-chip runs). The recompute policy
+// (model.Policy) says which forward ops the backward pass re-runs, with
+// their collectives; flash attention's backward recomputes QKᵀ. Estimate
+// splits ComputeSeconds into MatmulSeconds, AttentionSeconds,
+// MemoryBoundSeconds and OptimizerSeconds.
 //
 // # Step time
 //
@@ -77,6 +94,13 @@
 //   - the once-per-step gradient reduction overlaps OverlapFraction of the last
 //     micro-batch's backward, the ZeRO parameter gather the first forward, at
 //     least one layer's bucket exposed ([MEG-DDP]);
+//   - Options.Comm may replace the overlap of the weight traffic and of the
+//     gradient reduction (DeepSpeed's ZeRO-3 of 2021 fetched synchronously),
+//     run collectives as one flat ring ((n-1)·α of latency) and pay one
+//     collective per parameter tensor;
+//   - activations a recompute policy keeps in host memory cross the host
+//     link twice per micro-batch, hidden under OverlapFraction of the
+//     compute;
 //   - pipeline sends cross every axis of the pipeline's groups: the ramp-up
 //     and ramp-down walks over the pp-1 stage boundaries, each on the axis it
 //     crosses, are exposed, and (1-OverlapFraction) of the 2·M·v

@@ -45,7 +45,7 @@
 //     ZeRO-2 (zero=2): gradients too;
 //   - c: CP ranks hold identical weights (not sharded over c, conservative).
 //
-// So weights = 2·P/fsdp, gradients = 4·P/(fsdp·dp₂), optimizer =
+// So with the default layout weights = 2·P/fsdp, gradients = 4·P/(fsdp·dp₂), optimizer =
 // 12·P/(fsdp·dp₁), with dp₁ = dp for ZeRO ≥ 1 and dp₂ = dp for ZeRO 2, else 1
 // (docs/formulas.md §2.1 [ZERO]: with the paper's 16 bytes, Ψ = 7.5B,
 // N_d = 64 gives 120, 31.4, 16.6, 1.9 GB).
@@ -98,15 +98,31 @@
 //     [LLAMA3], and the MoE dispatch and combine buffers, the routed copies
 //     each way (docs/formulas.md §2.4).
 //
-// Gradients of activations flowing through backward (a few s·b·h), optimizer
-// step temporaries and the CUDA/XLA context are left to the reserve.
+// The collective communicators' buffers, one per parallel group a chip
+// belongs to (profiles.Chip.CommunicatorBytes, docs/runtime-memory.md),
+// persist. Gradients of activations flowing through backward (a few s·b·h)
+// and optimizer step temporaries are left to the allocator's slack.
+//
+// # Phases
+//
+// The peak is the larger of two phases (docs/measured-h100.md): the end of
+// the forward pass, with every activation in flight and the transient
+// buffers, and the optimizer step, with every gradient and no activation.
+// With model.Precision.WeightCopies (autocast, FSDP2) the parameters are
+// the master copy and their Weight-sized copies exist only in the forward
+// phase (per FSDP unit under FSDP); with TransientGrads the gradients are
+// absent from the forward phase of a step of one micro-batch (zero_grad
+// frees them; the first backward pass makes them). Activations a recompute
+// policy keeps in host memory (model.Policy.Offload) are not in HBM; they
+// return for their layer's backward pass.
 //
 // # Usable memory
 //
-// [UsableBytes] is the chip's HBM minus [DefaultReservedFraction] (8%) for
-// allocator fragmentation, the runtime context and NCCL/collective scratch
-// buffers, which formulas cannot derive (docs/formulas.md §2.4; Megatron pads
-// activations by 5% [MEG-MEM]). It is a planning convention;
-// Options.ReservedFraction overrides it. [Fits] compares a Breakdown with it
-// and [Dominant] names its largest component.
+// [UsableBytes] is the HBM the runtime reports (CUDA's total, JAX's
+// bytes_limit) less what the runtime holds before any tensor (the CUDA
+// context, profiles.Chip.RuntimeReserveBytes) and the allocator's
+// fragmentation (AllocatorSlackFraction, or the framework's,
+// Options.AllocatorSlackFraction), per chip in docs/runtime-memory.md;
+// Options.ReservedFraction replaces both by one fraction. [Fits] compares a
+// Breakdown with it and [Dominant] names its largest component.
 package memory

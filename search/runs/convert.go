@@ -132,7 +132,7 @@ func (r Run) FrameworkName() string {
 
 // UnfusedAttention says the row's source ran an attention core without
 // FlashAttention, so validation models the materialised score square
-// (cost.Options.NoFlashAttention, memory.Options.NoFlashAttention).
+// (model.Kernels.Attention = model.AttentionMaterialized).
 func (r Run) UnfusedAttention() bool {
 	s, ok := r.sourceOf()
 	return ok && s.unfusedAttention
