@@ -625,3 +625,17 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsProfiles checks that the example profiles in docs/frameworks parse.
+func TestDocsProfiles(t *testing.T) {
+	for _, name := range []string{"torchtitan-flash.yaml", "megatron-2022.yaml"} {
+		p, err := framework.Load("../../docs/frameworks/" + name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if p.Name+".yaml" != name {
+			t.Errorf("%s: name %q", name, p.Name)
+		}
+	}
+}
