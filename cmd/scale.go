@@ -31,47 +31,78 @@ func registerEmitCompletion(cmd *cobra.Command) {
 // planClusters searches every cluster of a list or range and returns the
 // plan of the recommended cluster (the fastest on the front of days
 // against cost) with one ClusterOption per cluster. Nothing fitting
-// anywhere is a *search.NoFitError (exit 1).
-// base is the problem without its cluster.
+// anywhere is a *search.NoFitError (exit 1). base is the problem without
+// its cluster.
 func (a *app) planClusters(ctx context.Context, base problem, fix space.Fix, names []string) (results.Plan, error) {
-	opts := make([]results.ClusterOption, len(names))
-	plans := make([]results.Plan, len(names))
-	var firstNoFit error
+	probs := make([]problem, len(names))
 	for i, name := range names {
 		c, err := loadCluster(name)
 		if err != nil {
 			return results.Plan{}, err
 		}
+		probs[i] = base
+		probs[i].cluster = c
+	}
+	plans, noFit, err := a.searchEach(ctx, probs, fix)
+	if err != nil {
+		return results.Plan{}, err
+	}
+	opts := make([]results.ClusterOption, len(names))
+	for i, pr := range probs {
+		c := pr.cluster
 		opts[i].Cluster = results.PlanCluster{Name: c.Name, Chip: c.Chip.Name, Chips: c.Chips()}
-		pr := base
-		pr.cluster = c
-		p, err := a.searchPlan(ctx, pr, fix, false)
-		var nf *search.NoFitError
-		switch {
-		case errors.As(err, &nf):
-			opts[i].Error = err.Error()
-			if firstNoFit == nil {
-				firstNoFit = err
-			}
-			continue
-		case err != nil:
-			return results.Plan{}, err
-		}
-		plans[i] = p
-		opts[i].Feasible = p.Search.Feasible
-		if p.Recommended >= 0 {
-			best := p.Pareto[p.Recommended]
-			opts[i].Best = &best
-		}
+		opts[i].Best, opts[i].Feasible, opts[i].Error = best(plans[i], noFit[i])
 	}
 	rec := results.MarkClusterFront(opts)
 	if rec < 0 {
-		return results.Plan{}, fmt.Errorf("nothing fits on any of %s: %w", strings.Join(names, ", "), firstNoFit)
+		return results.Plan{}, fmt.Errorf("nothing fits on any of %s: %w", strings.Join(names, ", "), firstErr(noFit))
 	}
 	plan := plans[rec]
 	plan.Clusters = opts
 	plan.ClusterArg = names[rec]
 	return plan, nil
+}
+
+// searchEach searches every problem; where nothing fits, noFit holds the
+// *search.NoFitError instead of a plan. Any other error stops it.
+func (a *app) searchEach(ctx context.Context, probs []problem, fix space.Fix) (plans []results.Plan, noFit []error, err error) {
+	plans, noFit = make([]results.Plan, len(probs)), make([]error, len(probs))
+	for i, pr := range probs {
+		p, err := a.searchPlan(ctx, pr, fix, false)
+		var nf *search.NoFitError
+		switch {
+		case errors.As(err, &nf):
+			noFit[i] = err
+		case err != nil:
+			return nil, nil, err
+		default:
+			plans[i] = p
+		}
+	}
+	return plans, noFit, nil
+}
+
+// best returns a searched plan's recommended row, its feasible count and,
+// when nothing fit, the reason.
+func best(p results.Plan, noFit error) (*results.Result, int64, string) {
+	if noFit != nil {
+		return nil, 0, noFit.Error()
+	}
+	if p.Recommended < 0 {
+		return nil, p.Search.Feasible, ""
+	}
+	r := p.Pareto[p.Recommended]
+	return &r, p.Search.Feasible, ""
+}
+
+// firstErr returns the first non-nil error of errs.
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // planMinChips walks the sizes of the family of the cluster name upwards,
@@ -124,39 +155,27 @@ func (e *minChipsError) Error() string {
 // FrameworkOption per framework. Nothing fitting under any is a
 // *search.NoFitError (exit 1).
 func (a *app) planFrameworks(ctx context.Context, base problem, fix space.Fix, names []string) (results.Plan, error) {
-	opts := make([]results.FrameworkOption, len(names))
-	plans := make([]results.Plan, len(names))
-	var firstNoFit error
+	probs := make([]problem, len(names))
 	for i, name := range names {
 		f, err := loadFramework(strings.TrimSpace(name))
 		if err != nil {
 			return results.Plan{}, err
 		}
-		pr := base
-		pr.framework = f
-		opts[i].Framework = f.Name
-		p, err := a.searchPlan(ctx, pr, fix, false)
-		var nf *search.NoFitError
-		switch {
-		case errors.As(err, &nf):
-			opts[i].Error = err.Error()
-			if firstNoFit == nil {
-				firstNoFit = err
-			}
-			continue
-		case err != nil:
-			return results.Plan{}, fmt.Errorf("--framework %s: %w", f.Name, err)
-		}
-		plans[i] = p
-		opts[i].Feasible = p.Search.Feasible
-		if p.Recommended >= 0 {
-			best := p.Pareto[p.Recommended]
-			opts[i].Best = &best
-		}
+		probs[i] = base
+		probs[i].framework = f
+	}
+	plans, noFit, err := a.searchEach(ctx, probs, fix)
+	if err != nil {
+		return results.Plan{}, err
+	}
+	opts := make([]results.FrameworkOption, len(names))
+	for i, pr := range probs {
+		opts[i].Framework = pr.framework.Name
+		opts[i].Best, opts[i].Feasible, opts[i].Error = best(plans[i], noFit[i])
 	}
 	rec := results.MarkFastestFramework(opts)
 	if rec < 0 {
-		return results.Plan{}, fmt.Errorf("nothing fits under any of %s: %w", strings.Join(names, ", "), firstNoFit)
+		return results.Plan{}, fmt.Errorf("nothing fits under any of %s: %w", strings.Join(names, ", "), firstErr(noFit))
 	}
 	plan := plans[rec]
 	plan.Frameworks = opts

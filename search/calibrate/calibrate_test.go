@@ -193,7 +193,7 @@ func TestPublicA100(t *testing.T) {
 // model, profiles, space, cost, memory, search and search/runs of this module.
 func TestLayering(t *testing.T) {
 	const module = "github.com/meshplan/meshplan/"
-	ok := []string{"model", "profiles", "profiles/framework", "space", "cost", "memory", "search", "search/runs"}
+	ok := []string{"model", "profiles", "profiles/framework", "space", "cost", "memory", "search", "search/runs", "search/internal/cells"}
 	p, err := build.ImportDir(".", build.ImportComment)
 	if err != nil {
 		t.Fatal(err)

@@ -7,10 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/meshplan/meshplan/search/internal/cells"
 )
 
 // publishedRunsCSV is a byte copy of reference/published-runs.csv.
@@ -117,7 +118,7 @@ func textCol(name string, f func(*Run) *string) column {
 
 func intCol(name string, f func(*Run) *int) column {
 	return column{name, func(r *Run, v string) error {
-		n, err := parseInt(v)
+		n, err := cells.Whole(v, maxCount)
 		if err != nil {
 			return err
 		}
@@ -128,7 +129,7 @@ func intCol(name string, f func(*Run) *int) column {
 
 func floatCol(name string, f func(*Run) *float64) column {
 	return column{name, func(r *Run, v string) error {
-		x, err := parseFloat(v)
+		x, err := cells.Number(v)
 		if err != nil {
 			return err
 		}
@@ -229,7 +230,7 @@ func Read(r io.Reader) ([]Run, error) {
 		return nil, errors.New("runs: the runs file is empty; it needs a header row naming the columns")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("runs: %v", csvErr(err))
+		return nil, fmt.Errorf("runs: %v", cells.CSVError(err))
 	}
 	setters, err := readHeader(header)
 	if err != nil {
@@ -243,10 +244,10 @@ func Read(r io.Reader) ([]Run, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("runs: %v", csvErr(err))
+			return nil, fmt.Errorf("runs: %v", cells.CSVError(err))
 		}
 		line, _ := cr.FieldPos(0)
-		if blankRecord(rec) {
+		if cells.Blank(rec) {
 			continue
 		}
 		run, err := readRow(rec, header, setters, line)
@@ -260,16 +261,6 @@ func Read(r io.Reader) ([]Run, error) {
 		out = append(out, run)
 	}
 	return out, nil
-}
-
-// csvErr drops the "record on line N: " wording duplication of encoding/csv
-// errors while keeping their line numbers.
-func csvErr(err error) error {
-	var pe *csv.ParseError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("line %d: %v", pe.Line, pe.Err)
-	}
-	return err
 }
 
 // readHeader maps each header cell to its column setter and checks the
@@ -294,7 +285,7 @@ func readHeader(header []string) ([]column, error) {
 			if len(name) > 64 {
 				return nil, fmt.Errorf("runs: unknown column %.64q... (known: %s)", name, strings.Join(names, ", "))
 			}
-			if m := closest(name, names); m != "" {
+			if m := cells.Nearest(name, names, 2); m != "" {
 				return nil, fmt.Errorf("runs: unknown column %q (did you mean %q?)", name, m)
 			}
 			return nil, fmt.Errorf("runs: unknown column %q (known: %s)", name, strings.Join(names, ", "))
@@ -378,89 +369,6 @@ func readRow(rec, header []string, setters []column, line int) (Run, error) {
 	return run, nil
 }
 
-// blankRecord reports whether every cell of rec is empty (a trailing
-// spreadsheet row).
-func blankRecord(rec []string) bool {
-	for _, v := range rec {
-		if strings.TrimSpace(v) != "" {
-			return false
-		}
-	}
-	return true
-}
-
 // maxCount bounds integer cells (chips, batch, widths): larger values are
 // not real training runs and would overflow products.
 const maxCount = 1 << 40
-
-// parseInt reads a non-negative whole number; "2048.0" and "4e6" are
-// accepted when they are whole.
-func parseInt(v string) (int, error) {
-	if n, err := strconv.Atoi(v); err == nil {
-		if n < 0 {
-			return 0, fmt.Errorf("%q is negative", v)
-		}
-		if n > maxCount {
-			return 0, fmt.Errorf("%q is too large", v)
-		}
-		return n, nil
-	}
-	x, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0, fmt.Errorf("%q is not a whole number", v)
-	}
-	if x != math.Trunc(x) {
-		return 0, fmt.Errorf("%q is not a whole number", v)
-	}
-	if x < 0 {
-		return 0, fmt.Errorf("%q is negative", v)
-	}
-	if x > maxCount {
-		return 0, fmt.Errorf("%q is too large", v)
-	}
-	return int(x), nil
-}
-
-// parseFloat reads a finite non-negative number.
-func parseFloat(v string) (float64, error) {
-	x, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0, fmt.Errorf("%q is not a number", v)
-	}
-	if x < 0 {
-		return 0, fmt.Errorf("%q is negative", v)
-	}
-	return x, nil
-}
-
-// closest returns the known name within edit distance 2 of name, or "".
-func closest(name string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := editDistance(name, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}

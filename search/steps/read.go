@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agnivade/levenshtein"
+	"github.com/meshplan/meshplan/search/internal/cells"
 
 	"github.com/meshplan/meshplan/model"
 )
@@ -110,7 +110,7 @@ func columns() []column {
 	}
 	number := func(name string, f func(*Row) *float64) column {
 		return column{name, func(r *Row, v string) error {
-			x, err := parseNumber(v)
+			x, err := cells.Number(v)
 			*f(r) = x
 			return err
 		}}
@@ -192,7 +192,7 @@ func Read(r io.Reader) ([]Row, error) {
 			strings.Join(requiredColumns(), ", ") + ", ...)")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("steps: %w", csvErr(err))
+		return nil, fmt.Errorf("steps: %w", cells.CSVError(err))
 	}
 	cols, err := readHeader(header)
 	if err != nil {
@@ -205,9 +205,9 @@ func Read(r io.Reader) ([]Row, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("steps: %w", csvErr(err))
+			return nil, fmt.Errorf("steps: %w", cells.CSVError(err))
 		}
-		if blank(rec) {
+		if cells.Blank(rec) {
 			continue
 		}
 		line, _ := cr.FieldPos(0)
@@ -221,16 +221,6 @@ func Read(r io.Reader) ([]Row, error) {
 		return nil, errors.New("steps: the file has a header but no rows")
 	}
 	return rows, nil
-}
-
-// csvErr keeps encoding/csv's line number without its "record on line N:"
-// wording.
-func csvErr(err error) error {
-	var pe *csv.ParseError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("line %d: %w", pe.Line, pe.Err)
-	}
-	return err
 }
 
 // readHeader normalises the header's names in place and returns each
@@ -252,7 +242,7 @@ func readHeader(header []string) ([]column, error) {
 		if j < 0 {
 			short := truncate(name)
 			return nil, fmt.Errorf("steps: line 1: unknown column %q (did you mean %q? known: %s)",
-				short, nearest(short, names), strings.Join(names, ", "))
+				short, cells.Nearest(short, names, -1), strings.Join(names, ", "))
 		}
 		if slices.Contains(header[:i], name) {
 			return nil, fmt.Errorf("steps: line 1: column %q appears twice", name)
@@ -315,50 +305,14 @@ func readRow(rec, header []string, cols []column, line int) (Row, error) {
 	return row, nil
 }
 
-// blank reports whether every cell of rec is empty (a trailing
-// spreadsheet row).
-func blank(rec []string) bool {
-	return !slices.ContainsFunc(rec, func(v string) bool { return strings.TrimSpace(v) != "" })
-}
-
 // parseCount reads a positive whole number; "2048.0" and "4e3" are
 // accepted when whole.
 func parseCount(v string) (int, error) {
-	x, err := strconv.ParseFloat(v, 64)
-	switch {
-	case err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x != math.Trunc(x):
-		return 0, fmt.Errorf("%q is not a whole number", v)
-	case x < 0:
-		return 0, fmt.Errorf("%q is negative", v)
-	case x == 0:
+	n, err := cells.Whole(v, maxBatch*model.MaxSeqLen)
+	if err == nil && n == 0 {
 		return 0, fmt.Errorf("%q is zero; it must be at least 1", v)
-	case x > maxBatch*float64(model.MaxSeqLen):
-		return 0, fmt.Errorf("%q is too large", v)
 	}
-	return int(x), nil
-}
-
-// parseNumber reads a finite non-negative number.
-func parseNumber(v string) (float64, error) {
-	x, err := strconv.ParseFloat(v, 64)
-	switch {
-	case err != nil || math.IsNaN(x) || math.IsInf(x, 0):
-		return 0, fmt.Errorf("%q is not a number", v)
-	case x < 0:
-		return 0, fmt.Errorf("%q is negative", v)
-	}
-	return x, nil
-}
-
-// nearest returns the name of known closest to name in edit distance.
-func nearest(name string, known []string) string {
-	best, bestD := "", math.MaxInt
-	for _, k := range known {
-		if d := levenshtein.ComputeDistance(name, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	return best
+	return n, err
 }
 
 // truncate shortens a long cell for an error message.
