@@ -209,6 +209,7 @@ func TestEmitInexpressible(t *testing.T) {
 		{"megatron", "tp=8,pp=8,schedule=gpipe", "schedule=gpipe"},
 		{"maxtext", "dp=8,zero=1,tp=8", "zero=1"},
 		{"maxtext", "tp=8,pp=8", "schedule=1f1b"},
+		{"maxtext", "dp=8,tp=8,sp=false", "sp=false"},
 		{"torchtitan", "dp=8,zero=1,tp=8", "zero=1"},
 		{"torchtitan", "dp=8,tp=8,sp=false", "sp=false"},
 		{"deepspeed", "tp=8,pp=8", "tp=8"},

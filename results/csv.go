@@ -25,7 +25,7 @@ var CSVColumns = []string{
 	"schedule", "v", "recompute",
 	"days", "chip_hours", "cost", "cluster_pareto_optimal",
 	"matmul_s", "attention_s", "memory_bound_s", "optimizer_s",
-	"step_time_s_lo", "step_time_s_hi", "spec",
+	"step_time_s_lo", "step_time_s_hi", "framework", "spec",
 }
 
 // WriteCSV writes the plan as CSV: a header of [CSVColumns], then one row
@@ -36,13 +36,13 @@ func (p Plan) WriteCSV(w io.Writer) error {
 	_ = cw.Write(CSVColumns)
 	if len(p.Clusters) > 0 {
 		for i, o := range p.Clusters {
-			row := csvRow(i+1, o.Recommended, p.Model.Name, o.Cluster, p.Batch, o.Best)
+			row := csvRow(i+1, o.Recommended, p.Model.Name, p.Framework, o.Cluster, p.Batch, o.Best)
 			row[slices.Index(CSVColumns, "cluster_pareto_optimal")] = strconv.FormatBool(o.ParetoOptimal)
 			_ = cw.Write(row)
 		}
 	} else {
 		for i := range p.Pareto {
-			_ = cw.Write(csvRow(i+1, i == p.Recommended, p.Model.Name, p.Cluster, p.Batch, &p.Pareto[i]))
+			_ = cw.Write(csvRow(i+1, i == p.Recommended, p.Model.Name, p.Framework, p.Cluster, p.Batch, &p.Pareto[i]))
 		}
 	}
 	cw.Flush()
@@ -57,14 +57,14 @@ func WriteExplainCSV(w io.Writer, e Evaluation, t Training) error {
 	b := Batch{Sequences: e.Workload.Batch, SeqLen: e.Workload.SeqLen, Tokens: e.Workload.Tokens()}
 	cw := csv.NewWriter(w)
 	_ = cw.Write(CSVColumns)
-	_ = cw.Write(csvRow(1, true, e.Model.Name, cl, b, &r))
+	_ = cw.Write(csvRow(1, true, e.Model.Name, e.FrameworkName(), cl, b, &r))
 	cw.Flush()
 	return cw.Error()
 }
 
 // csvRow is one row of CSVColumns; r nil (a cluster where nothing fits)
 // leaves the strategy's cells empty and fits false.
-func csvRow(rank int, rec bool, model string, c PlanCluster, b Batch, r *Result) []string {
+func csvRow(rank int, rec bool, model, framework string, c PlanCluster, b Batch, r *Result) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	i := strconv.Itoa
 	opt := func(v *float64) string {
@@ -91,7 +91,7 @@ func csvRow(rank int, rec bool, model string, c PlanCluster, b Batch, r *Result)
 		s.Schedule, i(s.V), s.Recompute,
 		opt(r.Days), opt(r.ChipHours), opt(r.Cost), "",
 		f(r.Time.MatmulS), f(r.Time.AttentionS), f(r.Time.MemoryBoundS), f(r.Time.OptimizerS),
-		rangeCell(r.StepTimeSRange, 0), rangeCell(r.StepTimeSRange, 1), s.Spec,
+		rangeCell(r.StepTimeSRange, 0), rangeCell(r.StepTimeSRange, 1), framework, s.Spec,
 	)
 	return row
 }

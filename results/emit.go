@@ -265,6 +265,9 @@ func emitMaxText(e Evaluation) (string, error) {
 			}
 		}
 	}
+	if s.Degree[space.TP] > 1 && !s.SP {
+		bad = append(bad, "sp=false: MaxText's tensor axis also shards the activations between layers (logical rule activation_embed -> tensor); search with --fix sp=true")
+	}
 	fast, slow := tierDegrees(s, e.Cluster)
 	// Expert parallelism is its own MaxText axis: take it out of the fsdp
 	// (else data) degree of the same links.

@@ -36,6 +36,11 @@ type Options struct {
 	// Program selects the attention kernel, dropout and precision of the
 	// layer program that both models derive from.
 	Program model.ProgramOptions
+	// ShardedProgram, when not nil, replaces Program for the strategies that
+	// shard the weights over fsdp or split the sequence over cp: a
+	// framework whose mixed precision changes with them (torchtitan hands
+	// it to FSDP2's fully_shard there, to torch.autocast elsewhere).
+	ShardedProgram *model.ProgramOptions
 	// Memory tunes the memory model (the HBM reserve).
 	Memory memory.Options
 	// Cost tunes the cost model. Trace and SkipCollectives are set per
@@ -126,11 +131,16 @@ func NewProblem(m model.Spec, c profiles.Cluster, w space.Workload, fix space.Fi
 	if w.SeqLen <= 0 {
 		w.SeqLen = m.SeqLen
 	}
-	prog, err := model.NewProgram(m, o.Program)
+	ms, err := newModels(m, o.Program)
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}
-	ms := &models{program: prog, cost: cost.NewModel(prog), memory: memory.NewModel(prog)}
+	if o.ShardedProgram != nil {
+		if ms.sharded, err = newModels(m, *o.ShardedProgram); err != nil {
+			return nil, &InputError{Err: err}
+		}
+	}
+	prog := ms.program
 	p := &Problem{model: prog.Spec, cluster: c, workload: w, fix: fix, options: o, models: ms}
 	p.usable = memory.UsableBytes(c, o.Memory)
 	p.scorer = ms.scorer(c, w, o.Cost)
@@ -211,6 +221,34 @@ type models struct {
 	program *model.Program
 	cost    *cost.Model
 	memory  *memory.Model
+	// sharded, when not nil, are the models of the strategies that shard
+	// the weights or the sequence (Options.ShardedProgram).
+	sharded *models
+}
+
+// newModels builds the layer program of m under o and its models.
+func newModels(m model.Spec, o model.ProgramOptions) (*models, error) {
+	prog, err := model.NewProgram(m, o)
+	if err != nil {
+		return nil, err
+	}
+	return &models{program: prog, cost: cost.NewModel(prog), memory: memory.NewModel(prog)}, nil
+}
+
+// shards reports whether s shards the weights over fsdp or splits the
+// sequence over cp, the strategies Options.ShardedProgram applies to
+// (torchtitan's ParallelDims.fsdp_enabled: dp_shard or cp above 1).
+func shards(s *space.Strategy) bool {
+	return s.Degree[space.FSDP] > 1 || s.Degree[space.CP] > 1
+}
+
+// pick returns the models that score s and their index among the
+// scorer's evaluator pools.
+func (ms *models) pick(s *space.Strategy) (*models, int) {
+	if ms.sharded != nil && shards(s) {
+		return ms.sharded, 1
+	}
+	return ms, 0
 }
 
 // scorer returns the planner's scorer on cluster c and workload w.
@@ -228,30 +266,32 @@ type planScorer struct {
 	c          profiles.Cluster
 	w          space.Workload
 	o          cost.Options
-	evaluators sync.Pool
+	evaluators [2]sync.Pool // per models (pick)
 }
 
 // Memory estimates the per-chip memory of s.
 func (ps *planScorer) Memory(s *space.Strategy) (memory.Breakdown, error) {
-	return ps.ms.memory.Estimate(ps.c, ps.w, *s)
+	ms, _ := ps.ms.pick(s)
+	return ms.memory.Estimate(ps.c, ps.w, *s)
 }
 
 // Time estimates the step time of s; a search leaves trace off and lists
 // the collectives of the front rows only (Problem.addCollectives).
 func (ps *planScorer) Time(s *space.Strategy, trace bool) (cost.Estimate, error) {
+	ms, pool := ps.ms.pick(s)
 	if trace {
 		o := ps.o
 		o.Trace = true
-		return ps.ms.cost.Evaluate(ps.c, ps.w, *s, o)
+		return ms.cost.Evaluate(ps.c, ps.w, *s, o)
 	}
-	ev, _ := ps.evaluators.Get().(*cost.Evaluator)
+	ev, _ := ps.evaluators[pool].Get().(*cost.Evaluator)
 	if ev == nil {
 		o := ps.o
 		o.SkipCollectives = true
-		ev = ps.ms.cost.NewEvaluator(ps.c, ps.w, o)
+		ev = ms.cost.NewEvaluator(ps.c, ps.w, o)
 	}
 	est, err := ev.Evaluate(*s)
-	ps.evaluators.Put(ev)
+	ps.evaluators[pool].Put(ev)
 	return est, err
 }
 
@@ -259,7 +299,8 @@ func (ps *planScorer) Time(s *space.Strategy, trace bool) (cost.Estimate, error)
 func (ps *planScorer) collectives(s *space.Strategy) ([]cost.Collective, error) {
 	o := ps.o
 	o.SkipCollectives = false
-	est, err := ps.ms.cost.Evaluate(ps.c, ps.w, *s, o)
+	ms, _ := ps.ms.pick(s)
+	est, err := ms.cost.Evaluate(ps.c, ps.w, *s, o)
 	return est.Collectives, err
 }
 
@@ -341,7 +382,8 @@ func (p *Problem) StepTime(s space.Strategy) (cost.Estimate, error) {
 	if ps, ok := p.scorer.(*planScorer); ok {
 		o := ps.o
 		o.SkipCollectives, o.Trace = true, false
-		return ps.ms.cost.Evaluate(ps.c, ps.w, s, o)
+		ms, _ := ps.ms.pick(&s)
+		return ms.cost.Evaluate(ps.c, ps.w, s, o)
 	}
 	return p.scorer.Time(&s, false)
 }

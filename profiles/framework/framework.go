@@ -40,6 +40,20 @@ type Profile struct {
 	// Limits are the strategies the framework can express: its dimensions,
 	// schedules, recompute policies by its own names and ZeRO stages.
 	Limits space.Limits `json:"-" yaml:"-"`
+	// Sharded, when not nil, replaces Kernels and Precision for the
+	// strategies that shard the weights over fsdp or the sequence over cp
+	// (torchtitan: FSDP2's mixed precision with bf16 parameters there,
+	// torch.autocast over fp32 parameters elsewhere).
+	Sharded *Variant `json:"sharded,omitempty" yaml:"-"`
+}
+
+// Variant is a kernel and precision setup a framework runs under some
+// strategies only (Profile.Sharded).
+type Variant struct {
+	// Kernels are the elementwise passes' bytes and the attention kernel.
+	Kernels model.Kernels `json:"-" yaml:"-"`
+	// Precision is the element sizes and the layout of the model states.
+	Precision model.Precision `json:"precision" yaml:"precision"`
 }
 
 // ProgramOptions returns the layer program options of the profile.
@@ -50,12 +64,16 @@ func (p Profile) ProgramOptions() model.ProgramOptions {
 // SearchOptions returns the options every evaluation under the profile
 // uses: its layer program, memory and cost options.
 func (p Profile) SearchOptions() search.Options {
-	return search.Options{
+	o := search.Options{
 		Program: p.ProgramOptions(),
 		Memory:  memory.Options{AllocatorSlackFraction: p.AllocatorSlackFraction},
 		Cost:    cost.Options{Comm: p.Comm, CollectiveMatmul: p.TensorParallelOverlap},
 		Limits:  p.Limits,
 	}
+	if p.Sharded != nil {
+		o.ShardedProgram = &model.ProgramOptions{Kernels: p.Sharded.Kernels, Precision: p.Sharded.Precision, Optimizer: p.Optimizer}
+	}
+	return o
 }
 
 // Default is the name of the default profile.
@@ -170,8 +188,11 @@ func maxtext() Profile {
 		// MaxText shards optimizer state through fsdp, not ZeRO over dp; its
 		// pipeline runs all forward passes first (GPipe) or circular
 		// (interleaved); its remat policies by their own names (--emit
-		// maxtext's rules, [MT-REMAT]).
-		Limits: space.Limits{Framework: "maxtext", Zeros: []int{0},
+		// maxtext's rules, [MT-REMAT]); its tensor parallelism shards the
+		// residual stream's embedding dimension between layers (base.yml's
+		// logical rule activation_embed -> tensor), which costs and saves
+		// what sequence parallelism does, so tp runs with sp.
+		Limits: space.Limits{Framework: "maxtext", Zeros: []int{0}, RequireSP: true,
 			Schedules: []space.Schedule{space.GPipe, space.Interleaved},
 			Recomputes: []string{model.RecomputeNone, model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,
 				model.RecomputeSaveDotExceptMLP, model.RecomputeSaveQKVProj, model.RecomputeQKVProjOffloaded,

@@ -507,6 +507,67 @@ func TestHandCheckedFigures(t *testing.T) {
 	}
 }
 
+// TestTorchtitanShardedVariant checks torchtitan's FSDP2 setup (fsdp or cp
+// above 1): bf16 parameters give a bf16 residual stream, the norms fuse as
+// FusedKernels, torchtitan's Llama runs SDPA's flash kernel at full rate,
+// the compiled loss entry stays; everything else is autocast's layout.
+// A file based on torchtitan applies its keys to both setups.
+func TestTorchtitanShardedVariant(t *testing.T) {
+	tt := mustBuiltin(t, "torchtitan")
+	if tt.Sharded == nil {
+		t.Fatal("torchtitan has no sharded variant")
+	}
+	sh := *tt.Sharded
+	want := model.AutocastPrecision()
+	want.Residual = 2
+	if sh.Precision != want {
+		t.Errorf("sharded precision %+v, want autocast's with a 2-byte residual", sh.Precision)
+	}
+	fused := model.FusedKernels()
+	if sh.Kernels.AttentionRate != 1 || sh.Kernels.Passes[model.PassNorm] != fused.Passes[model.PassNorm] ||
+		sh.Kernels.Passes[model.PassResidual] != fused.Passes[model.PassResidual] ||
+		sh.Kernels.Passes[model.PassLoss] != tt.Kernels.Passes[model.PassLoss] {
+		t.Errorf("sharded kernels %+v", sh.Kernels)
+	}
+	o := tt.SearchOptions()
+	if o.ShardedProgram == nil || o.ShardedProgram.Precision != sh.Precision || o.ShardedProgram.Kernels != sh.Kernels ||
+		o.ShardedProgram.Optimizer != tt.Optimizer {
+		t.Errorf("search options' sharded program %+v", o.ShardedProgram)
+	}
+	for _, name := range []string{"generic", "megatron", "pytorch", "maxtext", "deepspeed"} {
+		if p := mustBuiltin(t, name); p.Sharded != nil || p.SearchOptions().ShardedProgram != nil {
+			t.Errorf("%s has a sharded variant", name)
+		}
+	}
+
+	f, err := framework.Parse([]byte("base: torchtitan\nattention_rate: 0.5\nprecision: {moments_bytes: 4}\npasses:\n  rope: {fwd_bytes: 9, bwd_bytes: 9}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Sharded == nil {
+		t.Fatal("a file based on torchtitan lost the sharded variant")
+	}
+	for _, v := range []struct {
+		name string
+		k    model.Kernels
+		pr   model.Precision
+		res  float64
+	}{{"main", f.Kernels, f.Precision, 4}, {"sharded", f.Sharded.Kernels, f.Sharded.Precision, 2}} {
+		if v.k.AttentionRate != 0.5 || v.pr.Moments != 4 || v.k.Passes[model.PassRope] != (model.PassCost{FwdBytes: 9, BwdBytes: 9}) {
+			t.Errorf("%s setup: attention rate %v, moments %v, rope %+v; want the file's 0.5, 4, 9/9", v.name, v.k.AttentionRate, v.pr.Moments, v.k.Passes[model.PassRope])
+		}
+		if v.pr.Residual != v.res {
+			t.Errorf("%s setup: residual %v bytes, want the base's %v (the file leaves it)", v.name, v.pr.Residual, v.res)
+		}
+	}
+	bad := tt
+	bad.Sharded = &framework.Variant{Kernels: sh.Kernels, Precision: sh.Precision}
+	bad.Sharded.Precision.Residual = -1
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "residual") {
+		t.Errorf("Validate of a bad sharded precision: %v", err)
+	}
+}
+
 func TestSearchOptions(t *testing.T) {
 	p, err := framework.Parse([]byte("base: pytorch\noverlap: {gradients: 0.25}\ntensor_parallel_overlap: true\n"))
 	if err != nil {
@@ -628,7 +689,7 @@ func TestValidate(t *testing.T) {
 
 // TestDocsProfiles checks that the example profiles in docs/frameworks parse.
 func TestDocsProfiles(t *testing.T) {
-	for _, name := range []string{"torchtitan-flash.yaml", "megatron-2022.yaml"} {
+	for _, name := range []string{"megatron-2022.yaml"} {
 		p, err := framework.Load("../../docs/frameworks/" + name)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)

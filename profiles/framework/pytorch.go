@@ -67,7 +67,28 @@ func torchtitan() Profile {
 		// rules); its activation checkpointing is selective (op) or full.
 		Limits: space.Limits{Framework: "torchtitan", Zeros: []int{0}, RequireSP: true,
 			Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull}},
+		Sharded: fullyShardVariant(k),
 	}
+}
+
+// fullyShardVariant is torchtitan under FSDP2 (fsdp or cp above 1): its
+// maybe_enable_amp hands mixed precision to fully_shard there
+// (MixedPrecisionPolicy param_dtype bf16, reduce_dtype fp32) and uses
+// torch.autocast only on one device or under plain data parallelism. The
+// layers then run on bf16 parameters all-gathered per unit (WeightCopies),
+// so the residual stream, the norms and the embedding are bf16 and the
+// elementwise passes move FusedKernels' bytes; each unit's bf16 weight
+// gradients are cast to fp32 for the reduce-scatter (GradCast). The loss
+// keeps the compiled entry (cross_entropy over logits upcast in a compiled
+// region), and torchtitan's own Llama calls SDPA with is_causal, so the
+// attention runs the flash kernel at its full rate. compiled is the
+// single-device kernel table the loss entry is taken from.
+func fullyShardVariant(compiled model.Kernels) *Variant {
+	k := model.FusedKernels()
+	k.Passes[model.PassLoss] = compiled.Passes[model.PassLoss]
+	pr := model.AutocastPrecision()
+	pr.Residual = pr.Activation
+	return &Variant{Kernels: k, Precision: pr}
 }
 
 // compiledAttentionRate is the compiled rows' attention speed relative to

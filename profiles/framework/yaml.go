@@ -138,45 +138,30 @@ func parse(data []byte, defaultName string) (Profile, error) {
 	if err != nil {
 		return Profile{}, fmt.Errorf("base: %v", strings.TrimPrefix(err.Error(), "framework: "))
 	}
-	f := file{
-		Name: defaultName, Description: "custom framework profile based on " + base.Name,
-		AttentionRate: base.Kernels.AttentionRate, Precision: base.Precision, Optimizer: base.Optimizer,
-		AllocatorSlackFraction: base.AllocatorSlackFraction, Passes: map[string]model.PassCost{},
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
-		return Profile{}, yamlError(err)
+	f, err := decode(data, defaultName, base, Variant{Kernels: base.Kernels, Precision: base.Precision})
+	if err != nil {
+		return Profile{}, err
 	}
 	p := base
 	p.Name, p.Description = f.Name, f.Description
-	switch f.Attention {
-	case "":
-	case attentionFlash:
-		p.Kernels.Attention = model.AttentionFlash
-	case attentionMaterialized:
-		p.Kernels.Attention = model.AttentionMaterialized
-	default:
-		return Profile{}, fmt.Errorf("attention %q is unknown: use %s or %s", f.Attention, attentionFlash, attentionMaterialized)
-	}
-	p.Kernels.AttentionRate = f.AttentionRate
-	if f.SplitProjections != nil {
-		p.Kernels.SplitProjections = *f.SplitProjections
-	}
-	names := model.PassNames()
-	keys := make([]string, 0, len(f.Passes))
-	for k := range f.Passes {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		i := slices.Index(names, k)
-		if i < 0 {
-			return Profile{}, fmt.Errorf("passes: %q is not a pass; the passes are %s", k, strings.Join(names, ", "))
-		}
-		p.Kernels.Passes[i] = f.Passes[k]
+	if p.Kernels, err = f.kernels(base.Kernels); err != nil {
+		return Profile{}, err
 	}
 	p.Precision, p.Optimizer, p.AllocatorSlackFraction = f.Precision, f.Optimizer, f.AllocatorSlackFraction
+	if base.Sharded != nil {
+		// The file's keys apply to the base's sharded setup too: decoded
+		// again over it, so that a key the file leaves out keeps the
+		// sharded setup's value.
+		fs, err := decode(data, defaultName, base, *base.Sharded)
+		if err != nil {
+			return Profile{}, err
+		}
+		k, err := fs.kernels(base.Sharded.Kernels)
+		if err != nil {
+			return Profile{}, err
+		}
+		p.Sharded = &Variant{Kernels: k, Precision: fs.Precision}
+	}
 	for _, o := range []struct {
 		name string
 		v    *float64
@@ -205,12 +190,64 @@ func parse(data []byte, defaultName string) (Profile, error) {
 	return p, nil
 }
 
+// decode reads a framework file over the values of base, with the kernels'
+// attention rate and the precision of v.
+func decode(data []byte, defaultName string, base Profile, v Variant) (file, error) {
+	f := file{
+		Name: defaultName, Description: "custom framework profile based on " + base.Name,
+		AttentionRate: v.Kernels.AttentionRate, Precision: v.Precision, Optimizer: base.Optimizer,
+		AllocatorSlackFraction: base.AllocatorSlackFraction, Passes: map[string]model.PassCost{},
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return file{}, yamlError(err)
+	}
+	return f, nil
+}
+
+// kernels returns k with the file's attention kernel, rate, projections
+// and passes.
+func (f file) kernels(k model.Kernels) (model.Kernels, error) {
+	switch f.Attention {
+	case "":
+	case attentionFlash:
+		k.Attention = model.AttentionFlash
+	case attentionMaterialized:
+		k.Attention = model.AttentionMaterialized
+	default:
+		return k, fmt.Errorf("attention %q is unknown: use %s or %s", f.Attention, attentionFlash, attentionMaterialized)
+	}
+	k.AttentionRate = f.AttentionRate
+	if f.SplitProjections != nil {
+		k.SplitProjections = *f.SplitProjections
+	}
+	names := model.PassNames()
+	keys := make([]string, 0, len(f.Passes))
+	for name := range f.Passes {
+		keys = append(keys, name)
+	}
+	slices.Sort(keys)
+	for _, name := range keys {
+		i := slices.Index(names, name)
+		if i < 0 {
+			return k, fmt.Errorf("passes: %q is not a pass; the passes are %s", name, strings.Join(names, ", "))
+		}
+		k.Passes[i] = f.Passes[name]
+	}
+	return k, nil
+}
+
 // Validate reports the first field of p out of its range.
 func (p Profile) Validate() error {
 	if strings.TrimSpace(p.Name) == "" {
 		return errors.New("the profile has no name")
 	}
-	for _, err := range []error{p.Kernels.Validate(), p.Precision.Validate(), p.Optimizer.Validate()} {
+	errs := []error{p.Kernels.Validate(), p.Precision.Validate(), p.Optimizer.Validate()}
+	if p.Sharded != nil {
+		errs = append(errs, p.Sharded.Kernels.Validate(), p.Sharded.Precision.Validate())
+	}
+	for _, err := range errs {
 		if err != nil {
 			return errors.New(strings.TrimPrefix(err.Error(), "model: "))
 		}

@@ -425,7 +425,8 @@ func (r Run) Workload(seqLen int) (space.Workload, error) {
 //   - interleave_v > 1 selects the interleaved schedule with v chunks, blank
 //     or 1 is 1F1B;
 //   - recompute text starting with "full" (or remat_policy=full) is full,
-//     "selective" or MaxText's minimal policies are selective, "none" is none.
+//     "selective" is selective, "none" is none, and a MaxText remat_policy
+//     is the catalogue's policy of that name (minimal_offloaded).
 func (r Run) Layout(chips int, w space.Workload) (space.Strategy, []string, error) {
 	if r.Strategy != "" {
 		s, err := space.Parse(r.Strategy)
@@ -560,14 +561,13 @@ func recomputePolicy(text string) (policy, note string, err error) {
 		return space.RecomputeFull, "", nil
 	case strings.HasPrefix(t, "selective"):
 		return space.RecomputeSelective, "", nil
-	case strings.HasPrefix(t, "minimal"):
-		// MaxText's minimal policies save the matmul outputs and recompute
-		// only cheap elementwise ops; minimal_offloaded keeps them in host memory.
-		note := "remat_policy " + t + " taken as selective"
-		if strings.Contains(t, "offload") {
-			note += " (activations offloaded to host, so the memory estimate overstates HBM use)"
-		}
-		return space.RecomputeSelective, note, nil
+	}
+	// MaxText's remat policies by their own names (model/remat.go): minimal
+	// saves every projection's output, minimal_offloaded keeps them in host
+	// memory instead of HBM.
+	name, _, _ := strings.Cut(t, " ")
+	if _, ok := model.LookupPolicy(name); ok {
+		return name, "", nil
 	}
 	return "", "", fmt.Errorf("runs: recompute %q is not none, selective or full", text)
 }

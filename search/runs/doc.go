@@ -4,8 +4,9 @@
 // # Runs
 //
 // A Run is one row of a runs file: a CSV whose header names the columns. The
-// built-in data set (Default) is a byte copy of the project's
-// reference/published-runs.csv, embedded from testdata/published-runs.csv;
+// built-in data set (Default) is the project's reference/published-runs.csv
+// with a "framework" column appended (the profile each row ran on), embedded
+// from testdata/published-runs.csv;
 // docs/published-runs.md describes what every row measured. Read takes either
 // that full form or a user file with a subset of the columns:
 //
@@ -23,7 +24,11 @@
 //   - at least one measured figure: measured_step_s, measured_tokens_per_s
 //     (whole job), measured_mfu or measured_tflops_per_chip, with the FLOP
 //     convention of the row's source (see below) or an explicit
-//     flops_convention column.
+//     flops_convention column;
+//   - optionally "framework": the profile the run was measured on (a
+//     built-in name or a framework YAML file); without it the row id's
+//     source prefix picks one (Run.FrameworkName), and --framework overrides
+//     both.
 //
 // An unknown column is an error that names it and the nearest known column,
 // as unknown keys are elsewhere in the contract. A blank cell means "not

@@ -14,7 +14,8 @@ import (
 	"github.com/meshplan/meshplan/search/internal/cells"
 )
 
-// publishedRunsCSV is a byte copy of reference/published-runs.csv.
+// publishedRunsCSV is reference/published-runs.csv with one column added at
+// the end: "framework", the profile each row is planned with.
 //
 //go:embed testdata/published-runs.csv
 var publishedRunsCSV []byte

@@ -2,12 +2,15 @@ package runs
 
 import (
 	"bytes"
+	"encoding/csv"
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -39,15 +42,45 @@ func near(got, want, relTol float64) bool {
 	return math.Abs(got-want) <= relTol*math.Abs(want)
 }
 
-// TestEmbeddedIsPublishedCSV checks the embedded data set is a byte copy of
-// the project's reference file, when the shared directory is present.
+// TestEmbeddedIsPublishedCSV checks the embedded data set is the project's
+// reference file plus a trailing "framework" column, when the shared
+// directory is present, and that the column agrees with the source
+// conventions that pick a framework for files without one.
 func TestEmbeddedIsPublishedCSV(t *testing.T) {
 	ref, err := os.ReadFile("../../../shared/reference/published-runs.csv")
 	if err != nil {
 		t.Skipf("shared reference not available: %v", err)
 	}
-	if !bytes.Equal(ref, publishedRunsCSV) {
-		t.Errorf("testdata/published-runs.csv differs from shared/reference/published-runs.csv; copy it again")
+	want, err := csv.NewReader(bytes.NewReader(ref)).ReadAll()
+	if err != nil {
+		t.Fatalf("reading the reference: %v", err)
+	}
+	got, err := csv.NewReader(bytes.NewReader(publishedRunsCSV)).ReadAll()
+	if err != nil {
+		t.Fatalf("reading the embedded copy: %v", err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("embedded copy has %d records, reference %d; copy it again", len(got), len(want))
+	}
+	for i := range want {
+		n := len(got[i]) - 1
+		if n < 0 || !slices.Equal(got[i][:n], want[i]) {
+			t.Errorf("record %d differs from shared/reference/published-runs.csv beyond the framework column; copy it again", i+1)
+		}
+	}
+	if h := got[0][len(got[0])-1]; h != "framework" {
+		t.Fatalf("last embedded column = %q, want framework", h)
+	}
+	rs, err := Default()
+	if err != nil {
+		t.Fatalf("Default() error: %v", err)
+	}
+	for _, r := range rs {
+		bare := r
+		bare.Framework = ""
+		if r.Framework == "" || r.Framework != bare.FrameworkName() {
+			t.Errorf("%s: framework column %q, source conventions give %q", r.ID, r.Framework, bare.FrameworkName())
+		}
 	}
 }
 
@@ -281,9 +314,10 @@ func TestLayout(t *testing.T) {
 			s.Degree[space.DP], s.Degree[space.FSDP], s.MB, s.Recompute = 8, 256, 6, space.RecomputeFull
 		})},
 		// MaxText 128B: tp 16 x fsdp 16 per slice; per-device batch 1 over
-		// 16 tp chips is one micro-batch of 16 sequences per replica.
+		// 16 tp chips is one micro-batch of 16 sequences per replica; the
+		// remat policy by its own name.
 		{"maxtext_v5e_128b_2x256", st(func(s *space.Strategy) {
-			s.Degree[space.DP], s.Degree[space.FSDP], s.Degree[space.TP], s.MB, s.Recompute = 2, 16, 16, 16, space.RecomputeSelective
+			s.Degree[space.DP], s.Degree[space.FSDP], s.Degree[space.TP], s.MB, s.Recompute = 2, 16, 16, 16, model.RecomputeMinimalOffloaded
 		})},
 		// torchtitan: FSDP2 over 64 GPUs, local batch 2, no checkpointing.
 		{"torchtitan_a100_llama2_13b_noac", st(func(s *space.Strategy) { s.Degree[space.FSDP], s.MB = 64, 2 })},

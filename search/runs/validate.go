@@ -195,6 +195,13 @@ func (r Run) validate(override *profiles.Cluster, vo Options) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
+	if r.Strategy == "" && o.Limits.RequireSP && s.Degree[space.TP] > 1 && !s.SP {
+		// The framework's tensor parallelism always shards the activations
+		// between layers (MaxText's activation_embed -> tensor rule,
+		// torchtitan's sequence parallelism), whatever the row's cp_or_sp says.
+		s.SP = true
+		notes = append(notes, "sp: "+fw+"'s tensor parallelism shards the activations between layers")
+	}
 	candidates := []space.Strategy{s}
 	if r.Strategy == "" && r.MicroBatch == 0 {
 		candidates = mbCandidates(s, w)
