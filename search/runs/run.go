@@ -272,15 +272,10 @@ func readHeader(header []string) ([]column, error) {
 	setters := make([]column, len(header))
 	has := map[string]bool{}
 	first := map[string]string{} // canonical column -> the header name that set it
-	for i, h := range header {
-		name := strings.ToLower(strings.TrimSpace(h))
-		if i == 0 {
-			name = strings.TrimPrefix(name, "\ufeff") // a spreadsheet's byte-order mark
-		}
-		header[i] = name
-		if name == "" {
-			return nil, fmt.Errorf("runs: header column %d has no name", i+1)
-		}
+	if i := cells.HeaderNames(header); i > 0 {
+		return nil, fmt.Errorf("runs: header column %d has no name", i)
+	}
+	for i, name := range header {
 		j := slices.IndexFunc(known, func(c column) bool { return c.name == name })
 		if j < 0 {
 			if len(name) > 64 {

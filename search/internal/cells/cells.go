@@ -85,3 +85,20 @@ func Nearest(name string, known []string, maxDist int) string {
 	}
 	return best
 }
+
+// HeaderNames normalises a CSV header in place: names lower-cased and
+// trimmed, a spreadsheet's byte-order mark dropped from the first. It
+// returns the 1-based index of the first empty name, or 0.
+func HeaderNames(header []string) (empty int) {
+	for i, h := range header {
+		name := strings.ToLower(strings.TrimSpace(h))
+		if i == 0 {
+			name = strings.TrimPrefix(name, "\ufeff")
+		}
+		header[i] = name
+		if name == "" && empty == 0 {
+			empty = i + 1
+		}
+	}
+	return empty
+}

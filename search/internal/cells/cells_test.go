@@ -2,6 +2,7 @@ package cells
 
 import (
 	"encoding/csv"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -53,5 +54,21 @@ func TestNearestBlankCSV(t *testing.T) {
 	_, err := csv.NewReader(strings.NewReader("a,b\n\"x,y\n")).ReadAll()
 	if got := CSVError(err).Error(); !strings.HasPrefix(got, "line 2: ") || strings.Contains(got, "record on line") {
 		t.Errorf("CSVError = %q", got)
+	}
+}
+
+func TestHeaderNames(t *testing.T) {
+	for _, tc := range []struct {
+		in, want []string
+		empty    int
+	}{
+		{[]string{"\ufeffID", " Model ", "SEQ"}, []string{"id", "model", "seq"}, 0},
+		{[]string{"id", "  ", "x", ""}, []string{"id", "", "x", ""}, 2},
+		{[]string{"a\ufeff"}, []string{"a\ufeff"}, 0}, // only a leading mark is dropped
+	} {
+		got := append([]string(nil), tc.in...)
+		if empty := HeaderNames(got); empty != tc.empty || !slices.Equal(got, tc.want) {
+			t.Errorf("HeaderNames(%q) = %q, %d; want %q, %d", tc.in, got, empty, tc.want, tc.empty)
+		}
 	}
 }
