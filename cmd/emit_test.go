@@ -237,3 +237,33 @@ func TestPlanEmit(t *testing.T) {
 		}
 	}
 }
+
+// TestEmitFP8 checks precision=fp8 in each framework's launch settings:
+// Megatron-LM's Transformer Engine flags with the profile's recipe,
+// torchtitan's float8 converter, MaxText's quantization key; DeepSpeed has
+// none and the search refuses it.
+func TestEmitFP8(t *testing.T) {
+	const args = "explain --model llama3-8b --cluster h100-64 --batch 64 --seq 8192"
+	mg := megatronFlags(t, emitOut(t, append(strings.Fields(args), "--strategy", "dp=8,zero=1,tp=8,precision=fp8", "--emit", "megatron")...))
+	if mg["--fp8-format"] != "hybrid" || mg["--fp8-recipe"] != "delayed" {
+		t.Errorf("megatron fp8 flags: format %q, recipe %q", mg["--fp8-format"], mg["--fp8-recipe"])
+	}
+	tt := emitOut(t, append(strings.Fields(args), "--strategy", "fsdp=8,tp=8,precision=fp8", "--emit", "torchtitan")...)
+	var cfg map[string]any
+	if err := toml.Unmarshal([]byte(tt), &cfg); err != nil {
+		t.Fatalf("torchtitan output is not TOML: %v\n%s", err, tt)
+	}
+	conv, _ := cfg["model"].(map[string]any)["converters"].([]any)
+	rec, _ := cfg["float8"].(map[string]any)["recipe_name"].(string)
+	if len(conv) != 1 || conv[0] != "float8" || rec != "tensorwise" {
+		t.Errorf("torchtitan fp8: converters %v, recipe %q", conv, rec)
+	}
+	mt := emitOut(t, append(strings.Fields(args), "--strategy", "fsdp=8,tp=8,precision=fp8", "--emit", "maxtext")...)
+	if !strings.Contains(mt, "\nquantization: fp8\n") {
+		t.Errorf("maxtext fp8: no quantization key in\n%s", mt)
+	}
+	stdout, stderr, code := run(t, append(strings.Fields(args), "--strategy", "fsdp=64,precision=fp8", "--emit", "deepspeed")...)
+	if code != ExitBadInput || stdout != "" || !strings.Contains(stderr, "precision=fp8") {
+		t.Errorf("deepspeed fp8: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}

@@ -17,7 +17,8 @@ type evaluator struct {
 	mr     meshRoles
 	o      Options
 	eff    profiles.Efficiency
-	peak   float64
+	peak   float64 // bf16 FLOP/s
+	peak8  float64 // fp8 FLOP/s, 0 without an fp8 speed-up
 	hbm    float64
 	zero   int
 	policy int
@@ -188,6 +189,8 @@ type evalState struct {
 	// stored those it holds (ZeRO aside) and computed those it computes
 	// gradients for (FSDP aside).
 	params, stored, computed []float64
+	// fp8 is, per block, the parameters with fp8 copies one chip computes with.
+	fp8 []float64
 }
 
 // stepParts recomputes every block's once-per-step collectives for ZeRO
@@ -220,6 +223,7 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 	}
 	e.fillEfficiency(in.cluster)
 	e.peak, e.hbm = in.cluster.Chip.PeakBF16FLOPs, in.cluster.Chip.HBMBandwidthBytesPerS
+	e.peak8 = in.cluster.Chip.PeakFP8FLOPs
 	e.fillDegrees()
 	e.active = e.mr.Active()
 	e.cls = space.ClassRoles(s.SP && s.Degree[space.TP] > 1)
@@ -298,6 +302,18 @@ func (e *evaluator) fillEfficiency(c profiles.Cluster) {
 	if e.eff.MatmulHalfFLOPs <= 0 {
 		e.eff.MatmulHalfFLOPs = d.MatmulHalfFLOPs
 	}
+	if e.eff.MatmulFP8Fraction <= 0 {
+		e.eff.MatmulFP8Fraction = d.MatmulFP8Fraction
+	}
+	if e.eff.MatmulFP8HalfFLOPs <= 0 {
+		e.eff.MatmulFP8HalfFLOPs = d.MatmulFP8HalfFLOPs
+	}
+	if e.eff.MatmulFP8Fraction <= 0 {
+		// A custom chip with an fp8 peak but no family defaults: the
+		// measured H100 fraction and t₀ (profiles.Efficiency).
+		g := profiles.GenericEfficiency()
+		e.eff.MatmulFP8Fraction, e.eff.MatmulFP8HalfFLOPs = g.MatmulFP8Fraction, g.MatmulFP8HalfFLOPs
+	}
 	if e.eff.HBMFraction <= 0 {
 		e.eff.HBMFraction = d.HBMFraction
 	}
@@ -319,6 +335,7 @@ func (e *evaluator) fillEfficiency(c profiles.Cluster) {
 	// of the single-chip one (profiles.Efficiency, docs/hardware.md).
 	if s := e.eff.SustainedFraction; s > 0 && s < 1 && c.Chips() > 1 {
 		e.eff.MatmulFraction *= s
+		e.eff.MatmulFP8Fraction *= s
 		e.eff.AttentionFwdFraction *= s
 		e.eff.AttentionBwdFraction *= s
 		e.eff.AttentionFwdScoreSeconds /= s

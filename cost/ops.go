@@ -204,7 +204,9 @@ func (e *evaluator) elementwise(res *runResult, o *model.Op, idx int, ps pass) {
 	bytes := o.Bytes * e.bytes(o.A, rolesOf(l))
 	sec := e.roofline(0, bytes)
 	res.addOp(idx, o, sec)
-	if e.trace != nil {
+	// A pass that moves and writes nothing in this direction (an fp8
+	// gradient quantisation seen from the forward pass) is not listed.
+	if e.trace != nil && (bytes > 0 || len(o.Writes) > 0) {
 		e.traceOp(res, ps, o.Name+"("+layoutText(&e.p.Tensors[o.A], l, 0)+")", 0, sec, len(res.emit))
 	}
 }

@@ -267,6 +267,10 @@ func (e *evaluator) einsum(res *runResult, o *model.Op, why *[numActions]string,
 		sec = max(at, e.memSeconds(bytes))
 	case o.Group == model.GroupCore:
 		sec = max(e.eff.MatmulSeconds(fl, e.peak)/attnKernelFraction, e.memSeconds(bytes))
+	case o.FP8 && e.peak8 > 0:
+		// An fp8 matmul at the chip's fp8 rate (profiles.Efficiency.
+		// MatmulFP8Seconds, fitted on docs/measured-h100.md's gemm-fp8.csv).
+		sec = max(e.eff.MatmulFP8Seconds(fl, e.peak8), e.memSeconds(bytes))
 	default:
 		sec = e.roofline(fl, bytes)
 	}

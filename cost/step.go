@@ -104,7 +104,7 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 	bestStage := 0
 	for si := range st.stages {
 		sp := &st.stages[si]
-		var fc, bc, crit, wmb, sg, spar, params, stored, computed float64
+		var fc, bc, crit, wmb, sg, spar, params, stored, computed, fp8 float64
 		var cat [numCategories]float64
 		for b, n := range sp.mult {
 			if n == 0 {
@@ -118,6 +118,7 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 			sg += n * sc.stepGrad
 			spar += n * sc.stepParam
 			params += n * st.params[b]
+			fp8 += n * st.fp8[b]
 			stored += n * st.stored[b]
 			computed += n * st.computed[b]
 			for c := range cat {
@@ -140,6 +141,23 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 		fc += castF
 		bc += castB
 		cat[catMemory] += castF + castB
+		// FP8 weight copies (model.FP8Recipe): each weight an fp8 matmul
+		// reads is quantised with its transpose, reading the weight (the
+		// master under autocast) and writing 1 + 1 bytes; once per step, or
+		// per micro-batch when FSDP gathers the weight afresh [TE-FP8].
+		var cast8 float64
+		if fp8 > 0 {
+			src := pr.Weight
+			if pr.WeightCopies {
+				src = pr.Master
+			}
+			cast8 = e.memSeconds((src + 2) * fp8)
+			if e.active&(bit(space.RoleFSDP)|bit(space.RoleEFSDP)) != 0 {
+				fc += cast8
+				cat[catMemory] += cast8
+				cast8 = 0
+			}
+		}
 		// The first gather and the last reduction of one layer's weights.
 		var edge float64
 		for k, kind := range p.Kinds {
@@ -161,8 +179,8 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 		est.OptimizerSeconds = e.memSeconds(params * cm.optimizerBytes)
 		est.MatmulSeconds = M * cat[catMatmul]
 		est.AttentionSeconds = M * cat[catAttention]
-		est.MemoryBoundSeconds = M * cat[catMemory]
-		est.ComputeSeconds = M*(fc+bc) + est.OptimizerSeconds
+		est.MemoryBoundSeconds = M*cat[catMemory] + cast8
+		est.ComputeSeconds = M*(fc+bc) + est.OptimizerSeconds + cast8
 		exposed := M * crit
 		// FSDP/ZeRO-3: prefetch hides the per-micro-batch weight traffic
 		// under OverlapFraction of the compute; the first gather and the last
@@ -226,23 +244,28 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 	return best
 }
 
-// fillParams sets st.params, st.stored and st.computed: the parameters of
-// each block one chip updates, holds and computes gradients for.
+// fillParams sets st.params, st.stored, st.computed and st.fp8: the
+// parameters of each block one chip updates, holds, computes gradients for,
+// and keeps fp8 copies of.
 func (st *evalState) fillParams() {
 	e := &st.e
 	n := len(e.p.Blocks)
 	if cap(st.params) < n {
-		st.params, st.stored, st.computed = make([]float64, n), make([]float64, n), make([]float64, n)
+		st.params, st.stored, st.computed, st.fp8 = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	}
-	st.params, st.stored, st.computed = st.params[:n], st.stored[:n], st.computed[:n]
+	st.params, st.stored, st.computed, st.fp8 = st.params[:n], st.stored[:n], st.computed[:n], st.fp8[:n]
 	fsdp := bit(space.RoleFSDP) | bit(space.RoleEFSDP)
 	for b := range st.params {
 		st.params[b] = e.shardParams(b)
-		st.stored[b], st.computed[b] = 0, 0
+		st.stored[b], st.computed[b], st.fp8[b] = 0, 0, 0
 		for _, w := range e.p.Blocks[b].Weights {
 			l := rolesOf(e.layout(w))
 			st.stored[b] += e.bytes(w, l) / e.p.ElemBytes(w)
-			st.computed[b] += e.bytes(w, l&^fsdp) / e.p.ElemBytes(w)
+			c := e.bytes(w, l&^fsdp) / e.p.ElemBytes(w)
+			st.computed[b] += c
+			if e.p.Tensors[w].FP8Copy {
+				st.fp8[b] += c
+			}
 		}
 	}
 }

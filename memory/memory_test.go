@@ -507,3 +507,39 @@ func BenchmarkEstimate(b *testing.B) {
 		})
 	}
 }
+
+// TestFP8Copies pins the fp8 weight copies (model.FP8Recipe): the weight
+// and its transpose at 1 byte each for every projection an fp8 matmul
+// reads, 2 bytes per parameter. Llama 3 8B's 32 layers hold
+// 4096·6144 + 4096² + 3·4096·14336 = 218,103,808 such parameters each:
+// 13.96 GB of copies on one chip; under fsdp=8 one layer's gathered
+// copies, 436 MB, sit in the buffers instead.
+func TestFP8Copies(t *testing.T) {
+	m := llama70B()
+	m.Name, m.Layers, m.Hidden, m.Heads, m.FFNHidden = "llama3-8b", 32, 4096, 32, 14336
+	r, _ := model.LookupFP8Recipe(model.FP8Delayed)
+	w := space.Workload{Batch: 8, SeqLen: 8192}
+	const perLayer = 218103808.0
+	for _, tc := range []struct {
+		name         string
+		s            space.Strategy
+		params, bufs float64
+	}{
+		{"one chip", space.Defaults(), 2 * 32 * perLayer, 0},
+		{"fsdp=8", space.Defaults().With(space.FSDP, 8), 0, 2 * perLayer},
+	} {
+		bf := est(t, m, model.ProgramOptions{}, w, tc.s)
+		f8 := est(t, m, model.ProgramOptions{FP8: &r}, w, tc.s)
+		if d := f8.ParamsBytes - bf.ParamsBytes; !within(d, tc.params, 1e-9) && !(tc.params == 0 && d == 0) {
+			t.Errorf("%s: fp8 adds %.6g parameter bytes, want %.6g", tc.name, d, tc.params)
+		}
+		// The buffers also hold fp8 transients of the layer's backward (its
+		// recomputed fp8 inputs); the copies are at least tc.bufs.
+		if d := f8.BuffersBytes - bf.BuffersBytes; d < tc.bufs-1 {
+			t.Errorf("%s: fp8 adds %.6g buffer bytes, want at least %.6g", tc.name, d, tc.bufs)
+		}
+		if f8.ActivationsBytes >= bf.ActivationsBytes {
+			t.Errorf("%s: fp8 keeps %.6g activation bytes, not fewer than bf16's %.6g", tc.name, f8.ActivationsBytes, bf.ActivationsBytes)
+		}
+	}
+}

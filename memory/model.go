@@ -29,6 +29,9 @@ type Model struct {
 	// outputWeights those of the embedding and output blocks.
 	kindWeights                 [][]tensorInfo
 	embedWeights, outputWeights []tensorInfo
+	// kindFP8 are the weights of each layer kind that fp8 matmuls read
+	// (model.Tensor.FP8Copy): the recipe keeps an fp8 copy and its transpose.
+	kindFP8 [][]tensorInfo
 	// tiedCopy is the output layer's copy of a tied embedding (empty when
 	// untied).
 	tiedCopy []tensorInfo
@@ -91,11 +94,17 @@ func NewModel(p *model.Program) *Model {
 	mm.embedSaved = mm.group(p.Saved([]int{p.Embedding}, none))
 	mm.outputSaved = mm.group(p.Saved([]int{p.Output}, none))
 	for _, kind := range p.Kinds {
-		var ws []int
+		var ws, f8 []int
 		for _, b := range kind.Blocks {
 			ws = append(ws, p.Blocks[b].Weights...)
+			for _, w := range p.Blocks[b].Weights {
+				if p.Tensors[w].FP8Copy {
+					f8 = append(f8, w)
+				}
+			}
 		}
 		mm.kindWeights = append(mm.kindWeights, mm.group(ws))
+		mm.kindFP8 = append(mm.kindFP8, mm.group(f8))
 	}
 	mm.embedWeights = mm.group(p.Blocks[p.Embedding].Weights)
 	mm.outputWeights = mm.group(p.Blocks[p.Output].Weights)
@@ -289,6 +298,7 @@ type kindTerms struct {
 	act, work     float64 // saved and recomputed activations per micro-batch
 	dense, expert float64 // parameters after storage sharding
 	unit          float64 // parameters before FSDP sharding: the FSDP unit
+	fp8           float64 // parameters with fp8 copies, before FSDP sharding
 	hasMoE        bool
 }
 
@@ -362,6 +372,8 @@ func (mm *Model) Estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 		kt.dense, kt.expert = mm.params(&g, mm.kindWeights[k], 0)
 		d0, e0 := mm.params(&g, mm.kindWeights[k], fsdp)
 		kt.unit = d0 + e0
+		d8, e8 := mm.params(&g, mm.kindFP8[k], fsdp)
+		kt.fp8 = d8 + e8
 		kt.hasMoE = p.Kinds[k].Name == "moe"
 		terms = append(terms, kt)
 	}
@@ -445,7 +457,7 @@ type stage struct {
 func (mm *Model) stage(g *geometry, terms []kindTerms, e *endTerms, st *stage) Breakdown {
 	p := mm.p
 	pr := p.Options.Precision
-	var dense, expert, unit, act, work float64
+	var dense, expert, unit, act, work, fp8, fp8Unit float64
 	hasMoE := false
 	for k, n := range st.counts {
 		if n == 0 {
@@ -455,6 +467,8 @@ func (mm *Model) stage(g *geometry, terms []kindTerms, e *endTerms, st *stage) B
 		dense += float64(n) * t.dense
 		expert += float64(n) * t.expert
 		act += float64(n) * t.act
+		fp8 += float64(n) * t.fp8
+		fp8Unit = max(fp8Unit, t.fp8)
 		unit = max(unit, t.unit)
 		work = max(work, t.work)
 		hasMoE = hasMoE || t.hasMoE
@@ -507,6 +521,16 @@ func (mm *Model) stage(g *geometry, terms []kindTerms, e *endTerms, st *stage) B
 		step.OptimizerBytes = (pr.Master + pr.Moments) * opt
 		fwd.ParamsBytes = step.ParamsBytes
 	}
+	// FP8 weight copies, the weight and its transpose at 1 byte each
+	// (model.FP8Recipe): cached through the step for the stage's weights,
+	// per gathered unit under FSDP (in the buffers).
+	fp8Copies := 0.0
+	if g.active&(space.RoleFSDP.Bit()|space.RoleEFSDP.Bit()) == 0 {
+		step.ParamsBytes += 2 * fp8
+		fwd.ParamsBytes += 2 * fp8
+	} else {
+		fp8Copies = 2 * fp8Unit
+	}
 	fwd.OptimizerBytes = step.OptimizerBytes
 	step.GradsBytes = grads
 	// Gradients freed after every step appear with the first backward pass,
@@ -518,6 +542,7 @@ func (mm *Model) stage(g *geometry, terms []kindTerms, e *endTerms, st *stage) B
 	// Layer activations × micro-batches in flight (docs/formulas.md §2.3 [KORT §4.3]).
 	fwd.ActivationsBytes = st.inFlight * act
 	persistent, transient := mm.buffers(g, e, st, params, unit, work, hasMoE)
+	persistent += fp8Copies
 	fwd.BuffersBytes = persistent + transient
 	step.BuffersBytes = persistent
 	if step.TotalBytes() > fwd.TotalBytes() {

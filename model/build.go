@@ -36,6 +36,9 @@ type ProgramOptions struct {
 	// Optimizer is the optimizer step's passes; the zero value is fused
 	// AdamW without gradient clipping.
 	Optimizer Optimizer
+	// FP8, when not nil, runs the projections in fp8 under this recipe;
+	// nil is bf16 throughout.
+	FP8 *FP8Recipe
 }
 
 // dropout reports whether the program of s applies dropout.
@@ -85,6 +88,13 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 	if err := o.Optimizer.Validate(); err != nil {
 		return nil, err
 	}
+	if o.FP8 != nil {
+		r := *o.FP8 // never share the caller's recipe
+		if err := r.Validate(); err != nil {
+			return nil, err
+		}
+		o.FP8 = &r
+	}
 	p := &Program{Spec: s, Options: o}
 	b := &builder{p: p, dropout: o.dropout(s), flash: o.Kernels.Attention == AttentionFlash}
 	b.sizes()
@@ -126,6 +136,8 @@ type builder struct {
 	flash   bool
 	blk     *Block
 	mid     int // the residual stream between attention and MLP
+	// quantized maps a tensor to its fp8 copy in the current block.
+	quantized map[int]int
 }
 
 // sizes fills the model dimensions and the key/value caps.
@@ -207,6 +219,7 @@ func (b *builder) norm(name string) {
 func (b *builder) begin(name string) {
 	b.p.Blocks = append(b.p.Blocks, Block{Name: name, Input: -1})
 	b.blk = &b.p.Blocks[len(b.p.Blocks)-1]
+	b.quantized = map[int]int{}
 }
 
 // end derives the backward pass of the current block and returns its index.
@@ -225,9 +238,21 @@ func (b *builder) op(o Op) {
 }
 
 // einsum adds C = A·B; its backward needs the operands that are not
-// weights (dA = dC·Bᵀ needs B, dB = Aᵀ·dC needs A).
+// weights (dA = dC·Bᵀ needs B, dB = Aᵀ·dC needs A). Under an FP8 recipe a
+// projection reads the fp8 copy of its input (and keeps that for its
+// backward), and its output's gradient is quantised in the backward pass.
 func (b *builder) einsum(name string, g Group, a, bb, c int, work float64, extra ...int) {
-	b.op(Op{Kind: Einsum, Name: name, A: a, B: bb, C: c, Work: work, Group: g, Saves: append([]int{a, bb}, extra...)})
+	if !b.fp8Eligible(name, g, bb) {
+		b.op(Op{Kind: Einsum, Name: name, A: a, B: bb, C: c, Work: work, Group: g, Saves: append([]int{a, bb}, extra...)})
+		return
+	}
+	a = b.fp8Input(a)
+	b.p.Tensors[bb].FP8Copy = true
+	b.op(Op{Kind: Einsum, Name: name, A: a, B: bb, C: c, Work: work, Group: g, FP8: true, Saves: append([]int{a, bb}, extra...)})
+	// The backward quantises the output's gradient before both backward
+	// matmuls read it (QuantizeBytes per element of dC).
+	b.op(Op{Kind: Elementwise, Name: "quantize_d" + b.p.Tensors[c].Name, A: c, C: c,
+		BwdBytes: b.p.Options.FP8.QuantizeBytes / b.p.ElemBytes(c), Group: GroupOther})
 }
 
 // pass adds a memory-bound elementwise pass from a to c that moves bytes
@@ -348,7 +373,9 @@ func (b *builder) attention() int {
 		lse := b.tensor("lse", ClassStat, dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimN, Width))
 		b.p.Tensors[lse].Scale, b.p.Tensors[lse].NoGrad = perHead, true
 		b.op(Op{Kind: Einsum, Name: "scores", A: q, B: k, C: sc, Work: causalWork, Group: GroupCore, Writes: []int{lse}, Saves: []int{q, k, lse}})
-		b.einsum("attend", GroupCore, sc, v, o, causalWork)
+		// Its backward also reads the output O (D = rowsum(dO∘O), [FA2]),
+		// which the output projection keeps too unless it reads an fp8 copy.
+		b.einsum("attend", GroupCore, sc, v, o, causalWork, o)
 	} else {
 		// Without FlashAttention the score square is materialised in HBM and
 		// computed in full (the causal mask is applied by the softmax). P's N
@@ -442,7 +469,13 @@ func (b *builder) moe() int {
 	b.op(Op{Kind: Elementwise, Name: "topk", A: lg, C: probs, Bytes: 2, BwdBytes: 4, Group: GroupOther, Saves: []int{probs}})
 	// Copy each token to its top_k·capacity slots: read and write them.
 	b.pass("permute", GroupOther, xn, xk, 2*copies)
-	b.op(Op{Kind: Reshard, Name: "dispatch", A: xk, C: xe, Same: same(map[Dim][]Dim{DimB: {DimC}, DimS: {DimC}, DimR: {DimC}})})
+	sent := xk
+	if r := b.p.Options.FP8; r != nil && r.Dispatch && b.fp8Eligible("expert_in", GroupProjection, wei) {
+		// The dispatch carries the fp8 tokens the experts read [DSV3 §3.3.2].
+		sent = b.fp8Input(xk)
+		b.p.Tensors[xe].Class = ClassFP8
+	}
+	b.op(Op{Kind: Reshard, Name: "dispatch", A: sent, C: xe, Same: same(map[Dim][]Dim{DimB: {DimC}, DimS: {DimC}, DimR: {DimC}})})
 	b.einsum("expert_in", GroupProjection, xe, wei, he, 1)
 	b.kernelPass("expert_act", PassAct, GroupActivation, he, ae, 1, he)
 	b.einsum("expert_out", GroupProjection, ae, weo, ye, 1)
@@ -552,9 +585,12 @@ func (b *builder) gradOf(t int) int {
 	g := p.Tensors[t]
 	g.Name = "d" + g.Name
 	g.Grad, g.Primal = -1, t
-	g.Weight, g.Expert = false, false
-	if p.Tensors[t].Weight {
+	g.Weight, g.Expert, g.FP8Copy = false, false, false
+	switch {
+	case p.Tensors[t].Weight:
 		g.Class = ClassGradient
+	case g.Class == ClassFP8:
+		g.Class = ClassActivation // the gradient of an fp8 copy is the bf16 gradient of its source
 	}
 	p.Tensors = append(p.Tensors, g)
 	id := len(p.Tensors) - 1
@@ -584,11 +620,11 @@ func (b *builder) derive(blk *Block) {
 			first := len(blk.Bwd)
 			if !p.Tensors[f.A].NoGrad {
 				blk.Bwd = append(blk.Bwd, Op{Kind: Einsum, Name: "d" + f.Name + "/d" + p.Tensors[f.A].Name,
-					A: dc, B: f.B, C: b.gradOf(f.A), Work: f.Work, Group: f.Group, Sibling: -1, SiblingIn: f.B})
+					A: dc, B: f.B, C: b.gradOf(f.A), Work: f.Work, Group: f.Group, FP8: f.FP8, Sibling: -1, SiblingIn: f.B})
 			}
 			if !p.Tensors[f.B].NoGrad {
 				blk.Bwd = append(blk.Bwd, Op{Kind: Einsum, Name: "d" + f.Name + "/d" + p.Tensors[f.B].Name,
-					A: f.A, B: dc, C: b.gradOf(f.B), Work: f.Work, Group: f.Group, Sibling: -1, SiblingIn: f.A})
+					A: f.A, B: dc, C: b.gradOf(f.B), Work: f.Work, Group: f.Group, FP8: f.FP8, Sibling: -1, SiblingIn: f.A})
 			}
 			if len(blk.Bwd)-first == 2 {
 				blk.Bwd[first].Sibling = first + 1

@@ -86,6 +86,7 @@ const (
 	ClassVirtual                 // one-hot matrices and constants that never exist in memory: 0 bytes
 	ClassResidual                // the residual stream and its gradient: Precision.Residual
 	ClassRaw                     // a framework's own intermediates, sized by Scale in bytes per element: 1 byte
+	ClassFP8                     // fp8 copies of matmul inputs (FP8Recipe): 1 byte
 )
 
 // Tensor is a named array of the program.
@@ -111,6 +112,9 @@ type Tensor struct {
 	Weight bool
 	// Expert marks a routed-expert parameter (reduced over expert data parallelism).
 	Expert bool
+	// FP8Copy marks a weight an fp8 matmul reads: the recipe keeps an fp8
+	// copy and its transpose of it (FP8Recipe).
+	FP8Copy bool
 	// Bucketed marks a small parameter no matmul reads (norm weights,
 	// biases): it travels in the gradient and parameter buckets of the
 	// block's matmul weights, with no collective of its own [MEG-DDP].
@@ -172,6 +176,8 @@ type Op struct {
 	// HardwareOnly marks extra work of a kernel that counts no model FLOPs
 	// (flash attention's backward recomputes the scores).
 	HardwareOnly bool
+	// FP8 marks an einsum that runs at the chip's fp8 rate (FP8Recipe).
+	FP8 bool
 	// Sibling is, in the backward pass, the other einsum derived from the
 	// same forward einsum (dA and dB), or -1; SiblingIn is this one's
 	// operand that is not the incoming gradient, or -1.
@@ -278,7 +284,7 @@ func (p *Program) ClassBytes(c Class) float64 {
 		return 8
 	case ClassResidual:
 		return p.Options.Precision.Residual
-	case ClassRaw:
+	case ClassRaw, ClassFP8:
 		return 1
 	}
 	return 0

@@ -23,6 +23,15 @@ import (
 // launch latency (kernels queue back to back in a step) but the tail of small
 // calls: too few output tiles for the SMs, short loops over K.
 //
+// FP8 matmuls (torch._scaled_mm, e4m3, bf16 output; the inputs already
+// quantised) fitted the same way on the 12 GEMMs of gemm-fp8.csv (docs/
+// measured-h100.md: four projection shapes, a small 1B qkv and a square, at
+// 8,192 and 32,768 tokens): MatmulFP8Fraction 0.69 of the 1,979 TFLOP/s fp8
+// peak and t₀ = 62 µs (mean absolute error 5.1%, worst 16%: the small qkv
+// at 32,768 tokens). Large shapes run 1.7-2.0x their bf16 time; small ones
+// gain less, the larger t₀ being the scaling's per-call work. Other chips
+// with an fp8 peak take the same fraction and t₀: an assumption.
+//
 // Other GPUs have no measured shape sweep: their MatmulFraction is their
 // MAMF (the best single GEMM of a shape sweep, [MLE-ACC] §4.1) times
 // gpuShapeFactor, the ratio of the H100's real-shape fraction to its MAMF
@@ -62,6 +71,8 @@ import (
 // contention.
 const (
 	gpuMatmulOverheadSeconds = 25e-6 // t₀ fitted on the H100's gemm.csv (see above)
+	fp8MatmulFraction        = 0.69  // fitted on the H100's gemm-fp8.csv (see above)
+	fp8MatmulOverheadSeconds = 62e-6 // t₀ fitted on the H100's gemm-fp8.csv (see above)
 	tpuMatmulOverheadSeconds = 3e-6  // t₀ of Ironwood's matmul curve (docs/tpu.md): 1024³ at 37%, 2048³ at 71% of its plateau
 	gpuShapeFactor           = 0.88  // H100 real-shape fraction 0.705 over its MAMF 0.80 (see above)
 	attentionRelative        = 0.7   // flash kernel vs best GEMM on A100 ([FA2] §4)
@@ -105,8 +116,38 @@ const (
 	dcnEfficiency = 0.8
 )
 
-// familyEfficiency returns the documented defaults for one chip family.
+// familyEfficiency returns the documented defaults for one chip family, FP8
+// matmuls included (withFP8).
 func familyEfficiency(family string) (Efficiency, bool) {
+	e, ok := familyBF16Efficiency(family)
+	if !ok {
+		return e, false
+	}
+	return withFP8(e, familyFP8Peak(family)), true
+}
+
+// withFP8 sets e's FP8 matmul defaults for a chip of fp8 peak FLOP/s (none
+// without one): fp8MatmulFraction and t₀ = fp8MatmulOverheadSeconds.
+func withFP8(e Efficiency, peak float64) Efficiency {
+	if peak <= 0 {
+		return e
+	}
+	e.MatmulFP8Fraction = fp8MatmulFraction
+	e.MatmulFP8HalfFLOPs = roundSig(fp8MatmulFraction * peak * fp8MatmulOverheadSeconds)
+	return e
+}
+
+// familyFP8Peak is the fp8 peak of a family's catalogue chips (chips.go),
+// zero where fp8 has no speed-up.
+func familyFP8Peak(family string) float64 {
+	return map[string]float64{
+		"nvidia-hopper": 1979e12, "nvidia-blackwell": 4500e12, "nvidia-grace-blackwell": 5000e12,
+		"amd-cdna3": 2615e12, "tpu-7x": 4614e12,
+	}[family]
+}
+
+// familyBF16Efficiency returns the documented bf16 defaults for one chip family.
+func familyBF16Efficiency(family string) (Efficiency, bool) {
 	e := Efficiency{HBMFraction: gpuHBMFraction, OverlapFraction: defaultOverlapFraction}
 	var peak, mamf float64
 	switch family {
@@ -193,6 +234,15 @@ func (e Efficiency) MatmulSeconds(flops, peak float64) float64 {
 		return 0
 	}
 	return (flops + e.MatmulHalfFLOPs) / (e.MatmulFraction * peak)
+}
+
+// MatmulFP8Seconds is MatmulSeconds for an FP8 matmul on a chip of fp8
+// peak FLOP/s: (flops + MatmulFP8HalfFLOPs)/(MatmulFP8Fraction·peak).
+func (e Efficiency) MatmulFP8Seconds(flops, peak float64) float64 {
+	if flops <= 0 {
+		return 0
+	}
+	return (flops + e.MatmulFP8HalfFLOPs) / (e.MatmulFP8Fraction * peak)
 }
 
 // AttentionSeconds is the time of a flash attention kernel, forward or

@@ -71,6 +71,10 @@ type Efficiency struct {
 	// MatmulHalfFLOPs is the per-chip matmul size (FLOPs of one call) at which efficiency
 	// falls to half of MatmulFraction; smaller matmuls run less efficiently.
 	MatmulHalfFLOPs float64 `json:"matmul_half_flops" yaml:"matmul_half_flops"`
+	// MatmulFP8Fraction and MatmulFP8HalfFLOPs are the same for FP8 matmuls,
+	// as a fraction of Chip.PeakFP8FLOPs; zero takes the family's default.
+	MatmulFP8Fraction  float64 `json:"matmul_fp8_fraction,omitempty" yaml:"matmul_fp8_fraction"`
+	MatmulFP8HalfFLOPs float64 `json:"matmul_fp8_half_flops,omitempty" yaml:"matmul_fp8_half_flops"`
 	// HBMFraction is the achievable fraction of HBM bandwidth for memory-bound ops.
 	HBMFraction float64 `json:"hbm_fraction" yaml:"hbm_fraction"`
 	// OverlapFraction is the fraction of overlappable communication (FSDP prefetch, gradient

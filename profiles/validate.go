@@ -112,6 +112,10 @@ func (e Efficiency) validate() error {
 		return fmt.Errorf("matmul_fraction must be in (0, 1], not %g", e.MatmulFraction)
 	case !nonNegative(e.MatmulHalfFLOPs):
 		return fmt.Errorf("matmul_half_flops must be zero or positive, not %g", e.MatmulHalfFLOPs)
+	case !nonNegative(e.MatmulFP8Fraction) || e.MatmulFP8Fraction > 1:
+		return fmt.Errorf("matmul_fp8_fraction must be in (0, 1] (or 0 for the family's default), not %g", e.MatmulFP8Fraction)
+	case !nonNegative(e.MatmulFP8HalfFLOPs):
+		return fmt.Errorf("matmul_fp8_half_flops must be zero or positive, not %g", e.MatmulFP8HalfFLOPs)
 	case !fraction(e.HBMFraction):
 		return fmt.Errorf("hbm_fraction must be in (0, 1], not %g", e.HBMFraction)
 	case !nonNegative(e.OverlapFraction) || e.OverlapFraction > 1:

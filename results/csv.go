@@ -25,7 +25,7 @@ var CSVColumns = []string{
 	"schedule", "v", "recompute",
 	"days", "chip_hours", "cost", "cluster_pareto_optimal",
 	"matmul_s", "attention_s", "memory_bound_s", "optimizer_s",
-	"step_time_s_lo", "step_time_s_hi", "framework", "spec",
+	"step_time_s_lo", "step_time_s_hi", "framework", "precision", "spec",
 }
 
 // WriteCSV writes the plan as CSV: a header of [CSVColumns], then one row
@@ -91,7 +91,7 @@ func csvRow(rank int, rec bool, model, framework string, c PlanCluster, b Batch,
 		s.Schedule, i(s.V), s.Recompute,
 		opt(r.Days), opt(r.ChipHours), opt(r.Cost), "",
 		f(r.Time.MatmulS), f(r.Time.AttentionS), f(r.Time.MemoryBoundS), f(r.Time.OptimizerS),
-		rangeCell(r.StepTimeSRange, 0), rangeCell(r.StepTimeSRange, 1), framework, s.Spec,
+		rangeCell(r.StepTimeSRange, 0), rangeCell(r.StepTimeSRange, 1), framework, s.Precision, s.Spec,
 	)
 	return row
 }

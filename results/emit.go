@@ -123,6 +123,15 @@ func emitHeader(b *strings.Builder, prefix, what string, e Evaluation) {
 // oneLineText keeps a user-supplied name on one comment line.
 func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// fp8Recipe is the recipe name of e's fp8 matmuls, delayed scaling when
+// the evaluation does not say.
+func (e Evaluation) fp8Recipe() string {
+	if e.FP8Recipe == "" {
+		return model.FP8Delayed
+	}
+	return e.FP8Recipe
+}
+
 func emitMegatron(e Evaluation) (string, error) {
 	s := e.Strategy
 	L := e.Model.Layers
@@ -188,6 +197,11 @@ func emitMegatron(e Evaluation) (string, error) {
 		flags = append(flags, [2]string{"--use-distributed-optimizer", ""})
 	}
 	flags = append(flags, [2]string{"--bf16", ""})
+	if s.FP8() {
+		// Transformer Engine's E4M3 forward and E5M2 backward formats, the
+		// profile's scaling recipe.
+		flags = append(flags, [2]string{"--fp8-format", "hybrid"}, [2]string{"--fp8-recipe", e.fp8Recipe()})
+	}
 	for i, f := range flags {
 		line := f[0]
 		if f[1] != "" {
@@ -326,6 +340,9 @@ func emitMaxText(e Evaluation) (string, error) {
 		policy = model.RecomputeMinimal
 	}
 	fmt.Fprintf(&b, "remat_policy: %s\n", policy)
+	if s.FP8() {
+		b.WriteString("quantization: fp8\n")
+	}
 	return b.String(), nil
 }
 
@@ -341,6 +358,9 @@ func emitTorchTitan(e Evaluation) (string, error) {
 	}
 	if s.Degree[space.PP] > 1 && s.Schedule == space.Interleaved && L%(s.Degree[space.PP]*s.V) != 0 {
 		bad = append(bad, fmt.Sprintf("schedule=interleaved,v=%d with %d layers over pp=%d: the layers must divide into pp x v = %d stages", s.V, L, s.Degree[space.PP], s.Degree[space.PP]*s.V))
+	}
+	if r := e.fp8Recipe(); s.FP8() && r != model.FP8Tensorwise {
+		bad = append(bad, fmt.Sprintf("precision=fp8 with the %s recipe: torchtitan's float8 converter scales per tensor or per row (a framework profile with fp8_recipe: tensorwise)", r))
 	}
 	if len(bad) > 0 {
 		return "", &EmitError{Framework: TorchTitan, Parts: bad}
@@ -377,6 +397,9 @@ func emitTorchTitan(e Evaluation) (string, error) {
 	fmt.Fprintf(&b, "global_batch_size = %d\n", e.Workload.Batch)
 	fmt.Fprintf(&b, "seq_len = %d\n", e.Workload.SeqLen)
 	b.WriteString("mixed_precision_param = \"bfloat16\"\n")
+	if s.FP8() {
+		b.WriteString("\n[model]\nconverters = [\"float8\"]\n\n[float8]\nrecipe_name = \"tensorwise\"\n")
+	}
 	b.WriteString("\n[activation_checkpoint]\n")
 	fmt.Fprintf(&b, "mode = %q\n", s.Recompute)
 	if s.Recompute == space.RecomputeSelective {
@@ -403,6 +426,9 @@ func emitDeepSpeed(e Evaluation) (string, error) {
 	}
 	if s.Recompute == space.RecomputeSelective {
 		bad = append(bad, "recompute=selective: DeepSpeed's activation checkpointing recomputes whole layers; search with --fix recompute=full or none")
+	}
+	if s.FP8() {
+		bad = append(bad, "precision=fp8: a DeepSpeed config has no FP8 matmuls (Transformer Engine is set up in the model code); search with --fix precision=bf16")
 	}
 	if len(bad) > 0 {
 		return "", &EmitError{Framework: DeepSpeed, Parts: bad}

@@ -28,6 +28,7 @@ type Strategy struct {
 	Schedule        string              `json:"schedule"`
 	V               int                 `json:"v"`
 	Recompute       string              `json:"recompute"`
+	Precision       string              `json:"precision"`
 	Mesh            map[string][]string `json:"mesh"`
 	Spec            string              `json:"spec"`
 }
@@ -109,6 +110,9 @@ type Evaluation struct {
 	// Framework names the framework profile the models ran under ("" for
 	// the default).
 	Framework string
+	// FP8Recipe names the recipe of the strategy's fp8 matmuls
+	// (model.FP8Recipe; "" for a bf16 strategy).
+	FP8Recipe string
 }
 
 // FrameworkName is the evaluation's framework profile, DefaultFramework
@@ -163,9 +167,14 @@ func NewStrategy(s space.Strategy, w space.Workload) Strategy {
 		}
 	}
 	nmb := s.NumMicrobatches(w)
+	prec := space.PrecisionBF16
+	if s.FP8() {
+		prec = space.PrecisionFP8
+	}
 	return Strategy{
 		DP: s.Degree[space.DP], Zero: s.Zero, FSDP: s.Degree[space.FSDP], TP: s.Degree[space.TP], SP: s.SP, CP: s.Degree[space.CP], PP: s.Degree[space.PP], EP: s.Degree[space.EP],
 		MB: s.MB, NumMicrobatches: nmb, Schedule: string(s.Schedule), V: s.V, Recompute: s.Recompute,
+		Precision: prec,
 		Mesh: mesh,
 		Spec: s.String(),
 	}

@@ -102,10 +102,17 @@ func Explain(r Request, s space.Strategy) (Evaluation, error) {
 // op by op.
 func Evaluate(p *search.Problem, s space.Strategy) Evaluation {
 	c := p.Evaluate(s, true)
-	return Evaluation{
+	e := Evaluation{
 		Model: p.Model(), Cluster: p.Cluster(), Workload: p.Workload(),
 		Strategy: c.Strategy, Time: c.Time, Memory: c.Memory, UsableBytes: c.UsableBytes, Err: c.Err,
 	}
+	if s.FP8() {
+		e.FP8Recipe = model.FP8Delayed
+		if r := p.Options().FP8; r != nil {
+			e.FP8Recipe = r.Name
+		}
+	}
+	return e
 }
 
 // PlanOf builds the plan of a search of problem p: the first top rows of

@@ -41,6 +41,10 @@ type Options struct {
 	// framework whose mixed precision changes with them (torchtitan hands
 	// it to FSDP2's fully_shard there, to torch.autocast elsewhere).
 	ShardedProgram *model.ProgramOptions
+	// FP8 is the recipe of the strategies with precision=fp8 (the
+	// framework's); nil means Transformer Engine's delayed scaling
+	// (model.FP8Delayed). Their layer program is built on first use.
+	FP8 *model.FP8Recipe
 	// Memory tunes the memory model (the HBM reserve).
 	Memory memory.Options
 	// Cost tunes the cost model. Trace and SkipCollectives are set per
@@ -131,14 +135,23 @@ func NewProblem(m model.Spec, c profiles.Cluster, w space.Workload, fix space.Fi
 	if w.SeqLen <= 0 {
 		w.SeqLen = m.SeqLen
 	}
+	recipe, _ := model.LookupFP8Recipe(model.FP8Delayed)
+	if o.FP8 != nil {
+		recipe = *o.FP8
+	}
+	if err := recipe.Validate(); err != nil {
+		return nil, &InputError{Err: err}
+	}
 	ms, err := newModels(m, o.Program)
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}
+	ms.fp8 = newLazyModels(m, o.Program, recipe)
 	if o.ShardedProgram != nil {
 		if ms.sharded, err = newModels(m, *o.ShardedProgram); err != nil {
 			return nil, &InputError{Err: err}
 		}
+		ms.sharded.fp8 = newLazyModels(m, *o.ShardedProgram, recipe)
 	}
 	prog := ms.program
 	p := &Problem{model: prog.Spec, cluster: c, workload: w, fix: fix, options: o, models: ms}
@@ -224,6 +237,31 @@ type models struct {
 	// sharded, when not nil, are the models of the strategies that shard
 	// the weights or the sequence (Options.ShardedProgram).
 	sharded *models
+	// fp8 are the same models with the projections in fp8 (Options.FP8),
+	// built on first use.
+	fp8 *lazyModels
+}
+
+// lazyModels builds the models of one layer program on first use; safe for
+// concurrent use.
+type lazyModels struct {
+	once sync.Once
+	spec model.Spec
+	opts model.ProgramOptions
+	ms   *models
+	err  error
+}
+
+// newLazyModels describes the models of m under o with recipe's fp8 matmuls.
+func newLazyModels(m model.Spec, o model.ProgramOptions, recipe model.FP8Recipe) *lazyModels {
+	o.FP8 = &recipe
+	return &lazyModels{spec: m, opts: o}
+}
+
+// get builds the models once and returns them.
+func (l *lazyModels) get() (*models, error) {
+	l.once.Do(func() { l.ms, l.err = newModels(l.spec, l.opts) })
+	return l.ms, l.err
 }
 
 // newModels builds the layer program of m under o and its models.
@@ -243,12 +281,24 @@ func shards(s *space.Strategy) bool {
 }
 
 // pick returns the models that score s and their index among the
-// scorer's evaluator pools.
-func (ms *models) pick(s *space.Strategy) (*models, int) {
+// scorer's evaluator pools: the sharded program's (fsdp or cp above 1)
+// when there is one, in fp8 for precision=fp8.
+func (ms *models) pick(s *space.Strategy) (*models, int, error) {
+	m, i := ms, 0
 	if ms.sharded != nil && shards(s) {
-		return ms.sharded, 1
+		m, i = ms.sharded, 1
 	}
-	return ms, 0
+	if !s.FP8() {
+		return m, i, nil
+	}
+	if m.fp8 == nil {
+		return nil, 0, errors.New("search: precision=fp8 has no layer program here")
+	}
+	f, err := m.fp8.get()
+	if err != nil {
+		return nil, 0, fmt.Errorf("search: the fp8 layer program: %w", err)
+	}
+	return f, i + 2, nil
 }
 
 // scorer returns the planner's scorer on cluster c and workload w.
@@ -266,19 +316,25 @@ type planScorer struct {
 	c          profiles.Cluster
 	w          space.Workload
 	o          cost.Options
-	evaluators [2]sync.Pool // per models (pick)
+	evaluators [4]sync.Pool // per models (pick)
 }
 
 // Memory estimates the per-chip memory of s.
 func (ps *planScorer) Memory(s *space.Strategy) (memory.Breakdown, error) {
-	ms, _ := ps.ms.pick(s)
+	ms, _, err := ps.ms.pick(s)
+	if err != nil {
+		return memory.Breakdown{}, err
+	}
 	return ms.memory.Estimate(ps.c, ps.w, *s)
 }
 
 // Time estimates the step time of s; a search leaves trace off and lists
 // the collectives of the front rows only (Problem.addCollectives).
 func (ps *planScorer) Time(s *space.Strategy, trace bool) (cost.Estimate, error) {
-	ms, pool := ps.ms.pick(s)
+	ms, pool, err := ps.ms.pick(s)
+	if err != nil {
+		return cost.Estimate{}, err
+	}
 	if trace {
 		o := ps.o
 		o.Trace = true
@@ -299,7 +355,10 @@ func (ps *planScorer) Time(s *space.Strategy, trace bool) (cost.Estimate, error)
 func (ps *planScorer) collectives(s *space.Strategy) ([]cost.Collective, error) {
 	o := ps.o
 	o.SkipCollectives = false
-	ms, _ := ps.ms.pick(s)
+	ms, _, err := ps.ms.pick(s)
+	if err != nil {
+		return nil, err
+	}
 	est, err := ms.cost.Evaluate(ps.c, ps.w, *s, o)
 	return est.Collectives, err
 }
@@ -382,7 +441,10 @@ func (p *Problem) StepTime(s space.Strategy) (cost.Estimate, error) {
 	if ps, ok := p.scorer.(*planScorer); ok {
 		o := ps.o
 		o.SkipCollectives, o.Trace = true, false
-		ms, _ := ps.ms.pick(&s)
+		ms, _, err := ps.ms.pick(&s)
+		if err != nil {
+			return cost.Estimate{}, err
+		}
 		return ms.cost.Evaluate(ps.c, ps.w, s, o)
 	}
 	return p.scorer.Time(&s, false)

@@ -38,6 +38,13 @@ func gpuCluster(n int) profiles.Cluster {
 	return c
 }
 
+// fp8Cluster is gpuCluster with an fp8 peak (H100: 1,979 TFLOP/s).
+func fp8Cluster(n int) profiles.Cluster {
+	c := gpuCluster(n)
+	c.Chip.Name, c.Chip.PeakFP8FLOPs = "h100", 1979e12
+	return c
+}
+
 // v5p256 is a v5p-256 slice: 128 chips as a 4x4x8 torus, wraparound on
 // every axis (docs/hardware.md §1.2).
 func v5p256() profiles.Cluster {

@@ -32,6 +32,24 @@ type Limits struct {
 	// EqualChunks says an interleaved pipeline needs the layers to split
 	// into pp·v equal chunks (Megatron-LM's virtual pipeline stages).
 	EqualChunks bool
+	// NoFP8 says the framework has no FP8 matmuls (precision=fp8).
+	NoFP8 bool
+}
+
+// checkPrecision reports a precision the framework cannot run.
+func (l Limits) checkPrecision(p string) error {
+	if l.NoFP8 && p == PrecisionFP8 {
+		return fmt.Errorf("%s cannot express precision=fp8: it has no FP8 matmuls (use precision=bf16 or a framework with an FP8 recipe)", l.name())
+	}
+	return nil
+}
+
+// noFP8 says a chip has no fp8 matmul speed-up.
+func noFP8(chip string) string {
+	if chip == "" {
+		chip = "chip"
+	}
+	return fmt.Sprintf("the %s has no FP8 matmul speed-up (peak_fp8_flops is 0): use precision=bf16", chip)
 }
 
 // recomputes returns the policy names of l.
@@ -73,6 +91,9 @@ func (l Limits) Check(s Strategy, layers int) error {
 	}
 	if l.RequireSP && s.Degree[TP] > 1 && !s.SP {
 		return fmt.Errorf("%s cannot express tp=%d without sequence parallelism: use sp=true", l.name(), s.Degree[TP])
+	}
+	if err := l.checkPrecision(s.Precision); err != nil {
+		return err
 	}
 	return nil
 }

@@ -91,6 +91,19 @@ func keyTable() []keySpec {
 			st.Recompute = v
 			return nil
 		}, func(st *Strategy) string { return st.Recompute }, func(st *Strategy) bool { return st.Recompute == RecomputeNone }),
+		knob("precision", func(st *Strategy, val string) error {
+			v := strings.ToLower(val)
+			if v != PrecisionBF16 && v != PrecisionFP8 {
+				return unknownErr("space: precision", val, []string{PrecisionBF16, PrecisionFP8})
+			}
+			st.Precision = v
+			return nil
+		}, func(st *Strategy) string {
+			if st.Precision == "" {
+				return PrecisionBF16
+			}
+			return st.Precision
+		}, func(st *Strategy) bool { return !st.FP8() }),
 		knob("mesh", func(st *Strategy, val string) error {
 			m, err := parseMesh(val)
 			if err != nil {
@@ -298,7 +311,7 @@ func meshString(m *[NumDims][]Share) string {
 
 // String returns the canonical strategy string: the keys in the contract's
 // order (dp, zero, fsdp, tp, sp, cp, pp, ep, mb, schedule, v, recompute,
-// mesh), each key only when it differs from its default (sp's default is
+// precision, mesh), each key only when it differs from its default (sp's default is
 // tp>1), and the mesh whenever any dimension has shares. A share is written
 // axis*k when its Size is known (always after Place) and plain axis when
 // Size is 0 (whole axis, not yet resolved). The all-default strategy prints

@@ -37,6 +37,8 @@ func TestParseString(t *testing.T) {
 		{"mesh=dp:node*8;tp:gpu;pp:node*16,dp=8,tp=8,pp=16", "dp=8,tp=8,pp=16,mesh=tp:gpu;pp:node*16;dp:node*8"},
 		{"schedule=gpipe,recompute=full,", "schedule=gpipe,recompute=full"},
 		{"ep=2,dp=2,mesh=ep:gpu*2;dp:gpu*2", "dp=2,ep=2,mesh=dp:gpu*2;ep:gpu*2"},
+		{"precision=FP8,tp=8", "tp=8,precision=fp8"},
+		{"precision=bf16", "dp=1"},
 	}
 	for _, tt := range tests {
 		s, err := Parse(tt.in)
@@ -77,6 +79,7 @@ func TestParseErrors(t *testing.T) {
 		{"mesh=tp:x*0", "space: mesh share x*0 must give a positive integer share size"},
 		{"mesh=tp:x..y", "empty or malformed axis name"},
 		{"foo=1", `space: strategy key "foo" is unknown`},
+		{"precision=fp4", `space: precision "fp4" is unknown (did you mean "fp8"?)`},
 	}
 	for _, tt := range tests {
 		_, err := Parse(tt.in)

@@ -51,7 +51,10 @@ type Space struct {
 	schedules  []scheduleChoice
 	recomputes []string
 	zeros      []int
-	layers     int
+	// precision is every strategy's matmul precision: the pinned one, else
+	// bf16 (the search never changes a run's numerics on its own).
+	precision string
+	layers    int
 	anyV       bool // a pinned v: any v with pp·v <= layers, equal chunks or not
 	// equalChunks requires layers = pp·v equal chunks (Limits.EqualChunks);
 	// firstForPP1 says the first schedule choice is valid only without a
@@ -263,6 +266,16 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	}
 	if len(sp.zeros) == 0 {
 		return nil, fmt.Errorf("space: the fixed zero=%d needs dp > 1, but no layout that agrees with --fix %q has dp > 1: use zero=0", fp.Zero, fix.String())
+	}
+	sp.precision = PrecisionBF16
+	if fp.has("precision") {
+		sp.precision = fp.Precision
+	}
+	if err := lim.checkPrecision(sp.precision); err != nil {
+		return nil, err
+	}
+	if sp.precision == PrecisionFP8 && c.Chip.PeakFP8FLOPs <= 0 {
+		return nil, fmt.Errorf("space: --fix precision=fp8: %s", noFP8(c.Chip.Name))
 	}
 	sp.cards = make([]int, NumGenes)
 	sp.cards[GeneLayout], sp.cards[GeneMB], sp.cards[GeneSchedule] = len(sp.layouts), len(sp.mbs), len(sp.schedules)
@@ -677,7 +690,7 @@ func (sp *Space) Decode(genes []int, dst *Strategy) bool {
 	sc := sp.schedules[genes[GeneSchedule]]
 	z := sp.zeros[genes[GeneZero]]
 	*dst = Strategy{Degree: l.deg, Zero: z, SP: l.sp, MB: mb, Schedule: sc.name, V: sc.v,
-		Recompute: sp.recomputes[genes[GeneRecompute]], Mesh: l.mesh}
+		Recompute: sp.recomputes[genes[GeneRecompute]], Precision: sp.precision, Mesh: l.mesh}
 	return l.perReplica%mb == 0 && sp.valid(l, mb, z, genes[GeneSchedule])
 }
 
@@ -707,7 +720,7 @@ func (sp *Space) DecodeIndex(i int64, genes []int, dst *Strategy) bool {
 // per-replica batch).
 func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	p, err := s.Place(sp.cluster)
-	if err != nil {
+	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) {
 		return nil, false
 	}
 	li, ok := sp.index[string(sp.layoutKey(nil, &p.Mesh, s.SP))]

@@ -393,6 +393,7 @@ func TestNewErrors(t *testing.T) {
 		{"fixed mb", llama3_8b(), gpuCluster(8), Workload{32, 8192}, "mb=3", "the fixed mb=3 does not divide the batch"},
 		{"fixed schedule", llama3_8b(), gpuCluster(8), Workload{32, 8192}, "schedule=interleaved,v=1", "no pipeline schedule agrees"},
 		{"fixed zero", llama3_8b(), gpuCluster(8), Workload{32, 8192}, "zero=1,tp=8", "the fixed zero=1 needs dp > 1"},
+		{"fp8 without a peak", llama3_8b(), gpuCluster(8), Workload{32, 8192}, "precision=fp8", "--fix precision=fp8: the chip has no FP8 matmul speed-up"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -410,6 +411,56 @@ func TestNewErrors(t *testing.T) {
 				t.Errorf("New error = %v, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestPrecision checks that every strategy of a space has the pinned
+// precision, bf16 unless pinned, that Encode tells them apart, and that a
+// framework without FP8 refuses it.
+func TestPrecision(t *testing.T) {
+	for _, tt := range []struct {
+		fix, want string
+	}{{"", PrecisionBF16}, {"precision=fp8", PrecisionFP8}, {"precision=bf16", PrecisionBF16}} {
+		fix, err := ParseFix(tt.fix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, err := New(llama3_8b(), fp8Cluster(8), Workload{32, 8192}, fix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		genes := make([]int, NumGenes)
+		var s Strategy
+		n := 0
+		for i := int64(0); i < sp.Size(); i++ {
+			if !sp.DecodeIndex(i, genes, &s) {
+				continue
+			}
+			n++
+			if got := s.Precision; got != tt.want {
+				t.Fatalf("fix %q: %s has precision %q, want %q", tt.fix, s, got, tt.want)
+			}
+			other := s
+			other.Precision = PrecisionFP8
+			if tt.want == PrecisionFP8 {
+				other.Precision = PrecisionBF16
+			}
+			if _, ok := sp.Encode(other); ok {
+				t.Fatalf("fix %q: Encode accepted %s", tt.fix, other)
+			}
+		}
+		if n == 0 {
+			t.Fatalf("fix %q: no valid strategy", tt.fix)
+		}
+	}
+	fix, _ := ParseFix("precision=fp8")
+	lim := Limits{Framework: "eager", NoFP8: true}
+	if _, err := NewLimited(llama3_8b(), fp8Cluster(8), Workload{32, 8192}, fix, lim); err == nil || !strings.Contains(err.Error(), "eager cannot express precision=fp8") {
+		t.Errorf("NewLimited without fp8: %v", err)
+	}
+	s, _ := Parse("tp=8,precision=fp8")
+	if err := lim.Check(s, 32); err == nil {
+		t.Error("Limits.Check accepted precision=fp8 without fp8")
 	}
 }
 

@@ -44,6 +44,9 @@ type Strategy struct {
 	// Recompute is the activation recomputation policy: RecomputeNone,
 	// RecomputeSelective or RecomputeFull.
 	Recompute string
+	// Precision is the matmul precision: PrecisionBF16 (also for "") or
+	// PrecisionFP8, the framework's FP8 recipe (model.FP8Recipe).
+	Precision string
 	// Mesh lists, per dimension, the axis shares it occupies, innermost first.
 	// An empty Mesh means "not placed yet": Place fills it with the default placement.
 	Mesh [NumDims][]Share
@@ -62,14 +65,23 @@ func (w Workload) Tokens() int { return w.Batch * w.SeqLen }
 
 // Defaults returns the strategy with every key at its contract default: all
 // degrees 1, zero 0, sp false, mb 1, schedule 1f1b, v 1, recompute none and
-// an empty (unplaced) mesh.
+// an empty (unplaced) mesh, bf16 matmuls.
 func Defaults() Strategy {
 	var d Degrees
 	for i := range d {
 		d[i] = 1
 	}
-	return Strategy{Degree: d, MB: 1, Schedule: OneFOneB, V: 1, Recompute: RecomputeNone}
+	return Strategy{Degree: d, MB: 1, Schedule: OneFOneB, V: 1, Recompute: RecomputeNone, Precision: PrecisionBF16}
 }
+
+// Matmul precisions accepted in Strategy.Precision.
+const (
+	PrecisionBF16 = "bf16"
+	PrecisionFP8  = "fp8"
+)
+
+// FP8 reports whether s runs its projections in fp8.
+func (s Strategy) FP8() bool { return s.Precision == PrecisionFP8 }
 
 // With returns s with the degrees of the given dimensions set, for
 // building strategies in code: space.Defaults().With(space.TP, 8, space.PP, 4).

@@ -71,6 +71,12 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 	if !knownRecompute(s.Recompute) {
 		add("recompute %q is unknown: use %s", s.Recompute, strings.Join(model.PolicyNames(), ", "))
 	}
+	switch {
+	case s.Precision != "" && s.Precision != PrecisionBF16 && s.Precision != PrecisionFP8:
+		add("precision %q is unknown: use %s or %s", s.Precision, PrecisionBF16, PrecisionFP8)
+	case s.FP8() && c.Chip.PeakFP8FLOPs <= 0:
+		add("precision=fp8: %s", noFP8(c.Chip.Name))
+	}
 	if !degreesOK {
 		return errors.Join(errs...)
 	}

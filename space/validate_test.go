@@ -100,6 +100,11 @@ func TestValidate(t *testing.T) {
 		{name: "ep outside dp shares", m: mixtral(), c: gpuCluster(16), w: Workload{32, 4096}, s: "tp=8,dp=2,ep=2,mesh=tp:gpu;dp:node;ep:gpu*2",
 			want: []string{"the ep share gpu*2 does not lie within the dp and fsdp shares of axis gpu"}},
 		{name: "partial mesh completed", m: llama3_8b(), c: gpuCluster(16), w: w8b, s: "tp=2,dp=8,mesh=tp:node"},
+		{name: "fp8 without an fp8 peak", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "tp=8,precision=fp8",
+			want: []string{"precision=fp8: the chip has no FP8 matmul speed-up (peak_fp8_flops is 0): use precision=bf16"}},
+		{name: "fp8", m: llama3_8b(), c: fp8Cluster(8), w: w8b, s: "tp=8,precision=fp8"},
+		{name: "precision name", m: llama3_8b(), c: gpuCluster(8), w: w8b, st: &Strategy{Degree: Degrees{DP: 8, FSDP: 1, TP: 1, CP: 1, PP: 1, EP: 1}, MB: 1, Schedule: OneFOneB, V: 1, Recompute: RecomputeNone, Precision: "int4"},
+			want: []string{`precision "int4" is unknown: use bf16 or fp8`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -40,6 +40,9 @@ type Profile struct {
 	// Limits are the strategies the framework can express: its dimensions,
 	// schedules, recompute policies by its own names and ZeRO stages.
 	Limits space.Limits `json:"-" yaml:"-"`
+	// FP8 is the recipe of its fp8 matmuls (precision=fp8); nil when it has
+	// none, which Limits.NoFP8 says to the search.
+	FP8 *model.FP8Recipe `json:"fp8,omitempty" yaml:"-"`
 	// Sharded, when not nil, replaces Kernels and Precision for the
 	// strategies that shard the weights over fsdp or the sequence over cp
 	// (torchtitan: FSDP2's mixed precision with bf16 parameters there,
@@ -69,7 +72,9 @@ func (p Profile) SearchOptions() search.Options {
 		Memory:  memory.Options{AllocatorSlackFraction: p.AllocatorSlackFraction},
 		Cost:    cost.Options{Comm: p.Comm, CollectiveMatmul: p.TensorParallelOverlap},
 		Limits:  p.Limits,
+		FP8:     p.FP8,
 	}
+	o.Limits.NoFP8 = p.FP8 == nil
 	if p.Sharded != nil {
 		o.ShardedProgram = &model.ProgramOptions{Kernels: p.Sharded.Kernels, Precision: p.Sharded.Precision, Optimizer: p.Optimizer}
 	}
@@ -121,7 +126,17 @@ func generic() Profile {
 		Precision: model.MixedPrecision(),
 		Optimizer: model.Optimizer{ClipPasses: 1},
 		Limits:    space.Limits{Framework: "generic"},
+		FP8:       recipe(model.FP8Delayed),
 	}
+}
+
+// recipe returns the known FP8 recipe of that name.
+func recipe(name string) *model.FP8Recipe {
+	r, ok := model.LookupFP8Recipe(name)
+	if !ok {
+		panic("framework: unknown built-in fp8 recipe " + name)
+	}
+	return &r
 }
 
 // megatron is Megatron-Core with Transformer Engine. It has no FSDP (its
@@ -134,6 +149,9 @@ func megatron() Profile {
 	p.Description = "Megatron-Core with Transformer Engine: fused norms, activations and cross-entropy, flash attention, " +
 		"bf16 parameters with fp32 main gradients (gradient-accumulation fusion) and the distributed optimizer's fp32 master weights and moments, " +
 		"clipping's norm pass fused with the optimizer's scaling"
+	// Transformer Engine's delayed per-tensor scaling (--fp8-recipe
+	// delayed; blockwise in a YAML profile for DeepSeek-V3's recipe).
+	p.FP8 = recipe(model.FP8Delayed)
 	p.Limits = space.Limits{Framework: p.Name, NoDims: []space.Dim{space.FSDP},
 		Schedules: []space.Schedule{space.OneFOneB, space.Interleaved}, EqualChunks: true,
 		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull}}
@@ -192,6 +210,8 @@ func maxtext() Profile {
 		// residual stream's embedding dimension between layers (base.yml's
 		// logical rule activation_embed -> tensor), which costs and saves
 		// what sequence parallelism does, so tp runs with sp.
+		// FP8 on GPUs through flax's fp8 dot_general with delayed scaling.
+		FP8:    recipe(model.FP8Delayed),
 		Limits: space.Limits{Framework: "maxtext", Zeros: []int{0}, RequireSP: true,
 			Schedules: []space.Schedule{space.GPipe, space.Interleaved},
 			Recomputes: []string{model.RecomputeNone, model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,

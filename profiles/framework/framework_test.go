@@ -700,3 +700,43 @@ func TestDocsProfiles(t *testing.T) {
 		}
 	}
 }
+
+// TestFP8Recipes checks each built-in's FP8 recipe (nil: no fp8 matmuls,
+// which the search's limits refuse) and the fp8_recipe key of a file.
+func TestFP8Recipes(t *testing.T) {
+	for name, want := range map[string]string{
+		"generic": model.FP8Delayed, "megatron": model.FP8Delayed, "torchtitan": model.FP8Tensorwise,
+		"maxtext": model.FP8Delayed, "pytorch": "", "deepspeed": "",
+	} {
+		p := mustBuiltin(t, name)
+		got := ""
+		if p.FP8 != nil {
+			got = p.FP8.Name
+		}
+		o := p.SearchOptions()
+		if got != want || o.Limits.NoFP8 != (want == "") || (want != "" && (o.FP8 == nil || o.FP8.Name != want)) {
+			t.Errorf("%s: recipe %q, limits NoFP8 %v, options %+v; want %q", name, got, o.Limits.NoFP8, o.FP8, want)
+		}
+	}
+	for _, tc := range []struct{ yaml, want, err string }{
+		{"base: megatron\nfp8_recipe: blockwise\n", model.FP8Blockwise, ""},
+		{"base: generic\nfp8_recipe: none\n", "", ""},
+		{"base: pytorch\nfp8_recipe: tensorwise\n", model.FP8Tensorwise, ""},
+		{"fp8_recipe: fp4\n", "", `fp8_recipe "fp4" is unknown: use delayed, tensorwise, blockwise or none`},
+	} {
+		p, err := framework.Parse([]byte(tc.yaml))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want %q", tc.yaml, err, tc.err)
+			}
+			continue
+		}
+		got := ""
+		if err == nil && p.FP8 != nil {
+			got = p.FP8.Name
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: recipe %q, %v; want %q", tc.yaml, got, err, tc.want)
+		}
+	}
+}

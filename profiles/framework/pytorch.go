@@ -68,6 +68,9 @@ func torchtitan() Profile {
 		Limits: space.Limits{Framework: "torchtitan", Zeros: []int{0}, RequireSP: true,
 			Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull}},
 		Sharded: fullyShardVariant(k),
+		// torchao's float8 training with dynamic tensorwise scaling
+		// (torchtitan's float8 converter).
+		FP8: recipe(model.FP8Tensorwise),
 	}
 }
 

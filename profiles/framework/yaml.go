@@ -37,7 +37,8 @@ type file struct {
 	} `yaml:"overlap"`
 	FlatCollectives       *bool `yaml:"flat_collectives"`
 	PerTensorCollectives  *bool `yaml:"per_tensor_collectives"`
-	TensorParallelOverlap *bool `yaml:"tensor_parallel_overlap"`
+	TensorParallelOverlap *bool   `yaml:"tensor_parallel_overlap"`
+	FP8Recipe             *string `yaml:"fp8_recipe"`
 }
 
 // Attention kernel names of a framework file.
@@ -64,6 +65,7 @@ const (
 //	flat_collectives: false   # one flat ring over all chips instead of one per mesh level
 //	per_tensor_collectives: false  # one collective per parameter tensor (DeepSpeed ZeRO-3)
 //	tensor_parallel_overlap: false # tp/cp collectives hidden under matmuls (async TP)
+//	fp8_recipe: delayed       # precision=fp8's recipe: delayed, tensorwise, blockwise or none
 //
 // The passes are norm, rope, act, residual, loss and lookup (model.Pass).
 // Unknown keys are errors naming the line, and every number must be in the
@@ -182,6 +184,22 @@ func parse(data []byte, defaultName string) (Profile, error) {
 	}{{f.FlatCollectives, &p.Comm.Flat}, {f.PerTensorCollectives, &p.Comm.PerTensor}, {f.TensorParallelOverlap, &p.TensorParallelOverlap}} {
 		if b.v != nil {
 			*b.dst = *b.v
+		}
+	}
+	if f.FP8Recipe != nil {
+		switch name := strings.ToLower(strings.TrimSpace(*f.FP8Recipe)); name {
+		case "none":
+			p.FP8 = nil
+		default:
+			r, ok := model.LookupFP8Recipe(name)
+			if !ok {
+				var names []string
+				for _, r := range model.FP8Recipes() {
+					names = append(names, r.Name)
+				}
+				return Profile{}, fmt.Errorf("fp8_recipe %q is unknown: use %s or none", *f.FP8Recipe, strings.Join(names, ", "))
+			}
+			p.FP8 = &r
 		}
 	}
 	if err := p.Validate(); err != nil {

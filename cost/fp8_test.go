@@ -1,0 +1,66 @@
+package cost
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/space"
+)
+
+// TestFP8Matmul works one fp8 projection and the fp8 weight casts by hand
+// on one H100 (no sustained fraction on one chip): Llama 3 8B's fused gate
+// and up projection on one 8,192-token sequence is 2·8192·4096·28672 =
+// 1.924 TFLOP, which at 0.69 of the 1,979 TFLOP/s fp8 peak plus t₀ = 62 µs
+// takes 1.471 ms (profiles.Efficiency.MatmulFP8Seconds, gemm-fp8.csv); in
+// bf16, at 0.705 of 989 TFLOP/s plus 25 µs, 2.784 ms.
+func TestFP8Matmul(t *testing.T) {
+	m := llama3("8b")
+	h100 := chipH100
+	h100.PeakFP8FLOPs = 1979e12
+	c := gpuCluster("h100-1", h100, 1, 450e9, 50e9)
+	w := space.Workload{Batch: 1, SeqLen: 8192}
+	s := strategy(space.Strategy{MB: 1})
+	opTime := func(o model.ProgramOptions) (float64, Estimate) {
+		t.Helper()
+		est, err := NewModel(model.MustProgram(m, o)).Evaluate(c, w, s, Options{Trace: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range est.Ops {
+			if op.Pass == "fwd" && strings.Contains(op.Text, "· Win[") {
+				return op.Seconds, est
+			}
+		}
+		t.Fatal("no ffn_in op in the trace")
+		return 0, est
+	}
+	flops := 2.0 * 8192 * 4096 * 28672
+	r, _ := model.LookupFP8Recipe(model.FP8Delayed)
+	fp8, est8 := opTime(model.ProgramOptions{FP8: &r})
+	bf16, est16 := opTime(model.ProgramOptions{})
+	if want := flops/(0.69*1979e12) + 62e-6; math.Abs(fp8-want) > 0.01*want {
+		t.Errorf("fp8 ffn_in %.4g s, want %.4g s", fp8, want)
+	}
+	if want := flops/(0.705*989e12) + 25e-6; math.Abs(bf16-want) > 0.01*want {
+		t.Errorf("bf16 ffn_in %.4g s, want %.4g s", bf16, want)
+	}
+	// The fp8 step adds memory-bound work: the quantisation passes and the
+	// weights' fp8 copies, once per step on one chip: (2 + 1 + 1) bytes for
+	// each of the 6.98B projection parameters at 0.76 of 3.35 TB/s: 11.0 ms.
+	proj := 32.0 * (4096*(4096+2*1024) + 4096*4096 + 3*4096*14336)
+	cast := 4 * proj / (0.76 * 3350e9)
+	if d := est8.MemoryBoundSeconds - est16.MemoryBoundSeconds; d < cast {
+		t.Errorf("fp8 adds %.4g s of memory-bound work, want at least the weight casts' %.4g s", d, cast)
+	}
+	if est8.MatmulSeconds >= 0.6*est16.MatmulSeconds {
+		t.Errorf("fp8 matmuls %.4g s against bf16 %.4g s: want below 0.6 of it", est8.MatmulSeconds, est16.MatmulSeconds)
+	}
+	// A chip without an fp8 peak runs the same program at its bf16 rate.
+	plain := gpuCluster("h100-1", chipH100, 1, 450e9, 50e9)
+	e, err := NewModel(model.MustProgram(m, model.ProgramOptions{FP8: &r})).Evaluate(plain, w, s, Options{})
+	if err != nil || math.Abs(e.MatmulSeconds-est16.MatmulSeconds) > 1e-9*est16.MatmulSeconds {
+		t.Errorf("fp8 program without an fp8 peak: matmuls %v s (%v), want bf16's %v s", e.MatmulSeconds, err, est16.MatmulSeconds)
+	}
+}

@@ -1,0 +1,103 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// FP8Recipe is how a framework runs its matmuls in FP8 (docs/frameworks.md
+// "FP8"): every projection with a weight runs at the chip's fp8 rate on
+// fp8 copies of its input and weight, except the ones all the recipes keep
+// in bf16 (the embedding, the output layer, the MoE router; the attention
+// core is not a projection) [DSV3 §3.3.1][TE-FP8]. Each fp8 matmul's input
+// is quantised by a memory-bound pass, as is its output's gradient in the
+// backward pass, and its weight once per step (per micro-batch when FSDP
+// gathers it afresh); the backward keeps the fp8 input (1 byte per element)
+// instead of the bf16 one.
+type FP8Recipe struct {
+	// Name is the recipe: "delayed" (Transformer Engine's per-tensor
+	// delayed scaling), "tensorwise" (torchao's dynamic per-tensor scaling,
+	// torchtitan), "blockwise" (DeepSeek-V3's 1x128 activation and 128x128
+	// weight tiles).
+	Name string `json:"name" yaml:"name"`
+	// QuantizeBytes is the HBM traffic of quantising one bf16 element of a
+	// matmul operand, per element: read 2, write the fp8 value and its
+	// transposed copy for the other backward matmul, 1 + 1, when the scale
+	// is known or computed in the same pass (delayed, blockwise): 4; a
+	// dynamic per-tensor scale reads the input once more for its amax: 6.
+	QuantizeBytes float64 `json:"quantize_bytes" yaml:"quantize_bytes"`
+	// Dispatch says the MoE dispatch all-to-all carries the fp8 tokens the
+	// experts read (DeepSeek-V3 §3.3.2: dispatch in fp8, combine in bf16).
+	Dispatch bool `json:"dispatch" yaml:"dispatch"`
+}
+
+// FP8 recipe names.
+const (
+	FP8Delayed    = "delayed"
+	FP8Tensorwise = "tensorwise"
+	FP8Blockwise  = "blockwise"
+)
+
+// FP8Recipes returns the known recipes: Transformer Engine's delayed
+// per-tensor scaling (Megatron-Core's --fp8-recipe delayed), torchao's
+// dynamic tensorwise scaling (torchtitan's float8 converter) and
+// DeepSeek-V3's blockwise scaling with fp8 dispatch (Megatron-Core's
+// --fp8-recipe blockwise).
+func FP8Recipes() []FP8Recipe {
+	return []FP8Recipe{
+		{Name: FP8Delayed, QuantizeBytes: 4},
+		{Name: FP8Tensorwise, QuantizeBytes: 6},
+		{Name: FP8Blockwise, QuantizeBytes: 4, Dispatch: true},
+	}
+}
+
+// LookupFP8Recipe returns the known recipe of that name.
+func LookupFP8Recipe(name string) (FP8Recipe, bool) {
+	i := slices.IndexFunc(FP8Recipes(), func(r FP8Recipe) bool { return r.Name == name })
+	if i < 0 {
+		return FP8Recipe{}, false
+	}
+	return FP8Recipes()[i], true
+}
+
+// Validate reports a recipe without a name or with absurd bytes.
+func (r FP8Recipe) Validate() error {
+	if strings.TrimSpace(r.Name) == "" {
+		return fmt.Errorf("model: an fp8 recipe needs a name (known: %s, %s, %s)", FP8Delayed, FP8Tensorwise, FP8Blockwise)
+	}
+	if !(r.QuantizeBytes >= 0 && r.QuantizeBytes <= 64) {
+		return fmt.Errorf("model: fp8 recipe %s: quantize_bytes = %v must be between 0 and 64 bytes per element", r.Name, r.QuantizeBytes)
+	}
+	return nil
+}
+
+// bf16Projections are the projections every recipe keeps in bf16: the
+// output layer and the MoE router (the embedding is a lookup) [DSV3 §3.3.1].
+func bf16Projections() []string { return []string{"logits", "router"} }
+
+// fp8Input returns the fp8 copy of matmul input a for the current block,
+// quantising it once (a pass of QuantizeBytes per element) if no earlier
+// matmul of the block did; an input already in fp8 is returned as is.
+func (b *builder) fp8Input(a int) int {
+	if b.p.Tensors[a].Class == ClassFP8 {
+		return a
+	}
+	if q, ok := b.quantized[a]; ok {
+		return q
+	}
+	q := b.like(b.p.Tensors[a].Name+"_fp8", ClassFP8, a)
+	b.p.Tensors[q].Scale = b.p.Tensors[a].Scale
+	elem := b.p.ElemBytes(a)
+	b.op(Op{Kind: Elementwise, Name: "quantize_" + b.p.Tensors[a].Name, A: a, C: q,
+		Bytes: b.p.Options.FP8.QuantizeBytes / elem, Group: GroupOther})
+	b.quantized[a] = q
+	return q
+}
+
+// fp8Eligible reports whether a projection named name with operand w runs
+// in fp8 under the program's recipe.
+func (b *builder) fp8Eligible(name string, g Group, w int) bool {
+	return b.p.Options.FP8 != nil && g == GroupProjection && b.p.Tensors[w].Weight &&
+		!slices.Contains(bf16Projections(), name)
+}

@@ -1,0 +1,112 @@
+package model
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestFP8Program checks which ops an FP8 recipe runs in fp8 and what the
+// layer keeps: the projections read fp8 copies of their inputs (1 byte)
+// and keep those; the router, the output layer and the attention core stay
+// bf16; blockwise dispatches fp8 tokens [DSV3 §3.3.1-3.3.2].
+func TestFP8Program(t *testing.T) {
+	mix, _ := Preset("mixtral-8x7b")
+	for _, name := range []string{FP8Delayed, FP8Tensorwise, FP8Blockwise} {
+		r, ok := LookupFP8Recipe(name)
+		if !ok {
+			t.Fatalf("no recipe %s", name)
+		}
+		p, err := NewProgram(mix, ProgramOptions{FP8: &r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fp8, bf16 []string
+		bwd8 := 0
+		for _, blk := range p.Blocks {
+			for _, o := range blk.Fwd {
+				if o.Kind != Einsum {
+					continue
+				}
+				if o.FP8 {
+					fp8 = append(fp8, o.Name)
+					if p.Tensors[o.A].Class != ClassFP8 || !p.Tensors[o.B].FP8Copy {
+						t.Errorf("%s: fp8 %s reads %s (class %d), weight copy %v", name, o.Name, p.Tensors[o.A].Name, p.Tensors[o.A].Class, p.Tensors[o.B].FP8Copy)
+					}
+				} else {
+					bf16 = append(bf16, o.Name)
+				}
+			}
+			for _, o := range blk.Bwd {
+				// A backward einsum is named d<forward>/d<operand>.
+				fwdName, _, _ := strings.Cut(strings.TrimPrefix(o.Name, "d"), "/")
+				isFP8 := slices.ContainsFunc(blk.Fwd, func(f Op) bool { return f.Name == fwdName && f.FP8 })
+				if o.Kind == Einsum && o.FP8 {
+					bwd8++
+				}
+				if o.Kind == Einsum && isFP8 != o.FP8 {
+					t.Errorf("%s: backward %s has FP8 %v, its forward %s %v", name, o.Name, o.FP8, fwdName, isFP8)
+				}
+			}
+		}
+		if bwd8 != 2*len(fp8) {
+			t.Errorf("%s: %d fp8 backward matmuls, want dA and dB of each of the %d forward ones", name, bwd8, len(fp8))
+		}
+		slices.Sort(fp8)
+		if want := []string{"expert_in", "expert_out", "ffn_in", "ffn_out", "out", "qkv"}; !slices.Equal(fp8, want) {
+			t.Errorf("%s: fp8 matmuls %v, want %v", name, fp8, want)
+		}
+		for _, keep := range []string{"router", "logits", "scores", "attend", "embed"} {
+			if !slices.Contains(bf16, keep) {
+				t.Errorf("%s: %s is not a bf16 matmul (bf16: %v)", name, keep, bf16)
+			}
+		}
+		dispatchFP8 := false
+		for _, o := range p.Blocks[p.Kinds[1].Blocks[1]].Fwd {
+			if o.Name == "dispatch" {
+				dispatchFP8 = p.Tensors[o.A].Class == ClassFP8
+			}
+		}
+		if dispatchFP8 != (name == FP8Blockwise) {
+			t.Errorf("%s: dispatch in fp8 = %v", name, dispatchFP8)
+		}
+	}
+}
+
+// TestFP8Saved pins what a Llama 3 70B layer keeps under selective
+// recompute with fp8 projections, against bf16's s·(8h + 4q + 4kv + 6F)
+// (TestSavedActivations): the inputs of qkv and ffn_in (h each) and of the
+// output and down projections (q, F) are kept as 1-byte fp8 copies, and the
+// attention output also in bf16 for the flash kernel's backward [FA2]:
+// s·(6h + 5q + 4kv + 5F) = 8192·237,568 bytes.
+func TestFP8Saved(t *testing.T) {
+	l70, _ := Preset("llama3-70b")
+	r, _ := LookupFP8Recipe(FP8Delayed)
+	p, err := NewProgram(l70, ProgramOptions{FP8: &r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := savedBytes(p, 0, 8192, policy(t, RecomputeSelective))
+	if want := 8192.0 * (6*8192 + 5*8192 + 4*1024 + 5*28672); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("fp8 saved = %.6g, want %.6g", got, want)
+	}
+	// The quantisation passes: QuantizeBytes per element of each distinct
+	// projection input forward, of each projection output's gradient backward.
+	var fwd, bwd float64
+	for _, b := range p.Kinds[0].Blocks {
+		blk := &p.Blocks[b]
+		for _, o := range blk.Fwd {
+			if o.Kind == Elementwise && len(o.Name) > 9 && o.Name[:9] == "quantize_" {
+				fwd += o.Bytes * p.ElemBytes(o.A)
+				bwd += o.BwdBytes * p.ElemBytes(o.A)
+			}
+		}
+	}
+	if fwd != 4*4 || bwd != 4*4 {
+		t.Errorf("quantisation bytes per element: forward %v, backward %v; want 4 passes of 4 bytes each way", fwd, bwd)
+	}
+	if _, err := NewProgram(l70, ProgramOptions{FP8: &FP8Recipe{Name: "x", QuantizeBytes: -1}}); err == nil {
+		t.Error("a negative quantize_bytes was accepted")
+	}
+}
