@@ -175,8 +175,8 @@ func NewStrategy(s space.Strategy, w space.Workload) Strategy {
 		DP: s.Degree[space.DP], Zero: s.Zero, FSDP: s.Degree[space.FSDP], TP: s.Degree[space.TP], SP: s.SP, CP: s.Degree[space.CP], PP: s.Degree[space.PP], EP: s.Degree[space.EP],
 		MB: s.MB, NumMicrobatches: nmb, Schedule: string(s.Schedule), V: s.V, Recompute: s.Recompute,
 		Precision: prec,
-		Mesh: mesh,
-		Spec: s.String(),
+		Mesh:      mesh,
+		Spec:      s.String(),
 	}
 }
 

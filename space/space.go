@@ -55,7 +55,7 @@ type Space struct {
 	// bf16 (the search never changes a run's numerics on its own).
 	precision string
 	layers    int
-	anyV       bool // a pinned v: any v with pp·v <= layers, equal chunks or not
+	anyV      bool // a pinned v: any v with pp·v <= layers, equal chunks or not
 	// equalChunks requires layers = pp·v equal chunks (Limits.EqualChunks);
 	// firstForPP1 says the first schedule choice is valid only without a
 	// pipeline (the framework does not run it).

@@ -211,7 +211,7 @@ func maxtext() Profile {
 		// logical rule activation_embed -> tensor), which costs and saves
 		// what sequence parallelism does, so tp runs with sp.
 		// FP8 on GPUs through flax's fp8 dot_general with delayed scaling.
-		FP8:    recipe(model.FP8Delayed),
+		FP8: recipe(model.FP8Delayed),
 		Limits: space.Limits{Framework: "maxtext", Zeros: []int{0}, RequireSP: true,
 			Schedules: []space.Schedule{space.GPipe, space.Interleaved},
 			Recomputes: []string{model.RecomputeNone, model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,

@@ -35,8 +35,8 @@ type file struct {
 		Weights   *float64 `yaml:"weights"`
 		Gradients *float64 `yaml:"gradients"`
 	} `yaml:"overlap"`
-	FlatCollectives       *bool `yaml:"flat_collectives"`
-	PerTensorCollectives  *bool `yaml:"per_tensor_collectives"`
+	FlatCollectives       *bool   `yaml:"flat_collectives"`
+	PerTensorCollectives  *bool   `yaml:"per_tensor_collectives"`
 	TensorParallelOverlap *bool   `yaml:"tensor_parallel_overlap"`
 	FP8Recipe             *string `yaml:"fp8_recipe"`
 }
