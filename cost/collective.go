@@ -105,15 +105,20 @@ func gatherSeconds(v float64, gs []space.Group) float64 {
 }
 
 // allToAllSeconds is the AllToAll time of a full array of v bytes (the sum of
-// every chip's send buffer) over groups:
+// every chip's send buffer) over groups of N chips in all, one phase per
+// level, each moving every chip's buffer of v/N bytes once along its level
+// (the hierarchical AllToAll of DeepEP and NCCL's PXN: a level's links carry
+// only the traffic that changes that level's coordinate):
 //
-//   - ring groups: the bisection bound of ringAllToAllSeconds, bandwidths adding
-//     over several axes;
-//   - switched groups: T = v·(n-1)/(n²·W_gpu) (docs/formulas.md §4.4);
-//   - network level j with g_j group chips inside each instance: every chip sends
-//     the (n_j-1)/n_j of its v/(g_j·n_j) bytes that leave the instance through
-//     its own NIC: T = v·(n_j-1)/(g_j·n_j²·W_nic), the book's
-//     S(M-1)/(M²·W_node) (docs/formulas.md §4.4; no hierarchical gain, docs/hardware.md §5.4).
+//   - ring groups together: the bisection bound of ringAllToAllSeconds on
+//     the array of one ring instance, v·R/N for R ring chips, bandwidths
+//     adding over several axes;
+//   - a switched or network level of n_j chips: every chip sends the
+//     (n_j-1)/n_j of its buffer that changes level through its own link:
+//     T = v·(n_j-1)/(N·n_j·W); with one level N = n_j and this is
+//     v·(n-1)/(n²·W) (docs/formulas.md §4.4), and across M nodes of g GPUs
+//     the book's S(M-1)/(M²·W_node) with W_node = g·W_nic (no
+//     hierarchical gain on the network, docs/hardware.md §5.4).
 func allToAllSeconds(v float64, gs []space.Group) float64 {
 	return phasedSeconds(v, gs, true)
 }
@@ -132,13 +137,17 @@ func phasedSeconds(v float64, gs []space.Group, a2a bool) float64 {
 		t                  float64
 		inner              = 1.0
 	)
+	ringV := v
+	if a2a {
+		ringV = v * ringChips(gs) / groupChips(gs)
+	}
 	for _, g := range gs {
 		if g.Size <= 1 || kindOf(g.Axis.Tier) != kindRing {
 			continue
 		}
 		var bw, lat float64
 		if a2a {
-			bw, lat = ringAllToAllSeconds(v, g)
+			bw, lat = ringAllToAllSeconds(ringV, g)
 		} else {
 			bw, lat = ringGatherSeconds(v, g)
 		}
@@ -157,10 +166,10 @@ func phasedSeconds(v float64, gs []space.Group, a2a bool) float64 {
 			}
 			n := float64(g.Size)
 			share := (n - 1) / n // gather: (n-1)/n of the bytes cross [SB-GPU]
-			if a2a {
-				share /= n // AllToAll: (n-1)/n² [SB-GPU]
-			}
-			if kind == kindNetwork {
+			switch {
+			case a2a:
+				share /= groupChips(gs) // AllToAll: (n-1)/n of each chip's v/N [SB-GPU]
+			case kind == kindNetwork:
 				share /= inner // each NIC carries its chip's share only
 			}
 			t += v*share/effBandwidth(g.Axis) + (n-1)*g.Axis.LatencySeconds
@@ -170,12 +179,90 @@ func phasedSeconds(v float64, gs []space.Group, a2a bool) float64 {
 	return t
 }
 
+// routing is a mixture of experts' routing as it shapes the dispatch and
+// combine: copies routed copies of each token (top_k times the capacity
+// factor), and group-limited routing over groups expert groups, at most
+// limit per token (model.MoE).
+type routing struct {
+	copies        float64
+	groups, limit int
+}
+
+// netScale is the fraction of the routed copies that cross the network
+// levels of an AllToAll spanning nets network instances (nodes): with
+// group-limited routing and the groups laid out over the instances, a
+// token goes to at most limit groups, and DeepSeek-V3's dispatch sends it
+// once to each instance it reaches, whose NVLink then fans it out to the
+// experts there ([DSV3 §2.1.2, §3.2.2]): of nets instances holding
+// groups/nets groups each, a token's limit groups hit
+// nets·(1 - C(groups - groups/nets, limit)/C(groups, limit)) of them on
+// average, against copies without the limit (docs/formulas.md §3.5). It
+// is 1 without a limit, within one instance, or when a group spans
+// several instances.
+func (r routing) netScale(nets float64) float64 {
+	n := int(nets)
+	if r.limit <= 0 || r.groups <= 0 || n <= 1 || r.groups%n != 0 || r.copies <= 0 {
+		return 1
+	}
+	per := r.groups / n
+	// P(an instance holds none of the token's groups) = C(G-per, L)/C(G, L).
+	miss := 1.0
+	for i := 0; i < r.limit; i++ {
+		left := float64(r.groups - per - i)
+		if left <= 0 {
+			miss = 0
+			break
+		}
+		miss *= left / float64(r.groups-i)
+	}
+	hit := float64(n) * (1 - miss)
+	return min(1, min(hit, r.copies)/r.copies)
+}
+
+// networkChips is the number of network (IB, Ethernet, DCN) instances the
+// groups gs span: the product of their network group sizes.
+func networkChips(gs []space.Group) float64 {
+	n := 1.0
+	for _, g := range gs {
+		if kindOf(g.Axis.Tier) == kindNetwork {
+			n *= float64(max(g.Size, 1))
+		}
+	}
+	return n
+}
+
+// groupChips is the number of chips of groups gs.
+func groupChips(gs []space.Group) float64 {
+	n := 1.0
+	for _, g := range gs {
+		n *= float64(max(g.Size, 1))
+	}
+	return n
+}
+
+// ringChips is the number of chips of the ring (ICI) groups of gs.
+func ringChips(gs []space.Group) float64 {
+	n := 1.0
+	for _, g := range gs {
+		if kindOf(g.Axis.Tier) == kindRing {
+			n *= float64(max(g.Size, 1))
+		}
+	}
+	return n
+}
+
 // linModelOf writes gatherSeconds (or allToAllSeconds when a2a) over gs as
 // a linModel; the two must stay in step (TestLinModel checks them). flat
 // replaces the latency of the switched and network levels by that of one
 // flat ring over all their chips: (n-1) steps at the slowest level's
 // latency (NCCL's ring over nodes without hierarchy, docs/formulas.md §4.1).
 func linModelOf(gs []space.Group, a2a, flat bool) linModel {
+	return scaledLinModel(gs, a2a, flat, 1)
+}
+
+// scaledLinModel is linModelOf with the network levels' bytes scaled by
+// netScale (routing.netScale for the MoE dispatch and combine).
+func scaledLinModel(gs []space.Group, a2a, flat bool, netScale float64) linModel {
 	var m linModel
 	var ringInv float64
 	inner := 1.0
@@ -193,8 +280,12 @@ func linModelOf(gs []space.Group, a2a, flat bool) linModel {
 		m.ringLat += lat
 		inner *= float64(g.Size)
 	}
+	chips := groupChips(gs)
 	if ringInv > 0 {
 		m.ringPerByte = 1 / ringInv
+		if a2a {
+			m.ringPerByte *= ringChips(gs) / chips
+		}
 	}
 	for _, g := range gs {
 		if g.Size <= 1 || kindOf(g.Axis.Tier) != kindSwitched {
@@ -202,7 +293,7 @@ func linModelOf(gs []space.Group, a2a, flat bool) linModel {
 		}
 		n := float64(g.Size)
 		if a2a {
-			m.perByte += (n - 1) / (n * n * effBandwidth(g.Axis))
+			m.perByte += (n - 1) / (n * chips * effBandwidth(g.Axis))
 		} else {
 			m.perByte += (n - 1) / n / effBandwidth(g.Axis)
 		}
@@ -215,9 +306,9 @@ func linModelOf(gs []space.Group, a2a, flat bool) linModel {
 		}
 		n := float64(g.Size)
 		if a2a {
-			m.perByte += (n - 1) / (inner * n * n * effBandwidth(g.Axis))
+			m.perByte += netScale * (n - 1) / (n * chips * effBandwidth(g.Axis))
 		} else {
-			m.perByte += (n - 1) / (inner * n * effBandwidth(g.Axis))
+			m.perByte += netScale * (n - 1) / (inner * n * effBandwidth(g.Axis))
 		}
 		m.lat += (n - 1) * g.Axis.LatencySeconds
 		inner *= n

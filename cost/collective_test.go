@@ -79,6 +79,16 @@ func TestCollectiveHierarchical(t *testing.T) {
 	if got, want := SendRecvSeconds(1e6, ib), 1e6/50e9; !near(got, want, 1e-9) {
 		t.Errorf("send: got %g, want %g", got, want)
 	}
+	// An AllToAll over 8 GPUs x 16 nodes: each GPU's buffer S/128 moves
+	// once per level, 7/8 of it over NVLink and 15/16 of it through its NIC;
+	// the network leg is the book's S(M-1)/(M²·W_node) with W_node = 8·W_nic.
+	a2a := S/128*7/8/450e9 + S/128*15/16/50e9
+	if got := AllToAllSeconds(S, []space.Group{nv, ib}); !near(got, a2a, 1e-9) {
+		t.Errorf("hierarchical AllToAll: got %g, want %g", got, a2a)
+	}
+	if book := S * 15 / (16 * 16 * 8 * 50e9); !near(a2a-S/128*7/8/450e9, book, 1e-9) {
+		t.Errorf("network leg %g, book %g", a2a-S/128*7/8/450e9, book)
+	}
 }
 
 // TestLinModel checks that the per-role-set linear models used by Evaluate
@@ -99,5 +109,39 @@ func TestLinModel(t *testing.T) {
 				t.Errorf("A2A %v bytes %g: lin %g, direct %g", gs, v, got, want)
 			}
 		}
+	}
+}
+
+// TestRoutingNetScale pins the share of routed copies that cross the
+// network under group-limited routing ([DSV3 §2.1.2], docs/formulas.md
+// §3.5), worked by hand: DeepSeek-V3's 8 copies from 4 of 8 groups over 8
+// nodes (one group each) reach 8·(1 - C(7,4)/C(8,4)) = 4 nodes: 0.5 of
+// the copies; over 2 nodes of 4 groups, 2·(1 - 1/70) = 1.971 nodes: 0.246.
+func TestRoutingNetScale(t *testing.T) {
+	v3 := routing{copies: 8, groups: 8, limit: 4}
+	for _, tc := range []struct {
+		name string
+		r    routing
+		nets float64
+		want float64
+	}{
+		{"v3 over 8 nodes", v3, 8, 0.5},
+		{"v3 over 2 nodes", v3, 2, 2 * (1 - 1.0/70) / 8},
+		{"within a node", v3, 1, 1},
+		{"no limit", routing{copies: 2}, 8, 1},
+		{"groups span nodes", v3, 16, 1},
+		{"one group per token", routing{copies: 8, groups: 8, limit: 1}, 8, 1.0 / 8},
+	} {
+		if got := tc.r.netScale(tc.nets); !near(got, tc.want, 1e-12) {
+			t.Errorf("%s: netScale = %.6g, want %.6g", tc.name, got, tc.want)
+		}
+	}
+	// The MoE AllToAll's network leg scales by it; NVLink's does not.
+	nv := space.Group{Axis: profiles.Axis{Name: "gpu", Size: 8, Tier: profiles.NVLink, BandwidthBytesPerS: 200e9}, Size: 8, Whole: true}
+	ib := space.Group{Axis: profiles.Axis{Name: "node", Size: 8, Tier: profiles.InfiniBand, BandwidthBytesPerS: 50e9}, Size: 8, Whole: true}
+	const S = 64e9 // 1 GB per GPU
+	m := scaledLinModel([]space.Group{nv, ib}, true, false, 0.5)
+	if got, want := m.at(S)-m.lat-m.ringLat, 1e9*7/8/200e9+0.5*1e9*7/8/50e9; !near(got, want, 1e-9) {
+		t.Errorf("routed AllToAll bandwidth time %g, want %g", got, want)
 	}
 }

@@ -221,6 +221,7 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 	if err := e.mr.resolve(in, s); err != nil {
 		return err
 	}
+	e.mr.routing = cm.routing
 	e.fillEfficiency(in.cluster)
 	e.peak, e.hbm = in.cluster.Chip.PeakBF16FLOPs, in.cluster.Chip.HBMBandwidthBytesPerS
 	e.peak8 = in.cluster.Chip.PeakFP8FLOPs

@@ -22,9 +22,13 @@ type meshRoles struct {
 	space.Mesh
 	deg [space.NumRoles]float64
 	// models holds per role set the linear collective models (0: AllGather
-	// and ReduceScatter, 1: AllToAll); have says which are computed.
-	models [numRoleSets][2]linModel
+	// and ReduceScatter, 1: AllToAll, 2: the MoE dispatch and combine);
+	// have says which are computed.
+	models [numRoleSets][3]linModel
 	have   [numRoleSets]uint8
+	// routing is the model's MoE routing, which thins out the network leg
+	// of the dispatch and combine.
+	routing routing
 	// buf is scratch for a union of groups.
 	buf []space.Group
 	// flat prices collectives as one flat ring (Comm.Flat).
@@ -77,9 +81,12 @@ func (mr *meshRoles) seconds(op collOp, bytes float64, set roleSet) float64 {
 		case opA2A:
 			mr.models[set][1] = linModelOf(g, true, mr.flat)
 			mr.have[set] |= 1 << opA2A
+		case opA2AMoE:
+			mr.models[set][2] = scaledLinModel(g, true, mr.flat, mr.routing.netScale(networkChips(g)))
+			mr.have[set] |= 1 << opA2AMoE
 		}
 	}
-	if op < opAG || op > opA2A {
+	if op < opAG || op > opA2AMoE || op == opP2P {
 		return 0
 	}
 	return mr.models[set][op.model()].at(bytes) * op.passes()
@@ -96,10 +103,14 @@ func (mr *meshRoles) latency(op collOp, set roleSet) float64 {
 	return (m.ringLat + m.lat) * op.passes()
 }
 
-// model is the index of op's linModel: 0 for the gathers, 1 for AllToAll.
+// model is the index of op's linModel: 0 for the gathers, 1 for AllToAll,
+// 2 for the MoE dispatch and combine.
 func (op collOp) model() int {
-	if op == opA2A {
+	switch op {
+	case opA2A:
 		return 1
+	case opA2AMoE:
+		return 2
 	}
 	return 0
 }

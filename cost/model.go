@@ -38,6 +38,10 @@ type Model struct {
 	opDims [][2][]opShape
 	// optimizerBytes is the HBM traffic of one optimizer step per parameter.
 	optimizerBytes float64
+	// routing is the MoE routing (dispatch and combine), imbalance the
+	// busiest expert rank's load over the mean (1 for a dense model).
+	routing   routing
+	imbalance float64
 	// tensorsPerWeight is, per block, its parameter tensors (biases and
 	// norms' weights and biases included) per matmul weight: the
 	// collectives of one weight a per-tensor framework makes (Comm.PerTensor).
@@ -88,7 +92,11 @@ type opShape struct {
 
 // NewModel prepares the cost model of layer program p.
 func NewModel(p *model.Program) *Model {
-	cm := &Model{p: p}
+	cm := &Model{p: p, imbalance: 1}
+	if e := p.Spec.MoE; e != nil && e.Experts > 0 {
+		cm.routing = routing{copies: p.Size[model.DimR], groups: e.Groups, limit: e.GroupLimit}
+		cm.imbalance = max(e.Imbalance, 1)
+	}
 	cm.weightWhy = make([]weightWhy, len(p.Tensors))
 	cm.capDim = make([]model.Dim, len(p.Tensors))
 	cm.dims = make([]uint32, len(p.Tensors))

@@ -18,10 +18,13 @@ const (
 	opAR
 	opA2A
 	opP2P
+	// opA2AMoE is the MoE dispatch and combine: an AllToAll whose network
+	// leg group-limited routing thins out (routing.netScale).
+	opA2AMoE
 )
 
-func collNames() [6]string {
-	return [...]string{"", AllGather, ReduceScatter, AllReduce, AllToAll, SendRecv}
+func collNames() [7]string {
+	return [...]string{"", AllGather, ReduceScatter, AllReduce, AllToAll, SendRecv, AllToAll}
 }
 
 // commClass says how a collective meets the critical path (docs/formulas.md §6).
@@ -185,7 +188,9 @@ func (e *evaluator) reshard(res *runResult, o *model.Op, why *[numActions]string
 	ra := rolesOf(la)
 	first := len(res.emit)
 	if a2a != 0 {
-		e.emit(res, opA2A, a2a, e.bytes(o.A, ra&^a2a), classCritical, ps, why[actAllToAllC], -1, 0)
+		// The busiest rank sends and receives Imbalance times the mean
+		// (model.MoE.Imbalance).
+		e.emit(res, opA2AMoE, a2a, e.m.imbalance*e.bytes(o.A, ra&^a2a), classCritical, ps, why[actAllToAllC], -1, 0)
 	}
 	if ag != 0 {
 		e.emit(res, opAG, ag, e.bytes(o.A, ra&^ag), classCritical, ps, why[actGatherA], -1, 0)

@@ -1,7 +1,9 @@
 package cost
 
 import (
+	"fmt"
 	"math"
+	"strings"
 )
 
 // collectives aggregates the busiest stage's emissions into per-step calls.
@@ -29,16 +31,20 @@ func (e *evaluator) collectives(st *evalState, sp *stagePlan, M, v float64, pp i
 		if count <= 0 {
 			return
 		}
+		why := em.why
+		if em.op == opA2AMoE {
+			why += e.moeTiers(em)
+		}
 		for i := range out {
 			c := &out[i]
-			if c.Why == em.why && c.Bytes == em.bytes && c.Op == names[em.op] {
+			if c.Why == why && c.Bytes == em.bytes && c.Op == names[em.op] {
 				c.Count += int(math.Round(count))
 				c.Seconds += count * em.seconds
 				return
 			}
 		}
 		out = append(out, Collective{Op: names[em.op], Axes: axesOf(em.roles), Bytes: em.bytes,
-			Count: int(math.Round(count)), Seconds: count * em.seconds, Overlapped: overlapped, Why: em.why})
+			Count: int(math.Round(count)), Seconds: count * em.seconds, Overlapped: overlapped, Why: why})
 	}
 	for b := range p.Blocks {
 		mult := sp.mult[b]
@@ -67,4 +73,32 @@ func (e *evaluator) collectives(st *evalState, sp *stagePlan, M, v float64, pp i
 			Why: "pipeline: activations forward and gradients backward across each stage boundary, per micro-batch (×v interleaved), bounded by the slowest hop"})
 	}
 	return out
+}
+
+// moeTiers describes a MoE dispatch or combine level by level, as the
+// hierarchical AllToAll runs it (allToAllSeconds): each switched or network
+// level's bandwidth time for one call and, on the network, the share of the
+// routed copies that cross it (routing.netScale); empty within one level.
+func (e *evaluator) moeTiers(em *emission) string {
+	gs := e.mr.union(em.roles)
+	var parts []string
+	chips := groupChips(gs)
+	scale := e.mr.routing.netScale(networkChips(gs))
+	for _, g := range gs {
+		if g.Size <= 1 || kindOf(g.Axis.Tier) == kindRing {
+			continue
+		}
+		n := float64(g.Size)
+		sec := em.bytes * (n - 1) / (n * chips * effBandwidth(g.Axis))
+		note := ""
+		if kindOf(g.Axis.Tier) == kindNetwork && scale < 1 {
+			sec *= scale
+			note = fmt.Sprintf(", %.2f of the routed copies (group-limited routing)", scale)
+		}
+		parts = append(parts, fmt.Sprintf("%s over %s %.3g ms%s", g.Axis.Tier, g.Axis.Name, 1e3*sec, note))
+	}
+	if len(parts) < 2 {
+		return ""
+	}
+	return "; hierarchical, per call: " + strings.Join(parts, ", then ")
 }

@@ -274,6 +274,10 @@ func (e *evaluator) einsum(res *runResult, o *model.Op, why *[numActions]string,
 	default:
 		sec = e.roofline(fl, bytes)
 	}
+	if shape.dims&(1<<model.DimC) != 0 {
+		// The expert matmuls of the busiest expert rank (model.MoE.Imbalance).
+		sec *= e.m.imbalance
+	}
 	res.addOp(idx, o, sec)
 	res.flops += fl
 	if e.trace != nil {

@@ -330,6 +330,11 @@ func (c *hfConfig) deepSeek(typ string) Spec {
 			SharedExperts:    c.int(false, 0, "n_shared_experts"),
 			FirstDenseLayers: c.int(false, 0, "first_k_dense_replace"),
 		}
+		// Group-limited routing (DeepSeek-V2's group_limited_greedy,
+		// DeepSeek-V3's noaux_tc): n_group groups, topk_group per token.
+		if g := c.int(false, 0, "n_group"); g > 1 {
+			s.MoE.Groups, s.MoE.GroupLimit = g, c.int(false, g, "topk_group")
+		}
 	}
 	// The MLA fields must be sane before the search over KV-head counts.
 	for _, f := range []struct {

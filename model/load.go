@@ -110,7 +110,7 @@ func yamlKeys() []string {
 // moeKeys returns the keys of the YAML form's moe mapping.
 func moeKeys() []string {
 	return []string{"experts", "top_k", "expert_ffn_hidden", "shared_experts", "shared_ffn_hidden",
-		"first_dense_layers", "capacity_factor"}
+		"first_dense_layers", "capacity_factor", "groups", "group_limit", "imbalance"}
 }
 
 // ParseYAML reads a model in the contract's YAML form. It is strict: an
@@ -207,6 +207,12 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 					m.FirstDenseLayers = d.int("moe."+key, v)
 				case "capacity_factor":
 					m.CapacityFactor = d.float("moe."+key, v)
+				case "groups":
+					m.Groups = d.int("moe."+key, v)
+				case "group_limit":
+					m.GroupLimit = d.int("moe."+key, v)
+				case "imbalance":
+					m.Imbalance = d.float("moe."+key, v)
 				}
 			})
 		}

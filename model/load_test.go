@@ -54,7 +54,7 @@ func TestParseYAMLDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Spec{Layers: 2, Hidden: 64, Heads: 4, KVHeads: 4, HeadDim: 16, FFNHidden: 256, FFN: SwiGLU, Vocab: 100,
-		SeqLen: DefaultSeqLen, Norm: LayerNorm, MoE: &MoE{Experts: 4, TopK: 1, ExpertFFNHidden: 100, SharedFFNHidden: 100, CapacityFactor: 1}}
+		SeqLen: DefaultSeqLen, Norm: LayerNorm, MoE: &MoE{Experts: 4, TopK: 1, ExpertFFNHidden: 100, SharedFFNHidden: 100, CapacityFactor: 1, Imbalance: 1}}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("got %+v %+v\nwant %+v %+v", s, *s.MoE, want, *want.MoE)
 	}

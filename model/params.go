@@ -34,6 +34,9 @@ func (s *Spec) Normalize() {
 		if s.MoE.CapacityFactor == 0 {
 			s.MoE.CapacityFactor = 1
 		}
+		if s.MoE.Imbalance == 0 {
+			s.MoE.Imbalance = 1
+		}
 		if s.MoE.SharedFFNHidden == 0 {
 			s.MoE.SharedFFNHidden = s.MoE.ExpertFFNHidden
 		}

@@ -254,12 +254,12 @@ func deepSeekV3() Spec {
 	return Spec{
 		Name: "deepseek-v3",
 		Description: fmt.Sprintf("DeepSeek-V3 (DeepSeek-AI 2024, arXiv:2412.19437, and its Hugging Face config): 61 layers, first 3 dense (SwiGLU 18432), "+
-			"then 256 routed experts of width 2048, top-8, plus 1 shared expert; multi-head latent attention approximated by GQA "+
+			"then 256 routed experts of width 2048, top-8 from at most 4 of 8 groups (node-limited routing), plus 1 shared expert; multi-head latent attention approximated by GQA "+
 			"with 128 query heads, %d KV heads of dim %d, matching MLA's %d projection parameters per layer; "+
 			"the multi-token-prediction module (about 14B) is not counted; seq 4096 (the pre-training length)", kvHeads, headDim, mla),
 		Layers: 61, Hidden: 7168, Heads: 128, KVHeads: kvHeads, HeadDim: headDim, FFNHidden: 18432, FFN: SwiGLU,
 		Vocab: 129280, SeqLen: 4096, Norm: RMSNorm,
-		MoE: &MoE{Experts: 256, TopK: 8, ExpertFFNHidden: 2048, SharedExperts: 1, FirstDenseLayers: 3},
+		MoE: &MoE{Experts: 256, TopK: 8, ExpertFFNHidden: 2048, SharedExperts: 1, FirstDenseLayers: 3, Groups: 8, GroupLimit: 4},
 	}
 }
 

@@ -39,6 +39,17 @@ type MoE struct {
 	FirstDenseLayers int `json:"first_dense_layers" yaml:"first_dense_layers"`
 	// CapacityFactor pads each expert's token buffer; zero means 1.0 (dropless, balanced).
 	CapacityFactor float64 `json:"capacity_factor,omitempty" yaml:"capacity_factor"`
+	// Groups and GroupLimit are group-limited (node-limited) routing: the
+	// experts form Groups groups and each token picks its TopK experts from
+	// at most GroupLimit of them (DeepSeek-V3's n_group 8 and topk_group 4,
+	// one group per node, [DSV3 §2.1.2]); zero means no limit.
+	Groups     int `json:"groups,omitempty" yaml:"groups"`
+	GroupLimit int `json:"group_limit,omitempty" yaml:"group_limit"`
+	// Imbalance is the token load of the busiest expert-parallel rank over
+	// the mean, for dropless routing: its expert matmuls and its share of
+	// the dispatch take that much longer; zero means 1 (balanced). With a
+	// capacity factor above 1 the padding, not the imbalance, sets the load.
+	Imbalance float64 `json:"imbalance,omitempty" yaml:"imbalance"`
 }
 
 // Spec is a decoder-only transformer: the contract's model form. Zero

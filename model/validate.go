@@ -128,6 +128,17 @@ func (s Spec) problems() []string {
 		if math.IsNaN(m.CapacityFactor) || m.CapacityFactor < 1 || m.CapacityFactor > MaxCapacityFactor {
 			add("moe.capacity_factor is %g; it must be between 1 and %d (1 means no padding)", m.CapacityFactor, MaxCapacityFactor)
 		}
+		if math.IsNaN(m.Imbalance) || m.Imbalance < 1 || m.Imbalance > MaxCapacityFactor {
+			add("moe.imbalance is %g; it must be between 1 (balanced) and %d", m.Imbalance, MaxCapacityFactor)
+		}
+		if inRange("moe.groups", m.Groups, 0, max(m.Experts, 1)) && m.Groups > 0 {
+			if m.Experts%m.Groups != 0 {
+				add("moe.groups is %d, which does not divide the %d experts; use a divisor of moe.experts", m.Groups, m.Experts)
+			}
+			inRange("moe.group_limit", m.GroupLimit, 1, m.Groups)
+		} else if m.GroupLimit != 0 {
+			add("moe.group_limit is %d without moe.groups; set moe.groups (the number of expert groups) too", m.GroupLimit)
+		}
 	}
 
 	// The size check needs every field in range, or the estimate is noise.
