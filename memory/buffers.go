@@ -8,56 +8,110 @@ const (
 	bucketParamsPerDPRank = 1e6
 )
 
+// The buffer terms, in the order Parts lists them.
+const (
+	bufComm     = iota // collective communicators
+	bufFSDP            // FSDP gathered units and one unit's gradients
+	bufBucket          // the data-parallel gradient bucket
+	bufPipeline        // pipeline send and receive buffers
+	bufEmbed           // what the embedding keeps (token ids, dropout mask)
+	bufOutput          // what the output layer keeps (its inputs, the fp32 logits)
+	bufFP8             // fp8 weight copies of one FSDP unit
+	bufLoss            // transient: the logits' gradient
+	bufWork            // transient: a layer's recomputed activations
+	bufTPGather        // transient: the TP+SP all-gathered input
+	bufCPKV            // transient: CP's all-gathered keys and values
+	bufMoE             // transient: the MoE dispatch and combine buffers
+	numBufTerms
+)
+
+// bufNames are the terms' names in Parts.
+func bufNames() [numBufTerms]string {
+	return [numBufTerms]string{
+		"collective communicators", "FSDP gathered weights and gradients", "gradient bucket",
+		"pipeline send and receive", "embedding inputs", "output layer inputs and logits",
+		"fp8 weight copies (FSDP unit)", "loss gradient (transient)", "recomputed activations (transient)",
+		"tensor-parallel gathered input (transient)", "context-parallel keys and values (transient)",
+		"MoE dispatch and combine (transient)",
+	}
+}
+
+// bufTerms are the buffer terms of one pipeline rank, in bytes; the
+// transient ones (bufLoss onwards) are two phases never live together, the
+// loss and a layer's backward.
+type bufTerms [numBufTerms]float64
+
+// totals returns what persists through the step and the larger transient
+// phase.
+func (b *bufTerms) totals() (persistent, transient float64) {
+	for i := bufComm; i < bufLoss; i++ {
+		persistent += b[i]
+	}
+	layer := b[bufWork] + b[bufTPGather] + b[bufCPKV] + b[bufMoE]
+	return persistent, max(b[bufLoss], layer)
+}
+
+// lossPhase reports whether the loss, not a layer's backward, is the
+// larger transient phase.
+func (b *bufTerms) lossPhase() bool {
+	return b[bufLoss] > b[bufWork]+b[bufTPGather]+b[bufCPKV]+b[bufMoE]
+}
+
 // buffers is everything outside the model states and the layers' saved
-// activations: the terms that persist through the step, and the larger of
-// two transient phases of the backward pass, the loss (the logits'
-// gradient) and a layer's backward (its recomputed activations and
-// collective buffers), which are never live at the same time. stageParams
-// are the stage's parameters after storage sharding, unit the largest FSDP
-// unit before it, work a layer's recomputed activations.
-func (mm *Model) buffers(g *geometry, e *endTerms, st *stage, stageParams, unit, work float64, hasMoE bool) (persistent, transient float64) {
+// activations: the terms that persist through the step, and the two
+// transient phases of the backward pass, the loss (the logits' gradient)
+// and a layer's backward (its recomputed activations and collective
+// buffers), which are never live at the same time. stageParams are the
+// stage's parameters after storage sharding, unit the largest FSDP unit
+// before it, work a layer's recomputed activations, fp8Unit the largest
+// unit's parameters with fp8 copies.
+func (mm *Model) buffers(g *geometry, e *endTerms, st *stage, stageParams, unit, work, fp8Unit float64, hasMoE bool) bufTerms {
 	pr := mm.p.Options.Precision
+	var b bufTerms
 	// The collective communicators' buffers (docs/runtime-memory.md).
-	persistent = g.comm
+	b[bufComm] = g.comm
+	fsdp := g.active&(space.RoleFSDP.Bit()|space.RoleEFSDP.Bit()) != 0
 	// FSDP/ZeRO-3: two gathered units (current and prefetched) and one unit's
 	// unsharded gradients (docs/formulas.md §2.4 [TORCH-FSDP], [derived]).
-	if g.active&(space.RoleFSDP.Bit()|space.RoleEFSDP.Bit()) != 0 {
-		persistent += (2*pr.Weight + pr.Grad) * unit
+	if fsdp {
+		b[bufFSDP] = (2*pr.Weight + pr.Grad) * unit
+		// FP8 weight copies, the weight and its transpose at 1 byte each
+		// (model.FP8Recipe), per gathered unit.
+		b[bufFP8] = 2 * fp8Unit
 	}
 	// Gradient reduction across dp: one bucket of unsharded gradients in
 	// flight, max(4e7, 1e6·dp) parameters, at most the stage's (docs/formulas.md §2.4 [MEG-DDP]).
 	if dp := g.deg[space.RoleDP]; dp > 1 {
-		persistent += pr.Grad * min(stageParams, max(bucketMinParams, bucketParamsPerDPRank*dp))
+		b[bufBucket] = pr.Grad * min(stageParams, max(bucketMinParams, bucketParamsPerDPRank*dp))
 	}
 	// Pipeline send and receive buffers: one boundary activation each way,
 	// the residual stream's shard (docs/formulas.md §3.3 [derived]).
 	if st.pp > 1 {
-		persistent += 2 * e.residual
+		b[bufPipeline] = 2 * e.residual
 	}
 	if st.first {
 		// Token ids (int64) and, in a GPT block, the embedding dropout mask,
 		// per micro-batch in flight (docs/formulas.md §2.2 [MEG-MEM][KORT §4.3]).
-		persistent += st.inFlight * e.embedSaved
+		b[bufEmbed] = st.inFlight * e.embedSaved
 	}
-	var lossPhase float64
 	if st.last {
 		// Final-norm input and output-layer input, and the fp32 logits saved
 		// for the cross-entropy backward, per micro-batch in flight on the
 		// last stage (docs/formulas.md §2.2 [MEG-MEM]); the logits' gradient
 		// while the loss is back-propagated (docs/formulas.md §2.4).
-		persistent += st.lastInFlight * e.outputSaved
-		lossPhase = e.logits
+		b[bufOutput] = st.lastInFlight * e.outputSaved
+		b[bufLoss] = e.logits
 	}
 	// A layer's backward: its recomputed activations and collective buffers.
 	// TP+SP: the all-gathered full-sequence input of a column-parallel
 	// matmul (docs/formulas.md §2.4 [MEG-TP]); CP: the layer's all-gathered
 	// K and V, the all-gather variant, at least the ring's two chunks
 	// (docs/formulas.md §2.4 [LLAMA3]).
-	layerPhase := work + e.gathered + e.kv
+	b[bufWork], b[bufTPGather], b[bufCPKV] = work, e.gathered, e.kv
 	if hasMoE {
 		// MoE dispatch and combine buffers: the routed copies each way
 		// (docs/formulas.md §2.4).
-		layerPhase += 2 * e.routed
+		b[bufMoE] = 2 * e.routed
 	}
-	return persistent, max(lossPhase, layerPhase)
+	return b
 }

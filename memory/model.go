@@ -455,8 +455,6 @@ type stage struct {
 
 // stage returns the memory of one pipeline rank.
 func (mm *Model) stage(g *geometry, terms []kindTerms, e *endTerms, st *stage) Breakdown {
-	p := mm.p
-	pr := p.Options.Precision
 	var dense, expert, unit, act, work, fp8, fp8Unit float64
 	hasMoE := false
 	for k, n := range st.counts {
@@ -491,6 +489,33 @@ func (mm *Model) stage(g *geometry, terms []kindTerms, e *endTerms, st *stage) B
 	// ZeRO-1 shards the optimizer state over dp, ZeRO-2 the gradients too;
 	// routed experts over the expert data-parallel group edp
 	// (docs/formulas.md §2.1 [ZERO §5][MEG-DDP]).
+	// Two phases bound the step (docs/formulas.md §2.5 [derived]): the end
+	// of the forward pass of the last micro-batch, with every activation in
+	// flight, and the optimizer step, with every gradient and no
+	// activation.
+	var fwd, step Breakdown
+	fwd.ParamsBytes, fwd.GradsBytes, fwd.OptimizerBytes = mm.states(g, dense, expert, fp8, false)
+	step.ParamsBytes, step.GradsBytes, step.OptimizerBytes = mm.states(g, dense, expert, fp8, true)
+	// Layer activations × micro-batches in flight (docs/formulas.md §2.3 [KORT §4.3]).
+	fwd.ActivationsBytes = st.inFlight * act
+	bufs := mm.buffers(g, e, st, dense+expert, unit, work, fp8Unit, hasMoE)
+	persistent, transient := bufs.totals()
+	fwd.BuffersBytes = persistent + transient
+	step.BuffersBytes = persistent
+	if step.TotalBytes() > fwd.TotalBytes() {
+		return step
+	}
+	return fwd
+}
+
+// states returns the model states of dense and expert parameters after
+// storage sharding, fp8 of them with fp8 copies, in the optimizer step
+// (step) or at the end of the forward pass. Weights are stored over their
+// sharding (tp, ep, fsdp); ZeRO-1 shards the optimizer state over dp,
+// ZeRO-2 the gradients too; routed experts over the expert data-parallel
+// group edp (docs/formulas.md §2.1 [ZERO §5][MEG-DDP]).
+func (mm *Model) states(g *geometry, dense, expert, fp8 float64, step bool) (params, grads, opt float64) {
+	pr := mm.p.Options.Precision
 	gradDP, optDP, gradEDP, optEDP := 1.0, 1.0, 1.0, 1.0
 	if g.zero >= 1 {
 		optDP, optEDP = g.deg[space.RoleDP], g.deg[space.RoleEDP]
@@ -498,55 +523,32 @@ func (mm *Model) stage(g *geometry, terms []kindTerms, e *endTerms, st *stage) B
 	if g.zero >= 2 {
 		gradDP, gradEDP = g.deg[space.RoleDP], g.deg[space.RoleEDP]
 	}
-	params := dense + expert
-	opt := dense/optDP + expert/optEDP
-	grads := pr.Grad * (dense/gradDP + expert/gradEDP)
-	// Two phases bound the step (docs/formulas.md §2.5 [derived]): the end
-	// of the forward pass of the last micro-batch, with every activation in
-	// flight, and the optimizer step, with every gradient and no
-	// activation.
-	var fwd, step Breakdown
+	n := dense + expert
+	shards := dense/optDP + expert/optEDP
+	fsdp := g.active&(space.RoleFSDP.Bit()|space.RoleEFSDP.Bit()) != 0
 	if pr.WeightCopies {
 		// The parameters are the master copy; the matmuls' copies exist from
 		// the forward to the backward pass, one FSDP unit at a time under
 		// FSDP (in the buffers), the whole shard otherwise (autocast).
-		step.ParamsBytes = pr.Master * params
-		step.OptimizerBytes = pr.Moments * opt
-		fwd.ParamsBytes = step.ParamsBytes
-		if g.active&(space.RoleFSDP.Bit()|space.RoleEFSDP.Bit()) == 0 {
-			fwd.ParamsBytes += pr.Weight * params
+		params, opt = pr.Master*n, pr.Moments*shards
+		if !step && !fsdp {
+			params += pr.Weight * n
 		}
 	} else {
-		step.ParamsBytes = pr.Weight * params
-		step.OptimizerBytes = (pr.Master + pr.Moments) * opt
-		fwd.ParamsBytes = step.ParamsBytes
+		params, opt = pr.Weight*n, (pr.Master+pr.Moments)*shards
 	}
 	// FP8 weight copies, the weight and its transpose at 1 byte each
 	// (model.FP8Recipe): cached through the step for the stage's weights,
 	// per gathered unit under FSDP (in the buffers).
-	fp8Copies := 0.0
-	if g.active&(space.RoleFSDP.Bit()|space.RoleEFSDP.Bit()) == 0 {
-		step.ParamsBytes += 2 * fp8
-		fwd.ParamsBytes += 2 * fp8
-	} else {
-		fp8Copies = 2 * fp8Unit
+	if !fsdp {
+		params += 2 * fp8
 	}
-	fwd.OptimizerBytes = step.OptimizerBytes
-	step.GradsBytes = grads
+	grads = pr.Grad * (dense/gradDP + expert/gradEDP)
 	// Gradients freed after every step appear with the first backward pass,
 	// so the first forward pass runs without them; with more micro-batches
 	// the last forward pass runs with them.
-	if !pr.TransientGrads || g.micro > 1 {
-		fwd.GradsBytes = grads
+	if !step && pr.TransientGrads && g.micro <= 1 {
+		grads = 0
 	}
-	// Layer activations × micro-batches in flight (docs/formulas.md §2.3 [KORT §4.3]).
-	fwd.ActivationsBytes = st.inFlight * act
-	persistent, transient := mm.buffers(g, e, st, params, unit, work, hasMoE)
-	persistent += fp8Copies
-	fwd.BuffersBytes = persistent + transient
-	step.BuffersBytes = persistent
-	if step.TotalBytes() > fwd.TotalBytes() {
-		return step
-	}
-	return fwd
+	return params, grads, opt
 }
