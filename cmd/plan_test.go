@@ -152,3 +152,61 @@ func TestExplainEPSpansDataAxes(t *testing.T) {
 		t.Errorf("step %g s, %d AllToAll kinds", r.StepTimeS, a2a)
 	}
 }
+
+// TestExplainDeepSeekMLA explains DeepSeek-V3 on h800-2048 in its published
+// layout (pp=16, ep=64, zero-1 over dp; arXiv:2412.19437 §3.2): the
+// program shows multi-head latent attention at its own widths and the
+// multi-token-prediction module; with tensor and sequence parallelism the
+// up-projections all-gather the latents, not the residual stream (issue 13).
+func TestExplainDeepSeekMLA(t *testing.T) {
+	clearEnv(t)
+	args := []string{"explain", "--model", "deepseek-v3", "--cluster", "h800-2048", "--batch", "15360", "--seq", "4096"}
+	stdout, stderr, code := run(t, append(args, "--strategy", "dp=128,zero=1,pp=16,ep=64")...)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, op := range []string{
+		"xn[B_{dp}, S, D] · Wdq[D, Cq] -> cq[B_{dp}, S, Cq]",
+		"q_norm(cq[B_{dp}, S, Cq])",
+		"cqn[B_{dp}, S, Cq] · Wuq[Cq, A, Dqk] -> q[B_{dp}, S, A, Dqk]",
+		"xn[B_{dp}, S, D] · Wdkv[D, Ckv] -> ckv[B_{dp}, S, Ckv]",
+		"ckvn[B_{dp}, S, Ckv] · Wukv[Ckv, A, Dkv] -> kv[B_{dp}, S, A, Dkv]",
+		"xn[B_{dp}, S, D] · Wkr[D, Dr] -> k_rope[B_{dp}, S, Dr]",
+		"q[B_{dp}, S, A, Dqk] · k[B_{dp}, T, A, Dqk] -> P[B_{dp}, A, S, T]",
+		"P[B_{dp}, A, S, T] · v[B_{dp}, T, A, Dv] -> o[B_{dp}, S, A, Dv]",
+		"o[B_{dp}, S, A, Dv] · Wo[A, Dv, D] -> y[B_{dp}, S, D]",
+		"eh[B_{dp}, S, D2] · Wmtp[D2, D] -> x[B_{dp}, S, D]",
+	} {
+		if !strings.Contains(stdout, op) {
+			t.Errorf("explain does not show %s", op)
+		}
+	}
+	stdout, stderr, code = run(t, append(args, "--strategy", "dp=64,tp=2,zero=1,pp=16,ep=64", "--format", "json")...)
+	if code != ExitOK {
+		t.Fatalf("tp=2: exit %d: %s", code, stderr)
+	}
+	var r struct {
+		Collectives []struct {
+			Op   string   `json:"op"`
+			Axes []string `json:"axes"`
+			Why  string   `json:"why"`
+		} `json:"collectives"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, c := range r.Collectives {
+		for _, want := range []string{"q_up: gather cqn", "kv_up: gather ckvn"} {
+			if strings.HasPrefix(c.Why, want) && c.Op == "AllGather" && strings.Join(c.Axes, ",") == "gpu" {
+				found[want] = true
+			}
+		}
+		if strings.HasPrefix(c.Why, "q_up: gather xn") || strings.HasPrefix(c.Why, "kv_down: gather xn") || strings.HasPrefix(c.Why, "q_down: gather xn") {
+			t.Errorf("MLA gathers the residual stream: %s", c.Why)
+		}
+	}
+	if len(found) != 2 {
+		t.Errorf("latent all-gathers over tp found: %v, want q_up's and kv_up's", found)
+	}
+}
