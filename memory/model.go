@@ -29,8 +29,8 @@ type Model struct {
 	// outputWeights those of the embedding and output blocks.
 	kindWeights                 [][]tensorInfo
 	embedWeights, outputWeights []tensorInfo
-	// tiedCopy is the output layer's copy of a tied embedding (empty when
-	// untied).
+	// tiedCopy is the last stage's copy of the embedding that a tied output
+	// layer or the multi-token-prediction modules read (empty when neither).
 	tiedCopy []tensorInfo
 	// x is the residual stream (a layer's input), k and v the attention's
 	// keys and values, xk the MoE block's routed copies (absent for a
@@ -105,6 +105,16 @@ func NewModel(p *model.Program) *Model {
 		}
 		if o.Name == "xent" && len(o.Writes) > 0 {
 			mm.logits = mm.info[o.Writes[0]]
+		}
+	}
+	if r := p.MTP; r.Count > 0 && len(mm.tiedCopy) == 0 {
+		// The multi-token-prediction modules look up the embedding on the
+		// last stage: a copy of it, as for a tied output layer.
+		mtp := p.Kinds[r.Kind].Blocks[0]
+		for _, o := range p.Blocks[mtp].Fwd {
+			if o.Kind == model.Einsum && o.B >= 0 && p.Tensors[o.B].Weight && !slices.Contains(p.Blocks[mtp].Weights, o.B) {
+				mm.tiedCopy = mm.group([]int{o.B})
+			}
 		}
 	}
 	attn := p.Kinds[0].Blocks[0]
@@ -383,6 +393,9 @@ func (mm *Model) Estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 	for i, r := range ranks {
 		first, count := space.StageLayers(mm.layers, pp, r)
 		p.CountLayers(first, first+count, cnt)
+		if r == pp-1 && p.MTP.Count > 0 {
+			cnt[p.MTP.Kind] += p.MTP.Count // the multi-token-prediction modules sit with the output layer
+		}
 		st := stage{counts: cnt, first: r == 0, last: r == pp-1, pp: pp,
 			inFlight: rules.InFlight(r, pp, v, m), lastInFlight: lastInFlight}
 		b := mm.stage(&g, terms, &ends, &st)
@@ -399,7 +412,7 @@ type endTerms struct {
 	embedDense, embedExpert, embedUnit    float64 // the embedding's parameters
 	outputDense, outputExpert, outputUnit float64 // the output layer's, untied or alone
 	tiedDense, tiedUnit                   float64 // the last stage's copy of a tied embedding
-	embedSaved, outputSaved, logits       float64 // saved by the embedding and the output layer; the logits
+	embedSaved, outputSaved, logits       float64 // saved by the embedding and the output layer (each run of it); the logits
 	residual, gathered, kv, routed        float64 // buffers: the residual stream, its TP gather, CP's K and V, MoE copies
 }
 
@@ -418,7 +431,7 @@ func (mm *Model) ends(g *geometry) endTerms {
 		e.tiedUnit, _ = mm.params(g, mm.tiedCopy, fsdp)
 	}
 	e.embedSaved = mm.sum(g, mm.embedSaved, 0)
-	e.outputSaved = mm.sum(g, mm.outputSaved, 0)
+	e.outputSaved = mm.p.OutputRuns() * mm.sum(g, mm.outputSaved, 0)
 	e.logits = mm.bytes(g, &mm.logits, 0)
 	e.residual = mm.bytes(g, &mm.x, 0)
 	if g.sp == 1 {
