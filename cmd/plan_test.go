@@ -210,3 +210,35 @@ func TestExplainDeepSeekMLA(t *testing.T) {
 		t.Errorf("latent all-gathers over tp found: %v, want q_up's and kv_up's", found)
 	}
 }
+
+// TestModelsJSONMLA checks the model JSON of an MLA model with an MTP
+// module: the mla object, mtp_layers and mtp_params (DeepSeek-V3: 3·7168 +
+// 2·7168² + one MoE layer of 11,507,286,016 = 11,610,067,968, apart from
+// params).
+func TestModelsJSONMLA(t *testing.T) {
+	clearEnv(t)
+	stdout, stderr, code := run(t, "models", "--format", "json", "deepseek-v3")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got []struct {
+		Params    int64 `json:"params"`
+		MTPLayers int   `json:"mtp_layers"`
+		MTPParams int64 `json:"mtp_params"`
+		MLA       *struct {
+			QLoRARank     int `json:"q_lora_rank"`
+			KVLoRARank    int `json:"kv_lora_rank"`
+			QKNopeHeadDim int `json:"qk_nope_head_dim"`
+			QKRopeHeadDim int `json:"qk_rope_head_dim"`
+			VHeadDim      int `json:"v_head_dim"`
+		} `json:"mla"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil || len(got) != 1 {
+		t.Fatalf("output %q: %v", stdout, err)
+	}
+	m := got[0]
+	if m.Params != 671026404352 || m.MTPLayers != 1 || m.MTPParams != 11610067968 || m.MLA == nil ||
+		m.MLA.QLoRARank != 1536 || m.MLA.KVLoRARank != 512 || m.MLA.QKNopeHeadDim != 128 || m.MLA.QKRopeHeadDim != 64 || m.MLA.VHeadDim != 128 {
+		t.Errorf("deepseek-v3 JSON %+v (mla %+v)", m, m.MLA)
+	}
+}
