@@ -56,12 +56,17 @@ func TestDeepSeekParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	v3file, err := Load("testdata/deepseek-v3.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		spec Spec
 		want Counts
 	}{
 		{"deepseek-v3 preset", v3preset, v3},
+		{"deepseek-v3 YAML (docs/contract.md's keys)", v3file, v3},
 		{"deepseek-v3 spec", v3yaml, v3},
 		{"deepseek-v3 config.json", loadHF(t, "testdata/deepseek-v3.config.json"), v3},
 		{"deepseek-v2-lite config.json", loadHF(t, "testdata/deepseek-v2-lite.config.json"), v2lite},
