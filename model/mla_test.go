@@ -222,6 +222,19 @@ func TestMLASaved(t *testing.T) {
 			t.Errorf("%s: %v bytes per token, want %v", tt.policy, got, tt.want)
 		}
 	}
+	// Without a flash kernel the softmax output is kept instead of the
+	// log-sum-exp: one bf16 score per head and key, 2·128·4096 bytes per
+	// token at 4096 tokens [KORT §4.1].
+	q := MustProgram(s, ProgramOptions{Kernels: Kernels{Attention: AttentionMaterialized}})
+	const seq = 4096.0
+	sz := q.Sizes(1, seq)
+	var got float64
+	for _, t := range q.Saved([]int{q.Kinds[0].Blocks[0]}, policy(t, RecomputeNone)) {
+		got += q.FullBytes(t, &sz)
+	}
+	if want := seq * (200704 + 2*128*seq); got != want {
+		t.Errorf("materialised scores: %v bytes per sequence, want %v", got, want)
+	}
 }
 
 // TestMTPProgram checks the multi-token-prediction module in the layer
