@@ -152,3 +152,93 @@ func TestExplainEPSpansDataAxes(t *testing.T) {
 		t.Errorf("step %g s, %d AllToAll kinds", r.StepTimeS, a2a)
 	}
 }
+
+// TestExplainDeepSeekMLA explains DeepSeek-V3 on h800-2048 in its published
+// layout (pp=16, ep=64, zero-1 over dp; arXiv:2412.19437 §3.2): the
+// program shows multi-head latent attention at its own widths and the
+// multi-token-prediction module; with tensor and sequence parallelism the
+// up-projections all-gather the latents, not the residual stream (issue 13).
+func TestExplainDeepSeekMLA(t *testing.T) {
+	clearEnv(t)
+	args := []string{"explain", "--model", "deepseek-v3", "--cluster", "h800-2048", "--batch", "15360", "--seq", "4096"}
+	stdout, stderr, code := run(t, append(args, "--strategy", "dp=128,zero=1,pp=16,ep=64")...)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, op := range []string{
+		"xn[B_{dp}, S, D] · Wdq[D, Cq] -> cq[B_{dp}, S, Cq]",
+		"q_norm(cq[B_{dp}, S, Cq])",
+		"cqn[B_{dp}, S, Cq] · Wuq[Cq, A, Dqk] -> q[B_{dp}, S, A, Dqk]",
+		"xn[B_{dp}, S, D] · Wdkv[D, Ckv] -> ckv[B_{dp}, S, Ckv]",
+		"ckvn[B_{dp}, S, Ckv] · Wukv[Ckv, A, Dkv] -> kv[B_{dp}, S, A, Dkv]",
+		"xn[B_{dp}, S, D] · Wkr[D, Dr] -> k_rope[B_{dp}, S, Dr]",
+		"q[B_{dp}, S, A, Dqk] · k[B_{dp}, T, A, Dqk] -> P[B_{dp}, A, S, T]",
+		"P[B_{dp}, A, S, T] · v[B_{dp}, T, A, Dv] -> o[B_{dp}, S, A, Dv]",
+		"o[B_{dp}, S, A, Dv] · Wo[A, Dv, D] -> y[B_{dp}, S, D]",
+		"eh[B_{dp}, S, D2] · Wmtp[D2, D] -> x[B_{dp}, S, D]",
+	} {
+		if !strings.Contains(stdout, op) {
+			t.Errorf("explain does not show %s", op)
+		}
+	}
+	stdout, stderr, code = run(t, append(args, "--strategy", "dp=64,tp=2,zero=1,pp=16,ep=64", "--format", "json")...)
+	if code != ExitOK {
+		t.Fatalf("tp=2: exit %d: %s", code, stderr)
+	}
+	var r struct {
+		Collectives []struct {
+			Op   string   `json:"op"`
+			Axes []string `json:"axes"`
+			Why  string   `json:"why"`
+		} `json:"collectives"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, c := range r.Collectives {
+		for _, want := range []string{"q_up: gather cqn", "kv_up: gather ckvn"} {
+			if strings.HasPrefix(c.Why, want) && c.Op == "AllGather" && strings.Join(c.Axes, ",") == "gpu" {
+				found[want] = true
+			}
+		}
+		if strings.HasPrefix(c.Why, "q_up: gather xn") || strings.HasPrefix(c.Why, "kv_down: gather xn") || strings.HasPrefix(c.Why, "q_down: gather xn") {
+			t.Errorf("MLA gathers the residual stream: %s", c.Why)
+		}
+	}
+	if len(found) != 2 {
+		t.Errorf("latent all-gathers over tp found: %v, want q_up's and kv_up's", found)
+	}
+}
+
+// TestModelsJSONMLA checks the model JSON of an MLA model with an MTP
+// module: the mla object, mtp_layers and mtp_params (DeepSeek-V3: 3·7168 +
+// 2·7168² + one MoE layer of 11,507,286,016 = 11,610,067,968, apart from
+// params).
+func TestModelsJSONMLA(t *testing.T) {
+	clearEnv(t)
+	stdout, stderr, code := run(t, "models", "--format", "json", "deepseek-v3")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got []struct {
+		Params    int64 `json:"params"`
+		MTPLayers int   `json:"mtp_layers"`
+		MTPParams int64 `json:"mtp_params"`
+		MLA       *struct {
+			QLoRARank     int `json:"q_lora_rank"`
+			KVLoRARank    int `json:"kv_lora_rank"`
+			QKNopeHeadDim int `json:"qk_nope_head_dim"`
+			QKRopeHeadDim int `json:"qk_rope_head_dim"`
+			VHeadDim      int `json:"v_head_dim"`
+		} `json:"mla"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil || len(got) != 1 {
+		t.Fatalf("output %q: %v", stdout, err)
+	}
+	m := got[0]
+	if m.Params != 671026404352 || m.MTPLayers != 1 || m.MTPParams != 11610067968 || m.MLA == nil ||
+		m.MLA.QLoRARank != 1536 || m.MLA.KVLoRARank != 512 || m.MLA.QKNopeHeadDim != 128 || m.MLA.QKRopeHeadDim != 64 || m.MLA.VHeadDim != 128 {
+		t.Errorf("deepseek-v3 JSON %+v (mla %+v)", m, m.MLA)
+	}
+}

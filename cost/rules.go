@@ -261,7 +261,7 @@ func (e *evaluator) einsum(res *runResult, o *model.Op, why *[numActions]string,
 		if ps == pBwd {
 			perScore = 10
 		}
-		scores := fl / (perScore * float64(e.p.Spec.HeadDim))
+		scores := fl / (perScore * e.p.ScoreHeadDim())
 		kv := e.size[model.DimT] / e.degOf(bit(space.RoleCP)&e.active)
 		at := e.eff.AttentionSeconds(ps == pBwd, fl, scores, kv, e.peak) / e.p.Options.Kernels.AttentionRate
 		sec = max(at, e.memSeconds(bytes))

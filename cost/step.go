@@ -8,7 +8,8 @@ import (
 )
 
 // stagePlan is what one pipeline rank holds: its layers of each kind, and
-// the embedding (first rank) or the output layer (last rank).
+// the embedding (first rank) or the output layer and the
+// multi-token-prediction modules (last rank).
 type stagePlan struct {
 	counts      []int // per layer kind
 	layers      int
@@ -44,6 +45,9 @@ func (st *evalState) planStages(p *model.Program, pp int) {
 		i := len(st.stages)
 		buf := st.counts[i*nk : (i+1)*nk]
 		p.CountLayers(first, first+cnt, buf)
+		if r == pp-1 && p.MTP.Count > 0 {
+			buf[p.MTP.Kind] += p.MTP.Count // the multi-token-prediction modules sit with the output layer
+		}
 		sp := stagePlan{counts: buf, layers: cnt, embed: r == 0, head: r == pp-1}
 		if slices.ContainsFunc(st.stages, func(o stagePlan) bool {
 			return o.embed == sp.embed && o.head == sp.head && slices.Equal(o.counts, sp.counts)
@@ -69,7 +73,7 @@ func blockMultiplicity(p *model.Program, sp *stagePlan, b int) float64 {
 		return 0
 	case p.Output:
 		if sp.head {
-			return 1
+			return p.OutputRuns()
 		}
 		return 0
 	}
@@ -232,6 +236,9 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 	best.ModelFLOPs = in.modelFLOPsPerToken * tokens
 	var rerun float64
 	for _, r := range p.Stack {
+		rerun += float64(r.Count) * in.rerunPerToken[e.policy][r.Kind]
+	}
+	if r := p.MTP; r.Count > 0 {
 		rerun += float64(r.Count) * in.rerunPerToken[e.policy][r.Kind]
 	}
 	best.HardwareFLOPs = best.ModelFLOPs + rerun*tokens

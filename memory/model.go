@@ -32,8 +32,8 @@ type Model struct {
 	// kindFP8 are the weights of each layer kind that fp8 matmuls read
 	// (model.Tensor.FP8Copy): the recipe keeps an fp8 copy and its transpose.
 	kindFP8 [][]tensorInfo
-	// tiedCopy is the output layer's copy of a tied embedding (empty when
-	// untied).
+	// tiedCopy is the last stage's copy of the embedding that a tied output
+	// layer or the multi-token-prediction modules read (empty when neither).
 	tiedCopy []tensorInfo
 	// x is the residual stream (a layer's input), k and v the attention's
 	// keys and values, xk the MoE block's routed copies (absent for a
@@ -114,6 +114,16 @@ func NewModel(p *model.Program) *Model {
 		}
 		if o.Name == "xent" && len(o.Writes) > 0 {
 			mm.logits = mm.info[o.Writes[0]]
+		}
+	}
+	if r := p.MTP; r.Count > 0 && len(mm.tiedCopy) == 0 {
+		// The multi-token-prediction modules look up the embedding on the
+		// last stage: a copy of it, as for a tied output layer.
+		mtp := p.Kinds[r.Kind].Blocks[0]
+		for _, o := range p.Blocks[mtp].Fwd {
+			if o.Kind == model.Einsum && o.B >= 0 && p.Tensors[o.B].Weight && !slices.Contains(p.Blocks[mtp].Weights, o.B) {
+				mm.tiedCopy = mm.group([]int{o.B})
+			}
 		}
 	}
 	attn := p.Kinds[0].Blocks[0]
@@ -395,6 +405,9 @@ func (mm *Model) Estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 	for i, r := range ranks {
 		first, count := space.StageLayers(mm.layers, pp, r)
 		p.CountLayers(first, first+count, cnt)
+		if r == pp-1 && p.MTP.Count > 0 {
+			cnt[p.MTP.Kind] += p.MTP.Count // the multi-token-prediction modules sit with the output layer
+		}
 		st := stage{counts: cnt, first: r == 0, last: r == pp-1, pp: pp,
 			inFlight: rules.InFlight(r, pp, v, m), lastInFlight: lastInFlight}
 		b := mm.stage(&g, terms, &ends, &st)
@@ -411,7 +424,7 @@ type endTerms struct {
 	embedDense, embedExpert, embedUnit    float64 // the embedding's parameters
 	outputDense, outputExpert, outputUnit float64 // the output layer's, untied or alone
 	tiedDense, tiedUnit                   float64 // the last stage's copy of a tied embedding
-	embedSaved, outputSaved, logits       float64 // saved by the embedding and the output layer; the logits
+	embedSaved, outputSaved, logits       float64 // saved by the embedding and the output layer (each run of it); the logits
 	residual, gathered, kv, routed        float64 // buffers: the residual stream, its TP gather, CP's K and V, MoE copies
 }
 
@@ -430,7 +443,7 @@ func (mm *Model) ends(g *geometry) endTerms {
 		e.tiedUnit, _ = mm.params(g, mm.tiedCopy, fsdp)
 	}
 	e.embedSaved = mm.sum(g, mm.embedSaved, 0)
-	e.outputSaved = mm.sum(g, mm.outputSaved, 0)
+	e.outputSaved = mm.p.OutputRuns() * mm.sum(g, mm.outputSaved, 0)
 	e.logits = mm.bytes(g, &mm.logits, 0)
 	e.residual = mm.bytes(g, &mm.x, 0)
 	if g.sp == 1 {

@@ -77,6 +77,9 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 	if s.MoE != nil && s.MoE.Experts > 0 && (s.MoE.TopK <= 0 || s.MoE.ExpertFFNHidden <= 0 || s.MoELayers() <= 0) {
 		return nil, fmt.Errorf("model: the mixture of experts of %s needs top_k, expert_ffn_hidden and at least one MoE layer", s.Name)
 	}
+	if m := s.MLA; m != nil && (m.QLoRARank < 0 || m.KVLoRARank <= 0 || m.QKNopeHeadDim < 0 || m.QKRopeHeadDim < 0 || m.QKHeadDim() <= 0 || m.VHeadDim <= 0) {
+		return nil, fmt.Errorf("model: the latent attention of %s needs kv_lora_rank, v_head_dim and qk_nope_head_dim + qk_rope_head_dim above zero", s.Name)
+	}
 	o.Precision = o.Precision.withDefaults()
 	if err := o.Precision.Validate(); err != nil {
 		return nil, err
@@ -101,11 +104,18 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 	// The residual stream between a layer's attention and its MLP, shared
 	// so that a recompute policy sees the layer as one program.
 	b.mid = b.residual("x2")
-	attn := b.attention()
+	var attn int
+	if s.MLA != nil {
+		attn = b.mlaAttention()
+	} else {
+		attn = b.attention()
+	}
 	mlp := b.mlp()
 	p.Kinds = append(p.Kinds, LayerKind{Name: "dense", Blocks: []int{attn, mlp}})
+	last := mlp // the MLP of the stack's last layer
 	if s.MoELayers() > 0 {
 		moe := b.moe()
+		last = moe
 		p.Kinds = append(p.Kinds, LayerKind{Name: "moe", Blocks: []int{attn, moe}})
 		if d := s.DenseLayers(); d > 0 {
 			p.Stack = append(p.Stack, Run{Kind: 0, Count: d})
@@ -116,6 +126,13 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 	}
 	p.Embedding = b.embedding()
 	p.Output = b.output()
+	if s.MTPLayers > 0 {
+		// A module's transformer layer is of the stack's last kind, as
+		// Megatron-LM counts it (num_floating_point_operations).
+		mtp := b.mtp(p.Blocks[attn].Input)
+		p.Kinds = append(p.Kinds, LayerKind{Name: "mtp", Blocks: []int{mtp, attn, last}})
+		p.MTP = Run{Kind: len(p.Kinds) - 1, Count: s.MTPLayers}
+	}
 	return p, nil
 }
 
@@ -154,6 +171,15 @@ func (b *builder) sizes() {
 	// [MEG-TP]: K is all key/value, H = q + 2kv has 2kv of it.
 	p.Cap[DimK], p.CapPart[DimK] = s.KVHeads, kv
 	p.Cap[DimH], p.CapPart[DimH] = s.KVHeads, 2*kv
+	if m := s.MLA; m != nil {
+		p.Size[DimA] = float64(s.Heads)
+		p.Size[DimCq], p.Size[DimCkv] = float64(m.QLoRARank), float64(m.KVLoRARank)
+		p.Size[DimDqk], p.Size[DimDv] = float64(m.QKHeadDim()), float64(m.VHeadDim)
+		p.Size[DimDkv], p.Size[DimDr] = float64(m.QKNopeHeadDim+m.VHeadDim), float64(m.QKRopeHeadDim)
+	}
+	if s.MTPLayers > 0 {
+		p.Size[DimD2] = 2 * float64(s.Hidden)
+	}
 	if e := s.MoE; e != nil && e.Experts > 0 {
 		p.Size[DimE], p.Size[DimEr] = float64(e.Experts), float64(e.Experts)
 		p.Size[DimR] = e.CapacityFactor * float64(e.TopK)
@@ -208,11 +234,17 @@ func (b *builder) param(name string, expert bool, scale float64, dims ...dimOf) 
 // h for RMSNorm, 2h for LayerNorm; FSDP shards them, tensor parallelism
 // replicates them [MEG-MEM].
 func (b *builder) norm(name string) {
+	b.normOver(name, DimD)
+}
+
+// normOver adds the weights of a normalisation layer over dimension d (the
+// model width, or an MLA latent).
+func (b *builder) normOver(name string, d Dim) {
 	scale := 1.0
 	if b.p.Spec.Norm == LayerNorm {
 		scale = 2
 	}
-	b.param(name, false, scale, dm(DimD, WeightEmbed))
+	b.param(name, false, scale, dm(d, WeightEmbed))
 }
 
 // begin starts a block.
@@ -365,44 +397,130 @@ func (b *builder) attention() int {
 	q32, kv32 := float64(s.QDim()), float64(s.KVDim())
 	i := b.kernelPass("rope", PassRope, GroupOther, qkv, qkv, (q32+kv32)/(q32+2*kv32))
 	b.blk.Fwd[i].Writes = append(b.blk.Fwd[i].Writes, q, k, v)
+	// P's N dimension spans heads·head_dim so that its einsums count the
+	// right FLOPs; it holds one score per head.
+	b.core(q, k, v, sc, o, score, dm(DimN, Width), perHead)
+	b.einsum("out", GroupProjection, o, wo, y, 1)
+	b.dropoutPass("dropout1", y)
+	b.kernelPass("residual1", PassResidual, GroupOther, y, out, 1)
+	return b.end()
+}
+
+// core writes the attention core o = softmax(q·kᵀ)·v over the score
+// tensor sc of dimensions score, whose elements are scale scores
+// (1/head_dim when a dimension spans heads·head_dim); heads is the
+// dimension of the heads in the log-sum-exp.
+func (b *builder) core(q, k, v, sc, o int, score []dimOf, heads dimOf, scale float64) {
 	if b.flash {
 		// The fused kernel keeps the scores on chip and saves the fp32
 		// log-sum-exp per query and head [FA2].
 		st := &b.p.Tensors[sc]
-		st.NoComm, st.OnChip, st.Scale = true, true, perHead
-		lse := b.tensor("lse", ClassStat, dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimN, Width))
-		b.p.Tensors[lse].Scale, b.p.Tensors[lse].NoGrad = perHead, true
+		st.NoComm, st.OnChip, st.Scale = true, true, scale
+		lse := b.tensor("lse", ClassStat, dm(DimB, TokenBatch), dm(DimS, Seq), heads)
+		b.p.Tensors[lse].Scale, b.p.Tensors[lse].NoGrad = scale, true
 		b.op(Op{Kind: Einsum, Name: "scores", A: q, B: k, C: sc, Work: causalWork, Group: GroupCore, Writes: []int{lse}, Saves: []int{q, k, lse}})
 		// Its backward also reads the output O (D = rowsum(dO∘O), [FA2]),
 		// which the output projection keeps too unless it reads an fp8 copy.
 		b.einsum("attend", GroupCore, sc, v, o, causalWork, o)
-	} else {
-		// Without FlashAttention the score square is materialised in HBM and
-		// computed in full (the causal mask is applied by the softmax). P's N
-		// dimension spans heads·head_dim so that its einsums count the right
-		// FLOPs; it holds one bf16 score per head. Softmax reads and writes
-		// the scores; dropout reads them and writes its output and a 1-byte
-		// mask: 4.5 score-sized passes in all ([KORT §4.1]: softmax output
-		// 2as²b, dropout mask as²b, dropout output 2as²b).
-		b.p.Tensors[sc].Scale = perHead
-		b.einsum("scores", GroupCore, q, k, sc, 1)
-		sm := b.act("P_softmax", score...)
-		b.p.Tensors[sm].Scale = perHead
-		b.pass("softmax", GroupCore, sc, sm, 2, sm)
-		probs := sm
-		if b.dropout {
-			pd := b.act("P_dropout", score...)
-			b.p.Tensors[pd].Scale = perHead
-			mask := b.tensor("P_mask", ClassMask, score...)
-			b.p.Tensors[mask].Scale, b.p.Tensors[mask].NoGrad = perHead, true
-			b.op(Op{Kind: Elementwise, Name: "dropout_P", A: sm, C: pd, Bytes: 2.5, BwdBytes: 5, Group: GroupCore, Writes: []int{mask}, Saves: []int{mask}})
-			probs = pd
-		}
-		b.einsum("attend", GroupCore, probs, v, o, 1)
+		return
 	}
+	// Without FlashAttention the score square is materialised in HBM and
+	// computed in full (the causal mask is applied by the softmax). Softmax
+	// reads and writes the scores; dropout reads them and writes its output
+	// and a 1-byte mask: 4.5 score-sized passes in all ([KORT §4.1]:
+	// softmax output 2as²b, dropout mask as²b, dropout output 2as²b).
+	b.p.Tensors[sc].Scale = scale
+	b.einsum("scores", GroupCore, q, k, sc, 1)
+	sm := b.act("P_softmax", score...)
+	b.p.Tensors[sm].Scale = scale
+	b.pass("softmax", GroupCore, sc, sm, 2, sm)
+	probs := sm
+	if b.dropout {
+		pd := b.act("P_dropout", score...)
+		b.p.Tensors[pd].Scale = scale
+		mask := b.tensor("P_mask", ClassMask, score...)
+		b.p.Tensors[mask].Scale, b.p.Tensors[mask].NoGrad = scale, true
+		b.op(Op{Kind: Elementwise, Name: "dropout_P", A: sm, C: pd, Bytes: 2.5, BwdBytes: 5, Group: GroupCore, Writes: []int{mask}, Saves: []int{mask}})
+		probs = pd
+	}
+	b.einsum("attend", GroupCore, probs, v, o, 1)
+}
+
+// mlaAttention writes the attention block of multi-head latent attention
+// (DeepSeek-V2 arXiv:2405.04434 §2.1; Megatron-Core's MLASelfAttention)
+// for the residual stream x[B_{dp,fsdp}, S_{cp(,tp)}, D]. The
+// down-projections to the query and key/value latents and the shared
+// rotary key's projection are replicated over tensor parallelism, as
+// Megatron-Core runs them, on the residual stream's layout: under sequence
+// parallelism each chip projects its own tokens, and the up-projections,
+// which tensor parallelism splits by heads, all-gather the latents, not the
+// residual stream. The core runs at its own head widths: the scores over
+// qk_nope + qk_rope, the attention over v_head_dim.
+func (b *builder) mlaAttention() int {
+	s := &b.p.Spec
+	m := s.MLA
+	b.begin("attention")
+	tok, res, seq := dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimS, Seq)
+	heads, kvSeq := dm(DimA, Width), dm(DimT, Seq)
+	x := b.residual("x")
+	b.blk.Input = x
+	xn := b.act("xn", tok, res, dm(DimD, Replicated))
+	q := b.act("q", tok, seq, heads, dm(DimDqk, Replicated))
+	ckv := b.act("ckv", tok, res, dm(DimCkv, Replicated))
+	ckvn := b.act("ckvn", tok, res, dm(DimCkv, Replicated))
+	kv := b.act("kv", tok, seq, heads, dm(DimDkv, Replicated))
+	k := b.act("k", tok, kvSeq, heads, dm(DimDqk, Replicated))
+	v := b.act("v", tok, kvSeq, heads, dm(DimDv, Replicated))
+	score := []dimOf{tok, heads, seq, kvSeq}
+	sc := b.act("P", score...)
+	o := b.act("o", tok, seq, heads, dm(DimDv, Replicated))
+	y := b.act("y", tok, res, dm(DimD, Replicated))
+	b.norm("norm1_w")
+	b.kernelPass("norm1", PassNorm, GroupNorm, x, xn, 1, x)
+	// Two projections read the normalised input (Hugging Face's q_a_proj
+	// and kv_a_proj_with_mqa).
+	b.projectionCopies(xn, 2)
+	if m.QLoRARank > 0 {
+		wdq := b.weight("Wdq", false, dm(DimD, WeightEmbed), dm(DimCq, Replicated))
+		cq := b.act("cq", tok, res, dm(DimCq, Replicated))
+		cqn := b.act("cqn", tok, res, dm(DimCq, Replicated))
+		b.normOver("q_norm_w", DimCq)
+		wuq := b.weight("Wuq", false, dm(DimCq, WeightEmbed), heads, dm(DimDqk, Replicated))
+		b.einsum("q_down", GroupProjection, xn, wdq, cq, 1)
+		b.kernelPass("q_norm", PassNorm, GroupNorm, cq, cqn, 1, cq)
+		b.einsum("q_up", GroupProjection, cqn, wuq, q, 1)
+	} else {
+		wq := b.weight("Wq", false, dm(DimD, WeightEmbed), heads, dm(DimDqk, Replicated))
+		b.einsum("q_proj", GroupProjection, xn, wq, q, 1)
+	}
+	wdkv := b.weight("Wdkv", false, dm(DimD, WeightEmbed), dm(DimCkv, Replicated))
+	b.normOver("kv_norm_w", DimCkv)
+	wukv := b.weight("Wukv", false, dm(DimCkv, WeightEmbed), heads, dm(DimDkv, Replicated))
+	b.einsum("kv_down", GroupProjection, xn, wdkv, ckv, 1)
+	b.kernelPass("kv_norm", PassNorm, GroupNorm, ckv, ckvn, 1, ckv)
+	b.einsum("kv_up", GroupProjection, ckvn, wukv, kv, 1)
+	n, qk, rope := float64(s.Heads), float64(m.QKHeadDim()), float64(m.QKRopeHeadDim)
+	if m.QKRopeHeadDim > 0 {
+		// The rotary key, one for all heads: the sequence the heads need is
+		// gathered after the projection (Megatron-Core gathers k_pos_emb).
+		wkr := b.weight("Wkr", false, dm(DimD, WeightEmbed), dm(DimDr, Replicated))
+		kr := b.act("k_rope", tok, seq, dm(DimDr, Replicated))
+		b.einsum("k_rope", GroupProjection, xn, wkr, kr, 1)
+		// The rotary embedding touches the rope columns of q and the shared key.
+		b.kernelPass("rope", PassRope, GroupOther, q, q, (n*rope+rope)/(n*qk))
+	}
+	// k = [k_nope, k_rope broadcast over the heads] and v are written out of
+	// kv and the shared key: read kv and the key, write k and v
+	// (Megatron-Core's torch.cat or fused MLA rope kernel), in units of kv;
+	// the backward pass moves the same bytes.
+	nopeV := float64(m.QKNopeHeadDim + m.VHeadDim)
+	moved := (n*nopeV + rope + n*qk + n*float64(m.VHeadDim)) / (n * nopeV)
+	b.op(Op{Kind: Elementwise, Name: "kv_split", A: kv, C: k, Bytes: moved, BwdBytes: moved, Group: GroupOther, Writes: []int{v}})
+	b.core(q, k, v, sc, o, score, heads, 1)
+	wo := b.weight("Wo", false, heads, dm(DimDv, Replicated), dm(DimD, WeightEmbed))
 	b.einsum("out", GroupProjection, o, wo, y, 1)
 	b.dropoutPass("dropout1", y)
-	b.kernelPass("residual1", PassResidual, GroupOther, y, out, 1)
+	b.kernelPass("residual1", PassResidual, GroupOther, y, b.mid, 1)
 	return b.end()
 }
 
@@ -497,6 +615,50 @@ func (b *builder) moe() int {
 		b.einsum("shared_out", GroupProjection, as, wso, ys, 1)
 	}
 	b.kernelPass("residual2", PassResidual, GroupOther, x, out, 1)
+	return b.end()
+}
+
+// mtp writes a multi-token-prediction module's own ops (DeepSeek-V3
+// arXiv:2412.19437 §2.2; Megatron-Core's MultiTokenPredictionLayer): the
+// lookup of the tokens one further ahead in the shared embedding (a copy of
+// it on the last pipeline stage, like a tied output layer's), the norms of
+// that embedding and of the previous depth's hidden state, their
+// concatenation and the projection M from 2h to h, which writes layerInput,
+// the input of the module's transformer layer. Megatron-Core splits M's
+// columns over tensor parallelism and gathers its output; here it is
+// replicated over tp on the residual stream's layout, like MLA's
+// down-projections (no collective; each chip projects its own tokens under
+// sequence parallelism). The module's final norm and output head are the
+// output block, run again; its own final-norm weights are listed here.
+func (b *builder) mtp(layerInput int) int {
+	p := b.p
+	b.begin("mtp")
+	tok, res := dm(DimB, TokenBatch), dm(DimS, ResidualSeq)
+	h := b.residual("h_mtp")
+	b.blk.Input = h
+	ids := b.tensor("ids_mtp", ClassIndex, tok, dm(DimS, Seq))
+	oh := b.tensor("onehot_mtp", ClassVirtual, tok, dm(DimS, Seq), dm(DimV, Replicated))
+	for _, t := range []int{ids, oh} {
+		p.Tensors[t].NoComm, p.Tensors[t].NoGrad = true, true
+	}
+	wemb := b.tensor("Wemb", ClassWeight, dm(DimV, Width), dm(DimD, WeightEmbed))
+	p.Tensors[wemb].Weight = true // the embedding's copy: not a parameter of its own
+	e := b.residual("e_mtp")
+	en := b.act("en", tok, res, dm(DimD, Replicated))
+	hn := b.act("hn", tok, res, dm(DimD, Replicated))
+	cat := b.act("eh", tok, res, dm(DimD2, Replicated))
+	wm := b.weight("Wmtp", false, dm(DimD2, WeightEmbed), dm(DimD, Replicated))
+	b.norm("mtp_enorm_w")
+	b.norm("mtp_hnorm_w")
+	b.norm("mtp_norm_f_w")
+	b.op(Op{Kind: Einsum, Name: "embed", A: oh, B: wemb, C: e, Work: 0, Group: GroupProjection, Saves: []int{ids}})
+	b.kernelPass("lookup", PassLookup, GroupOther, e, e, 1)
+	b.kernelPass("enorm", PassNorm, GroupNorm, e, en, 1, e)
+	b.kernelPass("hnorm", PassNorm, GroupNorm, h, hn, 1, h)
+	// Read both normalised halves, write the concatenation (2 + 2 units of
+	// hn); backward, the reverse.
+	b.op(Op{Kind: Elementwise, Name: "concat", A: hn, C: cat, Bytes: 4, BwdBytes: 4, Group: GroupOther})
+	b.einsum("mtp_proj", GroupProjection, cat, wm, layerInput, 1)
 	return b.end()
 }
 

@@ -5,9 +5,10 @@
 // # Specs
 //
 // A Spec holds the shape of a model: layers, width, attention heads (MHA, GQA
-// or MQA through KVHeads), the MLP form (GELU with two matrices or SwiGLU with
-// three), the vocabulary, the default training sequence length, and an
-// optional mixture of experts. Zero optional fields take the defaults
+// or MQA through KVHeads, or DeepSeek's multi-head latent attention through
+// MLA), the MLP form (GELU with two matrices or SwiGLU with three), the
+// vocabulary, the default training sequence length, an optional mixture of
+// experts and optional multi-token-prediction modules (MTPLayers). Zero optional fields take the defaults
 // documented on each field; Normalize fills them in and Validate reports every
 // violated rule at once, one sentence per rule.
 //
@@ -24,10 +25,12 @@
 // [NewProgram] writes a model as a [Program]: a short program of einsums over
 // named dimensions ([Dim]: B, S, T, D, Q, N, K, H, F, E, C, R, V, ...),
 // elementwise passes with the bytes they move, and layout changes (the MoE
-// dispatch and combine), grouped into [Block]s (attention, MLP, mixture of
-// experts, embedding, output layer) with the backward pass derived by
-// transposition; a [LayerKind] is the blocks one layer runs and the Stack the
-// layers in order. Each tensor dimension says what it holds ([Logical]), so
+// dispatch and combine), grouped into [Block]s (attention or multi-head latent
+// attention, MLP, mixture of experts, embedding, output layer, multi-token
+// prediction) with the backward pass derived by transposition; a [LayerKind]
+// is the blocks one layer runs and the Stack the layers in order
+// (Program.MTP, the multi-token-prediction modules, run after it on the last
+// pipeline stage). Each tensor dimension says what it holds ([Logical]), so
 // that package space can say which parallel dimension shards it; each tensor
 // has a [Class] whose element size comes from the one [Precision] table; each
 // op lists what its backward pass needs (Op.Saves). A recompute [Policy]
@@ -55,10 +58,10 @@
 // ParseHF sets SeqLen to min(max_position_embeddings, MaxHFSeqLen) tokens,
 // that is at most 8192; pass --seq to plan for another length.
 //
-// DeepSeek's multi-head latent attention (MLA) is approximated by grouped-query
-// attention with the same query-head count and the same projection parameter
-// count, so weight memory and projection FLOPs match while the attention-core
-// FLOPs and the key/value cache are those of the stand-in GQA layer.
+// DeepSeek's configs (deepseek_v2, deepseek_v3) load as multi-head latent
+// attention (q_lora_rank null or absent meaning no query compression, as in
+// DeepSeek-V2-Lite) with num_nextn_predict_layers multi-token-prediction
+// modules.
 //
 // Every error the package returns is a lowercase sentence prefixed "model:",
 // naming the offending field or value; bad input never panics.

@@ -24,6 +24,12 @@ func checkParsed(t *testing.T, s Spec) {
 	if f := s.ModelFLOPsPerToken(s.SeqLen); !(f > 0) {
 		t.Fatalf("parsed spec has %g FLOPs per token", f)
 	}
+	if c.MTP < 0 || c.MTP > 0 && s.MTPLayers == 0 {
+		t.Fatalf("parsed spec has %d MTP parameters for %d modules", c.MTP, s.MTPLayers)
+	}
+	if _, err := NewProgram(s, ProgramOptions{}); err != nil {
+		t.Fatalf("parsed spec has no layer program: %v", err)
+	}
 }
 
 func addSeeds(f *testing.F, pattern string) {
@@ -40,6 +46,7 @@ func FuzzParseYAML(f *testing.F) {
 	f.Add([]byte("layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nmoe:\n  experts: 4\n  top_k: 1\n  expert_ffn_hidden: 8\n  capacity_factor: 1.5\n"))
 	f.Add([]byte("a: &x {layers: 1}\nmoe: *x\n"))
 	f.Add([]byte("layers: 1e18\nhidden: -0\nheads: .inf\n"))
+	f.Add([]byte("layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nmtp_layers: 1\nmla:\n  q_lora_rank: 8\n  kv_lora_rank: 8\n  qk_nope_head_dim: 0\n  qk_rope_head_dim: 8\n  v_head_dim: 4\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseYAML(data)
 		if err != nil {
@@ -56,6 +63,7 @@ func FuzzParseHF(f *testing.F) {
 	addSeeds(f, "*.json")
 	f.Add([]byte(`{"model_type":"qwen2_moe","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"moe_intermediate_size":32,"shared_expert_intermediate_size":16,"num_experts":4,"num_experts_per_tok":1,"vocab_size":100}`))
 	f.Add([]byte(`{"model_type":"deepseek_v3","hidden_size":64,"num_hidden_layers":3,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100,"kv_lora_rank":16,"qk_nope_head_dim":8,"qk_rope_head_dim":4,"v_head_dim":8,"n_routed_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":16,"first_k_dense_replace":1}`))
+	f.Add([]byte(`{"model_type":"deepseek_v2","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":3,"intermediate_size":128,"vocab_size":100,"q_lora_rank":null,"kv_lora_rank":16,"qk_nope_head_dim":0,"qk_rope_head_dim":4,"v_head_dim":8,"num_nextn_predict_layers":2}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseHF(data)
 		if err != nil {

@@ -300,8 +300,11 @@ func (c *hfConfig) gptNeoX() Spec {
 	return s
 }
 
-// deepSeek reads DeepSeek-V2/V3: MLA attention (approximated by GQA), the
-// first first_k_dense_replace layers dense, the rest routed plus shared experts.
+// deepSeek reads DeepSeek-V2/V3: multi-head latent attention (q_lora_rank
+// null or 0 when the queries are not compressed, as in DeepSeek-V2-Lite),
+// the first first_k_dense_replace layers dense, the rest routed plus shared
+// experts, and num_nextn_predict_layers multi-token-prediction modules.
+// num_key_value_heads is not read: with MLA every head has its own keys.
 func (c *hfConfig) deepSeek(typ string) Spec {
 	s := Spec{
 		Layers:         c.int(true, 0, "num_hidden_layers"),
@@ -313,12 +316,15 @@ func (c *hfConfig) deepSeek(typ string) Spec {
 		SeqLen:         c.seqLen("max_position_embeddings"),
 		TiedEmbeddings: c.bool(false, "tie_word_embeddings"),
 		Norm:           RMSNorm,
+		MLA: &MLA{
+			QLoRARank:     c.int(false, 0, "q_lora_rank"),
+			KVLoRARank:    c.int(true, 0, "kv_lora_rank"),
+			QKNopeHeadDim: c.int(true, 0, "qk_nope_head_dim"),
+			QKRopeHeadDim: c.int(true, 0, "qk_rope_head_dim"),
+			VHeadDim:      c.int(true, 0, "v_head_dim"),
+		},
+		MTPLayers: c.int(false, 0, "num_nextn_predict_layers"),
 	}
-	qLoRA := c.int(false, 0, "q_lora_rank")
-	kvLoRA := c.int(true, 0, "kv_lora_rank")
-	nope := c.int(true, 0, "qk_nope_head_dim")
-	rope := c.int(true, 0, "qk_rope_head_dim")
-	vDim := c.int(true, 0, "v_head_dim")
 	if n := c.int(false, 0, "n_routed_experts"); n > 0 {
 		if f := c.int(false, 1, "moe_layer_freq"); f != 1 {
 			c.addf("field \"moe_layer_freq\" is %d; only 1 (experts in every layer after the first dense ones) is supported", f)
@@ -336,30 +342,11 @@ func (c *hfConfig) deepSeek(typ string) Spec {
 			s.MoE.Groups, s.MoE.GroupLimit = g, c.int(false, g, "topk_group")
 		}
 	}
-	// The MLA fields must be sane before the search over KV-head counts.
-	for _, f := range []struct {
-		name   string
-		v, min int
-	}{{"q_lora_rank", qLoRA, 0}, {"kv_lora_rank", kvLoRA, 1}, {"qk_nope_head_dim", nope, 0}, {"qk_rope_head_dim", rope, 0}, {"v_head_dim", vDim, 1}} {
-		if f.v < f.min || f.v > MaxHeadDim {
-			c.addf("field %q is %d; it must be between %d and %d", f.name, f.v, f.min, MaxHeadDim)
-		}
-	}
-	if nope+rope < 1 {
-		c.addf("fields \"qk_nope_head_dim\" and \"qk_rope_head_dim\" sum to %d; the query-key head width must be at least 1", nope+rope)
-	}
-	if s.Hidden < 1 || s.Hidden > MaxHidden || s.Heads < 1 || s.Heads > MaxHeads {
-		// Validate reports the bad width or head count; skip the MLA fit.
-		return s
-	}
-	if len(c.problems) > 0 {
-		return s
-	}
-	kv, d, mla := mlaAsGQA(s.Hidden, s.Heads, qLoRA, kvLoRA, nope, rope, vDim)
-	s.KVHeads, s.HeadDim = kv, d
-	s.Description = fmt.Sprintf("Hugging Face config.json, model_type %s: multi-head latent attention approximated by GQA with %d query heads and %d KV heads of dim %d, "+
-		"matching MLA's %d projection parameters per layer (attention-core FLOPs and KV cache are the stand-in's); "+
-		"multi-token-prediction layers not counted; seq %d = min(max_position_embeddings, %d)",
-		typ, s.Heads, kv, d, mla, s.SeqLen, MaxHFSeqLen)
+	m := s.MLA
+	s.Description = fmt.Sprintf("Hugging Face config.json, model_type %s: multi-head latent attention with %d heads, "+
+		"q_lora_rank %d, kv_lora_rank %d, qk_nope_head_dim %d, qk_rope_head_dim %d, v_head_dim %d; "+
+		"%d multi-token-prediction modules (their parameters apart from the total); "+
+		"seq %d = min(max_position_embeddings, %d)",
+		typ, s.Heads, m.QLoRARank, m.KVLoRARank, m.QKNopeHeadDim, m.QKRopeHeadDim, m.VHeadDim, s.MTPLayers, s.SeqLen, MaxHFSeqLen)
 	return s
 }

@@ -26,7 +26,10 @@ func sameShape(a, b Spec) bool {
 	if (a.MoE == nil) != (b.MoE == nil) || a.MoE != nil && *a.MoE != *b.MoE {
 		return false
 	}
-	a.MoE, b.MoE = nil, nil
+	if (a.MLA == nil) != (b.MLA == nil) || a.MLA != nil && *a.MLA != *b.MLA {
+		return false
+	}
+	a.MoE, b.MoE, a.MLA, b.MLA = nil, nil, nil, nil
 	return a == b
 }
 
@@ -96,8 +99,14 @@ func TestParseHFVariants(t *testing.T) {
 		{"deepseek without q compression", `{"model_type":"deepseek_v2","hidden_size":2048,"num_hidden_layers":27,"num_attention_heads":16,"intermediate_size":10944,"moe_intermediate_size":1408,"n_routed_experts":64,"n_shared_experts":2,"num_experts_per_tok":6,"first_k_dense_replace":1,"q_lora_rank":null,"kv_lora_rank":512,"qk_nope_head_dim":128,"qk_rope_head_dim":64,"v_head_dim":128,"vocab_size":102400,"max_position_embeddings":163840}`,
 			func(s Spec) bool {
 				// DeepSeek-V2-Lite: MLA q 2048*16*192 = 6,291,456; kv 2048*576 + 512*16*256 = 3,276,800;
-				// o 16*128*2048 = 4,194,304; total 13,762,560, matched within 0.1% by the GQA stand-in.
-				return s.MoE != nil && s.MoE.FirstDenseLayers == 1 && relErr(float64(s.AttentionParams()), 13762560) < 0.001
+				// o 16*128*2048 = 4,194,304; the kv latent's norm 512: 13,763,072.
+				return s.MoE != nil && s.MoE.FirstDenseLayers == 1 && s.MLA != nil && s.MLA.QLoRARank == 0 &&
+					s.MTPLayers == 0 && s.KVHeads == 16 && s.HeadDim == 192 && s.AttentionParams() == 13763072
+			}},
+		{"deepseek_v3 with MTP", `{"model_type":"deepseek_v3","hidden_size":64,"num_hidden_layers":3,"num_attention_heads":4,"num_key_value_heads":4,"intermediate_size":128,"vocab_size":100,"q_lora_rank":24,"kv_lora_rank":16,"qk_nope_head_dim":8,"qk_rope_head_dim":4,"v_head_dim":8,"n_routed_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":16,"first_k_dense_replace":1,"num_nextn_predict_layers":2}`,
+			func(s Spec) bool {
+				return s.MLA != nil && *s.MLA == (MLA{QLoRARank: 24, KVLoRARank: 16, QKNopeHeadDim: 8, QKRopeHeadDim: 4, VHeadDim: 8}) &&
+					s.MTPLayers == 2 && s.Counts().MTP == 2*s.MTPModuleParams(false) && s.Counts().MTP > 0
 			}},
 	}
 	for _, tt := range tests {
@@ -126,6 +135,8 @@ func TestParseHFErrors(t *testing.T) {
 		{"gpt2 fields", `{"model_type":"gpt2","n_embd":64}`, []string{`missing required field "n_layer"`, `"n_head"`, `"vocab_size"`}},
 		{"deepseek mla", `{"model_type":"deepseek_v3","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100}`,
 			[]string{`missing required field "kv_lora_rank"`, `"qk_nope_head_dim"`, `"v_head_dim"`}},
+		{"deepseek mla numbers", `{"model_type":"deepseek_v3","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100,"kv_lora_rank":0,"qk_nope_head_dim":8,"qk_rope_head_dim":4,"v_head_dim":8,"num_nextn_predict_layers":-1}`,
+			[]string{`model: config.json: mla.kv_lora_rank is 0; it must be between 1 and`, `mtp_layers is -1`}},
 		{"string number", `{"model_type":"llama","hidden_size":"64","num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100}`,
 			[]string{`field "hidden_size" is "64"; it must be an integer`}},
 		{"fraction", `{"model_type":"llama","hidden_size":64.5,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100}`,

@@ -104,7 +104,12 @@ func nameFromPath(path string) string {
 // yamlKeys returns the top-level keys of the YAML model form.
 func yamlKeys() []string {
 	return []string{"name", "description", "layers", "hidden", "heads", "kv_heads", "head_dim",
-		"ffn_hidden", "ffn", "vocab", "seq_len", "tied_embeddings", "norm", "bias", "moe"}
+		"ffn_hidden", "ffn", "vocab", "seq_len", "tied_embeddings", "norm", "bias", "moe", "mla", "mtp_layers"}
+}
+
+// mlaKeys returns the keys of the YAML form's mla mapping.
+func mlaKeys() []string {
+	return []string{"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}
 }
 
 // moeKeys returns the keys of the YAML form's moe mapping.
@@ -215,6 +220,32 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 					m.Imbalance = d.float("moe."+key, v)
 				}
 			})
+		case "mla":
+			if isNull(v) {
+				return
+			}
+			if v.Kind != yaml.MappingNode {
+				d.addf("key \"mla\" at line %d is a %s; it must be a mapping with kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim", v.Line, kindName(v))
+				return
+			}
+			m := &MLA{}
+			s.MLA = m
+			d.mapping(v, "mla.", mlaKeys(), func(key string, v *yaml.Node) {
+				switch key {
+				case "q_lora_rank":
+					m.QLoRARank = d.int("mla."+key, v)
+				case "kv_lora_rank":
+					m.KVLoRARank = d.int("mla."+key, v)
+				case "qk_nope_head_dim":
+					m.QKNopeHeadDim = d.int("mla."+key, v)
+				case "qk_rope_head_dim":
+					m.QKRopeHeadDim = d.int("mla."+key, v)
+				case "v_head_dim":
+					m.VHeadDim = d.int("mla."+key, v)
+				}
+			})
+		case "mtp_layers":
+			s.MTPLayers = d.int(key, v)
 		}
 	})
 	return s, d.problems

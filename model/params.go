@@ -8,12 +8,21 @@ type Counts struct {
 	Embedding          int64 `json:"embedding_params"`
 	NonEmbedding       int64 `json:"non_embedding_params"`
 	ActiveNonEmbedding int64 `json:"active_non_embedding_params"`
+	// MTP and ActiveMTP are the multi-token-prediction modules' own
+	// parameters, all and those a token visits. They are not in the other
+	// counts (DeepSeek-V3 reports 671B and 37B without them) and share the
+	// embedding and the output head.
+	MTP       int64 `json:"mtp_params,omitempty"`
+	ActiveMTP int64 `json:"active_mtp_params,omitempty"`
 }
 
 // Normalize fills the documented defaults of zero optional fields.
 func (s *Spec) Normalize() {
 	if s.KVHeads == 0 {
 		s.KVHeads = s.Heads
+	}
+	if s.HeadDim == 0 && s.MLA != nil {
+		s.HeadDim = s.MLA.QKHeadDim()
 	}
 	if s.HeadDim == 0 && s.Heads > 0 {
 		s.HeadDim = s.Hidden / s.Heads
@@ -69,14 +78,43 @@ func (s Spec) mlpMatrices() int64 {
 }
 
 // AttentionParams is one layer's attention weights: 2*h*q + 2*h*kv, plus
-// biases q + 2kv + h when Bias is set (docs/formulas.md §1.1, [SB-TF][MEG-MEM]).
+// biases q + 2kv + h when Bias is set (docs/formulas.md §1.1, [SB-TF][MEG-MEM]);
+// with MLA, its projections and the norms of its two latents (see mlaParams).
 func (s Spec) AttentionParams() int64 {
+	if m := s.MLA; m != nil {
+		return mlaParams(int64(s.Hidden), int64(s.Heads), *m) + s.normWidth()*int64(m.QLoRARank+m.KVLoRARank)
+	}
 	h, q, kv := int64(s.Hidden), int64(s.QDim()), int64(s.KVDim())
 	p := 2*h*q + 2*h*kv
 	if s.Bias {
 		p += q + 2*kv + h
 	}
 	return p
+}
+
+// mlaParams is the projection parameter count of one multi-head latent
+// attention layer of width h with n heads (DeepSeek-V2 arXiv:2405.04434
+// §2.1.2-2.1.3; Megatron-LM num_floating_point_operations' MLA terms):
+// queries h*r_q + r_q*n*(d_nope+d_rope), or h*n*(d_nope+d_rope) when r_q is 0;
+// keys and values h*r_kv + r_kv*n*(d_nope+d_v); the shared rotary key
+// h*d_rope; the output n*d_v*h.
+func mlaParams(h, n int64, m MLA) int64 {
+	qk, rq, rkv := int64(m.QKHeadDim()), int64(m.QLoRARank), int64(m.KVLoRARank)
+	q := h * n * qk
+	if rq > 0 {
+		q = h*rq + rq*n*qk
+	}
+	kv := h*rkv + rkv*n*int64(m.QKNopeHeadDim+m.VHeadDim)
+	return q + kv + h*int64(m.QKRopeHeadDim) + n*int64(m.VHeadDim)*h
+}
+
+// normWidth is the parameters of a normalisation layer per element of its
+// input: 1 for RMSNorm (a weight), 2 for LayerNorm (a weight and a bias).
+func (s Spec) normWidth() int64 {
+	if s.Norm == LayerNorm {
+		return 2
+	}
+	return 1
 }
 
 // MLPParams is the parameter count of one MLP of intermediate width f:
@@ -158,8 +196,26 @@ func (s Spec) OutputParams() int64 {
 // FinalNormParams is the norm after the last layer: h (RMSNorm) or 2h (LayerNorm).
 func (s Spec) FinalNormParams() int64 { return s.NormParams() / 2 }
 
+// MTPModuleParams is one multi-token-prediction module's own parameters
+// (DeepSeek-V3 arXiv:2412.19437 §2.2; Megatron-Core's
+// MultiTokenPredictionLayer): the norms of the hidden state and of the
+// shifted tokens' embedding and the module's final norm (3h for RMSNorm),
+// the projection M from 2h to h (2h²) and one transformer layer of the
+// stack's last kind (MoE when the model has MoE layers), with all its
+// experts or, when active is true, the TopK a token visits. The embedding
+// and the output head are the main model's.
+func (s Spec) MTPModuleParams(active bool) int64 {
+	h := int64(s.Hidden)
+	p := 3*s.normWidth()*h + 2*h*h
+	if s.MoELayers() > 0 {
+		return p + s.MoELayerParams(active)
+	}
+	return p + s.DenseLayerParams()
+}
+
 // Counts returns the parameter counts (docs/formulas.md §1.1):
-// Ψ = L_d*P_layer + L_moe*P_moe_layer + V*h (+V*h untied) + final norm.
+// Ψ = L_d*P_layer + L_moe*P_moe_layer + V*h (+V*h untied) + final norm;
+// the multi-token-prediction modules apart (MTPLayers*MTPModuleParams).
 func (s Spec) Counts() Counts {
 	dense := int64(s.DenseLayers()) * s.DenseLayerParams()
 	moeAll := int64(s.MoELayers()) * s.MoELayerParams(false)
@@ -173,16 +229,35 @@ func (s Spec) Counts() Counts {
 		Embedding:          emb,
 		NonEmbedding:       nonEmb,
 		ActiveNonEmbedding: activeNonEmb,
+		MTP:                int64(s.MTPLayers) * s.MTPModuleParams(false),
+		ActiveMTP:          int64(s.MTPLayers) * s.MTPModuleParams(true),
 	}
 }
 
 // ModelFLOPsPerToken is the contract's MFU numerator per token for sequences
-// of seqLen tokens, without recomputation:
-// 6*Ψ_active_nonembedding + 12*L*q*s (attention scores, full square, PaLM App. B)
-// + 6*h*V (output layer, [MEG-FLOP]); docs/formulas.md §1.2-1.3.
+// of seqLen tokens, without recomputation (docs/formulas.md §1.2-1.3):
+// 6*Ψ_active_nonembedding + 12*L*q*s (attention scores, full square, PaLM
+// App. B) + 6*h*V (output layer, [MEG-FLOP]). With MLA, q is CoreWidth. The
+// multi-token-prediction modules are model FLOPs of training too, counted
+// as Megatron-LM's num_floating_point_operations counts them: their
+// parameters (6*Ψ_mtp_active), one more layer's attention scores and one
+// more output layer each.
 func (s Spec) ModelFLOPsPerToken(seqLen int) float64 {
 	c := s.Counts()
-	return 6*float64(c.ActiveNonEmbedding) +
-		12*float64(s.Layers)*float64(s.QDim())*float64(seqLen) +
-		6*float64(s.Hidden)*float64(s.Vocab)
+	return 6*float64(c.ActiveNonEmbedding+c.ActiveMTP) +
+		12*float64(s.Layers+s.MTPLayers)*s.CoreWidth()*float64(seqLen) +
+		6*float64(s.Hidden)*float64(s.Vocab)*float64(1+s.MTPLayers)
+}
+
+// CoreWidth is the width per token of the attention core's two products
+// for the FLOP count, so that 12*CoreWidth*s is one layer's attention score
+// FLOPs per token (full square): q = heads*head_dim, or with MLA
+// heads*(qk_head_dim + v_head_dim)/2, QKᵀ at the query-key width and the
+// attention over V at the value width (Megatron-LM's MLA core term,
+// without its halving for the causal mask).
+func (s Spec) CoreWidth() float64 {
+	if m := s.MLA; m != nil {
+		return float64(s.Heads) * float64(m.QKHeadDim()+m.VHeadDim) / 2
+	}
+	return float64(s.QDim())
 }

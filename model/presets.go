@@ -245,68 +245,20 @@ func maxText(name string, layers, hidden, ffn, heads int) Spec {
 	}
 }
 
-// deepSeekV3 is DeepSeek-V3 with its multi-head latent attention replaced by
-// GQA of the same projection parameter count (see mlaAsGQA).
+// deepSeekV3 is DeepSeek-V3 with its multi-head latent attention and its
+// multi-token-prediction module (arXiv:2412.19437 §2.1-2.2 and §4.2, and
+// its Hugging Face config).
 func deepSeekV3() Spec {
-	// DeepSeek-V3 config: q_lora_rank 1536, kv_lora_rank 512,
-	// qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128 (arXiv:2412.19437 §4.2).
-	kvHeads, headDim, mla := mlaAsGQA(7168, 128, 1536, 512, 128, 64, 128)
 	return Spec{
 		Name: "deepseek-v3",
-		Description: fmt.Sprintf("DeepSeek-V3 (DeepSeek-AI 2024, arXiv:2412.19437, and its Hugging Face config): 61 layers, first 3 dense (SwiGLU 18432), "+
-			"then 256 routed experts of width 2048, top-8 from at most 4 of 8 groups (node-limited routing), plus 1 shared expert; multi-head latent attention approximated by GQA "+
-			"with 128 query heads, %d KV heads of dim %d, matching MLA's %d projection parameters per layer; "+
-			"the multi-token-prediction module (about 14B) is not counted; seq 4096 (the pre-training length)", kvHeads, headDim, mla),
-		Layers: 61, Hidden: 7168, Heads: 128, KVHeads: kvHeads, HeadDim: headDim, FFNHidden: 18432, FFN: SwiGLU,
+		Description: "DeepSeek-V3 (DeepSeek-AI 2024, arXiv:2412.19437, and its Hugging Face config): 61 layers, first 3 dense (SwiGLU 18432), " +
+			"then 256 routed experts of width 2048, top-8 from at most 4 of 8 groups (node-limited routing), plus 1 shared expert; multi-head latent attention with 128 heads, " +
+			"q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128; one multi-token-prediction module " +
+			"(its 11.6B own parameters apart from the 671B, as the report counts); seq 4096 (the pre-training length)",
+		Layers: 61, Hidden: 7168, Heads: 128, FFNHidden: 18432, FFN: SwiGLU,
 		Vocab: 129280, SeqLen: 4096, Norm: RMSNorm,
-		MoE: &MoE{Experts: 256, TopK: 8, ExpertFFNHidden: 2048, SharedExperts: 1, FirstDenseLayers: 3, Groups: 8, GroupLimit: 4},
+		MoE:       &MoE{Experts: 256, TopK: 8, ExpertFFNHidden: 2048, SharedExperts: 1, FirstDenseLayers: 3, Groups: 8, GroupLimit: 4},
+		MLA:       &MLA{QLoRARank: 1536, KVLoRARank: 512, QKNopeHeadDim: 128, QKRopeHeadDim: 64, VHeadDim: 128},
+		MTPLayers: 1,
 	}
-}
-
-// mlaParams is the projection parameter count of one multi-head latent
-// attention layer (DeepSeek-V2 arXiv:2405.04434 §2.1.2; DeepSeek-V3 modeling code):
-// q: h*r_q + r_q*n*(d_nope+d_rope) (or h*n*(d_nope+d_rope) when r_q is 0),
-// kv: h*(r_kv+d_rope) + r_kv*n*(d_nope+d_v), out: n*d_v*h. The two small
-// latent RMSNorms (r_q + r_kv) are left out.
-func mlaParams(hidden, heads, qLoRA, kvLoRA, nope, rope, vDim int) int64 {
-	h, n := int64(hidden), int64(heads)
-	qk := int64(nope + rope)
-	var q int64
-	if qLoRA > 0 {
-		q = h*int64(qLoRA) + int64(qLoRA)*n*qk
-	} else {
-		q = h * n * qk
-	}
-	kv := h*int64(kvLoRA+rope) + int64(kvLoRA)*n*int64(nope+vDim)
-	out := n * int64(vDim) * h
-	return q + kv + out
-}
-
-// mlaAsGQA chooses a GQA stand-in for an MLA layer: with the same query heads,
-// the KV-head count (a divisor of heads) and head width d whose projection
-// count 2*h*d*(heads+kv) (docs/formulas.md §1.1) is closest to the MLA count,
-// preferring fewer KV heads on ties. It returns kv heads, head dim and the
-// MLA count.
-func mlaAsGQA(hidden, heads, qLoRA, kvLoRA, nope, rope, vDim int) (kvHeads, headDim int, mla int64) {
-	mla = mlaParams(hidden, heads, qLoRA, kvLoRA, nope, rope, vDim)
-	h := int64(hidden)
-	best := int64(-1)
-	for kv := 1; kv <= heads; kv++ {
-		if heads%kv != 0 {
-			continue
-		}
-		per := 2 * h * int64(heads+kv) // parameters per unit of head_dim
-		d := (mla + per/2) / per
-		if d < 1 {
-			d = 1
-		}
-		diff := 2*h*d*int64(heads+kv) - mla
-		if diff < 0 {
-			diff = -diff
-		}
-		if best < 0 || diff < best {
-			best, kvHeads, headDim = diff, kv, int(d)
-		}
-	}
-	return kvHeads, headDim, mla
 }

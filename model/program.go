@@ -32,12 +32,21 @@ const (
 	DimFs             // shared-expert MLP width (all shared experts)
 	DimFs2            // fused shared-expert gate and up projection
 	DimV              // vocabulary
+	DimA              // attention heads (multi-head latent attention)
+	DimCq             // MLA query latent, q_lora_rank
+	DimCkv            // MLA key/value latent, kv_lora_rank
+	DimDqk            // MLA query-key head width, qk_nope + qk_rope
+	DimDv             // MLA value head width
+	DimDkv            // MLA key/value up-projection per head, qk_nope + v
+	DimDr             // MLA rotary key width, qk_rope (shared by the heads)
+	DimD2             // the multi-token-prediction projection's input, 2h
 	NumDim
 )
 
 // dimNames are the letters of the notation of `plan explain`.
 func dimNames() [NumDim]string {
-	return [NumDim]string{"B", "S", "T", "D", "Q", "N", "K", "H", "F", "F2", "E", "E", "C", "R", "Fe", "Fe2", "Fs", "Fs2", "V"}
+	return [NumDim]string{"B", "S", "T", "D", "Q", "N", "K", "H", "F", "F2", "E", "E", "C", "R", "Fe", "Fe2", "Fs", "Fs2", "V",
+		"A", "Cq", "Ckv", "Dqk", "Dv", "Dkv", "Dr", "D2"}
 }
 
 // String returns the dimension's letter in the notation of `plan explain`.
@@ -212,7 +221,8 @@ type Block struct {
 
 // LayerKind is one kind of transformer layer: the blocks it runs.
 type LayerKind struct {
-	// Name is "dense" or "moe".
+	// Name is "dense", "moe" or "mtp" (a multi-token-prediction module: its
+	// own block, then the blocks of the stack's last layer kind).
 	Name string
 	// Blocks are indices into Program.Blocks, in order.
 	Blocks []int
@@ -244,6 +254,12 @@ type Program struct {
 	Stack []Run
 	// Embedding and Output index the embedding and output-layer blocks.
 	Embedding, Output int
+	// MTP is the multi-token-prediction modules: Count layers of kind Kind
+	// (Count 0 without them) that the last pipeline stage runs after the
+	// stack, each followed by the output block again (DeepSeek-V3
+	// arXiv:2412.19437 §2.2; Megatron-Core places them with the output
+	// layer). They are not in Stack.
+	MTP Run
 	// Size is the size of each model dimension; B, S, T and C are zero
 	// (see Sizes).
 	Size [NumDim]float64
@@ -367,6 +383,21 @@ func (p *Program) NumLayers() int {
 	}
 	return n
 }
+
+// ScoreHeadDim is the head width per score of the attention core's two
+// products, 4·ScoreHeadDim FLOPs per score in the forward pass: head_dim,
+// or with MLA the mean of the query-key and value head widths.
+func (p *Program) ScoreHeadDim() float64 {
+	if m := p.Spec.MLA; m != nil {
+		return float64(m.QKHeadDim()+m.VHeadDim) / 2
+	}
+	return float64(p.Spec.HeadDim)
+}
+
+// OutputRuns is how many times the last pipeline stage runs the output
+// block per micro-batch: once, and once more per multi-token-prediction
+// module.
+func (p *Program) OutputRuns() float64 { return 1 + float64(p.MTP.Count) }
 
 // Precision returns the program's precision table.
 func (p *Program) Precision() Precision { return p.Options.Precision }

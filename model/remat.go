@@ -74,17 +74,23 @@ func Policies() []Policy {
 		{Name: RecomputeSaveDotExceptMLPWi, Rerun: dots, RerunOps: []string{"ffn_in", "expert_in", "shared_in"}, Layers: true, RecomputeUsed: true},
 		{Name: RecomputeSaveDotExceptMLP, Rerun: dots, RerunOps: []string{"ffn_in", "ffn_out", "expert_in", "expert_out", "shared_in", "shared_out"}, Layers: true, RecomputeUsed: true},
 		{Name: RecomputeSaveQKVProj, Rerun: all, RerunOps: nil, Layers: true, RecomputeUsed: true, Offload: nil},
-		{Name: RecomputeQKVProjOffloaded, Rerun: all, Layers: true, RecomputeUsed: true, Offload: []string{"qkv"}},
+		{Name: RecomputeQKVProjOffloaded, Rerun: all, Layers: true, RecomputeUsed: true, Offload: qkvProjections()},
 		{Name: RecomputeMinimalOffloaded, Rerun: dots, Layers: true, RecomputeUsed: true,
-			Offload: []string{"qkv", "out", "ffn_in", "ffn_out", "router", "expert_in", "expert_out", "shared_in", "shared_out"}},
+			Offload: []string{"qkv", "out", "ffn_in", "ffn_out", "router", "expert_in", "expert_out", "shared_in", "shared_out",
+				"q_down", "q_up", "q_proj", "kv_down", "kv_up", "k_rope", "mtp_proj"}},
 		{Name: RecomputeOffloadInput, Rerun: all, Layers: true, Offload: []string{"input"}},
 	}
 }
 
+// qkvProjections are the ops whose outputs are the queries, keys and
+// values before the core: the fused projection, or MLA's up-projections
+// (q_proj without query compression).
+func qkvProjections() []string { return []string{"qkv", "q_up", "q_proj", "kv_up"} }
+
 // keeps reports whether pol keeps op o's output although o's group re-runs
 // (save_qkv_proj and qkv_proj_offloaded keep the q, k, v projection).
 func (pol Policy) keeps(o *Op) bool {
-	return (pol.Name == RecomputeSaveQKVProj || pol.Name == RecomputeQKVProjOffloaded) && o.Name == "qkv"
+	return (pol.Name == RecomputeSaveQKVProj || pol.Name == RecomputeQKVProjOffloaded) && slices.Contains(qkvProjections(), o.Name)
 }
 
 // PolicyNames returns the names of the known policies.

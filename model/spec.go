@@ -52,6 +52,30 @@ type MoE struct {
 	Imbalance float64 `json:"imbalance,omitempty" yaml:"imbalance"`
 }
 
+// MLA describes multi-head latent attention (DeepSeek-V2, arXiv:2405.04434
+// §2.1): queries and keys/values are projected down to small latents and up
+// again to the heads; a decoupled rotary key of QKRopeHeadDim is shared by
+// all heads. A nil *MLA in Spec means multi-head or grouped-query attention.
+type MLA struct {
+	// QLoRARank is the width of the query latent; 0 means no query
+	// compression: the queries are projected from the hidden state directly
+	// (DeepSeek-V2-Lite).
+	QLoRARank int `json:"q_lora_rank" yaml:"q_lora_rank"`
+	// KVLoRARank is the width of the key/value latent.
+	KVLoRARank int `json:"kv_lora_rank" yaml:"kv_lora_rank"`
+	// QKNopeHeadDim is the per-head width of the query and key parts
+	// without rotary embedding.
+	QKNopeHeadDim int `json:"qk_nope_head_dim" yaml:"qk_nope_head_dim"`
+	// QKRopeHeadDim is the per-head width of the rotary part of the queries
+	// and of the rotary key that all heads share.
+	QKRopeHeadDim int `json:"qk_rope_head_dim" yaml:"qk_rope_head_dim"`
+	// VHeadDim is the per-head width of the values.
+	VHeadDim int `json:"v_head_dim" yaml:"v_head_dim"`
+}
+
+// QKHeadDim is the per-head width of queries and keys, QKNopeHeadDim + QKRopeHeadDim.
+func (m MLA) QKHeadDim() int { return m.QKNopeHeadDim + m.QKRopeHeadDim }
+
 // Spec is a decoder-only transformer: the contract's model form. Zero
 // optional fields take the defaults documented on each field once a loader
 // has called Normalize.
@@ -66,9 +90,11 @@ type Spec struct {
 	Hidden int `json:"hidden" yaml:"hidden"`
 	// Heads is the number of query heads.
 	Heads int `json:"heads" yaml:"heads"`
-	// KVHeads is the number of key/value heads; default Heads (MHA), smaller for GQA/MQA.
+	// KVHeads is the number of key/value heads; default Heads (MHA), smaller
+	// for GQA/MQA; with MLA it must be Heads.
 	KVHeads int `json:"kv_heads" yaml:"kv_heads"`
-	// HeadDim is the width of one head; default Hidden/Heads.
+	// HeadDim is the width of one head; default Hidden/Heads. With MLA it is
+	// the query-key width MLA.QKHeadDim() (the default).
 	HeadDim int `json:"head_dim" yaml:"head_dim"`
 	// FFNHidden is the dense MLP intermediate width; default 4*Hidden.
 	FFNHidden int `json:"ffn_hidden" yaml:"ffn_hidden"`
@@ -87,4 +113,12 @@ type Spec struct {
 	Bias bool `json:"bias,omitempty" yaml:"bias"`
 	// MoE is nil for a dense model.
 	MoE *MoE `json:"moe,omitempty" yaml:"moe"`
+	// MLA is nil for multi-head or grouped-query attention.
+	MLA *MLA `json:"mla,omitempty" yaml:"mla"`
+	// MTPLayers is the number of multi-token-prediction modules
+	// (DeepSeek-V3, arXiv:2412.19437 §2.2; Hugging Face's
+	// num_nextn_predict_layers): each runs one more transformer layer of the
+	// model's last kind and the shared output head during training. They
+	// are not counted in Counts' Total and Active (see Counts.MTP).
+	MTPLayers int `json:"mtp_layers,omitempty" yaml:"mtp_layers"`
 }

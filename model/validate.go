@@ -33,6 +33,8 @@ const (
 	MaxCapacityFactor = 100
 	// MaxParams is the largest accepted total parameter count (10^15).
 	MaxParams = 1e15
+	// MaxMTPLayers is the largest accepted Spec.MTPLayers.
+	MaxMTPLayers = 100
 )
 
 // Validate reports every rule the Spec breaks, joined with errors.Join, one
@@ -63,6 +65,10 @@ func (s Spec) normalized() Spec {
 		m := *s.MoE
 		c.MoE = &m
 	}
+	if s.MLA != nil {
+		m := *s.MLA
+		c.MLA = &m
+	}
 	c.Normalize()
 	return c
 }
@@ -80,7 +86,7 @@ func (s Spec) problems() []string {
 	}
 
 	// Rules that must be checked before Normalize fills the defaults.
-	if s.HeadDim == 0 && s.Heads > 0 && s.Hidden > 0 && s.Hidden%s.Heads != 0 {
+	if s.HeadDim == 0 && s.MLA == nil && s.Heads > 0 && s.Hidden > 0 && s.Hidden%s.Heads != 0 {
 		add("hidden %d is not a multiple of heads %d; set head_dim or use a heads count that divides hidden", s.Hidden, s.Heads)
 	}
 	c := s.normalized()
@@ -88,14 +94,18 @@ func (s Spec) problems() []string {
 	okLayers := inRange("layers", c.Layers, 1, MaxLayers)
 	okHidden := inRange("hidden", c.Hidden, 1, MaxHidden)
 	okHeads := inRange("heads", c.Heads, 1, MaxHeads)
-	if okHeads {
+	if okHeads && c.MLA != nil {
+		if c.KVHeads != c.Heads {
+			add("kv_heads is %d; with mla every head has its own keys and values, so leave kv_heads out or set it to heads (%d)", c.KVHeads, c.Heads)
+		}
+	} else if okHeads {
 		if c.KVHeads < 1 || c.KVHeads > c.Heads {
 			add("kv_heads is %d; it must be between 1 and heads (%d)", c.KVHeads, c.Heads)
 		} else if c.Heads%c.KVHeads != 0 {
 			add("heads %d is not a multiple of kv_heads %d; use a kv_heads that divides heads, such as %d", c.Heads, c.KVHeads, largestDivisorAtMost(c.Heads, c.KVHeads))
 		}
 	}
-	if s.HeadDim != 0 || (okHidden && okHeads && c.Hidden%c.Heads == 0) {
+	if s.HeadDim != 0 || (c.MLA == nil && okHidden && okHeads && c.Hidden%c.Heads == 0) {
 		inRange("head_dim", c.HeadDim, 1, MaxHeadDim)
 	}
 	inRange("ffn_hidden", c.FFNHidden, 1, MaxFFNHidden)
@@ -107,6 +117,24 @@ func (s Spec) problems() []string {
 	}
 	inRange("vocab", c.Vocab, 1, MaxVocab)
 	inRange("seq_len", c.SeqLen, 1, MaxSeqLen)
+
+	if m := c.MLA; m != nil {
+		inRange("mla.q_lora_rank", m.QLoRARank, 0, MaxHidden)
+		inRange("mla.kv_lora_rank", m.KVLoRARank, 1, MaxHidden)
+		okNope := inRange("mla.qk_nope_head_dim", m.QKNopeHeadDim, 0, MaxHeadDim)
+		okRope := inRange("mla.qk_rope_head_dim", m.QKRopeHeadDim, 0, MaxHeadDim)
+		inRange("mla.v_head_dim", m.VHeadDim, 1, MaxHeadDim)
+		switch {
+		case okNope && okRope && m.QKHeadDim() < 1:
+			add("mla.qk_nope_head_dim and mla.qk_rope_head_dim are both 0; the query-key head width, their sum, must be at least 1")
+		case okNope && okRope && c.HeadDim != m.QKHeadDim():
+			add("head_dim is %d; with mla it is qk_nope_head_dim + qk_rope_head_dim (%d), so leave head_dim out or set it to that", c.HeadDim, m.QKHeadDim())
+		}
+		if c.Bias {
+			add("bias is true; multi-head latent attention is modelled without biases, as DeepSeek trains it, so set bias to false")
+		}
+	}
+	inRange("mtp_layers", c.MTPLayers, 0, MaxMTPLayers)
 
 	if m := c.MoE; m != nil {
 		if inRange("moe.experts", m.Experts, 1, MaxExperts) {
@@ -150,20 +178,39 @@ func (s Spec) problems() []string {
 	return p
 }
 
-// paramsFloat is Counts().Total computed in float64, so that it cannot
-// overflow on absurd shapes (same formula as Counts, docs/formulas.md §1.1).
+// paramsFloat is Counts().Total plus Counts().MTP computed in float64, so
+// that it cannot overflow on absurd shapes (same formulas as Counts,
+// docs/formulas.md §1.1, with every bias counted).
 func (s Spec) paramsFloat() float64 {
 	h, q, kv := float64(s.Hidden), float64(s.Heads)*float64(s.HeadDim), float64(s.KVHeads)*float64(s.HeadDim)
 	mlp := func(f float64) float64 { return float64(s.mlpMatrices())*h*f + 2*f + h }
-	layer := 2*h*q + 2*h*kv + q + 2*kv + h + 4*h
-	dense := float64(s.DenseLayers()) * (layer + mlp(float64(s.FFNHidden)))
-	moe := 0.0
-	if m := s.MoE; m != nil {
-		moe = float64(s.MoELayers()) * (layer + h*float64(m.Experts) +
-			float64(m.SharedExperts)*mlp(float64(m.SharedFFNHidden)) +
-			float64(m.Experts)*mlp(float64(m.ExpertFFNHidden)))
+	attn := 2*h*q + 2*h*kv + q + 2*kv + h
+	if m := s.MLA; m != nil {
+		// mlaParams and the latents' norms.
+		n, qk, rq, rkv := float64(s.Heads), float64(m.QKHeadDim()), float64(m.QLoRARank), float64(m.KVLoRARank)
+		qProj := h * n * qk
+		if rq > 0 {
+			qProj = h*rq + rq*n*qk
+		}
+		attn = qProj + rkv*(h+n*float64(m.QKNopeHeadDim+m.VHeadDim)) + h*float64(m.QKRopeHeadDim) + n*float64(m.VHeadDim)*h + 2*(rq+rkv)
 	}
-	return dense + moe + 2*float64(s.Vocab)*h + 2*h
+	layer := attn + 4*h
+	denseLayer := layer + mlp(float64(s.FFNHidden))
+	dense := float64(s.DenseLayers()) * denseLayer
+	moe, moeLayer := 0.0, 0.0
+	if m := s.MoE; m != nil {
+		moeLayer = layer + h*float64(m.Experts) +
+			float64(m.SharedExperts)*mlp(float64(m.SharedFFNHidden)) +
+			float64(m.Experts)*mlp(float64(m.ExpertFFNHidden))
+		moe = float64(s.MoELayers()) * moeLayer
+	}
+	// MTPModuleParams: three norms, the 2h-to-h projection and one layer of the last kind.
+	mtpLayer := denseLayer
+	if s.MoELayers() > 0 {
+		mtpLayer = moeLayer
+	}
+	mtp := float64(s.MTPLayers) * (6*h + 2*h*h + mtpLayer)
+	return dense + moe + mtp + 2*float64(s.Vocab)*h + 2*h
 }
 
 // largestDivisorAtMost returns the largest divisor of n that is at most k (k >= 1).

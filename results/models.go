@@ -30,7 +30,19 @@ type Model struct {
 	Norm               string `json:"norm,omitempty"`
 	Bias               bool   `json:"bias,omitempty"`
 	MoE                *MoE   `json:"moe,omitempty"`
+	MLA                *MLA   `json:"mla,omitempty"`
+	MTPLayers          int    `json:"mtp_layers,omitempty"`
+	MTPParams          int64  `json:"mtp_params,omitempty"`
 	Description        string `json:"description,omitempty"`
+}
+
+// MLA is the JSON form of a model's multi-head latent attention.
+type MLA struct {
+	QLoRARank     int `json:"q_lora_rank"`
+	KVLoRARank    int `json:"kv_lora_rank"`
+	QKNopeHeadDim int `json:"qk_nope_head_dim"`
+	QKRopeHeadDim int `json:"qk_rope_head_dim"`
+	VHeadDim      int `json:"v_head_dim"`
 }
 
 // MoE is the JSON form of a model's mixture-of-experts layers.
@@ -45,7 +57,8 @@ type MoE struct {
 }
 
 // NewModel converts a model spec to its JSON form, with parameter counts
-// from [model.Spec.Counts] (embeddings included).
+// from [model.Spec.Counts] (embeddings included; the multi-token-prediction
+// modules' own parameters apart, in mtp_params).
 func NewModel(m model.Spec) Model {
 	c := m.Counts()
 	out := Model{
@@ -66,7 +79,13 @@ func NewModel(m model.Spec) Model {
 		TiedEmbeddings:     m.TiedEmbeddings,
 		Norm:               m.Norm,
 		Bias:               m.Bias,
+		MTPLayers:          m.MTPLayers,
+		MTPParams:          c.MTP,
 		Description:        m.Description,
+	}
+	if a := m.MLA; a != nil {
+		out.MLA = &MLA{QLoRARank: a.QLoRARank, KVLoRARank: a.KVLoRARank, QKNopeHeadDim: a.QKNopeHeadDim,
+			QKRopeHeadDim: a.QKRopeHeadDim, VHeadDim: a.VHeadDim}
 	}
 	if e := m.MoE; e != nil {
 		out.MoE = &MoE{
