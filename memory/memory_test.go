@@ -543,3 +543,68 @@ func TestFP8Copies(t *testing.T) {
 		}
 	}
 }
+
+// TestParts checks that the parts of every component add up to Estimate's
+// figure, over dense, MoE, MLA/MTP, pipelined, FSDP, fp8 and recompute
+// strategies, and names the MoE parts the explain output lists.
+func TestParts(t *testing.T) {
+	ds, _ := model.Preset("deepseek-v3")
+	mix, _ := model.Preset("mixtral-8x7b")
+	r, _ := model.LookupFP8Recipe(model.FP8Blockwise)
+	cases := []struct {
+		name string
+		m    model.Spec
+		o    model.ProgramOptions
+		c    profiles.Cluster
+		w    space.Workload
+		s    string
+		want []string
+	}{
+		{"llama dp", llama70B(), model.ProgramOptions{}, h100(64), space.Workload{Batch: 64, SeqLen: 8192}, "dp=8,tp=8", []string{"attention", "dense MLP", "gradient bucket"}},
+		{"llama fsdp pp", llama70B(), model.ProgramOptions{}, h100(64), space.Workload{Batch: 64, SeqLen: 8192}, "fsdp=8,pp=8,recompute=full", []string{"FSDP gathered weights and gradients"}},
+		{"mixtral ep", mix, model.ProgramOptions{}, h100(64), space.Workload{Batch: 64, SeqLen: 4096}, "dp=8,tp=8,ep=8,zero=1", []string{"routed experts", "router and norm", "routed experts (dispatched copies)", "loss gradient (transient)"}},
+		{"deepseek fp8 pp", ds, model.ProgramOptions{FP8: &r}, h100(2048), space.Workload{Batch: 1024, SeqLen: 4096}, "dp=128,zero=1,pp=16,ep=64", []string{"attention (MLA)", "shared experts", "routed experts", "MoE dispatch and combine (transient)"}},
+		{"deepseek one stage", ds, model.ProgramOptions{}, h100(2048), space.Workload{Batch: 2048, SeqLen: 4096}, "dp=2048,zero=1,ep=64", []string{"multi-token prediction", "embedding", "output layer"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := model.NewProgram(tc.m, tc.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mm := NewModel(p)
+			s, err := space.Parse(tc.s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := mm.Estimate(tc.c, tc.w, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts, err := mm.Parts(tc.c, tc.w, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sums := map[string]float64{}
+			var names []string
+			for _, q := range parts {
+				sums[q.Component] += q.Bytes
+				names = append(names, q.Name)
+			}
+			for comp, want := range map[string]float64{Params: b.ParamsBytes, Grads: b.GradsBytes, Optimizer: b.OptimizerBytes, Activations: b.ActivationsBytes, Buffers: b.BuffersBytes} {
+				if !within(sums[comp], want, 1e-9) && !(want == 0 && sums[comp] == 0) {
+					t.Errorf("%s parts add up to %.6g, Estimate says %.6g", comp, sums[comp], want)
+				}
+			}
+			for _, w := range tc.want {
+				found := false
+				for _, n := range names {
+					found = found || n == w
+				}
+				if !found {
+					t.Errorf("no part %q in %v", w, names)
+				}
+			}
+		})
+	}
+}

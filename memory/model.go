@@ -322,15 +322,34 @@ const maxKinds = 4
 // It does not allocate for a placed strategy of a program with at most 8
 // layer kinds.
 func (mm *Model) Estimate(c profiles.Cluster, w space.Workload, s space.Strategy) (Breakdown, error) {
+	var pk peak
+	err := mm.estimate(c, w, s, &pk)
+	return pk.b, err
+}
+
+// peak is a strategy's busiest pipeline rank and what its memory was
+// computed from, for Parts.
+type peak struct {
+	b Breakdown
+	g geometry
+	// rank is the busiest rank; inFlight and lastInFlight its and the last
+	// rank's micro-batches in flight; pp the pipeline's ranks.
+	rank                   int
+	inFlight, lastInFlight float64
+	pp                     int
+}
+
+// estimate fills pk with the busiest rank of s (Estimate).
+func (mm *Model) estimate(c profiles.Cluster, w space.Workload, s space.Strategy, pk *peak) error {
 	p := mm.p
-	var g geometry
+	g := &pk.g
 	pol, ok := mm.policy(s.Recompute)
 	if !ok {
-		return Breakdown{}, fmt.Errorf("memory: recompute policy %q is unknown", s.Recompute)
+		return fmt.Errorf("memory: recompute policy %q is unknown", s.Recompute)
 	}
 	deg, err := s.RoleDegrees(c)
 	if err != nil {
-		return Breakdown{}, fmt.Errorf("memory: %w", err)
+		return fmt.Errorf("memory: %w", err)
 	}
 	for r, d := range deg {
 		g.deg[r] = float64(d)
@@ -374,20 +393,10 @@ func (mm *Model) Estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 	if len(p.Kinds) > maxKinds {
 		terms = make([]kindTerms, 0, len(p.Kinds))
 	}
-	fsdp := space.RoleFSDP.Bit() | space.RoleEFSDP.Bit()
 	for k := range p.Kinds {
-		var kt kindTerms
-		kt.act = mm.sum(&g, mm.saved[pol][k], 0)
-		kt.work = mm.sum(&g, mm.working[pol][k], 0)
-		kt.dense, kt.expert = mm.params(&g, mm.kindWeights[k], 0)
-		d0, e0 := mm.params(&g, mm.kindWeights[k], fsdp)
-		kt.unit = d0 + e0
-		d8, e8 := mm.params(&g, mm.kindFP8[k], fsdp)
-		kt.fp8 = d8 + e8
-		kt.hasMoE = p.Kinds[k].Name == "moe"
-		terms = append(terms, kt)
+		terms = append(terms, mm.kindTerms(g, k))
 	}
-	ends := mm.ends(&g)
+	ends := mm.ends(g)
 	pp := max(s.Degree[space.PP], 1)
 	m := max(w.Batch/max(s.Replicas()*mb, 1), 1)
 	g.micro = float64(m)
@@ -398,24 +407,45 @@ func (mm *Model) Estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 	if len(p.Kinds) > maxKinds {
 		cnt = make([]int, len(p.Kinds))
 	}
-	lastInFlight := rules.InFlight(pp-1, pp, v, m)
-	var best Breakdown
+	pk.pp, pk.lastInFlight = pp, rules.InFlight(pp-1, pp, v, m)
 	var rankBuf [4 + 2*maxKinds]int
 	ranks := space.CandidateRanks(mm.layers, pp, mm.kindStarts, rankBuf[:0])
 	for i, r := range ranks {
-		first, count := space.StageLayers(mm.layers, pp, r)
-		p.CountLayers(first, first+count, cnt)
-		if r == pp-1 && p.MTP.Count > 0 {
-			cnt[p.MTP.Kind] += p.MTP.Count // the multi-token-prediction modules sit with the output layer
-		}
-		st := stage{counts: cnt, first: r == 0, last: r == pp-1, pp: pp,
-			inFlight: rules.InFlight(r, pp, v, m), lastInFlight: lastInFlight}
-		b := mm.stage(&g, terms, &ends, &st)
-		if i == 0 || b.TotalBytes() > best.TotalBytes() {
-			best = b
+		st := mm.rankStage(r, pp, cnt)
+		st.inFlight, st.lastInFlight = rules.InFlight(r, pp, v, m), pk.lastInFlight
+		b := mm.stage(g, terms, &ends, &st)
+		if i == 0 || b.TotalBytes() > pk.b.TotalBytes() {
+			pk.b, pk.rank, pk.inFlight = b, r, st.inFlight
 		}
 	}
-	return best, nil
+	return nil
+}
+
+// kindTerms computes layer kind k's per-chip quantities under g.
+func (mm *Model) kindTerms(g *geometry, k int) kindTerms {
+	fsdp := space.RoleFSDP.Bit() | space.RoleEFSDP.Bit()
+	var kt kindTerms
+	kt.act = mm.sum(g, mm.saved[g.policy][k], 0)
+	kt.work = mm.sum(g, mm.working[g.policy][k], 0)
+	kt.dense, kt.expert = mm.params(g, mm.kindWeights[k], 0)
+	d0, e0 := mm.params(g, mm.kindWeights[k], fsdp)
+	kt.unit = d0 + e0
+	d8, e8 := mm.params(g, mm.kindFP8[k], fsdp)
+	kt.fp8 = d8 + e8
+	kt.hasMoE = mm.p.Kinds[k].Name == "moe"
+	return kt
+}
+
+// rankStage returns pipeline rank r of pp with its layers of each kind
+// counted into cnt (the multi-token-prediction modules on the last rank).
+func (mm *Model) rankStage(r, pp int, cnt []int) stage {
+	p := mm.p
+	first, count := space.StageLayers(mm.layers, pp, r)
+	p.CountLayers(first, first+count, cnt)
+	if r == pp-1 && p.MTP.Count > 0 {
+		cnt[p.MTP.Kind] += p.MTP.Count // the multi-token-prediction modules sit with the output layer
+	}
+	return stage{counts: cnt, first: r == 0, last: r == pp-1, pp: pp}
 }
 
 // endTerms are the per-chip quantities of the first and last stages'
@@ -466,8 +496,22 @@ type stage struct {
 	inFlight, lastInFlight float64
 }
 
-// stage returns the memory of one pipeline rank.
+// stage returns the memory of one pipeline rank: the larger of its two
+// phases (stagePhases).
 func (mm *Model) stage(g *geometry, terms []kindTerms, e *endTerms, st *stage) Breakdown {
+	fwd, step, _ := mm.stagePhases(g, terms, e, st)
+	if step.TotalBytes() > fwd.TotalBytes() {
+		return step
+	}
+	return fwd
+}
+
+// stagePhases returns the memory of one pipeline rank in its two phases,
+// which bound the step (docs/formulas.md §2.5 [derived]): the end of the
+// forward pass of the last micro-batch, with every activation in flight,
+// and the optimizer step, with every gradient and no activation; and its
+// buffer terms.
+func (mm *Model) stagePhases(g *geometry, terms []kindTerms, e *endTerms, st *stage) (fwd, step Breakdown, bufs bufTerms) {
 	var dense, expert, unit, act, work, fp8, fp8Unit float64
 	hasMoE := false
 	for k, n := range st.counts {
@@ -498,27 +542,15 @@ func (mm *Model) stage(g *geometry, terms []kindTerms, e *endTerms, st *stage) B
 		}
 		dense, expert, unit = dense+d, expert+e.outputExpert, max(unit, u)
 	}
-	// Model states: weights over their storage sharding (tp, ep, fsdp);
-	// ZeRO-1 shards the optimizer state over dp, ZeRO-2 the gradients too;
-	// routed experts over the expert data-parallel group edp
-	// (docs/formulas.md §2.1 [ZERO §5][MEG-DDP]).
-	// Two phases bound the step (docs/formulas.md §2.5 [derived]): the end
-	// of the forward pass of the last micro-batch, with every activation in
-	// flight, and the optimizer step, with every gradient and no
-	// activation.
-	var fwd, step Breakdown
 	fwd.ParamsBytes, fwd.GradsBytes, fwd.OptimizerBytes = mm.states(g, dense, expert, fp8, false)
 	step.ParamsBytes, step.GradsBytes, step.OptimizerBytes = mm.states(g, dense, expert, fp8, true)
 	// Layer activations × micro-batches in flight (docs/formulas.md §2.3 [KORT §4.3]).
 	fwd.ActivationsBytes = st.inFlight * act
-	bufs := mm.buffers(g, e, st, dense+expert, unit, work, fp8Unit, hasMoE)
+	bufs = mm.buffers(g, e, st, dense+expert, unit, work, fp8Unit, hasMoE)
 	persistent, transient := bufs.totals()
 	fwd.BuffersBytes = persistent + transient
 	step.BuffersBytes = persistent
-	if step.TotalBytes() > fwd.TotalBytes() {
-		return step
-	}
-	return fwd
+	return fwd, step, bufs
 }
 
 // states returns the model states of dense and expert parameters after

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/meshplan/meshplan/memory"
 )
 
 // WriteExplainTable writes the full breakdown of one strategy for
@@ -91,11 +93,30 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 
 	ew.printf("\nMEMORY PER CHIP\n")
 	tw = newTable(ew)
-	fmt.Fprintf(tw, "parameters\t%s\n", Bytes(e.Memory.ParamsBytes))
-	fmt.Fprintf(tw, "gradients\t%s\n", Bytes(e.Memory.GradsBytes))
-	fmt.Fprintf(tw, "optimizer state\t%s\n", Bytes(e.Memory.OptimizerBytes))
-	fmt.Fprintf(tw, "activations\t%s\n", Bytes(e.Memory.ActivationsBytes))
-	fmt.Fprintf(tw, "buffers\t%s\n", Bytes(e.Memory.BuffersBytes))
+	for _, c := range []struct {
+		label, component string
+		bytes            float64
+	}{
+		{"parameters", memory.Params, e.Memory.ParamsBytes},
+		{"gradients", memory.Grads, e.Memory.GradsBytes},
+		{"optimizer state", memory.Optimizer, e.Memory.OptimizerBytes},
+		{"activations", memory.Activations, e.Memory.ActivationsBytes},
+		{"buffers", memory.Buffers, e.Memory.BuffersBytes},
+	} {
+		fmt.Fprintf(tw, "%s\t%s\n", c.label, Bytes(c.bytes))
+		// The parts of a component, when it has more than one.
+		var parts []memory.Part
+		for _, q := range e.MemoryParts {
+			if q.Component == c.component {
+				parts = append(parts, q)
+			}
+		}
+		if len(parts) > 1 {
+			for _, q := range parts {
+				fmt.Fprintf(tw, "  %s\t%s\n", q.Name, Bytes(q.Bytes))
+			}
+		}
+	}
 	verdict := "fits"
 	if !r.Fits {
 		verdict = "does NOT fit"

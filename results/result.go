@@ -52,6 +52,17 @@ type Memory struct {
 	OptimizerGB   float64 `json:"optimizer_gb"`
 	ActivationsGB float64 `json:"activations_gb"`
 	BuffersGB     float64 `json:"buffers_gb"`
+	// Parts breaks the components down by part (plan explain only).
+	Parts []MemoryPart `json:"parts,omitempty"`
+}
+
+// MemoryPart is one named piece of a memory component (memory.Part).
+type MemoryPart struct {
+	// Component is params, grads, optimizer, activations or buffers.
+	Component string `json:"component"`
+	// Name is the part: a block of the layers or a buffer.
+	Name string  `json:"name"`
+	GB   float64 `json:"gb"`
 }
 
 // Collective is the JSON form of one kind of communication of a step.
@@ -113,6 +124,9 @@ type Evaluation struct {
 	// FP8Recipe names the recipe of the strategy's fp8 matmuls
 	// (model.FP8Recipe; "" for a bf16 strategy).
 	FP8Recipe string
+	// MemoryParts breaks Memory down by part (memory.Model.Parts), for
+	// explain; nil elsewhere.
+	MemoryParts []memory.Part
 }
 
 // FrameworkName is the evaluation's framework profile, DefaultFramework
@@ -224,9 +238,19 @@ func NewResult(e Evaluation) Result {
 			OptimizerGB:   e.Memory.OptimizerBytes / GB,
 			ActivationsGB: e.Memory.ActivationsBytes / GB,
 			BuffersGB:     e.Memory.BuffersBytes / GB,
+			Parts:         memoryParts(e.MemoryParts),
 		},
 		Collectives: colls,
 	}
+}
+
+// memoryParts converts memory.Parts to the contract's units.
+func memoryParts(ps []memory.Part) []MemoryPart {
+	var out []MemoryPart
+	for _, p := range ps {
+		out = append(out, MemoryPart{Component: p.Component, Name: p.Name, GB: p.Bytes / GB})
+	}
+	return out
 }
 
 func newCollective(c cost.Collective) Collective {

@@ -106,6 +106,9 @@ func Evaluate(p *search.Problem, s space.Strategy) Evaluation {
 		Model: p.Model(), Cluster: p.Cluster(), Workload: p.Workload(),
 		Strategy: c.Strategy, Time: c.Time, Memory: c.Memory, UsableBytes: c.UsableBytes, Err: c.Err,
 	}
+	if e.Err == nil {
+		e.MemoryParts, e.Err = p.MemoryParts(c.Strategy)
+	}
 	if s.FP8() {
 		e.FP8Recipe = model.FP8Delayed
 		if r := p.Options().FP8; r != nil {

@@ -351,6 +351,20 @@ func (ps *planScorer) Time(s *space.Strategy, trace bool) (cost.Estimate, error)
 	return est, err
 }
 
+// MemoryParts breaks the memory of s on its busiest chip down by part
+// (memory.Model.Parts); nil for a custom problem.
+func (p *Problem) MemoryParts(s space.Strategy) ([]memory.Part, error) {
+	ps, ok := p.scorer.(*planScorer)
+	if !ok {
+		return nil, nil
+	}
+	ms, _, err := ps.ms.pick(&s)
+	if err != nil {
+		return nil, err
+	}
+	return ms.memory.Parts(ps.c, ps.w, s)
+}
+
 // collectives lists the step's collectives of s.
 func (ps *planScorer) collectives(s *space.Strategy) ([]cost.Collective, error) {
 	o := ps.o
