@@ -353,3 +353,39 @@ mla:
 		t.Errorf("scalar mla: %v", err)
 	}
 }
+
+// TestDeepSeekPolicy pins the DeepSeek-V3 recompute policy (§3.2.3:
+// RMSNorms, MLA's up-projections and the SwiGLU output re-run) against
+// none and full, per token of a dense and an MoE layer, in bytes.
+func TestDeepSeekPolicy(t *testing.T) {
+	s, _ := Preset("deepseek-v3")
+	p := MustProgram(s, ProgramOptions{})
+	// none, dense: attention 201,216 (TestMLASaved) plus the MLP: its
+	// input and normed input (2·7168 bf16 each), gate, up and SwiGLU output
+	// (3·18432 bf16 each): 201,216 + 28,672 + 110,592 = 340,480.
+	// deepseek keeps what no re-run op makes: the layer input x (14,336),
+	// the latents cq and ckv (3,072 and 1,024), the log-sum-exp (512), the
+	// attention output o (128·128·2 = 32,768), the MLP's input y (14,336)
+	// and its gate and up outputs h (2·18432·2 = 73,728): 139,776. An MoE
+	// layer keeps, for the MLP, the 8 routed copies of y (114,688), their
+	// gate and up outputs (8·2·2048·2 = 65,536) and outputs (114,688), the
+	// shared expert's gate and up (8,192) and the router logits (512):
+	// 369,664.
+	tests := []struct {
+		policy string
+		kind   int
+		want   float64
+	}{
+		{RecomputeNone, 0, 340480},
+		{RecomputeNone, 1, 570880},
+		{RecomputeDeepSeek, 0, 139776},
+		{RecomputeDeepSeek, 1, 369664},
+		{RecomputeFull, 0, 14336},
+		{RecomputeFull, 1, 14336},
+	}
+	for _, tt := range tests {
+		if got := savedBytes(p, tt.kind, 1, policy(t, tt.policy)); got != tt.want {
+			t.Errorf("%s kind %d: %v bytes per token, want %v", tt.policy, tt.kind, got, tt.want)
+		}
+	}
+}

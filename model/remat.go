@@ -19,6 +19,7 @@ const (
 	RecomputeQKVProjOffloaded   = "qkv_proj_offloaded"    // MaxText: that, kept in host memory
 	RecomputeMinimalOffloaded   = "minimal_offloaded"     // MaxText: minimal, kept in host memory
 	RecomputeOffloadInput       = "offload_layer_input"   // full recompute with the layer input in host memory
+	RecomputeDeepSeek           = "deepseek"              // DeepSeek-V3: norms, MLA up-projections and SwiGLU outputs re-run
 )
 
 // Policy is an activation recomputation policy as data: which ops of a
@@ -79,6 +80,13 @@ func Policies() []Policy {
 			Offload: []string{"qkv", "out", "ffn_in", "ffn_out", "router", "expert_in", "expert_out", "shared_in", "shared_out",
 				"q_down", "q_up", "q_proj", "kv_down", "kv_up", "k_rope", "mtp_proj"}},
 		{Name: RecomputeOffloadInput, Rerun: all, Layers: true, Offload: []string{"input"}},
+		// DeepSeek-V3 §3.2.3: every RMSNorm and MLA's up-projections are
+		// re-run in the backward pass, and the SwiGLU keeps its inputs and
+		// re-runs its output (Megatron-Core's --recompute-modules layernorm
+		// mla_up_proj moe_act); what they produce is recomputed, JAX-style,
+		// so the attention core's q, k and v are not kept.
+		{Name: RecomputeDeepSeek, Rerun: [NumGroups]bool{GroupNorm: true, GroupActivation: true, GroupOther: true},
+			RerunOps: []string{"q_up", "kv_up"}, Layers: true, RecomputeUsed: true},
 	}
 }
 

@@ -189,6 +189,13 @@ func emitMegatron(e Evaluation) (string, error) {
 		flags = append(flags, [2]string{"--recompute-granularity", "selective"})
 	case space.RecomputeFull:
 		flags = append(flags, [2]string{"--recompute-granularity", "full"}, [2]string{"--recompute-method", "uniform"}, [2]string{"--recompute-num-layers", "1"})
+	case model.RecomputeDeepSeek:
+		// Megatron-Core's selective recompute of named modules.
+		mods := "layernorm moe_act"
+		if e.Model.MLA != nil {
+			mods = "layernorm mla_up_proj moe_act"
+		}
+		flags = append(flags, [2]string{"--recompute-granularity", "selective"}, [2]string{"--recompute-modules", mods})
 	}
 	if s.Zero >= 1 {
 		if s.Zero == 2 {

@@ -21,7 +21,8 @@ type Limits struct {
 	// Schedules are the pipeline schedules it runs; empty means all.
 	Schedules []Schedule
 	// Recomputes are its recompute policies (model.Policies names); empty
-	// means none, selective and full.
+	// means any policy, the search trying none, selective and full unless
+	// a fix pins another.
 	Recomputes []string
 	// Zeros are the ZeRO stages it offers over pure data parallelism;
 	// empty means 0, 1 and 2.
@@ -60,6 +61,14 @@ func (l Limits) recomputes() []string {
 	return []string{RecomputeNone, RecomputeSelective, RecomputeFull}
 }
 
+// allowsRecompute reports whether the framework runs policy r.
+func (l Limits) allowsRecompute(r string) bool {
+	if len(l.Recomputes) == 0 {
+		return knownRecompute(r)
+	}
+	return slices.Contains(l.Recomputes, r)
+}
+
 // name is the framework's name for messages.
 func (l Limits) name() string {
 	if l.Framework == "" {
@@ -80,7 +89,7 @@ func (l Limits) Check(s Strategy, layers int) error {
 	if len(l.Schedules) > 0 && s.Degree[PP] > 1 && !slices.Contains(l.Schedules, s.Schedule) {
 		return fmt.Errorf("%s cannot express schedule=%s: it runs %s", l.name(), s.Schedule, scheduleList(l.Schedules))
 	}
-	if !slices.Contains(l.recomputes(), s.Recompute) {
+	if !l.allowsRecompute(s.Recompute) {
 		return fmt.Errorf("%s cannot express recompute=%s: its policies are %s", l.name(), s.Recompute, strings.Join(l.recomputes(), ", "))
 	}
 	if len(l.Zeros) > 0 && s.Degree[DP] > 1 && !slices.Contains(l.Zeros, s.Zero) {

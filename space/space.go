@@ -256,6 +256,9 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 			sp.recomputes = append(sp.recomputes, r)
 		}
 	}
+	if fp.has("recompute") && len(sp.recomputes) == 0 && lim.allowsRecompute(fp.Recompute) {
+		sp.recomputes = []string{fp.Recompute} // a policy the search does not try on its own
+	}
 	if len(sp.recomputes) == 0 {
 		return nil, fmt.Errorf("space: --fix recompute=%s: %s's policies are %s", fp.Recompute, lim.name(), strings.Join(lim.recomputes(), ", "))
 	}

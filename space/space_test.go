@@ -571,3 +571,45 @@ func TestSkip(t *testing.T) {
 		}
 	}
 }
+
+// TestRecomputeBeyondDefaults checks that a policy the search does not try
+// on its own (DeepSeek's, MaxText's minimal) can be fixed and checked under
+// a framework that lists no policies, and is refused by one that lists
+// others.
+func TestRecomputeBeyondDefaults(t *testing.T) {
+	for _, pol := range []string{model.RecomputeDeepSeek, model.RecomputeMinimal} {
+		fix, err := ParseFix("recompute=" + pol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, err := NewLimited(llama3_8b(), fp8Cluster(8), Workload{32, 8192}, fix, Limits{})
+		if err != nil {
+			t.Fatalf("%s: %v", pol, err)
+		}
+		genes := make([]int, NumGenes)
+		var s Strategy
+		n := 0
+		for i := int64(0); i < sp.Size(); i++ {
+			if !sp.DecodeIndex(i, genes, &s) {
+				continue
+			}
+			n++
+			if s.Recompute != pol {
+				t.Fatalf("%s: decoded %s", pol, s)
+			}
+		}
+		if n == 0 {
+			t.Fatalf("%s: no strategy", pol)
+		}
+		if err := (Limits{}).Check(s, 32); err != nil {
+			t.Errorf("%s: Limits{}.Check: %v", pol, err)
+		}
+		lim := Limits{Framework: "eager", Recomputes: []string{RecomputeNone, RecomputeFull}}
+		if err := lim.Check(s, 32); err == nil || !strings.Contains(err.Error(), "eager cannot express recompute="+pol) {
+			t.Errorf("%s: eager Check: %v", pol, err)
+		}
+		if _, err := NewLimited(llama3_8b(), fp8Cluster(8), Workload{32, 8192}, fix, lim); err == nil {
+			t.Errorf("%s: eager NewLimited accepted it", pol)
+		}
+	}
+}

@@ -154,7 +154,7 @@ func megatron() Profile {
 	p.FP8 = recipe(model.FP8Delayed)
 	p.Limits = space.Limits{Framework: p.Name, NoDims: []space.Dim{space.FSDP},
 		Schedules: []space.Schedule{space.OneFOneB, space.Interleaved}, EqualChunks: true,
-		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull}}
+		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull, model.RecomputeDeepSeek}}
 	return p
 }
 
