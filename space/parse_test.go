@@ -36,6 +36,10 @@ func TestParseString(t *testing.T) {
 		{"tp=8,fsdp=16,mesh=tp:z;fsdp:x.y", "fsdp=16,tp=8,mesh=tp:z;fsdp:x.y"},
 		{"mesh=dp:node*8;tp:gpu;pp:node*16,dp=8,tp=8,pp=16", "dp=8,tp=8,pp=16,mesh=tp:gpu;pp:node*16;dp:node*8"},
 		{"schedule=gpipe,recompute=full,", "schedule=gpipe,recompute=full"},
+		{"pp=4,schedule=ZBH1", "pp=4,schedule=zb-h1"},
+		{"pp=4,schedule=zbv", "pp=4,schedule=zb-v"},
+		{"pp=4,schedule=DualPipe-V", "pp=4,schedule=dualpipev"},
+		{"pp=4,schedule=dualpipe", "pp=4,schedule=dualpipe"},
 		{"ep=2,dp=2,mesh=ep:gpu*2;dp:gpu*2", "dp=2,ep=2,mesh=dp:gpu*2;ep:gpu*2"},
 	}
 	for _, tt := range tests {

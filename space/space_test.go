@@ -140,6 +140,13 @@ func bruteForce(t *testing.T, m model.Spec, c profiles.Cluster, w Workload, fix 
 		recEP(0, s)
 	}
 	schedules := []scheduleChoice{{OneFOneB, 1}, {GPipe, 1}}
+	// The schedules the search lists only when asked for, when the fix
+	// names one.
+	for _, sc := range Schedules() {
+		if !sc.Virtual() && !sc.Rules().Searched() && fix.Has("schedule") {
+			schedules = append(schedules, scheduleChoice{sc, 1})
+		}
+	}
 	for v := 2; v <= m.Layers; v++ {
 		schedules = append(schedules, scheduleChoice{Interleaved, v})
 	}
@@ -238,6 +245,8 @@ func TestSpaceBruteForce(t *testing.T) {
 		{"fixed", smallModel(), Workload{Batch: 16, SeqLen: 64}, mustFix("pp=2,mesh=tp:z*2,recompute=full")},
 		{"fixed sp", smallModel(), Workload{Batch: 16, SeqLen: 60}, mustFix("sp=false,zero=1")},
 		{"moe fixed ep mesh", smallMoE(), Workload{Batch: 8, SeqLen: 64}, mustFix("mesh=ep:z*2")},
+		{"fixed zb-v", smallModel(), Workload{Batch: 16, SeqLen: 64}, mustFix("schedule=zb-v,recompute=none")},
+		{"fixed dualpipe", smallMoE(), Workload{Batch: 8, SeqLen: 64}, mustFix("schedule=dualpipe,recompute=full")},
 	}
 	c := torus2x2x4()
 	for _, tt := range tests {
@@ -491,11 +500,17 @@ func BenchmarkDecode(b *testing.B) {
 // TestSkip checks that every gene vector Skip jumps over is invalid, on
 // dense and MoE spaces.
 func TestSkip(t *testing.T) {
+	dualpipe, err := ParseFix("schedule=dualpipe")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		m model.Spec
-		w Workload
-	}{{smallModel(), Workload{Batch: 16, SeqLen: 64}}, {smallMoE(), Workload{Batch: 8, SeqLen: 64}}} {
-		sp, err := New(tc.m, torus2x2x4(), tc.w, Fix{})
+		m   model.Spec
+		w   Workload
+		fix Fix
+	}{{smallModel(), Workload{Batch: 16, SeqLen: 64}, Fix{}}, {smallMoE(), Workload{Batch: 8, SeqLen: 64}, Fix{}},
+		{smallModel(), Workload{Batch: 16, SeqLen: 64}, dualpipe}} {
+		sp, err := New(tc.m, torus2x2x4(), tc.w, tc.fix)
 		if err != nil {
 			t.Fatal(err)
 		}
