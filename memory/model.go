@@ -376,14 +376,17 @@ func (mm *Model) Estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 	if len(p.Kinds) > maxKinds {
 		cnt = make([]int, len(p.Kinds))
 	}
-	lastInFlight := rules.InFlight(pp-1, pp, v, m)
+	lastInFlight := rules.HeadInFlight(pp, v, m)
 	var best Breakdown
 	var rankBuf [4 + 2*maxKinds]int
 	ranks := space.CandidateRanks(mm.layers, pp, mm.kindStarts, rankBuf[:0])
+	if pl := rules.Placement(); pl != space.PlaceLinear && pp > 1 {
+		return mm.pairedPeak(&g, terms, &ends, ranks, pl, rules, pp, v, m), nil
+	}
 	for i, r := range ranks {
 		first, count := space.StageLayers(mm.layers, pp, r)
 		p.CountLayers(first, first+count, cnt)
-		st := stage{counts: cnt, first: r == 0, last: r == pp-1, pp: pp,
+		st := stage{counts: cnt, first: r == 0, last: r == pp-1, pp: pp, scale: 1,
 			inFlight: rules.InFlight(r, pp, v, m), lastInFlight: lastInFlight}
 		b := mm.stage(&g, terms, &ends, &st)
 		if i == 0 || b.TotalBytes() > best.TotalBytes() {
@@ -391,6 +394,52 @@ func (mm *Model) Estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 		}
 	}
 	return best, nil
+}
+
+// pairedPeak is the peak over the pp ranks of a schedule whose rank r runs
+// linear rank r's layers and rank pp-1-r's: V-shaped (PlaceV), about half
+// of each, with the embedding and the output layer on rank 0 [ZB §6];
+// mirrored (PlaceMirror), both stages' parameters, gradients, optimizer
+// state and activations, the ends on ranks 0 and pp-1 ([DSV3 §3.2.1],
+// Table 2: two copies of the parameters). The pair changes only where r or
+// pp-1-r crosses one of the candidate ranks.
+func (mm *Model) pairedPeak(g *geometry, terms []kindTerms, ends *endTerms, ranks []int, pl space.Placement, rules space.Rules, pp, v, m int) Breakdown {
+	p := mm.p
+	var bufA, bufB [maxKinds]int
+	a, b := bufA[:len(p.Kinds):len(p.Kinds)], bufB[:len(p.Kinds):len(p.Kinds)]
+	if len(p.Kinds) > maxKinds {
+		a, b = make([]int, len(p.Kinds)), make([]int, len(p.Kinds))
+	}
+	lastInFlight := rules.HeadInFlight(pp, v, m)
+	var best Breakdown
+	seen := false
+	for _, c := range ranks {
+		for _, r := range [2]int{c, pp - c} {
+			if r < 0 || r >= pp {
+				continue
+			}
+			first, count := space.StageLayers(mm.layers, pp, r)
+			p.CountLayers(first, first+count, a)
+			first, count = space.StageLayers(mm.layers, pp, pp-1-r)
+			p.CountLayers(first, first+count, b)
+			for k := range a {
+				b[k] += a[k]
+			}
+			st := stage{counts: b, pp: pp, scale: 1,
+				inFlight: rules.InFlight(r, pp, v, m), lastInFlight: lastInFlight}
+			if pl == space.PlaceV {
+				st.scale = 0.5
+				st.first, st.last = r == 0, r == 0
+			} else {
+				st.first, st.last = r == 0 || r == pp-1, r == 0 || r == pp-1
+			}
+			bd := mm.stage(g, terms, ends, &st)
+			if !seen || bd.TotalBytes() > best.TotalBytes() {
+				best, seen = bd, true
+			}
+		}
+	}
+	return best
 }
 
 // endTerms are the per-chip quantities of the first and last stages'
@@ -433,9 +482,11 @@ func (mm *Model) ends(g *geometry) endTerms {
 	return e
 }
 
-// stage is one pipeline rank.
+// stage is one pipeline rank: it holds scale times the layers counts
+// says (a V-shaped schedule's rank half of two linear ranks' layers).
 type stage struct {
 	counts                 []int
+	scale                  float64
 	first, last            bool
 	pp                     int
 	inFlight, lastInFlight float64
@@ -452,9 +503,10 @@ func (mm *Model) stage(g *geometry, terms []kindTerms, e *endTerms, st *stage) B
 			continue
 		}
 		t := &terms[k]
-		dense += float64(n) * t.dense
-		expert += float64(n) * t.expert
-		act += float64(n) * t.act
+		f := st.scale * float64(n)
+		dense += f * t.dense
+		expert += f * t.expert
+		act += f * t.act
 		unit = max(unit, t.unit)
 		work = max(work, t.work)
 		hasMoE = hasMoE || t.hasMoE
