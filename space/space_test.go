@@ -535,3 +535,62 @@ func TestSkip(t *testing.T) {
 		}
 	}
 }
+
+// TestSpaceSchedulesAsked checks which schedules the search lists: the
+// classic ones unasked, the zero-bubble and DualPipe ones when the
+// framework runs them or a fix names them.
+func TestSpaceSchedulesAsked(t *testing.T) {
+	names := func(sp *Space) []Schedule {
+		var out []Schedule
+		for _, sc := range sp.schedules {
+			if !slices.Contains(out, sc.name) {
+				out = append(out, sc.name)
+			}
+		}
+		return out
+	}
+	m, c, w := llama3_8b(), gpuCluster(16), Workload{Batch: 64, SeqLen: 8192}
+	sp, err := New(m, c, w, Fix{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(sp), []Schedule{OneFOneB, GPipe, Interleaved}; !slices.Equal(got, want) {
+		t.Errorf("unasked: %v, want %v", got, want)
+	}
+	lim := Limits{Framework: "titan", Schedules: []Schedule{OneFOneB, GPipe, Interleaved, ZBV, DualPipeV}}
+	if sp, err = NewLimited(m, c, w, Fix{}, lim); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(sp), []Schedule{OneFOneB, GPipe, ZBV, DualPipeV, Interleaved}; !slices.Equal(got, want) {
+		t.Errorf("under %v: %v, want %v", lim.Schedules, got, want)
+	}
+	fix, err := ParseFix("schedule=dualpipe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp, err = New(m, c, w, fix); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(sp), []Schedule{DualPipe}; !slices.Equal(got, want) {
+		t.Errorf("fixed: %v, want %v", got, want)
+	}
+	// Only layouts with an even pp of at least 2 and 2·pp micro-batches.
+	g := make([]int, NumGenes)
+	var s Strategy
+	n := 0
+	for i := range sp.Size() {
+		if sp.DecodeIndex(i, g, &s) {
+			n++
+			if pp := s.Degree[PP]; pp < 2 || pp%2 != 0 || s.NumMicrobatches(w) < 2*pp {
+				t.Fatalf("the space lists %s", s)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no dualpipe strategy listed")
+	}
+	fix, _ = ParseFix("schedule=zb-h1,pp=1")
+	if _, err := New(m, c, w, fix); err == nil || !strings.Contains(err.Error(), "schedule=zb-h1 needs pp > 1") {
+		t.Errorf("fix schedule=zb-h1,pp=1: %v, want the schedule's need of a pipeline", err)
+	}
+}
