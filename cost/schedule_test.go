@@ -10,9 +10,8 @@ import (
 	"github.com/meshplan/meshplan/space"
 )
 
-// presetCase evaluates strategy spec of the preset model on the preset
-// cluster with batch sequences of the model's length.
-func presetCase(t *testing.T, modelName, clusterName, spec string, batch int, o Options) Estimate {
+// presets returns the preset model and cluster of those names.
+func presets(t *testing.T, modelName, clusterName string) (model.Spec, profiles.Cluster) {
 	t.Helper()
 	m, err := model.Preset(modelName)
 	if err != nil {
@@ -22,6 +21,14 @@ func presetCase(t *testing.T, modelName, clusterName, spec string, batch int, o 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m, c
+}
+
+// presetCase evaluates strategy spec of the preset model on the preset
+// cluster with batch sequences of the model's length.
+func presetCase(t *testing.T, modelName, clusterName, spec string, batch int, o Options) Estimate {
+	t.Helper()
+	m, c := presets(t, modelName, clusterName)
 	s, err := space.Parse(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -179,14 +186,7 @@ func TestPairedPlacements(t *testing.T) {
 // TestPairedEvaluateNoAllocs: an Evaluator costs the V-shaped and mirrored
 // schedules without allocating, as it does the others.
 func TestPairedEvaluateNoAllocs(t *testing.T) {
-	m, err := model.Preset("mixtral-8x7b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := profiles.Parse("h100-64")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, c := presets(t, "mixtral-8x7b", "h100-64")
 	ev := NewModel(program(m, model.ProgramOptions{})).NewEvaluator(c, space.Workload{Batch: 256, SeqLen: 4096}, Options{SkipCollectives: true})
 	for _, spec := range []string{"pp=4,ep=8,dp=16,schedule=dualpipe", "pp=4,ep=8,dp=16,schedule=zb-v", "pp=4,ep=8,dp=16,schedule=dualpipev"} {
 		s, err := space.Parse(spec)

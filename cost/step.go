@@ -174,12 +174,12 @@ func (st *evalState) pairedView(p *model.Program, r, pp int, pl space.Placement)
 // stepRules are what of a strategy's schedule and framework one rank's step
 // time needs.
 type stepRules struct {
-	pp                   int
-	v, M                 float64
-	of, wof, gof         float64
-	bubble               space.Bubble
-	hideA2A              bool    // the schedule overlaps the MoE dispatch and combine
-	overlappedMicroBatch float64 // micro-batches run as overlapped pairs
+	pp           int
+	v, M         float64
+	of, wof, gof float64
+	bubble       space.Bubble
+	hideA2A      bool    // the schedule overlaps the MoE dispatch and combine
+	overlapped   float64 // micro-batches run as overlapped pairs
 }
 
 // assemble turns the block costs of st into the step time of s's pipeline
@@ -192,8 +192,8 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 	v := rules.VirtualStages(s.V)
 	sr := stepRules{pp: pp, v: float64(v), M: M, bubble: rules.Bubble(pp, v),
 		of: e.eff.OverlapFraction, wof: e.eff.OverlapFraction, gof: e.eff.OverlapFraction,
-		hideA2A:              rules.Overlaps().Has(space.OverlapExpertA2A),
-		overlappedMicroBatch: rules.OverlappedMicrobatches(pp, int(M))}
+		hideA2A:    rules.Overlaps().Has(space.OverlapExpertA2A),
+		overlapped: rules.OverlappedMicrobatches(pp, int(M))}
 	if f := in.options.Comm.WeightOverlap; f != nil {
 		sr.wof = *f
 	}
@@ -325,9 +325,9 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rv *rankView, sr *stepR
 	var hidden float64
 	if sr.hideA2A {
 		hidden = min(a2aF, sr.of*bc) + min(a2aB, sr.of*fc)
-		exposed -= sr.overlappedMicroBatch * hidden
+		exposed -= sr.overlapped * hidden
 	}
-	est.ExposedA2ASeconds = M*(a2aF+a2aB) - sr.overlappedMicroBatch*hidden
+	est.ExposedA2ASeconds = M*(a2aF+a2aB) - sr.overlapped*hidden
 	// FSDP/ZeRO-3: prefetch hides the per-micro-batch weight traffic
 	// under OverlapFraction of the compute; the first gather and the last
 	// reduction stay exposed ([TORCH-FSDP], docs/formulas.md §6).
