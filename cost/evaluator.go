@@ -189,6 +189,10 @@ type evalState struct {
 	// plan's multiplicities), view one that runs two stages' layers and
 	// best the busiest of those.
 	lin, view, best rankView
+	// rules are the rules of schedule, looked up once (rulesOK).
+	schedule space.Schedule
+	rules    space.Rules
+	rulesOK  bool
 	// offload is, per layer kind, the bytes one layer keeps in host memory
 	// per micro-batch under the strategy's policy.
 	offload []float64

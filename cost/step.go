@@ -188,7 +188,10 @@ type stepRules struct {
 func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Estimate {
 	p, e, M := cm.p, &st.e, st.M
 	pp := max(s.Degree[space.PP], 1)
-	rules := s.Schedule.Rules()
+	if st.schedule != s.Schedule || !st.rulesOK {
+		st.schedule, st.rules, st.rulesOK = s.Schedule, s.Schedule.Rules(), true
+	}
+	rules := &st.rules
 	v := rules.VirtualStages(s.V)
 	sr := stepRules{pp: pp, v: float64(v), M: M, bubble: rules.Bubble(pp, v),
 		of: e.eff.OverlapFraction, wof: e.eff.OverlapFraction, gof: e.eff.OverlapFraction,
@@ -202,9 +205,10 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 	}
 	best := Estimate{StepSeconds: -1}
 	bestStage := 0
+	var est Estimate
 	if pl := rules.Placement(); pl == space.PlaceLinear || pp == 1 {
 		for si := range st.stages {
-			est := cm.rankStep(st, in, st.linearView(si), &sr)
+			cm.rankStep(st, in, st.linearView(si), &sr, &est)
 			if est.StepSeconds > best.StepSeconds {
 				best, bestStage = est, si
 			}
@@ -217,7 +221,7 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 				if r < 0 || r >= pp {
 					continue
 				}
-				est := cm.rankStep(st, in, st.pairedView(p, r, pp, pl), &sr)
+				cm.rankStep(st, in, st.pairedView(p, r, pp, pl), &sr, &est)
 				if est.StepSeconds > best.StepSeconds {
 					best = est
 					st.best.grow(len(p.Blocks), 0)
@@ -248,9 +252,9 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 	return best
 }
 
-// rankStep is the step time of the rank rv under the schedule and
-// framework rules sr.
-func (cm *Model) rankStep(st *evalState, in *evalInputs, rv *rankView, sr *stepRules) Estimate {
+// rankStep writes into est the step time of the rank rv under the
+// schedule and framework rules sr.
+func (cm *Model) rankStep(st *evalState, in *evalInputs, rv *rankView, sr *stepRules, est *Estimate) {
 	p, e, M := cm.p, &st.e, sr.M
 	var fc, bc, crit, wmb, sg, spar, params, stored, computed float64
 	var wc, critF, critW, a2aF, a2aB float64
@@ -283,7 +287,7 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rv *rankView, sr *stepR
 	// master, write the copy), and the cast of the weight gradients into
 	// the accumulated ones (read the bf16 gradient, read and write the
 	// accumulator; the first micro-batch only writes it).
-	pr := p.Precision()
+	pr := &p.Options.Precision
 	var castF, castB float64
 	if pr.WeightCopies {
 		castF = e.memSeconds((pr.Master + pr.Weight) * stored)
@@ -307,7 +311,7 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rv *rankView, sr *stepR
 		edge = max(edge, ke)
 	}
 	units := max(rv.layers, 1)
-	est := Estimate{}
+	*est = Estimate{}
 	// Busiest stage compute over all micro-batches, plus the optimizer
 	// step: memory-bound, over the stage's parameter shard
 	// (model.Precision.StepBytes: 28 bytes per parameter measured for
@@ -380,7 +384,6 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rv *rankView, sr *stepR
 		est.BubbleSeconds = max(0, b.F*tF+b.B*tB+b.W*tW+b.FB*tFB)
 	}
 	est.StepSeconds = est.ComputeSeconds + est.ExposedCommSeconds + est.BubbleSeconds
-	return est
 }
 
 // fillParams sets st.params, st.stored and st.computed: the parameters of

@@ -2,7 +2,7 @@ package space
 
 // Schedule is a pipeline schedule. Its rules (bubble, micro-batches in
 // flight per stage, how many chunks a rank runs and where, what it
-// overlaps) are the rows of one table (scheduleTable); the cost and memory
+// overlaps) are the rows of one table (scheduleRow); the cost and memory
 // models and the enumeration read them from here.
 type Schedule string
 
@@ -112,44 +112,59 @@ type scheduleSpec struct {
 	searched bool
 }
 
-// numSchedules is the number of rows of scheduleTable.
+// numSchedules is the number of schedules (rows of the table).
 const numSchedules = 7
 
-// scheduleTable returns the schedules, in the order the enumeration lists
+// scheduleOrder lists the schedules in the order the enumeration lists
 // them (an array, so that reading it allocates nothing): the first stands
 // for "no pipeline"; the ones with virtual stages come last (Space.Skip
-// relies on it). Adding a schedule is a row here, numSchedules, and its
-// name in the contract.
-func scheduleTable() [numSchedules]scheduleSpec {
-	return [numSchedules]scheduleSpec{
+// relies on it).
+func scheduleOrder() [numSchedules]Schedule {
+	return [numSchedules]Schedule{OneFOneB, GPipe, ZBH1, ZBV, DualPipe, DualPipeV, Interleaved}
+}
+
+// scheduleRow is the table of schedules, one case a row; it returns the
+// row of s, and false for an unknown schedule (a switch, so that a lookup
+// builds one row). Adding a schedule is a row here, its place in
+// scheduleOrder, numSchedules, and its name in the contract.
+func scheduleRow(s Schedule) (scheduleSpec, bool) {
+	switch s {
+	case OneFOneB:
 		// (p-1) micro-batch times of ramp-up and ramp-down [NARA §2.2]; rank
 		// r holds min(m, p-r) micro-batches [KORT §4.3][MEG-MEM].
-		{name: OneFOneB, bubble: rampBubble, inFlight: oneFOneBInFlight, minMicrobatches: oneMicrobatch, searched: true},
+		return scheduleSpec{name: OneFOneB, bubble: rampBubble, inFlight: oneFOneBInFlight, minMicrobatches: oneMicrobatch, searched: true}, true
+	case GPipe:
 		// Every rank holds all m micro-batches [NARA §2.2].
-		{name: GPipe, bubble: rampBubble, inFlight: gpipeInFlight, minMicrobatches: oneMicrobatch, searched: true},
+		return scheduleSpec{name: GPipe, bubble: rampBubble, inFlight: gpipeInFlight, minMicrobatches: oneMicrobatch, searched: true}, true
+	case ZBH1:
 		// (p-1)(T_F+T_B-T_W) [ZB §2.1], 1F1B's memory [ZB Table 2].
-		{name: ZBH1, alias: "zbh1", bubble: zbh1Bubble, inFlight: oneFOneBInFlight,
-			minMicrobatches: pMicrobatches, minText: "pp", needsPipeline: true},
+		return scheduleSpec{name: ZBH1, alias: "zbh1", bubble: zbh1Bubble, inFlight: oneFOneBInFlight,
+			minMicrobatches: pMicrobatches, minText: "pp", needsPipeline: true}, true
+	case ZBV:
 		// ZB-H1's ramp over chunks of half a rank's layers; 1F1B's memory,
 		// the same on every rank [ZB §6][ZB-HF].
-		{name: ZBV, alias: "zbv", chunks: 2, place: PlaceV, bubble: zbvBubble, inFlight: zbvInFlight,
-			minMicrobatches: zbvMicrobatches, minText: "2*pp-1", needsPipeline: true},
+		return scheduleSpec{name: ZBV, alias: "zbv", chunks: 2, place: PlaceV, bubble: zbvBubble, inFlight: zbvInFlight,
+			minMicrobatches: zbvMicrobatches, minText: "2*pp-1", needsPipeline: true}, true
+	case DualPipe:
 		// (PP/2-1)(F&B+B-3W), PP+1 chunks of activations, two copies of the
 		// parameters [DSV3 Table 2][DUALPIPE]; at least 2·PP micro-batches,
 		// an even number, over an even PP [DUALPIPE dualpipe.py].
-		{name: DualPipe, place: PlaceMirror, bubble: dualPipeBubble, inFlight: dualPipeInFlight,
+		return scheduleSpec{name: DualPipe, place: PlaceMirror, bubble: dualPipeBubble, inFlight: dualPipeInFlight,
 			minMicrobatches: twoPMicrobatches, minText: "2*pp", needsPipeline: true, evenStages: true, evenMicrobatches: true,
-			overlaps: OverlapExpertA2A, overlapped: dualPipeOverlapped},
+			overlaps: OverlapExpertA2A, overlapped: dualPipeOverlapped}, true
+	case DualPipeV:
 		// DualPipe of 2p stages cut in half onto p ranks: (p-1) chunk-pairs
 		// of (F&B+B-3W), 2p+1 chunks of activations, one copy of the
 		// parameters; at least 2p micro-batches [DUALPIPE][PT-SCHED].
-		{name: DualPipeV, alias: "dualpipe-v", chunks: 2, place: PlaceV, bubble: dualPipeVBubble, inFlight: dualPipeVInFlight,
+		return scheduleSpec{name: DualPipeV, alias: "dualpipe-v", chunks: 2, place: PlaceV, bubble: dualPipeVBubble, inFlight: dualPipeVInFlight,
 			minMicrobatches: twoPMicrobatches, minText: "2*pp", needsPipeline: true,
-			overlaps: OverlapExpertA2A, overlapped: dualPipeVOverlapped},
+			overlaps: OverlapExpertA2A, overlapped: dualPipeVOverlapped}, true
+	case Interleaved:
 		// Megatron needs at least p micro-batches to interleave [MEG-SCHED].
-		{name: Interleaved, virtual: true, bubble: interleavedBubble, inFlight: interleavedInFlight,
-			minMicrobatches: pMicrobatches, minText: "pp", needsPipeline: true, searched: true},
+		return scheduleSpec{name: Interleaved, virtual: true, bubble: interleavedBubble, inFlight: interleavedInFlight,
+			minMicrobatches: pMicrobatches, minText: "pp", needsPipeline: true, searched: true}, true
 	}
+	return scheduleSpec{}, false
 }
 
 // rampBubble is the p-1 micro-batch times of ramp-up and ramp-down of GPipe
@@ -243,33 +258,23 @@ func zbvMicrobatches(p int) int { return 2*p - 1 }
 
 // Schedules returns the schedule names, in the order the enumeration lists them.
 func Schedules() []Schedule {
-	var out []Schedule
-	for _, s := range scheduleTable() {
-		out = append(out, s.name)
-	}
-	return out
+	order := scheduleOrder()
+	return append([]Schedule(nil), order[:]...)
 }
 
 // LookupSchedule returns the schedule named name (its name or its other
 // spelling, lower case) and whether there is one.
 func LookupSchedule(name string) (Schedule, bool) {
-	for _, r := range scheduleTable() {
-		if r.name == Schedule(name) || r.alias != "" && r.alias == Schedule(name) {
-			return r.name, true
+	for _, s := range scheduleOrder() {
+		if r, _ := scheduleRow(s); s == Schedule(name) || r.alias != "" && r.alias == Schedule(name) {
+			return s, true
 		}
 	}
 	return "", false
 }
 
 // spec returns the row of s, and false for an unknown schedule.
-func (s Schedule) spec() (scheduleSpec, bool) {
-	for _, r := range scheduleTable() {
-		if r.name == s {
-			return r, true
-		}
-	}
-	return scheduleSpec{}, false
-}
+func (s Schedule) spec() (scheduleSpec, bool) { return scheduleRow(s) }
 
 // Rules are a schedule's rules, looked up in the table once: the form for
 // hot paths that ask several of them.
