@@ -214,6 +214,11 @@ func TestEmitInexpressible(t *testing.T) {
 		{"torchtitan", "dp=8,tp=8,sp=false", "sp=false"},
 		{"deepspeed", "tp=8,pp=8", "tp=8"},
 		{"deepspeed", "fsdp=64,recompute=selective", "recompute=selective"},
+		{"megatron", "tp=8,pp=8,schedule=zb-h1", "schedule=zb-h1"},
+		{"megatron", "tp=8,pp=8,schedule=dualpipe", "schedule=dualpipe"},
+		{"maxtext", "tp=8,pp=8,schedule=zb-v", "schedule=zb-v"},
+		{"torchtitan", "tp=8,pp=8,schedule=zbh1", "schedule=zb-h1"},
+		{"torchtitan", "tp=8,pp=8,schedule=dualpipe", "schedule=dualpipe"},
 	} {
 		args := []string{"explain", "--model", "llama3-8b", "--cluster", "h100-64", "--batch", "64", "--strategy", tc.strategy, "--emit", tc.framework}
 		stdout, stderr, code := run(t, args...)

@@ -92,6 +92,10 @@ type Estimate struct {
 	OptimizerSeconds float64
 	// ExposedCommSeconds is communication not hidden under compute (incl. pipeline sends).
 	ExposedCommSeconds float64
+	// ExposedA2ASeconds is the part of ExposedCommSeconds that is the MoE
+	// dispatch and combine: all of it, less what a schedule that overlaps
+	// them (DualPipe, space.OverlapExpertA2A) hides.
+	ExposedA2ASeconds float64
 	// BubbleSeconds is pipeline idle time.
 	BubbleSeconds float64
 	// ModelFLOPs is the step's model FLOPs (contract MFU numerator).

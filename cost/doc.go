@@ -105,12 +105,29 @@
 //     and ramp-down walks over the pp-1 stage boundaries, each on the axis it
 //     crosses, are exposed, and (1-OverlapFraction) of the 2·M·v
 //     steady-state sends, each bounded by the slowest hop
-//     ([PipelineSendSeconds]).
+//     ([PipelineSendSeconds]);
+//   - a schedule that runs a forward and a backward chunk of two
+//     micro-batches as one pair (DualPipe, DualPipeV:
+//     space.OverlapExpertA2A) hides each chunk's MoE dispatch and combine
+//     under the other's compute, up to OverlapFraction of it, on the pairs
+//     it runs (space.Rules.OverlappedMicrobatches); Estimate.ExposedA2ASeconds
+//     is what stays exposed.
 //
-// BubbleSeconds is the schedule's bubble (space.Schedule.BubbleStages: pp-1
-// for GPipe and 1F1B, (pp-1)/v interleaved) times one micro-batch's stage
-// time: (pp-1)/M of the ideal compute for GPipe and 1F1B, (pp-1)/(vM)
-// interleaved ([NARA §2.2], docs/formulas.md §5). ModelFLOPs follows the contract
+// BubbleSeconds is the schedule's bubble (space.Rules.Bubble) over one
+// micro-batch's passes on the busiest rank: pp-1 stage times for GPipe and
+// 1F1B, (pp-1)/v interleaved ([NARA §2.2]), so (pp-1)/M of the ideal
+// compute; the zero-bubble and DualPipe schedules weigh the forward pass
+// T_F, the weight-gradient matmuls T_W (the backward ops whose result is a
+// weight's gradient) and the rest of the backward pass T_B (recompute
+// included) apart, each with its exposed critical communication, and an
+// overlapped pair as T_F+T_B+T_W less what it hides: ZB-H1
+// (pp-1)(T_F+T_B-T_W), ZB-V half of it, DualPipe (pp/2-1)(F&B+B-3W)
+// ([ZB], [DSV3 Table 2], docs/formulas.md §5). The V-shaped schedules (ZB-V,
+// DualPipeV) run about half of linear ranks r and pp-1-r's layers on rank
+// r, the embedding and the output layer on rank 0, and send twice per
+// micro-batch and boundary; DualPipe's rank runs stage r for half the
+// micro-batches and stage pp-1-r for the other half and updates both
+// stages' parameters (space.Placement). ModelFLOPs follows the contract
 // (model.Spec.ModelFLOPsPerToken × tokens, full-square attention);
 // HardwareFLOPs adds the recompute policy's FLOPs (docs/formulas.md §1.2).
 //

@@ -41,8 +41,11 @@ type evaluator struct {
 	// lays is every used tensor's layout: the roles on each dimension.
 	lays  [][model.MaxRank]roleSet
 	trace *[]Op
-	// blockIdx is the block being costed.
-	blockIdx int
+	// blockIdx is the block being costed; opWgrad and opReshard say the op
+	// being costed is a weight-gradient pass or a reshard (MoE dispatch or
+	// combine), for its emissions.
+	blockIdx           int
+	opWgrad, opReshard bool
 }
 
 // grow sizes the per-tensor slices for the program.
@@ -179,9 +182,18 @@ type evalState struct {
 	stages []stagePlan
 	counts []int     // backing of the stages' compositions
 	mults  []float64 // backing of the stages' block multiplicities
-	// ranks are the candidate ranks; kindStarts the layers where the
-	// program's layer kind changes.
-	ranks, kindStarts []int
+	// ranks are the candidate ranks, rankStage the index in stages of each
+	// one's composition; kindStarts the layers where the program's layer
+	// kind changes.
+	ranks, rankStage, kindStarts []int
+	// lin is a rank of a linear placement (rankView, sharing a stage
+	// plan's multiplicities), view one that runs two stages' layers and
+	// best the busiest of those.
+	lin, view, best rankView
+	// rules are the rules of schedule, looked up once (rulesOK).
+	schedule space.Schedule
+	rules    space.Rules
+	rulesOK  bool
 	// offload is, per layer kind, the bytes one layer keeps in host memory
 	// per micro-batch under the strategy's policy.
 	offload []float64

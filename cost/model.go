@@ -36,6 +36,9 @@ type Model struct {
 	// opDims holds, per block and pass, each einsum's dimensions (a bit
 	// set) and its capped dimension (model.NumDim if none).
 	opDims [][2][]opShape
+	// wgrad marks, per block, the backward ops whose result is a weight's
+	// gradient: the passes a zero-bubble schedule defers (W, [ZB §2]).
+	wgrad [][]bool
 	// optimizerBytes is the HBM traffic of one optimizer step per parameter.
 	optimizerBytes float64
 	// routing is the MoE routing (dispatch and combine), imbalance the
@@ -146,7 +149,12 @@ func NewModel(p *model.Program) *Model {
 	}
 	cm.why = make([][2][][numActions]string, len(p.Blocks))
 	cm.opDims = make([][2][]opShape, len(p.Blocks))
+	cm.wgrad = make([][]bool, len(p.Blocks))
 	for b := range p.Blocks {
+		cm.wgrad[b] = make([]bool, len(p.Blocks[b].Bwd))
+		for i, o := range p.Blocks[b].Bwd {
+			cm.wgrad[b][i] = isWeightGrad(p, &o)
+		}
 		for k, ops := range [2][]model.Op{p.Blocks[b].Fwd, p.Blocks[b].Bwd} {
 			cm.why[b][k] = make([][numActions]string, len(ops))
 			cm.opDims[b][k] = make([]opShape, len(ops))
@@ -184,6 +192,17 @@ func NewModel(p *model.Program) *Model {
 		}
 	}
 	return cm
+}
+
+// isWeightGrad reports whether backward op o is a weight-gradient pass:
+// an einsum whose result is a weight's gradient (for C = A·B with B a
+// weight, the dB = Aᵀ·dC of the transposition).
+func isWeightGrad(p *model.Program, o *model.Op) bool {
+	if o.Kind != model.Einsum || o.C < 0 {
+		return false
+	}
+	pr := p.Tensors[o.C].Primal
+	return pr >= 0 && p.Tensors[pr].Weight
 }
 
 // policy returns the index of the recompute policy named name.

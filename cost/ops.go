@@ -120,6 +120,9 @@ type emission struct {
 	hideOp   int     // op index whose compute may hide it (-1: none)
 	hideFrac float64 // fraction of hideOp's time usable
 	exposed  float64 // resolved exposed seconds of one call
+	// wgrad says a weight-gradient op caused it; dispatch that the MoE
+	// dispatch or combine (a reshard) did.
+	wgrad, dispatch bool
 }
 
 // runResult is the outcome of one pass of a block on one micro-batch. Its
@@ -160,7 +163,8 @@ func (e *evaluator) emit(res *runResult, op collOp, roles roleSet, bytes float64
 		// One collective per parameter tensor the weight stands for.
 		sec += (e.m.tensorsPerWeight[e.blockIdx] - 1) * e.mr.latency(op, roles)
 	}
-	res.emit = append(res.emit, emission{op: op, roles: roles, bytes: bytes, seconds: sec, class: class, pass: ps, why: why, hideOp: hideOp, hideFrac: hideFrac})
+	res.emit = append(res.emit, emission{op: op, roles: roles, bytes: bytes, seconds: sec, class: class, pass: ps, why: why,
+		hideOp: hideOp, hideFrac: hideFrac, wgrad: e.opWgrad, dispatch: e.opReshard})
 	return sec
 }
 

@@ -17,6 +17,12 @@ type segCost struct {
 	stepGrad  float64
 	stepParam float64
 	stepEmit  []emission
+	// wgt is the compute seconds of the weight-gradient passes (part of
+	// bwd); critF and critW the exposed critical communication of the
+	// forward pass and of the weight-gradient passes (parts of crit); a2aF
+	// and a2aB the exposed MoE dispatch and combine of the forward pass and
+	// of the recompute and backward passes (parts of crit).
+	wgt, critF, critW, a2aF, a2aB float64
 	// pending is, per weight of the block (in its Weights order), the roles
 	// its gradient is still partial over after the backward pass: the input
 	// of the once-per-step reductions, which depend on the ZeRO stage.
@@ -26,6 +32,7 @@ type segCost struct {
 // reset clears what a new evaluation accumulates into sc, keeping its memory.
 func (sc *segCost) reset() {
 	sc.fwd, sc.bwd, sc.crit, sc.weights, sc.weightEdge, sc.flops = 0, 0, 0, 0, 0, 0
+	sc.wgt, sc.critF, sc.critW, sc.a2aF, sc.a2aB = 0, 0, 0, 0, 0
 	sc.cat = [numCategories]float64{}
 	sc.stepGrad, sc.stepParam = 0, 0
 	sc.stepEmit = sc.stepEmit[:0]
@@ -45,6 +52,8 @@ func (e *evaluator) run(res *runResult, b int, ps pass, filter func(*model.Op) b
 		if filter != nil && !filter(o) {
 			continue
 		}
+		e.opWgrad = ps == pBwd && e.m.wgrad[b][i]
+		e.opReshard = o.Kind == model.Reshard
 		switch o.Kind {
 		case model.Einsum:
 			e.einsum(res, o, &e.m.why[b][k][i], e.m.opDims[b][k][i], i, ps)
@@ -54,6 +63,7 @@ func (e *evaluator) run(res *runResult, b int, ps pass, filter func(*model.Op) b
 			e.elementwise(res, o, i, ps)
 		}
 	}
+	e.opWgrad, e.opReshard = false, false
 }
 
 // resetCache forgets the gathered tensors of block b; weights are kept
@@ -92,6 +102,11 @@ func (e *evaluator) block(b int, sc *segCost) {
 	for c := range sc.cat {
 		sc.cat[c] = fw.cat[c] + rc.cat[c] + bw.cat[c]
 	}
+	for i, w := range e.m.wgrad[b] {
+		if w {
+			sc.wgt += bw.opSeconds[i]
+		}
+	}
 	for _, r := range []*runResult{fw, rc, bw} {
 		for i := range r.emit {
 			em := &r.emit[i]
@@ -103,6 +118,18 @@ func (e *evaluator) block(b int, sc *segCost) {
 			switch em.class {
 			case classCritical:
 				sc.crit += exp
+				switch {
+				case em.pass == pFwd:
+					sc.critF += exp
+				case em.wgrad:
+					sc.critW += exp
+				}
+				switch {
+				case em.dispatch && em.pass == pFwd:
+					sc.a2aF += exp
+				case em.dispatch:
+					sc.a2aB += exp
+				}
 			case classWeights:
 				sc.weights += em.seconds
 				if (em.pass == pFwd && em.op == opAG) || em.op == opRS {

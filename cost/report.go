@@ -6,8 +6,11 @@ import (
 	"strings"
 )
 
-// collectives aggregates the busiest stage's emissions into per-step calls.
-func (e *evaluator) collectives(st *evalState, sp *stagePlan, M, v float64, pp int) []Collective {
+// collectives aggregates the busiest rank's emissions into per-step calls:
+// mult and held are, per block, its runs per micro-batch and the copies of
+// its parameters it holds (rankView); hideA2A says the schedule overlaps
+// the MoE dispatch and combine.
+func (e *evaluator) collectives(st *evalState, mult, held []float64, M, v float64, pp int, hideA2A bool) []Collective {
 	p := e.p
 	n := 1
 	for b := range st.blocks {
@@ -47,20 +50,18 @@ func (e *evaluator) collectives(st *evalState, sp *stagePlan, M, v float64, pp i
 			Count: int(math.Round(count)), Seconds: count * em.seconds, Overlapped: overlapped, Why: why})
 	}
 	for b := range p.Blocks {
-		mult := sp.mult[b]
-		if mult == 0 {
-			continue
-		}
 		sc := &st.blocks[b]
-		for r := range sc.runs {
-			run := &sc.runs[r]
-			for i := range run.emit {
-				em := &run.emit[i]
-				add(em, mult*M, em.class != classCritical || em.exposed < em.seconds)
+		if n := mult[b]; n != 0 {
+			for r := range sc.runs {
+				run := &sc.runs[r]
+				for i := range run.emit {
+					em := &run.emit[i]
+					add(em, n*M, em.class != classCritical || em.exposed < em.seconds || hideA2A && em.dispatch)
+				}
 			}
 		}
 		for i := range sc.stepEmit {
-			add(&sc.stepEmit[i], mult, true)
+			add(&sc.stepEmit[i], held[b], true)
 		}
 	}
 	if pp > 1 && len(e.mr.Pipeline) > 0 {

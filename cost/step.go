@@ -40,6 +40,7 @@ func (st *evalState) planStages(p *model.Program, pp int) {
 		st.mults = make([]float64, nb*maxStages)
 	}
 	st.ranks = space.CandidateRanks(n, pp, st.kindStarts, st.ranks[:0])
+	st.rankStage = st.rankStage[:0]
 	for _, r := range st.ranks {
 		first, cnt := space.StageLayers(n, pp, r)
 		i := len(st.stages)
@@ -49,11 +50,13 @@ func (st *evalState) planStages(p *model.Program, pp int) {
 			buf[p.MTP.Kind] += p.MTP.Count // the multi-token-prediction modules sit with the output layer
 		}
 		sp := stagePlan{counts: buf, layers: cnt, embed: r == 0, head: r == pp-1}
-		if slices.ContainsFunc(st.stages, func(o stagePlan) bool {
+		if j := slices.IndexFunc(st.stages, func(o stagePlan) bool {
 			return o.embed == sp.embed && o.head == sp.head && slices.Equal(o.counts, sp.counts)
-		}) {
+		}); j >= 0 {
+			st.rankStage = append(st.rankStage, j)
 			continue
 		}
+		st.rankStage = append(st.rankStage, i)
 		sp.mult = st.mults[i*nb : (i+1)*nb]
 		for b := range sp.mult {
 			sp.mult[b] = blockMultiplicity(p, &sp, b)
@@ -88,147 +91,148 @@ func blockMultiplicity(p *model.Program, sp *stagePlan, b int) float64 {
 	return float64(n)
 }
 
+// rankView is what one pipeline rank runs and holds: per block, its runs
+// per micro-batch (mult) and the copies of its parameters the rank holds
+// (params); per layer kind, the layers it runs per micro-batch (kinds);
+// and the layers it holds (layers). A linear placement's is a stage plan's;
+// a V-shaped or mirrored one's mixes two (pairedView).
+type rankView struct {
+	mult, params, kinds []float64
+	layers              float64
+}
+
+// grow sizes v for nb blocks and nk layer kinds, keeping its memory.
+func (v *rankView) grow(nb, nk int) {
+	if cap(v.mult) < nb {
+		v.mult, v.params = make([]float64, nb), make([]float64, nb)
+	}
+	if cap(v.kinds) < nk {
+		v.kinds = make([]float64, nk)
+	}
+	v.mult, v.params, v.kinds = v.mult[:nb], v.params[:nb], v.kinds[:nk]
+}
+
+// linearView fills st.lin with stage plan si as its rank runs it (its
+// mult and params are the plan's).
+func (st *evalState) linearView(si int) *rankView {
+	sp, v := &st.stages[si], &st.lin
+	if cap(v.kinds) < len(sp.counts) {
+		v.kinds = make([]float64, len(sp.counts))
+	}
+	v.kinds = v.kinds[:len(sp.counts)]
+	v.mult, v.params = sp.mult, sp.mult
+	for k, n := range sp.counts {
+		v.kinds[k] = float64(n)
+	}
+	v.layers = float64(sp.layers)
+	return v
+}
+
+// stageOf returns the index in st.stages of rank r's composition: that of
+// the last candidate rank at or before r (space.CandidateRanks).
+func (st *evalState) stageOf(r int) int {
+	i := 0
+	for j, c := range st.ranks {
+		if c > r {
+			break
+		}
+		i = j
+	}
+	return st.rankStage[i]
+}
+
+// pairedView fills st.view with rank r of pp under placement pl, which
+// runs linear rank r's layers and rank pp-1-r's: V-shaped, chunks r and
+// 2pp-1-r for every micro-batch, about half of each, with the embedding
+// and the output layer on rank 0 [ZB §6]; mirrored, stage r for half the
+// micro-batches and stage pp-1-r for the other half, holding both stages'
+// parameters [DSV3 §3.2.1].
+func (st *evalState) pairedView(p *model.Program, r, pp int, pl space.Placement) *rankView {
+	a, b := &st.stages[st.stageOf(r)], &st.stages[st.stageOf(pp-1-r)]
+	v := &st.view
+	v.grow(len(p.Blocks), len(p.Kinds))
+	for blk := range v.mult {
+		m := (a.mult[blk] + b.mult[blk]) / 2
+		held := m
+		switch {
+		case pl == space.PlaceMirror:
+			held = a.mult[blk] + b.mult[blk]
+		case blk == p.Embedding || blk == p.Output:
+			m, held = 0, 0
+			if r == 0 {
+				m, held = 1, 1
+			}
+		}
+		v.mult[blk], v.params[blk] = m, held
+	}
+	for k := range v.kinds {
+		v.kinds[k] = float64(a.counts[k]+b.counts[k]) / 2
+	}
+	v.layers = float64(a.layers+b.layers) / 2
+	if pl == space.PlaceMirror {
+		v.layers = float64(a.layers + b.layers)
+	}
+	return v
+}
+
+// stepRules are what of a strategy's schedule and framework one rank's step
+// time needs.
+type stepRules struct {
+	pp           int
+	v, M         float64
+	of, wof, gof float64
+	bubble       space.Bubble
+	hideA2A      bool    // the schedule overlaps the MoE dispatch and combine
+	overlapped   float64 // micro-batches run as overlapped pairs
+}
+
 // assemble turns the block costs of st into the step time of s's pipeline
-// schedule: the busiest stage's compute, exposed communication and bubble
+// schedule: the busiest rank's compute, exposed communication and bubble
 // (docs/formulas.md §5-6).
 func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Estimate {
 	p, e, M := cm.p, &st.e, st.M
 	pp := max(s.Degree[space.PP], 1)
-	rules := s.Schedule.Rules()
+	if st.schedule != s.Schedule || !st.rulesOK {
+		st.schedule, st.rules, st.rulesOK = s.Schedule, s.Schedule.Rules(), true
+	}
+	rules := &st.rules
 	v := rules.VirtualStages(s.V)
-	bubble := rules.BubbleStages(pp, v)
-	of, wof, gof := e.eff.OverlapFraction, e.eff.OverlapFraction, e.eff.OverlapFraction
+	sr := stepRules{pp: pp, v: float64(v), M: M, bubble: rules.Bubble(pp, v),
+		of: e.eff.OverlapFraction, wof: e.eff.OverlapFraction, gof: e.eff.OverlapFraction,
+		hideA2A:    rules.Overlaps().Has(space.OverlapExpertA2A),
+		overlapped: rules.OverlappedMicrobatches(pp, int(M))}
 	if f := in.options.Comm.WeightOverlap; f != nil {
-		wof = *f
+		sr.wof = *f
 	}
 	if f := in.options.Comm.GradOverlap; f != nil {
-		gof = *f
+		sr.gof = *f
 	}
 	best := Estimate{StepSeconds: -1}
 	bestStage := 0
-	for si := range st.stages {
-		sp := &st.stages[si]
-		var fc, bc, crit, wmb, sg, spar, params, stored, computed, fp8 float64
-		var cat [numCategories]float64
-		for b, n := range sp.mult {
-			if n == 0 {
-				continue
-			}
-			sc := &st.blocks[b]
-			fc += n * sc.fwd
-			bc += n * sc.bwd
-			crit += n * sc.crit
-			wmb += n * sc.weights
-			sg += n * sc.stepGrad
-			spar += n * sc.stepParam
-			params += n * st.params[b]
-			fp8 += n * st.fp8[b]
-			stored += n * st.stored[b]
-			computed += n * st.computed[b]
-			for c := range cat {
-				cat[c] += n * sc.cat[c]
+	var est Estimate
+	if pl := rules.Placement(); pl == space.PlaceLinear || pp == 1 {
+		for si := range st.stages {
+			cm.rankStep(st, in, st.linearView(si), &sr, &est)
+			if est.StepSeconds > best.StepSeconds {
+				best, bestStage = est, si
 			}
 		}
-		// Per micro-batch passes over the parameters (docs/formulas.md §1.4
-		// [derived]): autocast's copies of the master weights (read the
-		// master, write the copy), and the cast of the weight gradients into
-		// the accumulated ones (read the bf16 gradient, read and write the
-		// accumulator; the first micro-batch only writes it).
-		pr := p.Precision()
-		var castF, castB float64
-		if pr.WeightCopies {
-			castF = e.memSeconds((pr.Master + pr.Weight) * stored)
-		}
-		if pr.GradCast {
-			castB = e.memSeconds((pr.Activation+2*pr.Grad)*computed) - e.memSeconds(pr.Grad*computed)/M
-		}
-		fc += castF
-		bc += castB
-		cat[catMemory] += castF + castB
-		// FP8 weight copies (model.FP8Recipe): each weight an fp8 matmul
-		// reads is quantised with its transpose, reading the weight (the
-		// master under autocast) and writing 1 + 1 bytes; once per step, or
-		// per micro-batch when FSDP gathers the weight afresh [TE-FP8].
-		var cast8 float64
-		if fp8 > 0 {
-			src := pr.Weight
-			if pr.WeightCopies {
-				src = pr.Master
-			}
-			cast8 = e.memSeconds((src + 2) * fp8)
-			if e.active&(bit(space.RoleFSDP)|bit(space.RoleEFSDP)) != 0 {
-				fc += cast8
-				cat[catMemory] += cast8
-				cast8 = 0
-			}
-		}
-		// The first gather and the last reduction of one layer's weights.
-		var edge float64
-		for k, kind := range p.Kinds {
-			if sp.counts[k] == 0 {
-				continue
-			}
-			var ke float64
-			for _, b := range kind.Blocks {
-				ke += st.blocks[b].weightEdge
-			}
-			edge = max(edge, ke)
-		}
-		units := float64(max(sp.layers, 1))
-		est := Estimate{}
-		// Busiest stage compute over all micro-batches, plus the optimizer
-		// step: memory-bound, over the stage's parameter shard
-		// (model.Precision.StepBytes: 28 bytes per parameter measured for
-		// fused AdamW, docs/measured-h100.md).
-		est.OptimizerSeconds = e.memSeconds(params * cm.optimizerBytes)
-		est.MatmulSeconds = M * cat[catMatmul]
-		est.AttentionSeconds = M * cat[catAttention]
-		est.MemoryBoundSeconds = M*cat[catMemory] + cast8
-		est.ComputeSeconds = M*(fc+bc) + est.OptimizerSeconds + cast8
-		exposed := M * crit
-		// FSDP/ZeRO-3: prefetch hides the per-micro-batch weight traffic
-		// under OverlapFraction of the compute; the first gather and the last
-		// reduction stay exposed ([TORCH-FSDP], docs/formulas.md §6).
-		if wmb > 0 {
-			exposed += max(edge, M*wmb-wof*est.ComputeSeconds)
-		}
-		// Gradient reduction overlaps the last micro-batch's backward and the
-		// ZeRO parameter gather the first forward; the last bucket (one
-		// layer) is exposed ([MEG-DDP], docs/formulas.md §6).
-		if sg > 0 {
-			exposed += max(sg/units, sg-gof*bc)
-		}
-		if spar > 0 {
-			exposed += max(spar/units, spar-gof*fc)
-		}
-		// Pipeline sends: one forward and one backward per micro-batch per
-		// virtual stage; the ramp-up and ramp-down walks over the stage
-		// boundaries are exposed, the steady-state sends (on the slowest hop)
-		// overlap up to OverlapFraction ([SB-GPU], docs/formulas.md §5-6).
-		if pp > 1 {
-			exposed += 2*st.pRamp + (1-of)*2*M*float64(v)*st.pSend
-		}
-		// Offloaded activations cross the host link to host memory in the
-		// forward pass and back in the backward pass, asynchronously: they
-		// hide under OverlapFraction of the compute (docs/frameworks.md).
-		if host := in.cluster.Chip.HostBandwidthBytesPerS; host > 0 {
-			var off float64
-			for k, n := range sp.counts {
-				if k < len(st.offload) {
-					off += float64(n) * st.offload[k]
+	} else {
+		// The pair of compositions changes only where rank r or rank
+		// pp-1-r crosses a candidate rank.
+		for _, c := range st.ranks {
+			for _, r := range [2]int{c, pp - c} {
+				if r < 0 || r >= pp {
+					continue
+				}
+				cm.rankStep(st, in, st.pairedView(p, r, pp, pl), &sr, &est)
+				if est.StepSeconds > best.StepSeconds {
+					best = est
+					st.best.grow(len(p.Blocks), 0)
+					copy(st.best.mult, st.view.mult)
+					copy(st.best.params, st.view.params)
 				}
 			}
-			if off > 0 {
-				t := 2 * M * off / host
-				exposed += max(0, t-of*est.ComputeSeconds)
-			}
-		}
-		est.ExposedCommSeconds = exposed
-		// Bubble: the schedule's idle stage-micro-batch times (docs/formulas.md §5).
-		est.BubbleSeconds = bubble * (fc + bc + crit)
-		est.StepSeconds = est.ComputeSeconds + est.ExposedCommSeconds + est.BubbleSeconds
-		if est.StepSeconds > best.StepSeconds {
-			best, bestStage = est, si
 		}
 	}
 
@@ -243,12 +247,168 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 	}
 	best.HardwareFLOPs = best.ModelFLOPs + rerun*tokens
 	if !in.options.SkipCollectives || in.options.Trace {
-		best.Collectives = e.collectives(st, &st.stages[bestStage], M, float64(v), pp)
+		mult, held := st.best.mult, st.best.params
+		if rules.Placement() == space.PlaceLinear || pp == 1 {
+			mult, held = st.stages[bestStage].mult, st.stages[bestStage].mult
+		}
+		best.Collectives = e.collectives(st, mult, held, M, float64(v), pp, sr.hideA2A)
 	}
 	if e.trace != nil {
 		best.Ops = *e.trace
 	}
 	return best
+}
+
+// rankStep writes into est the step time of the rank rv under the
+// schedule and framework rules sr.
+func (cm *Model) rankStep(st *evalState, in *evalInputs, rv *rankView, sr *stepRules, est *Estimate) {
+	p, e, M := cm.p, &st.e, sr.M
+	var fc, bc, crit, wmb, sg, spar, params, stored, computed, fp8 float64
+	var wc, critF, critW, a2aF, a2aB float64
+	var cat [numCategories]float64
+	for b, n := range rv.mult {
+		if n == 0 && rv.params[b] == 0 {
+			continue
+		}
+		sc, h := &st.blocks[b], rv.params[b]
+		fc += n * sc.fwd
+		bc += n * sc.bwd
+		crit += n * sc.crit
+		wmb += n * sc.weights
+		sg += h * sc.stepGrad
+		spar += h * sc.stepParam
+		params += h * st.params[b]
+		stored += n * st.stored[b]
+		computed += n * st.computed[b]
+		fp8 += n * st.fp8[b]
+		for c := range cat {
+			cat[c] += n * sc.cat[c]
+		}
+		wc += n * sc.wgt
+		critF += n * sc.critF
+		critW += n * sc.critW
+		a2aF += n * sc.a2aF
+		a2aB += n * sc.a2aB
+	}
+	// Per micro-batch passes over the parameters (docs/formulas.md §1.4
+	// [derived]): autocast's copies of the master weights (read the
+	// master, write the copy), and the cast of the weight gradients into
+	// the accumulated ones (read the bf16 gradient, read and write the
+	// accumulator; the first micro-batch only writes it).
+	pr := &p.Options.Precision
+	var castF, castB float64
+	if pr.WeightCopies {
+		castF = e.memSeconds((pr.Master + pr.Weight) * stored)
+	}
+	if pr.GradCast {
+		castB = e.memSeconds((pr.Activation+2*pr.Grad)*computed) - e.memSeconds(pr.Grad*computed)/M
+	}
+	fc += castF
+	bc += castB
+	cat[catMemory] += castF + castB
+	// FP8 weight copies (model.FP8Recipe): each weight an fp8 matmul
+	// reads is quantised with its transpose, reading the weight (the
+	// master under autocast) and writing 1 + 1 bytes; once per step, or
+	// per micro-batch when FSDP gathers the weight afresh [TE-FP8].
+	var cast8 float64
+	if fp8 > 0 {
+		src := pr.Weight
+		if pr.WeightCopies {
+			src = pr.Master
+		}
+		cast8 = e.memSeconds((src + 2) * fp8)
+		if e.active&(bit(space.RoleFSDP)|bit(space.RoleEFSDP)) != 0 {
+			fc += cast8
+			cat[catMemory] += cast8
+			cast8 = 0
+		}
+	}
+	// The first gather and the last reduction of one layer's weights.
+	var edge float64
+	for k, kind := range p.Kinds {
+		if rv.kinds[k] == 0 {
+			continue
+		}
+		var ke float64
+		for _, b := range kind.Blocks {
+			ke += st.blocks[b].weightEdge
+		}
+		edge = max(edge, ke)
+	}
+	units := max(rv.layers, 1)
+	*est = Estimate{}
+	// Busiest stage compute over all micro-batches, plus the optimizer
+	// step: memory-bound, over the stage's parameter shard
+	// (model.Precision.StepBytes: 28 bytes per parameter measured for
+	// fused AdamW, docs/measured-h100.md).
+	est.OptimizerSeconds = e.memSeconds(params * cm.optimizerBytes)
+	est.MatmulSeconds = M * cat[catMatmul]
+	est.AttentionSeconds = M * cat[catAttention]
+	est.MemoryBoundSeconds = M*cat[catMemory] + cast8
+	est.ComputeSeconds = M*(fc+bc) + est.OptimizerSeconds + cast8
+	exposed := M * crit
+	// A schedule that runs a forward and a backward chunk of two
+	// micro-batches as one pair hides each one's MoE dispatch and combine
+	// under the other's compute, up to OverlapFraction of it, for the pairs
+	// it runs ([DSV3 §3.2.1], docs/formulas.md §6).
+	var hidden float64
+	if sr.hideA2A {
+		hidden = min(a2aF, sr.of*bc) + min(a2aB, sr.of*fc)
+		exposed -= sr.overlapped * hidden
+	}
+	est.ExposedA2ASeconds = M*(a2aF+a2aB) - sr.overlapped*hidden
+	// FSDP/ZeRO-3: prefetch hides the per-micro-batch weight traffic
+	// under OverlapFraction of the compute; the first gather and the last
+	// reduction stay exposed ([TORCH-FSDP], docs/formulas.md §6).
+	if wmb > 0 {
+		exposed += max(edge, M*wmb-sr.wof*est.ComputeSeconds)
+	}
+	// Gradient reduction overlaps the last micro-batch's backward and the
+	// ZeRO parameter gather the first forward; the last bucket (one
+	// layer) is exposed ([MEG-DDP], docs/formulas.md §6).
+	if sg > 0 {
+		exposed += max(sg/units, sg-sr.gof*bc)
+	}
+	if spar > 0 {
+		exposed += max(spar/units, spar-sr.gof*fc)
+	}
+	// Pipeline sends: one forward and one backward per micro-batch per
+	// virtual stage; the ramp-up and ramp-down walks over the stage
+	// boundaries are exposed, the steady-state sends (on the slowest hop)
+	// overlap up to OverlapFraction ([SB-GPU], docs/formulas.md §5-6).
+	if sr.pp > 1 {
+		exposed += 2*st.pRamp + (1-sr.of)*2*M*sr.v*st.pSend
+	}
+	// Offloaded activations cross the host link to host memory in the
+	// forward pass and back in the backward pass, asynchronously: they
+	// hide under OverlapFraction of the compute (docs/frameworks.md).
+	if host := in.cluster.Chip.HostBandwidthBytesPerS; host > 0 {
+		var off float64
+		for k, n := range rv.kinds {
+			if k < len(st.offload) {
+				off += n * st.offload[k]
+			}
+		}
+		if off > 0 {
+			t := 2 * M * off / host
+			exposed += max(0, t-sr.of*est.ComputeSeconds)
+		}
+	}
+	est.ExposedCommSeconds = exposed
+	// Bubble: the schedule's idle passes of one micro-batch over the
+	// rank's layers (docs/formulas.md §5). T_F is the forward pass, T_W the
+	// weight-gradient passes, T_B the rest of the backward pass (recompute
+	// included), each with its exposed critical communication; an
+	// overlapped pair is all three less what it hides.
+	if b := sr.bubble; b.Uniform() {
+		est.BubbleSeconds = b.F * (fc + bc + crit)
+	} else {
+		tF, tW := fc+critF, wc+critW
+		tB := bc - wc + crit - critF - critW
+		tFB := tF + tB + tW - hidden
+		est.BubbleSeconds = max(0, b.F*tF+b.B*tB+b.W*tW+b.FB*tFB)
+	}
+	est.StepSeconds = est.ComputeSeconds + est.ExposedCommSeconds + est.BubbleSeconds
 }
 
 // fillParams sets st.params, st.stored, st.computed and st.fp8: the

@@ -69,8 +69,15 @@
 // 2·s·b·h (/t with SP). The layers' activations are multiplied by the
 // micro-batches the rank holds in flight (space.Schedule.InFlight,
 // docs/formulas.md §2.3): 1 without a pipeline; all m with GPipe; min(m, p-r)
-// on rank r with 1F1B; min(m·v, 2(p-r-1)+(v-1)p+1)/v interleaved [KORT]
-// [MEG-SCHED].
+// on rank r with 1F1B and ZB-H1; min(m·v, 2(p-r-1)+(v-1)p+1)/v interleaved
+// [KORT][MEG-SCHED]; p on every rank with ZB-V [ZB §6]; p+1 chunks of one
+// stage with DualPipe and 2p+1 of half a rank's layers with DualPipeV
+// [DSV3 Table 2]. The V-shaped schedules (ZB-V, DualPipeV) put about half
+// of linear ranks r and p-1-r's layers on rank r and the embedding and the
+// output layer on rank 0; DualPipe's rank r holds both stages r and p-1-r:
+// two copies of the parameters, gradients and optimizer state (the ends on
+// ranks 0 and p-1), space.Placement. The output layer's rank keeps one
+// micro-batch of logits under them (space.Rules.HeadInFlight).
 //
 // # Buffers: BuffersBytes
 //

@@ -402,6 +402,48 @@ func TestPipelineStages(t *testing.T) {
 	}
 }
 
+// TestPipelineSchedules pins the zero-bubble and DualPipe schedules'
+// activations in flight and parameter copies on GPT-3 175B, tp=8 with
+// selective recompute (34·s·b·h/t per layer [KORT]), pp=8 (12 layers a
+// rank), 64 micro-batches, on the busiest rank (the first, which holds
+// the tied embedding).
+func TestPipelineSchedules(t *testing.T) {
+	m := gptSpec(96, 12288, 96)
+	w := space.Workload{Batch: 64, SeqLen: 2048}
+	layerAct := 34 * 2048 * 12288.0 / 8
+	layer := float64(m.DenseLayerParams()) / 8
+	emb := float64(m.EmbeddingParams()) / 8
+	for _, tt := range []struct {
+		s        space.Schedule
+		inFlight float64 // layers × micro-batches of activations
+		layers   float64 // layers of parameters
+	}{
+		// 1F1B's p = 8 micro-batches of 12 layers [KORT §4.3].
+		{space.OneFOneB, 8 * 12, 12},
+		// ZB-H1 and ZB-V hold 1F1B's [ZB][ZB-HF]; ZB-V's rank 0 runs half
+		// of two linear ranks' layers and both ends (one tied matrix).
+		{space.ZBH1, 8 * 12, 12},
+		{space.ZBV, 8 * 12, 12},
+		// DualPipe: PP+1 = 9 chunks of one 12-layer stage, two stages of
+		// parameters [DSV3 Table 2].
+		{space.DualPipe, 9 * 12, 24},
+		// DualPipeV: 2p+1 = 17 chunks of 6 layers, one copy.
+		{space.DualPipeV, 17 * 6, 12},
+	} {
+		s := strat(space.Strategy{Degree: space.Degrees{space.TP: 8, space.PP: 8}, SP: true, Recompute: space.RecomputeSelective, Schedule: tt.s})
+		b := est(t, m, model.ProgramOptions{}, w, s)
+		if want := tt.inFlight * layerAct; !within(b.ActivationsBytes, want, 1e-9) {
+			t.Errorf("%s: ActivationsBytes = %.6g, want %.6g (%v layer-micro-batches)", tt.s, b.ActivationsBytes, want, tt.inFlight)
+		}
+		if want := 2 * (tt.layers*layer + emb); !within(b.ParamsBytes, want, 0.001) {
+			t.Errorf("%s: ParamsBytes = %.6g, want %.6g (%v layers and the embedding)", tt.s, b.ParamsBytes, want, tt.layers)
+		}
+		if want := 2 * b.ParamsBytes; !within(b.GradsBytes, want, 1e-9) {
+			t.Errorf("%s: GradsBytes = %.6g, want %.6g (bf16 weights, fp32 gradients)", tt.s, b.GradsBytes, want)
+		}
+	}
+}
+
 func TestUsableAndFits(t *testing.T) {
 	c := h100(8)
 	// The measured H100's 85,017,493,504 bytes less a 0.5 GiB context and 5%
@@ -475,6 +517,10 @@ func TestEstimateNoAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { _, _ = mm.Estimate(c, w, placed) }); n != 0 {
 		t.Errorf("Estimate allocates %v times per call, want 0", n)
+	}
+	placed.Schedule, placed.V = space.DualPipe, 1
+	if n := testing.AllocsPerRun(100, func() { _, _ = mm.Estimate(c, w, placed) }); n != 0 {
+		t.Errorf("Estimate allocates %v times per call under dualpipe, want 0", n)
 	}
 }
 

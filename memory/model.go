@@ -337,6 +337,7 @@ type peak struct {
 	rank                   int
 	inFlight, lastInFlight float64
 	pp                     int
+	pl                     space.Placement
 }
 
 // estimate fills pk with the busiest rank of s (Estimate).
@@ -407,15 +408,32 @@ func (mm *Model) estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 	if len(p.Kinds) > maxKinds {
 		cnt = make([]int, len(p.Kinds))
 	}
-	pk.pp, pk.lastInFlight = pp, rules.InFlight(pp-1, pp, v, m)
+	pl := rules.Placement()
+	if pp == 1 {
+		pl = space.PlaceLinear
+	}
+	pk.pp, pk.pl, pk.lastInFlight = pp, pl, rules.HeadInFlight(pp, v, m)
+	var other [maxKinds]int
+	cnt2 := other[:len(p.Kinds):len(p.Kinds)]
+	if len(p.Kinds) > maxKinds {
+		cnt2 = make([]int, len(p.Kinds))
+	}
 	var rankBuf [4 + 2*maxKinds]int
 	ranks := space.CandidateRanks(mm.layers, pp, mm.kindStarts, rankBuf[:0])
-	for i, r := range ranks {
-		st := mm.rankStage(r, pp, cnt)
-		st.inFlight, st.lastInFlight = rules.InFlight(r, pp, v, m), pk.lastInFlight
-		b := mm.stage(g, terms, &ends, &st)
-		if i == 0 || b.TotalBytes() > pk.b.TotalBytes() {
-			pk.b, pk.rank, pk.inFlight = b, r, st.inFlight
+	seen := false
+	for _, c := range ranks {
+		// A paired placement's rank r holds linear ranks r and pp-1-r; the
+		// pair changes only where either crosses a candidate rank.
+		for j, r := range [2]int{c, pp - c} {
+			if j == 1 && pl == space.PlaceLinear || r < 0 || r >= pp {
+				continue
+			}
+			st := mm.rankStage(r, pp, pl, cnt, cnt2)
+			st.inFlight, st.lastInFlight = rules.InFlight(r, pp, v, m), pk.lastInFlight
+			b := mm.stage(g, terms, &ends, &st)
+			if !seen || b.TotalBytes() > pk.b.TotalBytes() {
+				pk.b, pk.rank, pk.inFlight, seen = b, r, st.inFlight, true
+			}
 		}
 	}
 	return nil
@@ -436,16 +454,43 @@ func (mm *Model) kindTerms(g *geometry, k int) kindTerms {
 	return kt
 }
 
-// rankStage returns pipeline rank r of pp with its layers of each kind
-// counted into cnt (the multi-token-prediction modules on the last rank).
-func (mm *Model) rankStage(r, pp int, cnt []int) stage {
+// rankStage returns pipeline rank r of pp under placement pl with its
+// layers of each kind counted into cnt (other is scratch of the same
+// length). A linear rank holds its own stage, the multi-token-prediction
+// modules with the output layer on the last. A paired rank holds linear
+// ranks r and pp-1-r: V-shaped (PlaceV), about half of each, with the
+// embedding and the output layer on rank 0 [ZB §6]; mirrored
+// (PlaceMirror), both stages' parameters, gradients, optimizer state and
+// activations, the ends on ranks 0 and pp-1 ([DSV3 §3.2.1], Table 2: two
+// copies of the parameters).
+func (mm *Model) rankStage(r, pp int, pl space.Placement, cnt, other []int) stage {
+	mm.countStage(r, pp, cnt)
+	if pl == space.PlaceLinear {
+		return stage{counts: cnt, first: r == 0, last: r == pp-1, pp: pp, scale: 1}
+	}
+	mm.countStage(pp-1-r, pp, other)
+	for k := range cnt {
+		cnt[k] += other[k]
+	}
+	st := stage{counts: cnt, pp: pp, scale: 1}
+	if pl == space.PlaceV {
+		st.scale = 0.5
+		st.first, st.last = r == 0, r == 0
+	} else {
+		st.first, st.last = r == 0 || r == pp-1, r == 0 || r == pp-1
+	}
+	return st
+}
+
+// countStage counts linear pipeline stage r of pp's layers of each kind
+// into cnt, the multi-token-prediction modules on the last stage.
+func (mm *Model) countStage(r, pp int, cnt []int) {
 	p := mm.p
 	first, count := space.StageLayers(mm.layers, pp, r)
 	p.CountLayers(first, first+count, cnt)
 	if r == pp-1 && p.MTP.Count > 0 {
 		cnt[p.MTP.Kind] += p.MTP.Count // the multi-token-prediction modules sit with the output layer
 	}
-	return stage{counts: cnt, first: r == 0, last: r == pp-1, pp: pp}
 }
 
 // endTerms are the per-chip quantities of the first and last stages'
@@ -488,9 +533,11 @@ func (mm *Model) ends(g *geometry) endTerms {
 	return e
 }
 
-// stage is one pipeline rank.
+// stage is one pipeline rank: it holds scale times the layers counts
+// says (a V-shaped schedule's rank half of two linear ranks' layers).
 type stage struct {
 	counts                 []int
+	scale                  float64
 	first, last            bool
 	pp                     int
 	inFlight, lastInFlight float64
@@ -519,10 +566,11 @@ func (mm *Model) stagePhases(g *geometry, terms []kindTerms, e *endTerms, st *st
 			continue
 		}
 		t := &terms[k]
-		dense += float64(n) * t.dense
-		expert += float64(n) * t.expert
-		act += float64(n) * t.act
-		fp8 += float64(n) * t.fp8
+		f := st.scale * float64(n)
+		dense += f * t.dense
+		expert += f * t.expert
+		act += f * t.act
+		fp8 += f * t.fp8
 		fp8Unit = max(fp8Unit, t.fp8)
 		unit = max(unit, t.unit)
 		work = max(work, t.work)

@@ -40,7 +40,7 @@ func (mm *Model) Parts(c profiles.Cluster, w space.Workload, s space.Strategy) (
 		terms[k] = mm.kindTerms(g, k)
 	}
 	ends := mm.ends(g)
-	st := mm.rankStage(pk.rank, pk.pp, make([]int, len(p.Kinds)))
+	st := mm.rankStage(pk.rank, pk.pp, pk.pl, make([]int, len(p.Kinds)), make([]int, len(p.Kinds)))
 	st.inFlight, st.lastInFlight = pk.inFlight, pk.lastInFlight
 	fwd, step, bufs := mm.stagePhases(g, terms, &ends, &st)
 	isStep := step.TotalBytes() > fwd.TotalBytes()
@@ -76,7 +76,7 @@ func (mm *Model) Parts(c profiles.Cluster, w space.Workload, s space.Strategy) (
 		add(Optimizer, name, ob)
 	}
 	for k, kind := range p.Kinds {
-		n := float64(st.counts[k])
+		n := st.scale * float64(st.counts[k])
 		if n == 0 {
 			continue
 		}
@@ -110,7 +110,7 @@ func (mm *Model) Parts(c profiles.Cluster, w space.Workload, s space.Strategy) (
 	if !isStep {
 		pol := mm.policies[g.policy]
 		for k, kind := range p.Kinds {
-			n := float64(st.counts[k])
+			n := st.scale * float64(st.counts[k])
 			if n == 0 {
 				continue
 			}

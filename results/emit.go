@@ -139,8 +139,13 @@ func emitMegatron(e Evaluation) (string, error) {
 	if s.Degree[space.FSDP] > 1 {
 		bad = append(bad, fmt.Sprintf("fsdp=%d: Megatron-LM's data parallelism replicates the weights (its distributed optimizer is ZeRO-1); search without it with --fix fsdp=1", s.Degree[space.FSDP]))
 	}
-	if s.Degree[space.PP] > 1 && s.Schedule == space.GPipe {
-		bad = append(bad, "schedule=gpipe: Megatron-LM runs 1F1B or interleaved 1F1B pipelines")
+	if s.Degree[space.PP] > 1 {
+		switch s.Schedule {
+		case space.GPipe:
+			bad = append(bad, "schedule=gpipe: Megatron-LM runs 1F1B or interleaved 1F1B pipelines")
+		case space.ZBH1, space.ZBV, space.DualPipe, space.DualPipeV:
+			bad = append(bad, fmt.Sprintf("schedule=%s: mainline Megatron-Core runs 1F1B or interleaved 1F1B pipelines, with no zero-bubble or DualPipe schedule; search with --fix schedule=1f1b", s.Schedule))
+		}
 	}
 	var split [][2]string
 	if s.Degree[space.PP] > 1 {
@@ -284,6 +289,8 @@ func emitMaxText(e Evaluation) (string, error) {
 			if L%(s.Degree[space.PP]*s.V) != 0 {
 				bad = append(bad, fmt.Sprintf("schedule=interleaved,v=%d with %d layers over pp=%d: MaxText needs pp x v = %d to divide the layers", s.V, L, s.Degree[space.PP], s.Degree[space.PP]*s.V))
 			}
+		case space.ZBH1, space.ZBV, space.DualPipe, space.DualPipeV:
+			bad = append(bad, fmt.Sprintf("schedule=%s: MaxText's pipeline runs GPipe-like or circular (interleaved) schedules, with no zero-bubble or DualPipe schedule; search with --fix schedule=gpipe", s.Schedule))
 		}
 	}
 	if s.Degree[space.TP] > 1 && !s.SP {
@@ -369,6 +376,19 @@ func emitTorchTitan(e Evaluation) (string, error) {
 	if r := e.fp8Recipe(); s.FP8() && r != model.FP8Tensorwise {
 		bad = append(bad, fmt.Sprintf("precision=fp8 with the %s recipe: torchtitan's float8 converter scales per tensor or per row (a framework profile with fp8_recipe: tensorwise)", r))
 	}
+	stages := s.VirtualStages() // torchtitan's stages per rank
+	if pp := s.Degree[space.PP]; pp > 1 {
+		switch s.Schedule {
+		case space.ZBH1:
+			bad = append(bad, "schedule=zb-h1: torchtitan's zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) run two or more stages per rank; search with --fix schedule=zb-v")
+		case space.DualPipe:
+			bad = append(bad, "schedule=dualpipe: torchtitan runs DualPipe's V-shaped half (DualPipeV, one copy of the parameters), not its two directions; search with --fix schedule=dualpipev")
+		case space.ZBV, space.DualPipeV:
+			if L%(pp*stages) != 0 {
+				bad = append(bad, fmt.Sprintf("schedule=%s with %d layers over pp=%d: the layers must divide into 2 x pp = %d stages", s.Schedule, L, pp, pp*stages))
+			}
+		}
+	}
 	if len(bad) > 0 {
 		return "", &EmitError{Framework: TorchTitan, Parts: bad}
 	}
@@ -387,15 +407,15 @@ func emitTorchTitan(e Evaluation) (string, error) {
 	replicas := s.Replicas()
 	local := s.MB
 	if s.Degree[space.PP] > 1 {
-		sched := map[space.Schedule]string{space.GPipe: "GPipe", space.OneFOneB: "1F1B", space.Interleaved: "Interleaved1F1B"}[s.Schedule]
+		sched := map[space.Schedule]string{space.GPipe: "GPipe", space.OneFOneB: "1F1B", space.Interleaved: "Interleaved1F1B",
+			space.ZBV: "ZBVZeroBubble", space.DualPipeV: "DualPipeV"}[s.Schedule]
+		if s.Schedule == space.ZBV || s.Schedule == space.DualPipeV {
+			b.WriteString("# torch.distributed.pipelining runs the split backward of ZBVZeroBubble and DualPipeV only on stages without torch.compile\n")
+		}
 		fmt.Fprintf(&b, "pipeline_parallel_schedule = %q\n", sched)
 		fmt.Fprintf(&b, "pipeline_parallel_microbatch_size = %d\n", s.MB)
-		v := 1
-		if s.Schedule == space.Interleaved {
-			v = s.V
-		}
-		if L%(s.Degree[space.PP]*v) == 0 {
-			fmt.Fprintf(&b, "pipeline_parallel_layers_per_stage = %d\n", L/(s.Degree[space.PP]*v))
+		if L%(s.Degree[space.PP]*stages) == 0 {
+			fmt.Fprintf(&b, "pipeline_parallel_layers_per_stage = %d\n", L/(s.Degree[space.PP]*stages))
 		}
 		local = e.Workload.Batch / replicas
 	}

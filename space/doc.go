@@ -18,7 +18,7 @@
 //	pp [1]            pipeline stages
 //	ep [1]            expert parallel degree, carved out of the dp*fsdp chips
 //	mb [1]            micro-batch size in sequences per data-parallel replica
-//	schedule [1f1b]   gpipe, 1f1b or interleaved (Schedules)
+//	schedule [1f1b]   gpipe, 1f1b, interleaved, zb-h1, zb-v, dualpipe or dualpipev (Schedules)
 //	v [1]             virtual stages per pipeline rank (interleaved only)
 //	recompute [none]  none, selective or full activation checkpointing
 //	mesh [by the tool] which mesh axes carry which parallelism
@@ -77,10 +77,15 @@
 // strategy into a [Mesh] (each role's axis groups and degree, the
 // pipeline's groups) once, for the cost and memory models; the carving rule
 // (EP takes each axis's fsdp share first, then its dp share) lives there
-// only. The pipeline schedules ([Schedule]: 1f1b, gpipe, interleaved) are
-// the rows of another table (schedule.go): each gives its bubble, the
+// only. The pipeline schedules ([Schedule]: 1f1b, gpipe, interleaved,
+// zb-h1, zb-v, dualpipe, dualpipev) are the rows of another table
+// (schedule.go): each gives its bubble (weights of the forward,
+// input-gradient, weight-gradient and overlapped passes, [Bubble]), the
 // micro-batches each rank holds in flight, whether it takes virtual stages
-// and how many micro-batches it needs. [StageLayers] splits the layers over
+// or runs fixed chunks, where a rank's layers are ([Placement]: linear,
+// V-shaped, mirrored with two copies of the parameters), what it overlaps
+// ([Overlap]), what it needs of pp and the micro-batches, and whether the
+// search lists it unasked. [StageLayers] splits the layers over
 // the ranks for both models. docs/layers.md says what it takes to add a
 // dimension or a schedule.
 //
@@ -97,8 +102,10 @@
 //
 // [New] builds a [Space]: the product of a layout gene (degrees, ep and
 // placement, precomputed with the model-level checks applied), a
-// micro-batch gene, a schedule gene (every schedule, interleaving with
-// every v the layers allow), a recompute gene and a ZeRO gene.
+// micro-batch gene, a schedule gene (every schedule the search lists
+// unasked, with interleaving at every v the layers allow, and the
+// zero-bubble and DualPipe schedules when a fix or the framework names
+// them), a recompute gene and a ZeRO gene.
 // On clusters with several link tiers, layouts with tensor parallelism
 // beyond the fastest tier, or FSDP or CP over DCN, are left out unless a
 // fix asks for them (see [New]). [Space.Decode] turns a gene vector into a placed Strategy without

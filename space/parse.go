@@ -71,8 +71,8 @@ func keyTable() []keySpec {
 			return err
 		}, func(st *Strategy) string { return strconv.Itoa(st.MB) }, func(st *Strategy) bool { return st.MB == 1 }),
 		knob("schedule", func(st *Strategy, val string) error {
-			v := Schedule(strings.ToLower(val))
-			if !v.Known() {
+			v, ok := LookupSchedule(strings.ToLower(val))
+			if !ok {
 				return unknownErr("space: schedule", val, scheduleNames())
 			}
 			st.Schedule = v

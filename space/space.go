@@ -49,6 +49,7 @@ type Space struct {
 	layouts    []layout
 	mbs        []int
 	schedules  []scheduleChoice
+	rules      []Rules // of each schedule choice
 	recomputes []string
 	zeros      []int
 	// precision is every strategy's matmul precision: the pinned one, else
@@ -198,9 +199,11 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 		}
 	}
 
-	// Schedules: every schedule of the table, and for one with virtual
-	// stages every v that splits the busiest rank's layers into chunks of
-	// whole, equal layers for some layout's pp (a pinned v as it is).
+	// Schedules: every schedule of the table the search enumerates
+	// unasked, or that --fix or the framework names, and for one with
+	// virtual stages every v that splits the busiest rank's layers into
+	// chunks of whole, equal layers for some layout's pp (a pinned v as it
+	// is).
 	var vs []int
 	if fp.has("v") {
 		vs, sp.anyV = []int{fp.V}, true
@@ -220,7 +223,9 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	var all []scheduleChoice
 	for _, sc := range Schedules() {
 		if !sc.Virtual() {
-			all = append(all, scheduleChoice{sc, 1})
+			if minPP > 0 || !sc.Rules().NeedsPipeline() {
+				all = append(all, scheduleChoice{sc, 1})
+			}
 			continue
 		}
 		for _, v := range vs {
@@ -231,6 +236,9 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	}
 	for _, sc := range all {
 		if fp.has("schedule") && sc.name != fp.Schedule || fp.has("v") && sc.v != fp.V {
+			continue
+		}
+		if !sc.name.Rules().Searched() && !fp.has("schedule") && !slices.Contains(lim.Schedules, sc.name) {
 			continue
 		}
 		if len(lim.Schedules) > 0 && !slices.Contains(lim.Schedules, sc.name) {
@@ -246,7 +254,13 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	if minPP == 0 && len(sp.schedules) > 1 {
 		sp.schedules = sp.schedules[:1] // with pp=1 only the first choice is valid
 	}
+	for _, sc := range sp.schedules {
+		sp.rules = append(sp.rules, sc.name.Rules())
+	}
 	if len(sp.schedules) == 0 {
+		if fp.has("schedule") && !fp.Schedule.Virtual() {
+			return nil, fmt.Errorf("space: no pipeline schedule agrees with --fix %q: schedule=%s needs pp > 1 (and v=1)", fix.String(), fp.Schedule)
+		}
 		return nil, fmt.Errorf("space: no pipeline schedule agrees with --fix %q: %s need v >= 2, pp > 1 and pp*v <= %d layers, and v > 1 needs one of them", fix.String(), strings.Join(virtualScheduleNames(), ", "), m.Layers)
 	}
 
@@ -755,15 +769,18 @@ func (sp *Space) valid(l *layout, mb, z, k int) bool {
 	if z > 0 && l.deg[DP] == 1 {
 		return false
 	}
-	sc := sp.schedules[k]
+	sc, rules := sp.schedules[k], &sp.rules[k]
 	pp := l.deg[PP]
 	if pp == 1 {
-		return k == 0 && !sc.name.Virtual()
+		return k == 0 && !rules.NeedsPipeline()
 	}
 	if k == 0 && sp.firstForPP1 {
 		return false
 	}
-	if sc.name.Virtual() && (pp*sc.v > sp.layers || !sp.anyV && MaxStageLayers(sp.layers, pp)%sc.v != 0 || sp.equalChunks && sp.layers%(pp*sc.v) != 0) {
+	if !rules.Virtual() {
+		return rules.Fits(pp, l.perReplica/mb, sp.layers)
+	}
+	if pp*sc.v > sp.layers || !sp.anyV && MaxStageLayers(sp.layers, pp)%sc.v != 0 || sp.equalChunks && sp.layers%(pp*sc.v) != 0 {
 		return false
 	}
 	return l.perReplica/mb >= sc.name.MinMicrobatches(pp)
@@ -796,7 +813,7 @@ func (sp *Space) Skip(genes []int) int64 {
 	}
 	sc := sp.schedules[k]
 	pp := l.deg[PP]
-	if pp == 1 && k > 0 || sc.name.Virtual() && (pp*sc.v > sp.layers || l.perReplica/mb < sc.name.MinMicrobatches(pp)) {
+	if pp == 1 && k > 0 || sp.rules[k].Virtual() && (pp*sc.v > sp.layers || l.perReplica/mb < sc.name.MinMicrobatches(pp)) {
 		// Without a pipeline only the first choice is valid; the schedules
 		// with virtual stages come last, by ascending v, and fail for the
 		// larger v (pp·v) or all alike (too few micro-batches).

@@ -140,6 +140,13 @@ func bruteForce(t *testing.T, m model.Spec, c profiles.Cluster, w Workload, fix 
 		recEP(0, s)
 	}
 	schedules := []scheduleChoice{{OneFOneB, 1}, {GPipe, 1}}
+	// The schedules the search lists only when asked for, when the fix
+	// names one.
+	for _, sc := range Schedules() {
+		if !sc.Virtual() && !sc.Rules().Searched() && fix.Has("schedule") {
+			schedules = append(schedules, scheduleChoice{sc, 1})
+		}
+	}
 	for v := 2; v <= m.Layers; v++ {
 		schedules = append(schedules, scheduleChoice{Interleaved, v})
 	}
@@ -238,6 +245,8 @@ func TestSpaceBruteForce(t *testing.T) {
 		{"fixed", smallModel(), Workload{Batch: 16, SeqLen: 64}, mustFix("pp=2,mesh=tp:z*2,recompute=full")},
 		{"fixed sp", smallModel(), Workload{Batch: 16, SeqLen: 60}, mustFix("sp=false,zero=1")},
 		{"moe fixed ep mesh", smallMoE(), Workload{Batch: 8, SeqLen: 64}, mustFix("mesh=ep:z*2")},
+		{"fixed zb-v", smallModel(), Workload{Batch: 16, SeqLen: 64}, mustFix("schedule=zb-v,recompute=none")},
+		{"fixed dualpipe", smallMoE(), Workload{Batch: 8, SeqLen: 64}, mustFix("schedule=dualpipe,recompute=full")},
 	}
 	c := torus2x2x4()
 	for _, tt := range tests {
@@ -542,11 +551,17 @@ func BenchmarkDecode(b *testing.B) {
 // TestSkip checks that every gene vector Skip jumps over is invalid, on
 // dense and MoE spaces.
 func TestSkip(t *testing.T) {
+	dualpipe, err := ParseFix("schedule=dualpipe")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		m model.Spec
-		w Workload
-	}{{smallModel(), Workload{Batch: 16, SeqLen: 64}}, {smallMoE(), Workload{Batch: 8, SeqLen: 64}}} {
-		sp, err := New(tc.m, torus2x2x4(), tc.w, Fix{})
+		m   model.Spec
+		w   Workload
+		fix Fix
+	}{{smallModel(), Workload{Batch: 16, SeqLen: 64}, Fix{}}, {smallMoE(), Workload{Batch: 8, SeqLen: 64}, Fix{}},
+		{smallModel(), Workload{Batch: 16, SeqLen: 64}, dualpipe}} {
+		sp, err := New(tc.m, torus2x2x4(), tc.w, tc.fix)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -611,5 +626,64 @@ func TestRecomputeBeyondDefaults(t *testing.T) {
 		if _, err := NewLimited(llama3_8b(), fp8Cluster(8), Workload{32, 8192}, fix, lim); err == nil {
 			t.Errorf("%s: eager NewLimited accepted it", pol)
 		}
+	}
+}
+
+// TestSpaceSchedulesAsked checks which schedules the search lists: the
+// classic ones unasked, the zero-bubble and DualPipe ones when the
+// framework runs them or a fix names them.
+func TestSpaceSchedulesAsked(t *testing.T) {
+	names := func(sp *Space) []Schedule {
+		var out []Schedule
+		for _, sc := range sp.schedules {
+			if !slices.Contains(out, sc.name) {
+				out = append(out, sc.name)
+			}
+		}
+		return out
+	}
+	m, c, w := llama3_8b(), gpuCluster(16), Workload{Batch: 64, SeqLen: 8192}
+	sp, err := New(m, c, w, Fix{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(sp), []Schedule{OneFOneB, GPipe, Interleaved}; !slices.Equal(got, want) {
+		t.Errorf("unasked: %v, want %v", got, want)
+	}
+	lim := Limits{Framework: "titan", Schedules: []Schedule{OneFOneB, GPipe, Interleaved, ZBV, DualPipeV}}
+	if sp, err = NewLimited(m, c, w, Fix{}, lim); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(sp), []Schedule{OneFOneB, GPipe, ZBV, DualPipeV, Interleaved}; !slices.Equal(got, want) {
+		t.Errorf("under %v: %v, want %v", lim.Schedules, got, want)
+	}
+	fix, err := ParseFix("schedule=dualpipe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp, err = New(m, c, w, fix); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(sp), []Schedule{DualPipe}; !slices.Equal(got, want) {
+		t.Errorf("fixed: %v, want %v", got, want)
+	}
+	// Only layouts with an even pp of at least 2 and 2·pp micro-batches.
+	g := make([]int, NumGenes)
+	var s Strategy
+	n := 0
+	for i := range sp.Size() {
+		if sp.DecodeIndex(i, g, &s) {
+			n++
+			if pp := s.Degree[PP]; pp < 2 || pp%2 != 0 || s.NumMicrobatches(w) < 2*pp {
+				t.Fatalf("the space lists %s", s)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no dualpipe strategy listed")
+	}
+	fix, _ = ParseFix("schedule=zb-h1,pp=1")
+	if _, err := New(m, c, w, fix); err == nil || !strings.Contains(err.Error(), "schedule=zb-h1 needs pp > 1") {
+		t.Errorf("fix schedule=zb-h1,pp=1: %v, want the schedule's need of a pipeline", err)
 	}
 }

@@ -125,16 +125,18 @@ func (s Strategy) NumMicrobatches(w Workload) int {
 }
 
 // VirtualStages returns the virtual stages per pipeline rank the schedule
-// runs: V for a schedule that interleaves chunks, else 1.
+// runs: V for a schedule that interleaves chunks, its fixed chunks for a
+// V-shaped one (2), else 1.
 func (s Strategy) VirtualStages() int { return s.Schedule.Rules().VirtualStages(s.V) }
 
 // VirtualStages returns the virtual stages per rank a schedule of these
-// rules runs with v asked for: v when it takes virtual stages, else 1.
+// rules runs with v asked for: v when it takes virtual stages, its fixed
+// chunks per rank (2 for ZB-V and DualPipeV), else 1.
 func (r Rules) VirtualStages(v int) int {
 	if r.Virtual() {
 		return max(v, 1)
 	}
-	return 1
+	return max(r.spec.chunks, 1)
 }
 
 // mulSat multiplies two ints, saturating at the largest int; it returns 0

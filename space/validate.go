@@ -37,7 +37,10 @@ func seqLen(m *model.Spec, w Workload) int {
 //   - pp is at most the layer count (layers need not divide evenly, see
 //     StageLayers); v > 1 only with a schedule with virtual stages
 //     (interleaved), which needs v >= 2, pp > 1 and pp*v <= layers; each
-//     schedule's fewest micro-batches (interleaved: pp);
+//     schedule's fewest micro-batches (interleaved and zb-h1: pp, zb-v:
+//     2*pp-1, dualpipe and dualpipev: 2*pp); zb-h1, zb-v, dualpipe and
+//     dualpipev need pp > 1, the V-shaped ones 2*pp <= layers, dualpipe an
+//     even pp and an even number of micro-batches;
 //   - the mesh is consistent with the cluster (see Place) and resolves (see
 //     Resolve: ep within the dp and fsdp shares of each axis); an empty mesh
 //     must admit the default placement.
@@ -144,11 +147,15 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 	if pp > m.Layers {
 		add("pp=%d exceeds the %d layers of %s: use pp <= %d", pp, m.Layers, m.Name, m.Layers)
 	}
-	if !s.Schedule.Virtual() {
+	switch {
+	case !s.Schedule.Virtual():
 		if s.V != 1 {
 			add("v=%d needs a schedule with virtual stages (%s): set schedule=interleaved or v=1", s.V, strings.Join(virtualScheduleNames(), ", "))
 		}
-	} else if s.Schedule.Known() {
+		if s.Schedule.Rules().NeedsPipeline() {
+			errs = append(errs, pipelineRuleErrs(s.Schedule, pp, nmb, m)...)
+		}
+	case s.Schedule.Known():
 		if s.V < 2 {
 			add("schedule=%s needs v >= 2 virtual stages per rank: set v=2 or more, or use 1f1b", s.Schedule)
 		}
@@ -157,9 +164,9 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 		} else if mulSat(pp, s.V) > m.Layers {
 			add("pp*v = %d*%d = %d exceeds the %d layers of %s: use v <= %d", pp, s.V, pp*s.V, m.Layers, m.Name, max(1, m.Layers/pp))
 		}
-	}
-	if need := s.Schedule.MinMicrobatches(pp); pp > 1 && nmb > 0 && nmb < need {
-		add("schedule=%s needs at least pp=%d micro-batches, but batch/(dp*fsdp*mb) = %d: lower mb or dp*fsdp, raise the batch, or use 1f1b", s.Schedule, need, nmb)
+		if need := s.Schedule.MinMicrobatches(pp); pp > 1 && nmb > 0 && nmb < need {
+			add("schedule=%s needs at least pp=%d micro-batches, but batch/(dp*fsdp*mb) = %d: lower mb or dp*fsdp, raise the batch, or use 1f1b", s.Schedule, need, nmb)
+		}
 	}
 	// Mesh. When ep does not divide dp*fsdp (reported above) the rest of
 	// the mesh is still checked, without ep.
@@ -176,6 +183,33 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// pipelineRuleErrs reports what schedule sc, one that needs a pipeline and
+// takes no v, asks of pp stages with nmb micro-batches (0: unknown) for
+// model m: pp > 1, an even pp, its chunks within the layers, its fewest
+// micro-batches and an even number of them.
+func pipelineRuleErrs(sc Schedule, pp, nmb int, m model.Spec) []error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf("space: "+format, args...)) }
+	r, _ := sc.spec()
+	if pp < 2 {
+		add("schedule=%s needs pp > 1: use 1f1b, or pipeline stages", sc)
+		return errs
+	}
+	if r.evenStages && pp%2 != 0 {
+		add("schedule=%s needs an even pp, as it pairs stage i with stage pp-1-i on one rank, but pp=%d: use pp=%d or %d", sc, pp, pp-1, pp+1)
+	}
+	if k := max(r.chunks, 1); k > 1 && mulSat(pp, k) > m.Layers {
+		add("schedule=%s runs %d chunks per rank, so pp*%d = %d exceeds the %d layers of %s: use pp <= %d", sc, k, k, pp*k, m.Layers, m.Name, max(1, m.Layers/k))
+	}
+	if need := r.minMicrobatches(pp); nmb > 0 && nmb < need {
+		add("schedule=%s needs at least %s = %d micro-batches, but batch/(dp*fsdp*mb) = %d: lower mb or dp*fsdp, raise the batch, or use 1f1b", sc, r.minText, need, nmb)
+	}
+	if r.evenMicrobatches && nmb > 0 && nmb%2 != 0 {
+		add("schedule=%s splits the micro-batches between its two directions, so it needs an even number, but batch/(dp*fsdp*mb) = %d: change mb or the batch", sc, nmb)
+	}
+	return errs
 }
 
 // virtualScheduleNames lists the schedules that take v.

@@ -77,6 +77,26 @@ func TestValidate(t *testing.T) {
 		{name: "interleaved microbatches", m: llama3_8b(), c: gpuCluster(8), w: Workload{4, 8192}, s: "pp=8,schedule=interleaved,v=2",
 			want: []string{"schedule=interleaved needs at least pp=8 micro-batches, but batch/(dp*fsdp*mb) = 4"}},
 		{name: "gpipe few microbatches fine", m: llama3_8b(), c: gpuCluster(8), w: Workload{4, 8192}, s: "pp=8,schedule=gpipe"},
+		{name: "zb-h1", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "pp=8,schedule=zbh1"},
+		{name: "zb-h1 pp1", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "dp=8,schedule=zb-h1",
+			want: []string{"schedule=zb-h1 needs pp > 1: use 1f1b, or pipeline stages"}},
+		{name: "zb-h1 microbatches", m: llama3_8b(), c: gpuCluster(8), w: Workload{4, 8192}, s: "pp=8,schedule=zb-h1",
+			want: []string{"schedule=zb-h1 needs at least pp = 8 micro-batches, but batch/(dp*fsdp*mb) = 4"}},
+		{name: "zb-v", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "pp=8,schedule=zbv"},
+		{name: "zb-v layers", m: small, c: gpuCluster(8), w: w8b, s: "pp=4,dp=2,schedule=zb-v",
+			want: []string{"schedule=zb-v runs 2 chunks per rank, so pp*2 = 8 exceeds the 4 layers of tiny: use pp <= 2"}},
+		{name: "zb-v microbatches", m: llama3_8b(), c: gpuCluster(8), w: Workload{8, 8192}, s: "pp=8,schedule=zb-v",
+			want: []string{"schedule=zb-v needs at least 2*pp-1 = 15 micro-batches, but batch/(dp*fsdp*mb) = 8"}},
+		{name: "dualpipe", m: mixtral(), c: gpuCluster(16), w: Workload{32, 4096}, s: "pp=4,dp=4,ep=4,schedule=dualpipe"},
+		{name: "dualpipe odd pp", m: llama3_8b(), c: profiles.Cluster{Name: "six", Axes: []profiles.Axis{{Name: "gpu", Size: 6}}}, w: Workload{36, 8192}, s: "pp=3,dp=2,schedule=dualpipe",
+			want: []string{"schedule=dualpipe needs an even pp, as it pairs stage i with stage pp-1-i on one rank, but pp=3: use pp=2 or 4"}},
+		{name: "dualpipe microbatches", m: llama3_8b(), c: gpuCluster(8), w: Workload{14, 8192}, s: "pp=8,schedule=dualpipe",
+			want: []string{"schedule=dualpipe needs at least 2*pp = 16 micro-batches, but batch/(dp*fsdp*mb) = 14"}},
+		{name: "dualpipe odd microbatches", m: llama3_8b(), c: gpuCluster(8), w: Workload{17, 8192}, s: "pp=8,schedule=dualpipe",
+			want: []string{"schedule=dualpipe splits the micro-batches between its two directions, so it needs an even number, but batch/(dp*fsdp*mb) = 17: change mb or the batch"}},
+		{name: "dualpipev", m: llama3_8b(), c: gpuCluster(8), w: Workload{16, 8192}, s: "pp=8,schedule=dualpipe-v"},
+		{name: "dualpipev v", m: llama3_8b(), c: gpuCluster(8), w: Workload{16, 8192}, s: "pp=8,schedule=dualpipev,v=2",
+			want: []string{"v=2 needs a schedule with virtual stages (interleaved)"}},
 		{name: "zero without dp", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "fsdp=8,zero=1",
 			want: []string{"zero=1 shards across dp, but dp=1"}},
 		{name: "zero range", m: llama3_8b(), c: gpuCluster(8), w: w8b, st: &Strategy{Degree: Degrees{DP: 8, FSDP: 1, TP: 1, CP: 1, PP: 1, EP: 1}, Zero: 3, MB: 1, Schedule: OneFOneB, V: 1, Recompute: RecomputeNone},
@@ -212,9 +232,24 @@ func TestSchedules(t *testing.T) {
 		{Interleaved, 8, 2, 2, 3.5, 2, 2, 8},
 		{Interleaved, 8, 1, 64, 7, 8, 1, 8},
 		{OneFOneB, 1, 1, 32, 0, 1, 1, 1},
+		// (p-1)(T_F+T_B-T_W) = 7·(1+1-1) at equal passes: 7/3 of one
+		// micro-batch's time, a third of 1F1B's 7 [ZB §2.1]; 1F1B's memory.
+		{ZBH1, 8, 1, 32, 7.0 / 3, 8, 1, 8},
+		// (p-1)/2·(T_F+T_B-T_W) = 3.5 passes, 3.5/3 micro-batches; p = 8
+		// micro-batches on every rank, first and last [ZB §6].
+		{ZBV, 8, 1, 32, 3.5 / 3, 8, 8, 15},
+		// Too few micro-batches: the first rank holds (4 + 1)/2.
+		{ZBV, 8, 1, 4, 3.5 / 3, 2.5, 4, 15},
+		// (p/2-1)(F&B+B-3W) = 3·(3+2-3) = 6 passes at F = W = 1, B = 2
+		// (full backward), F&B = F+B = 3 [DSV3 Table 2]: 2 micro-batches;
+		// p+1 = 9 chunks of one of the rank's two stages = 4.5.
+		{DualPipe, 8, 1, 32, 2, 4.5, 4.5, 16},
+		// DualPipe of 2p = 16 stages on 8 ranks: (16/2-1)·2 = 14 chunk
+		// passes = 7 of a rank's, 7/3 micro-batches; 2p+1 = 17 chunks = 8.5.
+		{DualPipeV, 8, 1, 32, 7.0 / 3, 8.5, 8.5, 16},
 	}
 	for _, tt := range tests {
-		if got := tt.s.BubbleStages(tt.p, tt.v); got != tt.bubble {
+		if got := tt.s.BubbleStages(tt.p, tt.v); math.Abs(got-tt.bubble) > 1e-12 {
 			t.Errorf("%s.BubbleStages(%d, %d) = %v, want %v", tt.s, tt.p, tt.v, got, tt.bubble)
 		}
 		if got := tt.s.InFlight(0, tt.p, tt.v, tt.m); got != tt.first {
@@ -244,5 +279,99 @@ func TestNumMicrobatches(t *testing.T) {
 	}
 	if got := s.NumMicrobatches(Workload{Batch: 100}); got != 0 {
 		t.Errorf("NumMicrobatches(batch 100) = %d, want 0", got)
+	}
+}
+
+// TestBubbleFormulas pins each schedule's bubble to its paper's formula at
+// unequal passes, T_F = 1, T_B = 1.5, T_W = 0.5 on p = 8 stages, an
+// overlapped pair hiding nothing (T_FB = T_F + T_B + T_W = 3).
+func TestBubbleFormulas(t *testing.T) {
+	const tF, tB, tW = 1.0, 1.5, 0.5
+	for _, tt := range []struct {
+		s    Schedule
+		want float64
+	}{
+		{OneFOneB, 7 * 3},                 // (p-1)(T_F+T_B+T_W) [NARA]
+		{Interleaved, 7 * 3 / 2.0},        // with v = 2 below
+		{ZBH1, 7 * (1 + 1.5 - 0.5)},       // (p-1)(T_F+T_B-T_W) = 14 [ZB §2.1]
+		{ZBV, 3.5 * (1 + 1.5 - 0.5)},      // half of ZB-H1's: 7
+		{DualPipe, 3 * (3 + 2 - 3*0.5)},   // (p/2-1)(F&B+B-3W), B = T_B+T_W = 2: 10.5 [DSV3 Table 2]
+		{DualPipeV, 7 * (1.5 + 1 - 0.75)}, // 16 chunks of half: F&B 1.5, B 1, W 0.25: 12.25
+		{GPipe, 7 * 3},                    // as 1F1B
+	} {
+		b := tt.s.Rules().Bubble(8, 2)
+		got := b.F*tF + b.B*tB + b.W*tW + b.FB*(tF+tB+tW)
+		if math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("%s: bubble %+v = %v passes, want %v", tt.s, b, got, tt.want)
+		}
+	}
+}
+
+func TestScheduleRules(t *testing.T) {
+	for _, tt := range []struct {
+		s        Schedule
+		place    Placement
+		overlaps Overlap
+		searched bool
+		chunks   int
+	}{
+		{OneFOneB, PlaceLinear, 0, true, 1}, {GPipe, PlaceLinear, 0, true, 1}, {Interleaved, PlaceLinear, 0, true, 3},
+		{ZBH1, PlaceLinear, 0, false, 1}, {ZBV, PlaceV, 0, false, 2},
+		{DualPipe, PlaceMirror, OverlapExpertA2A, false, 1}, {DualPipeV, PlaceV, OverlapExpertA2A, false, 2},
+	} {
+		r := tt.s.Rules()
+		if r.Placement() != tt.place || r.Overlaps() != tt.overlaps || r.Searched() != tt.searched || r.VirtualStages(3) != tt.chunks {
+			t.Errorf("%s: placement %d, overlaps %d, searched %v, chunks %d; want %d, %d, %v, %d", tt.s,
+				r.Placement(), r.Overlaps(), r.Searched(), r.VirtualStages(3), tt.place, tt.overlaps, tt.searched, tt.chunks)
+		}
+	}
+	for _, tt := range []struct {
+		s             Schedule
+		p, m, layers  int
+		fits          bool
+		overlapped    float64
+		headInFlight  float64
+		lastInFlight  float64
+		firstInFlight float64
+	}{
+		// m - 3p/2 + 1 = 120 - 24 + 1 = 97 of DeepSeek-V3's 120 micro-batches.
+		{DualPipe, 16, 120, 61, true, 97, 1, 8.5, 8.5},
+		{DualPipe, 16, 31, 61, false, 8, 1, 8.5, 8.5}, // below 2p, and odd
+		{DualPipe, 6, 12, 61, true, 4, 1, 3.5, 3.5},
+		{DualPipe, 5, 12, 61, false, 5.5, 1, 3, 3}, // odd pp
+		// 2m - 3p + 1 chunk pairs = m - 3p/2 + 1/2 micro-batches.
+		{DualPipeV, 8, 16, 32, true, 4.5, 1, 8.5, 8.5},
+		{DualPipeV, 8, 16, 15, false, 4.5, 1, 8.5, 8.5}, // 16 chunks of 15 layers
+		{ZBV, 8, 15, 16, true, 0, 1, 8, 8},
+		{ZBV, 8, 14, 16, false, 0, 1, 8, 7.5},
+		{ZBH1, 8, 8, 32, true, 0, 1, 1, 8},
+		{OneFOneB, 8, 1, 32, true, 0, 1, 1, 1},
+		{ZBH1, 1, 8, 32, false, 0, 1, 1, 1}, // needs a pipeline
+		{OneFOneB, 1, 8, 32, true, 0, 1, 1, 1},
+	} {
+		r := tt.s.Rules()
+		if got := r.Fits(tt.p, tt.m, tt.layers); got != tt.fits {
+			t.Errorf("%s.Fits(p=%d, m=%d, layers=%d) = %v, want %v", tt.s, tt.p, tt.m, tt.layers, got, tt.fits)
+		}
+		if got := r.OverlappedMicrobatches(tt.p, tt.m); got != tt.overlapped {
+			t.Errorf("%s.OverlappedMicrobatches(%d, %d) = %v, want %v", tt.s, tt.p, tt.m, got, tt.overlapped)
+		}
+		if got := r.HeadInFlight(tt.p, 1, tt.m); got != tt.headInFlight {
+			t.Errorf("%s.HeadInFlight(%d, 1, %d) = %v, want %v", tt.s, tt.p, tt.m, got, tt.headInFlight)
+		}
+		if got := r.InFlight(tt.p-1, tt.p, 1, tt.m); got != tt.lastInFlight {
+			t.Errorf("%s.InFlight(last, %d, 1, %d) = %v, want %v", tt.s, tt.p, tt.m, got, tt.lastInFlight)
+		}
+		if got := r.InFlight(0, tt.p, 1, tt.m); got != tt.firstInFlight {
+			t.Errorf("%s.InFlight(0, %d, 1, %d) = %v, want %v", tt.s, tt.p, tt.m, got, tt.firstInFlight)
+		}
+	}
+	for _, name := range []string{"zbh1", "zb-h1", "zbv", "zb-v", "dualpipe", "dualpipev", "dualpipe-v", "1f1b"} {
+		if _, ok := LookupSchedule(name); !ok {
+			t.Errorf("LookupSchedule(%q) found nothing", name)
+		}
+	}
+	if _, ok := LookupSchedule("zb"); ok {
+		t.Error(`LookupSchedule("zb") found a schedule`)
 	}
 }

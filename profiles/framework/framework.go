@@ -141,7 +141,9 @@ func recipe(name string) *model.FP8Recipe {
 
 // megatron is Megatron-Core with Transformer Engine. It has no FSDP (its
 // distributed optimizer is ZeRO-1/2 over data parallelism), runs 1F1B and
-// interleaved pipelines with equal virtual chunks, and recomputes
+// interleaved pipelines with equal virtual chunks (mainline Megatron-Core
+// has no zero-bubble or DualPipe schedule: NVIDIA/Megatron-LM#1399 asks
+// for them, #5254 ported DualPipe unwired and was closed), and recomputes
 // selectively (the core attention) or fully (--emit megatron's rules).
 func megatron() Profile {
 	p := generic()

@@ -65,7 +65,14 @@ func torchtitan() Profile {
 		// torchtitan shards optimizer state through FSDP2 only and runs
 		// tensor parallelism with sequence parallelism (--emit torchtitan's
 		// rules); its activation checkpointing is selective (op) or full.
+		// Its pipelines are torch.distributed.pipelining's schedules
+		// (pipeline_parallel_schedule): 1F1B, GPipe and Interleaved1F1B,
+		// and the V-shaped ZBVZeroBubble and DualPipeV; its multi-stage
+		// schedules need two or more stages per rank, so the zero-bubble
+		// InterleavedZeroBubble cannot run ZB-H1's one, and it has no
+		// two-direction DualPipe [PT-SCHED][TT-PP].
 		Limits: space.Limits{Framework: "torchtitan", Zeros: []int{0}, RequireSP: true,
+			Schedules:  []space.Schedule{space.OneFOneB, space.GPipe, space.Interleaved, space.ZBV, space.DualPipeV},
 			Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull}},
 		Sharded: fullyShardVariant(k),
 		// torchao's float8 training with dynamic tensorwise scaling

@@ -1,0 +1,64 @@
+package results
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/space"
+)
+
+// TestEmitSchedules checks each emitter on the zero-bubble and DualPipe
+// schedules by itself (without the framework profile's limits): torchtitan
+// names ZBVZeroBubble and DualPipeV with two stages per rank; every other
+// case is refused naming the schedule.
+func TestEmitSchedules(t *testing.T) {
+	m, err := model.Preset("llama3-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := profiles.Parse("h100-64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := space.Workload{Batch: 64, SeqLen: 8192}
+	for _, tc := range []struct {
+		framework string
+		schedule  space.Schedule
+		want      string // in the output, or in the error when refused
+		refused   bool
+	}{
+		{TorchTitan, space.ZBV, `pipeline_parallel_schedule = "ZBVZeroBubble"`, false},
+		{TorchTitan, space.DualPipeV, `pipeline_parallel_schedule = "DualPipeV"`, false},
+		{TorchTitan, space.ZBH1, "schedule=zb-h1: torchtitan's zero-bubble schedules", true},
+		{TorchTitan, space.DualPipe, "schedule=dualpipe: torchtitan runs DualPipe's V-shaped half", true},
+		{Megatron, space.ZBH1, "schedule=zb-h1: mainline Megatron-Core", true},
+		{Megatron, space.ZBV, "schedule=zb-v: mainline Megatron-Core", true},
+		{Megatron, space.DualPipe, "schedule=dualpipe: mainline Megatron-Core", true},
+		{Megatron, space.DualPipeV, "schedule=dualpipev: mainline Megatron-Core", true},
+		{MaxText, space.ZBV, "schedule=zb-v: MaxText's pipeline", true},
+		{MaxText, space.DualPipe, "schedule=dualpipe: MaxText's pipeline", true},
+	} {
+		s, err := space.Parse("tp=8,pp=8,schedule=" + string(tc.schedule))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Validate(m, c, w); err != nil {
+			t.Fatal(err)
+		}
+		if s, err = s.Place(c); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		err = Emit(&b, tc.framework, Evaluation{Model: m, Cluster: c, Workload: w, Strategy: s})
+		switch {
+		case tc.refused && (err == nil || !IsEmitError(err) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s, %s: error %v, want one naming %q", tc.framework, tc.schedule, err, tc.want)
+		case !tc.refused && (err != nil || !strings.Contains(b.String(), tc.want)):
+			t.Errorf("%s, %s: error %v, output\n%s\nwant %q", tc.framework, tc.schedule, err, b.String(), tc.want)
+		case !tc.refused && !strings.Contains(b.String(), "pipeline_parallel_layers_per_stage = 2\n"):
+			t.Errorf("%s, %s: want 32 layers / (pp 8 x 2 stages) = 2 layers per stage in\n%s", tc.framework, tc.schedule, b.String())
+		}
+	}
+}
