@@ -365,12 +365,16 @@ func TestDeepSeekPolicy(t *testing.T) {
 	// (3·18432 bf16 each): 201,216 + 28,672 + 110,592 = 340,480.
 	// deepseek keeps what no re-run op makes: the layer input x (14,336),
 	// the latents cq and ckv (3,072 and 1,024), the log-sum-exp (512), the
-	// attention output o (128·128·2 = 32,768), the MLP's input y (14,336)
+	// attention output o (128·128·2 = 32,768), the MLP's input x2 (14,336)
 	// and its gate and up outputs h (2·18432·2 = 73,728): 139,776. An MoE
-	// layer keeps, for the MLP, the 8 routed copies of y (114,688), their
-	// gate and up outputs (8·2·2048·2 = 65,536) and outputs (114,688), the
-	// shared expert's gate and up (8,192) and the router logits (512):
-	// 369,664.
+	// layer keeps, besides the attention part and x2, the router's
+	// probabilities (256·4 = 1,024), the 8 routed copies of its input
+	// (114,688), their gate and up outputs (8·2·2048·2 = 65,536) and outputs
+	// (114,688), and the shared expert's gate and up (8,192): 370,176.
+	// Under the blockwise fp8 recipe the fp8 inputs of the projections
+	// are kept too (xn, cqn, ckvn, o, xn2: 7,168 + 1,536 + 512 + 16,384 +
+	// 7,168), the SwiGLU outputs' copies re-made with them: 172,544; the
+	// routed copies arrive in fp8 (57,344 instead of 114,688): 345,600.
 	tests := []struct {
 		policy string
 		kind   int
@@ -379,13 +383,20 @@ func TestDeepSeekPolicy(t *testing.T) {
 		{RecomputeNone, 0, 340480},
 		{RecomputeNone, 1, 570880},
 		{RecomputeDeepSeek, 0, 139776},
-		{RecomputeDeepSeek, 1, 369664},
+		{RecomputeDeepSeek, 1, 370176},
 		{RecomputeFull, 0, 14336},
 		{RecomputeFull, 1, 14336},
 	}
 	for _, tt := range tests {
 		if got := savedBytes(p, tt.kind, 1, policy(t, tt.policy)); got != tt.want {
 			t.Errorf("%s kind %d: %v bytes per token, want %v", tt.policy, tt.kind, got, tt.want)
+		}
+	}
+	r, _ := LookupFP8Recipe(FP8Blockwise)
+	q := MustProgram(s, ProgramOptions{FP8: &r})
+	for kind, want := range []float64{172544, 345600} {
+		if got := savedBytes(q, kind, 1, policy(t, RecomputeDeepSeek)); got != want {
+			t.Errorf("fp8 deepseek kind %d: %v bytes per token, want %v", kind, got, want)
 		}
 	}
 }

@@ -84,9 +84,12 @@ func Policies() []Policy {
 		// re-run in the backward pass, and the SwiGLU keeps its inputs and
 		// re-runs its output (Megatron-Core's --recompute-modules layernorm
 		// mla_up_proj moe_act); what they produce is recomputed, JAX-style,
-		// so the attention core's q, k and v are not kept.
-		{Name: RecomputeDeepSeek, Rerun: [NumGroups]bool{GroupNorm: true, GroupActivation: true, GroupOther: true},
-			RerunOps: []string{"q_up", "kv_up"}, Layers: true, RecomputeUsed: true},
+		// so the attention core's q, k and v (with their rotary embedding and
+		// the k/v split) are not kept, nor the fp8 copies of the SwiGLU
+		// outputs, re-quantised from the re-run output (§3.3.2 keeps the
+		// SwiGLU inputs and the fp8 inputs of the projections).
+		{Name: RecomputeDeepSeek, Rerun: [NumGroups]bool{GroupNorm: true, GroupActivation: true},
+			RerunOps: []string{"q_up", "kv_up", "rope", "kv_split", "quantize_a", "quantize_ae", "quantize_as"}, Layers: true, RecomputeUsed: true},
 	}
 }
 

@@ -64,6 +64,9 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 	fmt.Fprintf(tw, "  memory-bound passes\t%s\n", Seconds(r.Time.MemoryBoundS))
 	fmt.Fprintf(tw, "  optimizer step\t%s\n", Seconds(r.Time.OptimizerS))
 	fmt.Fprintf(tw, "exposed communication\t%s\n", Seconds(r.Time.ExposedCommS))
+	if r.Time.ExposedA2AS > 0 {
+		fmt.Fprintf(tw, "  MoE all-to-all\t%s\n", Seconds(r.Time.ExposedA2AS))
+	}
 	fmt.Fprintf(tw, "pipeline bubble\t%s\n", Seconds(r.Time.BubbleS))
 	fmt.Fprintf(tw, "step\t%s\n", Seconds(r.StepTimeS))
 	if u, ok := e.Uncertainty(); ok && r.StepTimeSRange != nil {

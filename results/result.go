@@ -34,10 +34,13 @@ type Strategy struct {
 }
 
 // Time is a step's time breakdown in seconds: compute_s is the sum of
-// matmul_s, attention_s, memory_bound_s and optimizer_s.
+// matmul_s, attention_s, memory_bound_s and optimizer_s; exposed_a2a_s is
+// the part of exposed_comm_s that is the MoE dispatch and combine (absent
+// for a dense model).
 type Time struct {
 	ComputeS     float64 `json:"compute_s"`
 	ExposedCommS float64 `json:"exposed_comm_s"`
+	ExposedA2AS  float64 `json:"exposed_a2a_s,omitempty"`
 	BubbleS      float64 `json:"bubble_s"`
 	MatmulS      float64 `json:"matmul_s"`
 	AttentionS   float64 `json:"attention_s"`
@@ -230,6 +233,7 @@ func NewResult(e Evaluation) Result {
 			MemoryBoundS: e.Time.MemoryBoundSeconds,
 			OptimizerS:   e.Time.OptimizerSeconds,
 			ExposedCommS: e.Time.ExposedCommSeconds,
+			ExposedA2AS:  e.Time.ExposedA2ASeconds,
 			BubbleS:      e.Time.BubbleSeconds,
 		},
 		Memory: Memory{
