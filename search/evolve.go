@@ -161,7 +161,7 @@ func (e Evolve) Search(ctx context.Context, p *Problem) (*Result, error) {
 			return nil, fmt.Errorf("search: memory cap %g is not a fraction in (0, 1]", f)
 		}
 	}
-	m := &memo{p: p, sp: sp, cards: cards, usable: p.usable, entries: make(map[int64]*entry)}
+	m := newMemo(p, sp, cards, e.Populations)
 	ops := newOperators(sp, cards)
 	seeds := rand.New(rand.NewSource(e.Seed))
 	runs := int64(len(e.MemoryCaps))
@@ -483,14 +483,28 @@ func (g *genome) Clone() eaopt.Genome {
 }
 
 // memo is the goroutine-safe evaluation cache and archive of an
-// evolutionary search, keyed by gene index.
+// evolutionary search, keyed by gene index. It scores with a fixed set of
+// worker scorers, one per island (eaopt evolves each island on a
+// goroutine of its own).
 type memo struct {
 	p       *Problem
 	sp      Space
 	cards   []int
 	usable  float64
+	workers chan Scorer
 	mu      sync.Mutex
 	entries map[int64]*entry
+}
+
+// newMemo returns an empty memo of p's space sp (of gene cardinalities
+// cards) with n worker scorers.
+func newMemo(p *Problem, sp Space, cards []int, n int) *memo {
+	m := &memo{p: p, sp: sp, cards: cards, usable: p.usable, entries: make(map[int64]*entry),
+		workers: make(chan Scorer, max(n, 1))}
+	for range cap(m.workers) {
+		m.workers <- p.worker()
+	}
+	return m
 }
 
 // entry is one evaluated gene vector.
@@ -541,7 +555,9 @@ func (m *memo) lookup(genes []int) *entry {
 	e = &entry{}
 	var s space.Strategy
 	if m.sp.Decode(genes, &s) {
-		c := m.p.evaluate(&s, idx, true, false)
+		sc := <-m.workers
+		c := m.p.evaluate(sc, &s, idx, true, false)
+		m.workers <- sc
 		c.Strategy = cloneStrategy(c.Strategy)
 		e.valid, e.cand = true, c
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/meshplan/meshplan/memory"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -16,21 +17,29 @@ import (
 // callback (the last call, reporting completion, is always made).
 const ProgressInterval = 100 * time.Millisecond
 
-// DefaultChunkSize is the number of consecutive gene vectors a worker of
+// DefaultChunkSize is the number of units (see [Exhaustive]) a worker of
 // [Exhaustive] takes at a time.
-const DefaultChunkSize = 1024
+const DefaultChunkSize = 4
 
-// Exhaustive visits every gene vector of the space. Workers take contiguous
-// chunks of indices; each keeps the Pareto front of what it has seen, and the
-// fronts are merged with ties broken by strategy string and index, so the
-// result does not depend on the number of workers or on scheduling.
-// Strategies that do not fit in memory are counted as evaluated and not
-// costed.
+// Exhaustive visits every gene vector of the space. It splits the space
+// into units: a class of layouts (choices of the first gene whose
+// strategies have the same memory, see layoutClasses) with one value of
+// the genes between the first and the last two. For each unit a worker
+// estimates the memory of the class's first layout under every value of
+// the last two genes (the ZeRO stage and the schedule of a space.Space),
+// skips the unit when nothing valid fits, and otherwise costs every layout
+// of the class under the values that fit, schedules fastest, so that a
+// cost.Evaluator reuses the block costs of the previous strategy. Workers
+// take units in chunks; each keeps the Pareto front of what it has seen,
+// and the fronts are merged with ties broken by strategy string and
+// index, so the result does not depend on the number of workers or on
+// scheduling. Strategies that do not fit in memory are counted as
+// evaluated and not costed.
 type Exhaustive struct {
 	// Workers is the number of goroutines; zero means GOMAXPROCS.
 	Workers int
-	// ChunkSize is the number of consecutive indices a worker takes at a
-	// time; zero means DefaultChunkSize.
+	// ChunkSize is the number of units a worker takes at a time; zero
+	// means DefaultChunkSize.
 	ChunkSize int
 	// Progress, when not nil, is called with the number of gene vectors
 	// visited and the space size, from one goroutine, at most once per
@@ -49,82 +58,186 @@ func (e Exhaustive) Search(ctx context.Context, p *Problem) (*Result, error) {
 	if size == math.MaxInt64 {
 		return nil, errors.New("search: space too large for exhaustive search")
 	}
-	workers := e.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	chunk := int64(e.ChunkSize)
-	if chunk <= 0 {
-		chunk = DefaultChunkSize
-	}
-	nchunks := (size + chunk - 1) / chunk
-	if int64(workers) > nchunks {
-		workers = int(max(nchunks, 1))
-	}
-	skip := func([]int) int64 { return 0 }
-	if sk, ok := sp.(Skipper); ok {
-		skip = sk.Skip
-	}
-	var (
-		nextChunk atomic.Int64
-		done      atomic.Int64
-		wg        sync.WaitGroup
-		accs      = make([]accumulator, workers)
-	)
-	for w := range accs {
-		wg.Add(1)
-		go func(acc *accumulator) {
-			defer wg.Done()
-			genes := make([]int, len(cards))
-			var s space.Strategy
-			for {
-				k := nextChunk.Add(1) - 1
-				if k >= nchunks || ctx.Err() != nil {
-					return
-				}
-				lo := k * chunk
-				hi := min(lo+chunk, size)
-				genesOf(cards, lo, genes)
-				for i := lo; i < hi; i++ {
-					if sp.Decode(genes, &s) {
-						c := p.evaluate(&s, i, true, false)
-						acc.add(&c)
-					} else if n := skip(genes); n > 1 {
-						// A run of invalid vectors: jump to its end.
-						i = min(i+n, hi) - 1
-						if i+1 < hi {
-							genesOf(cards, i+1, genes)
-						}
-						continue
-					}
-					next(cards, genes)
-				}
-				acc.visited += hi - lo
-				done.Add(hi - lo)
-			}
-		}(&accs[w])
-	}
-	stopProgress := startProgress(e.Progress, &done, size)
-	wg.Wait()
-	stopProgress()
-
-	var all accumulator
-	for i := range accs {
-		all.merge(&accs[i])
-	}
+	g := newGrid(cards, p.classes(sp, cards))
+	units := g.units()
+	all := p.searchUnits(ctx, sp, g, units, e.Workers, e.ChunkSize, e.Progress, size)
 	r := all.result(MethodExhaustive, size)
 	return finish(ctx, p, r, start)
 }
 
-// Skipper is a Space that knows runs of invalid gene vectors: Skip
-// returns how many gene vectors from genes on (first gene slowest) are
-// certainly invalid, 0 or 1 when it cannot tell. *space.Space implements
-// it; an exhaustive search jumps over the runs.
-type Skipper interface {
-	Skip(genes []int) int64
+// searchUnits costs every strategy of the given units of grid g that fits
+// in memory, on workers goroutines (zero: GOMAXPROCS) taking chunk units
+// at a time (zero: DefaultChunkSize), and returns what they found. total
+// is the progress callback's total.
+func (p *Problem) searchUnits(ctx context.Context, sp Space, g *grid, units []unit, workers, chunk int, progress func(done, total int64), total int64) *accumulator {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if chunk <= 0 {
+		chunk = DefaultChunkSize
+	}
+	nchunks := (len(units) + chunk - 1) / chunk
+	workers = max(min(workers, nchunks), 1)
+	var (
+		nextChunk atomic.Int64
+		done      atomic.Int64
+		wg        sync.WaitGroup
+		ws        = make([]*unitWorker, workers)
+	)
+	for i := range ws {
+		ws[i] = p.newUnitWorker(sp, g)
+		wg.Add(1)
+		go func(w *unitWorker) {
+			defer wg.Done()
+			for {
+				k := int(nextChunk.Add(1) - 1)
+				if k >= nchunks || ctx.Err() != nil {
+					return
+				}
+				for _, u := range units[k*chunk : min((k+1)*chunk, len(units))] {
+					done.Add(w.search(u))
+				}
+			}
+		}(ws[i])
+	}
+	stopProgress := startProgress(progress, &done, total)
+	wg.Wait()
+	stopProgress()
+
+	var all accumulator
+	for _, w := range ws {
+		all.merge(&w.acc)
+	}
+	return &all
 }
 
-var _ Skipper = (*space.Space)(nil)
+// grid is the split of a space's genes that the exhaustive search walks:
+// the first gene's choices grouped into layout classes, the outer genes
+// (between the first and the inner ones) and the inner genes (the last
+// two, or fewer when their product is too large), whose values share one
+// memory table per unit.
+type grid struct {
+	cards      []int
+	classes    layoutClasses
+	innerStart int   // index of the first inner gene (at least 1)
+	nOuter     int64 // product of the outer genes' cardinalities
+	nInner     int   // product of the inner genes' cardinalities
+}
+
+// maxInner bounds the product of the inner genes' cardinalities.
+const maxInner = 1 << 12
+
+// newGrid splits the genes of cardinalities cards.
+func newGrid(cards []int, lc layoutClasses) *grid {
+	g := &grid{cards: cards, classes: lc, innerStart: len(cards), nOuter: 1, nInner: 1}
+	for g.innerStart > 1 && len(cards)-g.innerStart < 2 && g.nInner*cards[g.innerStart-1] <= maxInner {
+		g.innerStart--
+		g.nInner *= cards[g.innerStart]
+	}
+	for _, c := range cards[min(1, len(cards)):g.innerStart] {
+		g.nOuter *= int64(c)
+	}
+	return g
+}
+
+// unit is one class of layouts with one value of the outer genes.
+type unit struct {
+	class int
+	outer int64
+}
+
+// units lists every unit of g, class by class.
+func (g *grid) units() []unit {
+	out := make([]unit, 0, int64(len(g.classes.members))*g.nOuter)
+	for c := range g.classes.members {
+		for o := range g.nOuter {
+			out = append(out, unit{class: c, outer: o})
+		}
+	}
+	return out
+}
+
+// setGenes writes the genes of layout l, outer value o and inner value i.
+func (g *grid) setGenes(genes []int, l int, o int64, i int) {
+	if len(genes) == 0 {
+		return
+	}
+	genes[0] = l
+	genesOf(g.cards[1:g.innerStart], o, genes[1:g.innerStart])
+	genesOf(g.cards[g.innerStart:], int64(i), genes[g.innerStart:])
+}
+
+// index is the mixed-radix index of layout l, outer value o and inner
+// value i.
+func (g *grid) index(l int, o int64, i int) int64 {
+	return (int64(l)*g.nOuter+o)*int64(g.nInner) + int64(i)
+}
+
+// unitWorker is one goroutine of a unit search: its scorer, buffers and
+// what it has found.
+type unitWorker struct {
+	p     *Problem
+	sp    Space
+	g     *grid
+	sc    Scorer
+	genes []int
+	s     space.Strategy
+	// mem, memErr and valid are the memory table of the current unit, per
+	// inner value.
+	mem    []memory.Breakdown
+	memErr []error
+	valid  []bool
+	acc    accumulator
+}
+
+// newUnitWorker returns a worker over grid g of space sp.
+func (p *Problem) newUnitWorker(sp Space, g *grid) *unitWorker {
+	return &unitWorker{p: p, sp: sp, g: g, sc: p.worker(), genes: make([]int, len(g.cards)),
+		mem: make([]memory.Breakdown, g.nInner), memErr: make([]error, g.nInner), valid: make([]bool, g.nInner)}
+}
+
+// search visits unit u and returns the number of gene vectors it spans.
+func (w *unitWorker) search(u unit) int64 {
+	g, p := w.g, w.p
+	members := g.classes.members[u.class]
+	n := int64(len(members))
+	rep := members[0]
+	var valid, fit int64
+	for i := range g.nInner {
+		g.setGenes(w.genes, rep, u.outer, i)
+		w.valid[i] = w.sp.Decode(w.genes, &w.s)
+		if !w.valid[i] {
+			continue
+		}
+		valid++
+		w.mem[i], w.memErr[i] = w.sc.Memory(&w.s)
+		if w.memErr[i] != nil || p.fits(w.mem[i].TotalBytes()) {
+			fit++
+		}
+		c := p.memoryCandidate(&w.s, g.index(rep, u.outer, i), w.mem[i], w.memErr[i])
+		w.acc.noteSmallest(&c)
+	}
+	w.acc.visited += n * int64(g.nInner)
+	w.acc.valid += n * valid
+	w.acc.evaluated += n * valid
+	if fit == 0 {
+		return n * int64(g.nInner)
+	}
+	for _, l := range members {
+		for i := range g.nInner {
+			if !w.valid[i] || w.memErr[i] == nil && !p.fits(w.mem[i].TotalBytes()) {
+				continue
+			}
+			g.setGenes(w.genes, l, u.outer, i)
+			if !w.sp.Decode(w.genes, &w.s) {
+				continue // not in a layout class's strategies (TestMemoryKey)
+			}
+			c := p.candidate(w.sc, &w.s, g.index(l, u.outer, i), w.mem[i], w.memErr[i], true, false)
+			w.acc.addCosted(&c)
+		}
+	}
+	return n * int64(g.nInner)
+}
 
 // startProgress calls progress(done, total) every ProgressInterval from a
 // new goroutine until the returned function is called, which makes one last
@@ -166,24 +279,28 @@ type accumulator struct {
 	firstErrIndex                               int64
 }
 
-// add records candidate c of a valid strategy. c may share its Mesh slices
-// with a decoding buffer: what is kept is copied.
-func (a *accumulator) add(c *Candidate) {
-	a.valid++
-	a.evaluated++
-	if a.smallest == nil || c.MemoryBytes < a.smallest.MemoryBytes ||
-		c.MemoryBytes == a.smallest.MemoryBytes && c.Index < a.smallest.Index {
-		sm := *c
-		sm.Strategy = cloneStrategy(c.Strategy)
-		a.smallest = &sm
+// noteSmallest records c, the candidate of a valid strategy before
+// costing, if it is the smallest so far (least memory, then least index).
+// c may share its Mesh slices with a decoding buffer.
+func (a *accumulator) noteSmallest(c *Candidate) {
+	if a.smallest != nil && (c.MemoryBytes > a.smallest.MemoryBytes || c.MemoryBytes == a.smallest.MemoryBytes && c.Index >= a.smallest.Index) {
+		return
 	}
-	if c.Costed && !c.Feasible() {
+	sm := *c
+	sm.Strategy = cloneStrategy(c.Strategy)
+	a.smallest = &sm
+}
+
+// addCosted records candidate c of a valid strategy that fits in memory
+// (or whose memory the models could not estimate) and was costed; the
+// caller counts it as valid and evaluated. c may share its Mesh slices
+// with a decoding buffer: what is kept is copied.
+func (a *accumulator) addCosted(c *Candidate) {
+	if !c.Feasible() {
 		a.failed++
 		if a.firstErr == nil || c.Index < a.firstErrIndex {
 			a.firstErr, a.firstErrIndex = c.Err, c.Index
 		}
-	}
-	if !c.Feasible() {
 		return
 	}
 	a.feasible++
