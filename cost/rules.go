@@ -247,9 +247,24 @@ func (e *evaluator) einsum(res *runResult, o *model.Op, why *[numActions]string,
 	if !x.tc.OnChip {
 		bytes += e.bytes(o.C, x.rc)
 	}
-	var sec float64
+	sec := max(e.flopSeconds(o, fl, ps), e.memSeconds(bytes))
+	res.addOp(idx, o, sec)
+	res.flops += fl
+	if e.trace != nil {
+		lA, lB := e.layout(o.A), e.layout(o.B)
+		text := layoutText(x.ta, lA, 0) + " · " + layoutText(x.tb, lB, 0) + " -> " + layoutText(x.tc, x.lc, rs.partial)
+		e.traceOp(res, ps, text, fl, sec, first)
+	}
+}
+
+// flopSeconds is the time of fl FLOPs of einsum o in pass ps at its
+// kernel's rate, before the roofline's memory bound: a matmul's
+// (profiles.Efficiency.MatmulSeconds), or, in the attention core, a flash
+// kernel's or a materialised core's batched matmuls'. It grows with fl.
+func (e *evaluator) flopSeconds(o *model.Op, fl float64, ps pass) float64 {
+	p := e.p
 	switch {
-	case o.Group == model.GroupCore && (x.ta.OnChip || x.tb.OnChip || x.tc.OnChip):
+	case o.Group == model.GroupCore && (p.Tensors[o.A].OnChip || p.Tensors[o.B].OnChip || p.Tensors[o.C].OnChip):
 		// A flash kernel: its matmuls at the chip's attention rate plus a
 		// time per score for the exponential, slower for short key loops
 		// (profiles.Efficiency.AttentionSeconds, docs/measured-h100.md); the
@@ -261,22 +276,13 @@ func (e *evaluator) einsum(res *runResult, o *model.Op, why *[numActions]string,
 		if ps == pBwd {
 			perScore = 10
 		}
-		scores := fl / (perScore * float64(e.p.Spec.HeadDim))
+		scores := fl / (perScore * float64(p.Spec.HeadDim))
 		kv := e.size[model.DimT] / e.degOf(bit(space.RoleCP)&e.active)
-		at := e.eff.AttentionSeconds(ps == pBwd, fl, scores, kv, e.peak) / e.p.Options.Kernels.AttentionRate
-		sec = max(at, e.memSeconds(bytes))
+		return e.eff.AttentionSeconds(ps == pBwd, fl, scores, kv, e.peak) / p.Options.Kernels.AttentionRate
 	case o.Group == model.GroupCore:
-		sec = max(e.eff.MatmulSeconds(fl, e.peak)/attnKernelFraction, e.memSeconds(bytes))
-	default:
-		sec = e.roofline(fl, bytes)
+		return e.eff.MatmulSeconds(fl, e.peak) / attnKernelFraction
 	}
-	res.addOp(idx, o, sec)
-	res.flops += fl
-	if e.trace != nil {
-		lA, lB := e.layout(o.A), e.layout(o.B)
-		text := layoutText(x.ta, lA, 0) + " · " + layoutText(x.tb, lB, 0) + " -> " + layoutText(x.tc, x.lc, rs.partial)
-		e.traceOp(res, ps, text, fl, sec, first)
-	}
+	return e.eff.MatmulSeconds(fl, e.peak)
 }
 
 // emitEinsum records the collectives of a resolved einsum: one per kind

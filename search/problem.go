@@ -308,6 +308,7 @@ func (ps *planScorer) memoryKey(s *space.Strategy) (memoryKey, bool) {
 type planWorker struct {
 	ps         *planScorer
 	evaluators [2]*cost.Evaluator // per models (pick)
+	bounders   [2]*cost.Bounder
 }
 
 // Memory estimates the per-chip memory of s.
@@ -328,6 +329,22 @@ func (w *planWorker) Time(s *space.Strategy, trace bool) (cost.Estimate, error) 
 		w.evaluators[k] = ev
 	}
 	return ev.Evaluate(*s)
+}
+
+// lowerBound returns the cost model's lower bound on the step time of s
+// (cost.Bounder), 0 when it has none.
+func (w *planWorker) lowerBound(s *space.Strategy) float64 {
+	ms, k := w.ps.ms.pick(s)
+	b := w.bounders[k]
+	if b == nil {
+		b = ms.cost.NewBounder(w.ps.c, w.ps.w, w.ps.o)
+		w.bounders[k] = b
+	}
+	lb, err := b.LowerBound(*s)
+	if err != nil {
+		return 0
+	}
+	return lb
 }
 
 // workerScorer is a Scorer that hands out scorers for single goroutines,

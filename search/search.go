@@ -71,6 +71,9 @@ type Result struct {
 	smallest *Candidate
 	// firstErr is a cost-model error, for the NoFitError.
 	firstErr error
+	// costed is the number of strategies costed, which for an exhaustive
+	// search depends on scheduling (branch and bound): for benchmarks.
+	costed int64
 }
 
 // Recommended returns the recommended strategy: the first row of the front,
