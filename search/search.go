@@ -145,7 +145,7 @@ type Settings struct {
 // method returns the search method the settings name.
 func (s Settings) method() (Method, error) {
 	ex := Exhaustive{Workers: s.Workers, Progress: s.Progress}
-	ev := Evolve{Seed: s.Seed, Progress: s.Progress}
+	ev := Evolve{Seed: s.Seed, Workers: s.Workers, Progress: s.Progress}
 	switch s.Method {
 	case "", MethodAuto:
 		return Auto{Exhaustive: ex, Evolve: ev}, nil

@@ -17,10 +17,11 @@ import (
 	"github.com/meshplan/meshplan/space"
 )
 
-// stripElapsed returns r without what legitimately varies between runs.
+// stripElapsed returns r without what legitimately varies between runs:
+// the elapsed time and the number of strategies costed (branch and bound).
 func stripElapsed(r *Result) Result {
 	c := *r
-	c.Elapsed = 0
+	c.Elapsed, c.costed = 0, 0
 	return c
 }
 

@@ -100,6 +100,9 @@ type unitSearch struct {
 	total    int64
 	// unbounded costs every strategy that fits.
 	unbounded bool
+	// seed are feasible strategies of the space costed before, whose
+	// points the branch and bound starts from.
+	seed []Candidate
 }
 
 // searchUnits searches the given units of grid g over p's space sp as o
@@ -139,6 +142,9 @@ func (p *Problem) searchUnits(ctx context.Context, sp Space, g *grid, units []un
 		if o.unbounded {
 			ws[i].bound = nil
 		}
+	}
+	for i := range o.seed {
+		stairs.add(o.seed[i].MemoryBytes, o.seed[i].StepSeconds)
 	}
 	stopProgress := startProgress(o.progress, &done, o.total)
 
