@@ -220,6 +220,73 @@ func (st *evalState) stepParts(zero int) {
 // prepare resolves s on the inputs and computes the per-micro-batch block
 // costs into st: everything that does not depend on the pipeline schedule.
 func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error {
+	if err := cm.setup(st, in, s); err != nil {
+		return err
+	}
+	p, e := cm.p, &st.e
+	if in.options.Trace {
+		e.trace = new([]Op)
+	}
+
+	// Per-micro-batch cost of each block.
+	if cap(st.blocks) < len(p.Blocks) {
+		st.blocks = make([]segCost, len(p.Blocks))
+	}
+	st.blocks = st.blocks[:len(p.Blocks)]
+	for b := range p.Blocks {
+		st.blocks[b].reset()
+		e.block(b, &st.blocks[b])
+	}
+
+	// Pipeline sends: the residual stream's local shard [MEG-SCHED],
+	// docs/formulas.md §3.3, on every axis the pipeline crosses.
+	st.pSend, st.pRamp = 0, 0
+	if s.Degree[space.PP] > 1 {
+		st.pSend, st.pRamp = PipelineSendSeconds(e.sendBytes(), e.mr.Pipeline)
+	}
+	st.planStages(p, s.Degree[space.PP])
+	st.fillParams()
+	st.fillOffload()
+	return nil
+}
+
+// fillOffload sets st.offload for the strategy's recompute policy.
+func (st *evalState) fillOffload() {
+	e := &st.e
+	st.offload = st.offload[:0]
+	for _, ts := range e.m.offloaded[e.policy] {
+		var b float64
+		for _, t := range ts {
+			b += e.bytes(t, rolesOf(e.layoutOf(t)))
+		}
+		st.offload = append(st.offload, b)
+	}
+}
+
+// rerun recomputes st, prepared for a strategy that differs from s only in
+// its recompute policy, ZeRO stage and schedule, for s: every block's
+// recompute and backward passes, keeping their forward passes, and what
+// depends on the policy and stage.
+func (cm *Model) rerun(st *evalState, in *evalInputs, s *space.Strategy) error {
+	policy, err := cm.check(in, s)
+	if err != nil {
+		return err
+	}
+	e := &st.e
+	e.policy, e.zero = policy, s.Zero
+	for b := range st.blocks {
+		st.blocks[b].reset()
+		e.blockBackward(b, &st.blocks[b])
+	}
+	st.fillParams()
+	st.fillOffload()
+	return nil
+}
+
+// setup resolves s on the inputs into st: the micro-batches, the roles'
+// degrees and every used tensor's size and layout, without costing
+// anything.
+func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 	policy, err := cm.check(in, s)
 	if err != nil {
 		return err
@@ -234,7 +301,7 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 		return err
 	}
 	e.mr.routing = cm.routing
-	e.fillEfficiency(in.cluster)
+	e.eff = in.eff
 	e.peak, e.hbm = in.cluster.Chip.PeakBF16FLOPs, in.cluster.Chip.HBMBandwidthBytesPerS
 	e.peak8 = in.cluster.Chip.PeakFP8FLOPs
 	e.fillDegrees()
@@ -259,36 +326,6 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 			e.capCorr[i] = e.capF[d]
 		}
 	}
-	if in.options.Trace {
-		e.trace = new([]Op)
-	}
-
-	// Per-micro-batch cost of each block.
-	if cap(st.blocks) < len(p.Blocks) {
-		st.blocks = make([]segCost, len(p.Blocks))
-	}
-	st.blocks = st.blocks[:len(p.Blocks)]
-	for b := range p.Blocks {
-		st.blocks[b].reset()
-		e.block(b, &st.blocks[b])
-	}
-
-	// Pipeline sends: the residual stream's local shard [MEG-SCHED],
-	// docs/formulas.md §3.3, on every axis the pipeline crosses.
-	st.pSend, st.pRamp = 0, 0
-	if s.Degree[space.PP] > 1 {
-		st.pSend, st.pRamp = PipelineSendSeconds(e.sendBytes(), e.mr.Pipeline)
-	}
-	st.planStages(p, s.Degree[space.PP])
-	st.fillParams()
-	st.offload = st.offload[:0]
-	for _, ts := range cm.offloaded[policy] {
-		var b float64
-		for _, t := range ts {
-			b += e.bytes(t, rolesOf(e.layoutOf(t)))
-		}
-		st.offload = append(st.offload, b)
-	}
 	return nil
 }
 
@@ -302,7 +339,8 @@ func (e *evaluator) sendBytes() float64 {
 }
 
 // fillEfficiency takes the cluster's coefficients, filling a field left zero
-// with the chip family's documented default (profiles.DefaultEfficiency).
+// with the chip family's documented default (profiles.DefaultEfficiency):
+// once per evalInputs (Model.inputs).
 func (e *evaluator) fillEfficiency(c profiles.Cluster) {
 	d, ok := profiles.DefaultEfficiency(c.Chip.Family)
 	if !ok {

@@ -296,6 +296,9 @@ func (cm *Model) Evaluate(c profiles.Cluster, w space.Workload, s space.Strategy
 // must not change its axes during the call), workload w and options o.
 func (cm *Model) inputs(c profiles.Cluster, w space.Workload, o Options) evalInputs {
 	in := evalInputs{cluster: c, workload: w, options: o, seq: w.SeqLen}
+	var e evaluator
+	e.fillEfficiency(c)
+	in.eff = e.eff
 	if in.seq <= 0 {
 		in.seq = cm.p.Spec.SeqLen
 	}
@@ -308,8 +311,9 @@ func (cm *Model) inputs(c profiles.Cluster, w space.Workload, o Options) evalInp
 
 // Evaluator evaluates many strategies of one Model on one cluster and
 // workload. It reuses its working memory and the per-micro-batch block
-// costs of the previous strategy when only the pipeline schedule changed,
-// so it is the fast path of search. It is not safe for concurrent use: use
+// costs of the previous strategy when only the pipeline schedule or ZeRO
+// stage 0 or 1 changed, and its forward passes when only the recompute
+// policy or the ZeRO stage changed, so it is the fast path of search. It is not safe for concurrent use: use
 // one per goroutine.
 type Evaluator struct {
 	m     *Model
@@ -331,6 +335,9 @@ type evalInputs struct {
 	modelFLOPsPerToken float64
 	// rerunPerToken is rerunFLOPsPerToken(seq).
 	rerunPerToken [][]float64
+	// eff is the cluster's efficiency with the chip family's defaults
+	// filled in (evaluator.fillEfficiency).
+	eff profiles.Efficiency
 }
 
 // NewEvaluator returns an Evaluator of cm on cluster c (copied) with
@@ -345,12 +352,19 @@ func (cm *Model) NewEvaluator(c profiles.Cluster, w space.Workload, o Options) *
 func (ev *Evaluator) Evaluate(s space.Strategy) (Estimate, error) {
 	k, ok := keyOfSegments(&s)
 	switch {
-	case !ok || ev.in.options.Trace || !ev.valid || k != ev.key:
+	case !ok || ev.in.options.Trace || !ev.valid || k.forward() != ev.key.forward():
 		ev.valid = false
 		if err := ev.m.prepare(&ev.st, &ev.in, &s); err != nil {
 			return Estimate{}, err
 		}
 		ev.key, ev.valid = k, ok && !ev.in.options.Trace
+	case k != ev.key:
+		// Another recompute policy or ZeRO-2: the forward passes stay.
+		ev.valid = false
+		if err := ev.m.rerun(&ev.st, &ev.in, &s); err != nil {
+			return Estimate{}, err
+		}
+		ev.key, ev.valid = k, true
 	case s.Zero != ev.st.e.zero:
 		// ZeRO-0 and ZeRO-1 share the per-micro-batch passes and differ only
 		// in the once-per-step collectives.
@@ -376,6 +390,13 @@ type segmentKey struct {
 		axis string
 		size int
 	}
+}
+
+// forward returns k without what the forward passes do not depend on: the
+// recompute policy and the ZeRO stage.
+func (k segmentKey) forward() segmentKey {
+	k.recompute, k.zero2 = "", false
+	return k
 }
 
 // keyOfSegments returns the segment key of s, and false when s has more

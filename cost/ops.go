@@ -199,7 +199,7 @@ func (e *evaluator) reshard(res *runResult, o *model.Op, why *[numActions]string
 	if ag != 0 {
 		e.emit(res, opAG, ag, e.bytes(o.A, ra&^ag), classCritical, ps, why[actGatherA], -1, 0)
 	}
-	sec := e.roofline(0, 2*e.bytes(o.A, ra))
+	sec := e.roofline(0, e.reshardBytes(o))
 	res.addOp(idx, o, sec)
 	if e.trace != nil {
 		text := layoutText(ta, la, 0) + " -> " + layoutText(tc, lc, 0)
@@ -210,7 +210,7 @@ func (e *evaluator) reshard(res *runResult, o *model.Op, why *[numActions]string
 // elementwise is a memory-bound pass: Bytes × the local bytes of its input.
 func (e *evaluator) elementwise(res *runResult, o *model.Op, idx int, ps pass) {
 	l := e.layout(o.A)
-	bytes := o.Bytes * e.bytes(o.A, rolesOf(l))
+	bytes := e.elementwiseBytes(o)
 	sec := e.roofline(0, bytes)
 	res.addOp(idx, o, sec)
 	// A pass that moves and writes nothing in this direction (an fp8
@@ -218,6 +218,18 @@ func (e *evaluator) elementwise(res *runResult, o *model.Op, idx int, ps pass) {
 	if e.trace != nil && (bytes > 0 || len(o.Writes) > 0) {
 		e.traceOp(res, ps, o.Name+"("+layoutText(&e.p.Tensors[o.A], l, 0)+")", 0, sec, len(res.emit))
 	}
+}
+
+// reshardBytes is the HBM traffic of reshard o: its input read and written
+// in the tensor's own layout.
+func (e *evaluator) reshardBytes(o *model.Op) float64 {
+	return 2 * e.bytes(o.A, rolesOf(e.layout(o.A)))
+}
+
+// elementwiseBytes is the HBM traffic of elementwise pass o: Bytes × the
+// local bytes of its input.
+func (e *evaluator) elementwiseBytes(o *model.Op) float64 {
+	return o.Bytes * e.bytes(o.A, rolesOf(e.layout(o.A)))
 }
 
 // roofline is max(the matmul time of a call of flops FLOPs, bytes / (HBM

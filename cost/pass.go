@@ -83,13 +83,22 @@ func (e *evaluator) resetCache(b int, keepWeights bool) {
 // re-runs (model.Program.Reruns).
 func (e *evaluator) block(b int, sc *segCost) {
 	e.blockIdx = b
+	e.resetCache(b, false)
+	e.run(&sc.runs[0], b, pFwd, nil)
+	e.blockBackward(b, sc)
+}
+
+// blockBackward runs the recompute and backward passes of block b, whose
+// forward pass sc holds, and totals sc: the part of block that depends on
+// the recompute policy and the ZeRO stage (the forward pass depends on
+// neither).
+func (e *evaluator) blockBackward(b int, sc *segCost) {
+	e.blockIdx = b
 	weights := e.p.Blocks[b].Weights
 	for _, w := range weights {
 		e.pending[w] = 0
 	}
-	e.resetCache(b, false)
 	fw, rc, bw := &sc.runs[0], &sc.runs[1], &sc.runs[2]
-	e.run(fw, b, pFwd, nil)
 	pol := e.m.policies[e.policy]
 	rerun := func(o *model.Op) bool { return e.p.Reruns(pol, b, o) }
 	e.resetCache(b, false)

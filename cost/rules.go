@@ -247,33 +247,7 @@ func (e *evaluator) einsum(res *runResult, o *model.Op, why *[numActions]string,
 	if !x.tc.OnChip {
 		bytes += e.bytes(o.C, x.rc)
 	}
-	var sec float64
-	switch {
-	case o.Group == model.GroupCore && (x.ta.OnChip || x.tb.OnChip || x.tc.OnChip):
-		// A flash kernel: its matmuls at the chip's attention rate plus a
-		// time per score for the exponential, slower for short key loops
-		// (profiles.Efficiency.AttentionSeconds, docs/measured-h100.md); the
-		// framework's kernel may run at a fraction of it. The forward
-		// kernel does 4·head_dim FLOPs per score over its two einsums, the
-		// backward 10·head_dim over five (its recompute of the scores
-		// included, [FA2]); each einsum takes its share of the scores.
-		perScore := 4.0
-		if ps == pBwd {
-			perScore = 10
-		}
-		scores := fl / (perScore * e.p.ScoreHeadDim())
-		kv := e.size[model.DimT] / e.degOf(bit(space.RoleCP)&e.active)
-		at := e.eff.AttentionSeconds(ps == pBwd, fl, scores, kv, e.peak) / e.p.Options.Kernels.AttentionRate
-		sec = max(at, e.memSeconds(bytes))
-	case o.Group == model.GroupCore:
-		sec = max(e.eff.MatmulSeconds(fl, e.peak)/attnKernelFraction, e.memSeconds(bytes))
-	case o.FP8 && e.peak8 > 0:
-		// An fp8 matmul at the chip's fp8 rate (profiles.Efficiency.
-		// MatmulFP8Seconds, fitted on docs/measured-h100.md's gemm-fp8.csv).
-		sec = max(e.eff.MatmulFP8Seconds(fl, e.peak8), e.memSeconds(bytes))
-	default:
-		sec = e.roofline(fl, bytes)
-	}
+	sec := max(e.flopSeconds(o, fl, ps), e.memSeconds(bytes))
 	if shape.dims&(1<<model.DimC) != 0 {
 		// The expert matmuls of the busiest expert rank (model.MoE.Imbalance).
 		sec *= e.m.imbalance
@@ -285,6 +259,39 @@ func (e *evaluator) einsum(res *runResult, o *model.Op, why *[numActions]string,
 		text := layoutText(x.ta, lA, 0) + " · " + layoutText(x.tb, lB, 0) + " -> " + layoutText(x.tc, x.lc, rs.partial)
 		e.traceOp(res, ps, text, fl, sec, first)
 	}
+}
+
+// flopSeconds is the time of fl FLOPs of einsum o in pass ps at its
+// kernel's rate, before the roofline's memory bound: a matmul's
+// (profiles.Efficiency.MatmulSeconds, or MatmulFP8Seconds for an fp8
+// projection), or, in the attention core, a flash
+// kernel's or a materialised core's batched matmuls'. It grows with fl.
+func (e *evaluator) flopSeconds(o *model.Op, fl float64, ps pass) float64 {
+	p := e.p
+	switch {
+	case o.Group == model.GroupCore && (p.Tensors[o.A].OnChip || p.Tensors[o.B].OnChip || p.Tensors[o.C].OnChip):
+		// A flash kernel: its matmuls at the chip's attention rate plus a
+		// time per score for the exponential, slower for short key loops
+		// (profiles.Efficiency.AttentionSeconds, docs/measured-h100.md); the
+		// framework's kernel may run at a fraction of it. The forward
+		// kernel does 4·head_dim FLOPs per score over its two einsums, the
+		// backward 10·head_dim over five (its recompute of the scores
+		// included, [FA2]); each einsum takes its share of the scores.
+		perScore := 4.0
+		if ps == pBwd {
+			perScore = 10
+		}
+		scores := fl / (perScore * p.ScoreHeadDim())
+		kv := e.size[model.DimT] / e.degOf(bit(space.RoleCP)&e.active)
+		return e.eff.AttentionSeconds(ps == pBwd, fl, scores, kv, e.peak) / p.Options.Kernels.AttentionRate
+	case o.Group == model.GroupCore:
+		return e.eff.MatmulSeconds(fl, e.peak) / attnKernelFraction
+	case o.FP8 && e.peak8 > 0:
+		// An fp8 matmul at the chip's fp8 rate (profiles.Efficiency.
+		// MatmulFP8Seconds, fitted on docs/measured-h100.md's gemm-fp8.csv).
+		return e.eff.MatmulFP8Seconds(fl, e.peak8)
+	}
+	return e.eff.MatmulSeconds(fl, e.peak)
 }
 
 // emitEinsum records the collectives of a resolved einsum: one per kind

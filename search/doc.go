@@ -24,9 +24,11 @@
 //
 // # Methods
 //
-// [Exhaustive] visits every gene vector of the space on all cores, prunes by
-// memory before costing and keeps per-worker Pareto fronts merged under a
-// total order, so its output does not depend on scheduling. [Evolve] runs an
+// [Exhaustive] visits every gene vector of the space on all cores. It
+// estimates memory once per layout class (the placements of one degree
+// tuple, which have the same memory), skips a class's strategies when
+// nothing of it fits, costs the rest and keeps per-worker Pareto fronts
+// merged under a total order, so its output does not depend on scheduling. [Evolve] runs an
 // island genetic algorithm (github.com/MaxHalford/eaopt) over the same genes,
 // minimising step time with a finite penalty for strategies that are invalid
 // or over a memory cap, once per cap (by default: twice at the usable
@@ -34,9 +36,7 @@
 // front); every strategy it evaluates is memoised and archived, and the
 // archive's front is the result.
 // [Auto] searches exhaustively when the space has at most
-// [DefaultMaxExhaustiveSize] gene vectors and evolves otherwise. A space
-// that implements [Skipper] (space.Space does) lets the exhaustive search
-// jump over runs of invalid gene vectors.
+// [DefaultMaxExhaustiveSize] gene vectors and evolves otherwise.
 //
 // # Pareto front
 //

@@ -36,6 +36,9 @@ const (
 	DefaultMigrationInterval = 5
 	// DefaultTournamentSize is the number of contestants of a tournament selection.
 	DefaultTournamentSize = 3
+	// DefaultPolishTuples is the number of degree tuples whose
+	// neighbourhood the search polishes exhaustively after evolving.
+	DefaultPolishTuples = 4
 )
 
 // DefaultMemoryCaps returns the default runs of [Evolve]: two runs ranking
@@ -48,16 +51,27 @@ const (
 func DefaultMemoryCaps() []float64 { return []float64{1, 1, 0.3, 0.01} }
 
 // Evolve searches the space with an island genetic algorithm
-// (github.com/MaxHalford/eaopt v0.4.2), run once per entry of MemoryCaps.
-// A genome is a gene vector of the space, so every genome decodes; its
-// fitness is the step time in seconds, or a finite penalty when it is
-// invalid, exceeds the run's memory cap (ranked by how far) or cannot be
-// costed. Mutation knows the parallel degrees: it moves a prime factor
-// between two degrees (tp=8,dp=4 becomes tp=4,dp=8) or changes the
-// placement, besides stepping or redrawing a gene. Evaluations are memoised by gene index and
-// every strategy evaluated is archived; the result is the archive's Pareto
-// front, so a strategy found along the way is kept even if the population
-// later loses it.
+// (github.com/MaxHalford/eaopt v0.4.2), run once per entry of MemoryCaps,
+// then polishes what it found exhaustively. A genome is a gene vector of
+// the space, so every genome decodes; its fitness is the step time in
+// seconds, or a finite penalty when it is invalid, exceeds the run's
+// memory cap (ranked by how far) or cannot be costed. The islands start in
+// distinct regions of the degree space, so that the runs restart across
+// basins rather than in the one the first good strategy falls into: the
+// first island's layouts are pipeline-heavy (pp the largest of pp, fsdp
+// and tp), the second's FSDP-heavy, the third's TP-heavy, the others'
+// anywhere (a space without degrees seeds every island anywhere).
+// Mutation knows the parallel degrees: it moves a prime factor between two
+// degrees (tp=8,dp=4 becomes tp=4,dp=8) or changes the placement, besides
+// stepping or redrawing a gene. Evaluations are memoised by gene index and
+// every strategy evaluated is archived. The polish then searches
+// exhaustively (with Exhaustive's memory classes and branch and bound) the
+// neighbourhood of the PolishTuples fastest degree tuples of the archive:
+// every placement of those degrees and of the degrees one prime factor
+// away, under every micro-batch size, recompute policy, ZeRO stage and
+// schedule. The result is the Pareto front of the archive and the polish,
+// so a strategy found along the way is kept even if the population later
+// loses it; Result.Visited says how much of the space the search saw.
 //
 // The search is deterministic: the same problem and Seed give the same
 // result, although eaopt evolves islands in parallel goroutines.
@@ -99,6 +113,13 @@ type Evolve struct {
 	// in which that many distinct gene vectors have been evaluated. The
 	// search also stops once every gene vector has been evaluated.
 	MaxEvaluations int64
+	// PolishTuples is the number of the archive's fastest degree tuples
+	// whose neighbourhood is searched exhaustively after evolving; zero
+	// means DefaultPolishTuples, a negative number none.
+	PolishTuples int
+	// Workers is the number of goroutines of the polish; zero means
+	// GOMAXPROCS. The result does not depend on it.
+	Workers int
 	// Progress, when not nil, is called with the generations done and
 	// the most generations of all runs, at most once per ProgressInterval
 	// and once at the end.
@@ -137,6 +158,9 @@ func (e Evolve) withDefaults() Evolve {
 	if len(e.MemoryCaps) == 0 {
 		e.MemoryCaps = DefaultMemoryCaps()
 	}
+	if e.PolishTuples == 0 {
+		e.PolishTuples = DefaultPolishTuples
+	}
 	return e
 }
 
@@ -161,8 +185,9 @@ func (e Evolve) Search(ctx context.Context, p *Problem) (*Result, error) {
 			return nil, fmt.Errorf("search: memory cap %g is not a fraction in (0, 1]", f)
 		}
 	}
-	m := &memo{p: p, sp: sp, cards: cards, usable: p.usable, entries: make(map[int64]*entry)}
+	m := newMemo(p, sp, cards, e.Populations)
 	ops := newOperators(sp, cards)
+	regions := ops.regions()
 	seeds := rand.New(rand.NewSource(e.Seed))
 	runs := int64(len(e.MemoryCaps))
 	var (
@@ -223,12 +248,23 @@ func (e Evolve) Search(ctx context.Context, p *Problem) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
+		// eaopt draws the islands' genomes one island after the other
+		// (GA.init), so the count of genomes drawn says whose they are.
+		drawn := 0
 		newGenome := func(rng *rand.Rand) eaopt.Genome {
 			g := &genome{genes: make([]int, len(cards)), m: m, ops: ops, capBytes: capBytes}
+			var layouts []int
+			if island := drawn / e.PopulationSize; island < len(regions) {
+				layouts = regions[island]
+			}
+			drawn++
 			var s space.Strategy
 			for try := 0; try < maxTries; try++ {
 				for k, c := range cards {
 					g.genes[k] = rng.Intn(c)
+				}
+				if len(layouts) > 0 {
+					g.genes[0] = layouts[rng.Intn(len(layouts))]
 				}
 				if sp.Decode(g.genes, &s) {
 					break
@@ -250,7 +286,8 @@ func (e Evolve) Search(ctx context.Context, p *Problem) (*Result, error) {
 		generations += int(ga.Generations)
 	}
 	report(runs, 0)
-	r := m.result(size)
+	acc := m.polish(ctx, e.PolishTuples, e.Workers)
+	r := acc.result(MethodEvolve, size)
 	r.Generations = generations
 	r.Seed = e.Seed
 	return finish(ctx, p, r, start)
@@ -349,6 +386,37 @@ func newOperators(sp Space, cards []int) *operators {
 		}
 	}
 	return o
+}
+
+// regions returns the choices of the first gene (the layout gene of a
+// space.Space) by region of the degree space, for seeding the islands:
+// pipeline-heavy (pp at least fsdp and tp, and above 1), FSDP-heavy (fsdp
+// above pp, at least tp), TP-heavy (tp above pp and fsdp); a region
+// without layouts is left out, and nil means the first gene sets no
+// degrees.
+func (o *operators) regions() [][]int {
+	if len(o.byDeg) == 0 || o.byDeg[0] == nil {
+		return nil
+	}
+	var pipeline, fsdp, tp []int
+	for v, d := range o.byDeg[0].of {
+		pp, fs, t := d[space.PP], d[space.FSDP], d[space.TP]
+		switch {
+		case pp > 1 && pp >= fs && pp >= t:
+			pipeline = append(pipeline, v)
+		case fs > 1 && fs > pp && fs >= t:
+			fsdp = append(fsdp, v)
+		case t > 1 && t > pp && t > fs:
+			tp = append(tp, v)
+		}
+	}
+	var out [][]int
+	for _, r := range [][]int{pipeline, fsdp, tp} {
+		if len(r) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // maxDegreeChoices bounds the choices of a gene that newOperators groups.
@@ -483,14 +551,28 @@ func (g *genome) Clone() eaopt.Genome {
 }
 
 // memo is the goroutine-safe evaluation cache and archive of an
-// evolutionary search, keyed by gene index.
+// evolutionary search, keyed by gene index. It scores with a fixed set of
+// worker scorers, one per island (eaopt evolves each island on a
+// goroutine of its own).
 type memo struct {
 	p       *Problem
 	sp      Space
 	cards   []int
 	usable  float64
+	workers chan Scorer
 	mu      sync.Mutex
 	entries map[int64]*entry
+}
+
+// newMemo returns an empty memo of p's space sp (of gene cardinalities
+// cards) with n worker scorers.
+func newMemo(p *Problem, sp Space, cards []int, n int) *memo {
+	m := &memo{p: p, sp: sp, cards: cards, usable: p.usable, entries: make(map[int64]*entry),
+		workers: make(chan Scorer, max(n, 1))}
+	for range cap(m.workers) {
+		m.workers <- p.worker()
+	}
+	return m
 }
 
 // entry is one evaluated gene vector.
@@ -541,7 +623,9 @@ func (m *memo) lookup(genes []int) *entry {
 	e = &entry{}
 	var s space.Strategy
 	if m.sp.Decode(genes, &s) {
-		c := m.p.evaluate(&s, idx, true, false)
+		sc := <-m.workers
+		c := m.p.evaluate(sc, &s, idx, true, false)
+		m.workers <- sc
 		c.Strategy = cloneStrategy(c.Strategy)
 		e.valid, e.cand = true, c
 	}
@@ -555,13 +639,17 @@ func (m *memo) lookup(genes []int) *entry {
 	return e
 }
 
-// result summarises the archive. It depends only on the set of entries.
-func (m *memo) result(size int64) *Result {
+// archive summarises the archive but the entries skip reports, in an
+// accumulator. It depends only on the set of entries.
+func (m *memo) archive(skip func(index int64) bool) *accumulator {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var acc accumulator
 	feasible := make([]Candidate, 0, len(m.entries))
-	for _, e := range m.entries {
+	for idx, e := range m.entries {
+		if skip(idx) {
+			continue
+		}
 		acc.visited++
 		if !e.valid {
 			continue
@@ -569,8 +657,7 @@ func (m *memo) result(size int64) *Result {
 		c := &e.cand
 		acc.valid++
 		acc.evaluated++
-		if acc.smallest == nil || c.MemoryBytes < acc.smallest.MemoryBytes ||
-			c.MemoryBytes == acc.smallest.MemoryBytes && c.Index < acc.smallest.Index {
+		if acc.smaller(c.MemoryBytes, c.Index) {
 			acc.smallest = c
 		}
 		if c.Costed && !c.Feasible() {
@@ -585,6 +672,140 @@ func (m *memo) result(size int64) *Result {
 		}
 	}
 	acc.front = feasible
-	r := acc.result(MethodEvolve, size)
-	return r
+	return &acc
+}
+
+// polish searches exhaustively the neighbourhood of the n fastest degree
+// tuples of the archive (see Evolve) on workers goroutines, and returns
+// the archive and the polish in one accumulator: the archive's entries
+// inside the polished units are counted once, by the polish. n <= 0
+// polishes nothing.
+func (m *memo) polish(ctx context.Context, n, workers int) *accumulator {
+	g := newGrid(m.cards, m.p.classes(m.sp, m.cards))
+	var units []unit
+	polished := make(map[unit]bool)
+	if n > 0 && ctx.Err() == nil {
+		units = m.neighbourhood(g, n)
+		for _, u := range units {
+			polished[u] = true
+		}
+	}
+	skip := func(idx int64) bool {
+		l := idx / (g.nOuter * int64(g.nInner))
+		return polished[unit{class: g.classes.of[l], outer: idx / int64(g.nInner) % g.nOuter}]
+	}
+	acc := m.archive(skip)
+	if len(units) == 0 {
+		return acc
+	}
+	var seed []Candidate
+	for i := range acc.front {
+		seed = append(seed, acc.front[i])
+	}
+	pol := m.p.searchUnits(ctx, m.sp, g, units, unitSearch{workers: workers, seed: Front(seed)})
+	acc.merge(pol)
+	acc.front = Front(acc.front)
+	return acc
+}
+
+// neighbourhood returns the units of every layout whose degrees are one
+// of the n fastest degree tuples of the archive's feasible strategies, or
+// one prime factor away from one (moved between two dimensions with chips
+// of their own, or ep halved or doubled). A layout's degrees are those it
+// decodes to with the other genes at zero (a space.Space's layout gene
+// sets them all).
+func (m *memo) neighbourhood(g *grid, n int) []unit {
+	m.mu.Lock()
+	var best []*Candidate
+	for _, e := range m.entries {
+		if e.valid && e.cand.Feasible() {
+			best = append(best, &e.cand)
+		}
+	}
+	m.mu.Unlock()
+	slices.SortFunc(best, compareCandidates)
+	tuples := make(map[degrees]bool)
+	for _, c := range best {
+		if len(tuples) >= n {
+			break
+		}
+		tuples[c.Strategy.Degree] = true
+	}
+	near := make(map[degrees]bool)
+	for d := range tuples {
+		for _, e := range neighbours(d) {
+			near[e] = true
+		}
+	}
+	// Every layout's degrees, decoded with the other genes at zero.
+	classes := make(map[int]bool)
+	genes := make([]int, len(m.cards))
+	var s space.Strategy
+	for l := range g.classes.of {
+		genes[0] = l
+		m.sp.Decode(genes, &s)
+		if near[s.Degree] {
+			classes[g.classes.of[l]] = true
+		}
+	}
+	var out []unit
+	for _, u := range g.units() {
+		if classes[u.class] {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// neighbours returns d and every degree tuple one prime factor away from
+// it: a prime factor of one dimension with chips of its own moved to
+// another, or a carved dimension (ep) divided by its smallest prime or
+// doubled.
+func neighbours(d degrees) []degrees {
+	out := []degrees{d}
+	own := space.OwnDims()
+	for _, from := range own {
+		if d[from] <= 1 {
+			continue
+		}
+		for _, f := range primeFactors(d[from]) {
+			for _, to := range own {
+				if to == from {
+					continue
+				}
+				e := d
+				e[from] /= f
+				e[to] *= f
+				out = append(out, e)
+			}
+		}
+	}
+	for _, c := range space.CarvedDims() {
+		if d[c] > 1 {
+			e := d
+			e[c] /= smallestPrime(d[c])
+			out = append(out, e)
+		}
+		e := d
+		e[c] *= 2
+		out = append(out, e)
+	}
+	return out
+}
+
+// primeFactors returns the distinct prime factors of n > 1, ascending.
+func primeFactors(n int) []int {
+	var out []int
+	for p := 2; p*p <= n; p++ {
+		if n%p == 0 {
+			out = append(out, p)
+			for n%p == 0 {
+				n /= p
+			}
+		}
+	}
+	if n > 1 {
+		out = append(out, n)
+	}
+	return out
 }

@@ -4,38 +4,50 @@ import (
 	"context"
 	"errors"
 	"math"
-	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/meshplan/meshplan/space"
 )
 
 // ProgressInterval is the least time between two calls of a progress
 // callback (the last call, reporting completion, is always made).
 const ProgressInterval = 100 * time.Millisecond
 
-// DefaultChunkSize is the number of consecutive gene vectors a worker of
+// DefaultChunkSize is the number of units (see [Exhaustive]) a worker of
 // [Exhaustive] takes at a time.
-const DefaultChunkSize = 1024
+const DefaultChunkSize = 4
 
-// Exhaustive visits every gene vector of the space. Workers take contiguous
-// chunks of indices; each keeps the Pareto front of what it has seen, and the
-// fronts are merged with ties broken by strategy string and index, so the
-// result does not depend on the number of workers or on scheduling.
+// Exhaustive visits every gene vector of the space. It splits the space
+// into units: a class of layouts (choices of the first gene whose
+// strategies have the same memory, see layoutClasses) with one value of
+// the genes between the first and the last three (the micro-batch size of
+// a space.Space). A first pass estimates the memory of each unit's first
+// layout under every value of the last three genes (recompute policy, ZeRO
+// stage and schedule), which stands for every layout of its class, skips
+// the units where nothing valid fits, and bounds the step time of what
+// fits from below. A second pass costs the rest, the units of least bound
+// first, every layout of a class under the values that fit (so that a
+// cost.Evaluator reuses the forward passes and block costs of the previous
+// strategy), but the strategies whose bound a costed strategy of no more
+// memory already beats (branch and bound; see searchUnits). Workers take
+// units in chunks; each keeps the Pareto front of what it has seen, and
+// the fronts are merged with ties broken by strategy string and index, so
+// the result does not depend on the number of workers or on scheduling.
 // Strategies that do not fit in memory are counted as evaluated and not
-// costed.
+// costed; those skipped by the bound as feasible.
 type Exhaustive struct {
 	// Workers is the number of goroutines; zero means GOMAXPROCS.
 	Workers int
-	// ChunkSize is the number of consecutive indices a worker takes at a
-	// time; zero means DefaultChunkSize.
+	// ChunkSize is the number of units a worker takes at a time; zero
+	// means DefaultChunkSize.
 	ChunkSize int
 	// Progress, when not nil, is called with the number of gene vectors
 	// visited and the space size, from one goroutine, at most once per
 	// ProgressInterval and once at the end.
 	Progress func(done, total int64)
+
+	// unbounded costs every strategy that fits (no branch and bound), for
+	// tests and benchmarks.
+	unbounded bool
 }
 
 // Search enumerates p's space. It stops early, returning the context's
@@ -49,82 +61,11 @@ func (e Exhaustive) Search(ctx context.Context, p *Problem) (*Result, error) {
 	if size == math.MaxInt64 {
 		return nil, errors.New("search: space too large for exhaustive search")
 	}
-	workers := e.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	chunk := int64(e.ChunkSize)
-	if chunk <= 0 {
-		chunk = DefaultChunkSize
-	}
-	nchunks := (size + chunk - 1) / chunk
-	if int64(workers) > nchunks {
-		workers = int(max(nchunks, 1))
-	}
-	skip := func([]int) int64 { return 0 }
-	if sk, ok := sp.(Skipper); ok {
-		skip = sk.Skip
-	}
-	var (
-		nextChunk atomic.Int64
-		done      atomic.Int64
-		wg        sync.WaitGroup
-		accs      = make([]accumulator, workers)
-	)
-	for w := range accs {
-		wg.Add(1)
-		go func(acc *accumulator) {
-			defer wg.Done()
-			genes := make([]int, len(cards))
-			var s space.Strategy
-			for {
-				k := nextChunk.Add(1) - 1
-				if k >= nchunks || ctx.Err() != nil {
-					return
-				}
-				lo := k * chunk
-				hi := min(lo+chunk, size)
-				genesOf(cards, lo, genes)
-				for i := lo; i < hi; i++ {
-					if sp.Decode(genes, &s) {
-						c := p.evaluate(&s, i, true, false)
-						acc.add(&c)
-					} else if n := skip(genes); n > 1 {
-						// A run of invalid vectors: jump to its end.
-						i = min(i+n, hi) - 1
-						if i+1 < hi {
-							genesOf(cards, i+1, genes)
-						}
-						continue
-					}
-					next(cards, genes)
-				}
-				acc.visited += hi - lo
-				done.Add(hi - lo)
-			}
-		}(&accs[w])
-	}
-	stopProgress := startProgress(e.Progress, &done, size)
-	wg.Wait()
-	stopProgress()
-
-	var all accumulator
-	for i := range accs {
-		all.merge(&accs[i])
-	}
+	g := newGrid(cards, p.classes(sp, cards))
+	all := p.searchUnits(ctx, sp, g, g.units(), unitSearch{workers: e.Workers, chunk: e.ChunkSize, progress: e.Progress, total: size, unbounded: e.unbounded})
 	r := all.result(MethodExhaustive, size)
 	return finish(ctx, p, r, start)
 }
-
-// Skipper is a Space that knows runs of invalid gene vectors: Skip
-// returns how many gene vectors from genes on (first gene slowest) are
-// certainly invalid, 0 or 1 when it cannot tell. *space.Space implements
-// it; an exhaustive search jumps over the runs.
-type Skipper interface {
-	Skip(genes []int) int64
-}
-
-var _ Skipper = (*space.Space)(nil)
 
 // startProgress calls progress(done, total) every ProgressInterval from a
 // new goroutine until the returned function is called, which makes one last
@@ -164,37 +105,53 @@ type accumulator struct {
 	smallest                                    *Candidate  // least memory, then least index
 	firstErr                                    error       // cost error of the least index
 	firstErrIndex                               int64
+	// costed counts the strategies costed; a unit search skips some of
+	// those that fit (branch and bound), how many depends on scheduling.
+	costed int64
 }
 
-// add records candidate c of a valid strategy. c may share its Mesh slices
-// with a decoding buffer: what is kept is copied.
-func (a *accumulator) add(c *Candidate) {
-	a.valid++
-	a.evaluated++
-	if a.smallest == nil || c.MemoryBytes < a.smallest.MemoryBytes ||
-		c.MemoryBytes == a.smallest.MemoryBytes && c.Index < a.smallest.Index {
-		sm := *c
-		sm.Strategy = cloneStrategy(c.Strategy)
-		a.smallest = &sm
+// smaller reports whether a strategy of total bytes per chip and gene
+// index index would be the smallest so far (least memory, then least
+// index).
+func (a *accumulator) smaller(total float64, index int64) bool {
+	return a.smallest == nil || total < a.smallest.MemoryBytes || total == a.smallest.MemoryBytes && index < a.smallest.Index
+}
+
+// noteSmallest records c, the candidate of a valid strategy before
+// costing, if it is the smallest so far. c may share its Mesh slices with
+// a decoding buffer.
+func (a *accumulator) noteSmallest(c *Candidate) {
+	if !a.smaller(c.MemoryBytes, c.Index) {
+		return
 	}
-	if c.Costed && !c.Feasible() {
+	sm := *c
+	sm.Strategy = cloneStrategy(c.Strategy)
+	a.smallest = &sm
+}
+
+// addCosted records candidate c of a valid strategy that was costed: a
+// failure, or a feasible strategy for the front. It reports whether c
+// joined the front; the caller counts c as valid, evaluated and feasible.
+// c may share its Mesh slices with a decoding buffer: what is kept is
+// copied.
+func (a *accumulator) addCosted(c *Candidate) bool {
+	a.costed++
+	if !c.Feasible() {
 		a.failed++
 		if a.firstErr == nil || c.Index < a.firstErrIndex {
 			a.firstErr, a.firstErrIndex = c.Err, c.Index
 		}
+		return false
 	}
-	if !c.Feasible() {
-		return
-	}
-	a.feasible++
 	for i := range a.front {
 		if Dominates(&a.front[i], c) {
-			return
+			return false
 		}
 	}
 	k := *c
 	k.Strategy = cloneStrategy(c.Strategy)
 	a.front = insertFront(a.front, &k)
+	return true
 }
 
 // merge adds the content of b to a.
@@ -204,6 +161,7 @@ func (a *accumulator) merge(b *accumulator) {
 	a.evaluated += b.evaluated
 	a.feasible += b.feasible
 	a.failed += b.failed
+	a.costed += b.costed
 	if b.smallest != nil && (a.smallest == nil || b.smallest.MemoryBytes < a.smallest.MemoryBytes ||
 		b.smallest.MemoryBytes == a.smallest.MemoryBytes && b.smallest.Index < a.smallest.Index) {
 		a.smallest = b.smallest
@@ -229,5 +187,6 @@ func (a *accumulator) result(method string, size int64) *Result {
 		Failed:    a.failed,
 		smallest:  a.smallest,
 		firstErr:  a.firstErr,
+		costed:    a.costed,
 	}
 }

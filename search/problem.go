@@ -307,16 +307,15 @@ func (ms *models) scorer(c profiles.Cluster, w space.Workload, o cost.Options) *
 	return &planScorer{ms: ms, c: c, w: w, o: o}
 }
 
-// planScorer scores with the planner's memory and cost models. It keeps a
-// pool of cost.Evaluators, one per goroutine at a time: each keeps the
-// block costs of its last strategy, which the next one in the space's order
-// (the schedule varies fastest) reuses.
+// planScorer scores with the planner's memory and cost models. It is safe
+// for concurrent use; a search gives each of its goroutines a planWorker
+// of its own (see worker), whose cost.Evaluators keep the block costs of
+// their last strategy for the next one.
 type planScorer struct {
-	ms         *models
-	c          profiles.Cluster
-	w          space.Workload
-	o          cost.Options
-	evaluators [4]sync.Pool // per models (pick)
+	ms *models
+	c  profiles.Cluster
+	w  space.Workload
+	o  cost.Options
 }
 
 // Memory estimates the per-chip memory of s.
@@ -331,24 +330,111 @@ func (ps *planScorer) Memory(s *space.Strategy) (memory.Breakdown, error) {
 // Time estimates the step time of s; a search leaves trace off and lists
 // the collectives of the front rows only (Problem.addCollectives).
 func (ps *planScorer) Time(s *space.Strategy, trace bool) (cost.Estimate, error) {
-	ms, pool, err := ps.ms.pick(s)
+	ms, _, err := ps.ms.pick(s)
 	if err != nil {
 		return cost.Estimate{}, err
 	}
+	o := ps.o
+	o.Trace = trace
+	o.SkipCollectives = !trace
+	return ms.cost.Evaluate(ps.c, ps.w, *s, o)
+}
+
+// worker returns a scorer for one goroutine: the same estimates, through
+// cost.Evaluators of its own.
+func (ps *planScorer) worker() Scorer { return &planWorker{ps: ps} }
+
+// memoryKey returns what the memory model reads of s beyond its
+// micro-batch size, recompute policy, ZeRO stage and schedule: the
+// parallel degrees, sequence parallelism and the degree of every role
+// (memory.Model.Estimate reads the mesh only through
+// space.Strategy.RoleDegrees, and the layer program is picked by the
+// degrees). Two placements of the same degrees with the same key have the
+// same memory (TestMemoryKey).
+func (ps *planScorer) memoryKey(s *space.Strategy) (memoryKey, bool) {
+	roles, err := s.RoleDegrees(ps.c)
+	if err != nil {
+		return memoryKey{}, false
+	}
+	return memoryKey{roles: roles, degree: s.Degree, sp: s.SP}, true
+}
+
+// planWorker is a planScorer for one goroutine: not safe for concurrent
+// use.
+type planWorker struct {
+	ps         *planScorer
+	evaluators [4]*cost.Evaluator // per models (pick)
+	bounders   [4]*cost.Bounder
+}
+
+// Memory estimates the per-chip memory of s.
+func (w *planWorker) Memory(s *space.Strategy) (memory.Breakdown, error) { return w.ps.Memory(s) }
+
+// Time estimates the step time of s with the worker's evaluator of the
+// models that price s.
+func (w *planWorker) Time(s *space.Strategy, trace bool) (cost.Estimate, error) {
 	if trace {
-		o := ps.o
-		o.Trace = true
-		return ms.cost.Evaluate(ps.c, ps.w, *s, o)
+		return w.ps.Time(s, true)
 	}
-	ev, _ := ps.evaluators[pool].Get().(*cost.Evaluator)
+	ms, k, err := w.ps.ms.pick(s)
+	if err != nil {
+		return cost.Estimate{}, err
+	}
+	ev := w.evaluators[k]
 	if ev == nil {
-		o := ps.o
+		o := w.ps.o
 		o.SkipCollectives = true
-		ev = ms.cost.NewEvaluator(ps.c, ps.w, o)
+		ev = ms.cost.NewEvaluator(w.ps.c, w.ps.w, o)
+		w.evaluators[k] = ev
 	}
-	est, err := ev.Evaluate(*s)
-	ps.evaluators[pool].Put(ev)
-	return est, err
+	return ev.Evaluate(*s)
+}
+
+// lowerBound returns the cost model's lower bound on the step time of s
+// (cost.Bounder), 0 when it has none.
+func (w *planWorker) lowerBound(s *space.Strategy) float64 {
+	ms, k, err := w.ps.ms.pick(s)
+	if err != nil {
+		return 0
+	}
+	b := w.bounders[k]
+	if b == nil {
+		b = ms.cost.NewBounder(w.ps.c, w.ps.w, w.ps.o)
+		w.bounders[k] = b
+	}
+	lb, err := b.LowerBound(*s)
+	if err != nil {
+		return 0
+	}
+	return lb
+}
+
+// workerScorer is a Scorer that hands out scorers for single goroutines,
+// which may be faster (planScorer).
+type workerScorer interface {
+	worker() Scorer
+}
+
+// memoryKey is what a strategy's memory depends on besides the genes other
+// than the layout (see planScorer.memoryKey).
+type memoryKey struct {
+	roles  [space.NumRoles]int
+	degree space.Degrees
+	sp     bool
+}
+
+// memoryKeyer is a Scorer that can tell when two layouts have the same
+// memory whatever the other genes: when their keys are equal.
+type memoryKeyer interface {
+	memoryKey(s *space.Strategy) (memoryKey, bool)
+}
+
+// worker returns a scorer of p for one goroutine.
+func (p *Problem) worker() Scorer {
+	if ws, ok := p.scorer.(workerScorer); ok {
+		return ws.worker()
+	}
+	return p.scorer
 }
 
 // MemoryParts breaks the memory of s on its busiest chip down by part
@@ -441,7 +527,7 @@ const (
 // deterministic and safe for concurrent use. The returned Candidate has
 // Index -1.
 func (p *Problem) Evaluate(s space.Strategy, trace bool) Candidate {
-	c := p.evaluate(&s, -1, false, trace)
+	c := p.evaluate(p.scorer, &s, -1, false, trace)
 	if !trace {
 		p.addCollectives([]Candidate{c})
 	}
@@ -452,15 +538,6 @@ func (p *Problem) Evaluate(s space.Strategy, trace bool) Candidate {
 // collectives: the fast path for calibration, which prices one strategy
 // under many cluster coefficients (With).
 func (p *Problem) StepTime(s space.Strategy) (cost.Estimate, error) {
-	if ps, ok := p.scorer.(*planScorer); ok {
-		o := ps.o
-		o.SkipCollectives, o.Trace = true, false
-		ms, _, err := ps.ms.pick(&s)
-		if err != nil {
-			return cost.Estimate{}, err
-		}
-		return ms.cost.Evaluate(ps.c, ps.w, s, o)
-	}
 	return p.scorer.Time(&s, false)
 }
 
@@ -482,28 +559,24 @@ func (p *Problem) addCollectives(cands []Candidate) {
 	}
 }
 
-// evaluate scores s. With prune set, a strategy that does not fit in the
-// usable memory is not costed. The candidate shares s's Mesh slices;
-// callers that reuse s must copy it (see cloneStrategy).
-func (p *Problem) evaluate(s *space.Strategy, index int64, prune, trace bool) Candidate {
-	mem, err := p.scorer.Memory(s)
-	total := mem.TotalBytes()
-	c := Candidate{
-		Strategy:    *s,
-		Index:       index,
-		Memory:      mem,
-		MemoryBytes: total,
-		UsableBytes: p.usable,
-		Fits:        err == nil && total <= p.usable && !math.IsNaN(total),
-	}
-	if err != nil {
-		c.Costed, c.Err = true, err // a strategy the models cannot describe counts as failed
+// evaluate scores s with scorer sc (p's scorer or one of its workers).
+// With prune set, a strategy that does not fit in the usable memory is not
+// costed. The candidate shares s's Mesh slices; callers that reuse s must
+// copy it (see cloneStrategy).
+func (p *Problem) evaluate(sc Scorer, s *space.Strategy, index int64, prune, trace bool) Candidate {
+	mem, err := sc.Memory(s)
+	return p.candidate(sc, s, index, mem, err, prune, trace)
+}
+
+// candidate completes the evaluation of s whose memory estimate is mem
+// (memErr its error): whether it fits and, unless prune is set and it does
+// not fit, its step time from sc.
+func (p *Problem) candidate(sc Scorer, s *space.Strategy, index int64, mem memory.Breakdown, memErr error, prune, trace bool) Candidate {
+	c := p.memoryCandidate(s, index, mem, memErr)
+	if memErr != nil || prune && !c.Fits {
 		return c
 	}
-	if prune && !c.Fits {
-		return c
-	}
-	est, err := p.scorer.Time(s, trace)
+	est, err := sc.Time(s, trace)
 	c.Costed = true
 	if err != nil {
 		c.Err = err
@@ -527,6 +600,29 @@ func (p *Problem) evaluate(s *space.Strategy, index int64, prune, trace bool) Ca
 	}
 	return c
 }
+
+// memoryCandidate is the candidate of s before costing: its memory
+// estimate mem, or the error memErr of the models, which makes it a
+// failed strategy.
+func (p *Problem) memoryCandidate(s *space.Strategy, index int64, mem memory.Breakdown, memErr error) Candidate {
+	total := mem.TotalBytes()
+	c := Candidate{
+		Strategy:    *s,
+		Index:       index,
+		Memory:      mem,
+		MemoryBytes: total,
+		UsableBytes: p.usable,
+		Fits:        memErr == nil && p.fits(total),
+	}
+	if memErr != nil {
+		c.Costed, c.Err = true, memErr // a strategy the models cannot describe counts as failed
+	}
+	return c
+}
+
+// fits reports whether a strategy of total bytes per chip fits in the
+// usable memory.
+func (p *Problem) fits(total float64) bool { return total <= p.usable && !math.IsNaN(total) }
 
 // cloneStrategy returns s with its Mesh slices copied, so that it survives
 // the next Decode into the same value.

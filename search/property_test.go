@@ -53,7 +53,7 @@ func TestEveryValidStrategyCosts(t *testing.T) {
 			if err := s.Validate(p.Model(), p.Cluster(), p.Workload()); err != nil {
 				t.Fatalf("%s/%s: the space decodes %s, which Validate rejects: %v", pr.model, pr.cluster, s, err)
 			}
-			c := p.evaluate(&s, -1, false, false)
+			c := p.evaluate(p.scorer, &s, -1, false, false)
 			if c.Err != nil || !(c.StepSeconds > 0) || math.IsInf(c.StepSeconds, 0) || !(c.MemoryBytes > 0) {
 				t.Fatalf("%s/%s: %s: step %g s, memory %g B, error %v", pr.model, pr.cluster, s, c.StepSeconds, c.MemoryBytes, c.Err)
 			}

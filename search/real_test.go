@@ -155,7 +155,7 @@ func BenchmarkEvaluate(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		s := &strategies[n%len(strategies)]
-		p.evaluate(s, int64(n), false, false)
+		p.evaluate(p.scorer, s, int64(n), false, false)
 		n++
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "strategies/s")

@@ -71,6 +71,9 @@ type Result struct {
 	smallest *Candidate
 	// firstErr is a cost-model error, for the NoFitError.
 	firstErr error
+	// costed is the number of strategies costed, which for an exhaustive
+	// search depends on scheduling (branch and bound): for benchmarks.
+	costed int64
 }
 
 // Recommended returns the recommended strategy: the first row of the front,
@@ -142,7 +145,7 @@ type Settings struct {
 // method returns the search method the settings name.
 func (s Settings) method() (Method, error) {
 	ex := Exhaustive{Workers: s.Workers, Progress: s.Progress}
-	ev := Evolve{Seed: s.Seed, Progress: s.Progress}
+	ev := Evolve{Seed: s.Seed, Workers: s.Workers, Progress: s.Progress}
 	switch s.Method {
 	case "", MethodAuto:
 		return Auto{Exhaustive: ex, Evolve: ev}, nil

@@ -1,0 +1,170 @@
+package cost
+
+import (
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/space"
+)
+
+// Bounder gives lower bounds on the step time of strategies, for a search
+// that skips costing strategies a faster one with no more memory already
+// beats (branch and bound). A bound costs a fraction of an evaluation: it
+// prices every op's compute as if every role that shards one of its
+// operands or its product split the work (the rules split it by a subset
+// of them) and counts no communication, so it never exceeds
+// Evaluator.Evaluate's step time. It reads of a strategy its degrees, the
+// degree of every role, sequence parallelism, micro-batch size, recompute
+// policy, ZeRO stage and schedule, never which mesh axes carry a role.
+// A Bounder is not safe for concurrent use: use one per goroutine.
+type Bounder struct {
+	m  *Model
+	in evalInputs
+	st evalState
+	// key is the strategy the per-block bounds below are for; valid says
+	// they are.
+	key   boundKey
+	valid bool
+	// fwd and bwd are, per block, lower bounds on its forward and its
+	// recompute plus backward compute per micro-batch.
+	fwd, bwd []float64
+}
+
+// boundKey is what a Bounder's per-block bounds depend on: the strategy
+// but its ZeRO stage and schedule.
+type boundKey struct {
+	seg segmentKey
+}
+
+// NewBounder returns a Bounder of cm on cluster c (copied) with workload w
+// and options o (Trace is ignored).
+func (cm *Model) NewBounder(c profiles.Cluster, w space.Workload, o Options) *Bounder {
+	c.Axes = append([]profiles.Axis(nil), c.Axes...)
+	o.Trace = false
+	return &Bounder{m: cm, in: cm.inputs(c, w, o)}
+}
+
+// boundSlack scales a bound down, so that rounding in a different order of
+// additions than Evaluate's cannot put it above the step time.
+const boundSlack = 1 - 1e-9
+
+// LowerBound returns a lower bound on the step time Evaluate gives
+// strategy s (validated; placed or not), in seconds: the busiest pipeline
+// stage's compute bound over all micro-batches, its optimizer step and
+// its bubble.
+func (b *Bounder) LowerBound(s space.Strategy) (float64, error) {
+	k, ok := keyOfSegments(&s)
+	k.zero2 = false
+	key := boundKey{seg: k}
+	st, e := &b.st, &b.st.e
+	switch {
+	case !ok || !b.valid || key != b.key:
+		b.valid = false
+		if err := b.m.setup(st, &b.in, &s); err != nil {
+			return 0, err
+		}
+		b.blockBounds()
+		st.planStages(b.m.p, s.Degree[space.PP])
+		st.fillParams()
+		b.key, b.valid = key, ok
+	case e.zero != s.Zero:
+		e.zero = s.Zero
+		st.fillParams()
+	}
+	pp := max(s.Degree[space.PP], 1)
+	rules := s.Schedule.Rules()
+	// The bubble of a schedule with one idle time per micro-batch pass
+	// (GPipe, 1F1B, interleaved) is that many passes of the stage's
+	// compute; a zero-bubble or DualPipe bubble weighs the forward,
+	// backward and weight passes apart and subtracts what an overlapped
+	// pair hides, so its bound is 0 (the step's bubble is never negative).
+	var bubble float64
+	if b := rules.Bubble(pp, rules.VirtualStages(s.V)); b.Uniform() {
+		bubble = b.F
+	}
+	var best float64
+	if pl := rules.Placement(); pl != space.PlaceLinear && pp > 1 {
+		// A paired placement's rank 0 runs half of linear ranks 0 and
+		// pp-1's micro-batch passes, the embedding's and the output
+		// layer's at least so (cost.pairedView); that bounds the busiest
+		// rank from below, its optimizer step not counted.
+		var pair float64
+		for _, r := range [2]int{0, len(st.rankStage) - 1} {
+			for blk, n := range st.stages[st.rankStage[r]].mult {
+				if n > 0 {
+					pair += n * (b.fwd[blk] + b.bwd[blk]) / 2
+				}
+			}
+		}
+		return (st.M*pair + bubble*pair) * boundSlack, nil
+	}
+	for si := range st.stages {
+		var compute, params float64
+		for blk, n := range st.stages[si].mult {
+			if n > 0 {
+				compute += n * (b.fwd[blk] + b.bwd[blk])
+				params += n * st.params[blk]
+			}
+		}
+		t := st.M*compute + e.memSeconds(params*b.m.optimizerBytes) + bubble*compute
+		best = max(best, t)
+	}
+	return best * boundSlack, nil
+}
+
+// blockBounds fills b.fwd and b.bwd for the strategy set up in b.st.
+func (b *Bounder) blockBounds() {
+	e, p := &b.st.e, b.m.p
+	n := len(p.Blocks)
+	if cap(b.fwd) < n {
+		b.fwd, b.bwd = make([]float64, n), make([]float64, n)
+	}
+	b.fwd, b.bwd = b.fwd[:n], b.bwd[:n]
+	pol := b.m.policies[e.policy]
+	for blk := range p.Blocks {
+		var fwd, bwd float64
+		for i := range p.Blocks[blk].Fwd {
+			o := &p.Blocks[blk].Fwd[i]
+			sec := e.opBound(o, b.m.opDims[blk][0][i], pFwd)
+			fwd += sec
+			if p.Reruns(pol, blk, o) {
+				bwd += e.opBound(o, b.m.opDims[blk][0][i], pRecompute)
+			}
+		}
+		for i := range p.Blocks[blk].Bwd {
+			bwd += e.opBound(&p.Blocks[blk].Bwd[i], b.m.opDims[blk][1][i], pBwd)
+		}
+		b.fwd[blk], b.bwd[blk] = fwd, bwd
+	}
+}
+
+// opBound is a lower bound on op o's compute time in pass ps whatever the
+// rules decide: an einsum's FLOPs split by every role on its operands and
+// product (the rules split them by a subset: those they leave in place),
+// at its kernel's rate (flopSeconds, which grows with the FLOPs), without
+// the roofline's memory bound; a reshard's or an elementwise pass's time
+// as reshard and elementwise price it (they read the tensors' own
+// layouts).
+func (e *evaluator) opBound(o *model.Op, shape opShape, ps pass) float64 {
+	switch o.Kind {
+	case model.Einsum:
+		split := rolesOf(e.layout(o.A)) | rolesOf(e.layout(o.B)) | rolesOf(e.layout(o.C))
+		if pr := e.p.Tensors[o.C].Primal; pr >= 0 && e.p.Tensors[pr].Weight {
+			// A weight gradient accumulates in its weight's layout, plus
+			// its data role under ZeRO-2 (accLayout).
+			split |= rolesOf(e.layout(pr)) | e.dataRole(pr)
+		}
+		fl := 2 * o.Work
+		for d := model.Dim(0); d < model.NumDim; d++ {
+			if shape.dims&(1<<d) != 0 {
+				fl *= e.size[d]
+			}
+		}
+		// A capped dimension split by tp only adds work (CapFactor >= 1).
+		return e.flopSeconds(o, fl/e.degOf(split), ps)
+	case model.Reshard:
+		return e.roofline(0, e.reshardBytes(o))
+	case model.Elementwise:
+		return e.roofline(0, e.elementwiseBytes(o))
+	}
+	return 0
+}

@@ -1,0 +1,99 @@
+package cost
+
+import (
+	"testing"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/space"
+)
+
+// TestLowerBound checks the Bounder against the Evaluator on every valid
+// strategy of small spaces (dense and MoE, GPU and TPU, every schedule,
+// recompute policy and ZeRO stage), in the space's order: a bound never
+// exceeds the step time, and it is the same for every placement of one
+// degree tuple with the same role degrees (what a search that bounds one
+// placement for all of them relies on).
+func TestLowerBound(t *testing.T) {
+	autocast := model.ProgramOptions{Precision: model.AutocastPrecision()}
+	blockwise, _ := model.LookupFP8Recipe(model.FP8Blockwise)
+	for _, tc := range []struct {
+		model, cluster string
+		batch, seq     int
+		program        model.ProgramOptions
+		fix            string
+	}{
+		{"llama3-8b", "h100-16", 64, 4096, model.ProgramOptions{}, ""},
+		{"llama3-8b", "h100-16", 32, 8192, autocast, ""},
+		{"mixtral-8x7b", "h100-16", 32, 4096, model.ProgramOptions{}, ""},
+		{"llama2-7b", "v5p-32", 64, 4096, model.ProgramOptions{}, ""},
+		{"gpt3-175b", "a100-64", 64, 2048, model.ProgramOptions{}, ""},
+		// MLA, MTP and fp8 matmuls under DualPipe and the deepseek policy.
+		{"deepseek-v3", "h800-16", 64, 4096, model.ProgramOptions{FP8: &blockwise}, "precision=fp8,schedule=dualpipe,recompute=deepseek"},
+	} {
+		t.Run(tc.model+"/"+tc.cluster, func(t *testing.T) {
+			m, err := model.Preset(tc.model)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := profiles.Parse(tc.cluster)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := space.Workload{Batch: tc.batch, SeqLen: tc.seq}
+			fix, err := space.ParseFix(tc.fix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp, err := space.New(m, c, w, fix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cm := NewModel(program(m, tc.program))
+			ev := cm.NewEvaluator(c, w, Options{SkipCollectives: true})
+			bd := cm.NewBounder(c, w, Options{})
+			type class struct {
+				deg   space.Degrees
+				roles [space.NumRoles]int
+				sp    bool
+				mb    int
+				rec   string
+				zero  int
+				sched space.Schedule
+				v     int
+			}
+			bounds := map[class]float64{}
+			genes := make([]int, space.NumGenes)
+			var s space.Strategy
+			n, ratio := 0, 0.0
+			for i := range sp.Size() {
+				if !sp.DecodeIndex(i, genes, &s) {
+					continue
+				}
+				est, err := ev.Evaluate(s)
+				if err != nil {
+					t.Fatalf("Evaluate(%v): %v", s.String(), err)
+				}
+				lb, err := bd.LowerBound(s)
+				if err != nil {
+					t.Fatalf("LowerBound(%v): %v", s.String(), err)
+				}
+				if !(lb > 0) || lb > est.StepSeconds {
+					t.Fatalf("%v: bound %.6g s, step %.6g s", s.String(), lb, est.StepSeconds)
+				}
+				roles, err := s.RoleDegrees(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k := class{s.Degree, roles, s.SP, s.MB, s.Recompute, s.Zero, s.Schedule, s.V}
+				if prev, ok := bounds[k]; ok && prev != lb {
+					t.Fatalf("%v: bound %.17g s, another placement's %.17g s", s.String(), lb, prev)
+				}
+				bounds[k] = lb
+				n++
+				ratio += lb / est.StepSeconds
+			}
+			t.Logf("%d strategies, bound / step %.3f on average", n, ratio/float64(n))
+		})
+	}
+}

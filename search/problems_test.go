@@ -1,0 +1,113 @@
+package search
+
+import (
+	"context"
+	"testing"
+)
+
+// issueProblem is one of the ten problems the search is measured on (issue
+// 14): dense and MoE models, GPU and TPU clusters of 64 to 16,384 chips,
+// at `plan`'s default batch of 4,194,304 tokens unless given.
+type issueProblem struct {
+	model, cluster string
+	batch, seq     int
+	// quick marks the problems an exhaustive search without branch and
+	// bound finishes in about a second on two cores: the tests' subset.
+	quick bool
+}
+
+// name is "model/cluster".
+func (ip issueProblem) name() string { return ip.model + "/" + ip.cluster }
+
+// issueProblems returns the ten problems.
+func issueProblems() []issueProblem {
+	return []issueProblem{
+		{model: "llama2-70b", cluster: "v5p-256", batch: 1024, seq: 4096},
+		{model: "llama3-8b", cluster: "v5e-64", batch: 512, seq: 8192, quick: true},
+		{model: "llama3-70b", cluster: "2xv5e-256", batch: 512, seq: 8192, quick: true},
+		{model: "llama2-70b", cluster: "4xv5p-1024", batch: 1024, seq: 4096},
+		{model: "mixtral-8x7b", cluster: "v5p-512", batch: 512, seq: 8192},
+		{model: "llama3-8b", cluster: "h100-64", batch: 512, seq: 8192, quick: true},
+		{model: "gpt3-175b", cluster: "a100-1024", batch: 1536, seq: 2048},
+		{model: "llama3-405b", cluster: "h100-16384", batch: 2048, seq: 8192},
+		{model: "mixtral-8x22b", cluster: "h100-1024", batch: 512, seq: 8192},
+		{model: "deepseek-v3", cluster: "h800-2048", batch: 1024, seq: 4096},
+	}
+}
+
+// problem builds ip's search problem.
+func (ip issueProblem) problem(tb testing.TB) *Problem {
+	return realProblem(tb, ip.model, ip.cluster, ip.batch, ip.seq)
+}
+
+// TestBranchAndBoundExact checks that skipping the strategies whose lower
+// bound a costed strategy already beats leaves the exhaustive front and
+// counts exactly as costing everything gives them, with one worker and
+// with several, on the issue's problems that run in test time and a small
+// MoE problem (BenchmarkBranchAndBound checks all ten).
+func TestBranchAndBoundExact(t *testing.T) {
+	problems := []issueProblem{{model: "mixtral-8x7b", cluster: "h100-64", batch: 128, seq: 4096}}
+	for _, ip := range issueProblems() {
+		if ip.quick {
+			problems = append(problems, ip)
+		}
+	}
+	for _, ip := range problems {
+		t.Run(ip.name(), func(t *testing.T) {
+			p := ip.problem(t)
+			want, err := Exhaustive{unbounded: true}.Search(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, workers := range []int{1, 0} {
+				got, err := Exhaustive{Workers: workers}.Search(context.Background(), p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkSameSearch(t, got, want)
+				t.Logf("workers %d: %d of %d strategies that fit costed (%d without the bound), front %d rows",
+					workers, got.costed, got.Feasible, want.costed, len(got.Front))
+			}
+		})
+	}
+}
+
+// checkSameSearch fails t unless got and want have the same front, counts
+// and smallest strategy.
+func checkSameSearch(tb testing.TB, got, want *Result) {
+	tb.Helper()
+	if !sameRows(got.Front, want.Front) {
+		tb.Fatalf("front:\n got %v\nwant %v", rows(got.Front), rows(want.Front))
+	}
+	g, w := *got, *want
+	g.Front, w.Front, g.Elapsed, w.Elapsed, g.costed, w.costed = nil, nil, 0, 0, 0, 0
+	if g.SpaceSize != w.SpaceSize || g.Visited != w.Visited || g.Valid != w.Valid || g.Evaluated != w.Evaluated ||
+		g.Feasible != w.Feasible || g.Failed != w.Failed || g.smallest.Index != w.smallest.Index {
+		tb.Fatalf("counts:\n got %+v\nwant %+v", g, w)
+	}
+}
+
+// BenchmarkBranchAndBound checks, on each of the issue's ten problems,
+// that the exhaustive search with branch and bound gives the front and
+// counts of the search that costs everything that fits, and reports the
+// share of those it costs and both times.
+func BenchmarkBranchAndBound(b *testing.B) {
+	for _, ip := range issueProblems() {
+		b.Run(ip.name(), func(b *testing.B) {
+			p := ip.problem(b)
+			want, err := Exhaustive{unbounded: true}.Search(context.Background(), p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var got *Result
+			for b.Loop() {
+				if got, err = (Exhaustive{}).Search(context.Background(), p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			checkSameSearch(b, got, want)
+			b.ReportMetric(100*float64(got.costed)/float64(got.Feasible), "%costed")
+			b.ReportMetric(want.Elapsed.Seconds(), "unbounded-s")
+		})
+	}
+}

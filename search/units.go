@@ -1,0 +1,419 @@
+package search
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/meshplan/meshplan/memory"
+	"github.com/meshplan/meshplan/space"
+)
+
+// grid is the split of a space's genes that the exhaustive search walks:
+// the first gene's choices grouped into layout classes, the outer genes
+// (between the first and the inner ones) and the inner genes (the last
+// three, or fewer when their product is too large), whose values share
+// one memory table per unit. In a space.Space the outer gene is the
+// micro-batch size and the inner ones the recompute policy, the ZeRO
+// stage and the schedule: a layout's strategies of one micro-batch size
+// are costed one after the other, which lets a cost.Evaluator keep their
+// forward passes.
+type grid struct {
+	cards      []int
+	classes    layoutClasses
+	innerStart int   // index of the first inner gene (at least 1)
+	nOuter     int64 // product of the outer genes' cardinalities
+	nInner     int   // product of the inner genes' cardinalities
+}
+
+// maxInner bounds the product of the inner genes' cardinalities, and
+// maxInnerGenes their number.
+const (
+	maxInner      = 1 << 12
+	maxInnerGenes = 3
+)
+
+// newGrid splits the genes of cardinalities cards.
+func newGrid(cards []int, lc layoutClasses) *grid {
+	g := &grid{cards: cards, classes: lc, innerStart: len(cards), nOuter: 1, nInner: 1}
+	for g.innerStart > 1 && len(cards)-g.innerStart < maxInnerGenes && g.nInner*cards[g.innerStart-1] <= maxInner {
+		g.innerStart--
+		g.nInner *= cards[g.innerStart]
+	}
+	for _, c := range cards[min(1, len(cards)):g.innerStart] {
+		g.nOuter *= int64(c)
+	}
+	return g
+}
+
+// unit is one class of layouts with one value of the outer genes.
+type unit struct {
+	class int
+	outer int64
+}
+
+// units lists every unit of g, class by class.
+func (g *grid) units() []unit {
+	out := make([]unit, 0, int64(len(g.classes.members))*g.nOuter)
+	for c := range g.classes.members {
+		for o := range g.nOuter {
+			out = append(out, unit{class: c, outer: o})
+		}
+	}
+	return out
+}
+
+// size is the number of gene vectors of unit u.
+func (g *grid) size(u unit) int64 {
+	return int64(len(g.classes.members[u.class])) * int64(g.nInner)
+}
+
+// setGenes writes the genes of layout l, outer value o and inner value i.
+func (g *grid) setGenes(genes []int, l int, o int64, i int) {
+	if len(genes) == 0 {
+		return
+	}
+	genes[0] = l
+	genesOf(g.cards[1:g.innerStart], o, genes[1:g.innerStart])
+	genesOf(g.cards[g.innerStart:], int64(i), genes[g.innerStart:])
+}
+
+// index is the mixed-radix index of layout l, outer value o and inner
+// value i.
+func (g *grid) index(l int, o int64, i int) int64 {
+	return (int64(l)*g.nOuter+o)*int64(g.nInner) + int64(i)
+}
+
+// unitSearch says how searchUnits runs.
+type unitSearch struct {
+	// workers is the number of goroutines (zero: GOMAXPROCS), chunk the
+	// number of units they take at a time (zero: DefaultChunkSize).
+	workers, chunk int
+	// progress, when not nil, is called with the gene vectors visited and
+	// total.
+	progress func(done, total int64)
+	total    int64
+	// unbounded costs every strategy that fits.
+	unbounded bool
+	// seed are feasible strategies of the space costed before, whose
+	// points the branch and bound starts from.
+	seed []Candidate
+}
+
+// searchUnits searches the given units of grid g over p's space sp as o
+// says and returns what it found: the counts of every gene vector of the
+// units, the Pareto front of their strategies and the one with the least
+// memory.
+//
+// It runs in two passes. The first estimates the memory of every unit
+// (one layout of its class, see layoutClasses) and a lower bound on the
+// step time of what fits (lowerBounder), and counts. The second costs the
+// units that have something that fits, in ascending order of their lower
+// bound, so that the fast strategies come first, and skips (branch and
+// bound) the strategies whose lower bound is already beaten by a costed
+// strategy of no more memory: one that is either faster than the bound or
+// as fast with less memory, so that the skipped strategy cannot be on the
+// front nor tie with a row of it (Front keeps one strategy per point). The
+// workers share the costed points (staircase). The front and the counts do
+// not depend on the order, the workers or which strategies were skipped: a
+// skipped strategy fits and counts as feasible (every valid strategy that
+// fits can be costed: Result.Failed is 0, TestEveryValidStrategyCosts).
+func (p *Problem) searchUnits(ctx context.Context, sp Space, g *grid, units []unit, o unitSearch) *accumulator {
+	workers, chunk := o.workers, o.chunk
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if chunk <= 0 {
+		chunk = DefaultChunkSize
+	}
+	workers = max(min(workers, (len(units)+chunk-1)/chunk), 1)
+	var (
+		done   atomic.Int64
+		stairs sharedStaircase
+		ws     = make([]*unitWorker, workers)
+	)
+	for i := range ws {
+		ws[i] = p.newUnitWorker(sp, g, &stairs)
+		if o.unbounded {
+			ws[i].bound = nil
+		}
+	}
+	for i := range o.seed {
+		stairs.add(o.seed[i].MemoryBytes, o.seed[i].StepSeconds)
+	}
+	stopProgress := startProgress(o.progress, &done, o.total)
+
+	// First pass: memory, bounds and counts of every unit.
+	bounds := make([]float64, len(units))
+	parallel(ctx, ws, len(units), chunk, func(w *unitWorker, k int) {
+		bounds[k] = w.survey(units[k])
+		if math.IsInf(bounds[k], 1) {
+			done.Add(g.size(units[k]))
+		}
+	})
+	// Second pass: cost what fits, the units with the least bound first.
+	var order []int
+	for k, b := range bounds {
+		if !math.IsInf(b, 1) {
+			order = append(order, k)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(bounds[a], bounds[b]) })
+	parallel(ctx, ws, len(order), chunk, func(w *unitWorker, k int) {
+		u := units[order[k]]
+		w.search(u)
+		done.Add(g.size(u))
+	})
+	stopProgress()
+
+	var all accumulator
+	for _, w := range ws {
+		all.merge(&w.acc)
+	}
+	return &all
+}
+
+// parallel calls f(w, k) for every k below n, on one goroutine per worker
+// of ws, which take chunk consecutive values of k at a time; it stops
+// early when ctx is done.
+func parallel(ctx context.Context, ws []*unitWorker, n, chunk int, f func(w *unitWorker, k int)) {
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				lo := int(next.Add(int64(chunk))) - chunk
+				if lo >= n {
+					return
+				}
+				for k := lo; k < min(lo+chunk, n); k++ {
+					f(w, k)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// lowerBounder is a Scorer that bounds step times from below (planWorker).
+type lowerBounder interface {
+	// lowerBound returns a lower bound on the step time of s, 0 when it
+	// cannot tell.
+	lowerBound(s *space.Strategy) float64
+}
+
+// unitWorker is one goroutine of a unit search: its scorer, buffers and
+// what it has found.
+type unitWorker struct {
+	p      *Problem
+	sp     Space
+	g      *grid
+	sc     Scorer
+	bound  lowerBounder // nil when sc bounds nothing
+	stairs *sharedStaircase
+	genes  []int
+	s      space.Strategy
+	// mem, memErr, valid, fits and lb are the memory table of the current
+	// unit, per inner value, and the lower bound of what fits.
+	mem    []memory.Breakdown
+	memErr []error
+	valid  []bool
+	fits   []bool
+	lb     []float64
+	acc    accumulator
+}
+
+// newUnitWorker returns a worker over grid g of space sp that shares the
+// costed points of stairs.
+func (p *Problem) newUnitWorker(sp Space, g *grid, stairs *sharedStaircase) *unitWorker {
+	w := &unitWorker{p: p, sp: sp, g: g, sc: p.worker(), stairs: stairs, genes: make([]int, len(g.cards)),
+		mem: make([]memory.Breakdown, g.nInner), memErr: make([]error, g.nInner), valid: make([]bool, g.nInner),
+		fits: make([]bool, g.nInner), lb: make([]float64, g.nInner)}
+	w.bound, _ = w.sc.(lowerBounder)
+	return w
+}
+
+// table fills the memory table of unit u from its class's first layout,
+// with the lower bound of each value that fits, and returns the number of
+// valid values, of those that fit and the least bound (+Inf when nothing
+// fits).
+func (w *unitWorker) table(u unit) (valid, fit int64, least float64) {
+	g, p := w.g, w.p
+	rep := g.classes.members[u.class][0]
+	least = math.Inf(1)
+	for i := range g.nInner {
+		g.setGenes(w.genes, rep, u.outer, i)
+		w.valid[i] = w.sp.Decode(w.genes, &w.s)
+		w.fits[i] = false
+		if !w.valid[i] {
+			continue
+		}
+		valid++
+		w.mem[i], w.memErr[i] = w.sc.Memory(&w.s)
+		if w.memErr[i] != nil || !p.fits(w.mem[i].TotalBytes()) {
+			continue
+		}
+		w.fits[i] = true
+		fit++
+		w.lb[i] = 0
+		if w.bound != nil {
+			w.lb[i] = w.bound.lowerBound(&w.s)
+		}
+		least = min(least, w.lb[i])
+	}
+	return valid, fit, least
+}
+
+// survey counts the gene vectors of unit u and notes its smallest
+// strategy, and returns the least lower bound on the step time of what
+// fits (+Inf when nothing fits). It counts every strategy that fits as
+// feasible; search takes back those the cost model rejects.
+func (w *unitWorker) survey(u unit) float64 {
+	g, p := w.g, w.p
+	members := g.classes.members[u.class]
+	n := int64(len(members))
+	valid, fit, least := w.table(u)
+	rep := members[0]
+	for i := range g.nInner {
+		if !w.valid[i] {
+			continue
+		}
+		if w.memErr[i] != nil {
+			// The models cannot describe the class's strategies: they
+			// count as failed, the least index standing for all.
+			w.acc.failed += n
+			if idx := g.index(rep, u.outer, i); w.acc.firstErr == nil || idx < w.acc.firstErrIndex {
+				w.acc.firstErr, w.acc.firstErrIndex = w.memErr[i], idx
+			}
+		}
+		if total, idx := w.mem[i].TotalBytes(), g.index(rep, u.outer, i); w.acc.smaller(total, idx) {
+			g.setGenes(w.genes, rep, u.outer, i)
+			w.sp.Decode(w.genes, &w.s)
+			c := p.memoryCandidate(&w.s, idx, w.mem[i], w.memErr[i])
+			w.acc.noteSmallest(&c)
+		}
+	}
+	w.acc.visited += n * int64(g.nInner)
+	w.acc.valid += n * valid
+	w.acc.evaluated += n * valid
+	w.acc.feasible += n * fit
+	return least
+}
+
+// search costs the strategies of unit u that fit in memory, but those a
+// costed strategy of no more memory beats (see searchUnits).
+func (w *unitWorker) search(u unit) {
+	g, p := w.g, w.p
+	if _, fit, _ := w.table(u); fit == 0 {
+		return
+	}
+	stairs := w.stairs.load()
+	left := 0
+	for i := range g.nInner {
+		if w.fits[i] && stairs.beats(w.mem[i].TotalBytes(), w.lb[i]) {
+			w.fits[i] = false
+			continue
+		}
+		if w.fits[i] {
+			left++
+		}
+	}
+	if left == 0 {
+		return
+	}
+	for _, l := range g.classes.members[u.class] {
+		for i := range g.nInner {
+			if !w.fits[i] {
+				continue
+			}
+			g.setGenes(w.genes, l, u.outer, i)
+			if !w.sp.Decode(w.genes, &w.s) {
+				continue // not in a layout class's strategies (TestMemoryKey)
+			}
+			c := p.candidate(w.sc, &w.s, g.index(l, u.outer, i), w.mem[i], nil, true, false)
+			if !c.Feasible() {
+				w.acc.feasible-- // survey counted it
+			}
+			if w.acc.addCosted(&c) {
+				w.stairs.add(c.MemoryBytes, c.StepSeconds)
+			}
+		}
+	}
+}
+
+// staircase is a set of feasible (memory, step time) points that do not
+// dominate one another, by ascending memory and so descending step time.
+// It is immutable: with returns a new one.
+type staircase struct {
+	mem, step []float64
+}
+
+// beats reports whether a point of s strictly beats every strategy of
+// memory mem whose step time is at least lb: it is faster than lb with no
+// more memory, or as fast as lb with less memory.
+func (s *staircase) beats(mem, lb float64) bool {
+	j := sort.SearchFloat64s(s.mem, math.Nextafter(mem, math.Inf(1))) - 1 // the last point with memory <= mem
+	if j < 0 {
+		return false
+	}
+	return s.step[j] < lb || s.step[j] == lb && s.mem[j] < mem
+}
+
+// with returns s with the point (mem, step) added and the points it
+// dominates removed, and false when a point of s already dominates or
+// equals it (s is returned).
+func (s *staircase) with(mem, step float64) (*staircase, bool) {
+	j := sort.SearchFloat64s(s.mem, math.Nextafter(mem, math.Inf(1))) - 1
+	if j >= 0 && s.step[j] <= step {
+		return s, false
+	}
+	out := &staircase{mem: make([]float64, 0, len(s.mem)+1), step: make([]float64, 0, len(s.mem)+1)}
+	added := false
+	for k := range s.mem {
+		if !added && s.mem[k] >= mem {
+			out.mem, out.step = append(out.mem, mem), append(out.step, step)
+			added = true
+		}
+		if s.mem[k] >= mem && s.step[k] >= step {
+			continue // dominated by the new point
+		}
+		out.mem, out.step = append(out.mem, s.mem[k]), append(out.step, s.step[k])
+	}
+	if !added {
+		out.mem, out.step = append(out.mem, mem), append(out.step, step)
+	}
+	return out, true
+}
+
+// sharedStaircase is a staircase that the workers of a search read without
+// locking and add to under a lock.
+type sharedStaircase struct {
+	mu  sync.Mutex
+	cur atomic.Pointer[staircase]
+}
+
+// load returns the current staircase.
+func (ss *sharedStaircase) load() *staircase {
+	if s := ss.cur.Load(); s != nil {
+		return s
+	}
+	return &staircase{}
+}
+
+// add adds the point (mem, step).
+func (ss *sharedStaircase) add(mem, step float64) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if s, ok := ss.load().with(mem, step); ok {
+		ss.cur.Store(s)
+	}
+}
