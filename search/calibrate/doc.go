@@ -19,7 +19,7 @@
 //
 // with σ(z) = 1/(1+e^-z). The defaults (the start of the fit and the centre
 // of its pull) are the base cluster's values, which for a catalogue name
-// are profiles' documented defaults (efficiency.go). A tier the runs use
+// are profiles' documented defaults (profiles/efficiency.go). A tier the runs use
 // but the base cluster lacks cannot be written into the profile (runs take
 // per-tier figures only from tiers the profile has, see runs.Run.ClusterOf),
 // so it is not fitted and a note says so: pick a base cluster with every

@@ -78,7 +78,7 @@ const (
 	// trading matmul speed against everything else.
 	matmulFractionLo = 0.2
 	// linkEfficiencyLo: nccl-tests and the scaling book's ICI figures are
-	// 0.73-0.92 of the link (efficiency.go); below 0.2 something else is wrong.
+	// 0.73-0.92 of the link (profiles/efficiency.go); below 0.2 something else is wrong.
 	linkEfficiencyLo = 0.2
 	// boundMargin keeps a default that sits on a bound (an axis efficiency
 	// of exactly 1) a little inside it, so its logit is finite.
