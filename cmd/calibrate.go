@@ -61,6 +61,9 @@ plan --model M --cluster fitted.yaml.`,
 // runCalibrate reads the runs and the base cluster, fits, prints the
 // report to stdout and writes the profile to --out.
 func (a *app) runCalibrate(path string) error {
+	if a.cfg.Out == "-" {
+		return badInputf("--out - would send the fitted profile to standard output, where the report goes; name a file for the profile")
+	}
 	if a.cfg.Cluster == "" {
 		return badInputf("--cluster is required: the cluster (e.g. a100-16 or a YAML file) whose chip the runs are fitted for")
 	}
@@ -84,7 +87,7 @@ func (a *app) runCalibrate(path string) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(a.cfg.Out, data); err != nil {
+		if err := a.writeOut("--out", a.cfg.Out, data); err != nil {
 			return err
 		}
 	}

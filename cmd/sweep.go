@@ -91,6 +91,9 @@ func (a *app) runSweep(cmd *cobra.Command) error {
 	if out == "" {
 		return badInputf("--out is required: the directory the sweep writes its cells to")
 	}
+	if out == "-" {
+		return badInputf("--out - names standard output, but plan sweep writes a directory of files: name a directory")
+	}
 	cfg, err := loadSweepConfig(cmd)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/meshplan/meshplan/internal/outfile"
 	"github.com/meshplan/meshplan/results"
 )
 
@@ -75,11 +76,12 @@ func WriteSummary(w io.Writer, recs []Record) error {
 	return nil
 }
 
-// WriteSummaryFile writes the summary CSV of recs to path atomically.
+// WriteSummaryFile writes the summary CSV of recs to path as outfile.Write
+// does: a regular file atomically, a device or pipe directly.
 func WriteSummaryFile(path string, recs []Record) error {
 	var buf bytes.Buffer
 	if err := WriteSummary(&buf, recs); err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, buf.Bytes())
+	return outfile.Write(path, buf.Bytes(), nil)
 }
