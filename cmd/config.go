@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/meshplan/meshplan/internal/settings"
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/results"
 )
@@ -21,6 +22,11 @@ import (
 // larger numbers are typos, not training runs (Llama 3 405B's largest batch
 // was 16M tokens, 2048 sequences).
 const MaxBatch = 10_000_000
+
+// MaxPrice bounds --price, the price of one chip for one hour: a million
+// in any currency is a typo or a price per something else (an H100 rents
+// for a few dollars an hour), and it keeps every cost a readable number.
+const MaxPrice = 1e6
 
 // DefaultBatchTokens is the global batch, in tokens, used when neither
 // --batch nor --batch-tokens is given: 4Mi tokens (4,194,304), rounded to
@@ -110,7 +116,7 @@ func explicitZeros(cmd *cobra.Command, v *viper.Viper, cfg *Config) error {
 }
 
 // tableOrJSONOnly returns the commands that print only table or json.
-func tableOrJSONOnly() []string { return []string{"models", "clusters", "validate"} }
+func tableOrJSONOnly() []string { return []string{"models", "clusters", "validate", "calibrate"} }
 
 // Validate reports every setting that is out of range, joined.
 func (c Config) Validate() error {
@@ -148,6 +154,8 @@ func (c Config) Validate() error {
 	}
 	if c.Price < 0 || math.IsNaN(c.Price) || math.IsInf(c.Price, 0) {
 		errs = append(errs, fmt.Errorf("--price must be a positive price per chip-hour, got %g", c.Price))
+	} else if c.Price > MaxPrice {
+		errs = append(errs, fmt.Errorf("--price %g is more than %.0f per chip-hour: give the price of one chip for one hour", c.Price, float64(MaxPrice)))
 	} else if c.Price > 0 && c.Tokens == "" {
 		errs = append(errs, fmt.Errorf("--price %g needs --tokens: the cost is for training on that many tokens", c.Price))
 	}
@@ -185,6 +193,25 @@ func configKeys() (map[string]any, error) {
 		return nil, fmt.Errorf("decoding the default configuration: %w", err)
 	}
 	return m, nil
+}
+
+// configErrors names each field that could not be read by where its value
+// came from: the environment variable PLAN_KEY when it is set, else the
+// --config file's key (flags are checked when they are parsed).
+func configErrors(v *viper.Viper, fes []*settings.FieldError) error {
+	errs := make([]error, len(fes))
+	for i, fe := range fes {
+		env := "PLAN_" + strings.ToUpper(fe.Field)
+		switch {
+		case os.Getenv(env) != "":
+			errs[i] = fmt.Errorf("%s: %w", env, fe.Err)
+		case v.ConfigFileUsed() != "":
+			errs[i] = fmt.Errorf("--config %s: %w", v.ConfigFileUsed(), fe)
+		default:
+			errs[i] = fe
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // loadConfig fills a.cfg for command cmd: defaults, then the --config file,
@@ -232,8 +259,8 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 		}
 	}
 	var cfg Config
-	if err := v.UnmarshalExact(&cfg); err != nil {
-		return badInputf("reading the configuration: %s", oneLine(err.Error()))
+	if err := v.UnmarshalExact(&cfg, viper.DecodeHook(settings.DecodeHook())); err != nil {
+		return badInput(configErrors(v, settings.FieldErrors(err)))
 	}
 	if err := errors.Join(explicitZeros(cmd, v, &cfg), cfg.Validate()); err != nil {
 		return badInput(err)

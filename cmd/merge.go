@@ -45,6 +45,12 @@ and the first few: run their shards again with --resume, then merge.`,
 
 // runMerge merges dirs and writes the result.
 func (a *app) runMerge(cmd *cobra.Command, dirs []string) error {
+	for _, f := range []string{"format", "config"} {
+		if cmd.Flags().Changed(f) {
+			v, _ := cmd.Flags().GetString(f)
+			return badInputf("--%s %s does not apply to plan merge: it writes JSON lines and, with --summary, a CSV; drop --%s", f, v, f)
+		}
+	}
 	out, _ := cmd.Flags().GetString("out")
 	summary, _ := cmd.Flags().GetString("summary")
 	if summary == "-" && isStdout(out) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshplan/meshplan/internal/settings"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/results"
 	"github.com/meshplan/meshplan/search"
@@ -64,8 +65,8 @@ internal error; 2 bad input.`, DefaultBatchTokens),
 	addProblemFlags(fs)
 	fs.String("fix", "", "partial strategy `SPEC` every searched strategy must agree with, e.g. tp=8,pp=4")
 	fs.String("search", DefaultConfig().Search, "search `method`: auto (exhaustive when the space is small, else evolve), exhaustive or evolve")
-	fs.Int64("seed", DefaultConfig().Seed, "random `seed` of the evolutionary search; the same seed and input give the same output")
-	fs.Int("top", 0, "print only the `K` fastest rows of the Pareto front (0: all)")
+	fs.Var(settings.NewInt(DefaultConfig().Seed, 64), "seed", "random `seed` of the evolutionary search; the same seed and input give the same output")
+	fs.Var(settings.NewInt(0, 0), "top", "print only the `K` fastest rows of the Pareto front (0: all)")
 	fs.Bool("quiet", false, "no progress bar on stderr")
 	addReportFlags(fs)
 	fs.Bool("min-chips", false, "search the sizes of --cluster's family upwards and plan on the smallest on which the model fits")

@@ -1,11 +1,11 @@
 package cmd
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/meshplan/meshplan/internal/settings"
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/profiles/framework"
@@ -26,9 +26,9 @@ type problem struct {
 func addProblemFlags(fs *pflag.FlagSet) {
 	fs.String("model", "", "model: a preset `name` (see plan models), a YAML file or a Hugging Face config.json")
 	fs.String("cluster", "", "cluster: a `name` such as v5p-256, 2xv5p-256 or h100-1024 (see plan clusters), or a YAML file")
-	fs.Int("batch", 0, "global batch in `sequences` per step (default: --batch-tokens)")
-	fs.Int("batch-tokens", 0, fmt.Sprintf("global batch in `tokens` per step, rounded to whole sequences (default %d when --batch is not given either)", DefaultBatchTokens))
-	fs.Int("seq", 0, "sequence length in `tokens` (default: the model's seq_len)")
+	fs.Var(settings.NewInt(0, 0), "batch", "global batch in `sequences` per step (default: chosen from the cluster and the model, see --help)")
+	fs.Var(settings.NewInt(0, 0), "batch-tokens", "global batch in `tokens` per step (4M, 4Mi, 2e6, ...), rounded to whole sequences")
+	fs.Var(settings.NewInt(0, 0), "seq", "sequence length in `tokens` (8192, 8Ki, ...; default: the model's seq_len)")
 	fs.String("framework", "", "training framework whose kernels, precision and optimizer are modelled: a `name` ("+
 		strings.Join(framework.Names(), ", ")+"; default "+framework.Default+") or a YAML file")
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/meshplan/meshplan/internal/settings"
 )
 
 // Exit codes of Execute.
@@ -85,7 +87,7 @@ func newRootCommand(a *app) *cobra.Command {
 		return a.loadConfig(cmd)
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return badInput(err)
+		return badInput(settings.FlagError(err))
 	})
 	root.AddCommand(
 		newModelsCommand(a),

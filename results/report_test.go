@@ -11,14 +11,14 @@ func TestParseCount(t *testing.T) {
 		want float64
 	}{
 		{"15T", 15e12}, {"15t", 15e12}, {"300B", 300e9}, {"300G", 300e9}, {"2.5M", 2.5e6}, {"4K", 4e3},
-		{"2e12", 2e12}, {"1000000", 1e6}, {"1_000", 1e3}, {" 7 ", 7},
+		{"2e12", 2e12}, {"1000000", 1e6}, {"1_000", 1e3}, {" 7 ", 7}, {"4Mi", 4194304}, {"1.5K", 1500},
 	} {
 		got, err := ParseCount(tc.in)
 		if err != nil || got != tc.want {
 			t.Errorf("ParseCount(%q) = %g, %v; want %g", tc.in, got, err, tc.want)
 		}
 	}
-	for _, in := range []string{"", "T", "15Q", "-3B", "0", "NaN", "inf", "0x10", "1e400", "two"} {
+	for _, in := range []string{"", "T", "15Q", "-3B", "0", "NaN", "inf", "0x10", "1e400", "two", "1.5", "2.0000001M"} {
 		if got, err := ParseCount(in); err == nil {
 			t.Errorf("ParseCount(%q) = %g, want an error", in, got)
 		}
