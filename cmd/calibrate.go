@@ -102,7 +102,11 @@ func (a *app) runCalibrate(path string) error {
 	if err := render(&b); err != nil {
 		return err
 	}
-	if _, err := io.WriteString(a.stdout, b.String()); err != nil {
+	text := b.String()
+	if a.forTerminal() {
+		text = results.EscapeControls(text)
+	}
+	if _, err := io.WriteString(a.stdout, text); err != nil {
 		return fmt.Errorf("writing the output: %w", err)
 	}
 	return nil

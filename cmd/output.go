@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/meshplan/meshplan/internal/outfile"
+	"github.com/meshplan/meshplan/results"
 )
 
 // emit renders the output into memory and then writes it to standard
@@ -15,7 +16,18 @@ func (a *app) emit(render func(w io.Writer) error) error {
 	if err := render(&buf); err != nil {
 		return err
 	}
-	return a.writeOut("--out", a.cfg.Out, buf.Bytes())
+	data := buf.Bytes()
+	if a.forTerminal() {
+		data = []byte(results.EscapeControls(buf.String()))
+	}
+	return a.writeOut("--out", a.cfg.Out, data)
+}
+
+// forTerminal reports whether the output is text for a terminal (a table
+// or --emit's launch flags) rather than a machine format, whose own
+// escaping (JSON, CSV, Markdown, HTML) keeps user input inert.
+func (a *app) forTerminal() bool {
+	return a.cfg.Emit != "" || a.cfg.Format == results.FormatTable
 }
 
 // writeOut writes data to the path a flag named: empty or "-" is standard

@@ -182,14 +182,14 @@ func (a *app) searchPlan(ctx context.Context, p problem, fix space.Fix, suggest 
 	}
 	req := results.Request{Model: p.model, Cluster: p.cluster, Workload: p.workload, Fix: fix.String(),
 		Options: modelOptions(p.framework), Top: a.cfg.Top, Framework: p.framework.Name}
-	bar := newProgress(a.stderr, "searching "+p.cluster.Name, a.cfg.Quiet)
+	bar := newProgress(a.stderr, "searching "+results.Label(p.cluster.Name), a.cfg.Quiet)
 	settings := search.Settings{Method: a.cfg.Search, Seed: a.cfg.Seed, Progress: bar.update, Suggest: suggest}
 	detail := a.cfg.Emit != "" || a.cfg.Format == results.FormatMarkdown || a.cfg.Format == results.FormatHTML
 	plan, err := results.Solve(ctx, req, settings, detail)
 	bar.finish()
 	var in *search.InputError
 	if errors.As(err, &in) {
-		return results.Plan{}, badInputf("cannot search %s on %s: %w", p.model.Name, p.cluster.Name, in.Err)
+		return results.Plan{}, badInputf("cannot search %s on %s: %w", results.Label(p.model.Name), results.Label(p.cluster.Name), in.Err)
 	}
 	if err != nil {
 		return results.Plan{}, err

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meshplan/meshplan/internal/settings"
+	"github.com/meshplan/meshplan/results"
 )
 
 // Exit codes of Execute.
@@ -123,7 +124,7 @@ func badInputf(format string, args ...any) error {
 // printError writes err once: "plan: first line", with any further lines
 // (a list of violated rules) indented below it.
 func printError(w io.Writer, err error) {
-	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	lines := strings.Split(strings.TrimSpace(results.EscapeControls(err.Error())), "\n")
 	fmt.Fprintf(w, "plan: %s\n", lines[0])
 	for _, l := range lines[1:] {
 		if l = strings.TrimSpace(l); l != "" {

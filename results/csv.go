@@ -73,7 +73,7 @@ func csvRow(rank int, rec bool, model, framework string, c PlanCluster, b Batch,
 		}
 		return f(*v)
 	}
-	row := []string{i(rank), strconv.FormatBool(rec), model, c.Name, i(c.Chips), i(b.Sequences), i(b.SeqLen)}
+	row := []string{i(rank), strconv.FormatBool(rec), CSVText(model), CSVText(c.Name), i(c.Chips), i(b.Sequences), i(b.SeqLen)}
 	if r == nil {
 		row = append(row, "", "", "", "", "", "", "", "false")
 		for len(row) < len(CSVColumns) {
@@ -88,10 +88,10 @@ func csvRow(rank int, rec bool, model, framework string, c PlanCluster, b Batch,
 		f(r.Time.ComputeS), f(r.Time.ExposedCommS), f(r.Time.BubbleS),
 		f(r.Memory.ParamsGB), f(r.Memory.GradsGB), f(r.Memory.OptimizerGB), f(r.Memory.ActivationsGB), f(r.Memory.BuffersGB),
 		i(s.DP), i(s.Zero), i(s.FSDP), i(s.TP), strconv.FormatBool(s.SP), i(s.CP), i(s.PP), i(s.EP), i(s.MB), i(s.NumMicrobatches),
-		s.Schedule, i(s.V), s.Recompute,
+		CSVText(s.Schedule), i(s.V), CSVText(s.Recompute),
 		opt(r.Days), opt(r.ChipHours), opt(r.Cost), "",
 		f(r.Time.MatmulS), f(r.Time.AttentionS), f(r.Time.MemoryBoundS), f(r.Time.OptimizerS),
-		rangeCell(r.StepTimeSRange, 0), rangeCell(r.StepTimeSRange, 1), framework, s.Spec,
+		rangeCell(r.StepTimeSRange, 0), rangeCell(r.StepTimeSRange, 1), CSVText(framework), CSVText(s.Spec),
 	)
 	return row
 }

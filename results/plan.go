@@ -191,16 +191,16 @@ func (p Plan) WriteTable(w io.Writer) error {
 		return p.writeFrameworksTable(w)
 	}
 	ew := &errWriter{w: w}
-	ew.printf("model    %s: %s params (%s active)\n", p.Model.Name, Count(float64(p.Model.Params)), Count(float64(p.Model.ActiveParams)))
-	ew.printf("cluster  %s: %d x %s\n", p.Cluster.Name, p.Cluster.Chips, p.Cluster.Chip)
+	ew.printf("model    %s: %s params (%s active)\n", Label(p.Model.Name), Count(float64(p.Model.Params)), Count(float64(p.Model.ActiveParams)))
+	ew.printf("cluster  %s: %d x %s\n", Label(p.Cluster.Name), p.Cluster.Chips, p.Cluster.Chip)
 	ew.printf("batch    %d sequences x %d tokens = %s tokens per step\n", p.Batch.Sequences, p.Batch.SeqLen, Count(float64(p.Batch.Tokens)))
 	if t := p.training(); t.Given() {
 		ew.printf("train    %s\n", trainingText(t))
 	}
 	if p.MinChips != nil {
-		ew.printf("min      %s\n", p.MinChips.text(p.Model.Name))
+		ew.printf("min      %s\n", p.MinChips.text(Label(p.Model.Name)))
 	}
-	ew.printf("framework %s\n", p.Framework)
+	ew.printf("framework %s\n", Label(p.Framework))
 	ew.printf("band     %s\n", p.bandText())
 	ew.printf("search   %s\n\n", p.searchText())
 	if ew.err != nil {

@@ -115,3 +115,45 @@ func TestNiceTicks(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVText follows OWASP's CSV Injection guidance: cells starting with
+// = + - @ tab or carriage return get a leading single quote; others pass.
+func TestCSVText(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`=HYPERLINK("http://example.com","x")`, `'=HYPERLINK("http://example.com","x")`},
+		{"+1+1", "'+1+1"}, {"-2+3", "'-2+3"}, {"@SUM(A1)", "'@SUM(A1)"},
+		{"\t=1", "'\t=1"}, {"\r=1", "'\r=1"},
+		{"llama3-8b", "llama3-8b"}, {"a=b", "a=b"}, {"", ""}, {"'quoted", "'quoted"},
+		{"dp=8,tp=8", "dp=8,tp=8"},
+	} {
+		if got := CSVText(tt.in); got != tt.want {
+			t.Errorf("CSVText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestLabelAndEscapeControls: names with newlines or escape sequences are
+// shown quoted with Go escapes; printable names (Unicode included) pass.
+func TestLabelAndEscapeControls(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"llama3-8b", "llama3-8b"},
+		{"modèle ünï", "modèle ünï"},
+		{"two\nlines", `"two\nlines"`},
+		{"\x1b[31mred", `"\x1b[31mred"`},
+		{"tab\there", `"tab\there"`},
+		{"rtl\u202egnp.exe", `"rtl\u202egnp.exe"`},
+	} {
+		if got := Label(tt.in); got != tt.want {
+			t.Errorf("Label(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"table\nrow\twith tab\n", "table\nrow\twith tab\n"},
+		{"bell\a esc\x1b[2J cr\r del\x7f", `bell\a esc\x1b[2J cr\r del\x7f`},
+		{"c1 \u009b31m bidi \u202e", `c1 \u009b31m bidi \u202e`},
+	} {
+		if got := EscapeControls(tt.in); got != tt.want {
+			t.Errorf("EscapeControls(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -31,7 +31,7 @@ func WriteValidationTable(w io.Writer, rep runs.Report) error {
 			mem += " !"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.1f\t%.1f\t%+.1f%%\t%.1f%%\t%.1f%%\t%s\n",
-			r.ID, r.Chip, r.Chips, r.Strategy, r.MeasuredTokensPerSPerChip, r.PredictedTokensPerSPerChip,
+			Label(r.ID), r.Chip, r.Chips, r.Strategy, r.MeasuredTokensPerSPerChip, r.PredictedTokensPerSPerChip,
 			100*r.Error, 100*r.MeasuredMFU, 100*r.PredictedMFU, mem)
 	}
 	if err := tw.Flush(); err != nil {
@@ -59,7 +59,7 @@ func WriteValidationTable(w io.Writer, rep runs.Report) error {
 	if len(rep.Skipped) > 0 {
 		fmt.Fprintf(w, "\nskipped %d runs:\n", len(rep.Skipped))
 		for _, s := range rep.Skipped {
-			fmt.Fprintf(w, "  %s: %s\n", s.ID, strings.TrimSpace(s.Reason))
+			fmt.Fprintf(w, "  %s: %s\n", Label(s.ID), strings.TrimSpace(s.Reason))
 		}
 	}
 	return nil
@@ -125,7 +125,7 @@ func WriteCalibrationTable(w io.Writer, rep calibrate.Report, out, runsPath stri
 			cv, cvErr = fmt.Sprintf("%.1f", r.CV), fmt.Sprintf("%+.1f%%", 100*r.CVError)
 		}
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%+.1f%%\t%.1f\t%+.1f%%\t%s\t%s\n",
-			r.ID, r.Measured, r.Before, 100*r.BeforeError, r.After, 100*r.AfterError, cv, cvErr)
+			Label(r.ID), r.Measured, r.Before, 100*r.BeforeError, r.After, 100*r.AfterError, cv, cvErr)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -174,7 +174,7 @@ func WriteCalibrationTable(w io.Writer, rep calibrate.Report, out, runsPath stri
 	section("notes", rep.Notes)
 	skipped := make([]string, len(rep.Skipped))
 	for i, s := range rep.Skipped {
-		skipped[i] = s.ID + ": " + strings.TrimSpace(s.Reason)
+		skipped[i] = Label(s.ID) + ": " + strings.TrimSpace(s.Reason)
 	}
 	section(fmt.Sprintf("skipped %d %s", len(rep.Skipped), plural(len(rep.Skipped), "run", "runs")), skipped)
 
