@@ -212,6 +212,14 @@ func TestGolden(t *testing.T) {
 		{name: "error-cluster-range-chips", args: []string{"--model", "llama3-8b", "--cluster", "h100-8..v5p-64"}, code: ExitBadInput},
 		{name: "error-cluster-range-power", args: []string{"--model", "llama3-8b", "--cluster", "h100-8..h100-24"}, code: ExitBadInput},
 		{name: "error-models-csv", args: []string{"models", "--format", "csv"}, code: ExitBadInput},
+		// The default batch, chosen from the cluster and stated in every output (issue 15).
+		{name: "plan-default-batch", args: []string{"--model", "llama3-8b", "--cluster", "h100-4096", "--top", "2", "--quiet"}},
+		{name: "plan-default-batch-json", args: []string{"--model", "llama3-8b", "--cluster", "h100-4096", "--top", "2", "--quiet", "--format", "json"}, json: true},
+		{name: "plan-default-batch-csv", args: []string{"--model", "llama3-8b", "--cluster", "h100-4096", "--top", "2", "--quiet", "--format", "csv"}},
+		{name: "plan-default-batch-md", args: []string{"--model", "llama3-8b", "--cluster", "h100-4096", "--top", "2", "--quiet", "--format", "md"}},
+		{name: "plan-default-batch-list", args: []string{"--model", "llama3-8b", "--cluster", "h100-8,h100-8192", "--quiet"}},
+		{name: "explain-default-batch", args: []string{"explain", "--model", "llama3-8b", "--cluster", "v5p-16", "--strategy", "fsdp=8"}},
+		{name: "emit-default-batch", args: []string{"--model", "llama3-8b", "--cluster", "h100-8", "--quiet", "--emit", "megatron"}},
 		// The measured single-H100 steps; compared by structure only, since a
 		// small change of the models flips the sign of an error near zero.
 		{name: "validate-steps-measured-h100", args: []string{"validate", "--steps", "../search/steps/testdata/measured-h100/train-steps.csv"}, shape: true, noNumbers: true},

@@ -28,11 +28,6 @@ const MaxBatch = 10_000_000
 // for a few dollars an hour), and it keeps every cost a readable number.
 const MaxPrice = 1e6
 
-// DefaultBatchTokens is the global batch, in tokens, used when neither
-// --batch nor --batch-tokens is given: 4Mi tokens (4,194,304), rounded to
-// the nearest whole number of sequences and at least one.
-const DefaultBatchTokens = 4 << 20
-
 // Config is every setting a flag, the --config file or a PLAN_ environment
 // variable can give. The mapstructure tag is the key in the file; the
 // environment variable is PLAN_ followed by the key in upper case.
@@ -44,7 +39,7 @@ type Config struct {
 	// Batch is the global batch in sequences; 0 means from BatchTokens.
 	Batch int `mapstructure:"batch"`
 	// BatchTokens is the global batch in tokens, rounded to whole
-	// sequences; 0 with Batch 0 means DefaultBatchTokens.
+	// sequences; 0 with Batch 0 means DefaultBatchTokens of the cluster.
 	BatchTokens int `mapstructure:"batch_tokens"`
 	// Seq is the sequence length in tokens; 0 means the model's seq_len.
 	Seq int `mapstructure:"seq"`

@@ -29,8 +29,11 @@ with the strategy string that 'plan explain --strategy' takes to show it in
 full.
 
 The global batch is --batch sequences, or --batch-tokens tokens rounded to the
-nearest whole number of sequences; with neither, %d tokens (4Mi). The
-sequence length is --seq, or the model's seq_len.
+nearest whole number of sequences. With neither, it is %d tokens per chip,
+at least 4Mi and at most 16Mi tokens (the batches of Llama 3 405B on 8,192
+and 16,384 H100 and of Megatron-LM's largest runs), in whole sequences; for a
+cluster list, the largest cluster's. Every output says when the batch was
+defaulted. The sequence length is --seq, or the model's seq_len.
 
 --cluster also takes a list (h100-512,h100-1024,h100-2048) or a range
 (v5p-128..v5p-2048, doubling): each cluster is searched and the table shows
@@ -50,7 +53,7 @@ Flags can also come from a YAML file (--config FILE, keys as the flags with _
 for -) or from PLAN_ environment variables (PLAN_MODEL, PLAN_BATCH_TOKENS, ...).
 
 Exit codes: 0 success; 1 nothing fits (the message says what would) or an
-internal error; 2 bad input.`, DefaultBatchTokens),
+internal error; 2 bad input.`, DefaultBatchTokensPerChip),
 		Example: `  plan --model llama70b --cluster v5p-256
   plan --model llama3-8b --cluster h100-64 --batch 256 --seq 8192 --format json
   plan --model llama3-405b --cluster 2xv5p-256 --fix tp=8 --search evolve --seed 7
@@ -98,23 +101,34 @@ func (a *app) runPlan(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	w, err := workload(a.cfg, m)
+	clusters := make([]profiles.Cluster, len(names))
+	chips := 0
+	for i, name := range names {
+		if clusters[i], err = loadCluster(name); err != nil {
+			return err
+		}
+		chips = max(chips, clusters[i].Chips())
+	}
+	// One default batch for every cluster of a list (the largest's), so
+	// that they are compared at one batch; --min-chips takes the named
+	// cluster's.
+	w, rule, err := workload(a.cfg, m, chips)
 	if err != nil {
 		return err
+	}
+	if rule != "" && len(clusters) > 1 {
+		rule = "the largest cluster's batch, " + rule
 	}
 	if strings.Contains(a.cfg.Framework, ",") {
 		if a.cfg.MinChips || len(names) > 1 || a.cfg.Emit != "" {
 			return badInputf("--framework %s compares frameworks on one cluster: it does not combine with --min-chips, a cluster list or --emit", a.cfg.Framework)
 		}
-		c, err := loadCluster(names[0])
-		if err != nil {
-			return err
-		}
-		plan, err := a.planFrameworks(cmd.Context(), problem{model: m, cluster: c, workload: w}, fix, strings.Split(a.cfg.Framework, ","))
+		plan, err := a.planFrameworks(cmd.Context(), problem{model: m, cluster: clusters[0], workload: w}, fix, strings.Split(a.cfg.Framework, ","))
 		if err != nil {
 			return err
 		}
 		plan.ModelArg, plan.ClusterArg = a.cfg.Model, a.cfg.Cluster
+		plan.SetBatchDefault(rule)
 		return a.printPlan(plan)
 	}
 	f, err := a.framework()
@@ -127,16 +141,15 @@ func (a *app) runPlan(cmd *cobra.Command) error {
 	case a.cfg.MinChips:
 		plan, err = a.planMinChips(cmd.Context(), base, fix, names[0])
 	case len(names) > 1:
-		plan, err = a.planClusters(cmd.Context(), base, fix, names)
+		plan, err = a.planClusters(cmd.Context(), base, fix, clusters)
 	default:
-		if base.cluster, err = loadCluster(names[0]); err != nil {
-			return err
-		}
+		base.cluster = clusters[0]
 		plan, err = a.searchPlan(cmd.Context(), base, fix, true)
 	}
 	if err != nil {
 		return err
 	}
+	plan.SetBatchDefault(rule)
 	plan.ModelArg = a.cfg.Model
 	if len(names) == 1 && !a.cfg.MinChips {
 		plan.ClusterArg = a.cfg.Cluster
@@ -159,6 +172,10 @@ func (a *app) printPlan(plan results.Plan) error {
 // emitFramework prints e's strategy as the --emit framework's launch
 // configuration; a strategy the framework cannot express is bad input.
 func (a *app) emitFramework(e results.Evaluation) error {
+	if e.BatchDefault != "" {
+		// The launch configuration must stay valid: the note goes to stderr.
+		fmt.Fprintf(a.stderr, "plan: note: the global batch of %d sequences was %s\n", e.Workload.Batch, e.BatchDefault)
+	}
 	return a.emit(func(w io.Writer) error {
 		if err := results.Emit(w, a.cfg.Emit, e); err != nil {
 			if results.IsEmitError(err) {

@@ -9,6 +9,7 @@ import (
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/profiles/framework"
+	"github.com/meshplan/meshplan/results"
 	"github.com/meshplan/meshplan/search"
 	"github.com/meshplan/meshplan/space"
 )
@@ -20,6 +21,8 @@ type problem struct {
 	cluster   profiles.Cluster
 	workload  space.Workload
 	framework framework.Profile
+	// batchRule says how the batch was defaulted; empty when it was given.
+	batchRule string
 }
 
 // addProblemFlags registers the flags that name a problem.
@@ -55,7 +58,7 @@ func (a *app) loadProblem() (problem, error) {
 	if err != nil {
 		return problem{}, err
 	}
-	w, err := workload(a.cfg, m)
+	w, rule, err := workload(a.cfg, m, c.Chips())
 	if err != nil {
 		return problem{}, err
 	}
@@ -63,7 +66,7 @@ func (a *app) loadProblem() (problem, error) {
 	if err != nil {
 		return problem{}, err
 	}
-	return problem{model: m, cluster: c, workload: w, framework: f}, nil
+	return problem{model: m, cluster: c, workload: w, framework: f, batchRule: rule}, nil
 }
 
 // framework resolves the framework of the configuration: --framework, or
@@ -82,27 +85,30 @@ func (a *app) framework() (framework.Profile, error) {
 	return loadFramework(arg)
 }
 
-// workload returns the global batch and sequence length: --seq or the
-// model's seq_len; --batch, or --batch-tokens (DefaultBatchTokens when
-// neither is given) rounded to the nearest whole number of sequences, at
-// least one.
-func workload(cfg Config, m model.Spec) (space.Workload, error) {
+// workload returns the global batch and sequence length for a cluster of
+// chips: --seq or the model's seq_len; --batch, or --batch-tokens, or
+// DefaultBatchTokens(chips) when neither is given, rounded to the nearest
+// whole number of sequences, at least one. rule is empty when the user gave
+// the batch, else the default's rule in words and how to set the batch,
+// which every output repeats.
+func workload(cfg Config, m model.Spec, chips int) (w space.Workload, rule string, err error) {
 	seq := cfg.Seq
 	if seq == 0 {
 		seq = m.SeqLen
 	}
 	if seq <= 0 {
-		return space.Workload{}, badInputf("model %s has no seq_len: give --seq", m.Name)
+		return space.Workload{}, "", badInputf("model %s has no seq_len: give --seq", results.Label(m.Name))
 	}
 	batch := cfg.Batch
 	if batch == 0 {
 		tokens := cfg.BatchTokens
 		if tokens == 0 {
-			tokens = DefaultBatchTokens
+			tokens = DefaultBatchTokens(chips)
+			rule = defaultBatchRule(chips, tokens)
 		}
 		batch = max(1, (tokens+seq/2)/seq)
 	}
-	return space.Workload{Batch: batch, SeqLen: seq}, nil
+	return space.Workload{Batch: batch, SeqLen: seq}, rule, nil
 }
 
 // modelOptions are the models' options of every evaluation under framework

@@ -27,8 +27,7 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 		Label(e.Cluster.Name), e.Cluster.Chips(), Label(e.Cluster.Chip.Name),
 		FLOPRate(e.Cluster.Chip.PeakBF16FLOPs), Bytes(e.Cluster.Chip.HBMBytes))
 	ew.printf("mesh      %s\n", Mesh(e.Cluster.Axes))
-	ew.printf("batch     %d sequences x %d tokens = %s tokens per step\n",
-		e.Workload.Batch, e.Workload.SeqLen, Count(float64(e.Workload.Tokens())))
+	ew.printf("batch     %s\n", e.Batch().Text())
 	ew.printf("framework %s\n", Label(e.FrameworkName()))
 	ew.printf("strategy  %s\n", r.Strategy.Spec)
 	ew.printf("          %d micro-batch(es) of %d sequence(s) per data-parallel replica, %d replica(s)\n",

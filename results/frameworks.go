@@ -43,7 +43,7 @@ func (p Plan) writeFrameworksTable(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("model    %s: %s params (%s active)\n", Label(p.Model.Name), Count(float64(p.Model.Params)), Count(float64(p.Model.ActiveParams)))
 	ew.printf("cluster  %s: %d x %s\n", Label(p.Cluster.Name), p.Cluster.Chips, p.Cluster.Chip)
-	ew.printf("batch    %d sequences x %d tokens = %s tokens per step\n", p.Batch.Sequences, p.Batch.SeqLen, Count(float64(p.Batch.Tokens)))
+	ew.printf("batch    %s\n", p.Batch.Text())
 	ew.printf("band     %s\n", p.bandText())
 	ew.printf("frameworks %d, best strategy of each (search %s, seed %d)\n\n", len(p.Frameworks), p.Search.Method, p.Search.Seed)
 	if ew.err != nil {

@@ -183,7 +183,7 @@ func (p Plan) WriteHTML(w io.Writer) error {
 	rep.Inputs = append(rep.Inputs,
 		[2]string{"model", fmt.Sprintf("%s: %s parameters (%s active)", p.Model.Name, Count(float64(p.Model.Params)), Count(float64(p.Model.ActiveParams)))},
 		[2]string{"cluster", fmt.Sprintf("%s: %d x %s", p.Cluster.Name, p.Cluster.Chips, p.Cluster.Chip)},
-		[2]string{"batch", fmt.Sprintf("%d sequences x %d tokens = %s tokens per step", p.Batch.Sequences, p.Batch.SeqLen, Count(float64(p.Batch.Tokens)))},
+		[2]string{"batch", p.Batch.Text()},
 	)
 	if t.Given() {
 		rep.Inputs = append(rep.Inputs, [2]string{"training", trainingText(t)})
@@ -226,7 +226,7 @@ func WriteExplainHTML(w io.Writer, e Evaluation, t Training) error {
 			{"model", fmt.Sprintf("%s: %s parameters (%s active), %d layers, hidden %d", e.Model.Name, Count(float64(c.Total)), Count(float64(c.Active)), e.Model.Layers, e.Model.Hidden)},
 			{"cluster", fmt.Sprintf("%s: %d x %s, %s and %s per chip", e.Cluster.Name, e.Cluster.Chips(), e.Cluster.Chip.Name, FLOPRate(e.Cluster.Chip.PeakBF16FLOPs), Bytes(e.Cluster.Chip.HBMBytes))},
 			{"mesh", Mesh(e.Cluster.Axes)},
-			{"batch", fmt.Sprintf("%d sequences x %d tokens = %s tokens per step", e.Workload.Batch, e.Workload.SeqLen, Count(float64(e.Workload.Tokens())))},
+			{"batch", e.Batch().Text()},
 		},
 		Detail: newHTMLDetail(e, t),
 	}

@@ -74,7 +74,7 @@ func MarkClusterFront(opts []ClusterOption) int {
 func (p Plan) writeClustersTable(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("model    %s: %s params (%s active)\n", Label(p.Model.Name), Count(float64(p.Model.Params)), Count(float64(p.Model.ActiveParams)))
-	ew.printf("batch    %d sequences x %d tokens = %s tokens per step\n", p.Batch.Sequences, p.Batch.SeqLen, Count(float64(p.Batch.Tokens)))
+	ew.printf("batch    %s\n", p.Batch.Text())
 	t := p.training()
 	if t.Given() {
 		ew.printf("train    %s\n", trainingText(t))
