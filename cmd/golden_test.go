@@ -35,11 +35,17 @@ var (
 	blanksRE = regexp.MustCompile(`[ \t]+`)
 )
 
+// specItemSep joins the items of a strategy string in the HTML report
+// (results.specHTML); shapeOf removes it, so that a strategy of another
+// number of items masks to the same SPEC.
+const specItemSep = `</span><wbr><span class="tok">`
+
 // shapeOf returns the masked lines of text: strategy strings become SPEC,
 // numbers N, blank runs one space; consecutive equal masked lines are kept
 // once. The second result holds each kept line's numbers.
 func shapeOf(text string) (lines []string, numbers [][]float64) {
 	for _, l := range strings.Split(text, "\n") {
+		l = strings.ReplaceAll(l, specItemSep, "")
 		l = specRE.ReplaceAllString(l, "SPEC")
 		var nums []float64
 		masked := numberRE.ReplaceAllStringFunc(l, func(s string) string {
