@@ -25,18 +25,22 @@ published runs) and report the fit. Runs on other chips are ignored.
 
 Each run's strategy is fixed once with the cluster's own coefficients (the
 fastest micro-batch that fits, when the run does not publish one); then
-gonum's Nelder-Mead minimises the mean squared log error of the predicted
-throughput, with a small pull towards the defaults, over: matmul_fraction,
+gonum's Nelder-Mead minimises Huber's loss of the log error of the predicted
+throughput (a few outlier runs cannot drag the fit) plus a Gaussian prior
+per coefficient centred on its default, over: matmul_fraction,
 matmul_half_flops, hbm_fraction, overlap_fraction and, for each link tier of
-the cluster the runs use, its efficiency and latency_s. Fractions are fitted
-through a logistic transform and scales through exp, so every value stays
-in its range.
+the cluster the runs use, its efficiency and latency_s. Every coefficient
+has physical bounds it never leaves (a link cannot exceed its line rate nor
+fall below half of it; go doc ./search/calibrate gives each one's bounds,
+prior and source).
 
 The report gives each run's measured and predicted tokens/s per chip with
 the defaults, with the fit, and cross-validated (k = min(5, runs) folds: each
 run predicted by a fit that did not see it), the three MAPEs, the fitted
-coefficients, and warnings for coefficients the runs cannot identify (held at
-their defaults) or cannot separate from the others.
+coefficients with their bounds and priors, and warnings: for coefficients
+the runs cannot identify (held at their defaults) or cannot separate from
+the others, for a coefficient that ended on a bound (naming the runs that
+pushed it there) and for any run the fit makes more than 10 points worse.
 
 --out writes the fitted profile as a cluster YAML file that --cluster
 accepts, e.g. plan validate --runs FILE --cluster fitted.yaml or
@@ -61,6 +65,9 @@ plan --model M --cluster fitted.yaml.`,
 // runCalibrate reads the runs and the base cluster, fits, prints the
 // report to stdout and writes the profile to --out.
 func (a *app) runCalibrate(path string) error {
+	if a.cfg.Out == "-" {
+		return badInputf("--out - would send the fitted profile to standard output, where the report goes; name a file for the profile")
+	}
 	if a.cfg.Cluster == "" {
 		return badInputf("--cluster is required: the cluster (e.g. a100-16 or a YAML file) whose chip the runs are fitted for")
 	}
@@ -84,7 +91,7 @@ func (a *app) runCalibrate(path string) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(a.cfg.Out, data); err != nil {
+		if err := a.writeOut("--out", a.cfg.Out, data); err != nil {
 			return err
 		}
 	}
@@ -99,7 +106,11 @@ func (a *app) runCalibrate(path string) error {
 	if err := render(&b); err != nil {
 		return err
 	}
-	if _, err := io.WriteString(a.stdout, b.String()); err != nil {
+	text := b.String()
+	if a.forTerminal() {
+		text = results.EscapeControls(text)
+	}
+	if _, err := io.WriteString(a.stdout, text); err != nil {
 		return fmt.Errorf("writing the output: %w", err)
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/meshplan/meshplan/internal/settings"
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/results"
 )
@@ -22,10 +23,10 @@ import (
 // was 16M tokens, 2048 sequences).
 const MaxBatch = 10_000_000
 
-// DefaultBatchTokens is the global batch, in tokens, used when neither
-// --batch nor --batch-tokens is given: 4Mi tokens (4,194,304), rounded to
-// the nearest whole number of sequences and at least one.
-const DefaultBatchTokens = 4 << 20
+// MaxPrice bounds --price, the price of one chip for one hour: a million
+// in any currency is a typo or a price per something else (an H100 rents
+// for a few dollars an hour), and it keeps every cost a readable number.
+const MaxPrice = 1e6
 
 // Config is every setting a flag, the --config file or a PLAN_ environment
 // variable can give. The mapstructure tag is the key in the file; the
@@ -38,7 +39,7 @@ type Config struct {
 	// Batch is the global batch in sequences; 0 means from BatchTokens.
 	Batch int `mapstructure:"batch"`
 	// BatchTokens is the global batch in tokens, rounded to whole
-	// sequences; 0 with Batch 0 means DefaultBatchTokens.
+	// sequences; 0 with Batch 0 means DefaultBatchTokens of the cluster.
 	BatchTokens int `mapstructure:"batch_tokens"`
 	// Seq is the sequence length in tokens; 0 means the model's seq_len.
 	Seq int `mapstructure:"seq"`
@@ -110,7 +111,7 @@ func explicitZeros(cmd *cobra.Command, v *viper.Viper, cfg *Config) error {
 }
 
 // tableOrJSONOnly returns the commands that print only table or json.
-func tableOrJSONOnly() []string { return []string{"models", "clusters", "validate"} }
+func tableOrJSONOnly() []string { return []string{"models", "clusters", "validate", "calibrate"} }
 
 // Validate reports every setting that is out of range, joined.
 func (c Config) Validate() error {
@@ -148,6 +149,8 @@ func (c Config) Validate() error {
 	}
 	if c.Price < 0 || math.IsNaN(c.Price) || math.IsInf(c.Price, 0) {
 		errs = append(errs, fmt.Errorf("--price must be a positive price per chip-hour, got %g", c.Price))
+	} else if c.Price > MaxPrice {
+		errs = append(errs, fmt.Errorf("--price %g is more than %.0f per chip-hour: give the price of one chip for one hour", c.Price, float64(MaxPrice)))
 	} else if c.Price > 0 && c.Tokens == "" {
 		errs = append(errs, fmt.Errorf("--price %g needs --tokens: the cost is for training on that many tokens", c.Price))
 	}
@@ -185,6 +188,25 @@ func configKeys() (map[string]any, error) {
 		return nil, fmt.Errorf("decoding the default configuration: %w", err)
 	}
 	return m, nil
+}
+
+// configErrors names each field that could not be read by where its value
+// came from: the environment variable PLAN_KEY when it is set, else the
+// --config file's key (flags are checked when they are parsed).
+func configErrors(v *viper.Viper, fes []*settings.FieldError) error {
+	errs := make([]error, len(fes))
+	for i, fe := range fes {
+		env := "PLAN_" + strings.ToUpper(fe.Field)
+		switch {
+		case os.Getenv(env) != "":
+			errs[i] = fmt.Errorf("%s: %w", env, fe.Err)
+		case v.ConfigFileUsed() != "":
+			errs[i] = fmt.Errorf("--config %s: %w", v.ConfigFileUsed(), fe)
+		default:
+			errs[i] = fe
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // loadConfig fills a.cfg for command cmd: defaults, then the --config file,
@@ -232,8 +254,8 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 		}
 	}
 	var cfg Config
-	if err := v.UnmarshalExact(&cfg); err != nil {
-		return badInputf("reading the configuration: %s", oneLine(err.Error()))
+	if err := v.UnmarshalExact(&cfg, viper.DecodeHook(settings.DecodeHook())); err != nil {
+		return badInput(configErrors(v, settings.FieldErrors(err)))
 	}
 	if err := errors.Join(explicitZeros(cmd, v, &cfg), cfg.Validate()); err != nil {
 		return badInput(err)

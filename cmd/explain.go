@@ -56,6 +56,7 @@ func (a *app) runExplain() error {
 	if err != nil {
 		return err
 	}
+	ev.BatchDefault = p.batchRule
 	if a.cfg.Emit != "" {
 		return a.emitFramework(ev)
 	}

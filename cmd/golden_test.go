@@ -35,11 +35,17 @@ var (
 	blanksRE = regexp.MustCompile(`[ \t]+`)
 )
 
+// specItemSep joins the items of a strategy string in the HTML report
+// (results.specHTML); shapeOf removes it, so that a strategy of another
+// number of items masks to the same SPEC.
+const specItemSep = `</span><wbr><span class="tok">`
+
 // shapeOf returns the masked lines of text: strategy strings become SPEC,
 // numbers N, blank runs one space; consecutive equal masked lines are kept
 // once. The second result holds each kept line's numbers.
 func shapeOf(text string) (lines []string, numbers [][]float64) {
 	for _, l := range strings.Split(text, "\n") {
+		l = strings.ReplaceAll(l, specItemSep, "")
 		l = specRE.ReplaceAllString(l, "SPEC")
 		var nums []float64
 		masked := numberRE.ReplaceAllStringFunc(l, func(s string) string {
@@ -205,5 +211,29 @@ func TestShapeDiff(t *testing.T) {
 	b.(map[string]any)["step_time_s"] = 12.0
 	if d := jsonShapeDiff(b, a, "$"); d == "" {
 		t.Errorf("jsonShapeDiff accepts a tenfold step time")
+	}
+}
+
+// TestUpdateIsStable runs the golden cases whose output carries the
+// search's wall time twice and wants -update to write the same bytes both
+// times: go test ./cmd -update must not rewrite a golden file whose
+// output did not change.
+func TestUpdateIsStable(t *testing.T) {
+	clearEnv(t)
+	for _, args := range [][]string{
+		{"--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "64", "--top", "3", "--quiet", "--format", "json"},
+		{"--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "64", "--top", "3", "--quiet", "--tokens", "15T", "--price", "2.5", "--format", "json"},
+	} {
+		var texts [2]string
+		for i := range texts {
+			stdout, stderr, code := run(t, args...)
+			texts[i] = pinned(render(args, code, stdout, stderr))
+		}
+		if texts[0] != texts[1] {
+			t.Errorf("plan %s: two runs give different golden text:\n%s\n---\n%s", strings.Join(args, " "), texts[0], texts[1])
+		}
+		if !strings.Contains(texts[0], `"elapsed_s": 0,`) && !strings.Contains(texts[0], `"elapsed_s": 0`+"\n") {
+			t.Errorf("plan %s: elapsed_s is not pinned:\n%s", strings.Join(args, " "), texts[0])
+		}
 	}
 }

@@ -38,13 +38,24 @@ and the first few: run their shards again with --resume, then merge.`,
 		},
 		RunE: func(cmd *cobra.Command, dirs []string) error { return a.runMerge(cmd, dirs) },
 	}
-	cmd.Flags().String("out", "", "write the merged JSON lines to this `file` (atomically) instead of stdout")
-	cmd.Flags().String("summary", "", "also write the summary CSV of every cell, in grid order, to this `file`")
+	cmd.Flags().String("out", "", "write the merged JSON lines to this `file` (atomically; - is stdout, the default)")
+	cmd.Flags().String("summary", "", "also write the summary CSV of every cell, in grid order, to this `file` (- is stdout)")
 	return cmd
 }
 
 // runMerge merges dirs and writes the result.
 func (a *app) runMerge(cmd *cobra.Command, dirs []string) error {
+	for _, f := range []string{"format", "config"} {
+		if cmd.Flags().Changed(f) {
+			v, _ := cmd.Flags().GetString(f)
+			return badInputf("--%s %s does not apply to plan merge: it writes JSON lines and, with --summary, a CSV; drop --%s", f, v, f)
+		}
+	}
+	out, _ := cmd.Flags().GetString("out")
+	summary, _ := cmd.Flags().GetString("summary")
+	if summary == "-" && isStdout(out) {
+		return badInputf("--summary - and the merged cells (no --out, or --out -) would both go to standard output; give one of them a file")
+	}
 	m, err := sweep.Merge(dirs)
 	if err != nil {
 		return badInput(err)
@@ -53,17 +64,16 @@ func (a *app) runMerge(cmd *cobra.Command, dirs []string) error {
 	if err := m.WriteJSONL(&buf); err != nil {
 		return err
 	}
-	out, _ := cmd.Flags().GetString("out")
-	if out == "" {
-		if _, err := a.stdout.Write(buf.Bytes()); err != nil {
-			return fmt.Errorf("writing the merged cells: %w", err)
-		}
-	} else if err := writeFileAtomic(out, buf.Bytes()); err != nil {
+	if err := a.writeOut("--out", out, buf.Bytes()); err != nil {
 		return err
 	}
-	if path, _ := cmd.Flags().GetString("summary"); path != "" {
-		if err := sweep.WriteSummaryFile(path, m.Records()); err != nil {
-			return fmt.Errorf("--summary: %w", err)
+	if summary != "" {
+		var sb bytes.Buffer
+		if err := sweep.WriteSummary(&sb, m.Records()); err != nil {
+			return err
+		}
+		if err := a.writeOut("--summary", summary, sb.Bytes()); err != nil {
+			return err
 		}
 	}
 	torn := ""

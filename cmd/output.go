@@ -2,54 +2,48 @@ package cmd
 
 import (
 	"bytes"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+
+	"github.com/meshplan/meshplan/internal/outfile"
+	"github.com/meshplan/meshplan/results"
 )
 
-// emit renders the output into memory and then writes it to stdout, or to
-// the --out file atomically (a temporary file in the same directory, then a
-// rename), so that a failed run never leaves half a file behind.
+// emit renders the output into memory and then writes it to standard
+// output or to the --out path (see writeOut), so that a failed run never
+// leaves half a file behind.
 func (a *app) emit(render func(w io.Writer) error) error {
 	var buf bytes.Buffer
 	if err := render(&buf); err != nil {
 		return err
 	}
-	if a.cfg.Out == "" {
-		if _, err := a.stdout.Write(buf.Bytes()); err != nil {
-			return fmt.Errorf("writing the output: %w", err)
-		}
-		return nil
+	data := buf.Bytes()
+	if a.forTerminal() {
+		data = []byte(results.EscapeControls(buf.String()))
 	}
-	return writeFileAtomic(a.cfg.Out, buf.Bytes())
+	return a.writeOut("--out", a.cfg.Out, data)
 }
 
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory and a rename. Bad paths are bad input.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return badInputf("--out %s: cannot write there: %w", path, err)
+// forTerminal reports whether the output is text for a terminal (a table
+// or --emit's launch flags) rather than a machine format, whose own
+// escaping (JSON, CSV, Markdown, HTML) keeps user input inert.
+func (a *app) forTerminal() bool {
+	return a.cfg.Emit != "" || a.cfg.Format == results.FormatTable
+}
+
+// writeOut writes data to the path a flag named: empty or "-" is standard
+// output, a regular file (or a new one) is written atomically, a device,
+// pipe or open descriptor directly, a symbolic link at its target
+// (outfile.Write). A failed write is bad input (exit 2) naming the flag and
+// the path.
+func (a *app) writeOut(flag, path string, data []byte) error {
+	if path == "" {
+		path = outfile.Stdout
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("--out %s: %w", path, err)
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("--out %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("--out %s: %w", path, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return badInputf("--out %s: %w", path, err)
+	if err := outfile.Write(path, data, a.stdout); err != nil {
+		return badInputf("%s: %w", flag, err)
 	}
 	return nil
 }
+
+// isStdout reports whether an output path means standard output.
+func isStdout(path string) bool { return path == "" || path == outfile.Stdout }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshplan/meshplan/internal/settings"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/results"
 	"github.com/meshplan/meshplan/search"
@@ -28,8 +29,11 @@ with the strategy string that 'plan explain --strategy' takes to show it in
 full.
 
 The global batch is --batch sequences, or --batch-tokens tokens rounded to the
-nearest whole number of sequences; with neither, %d tokens (4Mi). The
-sequence length is --seq, or the model's seq_len.
+nearest whole number of sequences. With neither, it is %d tokens per chip,
+at least 4Mi and at most 16Mi tokens (the batches of Llama 3 405B on 8,192
+and 16,384 H100 and of Megatron-LM's largest runs), in whole sequences; for a
+cluster list, the largest cluster's. Every output says when the batch was
+defaulted. The sequence length is --seq, or the model's seq_len.
 
 --cluster also takes a list (h100-512,h100-1024,h100-2048) or a range
 (v5p-128..v5p-2048, doubling): each cluster is searched and the table shows
@@ -49,7 +53,7 @@ Flags can also come from a YAML file (--config FILE, keys as the flags with _
 for -) or from PLAN_ environment variables (PLAN_MODEL, PLAN_BATCH_TOKENS, ...).
 
 Exit codes: 0 success; 1 nothing fits (the message says what would) or an
-internal error; 2 bad input.`, DefaultBatchTokens),
+internal error; 2 bad input.`, DefaultBatchTokensPerChip),
 		Example: `  plan --model llama70b --cluster v5p-256
   plan --model llama3-8b --cluster h100-64 --batch 256 --seq 8192 --format json
   plan --model llama3-405b --cluster 2xv5p-256 --fix tp=8 --search evolve --seed 7
@@ -64,8 +68,8 @@ internal error; 2 bad input.`, DefaultBatchTokens),
 	addProblemFlags(fs)
 	fs.String("fix", "", "partial strategy `SPEC` every searched strategy must agree with, e.g. tp=8,pp=4")
 	fs.String("search", DefaultConfig().Search, "search `method`: auto (exhaustive when the space is small, else evolve), exhaustive or evolve")
-	fs.Int64("seed", DefaultConfig().Seed, "random `seed` of the evolutionary search; the same seed and input give the same output")
-	fs.Int("top", 0, "print only the `K` fastest rows of the Pareto front (0: all)")
+	fs.Var(settings.NewInt(DefaultConfig().Seed, 64), "seed", "random `seed` of the evolutionary search; the same seed and input give the same output")
+	fs.Var(settings.NewInt(0, 0), "top", "print only the `K` fastest rows of the Pareto front (0: all)")
 	fs.Bool("quiet", false, "no progress bar on stderr")
 	addReportFlags(fs)
 	fs.Bool("min-chips", false, "search the sizes of --cluster's family upwards and plan on the smallest on which the model fits")
@@ -97,23 +101,34 @@ func (a *app) runPlan(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	w, err := workload(a.cfg, m)
+	clusters := make([]profiles.Cluster, len(names))
+	chips := 0
+	for i, name := range names {
+		if clusters[i], err = loadCluster(name); err != nil {
+			return err
+		}
+		chips = max(chips, clusters[i].Chips())
+	}
+	// One default batch for every cluster of a list (the largest's), so
+	// that they are compared at one batch; --min-chips takes the named
+	// cluster's.
+	w, rule, err := workload(a.cfg, m, chips)
 	if err != nil {
 		return err
+	}
+	if rule != "" && len(clusters) > 1 {
+		rule = "the largest cluster's batch, " + rule
 	}
 	if strings.Contains(a.cfg.Framework, ",") {
 		if a.cfg.MinChips || len(names) > 1 || a.cfg.Emit != "" {
 			return badInputf("--framework %s compares frameworks on one cluster: it does not combine with --min-chips, a cluster list or --emit", a.cfg.Framework)
 		}
-		c, err := loadCluster(names[0])
-		if err != nil {
-			return err
-		}
-		plan, err := a.planFrameworks(cmd.Context(), problem{model: m, cluster: c, workload: w}, fix, strings.Split(a.cfg.Framework, ","))
+		plan, err := a.planFrameworks(cmd.Context(), problem{model: m, cluster: clusters[0], workload: w}, fix, strings.Split(a.cfg.Framework, ","))
 		if err != nil {
 			return err
 		}
 		plan.ModelArg, plan.ClusterArg = a.cfg.Model, a.cfg.Cluster
+		plan.SetBatchDefault(rule)
 		return a.printPlan(plan)
 	}
 	f, err := a.framework()
@@ -126,16 +141,15 @@ func (a *app) runPlan(cmd *cobra.Command) error {
 	case a.cfg.MinChips:
 		plan, err = a.planMinChips(cmd.Context(), base, fix, names[0])
 	case len(names) > 1:
-		plan, err = a.planClusters(cmd.Context(), base, fix, names)
+		plan, err = a.planClusters(cmd.Context(), base, fix, clusters)
 	default:
-		if base.cluster, err = loadCluster(names[0]); err != nil {
-			return err
-		}
+		base.cluster = clusters[0]
 		plan, err = a.searchPlan(cmd.Context(), base, fix, true)
 	}
 	if err != nil {
 		return err
 	}
+	plan.SetBatchDefault(rule)
 	plan.ModelArg = a.cfg.Model
 	if len(names) == 1 && !a.cfg.MinChips {
 		plan.ClusterArg = a.cfg.Cluster
@@ -158,6 +172,10 @@ func (a *app) printPlan(plan results.Plan) error {
 // emitFramework prints e's strategy as the --emit framework's launch
 // configuration; a strategy the framework cannot express is bad input.
 func (a *app) emitFramework(e results.Evaluation) error {
+	if e.BatchDefault != "" {
+		// The launch configuration must stay valid: the note goes to stderr.
+		fmt.Fprintf(a.stderr, "plan: note: the global batch of %d sequences was %s\n", e.Workload.Batch, e.BatchDefault)
+	}
 	return a.emit(func(w io.Writer) error {
 		if err := results.Emit(w, a.cfg.Emit, e); err != nil {
 			if results.IsEmitError(err) {
@@ -181,14 +199,14 @@ func (a *app) searchPlan(ctx context.Context, p problem, fix space.Fix, suggest 
 	}
 	req := results.Request{Model: p.model, Cluster: p.cluster, Workload: p.workload, Fix: fix.String(),
 		Options: modelOptions(p.framework), Top: a.cfg.Top, Framework: p.framework.Name}
-	bar := newProgress(a.stderr, "searching "+p.cluster.Name, a.cfg.Quiet)
+	bar := newProgress(a.stderr, "searching "+results.Label(p.cluster.Name), a.cfg.Quiet)
 	settings := search.Settings{Method: a.cfg.Search, Seed: a.cfg.Seed, Progress: bar.update, Suggest: suggest}
 	detail := a.cfg.Emit != "" || a.cfg.Format == results.FormatMarkdown || a.cfg.Format == results.FormatHTML
 	plan, err := results.Solve(ctx, req, settings, detail)
 	bar.finish()
 	var in *search.InputError
 	if errors.As(err, &in) {
-		return results.Plan{}, badInputf("cannot search %s on %s: %w", p.model.Name, p.cluster.Name, in.Err)
+		return results.Plan{}, badInputf("cannot search %s on %s: %w", results.Label(p.model.Name), results.Label(p.cluster.Name), in.Err)
 	}
 	if err != nil {
 		return results.Plan{}, err

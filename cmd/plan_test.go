@@ -55,8 +55,9 @@ func TestPlanFront(t *testing.T) {
 	if len(p.Pareto) == 0 {
 		t.Fatal("empty Pareto front")
 	}
-	if p.Batch.Tokens != p.Batch.Sequences*p.Batch.SeqLen || p.Batch.Sequences != (DefaultBatchTokens+p.Batch.SeqLen/2)/p.Batch.SeqLen {
-		t.Errorf("batch = %+v, want the default %d tokens in whole sequences", p.Batch, DefaultBatchTokens)
+	// v5p-256 is 128 chips: the default batch is the floor, 4Mi tokens.
+	if p.Batch.Tokens != p.Batch.Sequences*p.Batch.SeqLen || p.Batch.Sequences != (MinDefaultBatchTokens+p.Batch.SeqLen/2)/p.Batch.SeqLen {
+		t.Errorf("batch = %+v, want the default %d tokens in whole sequences", p.Batch, MinDefaultBatchTokens)
 	}
 	if p.Search.Evaluated <= 0 || p.Search.Feasible <= 0 || p.Search.Feasible > p.Search.Evaluated {
 		t.Errorf("search counts = %+v", p.Search)

@@ -1,14 +1,15 @@
 package cmd
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/meshplan/meshplan/internal/settings"
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/profiles/framework"
+	"github.com/meshplan/meshplan/results"
 	"github.com/meshplan/meshplan/search"
 	"github.com/meshplan/meshplan/space"
 )
@@ -20,15 +21,17 @@ type problem struct {
 	cluster   profiles.Cluster
 	workload  space.Workload
 	framework framework.Profile
+	// batchRule says how the batch was defaulted; empty when it was given.
+	batchRule string
 }
 
 // addProblemFlags registers the flags that name a problem.
 func addProblemFlags(fs *pflag.FlagSet) {
 	fs.String("model", "", "model: a preset `name` (see plan models), a YAML file or a Hugging Face config.json")
 	fs.String("cluster", "", "cluster: a `name` such as v5p-256, 2xv5p-256 or h100-1024 (see plan clusters), or a YAML file")
-	fs.Int("batch", 0, "global batch in `sequences` per step (default: --batch-tokens)")
-	fs.Int("batch-tokens", 0, fmt.Sprintf("global batch in `tokens` per step, rounded to whole sequences (default %d when --batch is not given either)", DefaultBatchTokens))
-	fs.Int("seq", 0, "sequence length in `tokens` (default: the model's seq_len)")
+	fs.Var(settings.NewInt(0, 0), "batch", "global batch in `sequences` per step (default: chosen from the cluster and the model, see --help)")
+	fs.Var(settings.NewInt(0, 0), "batch-tokens", "global batch in `tokens` per step (4M, 4Mi, 2e6, ...), rounded to whole sequences")
+	fs.Var(settings.NewInt(0, 0), "seq", "sequence length in `tokens` (8192, 8Ki, ...; default: the model's seq_len)")
 	fs.String("framework", "", "training framework whose kernels, precision and optimizer are modelled: a `name` ("+
 		strings.Join(framework.Names(), ", ")+"; default "+framework.Default+") or a YAML file")
 }
@@ -55,7 +58,7 @@ func (a *app) loadProblem() (problem, error) {
 	if err != nil {
 		return problem{}, err
 	}
-	w, err := workload(a.cfg, m)
+	w, rule, err := workload(a.cfg, m, c.Chips())
 	if err != nil {
 		return problem{}, err
 	}
@@ -63,7 +66,7 @@ func (a *app) loadProblem() (problem, error) {
 	if err != nil {
 		return problem{}, err
 	}
-	return problem{model: m, cluster: c, workload: w, framework: f}, nil
+	return problem{model: m, cluster: c, workload: w, framework: f, batchRule: rule}, nil
 }
 
 // framework resolves the framework of the configuration: --framework, or
@@ -82,27 +85,30 @@ func (a *app) framework() (framework.Profile, error) {
 	return loadFramework(arg)
 }
 
-// workload returns the global batch and sequence length: --seq or the
-// model's seq_len; --batch, or --batch-tokens (DefaultBatchTokens when
-// neither is given) rounded to the nearest whole number of sequences, at
-// least one.
-func workload(cfg Config, m model.Spec) (space.Workload, error) {
+// workload returns the global batch and sequence length for a cluster of
+// chips: --seq or the model's seq_len; --batch, or --batch-tokens, or
+// DefaultBatchTokens(chips) when neither is given, rounded to the nearest
+// whole number of sequences, at least one. rule is empty when the user gave
+// the batch, else the default's rule in words and how to set the batch,
+// which every output repeats.
+func workload(cfg Config, m model.Spec, chips int) (w space.Workload, rule string, err error) {
 	seq := cfg.Seq
 	if seq == 0 {
 		seq = m.SeqLen
 	}
 	if seq <= 0 {
-		return space.Workload{}, badInputf("model %s has no seq_len: give --seq", m.Name)
+		return space.Workload{}, "", badInputf("model %s has no seq_len: give --seq", results.Label(m.Name))
 	}
 	batch := cfg.Batch
 	if batch == 0 {
 		tokens := cfg.BatchTokens
 		if tokens == 0 {
-			tokens = DefaultBatchTokens
+			tokens = DefaultBatchTokens(chips)
+			rule = defaultBatchRule(chips, tokens)
 		}
 		batch = max(1, (tokens+seq/2)/seq)
 	}
-	return space.Workload{Batch: batch, SeqLen: seq}, nil
+	return space.Workload{Batch: batch, SeqLen: seq}, rule, nil
 }
 
 // modelOptions are the models' options of every evaluation under framework

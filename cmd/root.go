@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/meshplan/meshplan/internal/settings"
+	"github.com/meshplan/meshplan/results"
 )
 
 // Exit codes of Execute.
@@ -79,13 +82,13 @@ func newRootCommand(a *app) *cobra.Command {
 	root.CompletionOptions.HiddenDefaultCmd = true
 	root.PersistentFlags().String("config", "", "read flag values from this YAML `file` (keys as the flags, with _ for -)")
 	root.PersistentFlags().String("format", DefaultConfig().Format, "output format: table, json, csv, md or html (plan and explain; the other commands print table or json)")
-	root.PersistentFlags().String("out", "", "write the output to this `file` (atomically) instead of stdout")
+	root.PersistentFlags().String("out", "", "write the output to this `file` instead of stdout: a regular file atomically, a device or pipe directly, - for stdout")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		a.started = true
 		return a.loadConfig(cmd)
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return badInput(err)
+		return badInput(settings.FlagError(err))
 	})
 	root.AddCommand(
 		newModelsCommand(a),
@@ -121,7 +124,7 @@ func badInputf(format string, args ...any) error {
 // printError writes err once: "plan: first line", with any further lines
 // (a list of violated rules) indented below it.
 func printError(w io.Writer, err error) {
-	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	lines := strings.Split(strings.TrimSpace(results.EscapeControls(err.Error())), "\n")
 	fmt.Fprintf(w, "plan: %s\n", lines[0])
 	for _, l := range lines[1:] {
 		if l = strings.TrimSpace(l); l != "" {

@@ -33,15 +33,13 @@ func registerEmitCompletion(cmd *cobra.Command) {
 // against cost) with one ClusterOption per cluster. Nothing fitting
 // anywhere is a *search.NoFitError (exit 1). base is the problem without
 // its cluster.
-func (a *app) planClusters(ctx context.Context, base problem, fix space.Fix, names []string) (results.Plan, error) {
-	probs := make([]problem, len(names))
-	for i, name := range names {
-		c, err := loadCluster(name)
-		if err != nil {
-			return results.Plan{}, err
-		}
+func (a *app) planClusters(ctx context.Context, base problem, fix space.Fix, clusters []profiles.Cluster) (results.Plan, error) {
+	probs := make([]problem, len(clusters))
+	names := make([]string, len(clusters))
+	for i, c := range clusters {
 		probs[i] = base
 		probs[i].cluster = c
+		names[i] = c.Name
 	}
 	plans, noFit, err := a.searchEach(ctx, probs, fix)
 	if err != nil {

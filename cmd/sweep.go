@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshplan/meshplan/internal/settings"
 	"github.com/meshplan/meshplan/profiles/framework"
 	"github.com/meshplan/meshplan/results/sweep"
 )
@@ -71,12 +72,12 @@ framework, and --search, --seed and --top override search.*.`,
 	fs.String("out", "", "the output `directory` (created if needed; shards may share it)")
 	fs.String("shard", "", "run shard `I/N` (0 <= I < N) of the grid: cells i with i mod N = I (default: from the batch scheduler's environment, else 0/1)")
 	fs.Bool("resume", false, "skip the cells already in the shard's file and redo a torn last line")
-	fs.Int("jobs", 0, "cells searched at once (default: the number of cores)")
+	fs.Var(settings.NewInt(0, 0), "jobs", "cells searched at once (default: the number of cores)")
 	fs.String("framework", "", "training framework profile of every cell: a `name` ("+strings.Join(framework.Names(), ", ")+
 		"; default "+framework.Default+") or a YAML file (overrides framework)")
 	fs.String("search", sweep.DefaultConfig().Search.Method, "search `method` of every cell: auto, exhaustive or evolve (overrides search.method)")
-	fs.Int64("seed", sweep.DefaultConfig().Search.Seed, "random `seed` of the evolutionary search (overrides search.seed)")
-	fs.Int("top", 0, "keep only the `K` fastest rows of each cell's front, 0 all (overrides search.top)")
+	fs.Var(settings.NewInt(sweep.DefaultConfig().Search.Seed, 64), "seed", "random `seed` of the evolutionary search (overrides search.seed)")
+	fs.Var(settings.NewInt(0, 0), "top", "keep only the `K` fastest rows of each cell's front, 0 all (overrides search.top)")
 	fs.Bool("quiet", false, "no progress bar on stderr")
 	return cmd
 }
@@ -87,9 +88,16 @@ var sweepFlagKeys = map[string]string{"framework": "framework", "search": "searc
 // runSweep loads the configuration, picks the shard and runs it.
 func (a *app) runSweep(cmd *cobra.Command) error {
 	fs := cmd.Flags()
+	if fs.Changed("format") {
+		f, _ := fs.GetString("format")
+		return badInputf("--format %s does not apply to plan sweep: it writes JSON lines (cells-I-of-N.jsonl) and a summary CSV; drop --format", f)
+	}
 	out, _ := fs.GetString("out")
 	if out == "" {
 		return badInputf("--out is required: the directory the sweep writes its cells to")
+	}
+	if out == "-" {
+		return badInputf("--out - names standard output, but plan sweep writes a directory of files: name a directory")
 	}
 	cfg, err := loadSweepConfig(cmd)
 	if err != nil {

@@ -264,7 +264,7 @@ func TestSweepFrameworkErrors(t *testing.T) {
 		{"missing file", "framework: no-such-stack.yaml\n", nil,
 			`plan: framework "no-such-stack.yaml": cannot read framework file no-such-stack.yaml: no such file or directory`},
 		{"bad file", "framework: " + bad + "\n", nil, `framework "` + bad + `": file ` + bad + `: overlap.weights = 1.5 must be between 0 and 1`},
-		{"not a name", "framework: [megatron]\n", nil, "plan: reading the sweep configuration"},
+		{"not a name", "framework: [megatron]\n", nil, "plan: framework: a list is not a string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -125,6 +126,54 @@ func (c *hfConfig) str(key string) string {
 	return ""
 }
 
+// optionalInt returns the integer under key, or 0 when the key is absent
+// or null (the caller's default, def in words, then applies); a value
+// below 1 is a problem rather than a silent default.
+func (c *hfConfig) optionalInt(key, def string) int {
+	if !c.has(key) {
+		return 0
+	}
+	n := c.int(false, 0, key)
+	if n < 1 {
+		c.addf("field %q is %d; it must be at least 1 (leave it out for the default, %s)", key, n, def)
+	}
+	return n
+}
+
+// expertFields are the fields of Hugging Face's mixture-of-experts configs
+// (Mixtral, Qwen-MoE, DeepSeek).
+var expertFields = []string{"num_local_experts", "n_routed_experts", "num_experts", "num_experts_per_tok",
+	"moe_intermediate_size", "n_shared_experts", "shared_expert_intermediate_size"}
+
+// unreadExperts reports the expert fields that model_type typ does not
+// read, so that a config carrying some of them is neither planned as a
+// dense model nor as a mixture of experts built from half its fields.
+// Llama, Mistral and Qwen2/Qwen3 have no experts in transformers (their
+// classes ignore such fields); Mixtral's experts are intermediate_size
+// wide and it has no shared experts. A zero value is no expert and passes.
+func (c *hfConfig) unreadExperts(typ string) {
+	var read []string
+	switch typ {
+	case "mixtral":
+		read = []string{"num_local_experts", "n_routed_experts", "num_experts", "num_experts_per_tok"}
+	case "qwen2_moe", "qwen3_moe":
+		read = []string{"num_experts", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size"}
+	}
+	for _, k := range expertFields {
+		if !c.has(k) || slices.Contains(read, k) {
+			continue
+		}
+		if n, isNum := c.m[k].(json.Number); isNum && n.String() == "0" {
+			continue
+		}
+		if read == nil {
+			c.addf("field %q is %s, but model_type %s has no experts (transformers ignores the field); set model_type to mixtral, qwen2_moe, qwen3_moe or deepseek_v3 for a mixture of experts, or remove the field", k, jsonText(c.m[k]), typ)
+		} else {
+			c.addf("field %q is %s, which model_type %s does not read; remove it, or set the model_type whose field it is", k, jsonText(c.m[k]), typ)
+		}
+	}
+}
+
 // has reports whether key is present with a non-null value.
 func (c *hfConfig) has(key string) bool {
 	_, _, ok := c.value(key)
@@ -165,8 +214,11 @@ func parseHF(data []byte) (Spec, []string) {
 	inferred := typ == ""
 	if inferred {
 		typ = "llama"
-		if c.has("n_embd") {
+		switch {
+		case c.has("n_embd"):
 			typ = "gpt2"
+		case c.has("num_local_experts") || c.has("n_routed_experts") || c.has("num_experts"):
+			typ = "mixtral" // Mixtral's fields: a Llama-shaped config with experts
 		}
 	}
 	var s Spec
@@ -211,8 +263,8 @@ func (c *hfConfig) llama(typ string) Spec {
 		Layers:         c.int(true, 0, "num_hidden_layers"),
 		Hidden:         c.int(true, 0, "hidden_size"),
 		Heads:          c.int(true, 0, "num_attention_heads"),
-		KVHeads:        c.int(false, 0, "num_key_value_heads"),
-		HeadDim:        c.int(false, 0, "head_dim"),
+		KVHeads:        c.optionalInt("num_key_value_heads", "num_attention_heads, multi-head attention"),
+		HeadDim:        c.optionalInt("head_dim", "hidden_size / num_attention_heads"),
 		Vocab:          c.int(true, 0, "vocab_size"),
 		SeqLen:         c.seqLen("max_position_embeddings"),
 		TiedEmbeddings: c.bool(false, "tie_word_embeddings"),
@@ -220,6 +272,7 @@ func (c *hfConfig) llama(typ string) Spec {
 		Norm:           RMSNorm,
 	}
 	desc := fmt.Sprintf("Hugging Face config.json, model_type %s: gated MLP counted as swiglu, RMSNorm", typ)
+	c.unreadExperts(typ)
 	switch typ {
 	case "mixtral":
 		// Mixtral: every layer has num_local_experts experts of width intermediate_size.
@@ -249,9 +302,6 @@ func (c *hfConfig) llama(typ string) Spec {
 		}
 	default:
 		s.FFNHidden = c.int(true, 0, "intermediate_size")
-		if n := c.int(false, 0, "num_local_experts", "n_routed_experts"); n > 0 {
-			s.MoE = &MoE{Experts: n, TopK: c.int(true, 0, "num_experts_per_tok"), ExpertFFNHidden: s.FFNHidden}
-		}
 	}
 	if strings.HasPrefix(typ, "qwen2") {
 		desc += "; the q, k, v biases (q+2kv per layer) are not counted"

@@ -169,17 +169,17 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 		case "heads":
 			s.Heads = d.int(key, v)
 		case "kv_heads":
-			s.KVHeads = d.int(key, v)
+			s.KVHeads = d.optionalInt(key, v, "heads")
 		case "head_dim":
-			s.HeadDim = d.int(key, v)
+			s.HeadDim = d.optionalInt(key, v, "hidden / heads")
 		case "ffn_hidden":
-			s.FFNHidden = d.int(key, v)
+			s.FFNHidden = d.optionalInt(key, v, "4 * hidden")
 		case "ffn":
 			s.FFN = strings.ToLower(strings.TrimSpace(d.str(key, v)))
 		case "vocab":
 			s.Vocab = d.int(key, v)
 		case "seq_len":
-			s.SeqLen = d.int(key, v)
+			s.SeqLen = d.optionalInt(key, v, strconv.Itoa(DefaultSeqLen))
 		case "tied_embeddings":
 			s.TiedEmbeddings = d.bool(key, v)
 		case "norm":
@@ -207,7 +207,7 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 				case "shared_experts":
 					m.SharedExperts = d.int("moe."+key, v)
 				case "shared_ffn_hidden":
-					m.SharedFFNHidden = d.int("moe."+key, v)
+					m.SharedFFNHidden = d.optionalInt("moe."+key, v, "expert_ffn_hidden")
 				case "first_dense_layers":
 					m.FirstDenseLayers = d.int("moe."+key, v)
 				case "capacity_factor":
@@ -333,6 +333,18 @@ func (d *yamlDecoder) int(key string, v *yaml.Node) int {
 	}
 	d.addf("key %q at line %d is %q; it must be an integer", key, v.Line, v.Value)
 	return 0
+}
+
+// optionalInt decodes an integer whose absence selects a default (def, in
+// words): an explicit 0 is a problem rather than the default, which the
+// user would not see being applied.
+func (d *yamlDecoder) optionalInt(key string, v *yaml.Node, def string) int {
+	before := len(d.problems)
+	n := d.int(key, v)
+	if n == 0 && len(d.problems) == before && !isNull(v) {
+		d.addf("key %q at line %d is 0; it must be at least 1 (leave it out for the default, %s)", key, v.Line, def)
+	}
+	return n
 }
 
 func (d *yamlDecoder) float(key string, v *yaml.Node) float64 {

@@ -84,6 +84,14 @@ func TestParseYAMLErrors(t *testing.T) {
 		{"invalid numbers", "layers: 0\nhidden: 64\nheads: 4\nvocab: 100\nmoe:\n  experts: 2\n  top_k: 3\n  expert_ffn_hidden: 8\n",
 			[]string{"model: layers is 0", "model: moe.top_k is 3; it must be between 1 and 2"}},
 		{"missing required", "name: x\n", []string{"layers is 0", "hidden is 0", "heads is 0", "vocab is 0"}},
+		{"zero seq_len", "layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nseq_len: 0\n",
+			[]string{`key "seq_len" at line 5 is 0; it must be at least 1 (leave it out for the default, 2048)`}},
+		{"zero kv_heads", "layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nkv_heads: 0\n",
+			[]string{`key "kv_heads" at line 5 is 0; it must be at least 1 (leave it out for the default, heads)`}},
+		{"zero ffn_hidden", "layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nffn_hidden: 0\n",
+			[]string{`key "ffn_hidden" at line 5 is 0; it must be at least 1`}},
+		{"fractional seq_len is one error", "layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nseq_len: 1.5\n",
+			[]string{`key "seq_len" at line 5 is "1.5"; it must be an integer`}},
 	}
 	for _, tt := range tests {
 		_, err := ParseYAML([]byte(tt.in))

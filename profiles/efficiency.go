@@ -24,8 +24,8 @@ import (
 // calls: too few output tiles for the SMs, short loops over K.
 //
 // FP8 matmuls (torch._scaled_mm, e4m3, bf16 output; the inputs already
-// quantised) fitted the same way on the 12 GEMMs of gemm-fp8.csv (docs/
-// measured-h100.md: four projection shapes, a small 1B qkv and a square, at
+// quantised) fitted the same way on the 12 GEMMs of gemm-fp8.csv
+// (docs/measured-h100.md: four projection shapes, a small 1B qkv and a square, at
 // 8,192 and 32,768 tokens): MatmulFP8Fraction 0.69 of the 1,979 TFLOP/s fp8
 // peak and t₀ = 62 µs (mean absolute error 5.1%, worst 16%: the small qkv
 // at 32,768 tokens). Large shapes run 1.7-2.0x their bf16 time; small ones

@@ -80,7 +80,7 @@ func WriteClustersTable(w io.Writer, cs []profiles.Cluster) error {
 	fmt.Fprintln(tw, "NAME\tCHIP\tCHIPS\tPEAK BF16/CHIP\tHBM/CHIP\tMESH (one-way bandwidth per chip)")
 	for _, c := range cs {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n",
-			c.Name, c.Chip.Name, c.Chips(), FLOPRate(c.Chip.PeakBF16FLOPs), Bytes(c.Chip.HBMBytes), Mesh(c.Axes))
+			Label(c.Name), Label(c.Chip.Name), c.Chips(), FLOPRate(c.Chip.PeakBF16FLOPs), Bytes(c.Chip.HBMBytes), Mesh(c.Axes))
 	}
 	return tw.Flush()
 }
@@ -93,7 +93,7 @@ func Mesh(axes []profiles.Axis) string {
 		if a.Wraparound {
 			torus = ", torus"
 		}
-		parts[i] = fmt.Sprintf("%s=%d(%s %s%s)", a.Name, a.Size, a.Tier, ByteRate(a.BandwidthBytesPerS), torus)
+		parts[i] = fmt.Sprintf("%s=%d(%s %s%s)", Label(a.Name), a.Size, a.Tier, ByteRate(a.BandwidthBytesPerS), torus)
 	}
 	return strings.Join(parts, " ")
 }

@@ -14,7 +14,8 @@ import (
 // several clusters). Numbers are in the JSON's units (seconds, 10^9 bytes,
 // fractions) at full precision; days, chip_hours and cost are empty unless
 // --tokens (and --price) are given; cluster_pareto_optimal is empty unless
-// the plan spans several clusters.
+// the plan spans several clusters; batch_default is empty unless the batch
+// was defaulted, and then says how it was chosen and how to set it.
 var CSVColumns = []string{
 	"rank", "recommended", "model", "cluster", "chips", "batch_sequences", "seq_len",
 	"step_time_s", "tokens_per_s", "tokens_per_s_per_chip", "mfu", "hfu",
@@ -25,7 +26,7 @@ var CSVColumns = []string{
 	"schedule", "v", "recompute",
 	"days", "chip_hours", "cost", "cluster_pareto_optimal",
 	"matmul_s", "attention_s", "memory_bound_s", "optimizer_s",
-	"step_time_s_lo", "step_time_s_hi", "framework", "precision", "spec",
+	"step_time_s_lo", "step_time_s_hi", "framework", "precision", "batch_default", "spec",
 }
 
 // WriteCSV writes the plan as CSV: a header of [CSVColumns], then one row
@@ -54,7 +55,7 @@ func (p Plan) WriteCSV(w io.Writer) error {
 func WriteExplainCSV(w io.Writer, e Evaluation, t Training) error {
 	r := NewTrainingResult(e, t)
 	cl := PlanCluster{Name: e.Cluster.Name, Chip: e.Cluster.Chip.Name, Chips: e.Cluster.Chips()}
-	b := Batch{Sequences: e.Workload.Batch, SeqLen: e.Workload.SeqLen, Tokens: e.Workload.Tokens()}
+	b := e.Batch()
 	cw := csv.NewWriter(w)
 	_ = cw.Write(CSVColumns)
 	_ = cw.Write(csvRow(1, true, e.Model.Name, e.FrameworkName(), cl, b, &r))
@@ -73,7 +74,7 @@ func csvRow(rank int, rec bool, model, framework string, c PlanCluster, b Batch,
 		}
 		return f(*v)
 	}
-	row := []string{i(rank), strconv.FormatBool(rec), model, c.Name, i(c.Chips), i(b.Sequences), i(b.SeqLen)}
+	row := []string{i(rank), strconv.FormatBool(rec), CSVText(model), CSVText(c.Name), i(c.Chips), i(b.Sequences), i(b.SeqLen)}
 	if r == nil {
 		row = append(row, "", "", "", "", "", "", "", "false")
 		for len(row) < len(CSVColumns) {
@@ -88,10 +89,10 @@ func csvRow(rank int, rec bool, model, framework string, c PlanCluster, b Batch,
 		f(r.Time.ComputeS), f(r.Time.ExposedCommS), f(r.Time.BubbleS),
 		f(r.Memory.ParamsGB), f(r.Memory.GradsGB), f(r.Memory.OptimizerGB), f(r.Memory.ActivationsGB), f(r.Memory.BuffersGB),
 		i(s.DP), i(s.Zero), i(s.FSDP), i(s.TP), strconv.FormatBool(s.SP), i(s.CP), i(s.PP), i(s.EP), i(s.MB), i(s.NumMicrobatches),
-		s.Schedule, i(s.V), s.Recompute,
+		CSVText(s.Schedule), i(s.V), CSVText(s.Recompute),
 		opt(r.Days), opt(r.ChipHours), opt(r.Cost), "",
 		f(r.Time.MatmulS), f(r.Time.AttentionS), f(r.Time.MemoryBoundS), f(r.Time.OptimizerS),
-		rangeCell(r.StepTimeSRange, 0), rangeCell(r.StepTimeSRange, 1), framework, s.Precision, s.Spec,
+		rangeCell(r.StepTimeSRange, 0), rangeCell(r.StepTimeSRange, 1), CSVText(framework), s.Precision, CSVText(b.Default), CSVText(s.Spec),
 	)
 	return row
 }

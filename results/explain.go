@@ -24,14 +24,13 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 	c := e.Model.Counts()
 	ew := &errWriter{w: w}
 	ew.printf("model     %s: %s params (%s active), %d layers, hidden %d\n",
-		e.Model.Name, Count(float64(c.Total)), Count(float64(c.Active)), e.Model.Layers, e.Model.Hidden)
+		Label(e.Model.Name), Count(float64(c.Total)), Count(float64(c.Active)), e.Model.Layers, e.Model.Hidden)
 	ew.printf("cluster   %s: %d x %s, %s and %s per chip\n",
-		e.Cluster.Name, e.Cluster.Chips(), e.Cluster.Chip.Name,
+		Label(e.Cluster.Name), e.Cluster.Chips(), Label(e.Cluster.Chip.Name),
 		FLOPRate(e.Cluster.Chip.PeakBF16FLOPs), Bytes(e.Cluster.Chip.HBMBytes))
 	ew.printf("mesh      %s\n", Mesh(e.Cluster.Axes))
-	ew.printf("batch     %d sequences x %d tokens = %s tokens per step\n",
-		e.Workload.Batch, e.Workload.SeqLen, Count(float64(e.Workload.Tokens())))
-	ew.printf("framework %s\n", e.FrameworkName())
+	ew.printf("batch     %s\n", e.Batch().Text())
+	ew.printf("framework %s\n", Label(e.FrameworkName()))
 	ew.printf("strategy  %s\n", r.Strategy.Spec)
 	ew.printf("          %d micro-batch(es) of %d sequence(s) per data-parallel replica, %d replica(s)\n",
 		r.Strategy.NumMicrobatches, r.Strategy.MB, e.Strategy.Replicas())

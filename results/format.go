@@ -44,7 +44,9 @@ func WriteExplain(w io.Writer, format string, e Evaluation, t Training) error {
 	case FormatTable:
 		return writeExplainTable(w, e, t)
 	case FormatJSON:
-		return writeJSON(w, NewTrainingResult(e, t))
+		r := NewTrainingResult(e, t)
+		r.BatchDefault = e.BatchDefault
+		return writeJSON(w, r)
 	case FormatCSV:
 		return WriteExplainCSV(w, e, t)
 	case FormatMarkdown:

@@ -41,9 +41,9 @@ func MarkFastestFramework(opts []FrameworkOption) int {
 // framework with its best strategy and its speed relative to the fastest.
 func (p Plan) writeFrameworksTable(w io.Writer) error {
 	ew := &errWriter{w: w}
-	ew.printf("model    %s: %s params (%s active)\n", p.Model.Name, Count(float64(p.Model.Params)), Count(float64(p.Model.ActiveParams)))
-	ew.printf("cluster  %s: %d x %s\n", p.Cluster.Name, p.Cluster.Chips, p.Cluster.Chip)
-	ew.printf("batch    %d sequences x %d tokens = %s tokens per step\n", p.Batch.Sequences, p.Batch.SeqLen, Count(float64(p.Batch.Tokens)))
+	ew.printf("model    %s: %s params (%s active)\n", Label(p.Model.Name), Count(float64(p.Model.Params)), Count(float64(p.Model.ActiveParams)))
+	ew.printf("cluster  %s: %d x %s\n", Label(p.Cluster.Name), p.Cluster.Chips, p.Cluster.Chip)
+	ew.printf("batch    %s\n", p.Batch.Text())
 	ew.printf("band     %s\n", p.bandText())
 	ew.printf("frameworks %d, best strategy of each (search %s, seed %d)\n\n", len(p.Frameworks), p.Search.Method, p.Search.Seed)
 	if ew.err != nil {
@@ -63,7 +63,7 @@ func (p Plan) writeFrameworksTable(w io.Writer) error {
 			mark = "*"
 		}
 		if o.Best == nil {
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\tnothing fits\n", mark, o.Framework)
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\tnothing fits\n", mark, Label(o.Framework))
 			continue
 		}
 		r := *o.Best
@@ -71,7 +71,7 @@ func (p Plan) writeFrameworksTable(w io.Writer) error {
 		if fastest > 0 {
 			rel = fmt.Sprintf("%+.1f%%", 100*(r.StepTimeS/fastest-1))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, o.Framework, Seconds(r.StepTimeS), rel,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, Label(o.Framework), Seconds(r.StepTimeS), rel,
 			Count(r.TokensPerS), Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB), r.Strategy.Spec)
 	}
 	if err := tw.Flush(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // The HTML report is drawn by hand with html/template rather than with a
@@ -33,14 +34,18 @@ func reportTmpl() (*template.Template, error) {
 		"percent":  Percent,
 		"days":     Days,
 		"money":    Money,
+		"spec":     specHTML,
 	}).Parse(reportTemplate)
 }
 
 // htmlReport is what the template renders: a plan or one explained
 // strategy, with the charts already laid out.
 type htmlReport struct {
-	Title    string
-	Inputs   [][2]string
+	Title  string
+	Inputs [][2]string
+	// Summary is the recommended strategy and its figures, with the days,
+	// chip-hours and cost to train when they were asked for.
+	Summary  *htmlSummary
 	Training Training
 	HasCost  bool
 
@@ -56,6 +61,11 @@ type htmlReport struct {
 
 	// Detail is the breakdown of the recommended (or explained) strategy.
 	Detail *htmlDetail
+}
+
+// htmlSummary is the recommended strategy (Spec) and its figures in words.
+type htmlSummary struct {
+	Spec, Figures string
 }
 
 // htmlRow is one row of the front table.
@@ -127,9 +137,11 @@ type point struct {
 	Title       string
 	Recommended bool
 	Optimal     bool
-	// ShowLabel is false for a point whose label would overlap an
-	// earlier one (its <title> still names it on hover).
-	ShowLabel bool
+	// ShowLabel is false for a point whose label would collide with a
+	// point, another label or the plot's edge (its <title> still names it
+	// on hover); LabelX and LabelY are where a shown label starts.
+	ShowLabel      bool
+	LabelX, LabelY float64
 }
 
 // bars is a chart of horizontal stacked bars, one per row.
@@ -183,7 +195,7 @@ func (p Plan) WriteHTML(w io.Writer) error {
 	rep.Inputs = append(rep.Inputs,
 		[2]string{"model", fmt.Sprintf("%s: %s parameters (%s active)", p.Model.Name, Count(float64(p.Model.Params)), Count(float64(p.Model.ActiveParams)))},
 		[2]string{"cluster", fmt.Sprintf("%s: %d x %s", p.Cluster.Name, p.Cluster.Chips, p.Cluster.Chip)},
-		[2]string{"batch", fmt.Sprintf("%d sequences x %d tokens = %s tokens per step", p.Batch.Sequences, p.Batch.SeqLen, Count(float64(p.Batch.Tokens)))},
+		[2]string{"batch", p.Batch.Text()},
 	)
 	if t.Given() {
 		rep.Inputs = append(rep.Inputs, [2]string{"training", trainingText(t)})
@@ -210,7 +222,56 @@ func (p Plan) WriteHTML(w io.Writer) error {
 	if p.Detail != nil {
 		rep.Detail = newHTMLDetail(*p.Detail, t)
 	}
+	if p.Recommended >= 0 && p.Recommended < len(p.Pareto) {
+		r := p.Pareto[p.Recommended]
+		rep.Summary = &htmlSummary{Spec: r.Strategy.Spec, Figures: summaryText(r)}
+	}
 	return renderHTML(w, rep)
+}
+
+// summaryText is one result's figures in words: the step time and its
+// band, the throughput, MFU and memory, and the days, chip-hours and cost
+// to train when the result carries them.
+func summaryText(r Result) string {
+	s := Seconds(r.StepTimeS) + " per step"
+	if r.StepTimeSRange != nil {
+		s += " (band " + stepSpan(r.StepTimeSRange) + ")"
+	}
+	s += fmt.Sprintf(", %s tokens/s, MFU %s, %s per chip", Count(r.TokensPerS), Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB))
+	if r.Days != nil {
+		s += fmt.Sprintf("; %s to train, %s chip-hours", Days(*r.Days), Count(*r.ChipHours))
+		if r.Cost != nil {
+			s += ", cost " + Money(*r.Cost)
+		}
+	}
+	return s + "."
+}
+
+// specHTML renders a strategy string so that a browser wraps it only
+// between its key=value items (after a comma) and between the dimensions
+// of its mesh (after a semicolon), never inside one: each item is a
+// no-wrap span, with a <wbr> break opportunity between them. The text is
+// escaped; the page's text content is the string unchanged.
+func specHTML(spec string) template.HTML {
+	var b strings.Builder
+	start := 0
+	for i := 0; i < len(spec); i++ {
+		if spec[i] != ',' && spec[i] != ';' {
+			continue
+		}
+		if start > 0 {
+			b.WriteString("<wbr>")
+		}
+		b.WriteString(`<span class="tok">` + template.HTMLEscapeString(spec[start:i+1]) + "</span>")
+		start = i + 1
+	}
+	if start < len(spec) {
+		if start > 0 {
+			b.WriteString("<wbr>")
+		}
+		b.WriteString(`<span class="tok">` + template.HTMLEscapeString(spec[start:]) + "</span>")
+	}
+	return template.HTML(b.String())
 }
 
 // WriteExplainHTML writes one evaluated strategy as one self-contained
@@ -226,7 +287,7 @@ func WriteExplainHTML(w io.Writer, e Evaluation, t Training) error {
 			{"model", fmt.Sprintf("%s: %s parameters (%s active), %d layers, hidden %d", e.Model.Name, Count(float64(c.Total)), Count(float64(c.Active)), e.Model.Layers, e.Model.Hidden)},
 			{"cluster", fmt.Sprintf("%s: %d x %s, %s and %s per chip", e.Cluster.Name, e.Cluster.Chips(), e.Cluster.Chip.Name, FLOPRate(e.Cluster.Chip.PeakBF16FLOPs), Bytes(e.Cluster.Chip.HBMBytes))},
 			{"mesh", Mesh(e.Cluster.Axes)},
-			{"batch", fmt.Sprintf("%d sequences x %d tokens = %s tokens per step", e.Workload.Batch, e.Workload.SeqLen, Count(float64(e.Workload.Tokens())))},
+			{"batch", e.Batch().Text()},
 		},
 		Detail: newHTMLDetail(e, t),
 	}
@@ -310,7 +371,7 @@ func frontScatter(p Plan) *scatter {
 			Rank: i + 1, Label: strconv.Itoa(i + 1), Title: title, Recommended: i == p.Recommended, Optimal: true,
 		})
 	}
-	s.markRecommended("recommended")
+	s.placeLabels("recommended")
 	return s
 }
 
@@ -358,7 +419,7 @@ func clusterScatter(opts []ClusterOption, t Training) *scatter {
 			Rank: o.Cluster.Chips, Label: o.Cluster.Name, Title: title, Recommended: o.Recommended, Optimal: o.ParetoOptimal,
 		})
 	}
-	s.markRecommended("recommended")
+	s.placeLabels("recommended")
 	return s
 }
 
@@ -390,40 +451,6 @@ func (s *scatter) x(v, max float64) float64 {
 // y maps a data value to a pixel row, upwards.
 func (s *scatter) y(v, max float64) float64 {
 	return round1(s.Bot - v/axisEnd(max)*s.PlotHeight)
-}
-
-// markRecommended places the label of the recommended point, and shows
-// the other points' labels where they do not collide.
-func (s *scatter) markRecommended(label string) {
-	var shown []point
-	for i, p := range s.Points {
-		if p.Recommended {
-			continue
-		}
-		free := true
-		for _, q := range shown {
-			if math.Abs(q.X-p.X) < 8+6*float64(len(q.Label)) && math.Abs(q.Y-p.Y) < 12 {
-				free = false
-				break
-			}
-		}
-		if free {
-			s.Points[i].ShowLabel = true
-			shown = append(shown, p)
-		}
-	}
-	for _, p := range s.Points {
-		if p.Recommended {
-			s.HasRec, s.RecLabel = true, p.Label+" "+label
-			s.RecLabelX, s.RecLabelY = p.X+12, p.Y-12
-			if s.RecLabelX > s.Right-90 {
-				s.RecLabelX = p.X - 100
-			}
-			if s.RecLabelY < s.Top+12 {
-				s.RecLabelY = p.Y + 24
-			}
-		}
-	}
 }
 
 // niceTicks returns about five round tick values from 0 to at least max.

@@ -25,7 +25,7 @@ func (p Plan) WriteMarkdown(w io.Writer) error {
 		ew.printf("| clusters | %s |\n", strings.Join(names, ", "))
 	}
 	ew.printf("| cluster | %s: %d x %s |\n", mdText(p.Cluster.Name), p.Cluster.Chips, mdText(p.Cluster.Chip))
-	ew.printf("| batch | %d sequences x %d tokens = %s tokens per step |\n", p.Batch.Sequences, p.Batch.SeqLen, Count(float64(p.Batch.Tokens)))
+	ew.printf("| batch | %s |\n", mdText(p.Batch.Text()))
 	if t.Given() {
 		ew.printf("| training | %s |\n", trainingText(t))
 	}
@@ -125,7 +125,7 @@ func WriteExplainMarkdown(w io.Writer, e Evaluation, t Training) error {
 	ew.printf("| model | %s: %s parameters (%s active), %d layers, hidden %d |\n", mdText(e.Model.Name), Count(float64(c.Total)), Count(float64(c.Active)), e.Model.Layers, e.Model.Hidden)
 	ew.printf("| cluster | %s: %d x %s |\n", mdText(e.Cluster.Name), e.Cluster.Chips(), mdText(e.Cluster.Chip.Name))
 	ew.printf("| mesh | %s |\n", mdText(Mesh(e.Cluster.Axes)))
-	ew.printf("| batch | %d sequences x %d tokens = %s tokens per step |\n", e.Workload.Batch, e.Workload.SeqLen, Count(float64(e.Workload.Tokens())))
+	ew.printf("| batch | %s |\n", mdText(e.Batch().Text()))
 	if t.Given() {
 		ew.printf("| training | %s |\n", trainingText(t))
 	}

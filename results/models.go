@@ -125,7 +125,7 @@ func WriteModelsTable(w io.Writer, ms []model.Spec) error {
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\n",
-			m.Name, Count(float64(c.Total)), Count(float64(c.Active)), m.Layers, m.Hidden,
+			Label(m.Name), Count(float64(c.Total)), Count(float64(c.Active)), m.Layers, m.Hidden,
 			m.Heads, m.KVHeads, m.HeadDim, m.FFNHidden, m.FFN, m.Vocab, m.SeqLen, moe)
 	}
 	return tw.Flush()

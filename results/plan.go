@@ -29,6 +29,30 @@ type Batch struct {
 	Sequences int `json:"sequences"`
 	SeqLen    int `json:"seq_len"`
 	Tokens    int `json:"tokens"`
+	// Default says how the batch was chosen when the user gave none, and
+	// how to set it; absent when the batch was given.
+	Default string `json:"default,omitempty"`
+}
+
+// Text is the batch in words, with the default's rule when it was
+// defaulted: "2048 sequences x 8192 tokens = 16.8M tokens per step
+// (defaulted to ...; set --batch or --batch-tokens)".
+func (b Batch) Text() string {
+	s := fmt.Sprintf("%d sequences x %d tokens = %s tokens per step", b.Sequences, b.SeqLen, Count(float64(b.Tokens)))
+	if b.Default != "" {
+		s += " (" + b.Default + ")"
+	}
+	return s
+}
+
+// SetBatchDefault records how the plan's batch was defaulted (rule, empty
+// when the user gave it) in the plan and in its recommended strategy's
+// detail, so that every format says so.
+func (p *Plan) SetBatchDefault(rule string) {
+	p.Batch.Default = rule
+	if p.Detail != nil {
+		p.Detail.BatchDefault = rule
+	}
 }
 
 // SearchSummary says how a plan was searched. ElapsedS is the only field of
@@ -191,16 +215,16 @@ func (p Plan) WriteTable(w io.Writer) error {
 		return p.writeFrameworksTable(w)
 	}
 	ew := &errWriter{w: w}
-	ew.printf("model    %s: %s params (%s active)\n", p.Model.Name, Count(float64(p.Model.Params)), Count(float64(p.Model.ActiveParams)))
-	ew.printf("cluster  %s: %d x %s\n", p.Cluster.Name, p.Cluster.Chips, p.Cluster.Chip)
-	ew.printf("batch    %d sequences x %d tokens = %s tokens per step\n", p.Batch.Sequences, p.Batch.SeqLen, Count(float64(p.Batch.Tokens)))
+	ew.printf("model    %s: %s params (%s active)\n", Label(p.Model.Name), Count(float64(p.Model.Params)), Count(float64(p.Model.ActiveParams)))
+	ew.printf("cluster  %s: %d x %s\n", Label(p.Cluster.Name), p.Cluster.Chips, p.Cluster.Chip)
+	ew.printf("batch    %s\n", p.Batch.Text())
 	if t := p.training(); t.Given() {
 		ew.printf("train    %s\n", trainingText(t))
 	}
 	if p.MinChips != nil {
-		ew.printf("min      %s\n", p.MinChips.text(p.Model.Name))
+		ew.printf("min      %s\n", p.MinChips.text(Label(p.Model.Name)))
 	}
-	ew.printf("framework %s\n", p.Framework)
+	ew.printf("framework %s\n", Label(p.Framework))
 	ew.printf("band     %s\n", p.bandText())
 	ew.printf("search   %s\n\n", p.searchText())
 	if ew.err != nil {

@@ -11,14 +11,14 @@ func TestParseCount(t *testing.T) {
 		want float64
 	}{
 		{"15T", 15e12}, {"15t", 15e12}, {"300B", 300e9}, {"300G", 300e9}, {"2.5M", 2.5e6}, {"4K", 4e3},
-		{"2e12", 2e12}, {"1000000", 1e6}, {"1_000", 1e3}, {" 7 ", 7},
+		{"2e12", 2e12}, {"1000000", 1e6}, {"1_000", 1e3}, {" 7 ", 7}, {"4Mi", 4194304}, {"1.5K", 1500},
 	} {
 		got, err := ParseCount(tc.in)
 		if err != nil || got != tc.want {
 			t.Errorf("ParseCount(%q) = %g, %v; want %g", tc.in, got, err, tc.want)
 		}
 	}
-	for _, in := range []string{"", "T", "15Q", "-3B", "0", "NaN", "inf", "0x10", "1e400", "two"} {
+	for _, in := range []string{"", "T", "15Q", "-3B", "0", "NaN", "inf", "0x10", "1e400", "two", "1.5", "2.0000001M"} {
 		if got, err := ParseCount(in); err == nil {
 			t.Errorf("ParseCount(%q) = %g, want an error", in, got)
 		}
@@ -112,6 +112,48 @@ func TestNiceTicks(t *testing.T) {
 		ts := niceTicks(tc.max)
 		if ts[0] != 0 || math.Abs(ts[len(ts)-1]-tc.last) > 1e-12 || len(ts) > 7 {
 			t.Errorf("niceTicks(%g) = %v, want 0 .. %g in at most 6 steps", tc.max, ts, tc.last)
+		}
+	}
+}
+
+// TestCSVText follows OWASP's CSV Injection guidance: cells starting with
+// = + - @ tab or carriage return get a leading single quote; others pass.
+func TestCSVText(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`=HYPERLINK("http://example.com","x")`, `'=HYPERLINK("http://example.com","x")`},
+		{"+1+1", "'+1+1"}, {"-2+3", "'-2+3"}, {"@SUM(A1)", "'@SUM(A1)"},
+		{"\t=1", "'\t=1"}, {"\r=1", "'\r=1"},
+		{"llama3-8b", "llama3-8b"}, {"a=b", "a=b"}, {"", ""}, {"'quoted", "'quoted"},
+		{"dp=8,tp=8", "dp=8,tp=8"},
+	} {
+		if got := CSVText(tt.in); got != tt.want {
+			t.Errorf("CSVText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestLabelAndEscapeControls: names with newlines or escape sequences are
+// shown quoted with Go escapes; printable names (Unicode included) pass.
+func TestLabelAndEscapeControls(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"llama3-8b", "llama3-8b"},
+		{"modèle ünï", "modèle ünï"},
+		{"two\nlines", `"two\nlines"`},
+		{"\x1b[31mred", `"\x1b[31mred"`},
+		{"tab\there", `"tab\there"`},
+		{"rtl\u202egnp.exe", `"rtl\u202egnp.exe"`},
+	} {
+		if got := Label(tt.in); got != tt.want {
+			t.Errorf("Label(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"table\nrow\twith tab\n", "table\nrow\twith tab\n"},
+		{"bell\a esc\x1b[2J cr\r del\x7f", `bell\a esc\x1b[2J cr\r del\x7f`},
+		{"c1 \u009b31m bidi \u202e", `c1 \u009b31m bidi \u202e`},
+	} {
+		if got := EscapeControls(tt.in); got != tt.want {
+			t.Errorf("EscapeControls(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

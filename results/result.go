@@ -104,6 +104,11 @@ type Result struct {
 	Days      *float64 `json:"days,omitempty"`
 	ChipHours *float64 `json:"chip_hours,omitempty"`
 	Cost      *float64 `json:"cost,omitempty"`
+
+	// BatchDefault says how the batch was defaulted and how to set it, in
+	// the RESULT `plan explain --format json` prints (a plan says it once,
+	// in its batch object); absent when the batch was given.
+	BatchDefault string `json:"batch_default,omitempty"`
 }
 
 // Evaluation is everything known about one strategy of one problem: the
@@ -130,6 +135,14 @@ type Evaluation struct {
 	// MemoryParts breaks Memory down by part (memory.Model.Parts), for
 	// explain; nil elsewhere.
 	MemoryParts []memory.Part
+	// BatchDefault says how the batch was defaulted, and how to set it;
+	// empty when the user gave it (Batch.Default).
+	BatchDefault string
+}
+
+// Batch is the evaluation's global batch.
+func (e Evaluation) Batch() Batch {
+	return Batch{Sequences: e.Workload.Batch, SeqLen: e.Workload.SeqLen, Tokens: e.Workload.Tokens(), Default: e.BatchDefault}
 }
 
 // FrameworkName is the evaluation's framework profile, DefaultFramework

@@ -73,8 +73,8 @@ func MarkClusterFront(opts []ClusterOption) int {
 // row per cluster with its best strategy.
 func (p Plan) writeClustersTable(w io.Writer) error {
 	ew := &errWriter{w: w}
-	ew.printf("model    %s: %s params (%s active)\n", p.Model.Name, Count(float64(p.Model.Params)), Count(float64(p.Model.ActiveParams)))
-	ew.printf("batch    %d sequences x %d tokens = %s tokens per step\n", p.Batch.Sequences, p.Batch.SeqLen, Count(float64(p.Batch.Tokens)))
+	ew.printf("model    %s: %s params (%s active)\n", Label(p.Model.Name), Count(float64(p.Model.Params)), Count(float64(p.Model.ActiveParams)))
+	ew.printf("batch    %s\n", p.Batch.Text())
 	t := p.training()
 	if t.Given() {
 		ew.printf("train    %s\n", trainingText(t))
@@ -101,12 +101,12 @@ func (p Plan) writeClustersTable(w io.Writer) error {
 			mark = "*"
 		}
 		if o.Best == nil {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t-\t-\t-\t-", mark, o.Cluster.Name, o.Cluster.Chips)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t-\t-\t-\t-", mark, Label(o.Cluster.Name), o.Cluster.Chips)
 			fmt.Fprintf(tw, "%s\tnothing fits\n", strings.Repeat("\t-", trainingColumns(t)))
 			continue
 		}
 		r := *o.Best
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s", mark, o.Cluster.Name, o.Cluster.Chips,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s", mark, Label(o.Cluster.Name), o.Cluster.Chips,
 			Seconds(r.StepTimeS), Count(r.TokensPerS), Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB))
 		fmt.Fprintf(tw, "%s\t%s\n", trainingCells(r, t, "\t"), r.Strategy.Spec)
 	}

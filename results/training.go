@@ -3,8 +3,8 @@ package results
 import (
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
+
+	"github.com/meshplan/meshplan/internal/settings"
 )
 
 // Training is what it takes to train on a whole corpus: the number of
@@ -55,38 +55,21 @@ func (t Training) apply(r *Result, chips int) {
 	}
 }
 
-// ParseCount reads a count such as a number of tokens: a plain integer
-// (300000000000), a number with a decimal suffix K, M, B (or G) or T
-// (15T, 300B, 2.5M; case-insensitive) or a float in exponent form (2e12).
-// The count, rounded to a whole number, must be at least one and finite.
+// ParseCount reads a count such as a number of tokens as
+// settings.ParseWhole reads every whole number of the command line, a file
+// or the environment: a plain integer (300000000000), a number with a
+// decimal suffix K, M, B (or G) or T (15T, 300B, 2.5M; case-insensitive) or
+// a binary one Ki, Mi, Gi or Ti (4Mi), or exponent form (2e12). The count
+// must be a whole number of at least one: 1.5 is an error, not 2.
 func ParseCount(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	mult := 1.0
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'k', 'K':
-			mult = 1e3
-		case 'm', 'M':
-			mult = 1e6
-		case 'b', 'B', 'g', 'G':
-			mult = 1e9
-		case 't', 'T':
-			mult = 1e12
-		}
-		if mult != 1 {
-			t = t[:n-1]
-		}
+	n, err := settings.ParseWhole(s)
+	if err != nil {
+		return 0, err
 	}
-	t = strings.ReplaceAll(t, "_", "")
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || t == "" || strings.ContainsAny(t, "xXpPnN") {
-		return 0, fmt.Errorf("%q is not a count (write e.g. 15T, 300B, 2.5M or 2e12)", s)
-	}
-	v = math.Round(v * mult)
-	if !(v >= 1) || math.IsInf(v, 0) {
+	if n < 1 {
 		return 0, fmt.Errorf("%q is not a count of at least one", s)
 	}
-	return v, nil
+	return float64(n), nil
 }
 
 // Days formats a number of days: 3 significant digits, "d" for days

@@ -31,7 +31,7 @@ func WriteValidationTable(w io.Writer, rep runs.Report) error {
 			mem += " !"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.1f\t%.1f\t%+.1f%%\t%.1f%%\t%.1f%%\t%s\n",
-			r.ID, r.Chip, r.Chips, r.Strategy, r.MeasuredTokensPerSPerChip, r.PredictedTokensPerSPerChip,
+			Label(r.ID), r.Chip, r.Chips, r.Strategy, r.MeasuredTokensPerSPerChip, r.PredictedTokensPerSPerChip,
 			100*r.Error, 100*r.MeasuredMFU, 100*r.PredictedMFU, mem)
 	}
 	if err := tw.Flush(); err != nil {
@@ -59,7 +59,7 @@ func WriteValidationTable(w io.Writer, rep runs.Report) error {
 	if len(rep.Skipped) > 0 {
 		fmt.Fprintf(w, "\nskipped %d runs:\n", len(rep.Skipped))
 		for _, s := range rep.Skipped {
-			fmt.Fprintf(w, "  %s: %s\n", s.ID, strings.TrimSpace(s.Reason))
+			fmt.Fprintf(w, "  %s: %s\n", Label(s.ID), strings.TrimSpace(s.Reason))
 		}
 	}
 	return nil
@@ -82,7 +82,8 @@ type calibrateJSON struct {
 	Warnings        []string           `json:"warnings"`
 	Notes           []string           `json:"notes"`
 	Skipped         []runs.Skip        `json:"skipped"`
-	Lambda          float64            `json:"lambda"`
+	Scatter         float64            `json:"scatter"`
+	HuberK          float64            `json:"huber_k"`
 	Evaluations     int                `json:"evaluations"`
 	ObjectiveBefore float64            `json:"objective_before"`
 	ObjectiveAfter  float64            `json:"objective_after"`
@@ -99,7 +100,7 @@ func WriteCalibrationJSON(w io.Writer, rep calibrate.Report, out string) error {
 		BeforeMAPE: rep.BeforeMAPE, AfterMAPE: rep.AfterMAPE, Folds: rep.Folds,
 		Params: map[string]float64{}, Defaults: map[string]float64{},
 		Parameters: rep.Params, Rows: rep.Rows, Warnings: rep.Warnings, Notes: rep.Notes, Skipped: rep.Skipped,
-		Lambda: calibrate.DefaultLambda, Evaluations: rep.Evaluations,
+		Scatter: calibrate.DefaultScatter, HuberK: calibrate.HuberK, Evaluations: rep.Evaluations,
 		ObjectiveBefore: rep.ObjectiveBefore, ObjectiveAfter: rep.ObjectiveAfter, Profile: out,
 	}
 	if !math.IsNaN(rep.CVMAPE) {
@@ -125,7 +126,7 @@ func WriteCalibrationTable(w io.Writer, rep calibrate.Report, out, runsPath stri
 			cv, cvErr = fmt.Sprintf("%.1f", r.CV), fmt.Sprintf("%+.1f%%", 100*r.CVError)
 		}
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%+.1f%%\t%.1f\t%+.1f%%\t%s\t%s\n",
-			r.ID, r.Measured, r.Before, 100*r.BeforeError, r.After, 100*r.AfterError, cv, cvErr)
+			Label(r.ID), r.Measured, r.Before, 100*r.BeforeError, r.After, 100*r.AfterError, cv, cvErr)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -140,11 +141,11 @@ func WriteCalibrationTable(w io.Writer, rep calibrate.Report, out, runsPath stri
 
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "parameter\ttransform\tdefault\tfitted\tsensitivity\tstatus")
+	fmt.Fprintln(tw, "parameter\tbounds\tprior\tdefault\tfitted\tsensitivity\tstatus")
 	for _, p := range rep.Params {
-		tr := string(p.Transform)
-		if p.Transform == calibrate.Logistic {
-			tr = fmt.Sprintf("logistic (%g, %g)", p.Lo, p.Hi)
+		prior := fmt.Sprintf("±%s", calibrate.FormatValue(p.Prior))
+		if p.Transform == calibrate.LogLogistic {
+			prior = fmt.Sprintf("×%s", calibrate.FormatValue(math.Exp(p.Prior)))
 		}
 		status := "identified"
 		switch {
@@ -153,12 +154,16 @@ func WriteCalibrationTable(w io.Writer, rep calibrate.Report, out, runsPath stri
 		case !p.Identified:
 			status = "not separable"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f%%\t%s\n", p.Name, tr, calibrate.FormatValue(p.Default),
-			calibrate.FormatValue(p.Value), 100*p.Sensitivity, status)
+		if p.AtBound != "" {
+			status += ", on its " + p.AtBound + " bound"
+		}
+		fmt.Fprintf(tw, "%s\t%s to %s\t%s\t%s\t%s\t%.1f%%\t%s\n", p.Name, calibrate.FormatValue(p.Lo), calibrate.FormatValue(p.Hi),
+			prior, calibrate.FormatValue(p.Default), calibrate.FormatValue(p.Value), 100*p.Sensitivity, status)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintf(w, "bounds: the physical range of the parameter; prior: the standard deviation of the pull towards the default (× for a factor);\n")
 	fmt.Fprintf(w, "sensitivity: the largest change of a run's prediction when the parameter moves ±%.0f%%.\n", 100*calibrate.SensitivityStep)
 
 	section := func(title string, lines []string) {
@@ -174,7 +179,7 @@ func WriteCalibrationTable(w io.Writer, rep calibrate.Report, out, runsPath stri
 	section("notes", rep.Notes)
 	skipped := make([]string, len(rep.Skipped))
 	for i, s := range rep.Skipped {
-		skipped[i] = s.ID + ": " + strings.TrimSpace(s.Reason)
+		skipped[i] = Label(s.ID) + ": " + strings.TrimSpace(s.Reason)
 	}
 	section(fmt.Sprintf("skipped %d %s", len(rep.Skipped), plural(len(rep.Skipped), "run", "runs")), skipped)
 

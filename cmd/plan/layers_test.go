@@ -15,6 +15,8 @@ const module = "github.com/meshplan/meshplan/"
 // leaves, nothing imports cmd, and no package imports sideways or upwards.
 func TestLayering(t *testing.T) {
 	allowed := map[string][]string{
+		"internal/outfile":      {},
+		"internal/settings":     {},
 		"model":                 {},
 		"profiles":              {},
 		"profiles/framework":    {"model", "profiles", "space", "cost", "memory", "search"},
@@ -26,8 +28,8 @@ func TestLayering(t *testing.T) {
 		"search/runs":           {"model", "profiles", "profiles/framework", "space", "cost", "memory", "search", "search/internal/cells"},
 		"search/calibrate":      {"model", "profiles", "profiles/framework", "space", "cost", "memory", "search", "search/runs"},
 		"search/steps":          {"model", "profiles", "profiles/framework", "space", "cost", "memory", "search", "search/internal/cells"},
-		"results":               {"model", "profiles", "profiles/framework", "space", "cost", "memory", "search", "search/runs", "search/calibrate", "search/steps"},
-		"results/sweep":         {"model", "profiles", "profiles/framework", "space", "cost", "memory", "search", "search/runs", "search/calibrate", "results", "search/steps"},
+		"results":               {"model", "profiles", "profiles/framework", "space", "cost", "memory", "search", "search/runs", "search/calibrate", "search/steps", "internal/settings"},
+		"results/sweep":         {"model", "profiles", "profiles/framework", "space", "cost", "memory", "search", "search/runs", "search/calibrate", "results", "search/steps", "internal/outfile", "internal/settings"},
 	}
 	for pkg, ok := range allowed {
 		dir := filepath.Join("..", "..", filepath.FromSlash(pkg))

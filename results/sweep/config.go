@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
+
+	"github.com/meshplan/meshplan/internal/settings"
 )
 
 // Search methods a sweep accepts, as plan's --search flag spells them.
@@ -133,8 +136,8 @@ func ReadConfig(v *viper.Viper, name string, r io.Reader) error {
 // Decode decodes v strictly into a Config and validates it.
 func Decode(v *viper.Viper) (Config, error) {
 	var c Config
-	if err := v.UnmarshalExact(&c); err != nil {
-		return Config{}, fmt.Errorf("reading the sweep configuration: %s", oneLine(err.Error()))
+	if err := v.UnmarshalExact(&c, viper.DecodeHook(settings.DecodeHook())); err != nil {
+		return Config{}, fieldErrors(settings.FieldErrors(err))
 	}
 	for i := range c.Models {
 		c.Models[i] = strings.TrimSpace(c.Models[i])
@@ -150,6 +153,23 @@ func Decode(v *viper.Viper) (Config, error) {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// fieldErrors names each field that could not be read: by its environment
+// variable when that is set (PLAN_BATCHES, PLAN_SEARCH_SEED), else by its
+// key in the file ("batches[0]", "cells[1].batch").
+func fieldErrors(fes []*settings.FieldError) error {
+	errs := make([]error, len(fes))
+	for i, fe := range fes {
+		key, _, _ := strings.Cut(fe.Field, "[")
+		env := "PLAN_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+		if os.Getenv(env) != "" {
+			errs[i] = fmt.Errorf("%s: %w", env, fe.Err)
+		} else {
+			errs[i] = fe
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // ParseConfig parses a YAML sweep configuration with the PLAN_ environment

@@ -90,7 +90,11 @@ search: {method: auto, seed: 1, top: 5}
 		{name: "bad method", yaml: "models: [a]\nclusters: [b]\nbatches: [1]\nsearch: {method: greedy}\n", wantErr: `search.method must be auto, exhaustive or evolve, got "greedy"`},
 		{name: "negative top", yaml: "models: [a]\nclusters: [b]\nbatches: [1]\nsearch: {top: -2}\n", wantErr: "search.top must not be negative"},
 		{name: "cell without cluster", yaml: "cells: [{model: a, batch: 1}]\n", wantErr: "cells[0].cluster is required"},
-		{name: "batch not a number", yaml: "models: [a]\nclusters: [b]\nbatches: [lots]\n", wantErr: "reading the sweep configuration"},
+		{name: "batch not a number", yaml: "models: [a]\nclusters: [b]\nbatches: [lots]\n", wantErr: `batches[0]: "lots" is not a whole number`},
+		{name: "batch a fraction", yaml: "models: [a]\nclusters: [b]\nbatches: [16.5]\n", wantErr: "batches[0]: 16.5 is not a whole number"},
+		{name: "cell batch a fraction", yaml: "cells: [{model: a, cluster: b, batch: 8.5}]\n", wantErr: "cells[0].batch: 8.5 is not a whole number"},
+		{name: "batches with suffixes", yaml: "models: [a]\nclusters: [b]\nbatches: [1Ki]\nseqs: [8Ki]\n",
+			want: Config{Models: []string{"a"}, Clusters: []string{"b"}, Batches: []int{1024}, Seqs: []int{8192}, Search: Search{Method: "auto", Seed: 1}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clearEnv(t)

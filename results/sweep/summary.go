@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/meshplan/meshplan/internal/outfile"
 	"github.com/meshplan/meshplan/results"
 )
 
@@ -24,19 +25,19 @@ var SummaryHeader = []string{
 
 // summaryRow returns the CSV row of r.
 func summaryRow(r Record) ([]string, error) {
-	row := []string{r.Cell.Model, r.Cell.Cluster, strconv.Itoa(r.Cell.Batch), strconv.Itoa(r.Cell.Seq), r.Cell.Fix}
+	row := []string{results.CSVText(r.Cell.Model), results.CSVText(r.Cell.Cluster), strconv.Itoa(r.Cell.Batch), strconv.Itoa(r.Cell.Seq), results.CSVText(r.Cell.Fix)}
 	if r.Error != "" {
 		row = append(row, "error")
 		for range len(SummaryHeader) - len(row) - 1 {
 			row = append(row, "")
 		}
-		return append(row, r.Error), nil
+		return append(row, results.CSVText(r.Error)), nil
 	}
 	var p results.Plan
 	if err := json.Unmarshal(r.Plan, &p); err != nil {
 		return nil, fmt.Errorf("cell %s: its plan is not a plan object: %s", r.Cell, oneLine(err.Error()))
 	}
-	row = append(row, "ok", strconv.Itoa(p.Cluster.Chips), p.Search.Method,
+	row = append(row, "ok", strconv.Itoa(p.Cluster.Chips), results.CSVText(p.Search.Method),
 		strconv.FormatInt(p.Search.Evaluated, 10), strconv.FormatInt(p.Search.Feasible, 10), strconv.Itoa(p.Search.FrontSize))
 	if p.Recommended < 0 || p.Recommended >= len(p.Pareto) {
 		row[5] = "empty"
@@ -46,7 +47,7 @@ func summaryRow(r Record) ([]string, error) {
 		return row, nil
 	}
 	best := p.Pareto[p.Recommended]
-	return append(row, best.Strategy.Spec, num(best.StepTimeS), num(best.TokensPerS), num(best.TokensPerSPerChip),
+	return append(row, results.CSVText(best.Strategy.Spec), num(best.StepTimeS), num(best.TokensPerS), num(best.TokensPerSPerChip),
 		num(best.MFU), num(best.MemoryGBPerChip), ""), nil
 }
 
@@ -75,11 +76,12 @@ func WriteSummary(w io.Writer, recs []Record) error {
 	return nil
 }
 
-// WriteSummaryFile writes the summary CSV of recs to path atomically.
+// WriteSummaryFile writes the summary CSV of recs to path as outfile.Write
+// does: a regular file atomically, a device or pipe directly.
 func WriteSummaryFile(path string, recs []Record) error {
 	var buf bytes.Buffer
 	if err := WriteSummary(&buf, recs); err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, buf.Bytes())
+	return outfile.Write(path, buf.Bytes(), nil)
 }

@@ -17,18 +17,19 @@ import (
 
 // Defaults of Options; a zero field selects them.
 const (
-	// DefaultLambda is the weight of the pull towards the defaults. It is
-	// the ridge of a maximum a posteriori fit: with a measurement scatter
-	// of σ ≈ 2% per run (log units), a prior width of τ ≈ 2 in z (a
-	// fraction anywhere in its range, a scale within a factor e^2 ≈ 7) and
-	// n ≈ 10 runs, mean r² + σ²/(n·τ²)·||z - z0||² gives λ = 1e-5. Moving
-	// one parameter by 1 in z then costs as much as a 0.3% RMS error: the
-	// data decide whenever they see a parameter, and the pull only picks a
-	// point along directions they do not see. (On the noise-free synthetic
-	// runs of the tests, 1e-4 biases the weakest identified parameters by
-	// up to 7%, 1e-5 by under 2%; on the public A100 rows with base
-	// a100-16, 1e-4 and 1e-5 give a cross-validated MAPE of 9.9% and 9.4%.)
-	DefaultLambda = 1e-5
+	// DefaultScatter is the expected scatter of a run's log error, s: 5%.
+	// The default coefficients predict the 24 Megatron-LM A100 rows with a
+	// MAPE of 2.9% and all 42 A100 rows with 7.0% (README), so 5% is the
+	// error a fit should not try to explain away. It sets the weight of the
+	// data against the priors and, with HuberK, where Huber's loss turns
+	// linear.
+	DefaultScatter = 0.05
+	// HuberK is the threshold of Huber's loss in units of the scatter:
+	// 1.345, the classical constant that keeps 95% of least squares'
+	// efficiency on Gaussian errors (Huber 1964; Holland and Welsch 1977).
+	// A run missed by more than about 7% (k·s) pulls the fit with a
+	// constant force instead of one that grows with its error.
+	HuberK = 1.345
 	// DefaultRestarts is the number of perturbed starts besides the defaults.
 	DefaultRestarts = 3
 	// DefaultMaxEvaluations caps the objective evaluations of one
@@ -47,8 +48,13 @@ const (
 
 // Options tunes Calibrate. The zero value selects the documented defaults.
 type Options struct {
-	// Lambda weighs the pull towards the defaults; 0 means DefaultLambda.
-	Lambda float64
+	// Scatter is the expected scatter of the runs' log errors; 0 means
+	// DefaultScatter. A smaller scatter weighs the runs more against the
+	// priors (noise-free synthetic runs need one).
+	Scatter float64
+	// HuberK is the threshold of Huber's loss in units of the scatter; 0
+	// means HuberK, +Inf least squares.
+	HuberK float64
 	// Restarts is the number of perturbed starts; 0 means DefaultRestarts,
 	// a negative value none.
 	Restarts int
@@ -65,11 +71,18 @@ type Options struct {
 	Runs runs.Options
 }
 
-func (o Options) lambda() float64 {
-	if o.Lambda > 0 {
-		return o.Lambda
+func (o Options) huberK() float64 {
+	if o.HuberK > 0 {
+		return o.HuberK
 	}
-	return DefaultLambda
+	return HuberK
+}
+
+func (o Options) scatter() float64 {
+	if o.Scatter > 0 {
+		return o.Scatter
+	}
+	return DefaultScatter
 }
 
 func (o Options) restarts() int {
@@ -250,7 +263,7 @@ func Calibrate(rs []runs.Run, base profiles.Cluster, o Options) (Report, error) 
 	for i := range all {
 		all[i] = i
 	}
-	pr := newProblem(ss, ps, all, o.lambda())
+	pr := newProblem(ss, ps, all, o)
 	rep.ObjectiveBefore = pr.objective(pr.z0)
 	rep.Fitted = apply(base, ps)
 	rep.Fitted.Name = base.Name + "-calibrated"
@@ -279,6 +292,8 @@ func Calibrate(rs []runs.Run, base profiles.Cluster, o Options) (Report, error) 
 
 	rep.Params = ps
 	rep.Warnings = append(rep.Warnings, warnings(ps, len(ss))...)
+	rep.Warnings = append(rep.Warnings, boundWarnings(ss, ps, o)...)
+	rep.Warnings = append(rep.Warnings, worsenedWarnings(rep.Rows)...)
 
 	rep.CVMAPE = math.NaN()
 	if rep.Folds > 0 {
@@ -305,7 +320,7 @@ func fitAll(ss []*sample, ps []Param, o Options) (fitResult, error) {
 	for i, p := range ps {
 		seen[i] = p.Sensitivity
 	}
-	res, err := fit(newProblem(ss, ps, all, o.lambda()), nil, o.restarts(), o)
+	res, err := fit(newProblem(ss, ps, all, o), nil, o.restarts(), o)
 	if err != nil {
 		return res, err
 	}
@@ -328,7 +343,7 @@ func fitAll(ss []*sample, ps []Param, o Options) (fitResult, error) {
 		res = fitResult{z: zOf(ps)}
 	} else {
 		start := slices.Clone(res.z)
-		if res, err = fit(newProblem(ss, ps, free, o.lambda()), start, 0, o); err != nil {
+		if res, err = fit(newProblem(ss, ps, free, o), start, 0, o); err != nil {
 			return res, err
 		}
 	}

@@ -55,50 +55,67 @@ func (s *sample) logPredicted(ps []Param, xs []float64) float64 {
 	return math.Log(s.tokensPerChip / est.StepSeconds)
 }
 
-// problem is the least-squares problem over a set of samples. The
-// optimiser sees only the free parameters; the others stay at z0.
+// problem is the robust maximum a posteriori problem over a set of
+// samples. The optimiser sees only the free parameters; the others stay at
+// z0.
 type problem struct {
-	ss     []*sample
-	ps     []Param
-	z0     []float64
-	free   []int // indices into ps of the parameters the optimiser moves
-	lambda float64
-	z, xs  []float64 // scratch: the full z and the parameter values
+	ss      []*sample
+	ps      []Param
+	z0      []float64
+	free    []int // indices into ps of the parameters the optimiser moves
+	scatter float64
+	k       float64   // Huber's threshold in units of scatter
+	z, xs   []float64 // scratch: the full z and the parameter values
 }
 
 // newProblem returns the problem of fitting the free parameters of ps to
-// ss, every parameter starting at (and pulled towards) its default.
-func newProblem(ss []*sample, ps []Param, free []int, lambda float64) *problem {
+// ss with o's scatter of the runs' log errors and Huber threshold, every
+// parameter starting at its default, where its prior is centred.
+func newProblem(ss []*sample, ps []Param, free []int, o Options) *problem {
 	z0 := zOf(ps)
-	return &problem{ss: ss, ps: ps, z0: z0, free: free, lambda: lambda,
+	return &problem{ss: ss, ps: ps, z0: z0, free: free, scatter: o.scatter(), k: o.huberK(),
 		z: slices.Clone(z0), xs: make([]float64, len(ps))}
 }
 
-// objective is the mean over runs of (log predicted - log measured)^2 plus
-// lambda·||z - z0||^2 over the free parameters (docs/go-style.md §2.2 step 2:
-// relative error, ridge towards the defaults in the transformed
-// variables). zf holds the free parameters' z in the order of p.free.
+// objective is the negative log posterior per run (package documentation):
+//
+//	f = (1/n)·[Σ_j ρ(r_j/s) + Σ_i ½((u_i − u0_i)/τ_i)²]
+//
+// with r_j = log predicted_j − log measured_j, s the scatter, ρ Huber's
+// loss with HuberK, and u the parameter in its prior's unit. zf holds the
+// free parameters' z in the order of p.free.
 func (p *problem) objective(zf []float64) float64 {
-	f := 0.0
 	for k, i := range p.free {
 		p.z[i] = zf[k]
-		d := zf[k] - p.z0[i]
-		f += p.lambda * d * d
 	}
+	f := 0.0
 	for i, q := range p.ps {
 		p.xs[i] = q.value(p.z[i])
+		f += q.priorTerm(p.xs[i])
 	}
-	sum := 0.0
 	for _, s := range p.ss {
-		r := s.logPredicted(p.ps, p.xs) - s.logMeasured
-		sum += r * r
+		f += huber((s.logPredicted(p.ps, p.xs)-s.logMeasured)/p.scatter, p.k)
 	}
-	f += sum / float64(len(p.ss))
+	f /= float64(len(p.ss))
 	if math.IsNaN(f) {
 		return math.Inf(1)
 	}
 	return f
 }
+
+// huber is Huber's loss with threshold k: t²/2 inside, linear outside, so
+// that a run the model misses by far pulls with a bounded force (k = +Inf
+// is least squares).
+func huber(t, k float64) float64 {
+	a := math.Abs(t)
+	if a <= k {
+		return t * t / 2
+	}
+	return k * (a - k/2)
+}
+
+// huberGrad is the derivative of huber: t clamped to ±k.
+func huberGrad(t, k float64) float64 { return min(max(t, -k), k) }
 
 // full returns the full z with the free parameters at zf.
 func (p *problem) full(zf []float64) []float64 {
@@ -195,8 +212,8 @@ func minimize(pr *problem, start []float64, maxEvals int) (*optimize.Result, err
 	p := optimize.Problem{Func: pr.objective}
 	settings := &optimize.Settings{
 		FuncEvaluations: maxEvals,
-		// docs/go-style.md §2.2 step 4; the objective is a mean squared log error
-		// of order 1e-4..1e-1, so 1e-10 absolute is far below what matters.
+		// docs/go-style.md §2.2 step 4; the objective is of order 0.1..10 per
+		// run, so 1e-10 absolute is far below what matters.
 		Converger: &optimize.FunctionConverge{Absolute: 1e-10, Relative: 1e-8, Iterations: 200},
 	}
 	// A simplex of 0.5 in z spans about ±12% of a fraction near the middle

@@ -4,11 +4,11 @@
 // # Runs
 //
 // A Run is one row of a runs file: a CSV whose header names the columns. The
-// built-in data set (Default) is the project's reference/published-runs.csv
-// with a "framework" column appended (the profile each row ran on), embedded
-// from testdata/published-runs.csv;
-// docs/published-runs.md describes what every row measured. Read takes either
-// that full form or a user file with a subset of the columns:
+// built-in data set (Default) is search/runs/testdata/published-runs.csv,
+// embedded: the published runs that docs/published-runs.md describes (what
+// every row measured), with a "framework" column appended (the profile each
+// row ran on). Read takes either that full form or a user file with a
+// subset of the columns:
 //
 //   - id (required): a unique name for the row;
 //   - the model: "model" (a preset name, a YAML file or a config.json, as

@@ -14,8 +14,8 @@ import (
 	"github.com/meshplan/meshplan/search/internal/cells"
 )
 
-// publishedRunsCSV is reference/published-runs.csv with one column added at
-// the end: "framework", the profile each row is planned with.
+// publishedRunsCSV is the published runs of docs/published-runs.md with one
+// column added at the end: "framework", the profile each row is planned with.
 //
 //go:embed testdata/published-runs.csv
 var publishedRunsCSV []byte
@@ -213,7 +213,8 @@ func ColumnNames() []string {
 }
 
 // Default returns the built-in data set: the published runs of
-// reference/published-runs.csv, in file order.
+// search/runs/testdata/published-runs.csv (docs/published-runs.md), in file
+// order.
 func Default() ([]Run, error) {
 	return Read(bytes.NewReader(publishedRunsCSV))
 }

@@ -1,0 +1,57 @@
+package cmd
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDefaultBatchTokens pins the rule: 2048 tokens per chip, at least
+// 4Mi and at most 16Mi.
+func TestDefaultBatchTokens(t *testing.T) {
+	for _, tt := range []struct{ chips, want int }{
+		{0, 4 << 20}, {1, 4 << 20}, {128, 4 << 20}, // the floor
+		{2048, 4 << 20},   // 2048 × 2048 = 4Mi exactly
+		{3072, 6 << 20},   // Megatron-LM's 1T run: 3,072 sequences of 2,048
+		{4096, 8 << 20},   // 2048 × 4096
+		{8192, 16 << 20},  // Llama 3 405B on 8,192 H100: 16M tokens
+		{16384, 16 << 20}, // and on 16,384: still 16M, the ceiling
+		{1 << 20, 16 << 20},
+	} {
+		if got := DefaultBatchTokens(tt.chips); got != tt.want {
+			t.Errorf("DefaultBatchTokens(%d) = %d, want %d", tt.chips, got, tt.want)
+		}
+	}
+}
+
+// TestDefaultBatchSaidEverywhere wants every output of a plan or explain
+// whose batch was defaulted to say so and how to set it, and no output
+// whose batch was given to say it. The README's example plans 2048
+// sequences of 8192 on 16,384 H100, Llama 3 405B's batch.
+func TestDefaultBatchSaidEverywhere(t *testing.T) {
+	clearEnv(t)
+	const said = "set --batch or --batch-tokens"
+	base := []string{"--model", "llama3-8b", "--cluster", "h100-64", "--top", "1", "--quiet"}
+	explain := []string{"explain", "--model", "llama3-8b", "--cluster", "h100-64", "--strategy", "dp=8,tp=8"}
+	for _, f := range []string{"table", "json", "csv", "md", "html"} {
+		for _, args := range [][]string{base, explain} {
+			args := append(append([]string{}, args...), "--format", f)
+			stdout, stderr, code := run(t, args...)
+			if code != ExitOK || !strings.Contains(stdout, said) {
+				t.Errorf("plan %s: exit %d, %s; the output does not say %q", strings.Join(args, " "), code, stderr, said)
+			}
+			given := append(append([]string{}, args...), "--batch", "256")
+			stdout, _, _ = run(t, given...)
+			if strings.Contains(stdout, said) {
+				t.Errorf("plan %s: the output says the batch was defaulted", strings.Join(given, " "))
+			}
+		}
+	}
+	_, stderr, code := run(t, append(base, "--emit", "torchtitan")...)
+	if code != ExitOK || !strings.Contains(stderr, said) {
+		t.Errorf("--emit: exit %d, stderr %q does not say %q", code, stderr, said)
+	}
+	p, _ := runPlanJSON(t, "--model", "llama3-405b", "--cluster", "h100-16384", "--tokens", "15T", "--price", "2.5", "--top", "1")
+	if p.Batch.Sequences != 2048 || p.Batch.SeqLen != 8192 {
+		t.Errorf("the README's example plans %d sequences of %d, want Llama 3's 2048 of 8192", p.Batch.Sequences, p.Batch.SeqLen)
+	}
+}
