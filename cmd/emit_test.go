@@ -272,3 +272,21 @@ func TestEmitFP8(t *testing.T) {
 		t.Errorf("deepspeed fp8: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
+
+// TestEmitExpertTensor checks that the experts' split over tp (the
+// planner's etp) reaches Megatron-Core and torchtitan, whose defaults differ.
+func TestEmitExpertTensor(t *testing.T) {
+	const args = "explain --model mixtral-8x7b --cluster h100-64 --batch 256 --seq 4096"
+	mg := megatronFlags(t, emitOut(t, append(strings.Fields(args), "--strategy", "dp=16,tp=4,ep=8,etp=4", "--emit", "megatron")...))
+	if mg["--expert-model-parallel-size"] != "8" || mg["--expert-tensor-parallel-size"] != "4" {
+		t.Errorf("megatron: ep %q, etp %q", mg["--expert-model-parallel-size"], mg["--expert-tensor-parallel-size"])
+	}
+	tt := emitOut(t, append(strings.Fields(args), "--strategy", "fsdp=16,tp=4,ep=8", "--emit", "torchtitan")...)
+	if !strings.Contains(tt, "\nexpert_tensor_parallel_degree = 4\n") {
+		t.Errorf("torchtitan: no expert_tensor_parallel_degree = 4 in\n%s", tt)
+	}
+	_, stderr, code := run(t, append(strings.Fields(args), "--strategy", "dp=16,tp=4,ep=8,etp=1")...)
+	if code != ExitBadInput || !strings.Contains(stderr, "etp=1 with tp=4") {
+		t.Errorf("etp=1 with tp=4: exit %d, stderr %q", code, stderr)
+	}
+}

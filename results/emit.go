@@ -180,6 +180,10 @@ func emitMegatron(e Evaluation) (string, error) {
 	flags = append(flags, [2]string{"--context-parallel-size", strconv.Itoa(s.Degree[space.CP])})
 	if s.Degree[space.EP] > 1 {
 		flags = append(flags, [2]string{"--expert-model-parallel-size", strconv.Itoa(s.Degree[space.EP])})
+		if s.Degree[space.TP] > 1 {
+			// The planner splits the experts over tp (space.Strategy.ETP).
+			flags = append(flags, [2]string{"--expert-tensor-parallel-size", strconv.Itoa(s.Degree[space.TP])})
+		}
 	}
 	if s.SP && s.Degree[space.TP] > 1 {
 		flags = append(flags, [2]string{"--sequence-parallel", ""})
@@ -403,6 +407,11 @@ func emitTorchTitan(e Evaluation) (string, error) {
 	fmt.Fprintf(&b, "pipeline_parallel_degree = %d\n", s.Degree[space.PP])
 	if s.Degree[space.EP] > 1 {
 		fmt.Fprintf(&b, "expert_parallel_degree = %d\n", s.Degree[space.EP])
+		if s.Degree[space.TP] > 1 {
+			// The planner splits the experts over tp (space.Strategy.ETP);
+			// torchtitan's default is 1.
+			fmt.Fprintf(&b, "expert_tensor_parallel_degree = %d\n", s.Degree[space.TP])
+		}
 	}
 	replicas := s.Replicas()
 	local := s.MB

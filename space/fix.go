@@ -36,6 +36,14 @@ func ParseFix(s string) (Fix, error) {
 	if err != nil {
 		return Fix{}, err
 	}
+	// The planner's etp is tp (Strategy.ETP): pinning etp pins tp.
+	if e, ok := f.Set["etp"]; ok {
+		delete(f.Set, "etp")
+		if t, ok := f.Set["tp"]; ok && t != e {
+			return Fix{}, fmt.Errorf("space: --fix etp=%s with tp=%s: the planner splits each expert's matrices over the tp chips (etp = tp); expert-tensor parallelism apart from tp is not modelled", e, t)
+		}
+		f.Set["tp"] = e
+	}
 	return f, nil
 }
 

@@ -70,6 +70,11 @@ func keyTable() []keySpec {
 			st.MB = n
 			return err
 		}, func(st *Strategy) string { return strconv.Itoa(st.MB) }, func(st *Strategy) bool { return st.MB == 1 }),
+		knob("etp", func(st *Strategy, val string) error {
+			n, err := positive("etp", val)
+			st.ETP = n
+			return err
+		}, func(st *Strategy) string { return strconv.Itoa(st.ETP) }, func(st *Strategy) bool { return st.ETP == 0 || st.ETP == max(st.Degree[TP], 1) }),
 		knob("schedule", func(st *Strategy, val string) error {
 			v, ok := LookupSchedule(strings.ToLower(val))
 			if !ok {
@@ -174,6 +179,9 @@ func Parse(s string) (Strategy, error) {
 	}
 	if !spSet {
 		st.SP = st.Degree[TP] > 1
+	}
+	if st.ETP == max(st.Degree[TP], 1) {
+		st.ETP = 0 // the planner's etp: the tp degree
 	}
 	return st, nil
 }
@@ -310,9 +318,9 @@ func meshString(m *[NumDims][]Share) string {
 }
 
 // String returns the canonical strategy string: the keys in the contract's
-// order (dp, zero, fsdp, tp, sp, cp, pp, ep, mb, schedule, v, recompute,
+// order (dp, zero, fsdp, tp, sp, cp, pp, ep, mb, etp, schedule, v, recompute,
 // precision, mesh), each key only when it differs from its default (sp's default is
-// tp>1), and the mesh whenever any dimension has shares. A share is written
+// tp>1, etp's tp), and the mesh whenever any dimension has shares. A share is written
 // axis*k when its Size is known (always after Place) and plain axis when
 // Size is 0 (whole axis, not yet resolved). The all-default strategy prints
 // as "dp=1". Parse(s.String()) gives s back for every s that Parse returns.

@@ -43,6 +43,9 @@ func TestParseString(t *testing.T) {
 		{"ep=2,dp=2,mesh=ep:gpu*2;dp:gpu*2", "dp=2,ep=2,mesh=dp:gpu*2;ep:gpu*2"},
 		{"precision=FP8,tp=8", "tp=8,precision=fp8"},
 		{"precision=bf16", "dp=1"},
+		{"etp=1", "dp=1"},
+		{"tp=2,etp=2", "tp=2"},
+		{"tp=4,etp=1", "tp=4,etp=1"},
 	}
 	for _, tt := range tests {
 		s, err := Parse(tt.in)
@@ -162,6 +165,13 @@ func TestFix(t *testing.T) {
 	bad := Fix{Set: map[string]string{"tpp": "8"}}
 	if bad.Allows(Defaults()) || bad.Validate() == nil {
 		t.Error("a Fix with an unknown key must allow nothing and fail Validate")
+	}
+	// etp pins tp: the planner's etp is tp.
+	if f, err := ParseFix("etp=4"); err != nil || f.String() != "tp=4" {
+		t.Errorf("ParseFix(etp=4) = %q, %v; want tp=4", f, err)
+	}
+	if _, err := ParseFix("etp=2,tp=4"); err == nil || !strings.Contains(err.Error(), "etp=2 with tp=4") {
+		t.Errorf("ParseFix(etp=2,tp=4) error = %v", err)
 	}
 	if _, err := ParseFix("tp=8,tp=4"); err == nil || !strings.Contains(err.Error(), `fix key "tp" is given twice`) {
 		t.Errorf("ParseFix(tp=8,tp=4) error = %v", err)

@@ -37,6 +37,13 @@ type Strategy struct {
 	SP bool
 	// MB is the micro-batch size in sequences per data-parallel replica.
 	MB int
+	// ETP is the expert-tensor parallel degree as given (the etp key): 0
+	// means the planner's model, each expert's matrices split over the tp
+	// chips like the dense layers (etp = tp, Megatron-Core's default
+	// --expert-tensor-parallel-size); a value other than max(tp, 1) is
+	// refused by Validate (expert-tensor parallelism apart from tp is not
+	// modelled).
+	ETP int
 	// Schedule is the pipeline schedule.
 	Schedule Schedule
 	// V is the number of virtual stages per pipeline rank (interleaved only).

@@ -65,6 +65,9 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 		add("zero=%d shards across dp, but dp=1: use zero=0, or move data-parallel chips from fsdp to dp", s.Zero)
 	}
 	tp := s.Degree[TP]
+	if s.ETP != 0 && s.ETP != max(tp, 1) {
+		add("etp=%d with tp=%d: the planner splits each expert's matrices over the tp chips (etp = tp, Megatron-Core's default); expert-tensor parallelism apart from tp is not modelled: leave etp out or set etp=%d", s.ETP, max(tp, 1), max(tp, 1))
+	}
 	if s.SP && tp <= 1 {
 		add("sp=true needs tp > 1 (sequence parallelism splits the sequence inside the tp group): set tp > 1 or sp=false")
 	}
