@@ -273,8 +273,9 @@ func TestEmitFP8(t *testing.T) {
 	}
 }
 
-// TestEmitExpertTensor checks that the experts' split over tp (the
-// planner's etp) reaches Megatron-Core and torchtitan, whose defaults differ.
+// TestEmitExpertTensor checks that the experts' split over tp or whole
+// (etp) reaches Megatron-Core and torchtitan, whose defaults differ, and
+// that a split over part of tp is refused.
 func TestEmitExpertTensor(t *testing.T) {
 	const args = "explain --model mixtral-8x7b --cluster h100-64 --batch 256 --seq 4096"
 	mg := megatronFlags(t, emitOut(t, append(strings.Fields(args), "--strategy", "dp=16,tp=4,ep=8,etp=4", "--emit", "megatron")...))
@@ -285,8 +286,16 @@ func TestEmitExpertTensor(t *testing.T) {
 	if !strings.Contains(tt, "\nexpert_tensor_parallel_degree = 4\n") {
 		t.Errorf("torchtitan: no expert_tensor_parallel_degree = 4 in\n%s", tt)
 	}
-	_, stderr, code := run(t, append(strings.Fields(args), "--strategy", "dp=16,tp=4,ep=8,etp=1")...)
-	if code != ExitBadInput || !strings.Contains(stderr, "etp=1 with tp=4") {
-		t.Errorf("etp=1 with tp=4: exit %d, stderr %q", code, stderr)
+	mg = megatronFlags(t, emitOut(t, append(strings.Fields(args), "--strategy", "dp=16,tp=4,ep=8,etp=1", "--emit", "megatron")...))
+	if mg["--expert-tensor-parallel-size"] != "1" {
+		t.Errorf("megatron etp=1: etp %q", mg["--expert-tensor-parallel-size"])
+	}
+	tt = emitOut(t, append(strings.Fields(args), "--strategy", "fsdp=16,tp=4,ep=8,etp=1", "--emit", "torchtitan")...)
+	if !strings.Contains(tt, "\nexpert_tensor_parallel_degree = 1\n") {
+		t.Errorf("torchtitan etp=1: no expert_tensor_parallel_degree = 1 in\n%s", tt)
+	}
+	_, stderr, code := run(t, append(strings.Fields(args), "--strategy", "dp=16,tp=4,ep=8,etp=2")...)
+	if code != ExitBadInput || !strings.Contains(stderr, "etp=2 with tp=4") {
+		t.Errorf("etp=2 with tp=4: exit %d, stderr %q", code, stderr)
 	}
 }

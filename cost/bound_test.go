@@ -26,6 +26,7 @@ func TestLowerBound(t *testing.T) {
 		{"llama3-8b", "h100-16", 64, 4096, model.ProgramOptions{}, ""},
 		{"llama3-8b", "h100-16", 32, 8192, autocast, ""},
 		{"mixtral-8x7b", "h100-16", 32, 4096, model.ProgramOptions{}, ""},
+		{"mixtral-8x7b", "h100-16", 32, 4096, model.ProgramOptions{ExpertsWhole: true}, "etp=1"},
 		{"llama2-7b", "v5p-32", 64, 4096, model.ProgramOptions{}, ""},
 		{"gpt3-175b", "a100-64", 64, 2048, model.ProgramOptions{}, ""},
 		// MLA, MTP and fp8 matmuls under DualPipe and the deepseek policy.

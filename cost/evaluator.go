@@ -104,6 +104,12 @@ func (e *evaluator) zeroRoles(w int) roleSet {
 // routed expert's weight, when active.
 func (e *evaluator) dataRole(w int) roleSet {
 	if e.p.Tensors[w].Expert {
+		if e.p.Options.ExpertsWhole {
+			// Whole experts are replicated over tp too: the distributed
+			// optimizer shards them over the expert data-parallel group,
+			// edp x tp [MEG-MOE] (model.ProgramOptions.ExpertsWhole).
+			return (bit(space.RoleEDP) | bit(space.RoleTP)) & e.active
+		}
 		return bit(space.RoleEDP) & e.active
 	}
 	return bit(space.RoleDP) & e.active

@@ -380,6 +380,31 @@ func TestMoEStates(t *testing.T) {
 	}
 }
 
+// TestWholeExperts checks etp=1 (model.ProgramOptions.ExpertsWhole) under
+// dp = 16, tp = 4, ep = 8 on 64 chips: each chip holds its 32·8/8 routed
+// experts whole, 4x the split experts' bytes, so the weights (2 bytes) and
+// the unsharded gradients (4 bytes) grow by 3x the split experts'; ZeRO-1
+// shards the experts' optimizer state over edp x tp = 2 x 4 chips, as it
+// shards the split ones over edp's 2: the same bytes.
+func TestWholeExperts(t *testing.T) {
+	m := mixtral()
+	w := space.Workload{Batch: 256, SeqLen: 4096}
+	s := strat(space.Strategy{Degree: space.Degrees{space.DP: 16, space.TP: 4, space.EP: 8}, SP: true, Zero: 1})
+	split := est(t, m, model.ProgramOptions{}, w, s)
+	s.ETP = 1
+	whole := est(t, m, model.ProgramOptions{ExpertsWhole: true}, w, s)
+	expert := 32 * 8 * float64(m.ExpertParams()) / 8 / 4 // split routed experts per chip
+	if d := whole.ParamsBytes - split.ParamsBytes; !within(d, 3*2*expert, 1e-9) {
+		t.Errorf("whole experts add %.6g parameter bytes, want %.6g", d, 3*2*expert)
+	}
+	if d := whole.GradsBytes - split.GradsBytes; !within(d, 3*4*expert, 1e-9) {
+		t.Errorf("whole experts add %.6g gradient bytes, want %.6g", d, 3*4*expert)
+	}
+	if !within(whole.OptimizerBytes, split.OptimizerBytes, 1e-9) {
+		t.Errorf("optimizer state %.6g whole, %.6g split: ZeRO-1 over edp x tp gives the same shard", whole.OptimizerBytes, split.OptimizerBytes)
+	}
+}
+
 func TestPipelineStages(t *testing.T) {
 	// Tied embedding with pp > 1: the last stage keeps a copy, so both stages
 	// carry V·h/t; with 1F1B the first holds p micro-batches and is the busier.

@@ -610,11 +610,17 @@ func (mm *Model) stagePhases(g *geometry, terms []kindTerms, e *endTerms, st *st
 func (mm *Model) states(g *geometry, dense, expert, fp8 float64, step bool) (params, grads, opt float64) {
 	pr := mm.p.Options.Precision
 	gradDP, optDP, gradEDP, optEDP := 1.0, 1.0, 1.0, 1.0
+	edp := g.deg[space.RoleEDP]
+	if mm.p.Options.ExpertsWhole {
+		// Whole experts are replicated over tp too: ZeRO shards them over
+		// edp x tp [MEG-MOE] (model.ProgramOptions.ExpertsWhole).
+		edp *= g.deg[space.RoleTP]
+	}
 	if g.zero >= 1 {
-		optDP, optEDP = g.deg[space.RoleDP], g.deg[space.RoleEDP]
+		optDP, optEDP = g.deg[space.RoleDP], edp
 	}
 	if g.zero >= 2 {
-		gradDP, gradEDP = g.deg[space.RoleDP], g.deg[space.RoleEDP]
+		gradDP, gradEDP = g.deg[space.RoleDP], edp
 	}
 	n := dense + expert
 	shards := dense/optDP + expert/optEDP

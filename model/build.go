@@ -39,6 +39,13 @@ type ProgramOptions struct {
 	// FP8, when not nil, runs the projections in fp8 under this recipe;
 	// nil is bf16 throughout.
 	FP8 *FP8Recipe
+	// ExpertsWhole keeps each expert's matrices whole on every tensor-parallel
+	// chip (expert-tensor parallel degree 1, Megatron-Core's
+	// --expert-tensor-parallel-size 1): under sequence parallelism each tp
+	// chip runs its own tokens' slots through whole experts, and the tp
+	// chips hold replicas of the experts, whose gradients they sum. False
+	// splits the experts' FFN width over tp like the dense layers (etp = tp).
+	ExpertsWhole bool
 }
 
 // dropout reports whether the program of s applies dropout.
@@ -566,10 +573,15 @@ func (b *builder) moe() int {
 	probs := b.tensor("router_probs", ClassStat, dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimEr, Replicated))
 	xk := b.act("xk", dm(DimB, MoEBatch), dm(DimS, ResidualSeq), dm(DimR, Replicated), dm(DimD, Replicated))
 	xe := b.act("xe", dm(DimE, Experts), dm(DimC, ExpertSlots), dm(DimD, Replicated))
-	wei := b.weight("We_in", true, dm(DimE, Experts), dm(DimD, ExpertEmbed), dm(DimFe2, Width))
-	he := b.act("he", dm(DimE, Experts), dm(DimC, ExpertSlots), dm(DimFe2, Width))
-	ae := b.act("ae", dm(DimE, Experts), dm(DimC, ExpertSlots), dm(DimFe, Width))
-	weo := b.weight("We_out", true, dm(DimE, Experts), dm(DimFe, Width), dm(DimD, ExpertEmbed))
+	// The experts' FFN width: split over tp (etp = tp) or whole (etp = 1).
+	ew := Width
+	if b.p.Options.ExpertsWhole {
+		ew = Replicated
+	}
+	wei := b.weight("We_in", true, dm(DimE, Experts), dm(DimD, ExpertEmbed), dm(DimFe2, ew))
+	he := b.act("he", dm(DimE, Experts), dm(DimC, ExpertSlots), dm(DimFe2, ew))
+	ae := b.act("ae", dm(DimE, Experts), dm(DimC, ExpertSlots), dm(DimFe, ew))
+	weo := b.weight("We_out", true, dm(DimE, Experts), dm(DimFe, ew), dm(DimD, ExpertEmbed))
 	ye := b.act("ye", dm(DimE, Experts), dm(DimC, ExpertSlots), dm(DimD, Replicated))
 	yk := b.act("yk", dm(DimB, MoEBatch), dm(DimS, ResidualSeq), dm(DimR, Replicated), dm(DimD, Replicated))
 	ym := b.act("ym", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
@@ -577,7 +589,7 @@ func (b *builder) moe() int {
 	copies := b.p.Size[DimR]
 	b.norm("norm2_w")
 	if b.p.Spec.Bias {
-		b.param("be_in", true, 1, dm(DimE, Experts), dm(DimFe2, Width))
+		b.param("be_in", true, 1, dm(DimE, Experts), dm(DimFe2, ew))
 		b.param("be_out", true, 1, dm(DimE, Experts), dm(DimD, ExpertEmbed))
 	}
 

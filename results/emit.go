@@ -181,8 +181,8 @@ func emitMegatron(e Evaluation) (string, error) {
 	if s.Degree[space.EP] > 1 {
 		flags = append(flags, [2]string{"--expert-model-parallel-size", strconv.Itoa(s.Degree[space.EP])})
 		if s.Degree[space.TP] > 1 {
-			// The planner splits the experts over tp (space.Strategy.ETP).
-			flags = append(flags, [2]string{"--expert-tensor-parallel-size", strconv.Itoa(s.Degree[space.TP])})
+			// The experts split over tp or whole (space.Strategy.ETP).
+			flags = append(flags, [2]string{"--expert-tensor-parallel-size", strconv.Itoa(s.ExpertTP())})
 		}
 	}
 	if s.SP && s.Degree[space.TP] > 1 {
@@ -408,9 +408,8 @@ func emitTorchTitan(e Evaluation) (string, error) {
 	if s.Degree[space.EP] > 1 {
 		fmt.Fprintf(&b, "expert_parallel_degree = %d\n", s.Degree[space.EP])
 		if s.Degree[space.TP] > 1 {
-			// The planner splits the experts over tp (space.Strategy.ETP);
-			// torchtitan's default is 1.
-			fmt.Fprintf(&b, "expert_tensor_parallel_degree = %d\n", s.Degree[space.TP])
+			// The experts split over tp or whole (space.Strategy.ETP).
+			fmt.Fprintf(&b, "expert_tensor_parallel_degree = %d\n", s.ExpertTP())
 		}
 	}
 	replicas := s.Replicas()

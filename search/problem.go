@@ -147,11 +147,13 @@ func NewProblem(m model.Spec, c profiles.Cluster, w space.Workload, fix space.Fi
 		return nil, &InputError{Err: err}
 	}
 	ms.fp8 = newLazyModels(m, o.Program, recipe)
+	ms.whole = newWholeModels(m, o.Program, recipe)
 	if o.ShardedProgram != nil {
 		if ms.sharded, err = newModels(m, *o.ShardedProgram); err != nil {
 			return nil, &InputError{Err: err}
 		}
 		ms.sharded.fp8 = newLazyModels(m, *o.ShardedProgram, recipe)
+		ms.sharded.whole = newWholeModels(m, *o.ShardedProgram, recipe)
 	}
 	prog := ms.program
 	p := &Problem{model: prog.Spec, cluster: c, workload: w, fix: fix, options: o, models: ms}
@@ -240,6 +242,10 @@ type models struct {
 	// fp8 are the same models with the projections in fp8 (Options.FP8),
 	// built on first use.
 	fp8 *lazyModels
+	// whole, for a mixture-of-experts model, are the same models with each
+	// expert's matrices whole on every tp chip (etp=1,
+	// model.ProgramOptions.ExpertsWhole), built on first use.
+	whole *lazyModels
 }
 
 // lazyModels builds the models of one layer program on first use; safe for
@@ -248,8 +254,11 @@ type lazyModels struct {
 	once sync.Once
 	spec model.Spec
 	opts model.ProgramOptions
-	ms   *models
-	err  error
+	// recipe, when not nil, is the fp8 recipe the built models' own fp8
+	// variant takes (for the whole-experts models).
+	recipe *model.FP8Recipe
+	ms     *models
+	err    error
 }
 
 // newLazyModels describes the models of m under o with recipe's fp8 matmuls.
@@ -258,9 +267,24 @@ func newLazyModels(m model.Spec, o model.ProgramOptions, recipe model.FP8Recipe)
 	return &lazyModels{spec: m, opts: o}
 }
 
+// newWholeModels describes the models of m under o with whole experts
+// (etp=1), whose fp8 variant takes recipe; nil for a dense model.
+func newWholeModels(m model.Spec, o model.ProgramOptions, recipe model.FP8Recipe) *lazyModels {
+	if m.MoE == nil {
+		return nil
+	}
+	o.ExpertsWhole = true
+	return &lazyModels{spec: m, opts: o, recipe: &recipe}
+}
+
 // get builds the models once and returns them.
 func (l *lazyModels) get() (*models, error) {
-	l.once.Do(func() { l.ms, l.err = newModels(l.spec, l.opts) })
+	l.once.Do(func() {
+		l.ms, l.err = newModels(l.spec, l.opts)
+		if l.err == nil && l.recipe != nil {
+			l.ms.fp8 = newLazyModels(l.spec, l.opts, *l.recipe)
+		}
+	})
 	return l.ms, l.err
 }
 
@@ -280,13 +304,25 @@ func shards(s *space.Strategy) bool {
 	return s.Degree[space.FSDP] > 1 || s.Degree[space.CP] > 1
 }
 
+// numPicks is the number of models pick chooses from: sharded or not,
+// fp8 or not, whole experts or not.
+const numPicks = 8
+
 // pick returns the models that score s and their index among the
 // scorer's evaluator pools: the sharded program's (fsdp or cp above 1)
-// when there is one, in fp8 for precision=fp8.
+// when there is one, with whole experts for etp=1 (Strategy.ExpertsWhole),
+// in fp8 for precision=fp8.
 func (ms *models) pick(s *space.Strategy) (*models, int, error) {
 	m, i := ms, 0
 	if ms.sharded != nil && shards(s) {
 		m, i = ms.sharded, 1
+	}
+	if s.ExpertsWhole() && m.whole != nil {
+		w, err := m.whole.get()
+		if err != nil {
+			return nil, 0, fmt.Errorf("search: the layer program with whole experts: %w", err)
+		}
+		m, i = w, i+4
 	}
 	if !s.FP8() {
 		return m, i, nil
@@ -363,8 +399,8 @@ func (ps *planScorer) memoryKey(s *space.Strategy) (memoryKey, bool) {
 // use.
 type planWorker struct {
 	ps         *planScorer
-	evaluators [4]*cost.Evaluator // per models (pick)
-	bounders   [4]*cost.Bounder
+	evaluators [numPicks]*cost.Evaluator // per models (pick)
+	bounders   [numPicks]*cost.Bounder
 }
 
 // Memory estimates the per-chip memory of s.

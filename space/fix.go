@@ -36,11 +36,12 @@ func ParseFix(s string) (Fix, error) {
 	if err != nil {
 		return Fix{}, err
 	}
-	// The planner's etp is tp (Strategy.ETP): pinning etp pins tp.
-	if e, ok := f.Set["etp"]; ok {
+	// etp=N > 1 is the experts split over all the tp chips: it pins tp=N;
+	// etp=1 (whole experts) stays a pin of its own.
+	if e, ok := f.Set["etp"]; ok && e != "1" {
 		delete(f.Set, "etp")
 		if t, ok := f.Set["tp"]; ok && t != e {
-			return Fix{}, fmt.Errorf("space: --fix etp=%s with tp=%s: the planner splits each expert's matrices over the tp chips (etp = tp); expert-tensor parallelism apart from tp is not modelled", e, t)
+			return Fix{}, fmt.Errorf("space: --fix etp=%s with tp=%s: each expert's matrices are split over all the tp chips (etp=tp) or none (etp=1)", e, t)
 		}
 		f.Set["tp"] = e
 	}

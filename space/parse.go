@@ -74,7 +74,7 @@ func keyTable() []keySpec {
 			n, err := positive("etp", val)
 			st.ETP = n
 			return err
-		}, func(st *Strategy) string { return strconv.Itoa(st.ETP) }, func(st *Strategy) bool { return st.ETP == 0 || st.ETP == max(st.Degree[TP], 1) }),
+		}, func(st *Strategy) string { return strconv.Itoa(st.ExpertTP()) }, func(st *Strategy) bool { return st.ETP == 0 || st.ETP == max(st.Degree[TP], 1) }),
 		knob("schedule", func(st *Strategy, val string) error {
 			v, ok := LookupSchedule(strings.ToLower(val))
 			if !ok {

@@ -173,6 +173,10 @@ func TestFix(t *testing.T) {
 	if _, err := ParseFix("etp=2,tp=4"); err == nil || !strings.Contains(err.Error(), "etp=2 with tp=4") {
 		t.Errorf("ParseFix(etp=2,tp=4) error = %v", err)
 	}
+	// etp=1 (whole experts) is a pin of its own.
+	if f, err := ParseFix("etp=1"); err != nil || f.String() != "etp=1" {
+		t.Errorf("ParseFix(etp=1) = %q, %v; want etp=1", f, err)
+	}
 	if _, err := ParseFix("tp=8,tp=4"); err == nil || !strings.Contains(err.Error(), `fix key "tp" is given twice`) {
 		t.Errorf("ParseFix(tp=8,tp=4) error = %v", err)
 	}

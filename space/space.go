@@ -52,6 +52,9 @@ type Space struct {
 	rules      []Rules // of each schedule choice
 	recomputes []string
 	zeros      []int
+	// etp is every strategy's pinned etp=1 (whole experts on the tp chips),
+	// or 0 for experts split over tp.
+	etp int
 	// precision is every strategy's matmul precision: the pinned one, else
 	// bf16 (the search never changes a run's numerics on its own).
 	precision string
@@ -283,6 +286,15 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	}
 	if len(sp.zeros) == 0 {
 		return nil, fmt.Errorf("space: the fixed zero=%d needs dp > 1, but no layout that agrees with --fix %q has dp > 1: use zero=0", fp.Zero, fix.String())
+	}
+	if fp.has("etp") {
+		if fp.ETP != 1 {
+			return nil, fmt.Errorf("space: --fix etp=%d: pin etp=1 (whole experts) or tp (experts split over it)", fp.ETP)
+		}
+		if m.MoE == nil {
+			return nil, fmt.Errorf("space: --fix etp=1 keeps whole experts, but %s is dense: leave etp out", m.Name)
+		}
+		sp.etp = 1
 	}
 	sp.precision = PrecisionBF16
 	if fp.has("precision") {
@@ -708,6 +720,12 @@ func (sp *Space) Decode(genes []int, dst *Strategy) bool {
 	z := sp.zeros[genes[GeneZero]]
 	*dst = Strategy{Degree: l.deg, Zero: z, SP: l.sp, MB: mb, Schedule: sc.name, V: sc.v,
 		Recompute: sp.recomputes[genes[GeneRecompute]], Precision: sp.precision, Mesh: l.mesh}
+	if sp.etp == 1 && l.deg[TP] > 1 {
+		if !l.sp {
+			return false // whole experts need sequence parallelism (Validate)
+		}
+		dst.ETP = 1
+	}
 	return l.perReplica%mb == 0 && sp.valid(l, mb, z, genes[GeneSchedule])
 }
 
@@ -737,7 +755,7 @@ func (sp *Space) DecodeIndex(i int64, genes []int, dst *Strategy) bool {
 // per-replica batch).
 func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	p, err := s.Place(sp.cluster)
-	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) {
+	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) || s.ExpertsWhole() != (sp.etp == 1 && s.Degree[TP] > 1) {
 		return nil, false
 	}
 	li, ok := sp.index[string(sp.layoutKey(nil, &p.Mesh, s.SP))]

@@ -687,3 +687,44 @@ func TestSpaceSchedulesAsked(t *testing.T) {
 		t.Errorf("fix schedule=zb-h1,pp=1: %v, want the schedule's need of a pipeline", err)
 	}
 }
+
+// TestWholeExperts checks --fix etp=1: every strategy with tp > 1 keeps
+// whole experts under sequence parallelism, Encode refuses one that splits
+// them, and a dense model refuses the fix.
+func TestWholeExperts(t *testing.T) {
+	fix, err := ParseFix("etp=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := New(mixtral(), gpuCluster(16), Workload{Batch: 32, SeqLen: 4096}, fix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	genes := make([]int, NumGenes)
+	var s Strategy
+	whole := 0
+	for i := range sp.Size() {
+		if !sp.DecodeIndex(i, genes, &s) {
+			continue
+		}
+		if s.Degree[TP] > 1 {
+			if !s.ExpertsWhole() || !s.SP {
+				t.Fatalf("%s: etp %d, sp %v", s, s.ETP, s.SP)
+			}
+			whole++
+			split := s
+			split.ETP = 0
+			if _, ok := sp.Encode(split); ok {
+				t.Fatalf("Encode accepted %s under etp=1", split)
+			}
+		} else if s.ETP != 0 {
+			t.Fatalf("%s: etp %d without tp", s, s.ETP)
+		}
+	}
+	if whole == 0 {
+		t.Fatal("no strategy with tp > 1")
+	}
+	if _, err := New(llama3_8b(), gpuCluster(8), Workload{Batch: 32, SeqLen: 8192}, fix); err == nil || !strings.Contains(err.Error(), "llama3-8b is dense") {
+		t.Errorf("dense model with etp=1: %v", err)
+	}
+}

@@ -38,11 +38,10 @@ type Strategy struct {
 	// MB is the micro-batch size in sequences per data-parallel replica.
 	MB int
 	// ETP is the expert-tensor parallel degree as given (the etp key): 0
-	// means the planner's model, each expert's matrices split over the tp
-	// chips like the dense layers (etp = tp, Megatron-Core's default
-	// --expert-tensor-parallel-size); a value other than max(tp, 1) is
-	// refused by Validate (expert-tensor parallelism apart from tp is not
-	// modelled).
+	// (or tp) splits each expert's matrices over the tp chips like the
+	// dense layers (etp = tp, Megatron-Core's default); 1 keeps them whole
+	// on every tp chip, each running its own tokens' slots under sequence
+	// parallelism (ExpertsWhole). Validate refuses other values.
 	ETP int
 	// Schedule is the pipeline schedule.
 	Schedule Schedule
@@ -80,6 +79,19 @@ func Defaults() Strategy {
 	}
 	return Strategy{Degree: d, MB: 1, Schedule: OneFOneB, V: 1, Recompute: RecomputeNone, Precision: PrecisionBF16}
 }
+
+// ExpertTP is the expert-tensor parallel degree s runs: ETP, or tp when
+// ETP is 0.
+func (s *Strategy) ExpertTP() int {
+	if s.ETP == 0 {
+		return max(s.Degree[TP], 1)
+	}
+	return s.ETP
+}
+
+// ExpertsWhole reports whether s keeps each expert's matrices whole on
+// every tensor-parallel chip: etp=1 with tp > 1.
+func (s Strategy) ExpertsWhole() bool { return s.ETP == 1 && s.Degree[TP] > 1 }
 
 // Matmul precisions accepted in Strategy.Precision.
 const (
