@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -209,41 +210,72 @@ func configErrors(v *viper.Viper, fes []*settings.FieldError) error {
 	return errors.Join(errs...)
 }
 
-// loadConfig fills a.cfg for command cmd: defaults, then the --config file,
-// then PLAN_ environment variables, then the flags set on the command line
+// newConfigViper returns a viper holding every Config key at its default
+// (defaults, from configKeys) that reads PLAN_ environment variables
 // (spf13/viper#761: every key is registered as a default so that the
-// environment reaches Unmarshal; flags are bound key by key so that
-// UnmarshalExact does not see --help or --config).
-func (a *app) loadConfig(cmd *cobra.Command) error {
+// environment reaches Unmarshal).
+func newConfigViper(defaults map[string]any) *viper.Viper {
 	v := viper.New()
-	defaults, err := configKeys()
-	if err != nil {
-		return err
-	}
 	for k, val := range defaults {
 		v.SetDefault(k, val)
 	}
 	v.SetEnvPrefix("PLAN")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_", ".", "_"))
 	v.AutomaticEnv()
+	return v
+}
 
+// readConfigFile reads data, the YAML of the --config file path, into v.
+// A document that is not YAML, or a key that is not one of defaults', is
+// bad input naming the file.
+func readConfigFile(v *viper.Viper, path string, data []byte, defaults map[string]any) error {
+	v.SetConfigFile(path)
+	if err := settings.ReadYAML(v, data); err != nil {
+		return badInputf("--config %s: %w", path, err)
+	}
+	var unknown []string
+	for _, k := range v.AllKeys() {
+		if _, ok := defaults[k]; !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		known := slices.Sorted(maps.Keys(defaults))
+		return badInputf("--config %s: unknown key %q (known keys: %s)", path, unknown[0], strings.Join(known, ", "))
+	}
+	return nil
+}
+
+// decodeConfig reads every setting of v into a Config; a value of the
+// wrong kind, or a number that is not whole, is bad input naming the
+// field and where it came from.
+func decodeConfig(v *viper.Viper) (Config, error) {
+	var cfg Config
+	if err := v.UnmarshalExact(&cfg, viper.DecodeHook(settings.DecodeHook())); err != nil {
+		return Config{}, badInput(configErrors(v, settings.FieldErrors(err)))
+	}
+	return cfg, nil
+}
+
+// loadConfig fills a.cfg for command cmd: defaults, then the --config file,
+// then PLAN_ environment variables, then the flags set on the command line
+// (flags are bound key by key so that UnmarshalExact does not see --help
+// or --config).
+func (a *app) loadConfig(cmd *cobra.Command) error {
+	defaults, err := configKeys()
+	if err != nil {
+		return err
+	}
+	v := newConfigViper(defaults)
 	if f := cmd.Flags().Lookup("config"); f != nil && f.Value.String() != "" {
 		path := f.Value.String()
-		v.SetConfigFile(path)
-		v.SetConfigType("yaml")
-		if err := v.ReadInConfig(); err != nil {
-			return badInputf("--config %s: %s", path, oneLine(err.Error()))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return badInputf("--config %s: cannot read it: %s", path, oneLine(unwrapPath(err).Error()))
 		}
-		var unknown []string
-		for _, k := range v.AllKeys() {
-			if _, ok := defaults[k]; !ok {
-				unknown = append(unknown, k)
-			}
-		}
-		if len(unknown) > 0 {
-			slices.Sort(unknown)
-			known := slices.Sorted(maps.Keys(defaults))
-			return badInputf("--config %s: unknown key %q (known keys: %s)", path, unknown[0], strings.Join(known, ", "))
+		if err := readConfigFile(v, path, data, defaults); err != nil {
+			return err
 		}
 	}
 	for k := range defaults {
@@ -253,9 +285,9 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 			}
 		}
 	}
-	var cfg Config
-	if err := v.UnmarshalExact(&cfg, viper.DecodeHook(settings.DecodeHook())); err != nil {
-		return badInput(configErrors(v, settings.FieldErrors(err)))
+	cfg, err := decodeConfig(v)
+	if err != nil {
+		return err
 	}
 	if err := errors.Join(explicitZeros(cmd, v, &cfg), cfg.Validate()); err != nil {
 		return badInput(err)
@@ -265,4 +297,15 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 	}
 	a.cfg = cfg
 	return nil
+}
+
+// unwrapPath returns the cause of a *fs.PathError (e.g. "no such file or
+// directory"), whose path the caller names itself, and other errors as
+// they are.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

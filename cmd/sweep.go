@@ -57,7 +57,7 @@ Every key can also come from a PLAN_ environment variable (PLAN_MODELS=a,b,
 PLAN_FRAMEWORK=megatron, PLAN_SEARCH_SEED=7, ...); --framework overrides
 framework, and --search, --seed and --top override search.*.`,
 		Example: `  plan sweep --config sweep.yaml --out out/
-  plan sweep --config sweep.yaml --out out/ --shard 1/4 --resume
+  for i in 0 1 2 3; do plan sweep --config sweep.yaml --out out/ --shard $i/4 --resume; done
   plan merge out/ --out all.jsonl --summary summary.csv`,
 		Args: cobra.NoArgs,
 		// The sweep reads its own configuration instead of plan's.

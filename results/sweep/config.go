@@ -108,9 +108,12 @@ func NewViper() (*viper.Viper, error) {
 // ReadConfig reads the YAML configuration r (named name in errors) into v
 // and rejects keys that Config does not have.
 func ReadConfig(v *viper.Viper, name string, r io.Reader) error {
-	v.SetConfigType("yaml")
-	if err := v.ReadConfig(r); err != nil {
-		return fmt.Errorf("%s: not a YAML sweep configuration: %s", name, oneLine(err.Error()))
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("%s: cannot read it: %w", name, err)
+	}
+	if err := settings.ReadYAML(v, data); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	known := map[string]bool{}
 	nv, err := NewViper()
