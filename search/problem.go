@@ -382,17 +382,17 @@ func (ps *planScorer) worker() Scorer { return &planWorker{ps: ps} }
 
 // memoryKey returns what the memory model reads of s beyond its
 // micro-batch size, recompute policy, ZeRO stage and schedule: the
-// parallel degrees, sequence parallelism and the degree of every role
-// (memory.Model.Estimate reads the mesh only through
+// parallel degrees, sequence parallelism, whole experts and the degree of
+// every role (memory.Model.Estimate reads the mesh only through
 // space.Strategy.RoleDegrees, and the layer program is picked by the
-// degrees). Two placements of the same degrees with the same key have the
+// degrees and etp). Two placements of the same degrees with the same key have the
 // same memory (TestMemoryKey).
 func (ps *planScorer) memoryKey(s *space.Strategy) (memoryKey, bool) {
 	roles, err := s.RoleDegrees(ps.c)
 	if err != nil {
 		return memoryKey{}, false
 	}
-	return memoryKey{roles: roles, degree: s.Degree, sp: s.SP}, true
+	return memoryKey{roles: roles, degree: s.Degree, sp: s.SP, whole: s.ExpertsWhole()}, true
 }
 
 // planWorker is a planScorer for one goroutine: not safe for concurrent
@@ -457,6 +457,7 @@ type memoryKey struct {
 	roles  [space.NumRoles]int
 	degree space.Degrees
 	sp     bool
+	whole  bool // the experts whole on the tp chips (the layer program picked)
 }
 
 // memoryKeyer is a Scorer that can tell when two layouts have the same

@@ -167,8 +167,8 @@ func TestFix(t *testing.T) {
 		t.Error("a Fix with an unknown key must allow nothing and fail Validate")
 	}
 	// etp pins tp: the planner's etp is tp.
-	if f, err := ParseFix("etp=4"); err != nil || f.String() != "tp=4" {
-		t.Errorf("ParseFix(etp=4) = %q, %v; want tp=4", f, err)
+	if f, err := ParseFix("etp=4"); err != nil || f.String() != "tp=4,etp=4" {
+		t.Errorf("ParseFix(etp=4) = %q, %v; want tp=4,etp=4", f, err)
 	}
 	if _, err := ParseFix("etp=2,tp=4"); err == nil || !strings.Contains(err.Error(), "etp=2 with tp=4") {
 		t.Errorf("ParseFix(etp=2,tp=4) error = %v", err)

@@ -30,7 +30,8 @@ const (
 type layout struct {
 	deg        Degrees
 	sp         bool
-	perReplica int // batch/(dp*fsdp)
+	whole      bool // etp=1: the experts whole on every tp chip (Strategy.ExpertsWhole)
+	perReplica int  // batch/(dp*fsdp)
 	mesh       [NumDims][]Share
 }
 
@@ -52,9 +53,6 @@ type Space struct {
 	rules      []Rules // of each schedule choice
 	recomputes []string
 	zeros      []int
-	// etp is every strategy's pinned etp=1 (whole experts on the tp chips),
-	// or 0 for experts split over tp.
-	etp int
 	// precision is every strategy's matmul precision: the pinned one, else
 	// bf16 (the search never changes a run's numerics on its own).
 	precision string
@@ -159,6 +157,10 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 		}
 	}
 	sp.layouts = enumerateLayouts(&m, &c, w, &fp, &fixMesh, sp.classes)
+	if fp.has("etp") && fp.ETP == 1 && m.MoE == nil {
+		return nil, fmt.Errorf("space: --fix etp=1 keeps whole experts, but %s is dense: leave etp out", m.Name)
+	}
+	sp.layouts = expertLayouts(sp.layouts, &m, &fp)
 	if len(sp.layouts) == 0 {
 		return nil, noLayoutErr(&m, &c, w, fix)
 	}
@@ -175,7 +177,7 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	var buf []byte
 	for i := range sp.layouts {
 		l := &sp.layouts[i]
-		buf = sp.layoutKey(buf[:0], &l.mesh, l.sp)
+		buf = sp.layoutKey(buf[:0], &l.mesh, l.sp, l.whole)
 		sp.index[string(buf)] = i
 	}
 
@@ -286,15 +288,6 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	}
 	if len(sp.zeros) == 0 {
 		return nil, fmt.Errorf("space: the fixed zero=%d needs dp > 1, but no layout that agrees with --fix %q has dp > 1: use zero=0", fp.Zero, fix.String())
-	}
-	if fp.has("etp") {
-		if fp.ETP != 1 {
-			return nil, fmt.Errorf("space: --fix etp=%d: pin etp=1 (whole experts) or tp (experts split over it)", fp.ETP)
-		}
-		if m.MoE == nil {
-			return nil, fmt.Errorf("space: --fix etp=1 keeps whole experts, but %s is dense: leave etp out", m.Name)
-		}
-		sp.etp = 1
 	}
 	sp.precision = PrecisionBF16
 	if fp.has("precision") {
@@ -645,9 +638,33 @@ func meshAgrees(mesh, fixMesh *[NumDims][]Share, withEP bool) bool {
 	return true
 }
 
+// expertLayouts gives the expert-tensor parallel choices of a
+// mixture-of-experts model's layouts (Strategy.ETP): a layout with tp > 1
+// under sequence parallelism splits the experts over tp (etp = tp) and,
+// listed right after it, keeps them whole (etp = 1); a pinned etp keeps
+// one of the two. A dense model's layouts are returned as they are.
+func expertLayouts(ls []layout, m *model.Spec, fp *pinned) []layout {
+	if m.MoE == nil {
+		return ls
+	}
+	pinned, wholeOnly := fp.has("etp"), fp.has("etp") && fp.ETP == 1
+	out := make([]layout, 0, len(ls))
+	for _, l := range ls {
+		if !wholeOnly || l.deg[TP] == 1 {
+			out = append(out, l) // the experts split over tp (or no tp)
+		}
+		if l.deg[TP] > 1 && l.sp && (!pinned || wholeOnly) {
+			l.whole = true
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // layoutKey appends to buf a key of a placed mesh that is the same for
-// placements differing only by a permutation of interchangeable axes.
-func (sp *Space) layoutKey(buf []byte, mesh *[NumDims][]Share, spv bool) []byte {
+// placements differing only by a permutation of interchangeable axes, with
+// its sequence parallelism and whole experts.
+func (sp *Space) layoutKey(buf []byte, mesh *[NumDims][]Share, spv, whole bool) []byte {
 	c := &sp.cluster
 	cols := make([][NumDims]int, len(c.Axes))
 	for a := range cols {
@@ -676,7 +693,11 @@ func (sp *Space) layoutKey(buf []byte, mesh *[NumDims][]Share, spv bool) []byte 
 			buf = append(buf, ';')
 		}
 	}
-	return strconv.AppendBool(buf, spv)
+	buf = strconv.AppendBool(buf, spv)
+	if whole {
+		buf = append(buf, ",etp1"...)
+	}
+	return buf
 }
 
 // Cardinalities returns the number of choices of each gene, indexed by
@@ -720,10 +741,7 @@ func (sp *Space) Decode(genes []int, dst *Strategy) bool {
 	z := sp.zeros[genes[GeneZero]]
 	*dst = Strategy{Degree: l.deg, Zero: z, SP: l.sp, MB: mb, Schedule: sc.name, V: sc.v,
 		Recompute: sp.recomputes[genes[GeneRecompute]], Precision: sp.precision, Mesh: l.mesh}
-	if sp.etp == 1 && l.deg[TP] > 1 {
-		if !l.sp {
-			return false // whole experts need sequence parallelism (Validate)
-		}
+	if l.whole {
 		dst.ETP = 1
 	}
 	return l.perReplica%mb == 0 && sp.valid(l, mb, z, genes[GeneSchedule])
@@ -755,10 +773,10 @@ func (sp *Space) DecodeIndex(i int64, genes []int, dst *Strategy) bool {
 // per-replica batch).
 func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	p, err := s.Place(sp.cluster)
-	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) || s.ExpertsWhole() != (sp.etp == 1 && s.Degree[TP] > 1) {
+	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) {
 		return nil, false
 	}
-	li, ok := sp.index[string(sp.layoutKey(nil, &p.Mesh, s.SP))]
+	li, ok := sp.index[string(sp.layoutKey(nil, &p.Mesh, s.SP, s.ExpertsWhole()))]
 	if !ok {
 		return nil, false
 	}

@@ -174,21 +174,23 @@ func bruteForce(t *testing.T, m model.Spec, c profiles.Cluster, w Workload, fix 
 				}
 				for _, rc := range []string{RecomputeNone, RecomputeSelective, RecomputeFull} {
 					for z := range 3 {
-						s := l
-						s.MB, s.Schedule, s.V, s.Recompute, s.Zero = mb, sc.name, sc.v, rc, z
-						if s.Validate(m, c, w) != nil || !fix.Allows(s) {
-							continue
+						for _, etp := range []int{0, 1} { // experts split over tp or whole
+							s := l
+							s.MB, s.Schedule, s.V, s.Recompute, s.Zero, s.ETP = mb, sc.name, sc.v, rc, z, etp
+							if s.Validate(m, c, w) != nil || !fix.Allows(s) {
+								continue
+							}
+							// The space interleaves equal chunks of whole layers
+							// only, unless v is pinned.
+							if _, pinned := fix.Set["v"]; !pinned && s.Schedule.Virtual() && MaxStageLayers(m.Layers, s.Degree[PP])%s.V != 0 {
+								continue
+							}
+							key := s.String()
+							for _, p := range perms {
+								key = min(key, rename(s, p))
+							}
+							seen[key] = true
 						}
-						// The space interleaves equal chunks of whole layers
-						// only, unless v is pinned.
-						if _, pinned := fix.Set["v"]; !pinned && s.Schedule.Virtual() && MaxStageLayers(m.Layers, s.Degree[PP])%s.V != 0 {
-							continue
-						}
-						key := s.String()
-						for _, p := range perms {
-							key = min(key, rename(s, p))
-						}
-						seen[key] = true
 					}
 				}
 			}
@@ -247,6 +249,8 @@ func TestSpaceBruteForce(t *testing.T) {
 		{"moe fixed ep mesh", smallMoE(), Workload{Batch: 8, SeqLen: 64}, mustFix("mesh=ep:z*2")},
 		{"fixed zb-v", smallModel(), Workload{Batch: 16, SeqLen: 64}, mustFix("schedule=zb-v,recompute=none")},
 		{"fixed dualpipe", smallMoE(), Workload{Batch: 8, SeqLen: 64}, mustFix("schedule=dualpipe,recompute=full")},
+		{"moe whole experts", smallMoE(), Workload{Batch: 8, SeqLen: 64}, mustFix("etp=1")},
+		{"moe split experts", smallMoE(), Workload{Batch: 8, SeqLen: 64}, mustFix("etp=2")},
 	}
 	c := torus2x2x4()
 	for _, tt := range tests {
