@@ -7,7 +7,7 @@ import (
 )
 
 // ClusterOption is one cluster of a plan over several clusters (--cluster
-// with a list or a range): its best strategy, the fastest that fits, with
+// with a list or a range): its best strategy, its plan's recommended row, with
 // the days, chip-hours and cost of training when --tokens and --price are
 // given.
 //

@@ -92,9 +92,9 @@ type Result struct {
 	costed int64
 }
 
-// Recommended returns the recommended strategy: the first row of the front,
-// that is the fastest strategy that fits in the usable memory. It reports
-// false when the front is empty.
+// Recommended returns the fastest strategy that fits: the first row of
+// the front, which [ObjectiveTime] recommends ([Recommend] applies the
+// other objectives). It reports false when the front is empty.
 func (r *Result) Recommended() (Candidate, bool) {
 	if r == nil || len(r.Front) == 0 {
 		return Candidate{}, false
