@@ -75,6 +75,20 @@ func (r Recommendation) ruleText() string {
 	return "balanced: among the strategies within " + band + ", the most memory headroom, then the fewest chips, then the fewest parallel dimensions above 1"
 }
 
+// objectiveRule is an objective's rule in words without one front's
+// figures, for a table of several plans (clusters, frameworks).
+func objectiveRule(objective string) string {
+	switch objective {
+	case search.ObjectiveTime:
+		return "time: the fastest strategy that fits"
+	case search.ObjectiveMemory:
+		return "memory: the least memory per chip"
+	case search.ObjectiveCost:
+		return "cost: the least cost to train (chip-hours at --price), then the fastest"
+	}
+	return "balanced: among the strategies within the model's band of the fastest step time (the chip family's measured error, or the smallest measured on any family), the most memory headroom, then the fewest chips, then the fewest parallel dimensions above 1"
+}
+
 // rowsText names the first n rows of a front: "row 1", "rows 1-4".
 func rowsText(n int) string {
 	if n <= 1 {

@@ -90,7 +90,11 @@ func (p Plan) writeClustersTable(w io.Writer) error {
 	if t.Given() {
 		ew.printf("train    %s\n", trainingText(t))
 	}
-	ew.printf("clusters %d, best strategy of each (search %s, seed %d)\n\n", len(p.Clusters), p.Search.Method, p.Search.Seed)
+	ew.printf("clusters %d, best strategy of each (search %s, seed %d)\n", len(p.Clusters), p.Search.Method, p.Search.Seed)
+	if p.Recommendation != nil {
+		ew.printf("recommend on each cluster %s\n", objectiveRule(p.Recommendation.Objective))
+	}
+	ew.printf("\n")
 	if ew.err != nil {
 		return ew.err
 	}

@@ -34,8 +34,10 @@ const (
 //	mixtral-8x7b / v5p-512          35,699,400  4.35 s  8.2 M
 //
 // At the slowest rate, 8.2 million gene vectors per second on two cores
-// (MoE layouts, where more strategies fit and are costed), 40 million take
-// about 5 s. Every one of the ten problems is therefore searched
+// (MoE layouts, where more strategies fit and are costed; 7.7 s of CPU
+// for mixtral-8x7b, 5.2 s for deepseek-v3), 40 million take about 5 s.
+// The figures are for two otherwise idle cores: shared with other work,
+// the same searches took up to twice as long. Every one of the ten problems is therefore searched
 // exhaustively by default, and each finds the optimum in at most 4.4 s;
 // [Evolve] (0.6 to 2.2 s on the same problems) is for the larger spaces of
 // larger clusters and longer fix-free searches. Revisit the figure when the
