@@ -17,6 +17,7 @@ import (
 	"github.com/meshplan/meshplan/internal/settings"
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/results"
+	"github.com/meshplan/meshplan/search"
 )
 
 // MaxBatch bounds --batch (sequences) and, with model.MaxSeqLen, --batch-tokens:
@@ -52,6 +53,10 @@ type Config struct {
 	Search string `mapstructure:"search"`
 	// Seed seeds the evolutionary search.
 	Seed int64 `mapstructure:"seed"`
+	// Objective chooses the recommended strategy: balanced (the fastest
+	// within the model's error band with the most memory headroom), time,
+	// memory or cost (needs Price).
+	Objective string `mapstructure:"objective"`
 	// Top limits the printed Pareto front to its K fastest rows; 0 prints all.
 	Top int `mapstructure:"top"`
 	// Format is the output format: table, json, csv, md or html (plan and
@@ -80,7 +85,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults of every setting.
 func DefaultConfig() Config {
-	return Config{Search: "auto", Seed: 1, Format: "table"}
+	return Config{Search: "auto", Seed: 1, Format: "table", Objective: search.ObjectiveBalanced}
 }
 
 // Output formats. Only plan and explain print csv, md and html.
@@ -136,6 +141,11 @@ func (c Config) Validate() error {
 	}
 	if c.Batch > 0 && c.BatchTokens > 0 {
 		errs = append(errs, fmt.Errorf("give --batch (%d sequences) or --batch-tokens (%d tokens), not both", c.Batch, c.BatchTokens))
+	}
+	if !slices.Contains(search.Objectives(), c.Objective) {
+		errs = append(errs, fmt.Errorf("--objective must be %s, got %q", orList(search.Objectives()), c.Objective))
+	} else if c.Objective == search.ObjectiveCost && c.Price <= 0 {
+		errs = append(errs, errors.New("--objective cost needs --price (and --tokens): the cost is the chip-hours to train times the price of one"))
 	}
 	if !slices.Contains([]string{"auto", "exhaustive", "evolve"}, c.Search) {
 		errs = append(errs, fmt.Errorf("--search must be auto, exhaustive or evolve, got %q", c.Search))

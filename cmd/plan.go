@@ -24,9 +24,13 @@ func newPlanCommand(a *app) *cobra.Command {
 		Short: "Search parallel training strategies for a transformer on a TPU or GPU cluster",
 		Long: fmt.Sprintf(`Search the parallel training strategies of a model on a cluster and print the
 Pareto front of step time against memory per chip, fastest first. The
-recommended row (marked *) is the fastest strategy that fits; each row ends
-with the strategy string that 'plan explain --strategy' takes to show it in
-full.
+recommended row (marked *) is, among the rows whose step time is within the
+model's error band of the fastest (the chip family's measured error, or the
+smallest measured on any family), the one with the most memory headroom, then
+the fewest chips, then the fewest parallel dimensions (--objective balanced);
+--objective time recommends the fastest, memory the least memory per chip,
+cost the cheapest (with --price). Each row ends with the strategy string that
+'plan explain --strategy' takes to show it in full.
 
 The global batch is --batch sequences, or --batch-tokens tokens rounded to the
 nearest whole number of sequences. With neither, it is %d tokens per chip,
@@ -68,6 +72,7 @@ internal error; 2 bad input.`, DefaultBatchTokensPerChip),
 	addProblemFlags(fs)
 	fs.String("fix", "", "partial strategy `SPEC` every searched strategy must agree with, e.g. tp=8,pp=4")
 	fs.String("search", DefaultConfig().Search, "search `method`: auto (exhaustive when the space is small, else evolve), exhaustive or evolve")
+	fs.String("objective", DefaultConfig().Objective, "what the recommended `row` optimises: balanced (among the rows within the model's error band of the fastest, the most memory headroom), time (the fastest), memory (the least) or cost (the cheapest, needs --price)")
 	fs.Var(settings.NewInt(DefaultConfig().Seed, 64), "seed", "random `seed` of the evolutionary search; the same seed and input give the same output")
 	fs.Var(settings.NewInt(0, 0), "top", "print only the `K` fastest rows of the Pareto front (0: all)")
 	fs.Bool("quiet", false, "no progress bar on stderr")
@@ -75,6 +80,7 @@ internal error; 2 bad input.`, DefaultBatchTokensPerChip),
 	fs.Bool("min-chips", false, "search the sizes of --cluster's family upwards and plan on the smallest on which the model fits")
 	registerEmitCompletion(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("cluster", cobra.FixedCompletions(profiles.Names(), cobra.ShellCompDirectiveDefault))
+	_ = cmd.RegisterFlagCompletionFunc("objective", cobra.FixedCompletions(search.Objectives(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("search", cobra.FixedCompletions([]string{"auto", "exhaustive", "evolve"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -198,7 +204,7 @@ func (a *app) searchPlan(ctx context.Context, p problem, fix space.Fix, suggest 
 		return results.Plan{}, badInput(err)
 	}
 	req := results.Request{Model: p.model, Cluster: p.cluster, Workload: p.workload, Fix: fix.String(),
-		Options: modelOptions(p.framework), Top: a.cfg.Top, Framework: p.framework.Name}
+		Options: modelOptions(p.framework), Top: a.cfg.Top, Framework: p.framework.Name, Objective: a.cfg.Objective}
 	bar := newProgress(a.stderr, "searching "+results.Label(p.cluster.Name), a.cfg.Quiet)
 	settings := search.Settings{Method: a.cfg.Search, Seed: a.cfg.Seed, Progress: bar.update, Suggest: suggest}
 	detail := a.cfg.Emit != "" || a.cfg.Format == results.FormatMarkdown || a.cfg.Format == results.FormatHTML

@@ -29,6 +29,13 @@ type planJSON struct {
 		Feasible  int64   `json:"feasible"`
 		ElapsedS  float64 `json:"elapsed_s"`
 	} `json:"search"`
+	Recommended    int `json:"recommended"`
+	Recommendation struct {
+		Objective string  `json:"objective"`
+		Rule      string  `json:"rule"`
+		Band      float64 `json:"band"`
+		BandRows  int     `json:"band_rows"`
+	} `json:"recommendation"`
 	Pareto []map[string]any `json:"pareto"`
 }
 

@@ -51,7 +51,7 @@ func (a *app) planClusters(ctx context.Context, base problem, fix space.Fix, clu
 		opts[i].Cluster = results.PlanCluster{Name: c.Name, Chip: c.Chip.Name, Chips: c.Chips()}
 		opts[i].Best, opts[i].Feasible, opts[i].Error = best(plans[i], noFit[i])
 	}
-	rec := results.MarkClusterFront(opts)
+	rec := results.MarkClusterFront(opts, a.cfg.Objective)
 	if rec < 0 {
 		return results.Plan{}, fmt.Errorf("nothing fits on any of %s: %w", strings.Join(names, ", "), firstErr(noFit))
 	}

@@ -1,5 +1,10 @@
 package profiles
 
+import (
+	"maps"
+	"slices"
+)
+
 // Uncertainty is how far a chip family's predicted step times are from
 // measured ones: the mean absolute error of `plan validate` on the
 // family's measured runs with the default coefficients, or the k-fold
@@ -45,4 +50,20 @@ func StepTimeUncertainty(family string, chips int) (Uncertainty, bool) {
 		return u[1], true
 	}
 	return u[0], true
+}
+
+// SmallestStepTimeUncertainty returns the smallest error measured on any
+// chip family: the least the model can be trusted to on a family without
+// measurements of its own.
+func SmallestStepTimeUncertainty() Uncertainty {
+	var least Uncertainty
+	all := uncertainties()
+	for _, name := range slices.Sorted(maps.Keys(all)) {
+		for _, u := range all[name] {
+			if least.Fraction == 0 || u.Fraction < least.Fraction {
+				least = u
+			}
+		}
+	}
+	return least
 }

@@ -15,7 +15,10 @@ import (
 // fractions) at full precision; days, chip_hours and cost are empty unless
 // --tokens (and --price) are given; cluster_pareto_optimal is empty unless
 // the plan spans several clusters; batch_default is empty unless the batch
-// was defaulted, and then says how it was chosen and how to set it.
+// was defaulted, and then says how it was chosen and how to set it;
+// objective (the recommendation's) and in_band (whether the row's step time
+// is within the model's band of the fastest, the rows the balanced
+// objective chooses among) are empty except on the rows of a plan's front.
 var CSVColumns = []string{
 	"rank", "recommended", "model", "cluster", "chips", "batch_sequences", "seq_len",
 	"step_time_s", "tokens_per_s", "tokens_per_s_per_chip", "mfu", "hfu",
@@ -26,7 +29,8 @@ var CSVColumns = []string{
 	"schedule", "v", "recompute",
 	"days", "chip_hours", "cost", "cluster_pareto_optimal",
 	"matmul_s", "attention_s", "memory_bound_s", "optimizer_s",
-	"step_time_s_lo", "step_time_s_hi", "framework", "precision", "batch_default", "spec",
+	"step_time_s_lo", "step_time_s_hi", "framework", "precision", "batch_default",
+	"objective", "in_band", "spec",
 }
 
 // WriteCSV writes the plan as CSV: a header of [CSVColumns], then one row
@@ -43,7 +47,12 @@ func (p Plan) WriteCSV(w io.Writer) error {
 		}
 	} else {
 		for i := range p.Pareto {
-			_ = cw.Write(csvRow(i+1, i == p.Recommended, p.Model.Name, p.Framework, p.Cluster, p.Batch, &p.Pareto[i]))
+			row := csvRow(i+1, i == p.Recommended, p.Model.Name, p.Framework, p.Cluster, p.Batch, &p.Pareto[i])
+			if p.Recommendation != nil {
+				row[slices.Index(CSVColumns, "objective")] = p.Recommendation.Objective
+				row[slices.Index(CSVColumns, "in_band")] = strconv.FormatBool(p.Recommendation.InBand(i))
+			}
+			_ = cw.Write(row)
 		}
 	}
 	cw.Flush()
@@ -92,7 +101,7 @@ func csvRow(rank int, rec bool, model, framework string, c PlanCluster, b Batch,
 		CSVText(s.Schedule), i(s.V), CSVText(s.Recompute),
 		opt(r.Days), opt(r.ChipHours), opt(r.Cost), "",
 		f(r.Time.MatmulS), f(r.Time.AttentionS), f(r.Time.MemoryBoundS), f(r.Time.OptimizerS),
-		rangeCell(r.StepTimeSRange, 0), rangeCell(r.StepTimeSRange, 1), CSVText(framework), s.Precision, CSVText(b.Default), CSVText(s.Spec),
+		rangeCell(r.StepTimeSRange, 0), rangeCell(r.StepTimeSRange, 1), CSVText(framework), s.Precision, CSVText(b.Default), "", "", CSVText(s.Spec),
 	)
 	return row
 }

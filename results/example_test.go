@@ -76,7 +76,7 @@ func ExamplePlan_WriteTable() {
 	// batch    8 sequences x 128 tokens = 1.02K tokens per step
 	// framework generic
 	// band     none: no measurements for this chip family, so no band on step time and tokens/s
-	// search   exhaustive: 10 of 40 strategies evaluated, 3 feasible, 1 on the Pareto front (seed 1)
+	// search   exhaustive: all 40 gene vectors, 10 strategies evaluated, 3 feasible, 1 on the Pareto front (seed 1)
 	//
 	//    RANK  STEP    BAND  TOKENS/S  TOKENS/S/CHIP  MFU    MEMORY/CHIP  STRATEGY
 	// *  1     2.00 s  -     512       128            50.0%  10.0 GB      fsdp=4,mesh=fsdp:x*4

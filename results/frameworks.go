@@ -45,7 +45,11 @@ func (p Plan) writeFrameworksTable(w io.Writer) error {
 	ew.printf("cluster  %s: %d x %s\n", Label(p.Cluster.Name), p.Cluster.Chips, p.Cluster.Chip)
 	ew.printf("batch    %s\n", p.Batch.Text())
 	ew.printf("band     %s\n", p.bandText())
-	ew.printf("frameworks %d, best strategy of each (search %s, seed %d)\n\n", len(p.Frameworks), p.Search.Method, p.Search.Seed)
+	ew.printf("frameworks %d, best strategy of each (search %s, seed %d)\n", len(p.Frameworks), p.Search.Method, p.Search.Seed)
+	if p.Recommendation != nil {
+		ew.printf("recommend for each framework %s\n", objectiveRule(p.Recommendation.Objective))
+	}
+	ew.printf("\n")
 	if ew.err != nil {
 		return ew.err
 	}

@@ -43,6 +43,9 @@ func reportTmpl() (*template.Template, error) {
 type htmlReport struct {
 	Title  string
 	Inputs [][2]string
+	// BandNote explains the front table's shaded rows (the
+	// recommendation's band); empty without a recommendation.
+	BandNote string
 	// Summary is the recommended strategy and its figures, with the days,
 	// chip-hours and cost to train when they were asked for.
 	Summary  *htmlSummary
@@ -72,7 +75,9 @@ type htmlSummary struct {
 type htmlRow struct {
 	Rank        int
 	Recommended bool
-	R           Result
+	// InBand marks a row within the recommendation's step-time band.
+	InBand bool
+	R      Result
 }
 
 // htmlCluster is one row of the clusters table.
@@ -206,8 +211,13 @@ func (p Plan) WriteHTML(w io.Writer) error {
 	rep.Frameworks = p.Frameworks
 	rep.Inputs = append(rep.Inputs, [2]string{"framework", p.Framework}, [2]string{"band", p.bandText()})
 	rep.Inputs = append(rep.Inputs, [2]string{"search", p.searchText()})
+	if p.Recommendation != nil {
+		rep.Inputs = append(rep.Inputs, [2]string{"recommend", p.Recommendation.Rule})
+		rep.BandNote = fmt.Sprintf("Shaded rows are within the model's band, ±%s of the fastest step time; ★ marks the recommended row (%s).",
+			Percent(p.Recommendation.Band), p.objectiveText())
+	}
 	for i, r := range p.Pareto {
-		rep.Front = append(rep.Front, htmlRow{Rank: i + 1, Recommended: i == p.Recommended, R: r})
+		rep.Front = append(rep.Front, htmlRow{Rank: i + 1, Recommended: i == p.Recommended, InBand: p.Recommendation.InBand(i), R: r})
 	}
 	if len(p.Pareto) > 0 {
 		rep.Scatter = frontScatter(p)

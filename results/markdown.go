@@ -34,7 +34,11 @@ func (p Plan) WriteMarkdown(w io.Writer) error {
 	}
 	ew.printf("| framework | %s |\n", mdText(p.Framework))
 	ew.printf("| band | %s |\n", mdText(p.bandText()))
-	ew.printf("| search | %s |\n\n", mdText(p.searchText()))
+	ew.printf("| search | %s |\n", mdText(p.searchText()))
+	if p.Recommendation != nil {
+		ew.printf("| recommend | %s |\n", mdText(p.Recommendation.Rule))
+	}
+	ew.printf("\n")
 
 	if p.Recommended >= 0 && p.Recommended < len(p.Pareto) {
 		r := p.Pareto[p.Recommended]
@@ -105,7 +109,11 @@ func (p Plan) WriteMarkdown(w io.Writer) error {
 		ew.printf("| %s | %d | %s | %s | %s | %s | %s%s | `%s` |\n", mark, i+1, Seconds(r.StepTimeS), stepSpan(r.StepTimeSRange), Count(r.TokensPerS),
 			Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB), trainingCells(r, t, " | "), mdCode(r.Strategy.Spec))
 	}
-	ew.printf("\n★ recommended: the fastest strategy that fits. See any row in full with `%s`.\n", mdCode(p.explainHint()))
+	rule := "the fastest strategy that fits"
+	if p.Recommendation != nil {
+		rule = p.Recommendation.Rule
+	}
+	ew.printf("\n★ recommended, %s. See any row in full with `%s`.\n", mdText(rule), mdCode(p.explainHint()))
 	if p.Detail != nil {
 		ew.printf("\n## Breakdown of the recommended strategy\n\n")
 		writeBreakdownMarkdown(ew, *p.Detail)

@@ -100,6 +100,9 @@ type Plan struct {
 	Uncertainty *PlanUncertainty `json:"uncertainty,omitempty"`
 	// Recommended is the index in Pareto of the recommended strategy, -1 when the front is empty.
 	Recommended int `json:"recommended"`
+	// Recommendation says how the recommended strategy was chosen: the
+	// objective, the rule and the step-time band; absent when nothing fits.
+	Recommendation *Recommendation `json:"recommendation,omitempty"`
 	// Pareto is the front of step time against memory per chip, fastest first.
 	Pareto []Result `json:"pareto"`
 	// Training is the --tokens and --price the rows' days, chip_hours and
@@ -226,7 +229,11 @@ func (p Plan) WriteTable(w io.Writer) error {
 	}
 	ew.printf("framework %s\n", Label(p.Framework))
 	ew.printf("band     %s\n", p.bandText())
-	ew.printf("search   %s\n\n", p.searchText())
+	ew.printf("search   %s\n", p.searchText())
+	if p.Recommendation != nil {
+		ew.printf("recommend %s\n", p.Recommendation.Rule)
+	}
+	ew.printf("\n")
 	if ew.err != nil {
 		return ew.err
 	}
@@ -253,9 +260,20 @@ func (p Plan) WriteTable(w io.Writer) error {
 		return err
 	}
 	if p.Recommended >= 0 {
-		ew.printf("\n* recommended. See one row in full with: %s\n", p.explainHint())
+		rec := "recommended"
+		if p.Recommendation != nil {
+			rec += " (" + p.objectiveText() + ")"
+		}
+		ew.printf("\n* %s. See one row in full with: %s\n", rec, p.explainHint())
 	}
 	return ew.err
+}
+
+// objectiveText names the recommendation's objective and how to change
+// it: "balanced; --objective balanced|time|memory|cost". p must have a
+// Recommendation.
+func (p Plan) objectiveText() string {
+	return p.Recommendation.Objective + "; --objective balanced|time|memory|cost"
 }
 
 // bandText is the header's account of the step-time band.
@@ -284,8 +302,30 @@ func (p Plan) searchText() string {
 	if len(p.Pareto) < p.Search.FrontSize {
 		shown = fmt.Sprintf(", the %d fastest shown", len(p.Pareto))
 	}
-	return fmt.Sprintf("%s%s: %d of %d strategies evaluated, %d feasible, %d on the Pareto front%s (seed %d)",
-		p.Search.Method, fix, p.Search.Evaluated, p.Search.SpaceSize, p.Search.Feasible, max(p.Search.FrontSize, len(p.Pareto)), shown, p.Search.Seed)
+	return fmt.Sprintf("%s%s: %s, %d strategies evaluated, %d feasible, %d on the Pareto front%s (seed %d)",
+		p.Search.Method, fix, p.Search.coverageText(), p.Search.Evaluated, p.Search.Feasible, max(p.Search.FrontSize, len(p.Pareto)), shown, p.Search.Seed)
+}
+
+// coverageText says how much of the space the search saw: "all 4156020
+// gene vectors" for an exhaustive search, "saw 270478 of 4156020 gene
+// vectors (6.5%)" for an evolutionary one.
+func (s SearchSummary) coverageText() string {
+	if s.Method != "evolve" || s.Visited >= s.SpaceSize {
+		return fmt.Sprintf("all %d gene vectors", s.SpaceSize)
+	}
+	return fmt.Sprintf("saw %d of %d gene vectors (%s)", s.Visited, s.SpaceSize, Percent(s.Coverage()))
+}
+
+// Coverage is the fraction of the space's gene vectors the search decoded:
+// 1 for an exhaustive search, Visited / SpaceSize for an evolutionary one.
+func (s SearchSummary) Coverage() float64 {
+	if s.Method != "evolve" {
+		return 1
+	}
+	if s.SpaceSize <= 0 {
+		return 0
+	}
+	return float64(s.Visited) / float64(s.SpaceSize)
 }
 
 // explainHint is the command line that shows one row in full.

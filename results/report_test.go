@@ -3,6 +3,8 @@ package results
 import (
 	"math"
 	"testing"
+
+	"github.com/meshplan/meshplan/search"
 )
 
 func TestParseCount(t *testing.T) {
@@ -64,7 +66,10 @@ func TestMarkClusterFront(t *testing.T) {
 		opt("a-64", 64, 400), // fastest (0.16)
 		opt("a-4", 4, 0),     // nothing fits
 	}
-	rec := MarkClusterFront(opts)
+	if rec := MarkClusterFront(opts, search.ObjectiveCost); rec != 0 {
+		t.Errorf("--objective cost recommends %d, want 0 (the cheapest on the front)", rec)
+	}
+	rec := MarkClusterFront(opts, search.ObjectiveBalanced)
 	if rec != 3 {
 		t.Errorf("recommended %d, want 3 (the fastest on the front)", rec)
 	}
@@ -76,7 +81,7 @@ func TestMarkClusterFront(t *testing.T) {
 			t.Errorf("%s: recommended %t", opts[i].Cluster.Name, opts[i].Recommended)
 		}
 	}
-	if MarkClusterFront([]ClusterOption{opt("x", 4, 0)}) != -1 {
+	if MarkClusterFront([]ClusterOption{opt("x", 4, 0)}, "") != -1 {
 		t.Errorf("no cluster fits: want -1")
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/meshplan/meshplan/search"
 )
 
 // ClusterOption is one cluster of a plan over several clusters (--cluster
-// with a list or a range): its best strategy, the fastest that fits, with
+// with a list or a range): its best strategy, its plan's recommended row, with
 // the days, chip-hours and cost of training when --tokens and --price are
 // given.
 //
@@ -16,8 +18,9 @@ import (
 // price applies to every cluster, cost is proportional to chip-hours, so the
 // front is computed on (1/tokens_per_s, chips/tokens_per_s) and is the same
 // with or without --tokens and --price. Recommended marks the fastest
-// Pareto-optimal cluster (ties: fewer chip-hours), whose full plan is the
-// rest of the plan object.
+// Pareto-optimal cluster (ties: fewer chip-hours), or with --objective cost
+// the cheapest (ties: the faster), whose full plan is the rest of the plan
+// object.
 type ClusterOption struct {
 	Cluster PlanCluster `json:"cluster"`
 	// Best is the cluster's recommended strategy; nil when nothing fits.
@@ -31,8 +34,10 @@ type ClusterOption struct {
 }
 
 // MarkClusterFront sets ParetoOptimal and Recommended on the options and
-// returns the index of the recommended one, -1 when no cluster fits.
-func MarkClusterFront(opts []ClusterOption) int {
+// returns the index of the recommended one, -1 when no cluster fits: the
+// fastest Pareto-optimal cluster, or for objective search.ObjectiveCost
+// the cheapest.
+func MarkClusterFront(opts []ClusterOption, objective string) int {
 	type point struct{ time, chipTime float64 }
 	pts := make([]point, len(opts))
 	for i, o := range opts {
@@ -58,8 +63,14 @@ func MarkClusterFront(opts []ClusterOption) int {
 			}
 		}
 		opts[i].ParetoOptimal = !dominated
-		if !dominated && (rec < 0 || pts[i].time < pts[rec].time ||
-			pts[i].time == pts[rec].time && pts[i].chipTime < pts[rec].chipTime) {
+		if dominated {
+			continue
+		}
+		better := rec < 0 || pts[i].time < pts[rec].time || pts[i].time == pts[rec].time && pts[i].chipTime < pts[rec].chipTime
+		if objective == search.ObjectiveCost {
+			better = rec < 0 || pts[i].chipTime < pts[rec].chipTime || pts[i].chipTime == pts[rec].chipTime && pts[i].time < pts[rec].time
+		}
+		if better {
 			rec = i
 		}
 	}
@@ -79,7 +90,11 @@ func (p Plan) writeClustersTable(w io.Writer) error {
 	if t.Given() {
 		ew.printf("train    %s\n", trainingText(t))
 	}
-	ew.printf("clusters %d, best strategy of each (search %s, seed %d)\n\n", len(p.Clusters), p.Search.Method, p.Search.Seed)
+	ew.printf("clusters %d, best strategy of each (search %s, seed %d)\n", len(p.Clusters), p.Search.Method, p.Search.Seed)
+	if p.Recommendation != nil {
+		ew.printf("recommend on each cluster %s\n", objectiveRule(p.Recommendation.Objective))
+	}
+	ew.printf("\n")
 	if ew.err != nil {
 		return ew.err
 	}

@@ -27,6 +27,9 @@ type Request struct {
 	// Framework names the framework profile Options come from ("" for the
 	// default).
 	Framework string
+	// Objective chooses the recommended row: search.ObjectiveBalanced
+	// (or empty), ObjectiveTime, ObjectiveMemory or ObjectiveCost.
+	Objective string
 }
 
 // Problem builds the search problem of r; an input it cannot plan (a
@@ -55,11 +58,15 @@ func Solve(ctx context.Context, r Request, s search.Settings, detail bool) (Plan
 	if err != nil {
 		return Plan{}, err
 	}
-	plan := PlanOf(p, res, r.Top, s.Seed, r.Fix)
+	plan, err := PlanOf(p, res, r.Top, s.Seed, r.Fix, r.Objective)
+	if err != nil {
+		return Plan{}, err
+	}
 	if r.Framework != "" {
 		plan.Framework = r.Framework
 	}
-	if rec, ok := res.Recommended(); ok && detail {
+	if plan.Recommended >= 0 && detail {
+		rec := res.Front[plan.Recommended]
 		d := Evaluate(p, rec.Strategy)
 		d.Framework = r.Framework
 		if d.Err != nil {
@@ -119,11 +126,19 @@ func Evaluate(p *search.Problem, s space.Strategy) Evaluation {
 }
 
 // PlanOf builds the plan of a search of problem p: the first top rows of
-// res's front (all of them when top <= 0), the search summary with the
-// seed and the --fix string used, and the fastest row recommended
-// (search.Result.Recommended).
-func PlanOf(p *search.Problem, res *search.Result, top int, seed int64, fix string) Plan {
+// res's front (all of them when top <= 0, and at least up to the
+// recommended row), the search summary with the seed and the --fix string
+// used, and the row objective recommends (empty: balanced; see
+// [Recommendation]) with the rule and band.
+func PlanOf(p *search.Problem, res *search.Result, top int, seed int64, fix, objective string) (Plan, error) {
 	m, c, w := p.Model(), p.Cluster(), p.Workload()
+	rec, why, err := recommend(res.Front, objective, c)
+	if err != nil {
+		return Plan{}, err
+	}
+	if top > 0 && rec.Index >= top {
+		top = rec.Index + 1
+	}
 	front := res.Top(top)
 	evals := make([]Evaluation, len(front))
 	for i, cand := range front {
@@ -146,5 +161,9 @@ func PlanOf(p *search.Problem, res *search.Result, top int, seed int64, fix stri
 		Generations: res.Generations,
 		FrontSize:   len(res.Front),
 	}
-	return NewPlan(m, c, w, summary, evals, 0)
+	plan := NewPlan(m, c, w, summary, evals, rec.Index)
+	if rec.Index >= 0 {
+		plan.Recommendation = &why
+	}
+	return plan, nil
 }

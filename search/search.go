@@ -15,16 +15,34 @@ const (
 )
 
 // DefaultMaxExhaustiveSize is the largest space, in gene vectors, that [Auto]
-// searches exhaustively: about a second of exhaustive search on two cores.
-// Measured on llama2-70b / v5p-256 (batch 512, sequence 4096: 1.9 million
-// gene vectors, 39% valid, 15% fit and are costed; BenchmarkExhaustive):
-// about 500,000 gene vectors per second on two cores (3.7 s for that space),
-// one memory and cost evaluation taking about 11 µs (BenchmarkEvaluate).
-// Larger spaces are evolved: on that problem and on llama3-405b /
-// h100-16384, [Evolve] with its defaults reaches the exhaustive optimum
-// with 1-2% of the evaluations. Revisit the figure when the cost model's
-// speed changes.
-const DefaultMaxExhaustiveSize = 500_000
+// searches exhaustively: about 5 s of exhaustive search on two cores at the
+// slowest rate measured, 1.5 to 3 s at the usual ones. Measured with the
+// built binary (`plan --search exhaustive`, GOMAXPROCS=2, wall time of the
+// whole command) on the issue-14 problems at plan's default batch of 4.19M
+// tokens (gpt3-175b 1536 x 2048, llama3-405b 2048 x 8192):
+//
+//	problem                     gene vectors   wall    vectors/s
+//	llama3-8b / v5e-64                 339,120  0.07 s
+//	llama3-8b / h100-64                377,460  0.09 s
+//	llama2-70b / v5p-256             4,156,020  0.24 s   17 M
+//	llama3-70b / 2xv5e-256           4,437,000  0.19 s   23 M
+//	gpt3-175b / a100-1024            8,015,040  0.46 s   17 M
+//	llama3-405b / h100-16384        13,366,944  0.48 s   28 M
+//	mixtral-8x22b / h100-1024       15,561,630  1.51 s   10 M
+//	llama2-70b / 4xv5p-1024         22,517,550  1.65 s   14 M
+//	deepseek-v3 / h800-2048         34,827,408  2.84 s   12 M
+//	mixtral-8x7b / v5p-512          35,699,400  4.35 s  8.2 M
+//
+// At the slowest rate, 8.2 million gene vectors per second on two cores
+// (MoE layouts, where more strategies fit and are costed; 7.7 s of CPU
+// for mixtral-8x7b, 5.2 s for deepseek-v3), 40 million take about 5 s.
+// The figures are for two otherwise idle cores: shared with other work,
+// the same searches took up to twice as long. Every one of the ten problems is therefore searched
+// exhaustively by default, and each finds the optimum in at most 4.4 s;
+// [Evolve] (0.6 to 2.2 s on the same problems) is for the larger spaces of
+// larger clusters and longer fix-free searches. Revisit the figure when the
+// cost model's speed changes.
+const DefaultMaxExhaustiveSize = 40_000_000
 
 // Method searches a problem's strategy space.
 type Method interface {
@@ -76,9 +94,9 @@ type Result struct {
 	costed int64
 }
 
-// Recommended returns the recommended strategy: the first row of the front,
-// that is the fastest strategy that fits in the usable memory. It reports
-// false when the front is empty.
+// Recommended returns the fastest strategy that fits: the first row of
+// the front, which [ObjectiveTime] recommends ([Recommend] applies the
+// other objectives). It reports false when the front is empty.
 func (r *Result) Recommended() (Candidate, bool) {
 	if r == nil || len(r.Front) == 0 {
 		return Candidate{}, false
@@ -112,14 +130,22 @@ func (a Auto) Search(ctx context.Context, p *Problem) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.choose(size) == MethodExhaustive {
+		return a.Exhaustive.Search(ctx, p)
+	}
+	return a.Evolve.Search(ctx, p)
+}
+
+// choose returns the method Auto runs on a space of size gene vectors.
+func (a Auto) choose(size int64) string {
 	limit := a.MaxExhaustiveSize
 	if limit <= 0 {
 		limit = DefaultMaxExhaustiveSize
 	}
 	if size <= limit {
-		return a.Exhaustive.Search(ctx, p)
+		return MethodExhaustive
 	}
-	return a.Evolve.Search(ctx, p)
+	return MethodEvolve
 }
 
 // Settings say how Run searches a problem. The zero value is the default

@@ -390,6 +390,34 @@ func TestAuto(t *testing.T) {
 	}
 }
 
+// TestAutoDefaultCrossover checks the default threshold: a space just
+// above DefaultMaxExhaustiveSize gene vectors is evolved and says how much
+// of it was seen; one of DefaultMaxExhaustiveSize is within the limit (an
+// exhaustive search of it takes seconds, so the choice is checked, not
+// run).
+func TestAutoDefaultCrossover(t *testing.T) {
+	const n = DefaultMaxExhaustiveSize/5 + 1 // 5·n is just above the threshold
+	above := bowlProblem([]int{5, n}, []int{2, 7}, 1e12)
+	r, err := Auto{Evolve: Evolve{Seed: 1, Generations: 3, PolishTuples: -1}}.Search(context.Background(), above)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Method != MethodEvolve || r.SpaceSize != 5*n {
+		t.Errorf("a space of %d gene vectors: ran %s over %d; want evolve", 5*n, r.Method, r.SpaceSize)
+	}
+	if r.Visited <= 0 || r.Visited >= r.SpaceSize {
+		t.Errorf("evolve saw %d of %d gene vectors; want a part of the space", r.Visited, r.SpaceSize)
+	}
+	for _, tt := range []struct {
+		size int64
+		want string
+	}{{DefaultMaxExhaustiveSize - 1, MethodExhaustive}, {DefaultMaxExhaustiveSize, MethodExhaustive}, {DefaultMaxExhaustiveSize + 1, MethodEvolve}} {
+		if got := (Auto{}).choose(tt.size); got != tt.want {
+			t.Errorf("Auto.choose(%d) = %s; want %s", tt.size, got, tt.want)
+		}
+	}
+}
+
 func TestSettingsMethod(t *testing.T) {
 	p := bowlProblem([]int{4, 3}, []int{1, 1}, 1e12)
 	for _, tt := range []struct{ name, want string }{{"", MethodExhaustive}, {"auto", MethodExhaustive}, {"exhaustive", MethodExhaustive}, {"evolve", MethodEvolve}} {

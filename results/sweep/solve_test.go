@@ -44,7 +44,9 @@ func TestSolver(t *testing.T) {
 			if err := json.Unmarshal(rec.Plan, &p); err != nil {
 				t.Fatal(err)
 			}
-			if rec.Error != "" || len(p.Pareto) != 2 || p.Search.FrontSize < 2 || p.Recommended != 0 || p.Batch.SeqLen != 4096 {
+			// --top 2 prints at least up to the recommended row.
+			if rec.Error != "" || len(p.Pareto) != max(2, p.Recommended+1) || p.Search.FrontSize < 2 || p.Recommended < 0 ||
+				p.Recommendation == nil || !p.Recommendation.InBand(p.Recommended) || p.Batch.SeqLen != 4096 {
 				t.Errorf("plan %+v", p)
 			}
 		})

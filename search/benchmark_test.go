@@ -1,0 +1,181 @@
+package search
+
+import (
+	"context"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/meshplan/meshplan/space"
+)
+
+// methodRun is one search of a problem by one method and seed, against
+// the exhaustive optimum: the gap of its fastest row, the share of the
+// space's gene vectors it decoded and its wall time.
+type methodRun struct {
+	gap      float64 // fastest step time over the optimum's, minus 1
+	coverage float64 // Visited / SpaceSize
+	method   string  // the method that ran (auto resolves to one)
+	elapsed  time.Duration
+}
+
+// runMethod searches p with the named method and seed and compares its
+// fastest row with optimum, the exhaustive search's fastest step time.
+func runMethod(tb testing.TB, p *Problem, method string, seed int64, optimum float64) methodRun {
+	tb.Helper()
+	r, err := Run(context.Background(), p, Settings{Method: method, Seed: seed})
+	if err != nil {
+		tb.Fatalf("%s seed %d: %v", method, seed, err)
+	}
+	best, ok := r.Recommended()
+	if !ok {
+		tb.Fatalf("%s seed %d: empty front", method, seed)
+	}
+	return methodRun{gap: best.StepSeconds/optimum - 1, coverage: float64(r.Visited) / float64(r.SpaceSize), method: r.Method, elapsed: r.Elapsed}
+}
+
+// exhaustiveOptimum returns the fastest step time of p's space.
+func exhaustiveOptimum(tb testing.TB, p *Problem) float64 {
+	tb.Helper()
+	r, err := Exhaustive{}.Search(context.Background(), p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	best, _ := r.Recommended()
+	return best.StepSeconds
+}
+
+// benchProblems returns the issue's ten problems, or with short the ones
+// an exhaustive search finishes in well under a second.
+func benchProblems(short bool) []issueProblem {
+	var out []issueProblem
+	for _, ip := range issueProblems() {
+		if !short || ip.quick {
+			out = append(out, ip)
+		}
+	}
+	return out
+}
+
+// Benchmark is the search benchmark of issue 14: on each of the ten
+// problems (with -short the quick three), each method (auto, the default;
+// evolve; exhaustive) searches with seeds 1, 2, 3, ... (one per iteration:
+// run it with -benchtime=5x for seeds 1 to 5) and reports the largest gap
+// of its fastest row to the exhaustive optimum (gap-%), the mean share of
+// the space it decoded (coverage-%) and the wall time per search (s/op).
+// Set GOMAXPROCS=2 for the issue's two cores. TestSearchGaps is its
+// regression test.
+//
+//	GOMAXPROCS=2 go test ./search -run '^$' -bench '^Benchmark$' -benchtime=5x
+func Benchmark(b *testing.B) {
+	for _, ip := range benchProblems(testing.Short()) {
+		p := ip.problem(b)
+		optimum := exhaustiveOptimum(b, p)
+		for _, method := range []string{MethodAuto, MethodEvolve, MethodExhaustive} {
+			b.Run(ip.name()+"/"+method, func(b *testing.B) {
+				var worst, coverage, seconds float64
+				n := 0
+				for b.Loop() {
+					r := runMethod(b, p, method, int64(n%5+1), optimum)
+					worst, coverage, seconds = max(worst, r.gap), coverage+r.coverage, seconds+r.elapsed.Seconds()
+					n++
+				}
+				b.ReportMetric(100*worst, "gap-%")
+				b.ReportMetric(100*coverage/float64(n), "coverage-%")
+				b.ReportMetric(seconds/float64(n), "s/op")
+			})
+		}
+	}
+}
+
+// TestSearchGaps is Benchmark at -short size, as a regression test: on
+// the quick problems, auto (the default) and evolve with seeds 1 to 5 find
+// the exhaustive optimum within 0.1%, auto exhaustively (their spaces are
+// below DefaultMaxExhaustiveSize) and evolve seeing part of the space.
+func TestSearchGaps(t *testing.T) {
+	for _, ip := range benchProblems(true) {
+		t.Run(ip.name(), func(t *testing.T) {
+			p := ip.problem(t)
+			optimum := exhaustiveOptimum(t, p)
+			for seed := int64(1); seed <= 5; seed++ {
+				for _, tt := range []struct{ method, ran string }{{MethodAuto, MethodExhaustive}, {MethodEvolve, MethodEvolve}} {
+					r := runMethod(t, p, tt.method, seed, optimum)
+					if r.gap > 0.001 || r.method != tt.ran {
+						t.Errorf("%s seed %d: ran %s, gap %.3f%% to the optimum; want %s within 0.1%%", tt.method, seed, r.method, 100*r.gap, tt.ran)
+					}
+					if tt.ran == MethodEvolve && !(r.coverage > 0 && r.coverage < 1) {
+						t.Errorf("evolve seed %d saw %.1f%% of the space; want a part of it", seed, 100*r.coverage)
+					}
+				}
+			}
+		})
+	}
+}
+
+// costedSample returns up to runs x perRun valid strategies of p that fit
+// in memory, in runs of consecutive gene indices (enumeration order)
+// starting at runs evenly spaced points of the space.
+func costedSample(tb testing.TB, p *Problem, runs, perRun int) []space.Strategy {
+	tb.Helper()
+	sp, cards, size, err := p.radix()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	genes := make([]int, len(cards))
+	var out []space.Strategy
+	var s space.Strategy
+	for k := int64(0); k < int64(runs); k++ {
+		got := 0
+		for i := k * (size / int64(runs)); i < size && got < perRun; i++ {
+			genesOf(cards, i, genes)
+			if !sp.Decode(genes, &s) {
+				continue
+			}
+			if mem, err := p.scorer.Memory(&s); err != nil || !p.fits(mem.TotalBytes()) {
+				continue
+			}
+			out = append(out, cloneStrategy(s))
+			got++
+		}
+	}
+	if len(out) == 0 {
+		tb.Fatal("no strategy fits")
+	}
+	return out
+}
+
+// BenchmarkCosted measures fully costed strategies (memory and step time,
+// through one worker's evaluators as a search costs them) per second on
+// one core, on each of the ten problems: in enumeration order (runs of
+// consecutive gene indices, as the exhaustive search costs them, each
+// strategy reusing the forward passes and block costs of the previous
+// one) and cold (the same strategies shuffled, evolve's access pattern).
+//
+//	go test ./search -run '^$' -bench '^BenchmarkCosted$' -benchmem
+func BenchmarkCosted(b *testing.B) {
+	problems := benchProblems(testing.Short())
+	for _, ip := range problems {
+		p := ip.problem(b)
+		ordered := costedSample(b, p, 64, 64)
+		cold := append([]space.Strategy(nil), ordered...)
+		rand.New(rand.NewSource(1)).Shuffle(len(cold), func(i, j int) { cold[i], cold[j] = cold[j], cold[i] })
+		for _, order := range []struct {
+			name       string
+			strategies []space.Strategy
+		}{{"enumeration", ordered}, {"cold", cold}} {
+			b.Run(ip.name()+"/"+order.name, func(b *testing.B) {
+				w := p.worker()
+				b.ReportAllocs()
+				n := 0
+				for b.Loop() {
+					s := &order.strategies[n%len(order.strategies)]
+					if c := p.evaluate(w, s, int64(n), true, false); !c.Costed {
+						b.Fatalf("%s was not costed", s)
+					}
+					n++
+				}
+				b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "strategies/s")
+			})
+		}
+	}
+}
