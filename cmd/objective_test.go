@@ -19,7 +19,7 @@ func TestObjective(t *testing.T) {
 	mem := func(i int) float64 { return front[i]["memory_gb_per_chip"].(float64) }
 
 	least, _ := runPlanJSON(t, append(base, "--objective", "memory")...)
-	if least.Recommended != len(front)-1 {
+	if int(least.Recommended) != len(front)-1 {
 		t.Errorf("--objective memory recommends row %d; want the last, %d", least.Recommended, len(front)-1)
 	}
 	cheapest, _ := runPlanJSON(t, append(base, "--objective", "cost", "--tokens", "1T", "--price", "2")...)
@@ -39,12 +39,12 @@ func TestObjective(t *testing.T) {
 				rows++
 			}
 		}
-		if r.BandRows != rows || p.Recommended >= rows {
+		if r.BandRows != rows || int(p.Recommended) >= rows {
 			t.Errorf("band of %d rows, row %d recommended; want %d rows and a row within them", r.BandRows, p.Recommended, rows)
 		}
 		for i := 0; i < rows; i++ {
-			if mem(i) < mem(p.Recommended) {
-				t.Errorf("row %d (%g GB) within the band is lighter than the recommended row %d (%g GB)", i, mem(i), p.Recommended, mem(p.Recommended))
+			if mem(i) < mem(int(p.Recommended)) {
+				t.Errorf("row %d (%g GB) within the band is lighter than the recommended row %d (%g GB)", i, mem(i), p.Recommended, mem(int(p.Recommended)))
 			}
 		}
 	}
@@ -77,7 +77,7 @@ func TestObjective(t *testing.T) {
 func TestObjectiveTopKeepsRecommended(t *testing.T) {
 	clearEnv(t)
 	p, _ := runPlanJSON(t, "--model", "llama3-8b", "--cluster", "h100-64", "--batch", "64", "--top", "1", "--objective", "memory")
-	if p.Recommended < 0 || len(p.Pareto) != p.Recommended+1 {
+	if p.Recommended < 0 || len(p.Pareto) != int(p.Recommended)+1 {
 		t.Errorf("--top 1 --objective memory: %d rows, row %d recommended; want the rows up to the recommended one", len(p.Pareto), p.Recommended)
 	}
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -29,7 +30,7 @@ type planJSON struct {
 		Feasible  int64   `json:"feasible"`
 		ElapsedS  float64 `json:"elapsed_s"`
 	} `json:"search"`
-	Recommended    int `json:"recommended"`
+	Recommended    recIndex `json:"recommended"`
 	Recommendation struct {
 		Objective string  `json:"objective"`
 		Rule      string  `json:"rule"`
@@ -37,6 +38,29 @@ type planJSON struct {
 		BandRows  int     `json:"band_rows"`
 	} `json:"recommendation"`
 	Pareto []map[string]any `json:"pareto"`
+}
+
+// recIndex reads the contract's "recommended": {"rank", "rule"} as the
+// recommended row's index in pareto (rank - 1), refusing a rank without
+// its rule.
+type recIndex int
+
+func (r *recIndex) UnmarshalJSON(data []byte) error {
+	var v struct {
+		Rank *int    `json:"rank"`
+		Rule *string `json:"rule"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	if v.Rank == nil || v.Rule == nil {
+		return fmt.Errorf("recommended %s lacks rank or rule", data)
+	}
+	if *v.Rank > 0 && *v.Rule == "" {
+		return fmt.Errorf("recommended %s has a rank but no rule", data)
+	}
+	*r = recIndex(*v.Rank - 1)
+	return nil
 }
 
 func runPlanJSON(t *testing.T, args ...string) (planJSON, string) {

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -98,8 +99,10 @@ type Plan struct {
 	// chip family, the band every row's step_time_s_range spans; absent
 	// when the family has no measurements.
 	Uncertainty *PlanUncertainty `json:"uncertainty,omitempty"`
-	// Recommended is the index in Pareto of the recommended strategy, -1 when the front is empty.
-	Recommended int `json:"recommended"`
+	// Recommended is the index in Pareto of the recommended strategy, -1
+	// when the front is empty. In JSON it is the contract's
+	// {"rank": index + 1, "rule": the rule in words} (Plan.MarshalJSON).
+	Recommended int `json:"-"`
 	// Recommendation says how the recommended strategy was chosen: the
 	// objective, the rule and the step-time band; absent when nothing fits.
 	Recommendation *Recommendation `json:"recommendation,omitempty"`
@@ -362,4 +365,56 @@ func optional(v *float64, f func(float64) string) string {
 		return "-"
 	}
 	return f(*v)
+}
+
+// recommendedJSON is Plan.Recommended as the contract writes it: the
+// recommended row's 1-based rank in pareto and the rule that chose it; rank
+// 0 and no rule when nothing fits.
+type recommendedJSON struct {
+	Rank int    `json:"rank"`
+	Rule string `json:"rule"`
+}
+
+// planJSON is Plan without its methods, for its JSON encoding.
+type planJSON Plan
+
+// MarshalJSON writes the plan with "recommended" as {"rank", "rule"}
+// (docs/contract.md).
+func (p Plan) MarshalJSON() ([]byte, error) {
+	rec := recommendedJSON{}
+	if p.Recommended >= 0 && p.Recommended < len(p.Pareto) {
+		rec.Rank = p.Recommended + 1
+		if p.Recommendation != nil {
+			rec.Rule = p.Recommendation.Rule
+		}
+	}
+	return json.Marshal(struct {
+		planJSON
+		Recommended recommendedJSON `json:"recommended"`
+	}{planJSON(p), rec})
+}
+
+// UnmarshalJSON reads a plan MarshalJSON wrote, or one whose "recommended"
+// is the bare index earlier versions wrote (sweep files written before).
+func (p *Plan) UnmarshalJSON(data []byte) error {
+	aux := struct {
+		*planJSON
+		Recommended json.RawMessage `json:"recommended"`
+	}{planJSON: (*planJSON)(p)}
+	if err := json.Unmarshal(data, &aux); err != nil {
+		return err
+	}
+	p.Recommended = -1
+	var rec recommendedJSON
+	var index int
+	switch {
+	case len(aux.Recommended) == 0:
+	case json.Unmarshal(aux.Recommended, &rec) == nil:
+		p.Recommended = rec.Rank - 1
+	case json.Unmarshal(aux.Recommended, &index) == nil:
+		p.Recommended = index
+	default:
+		return fmt.Errorf("plan: \"recommended\" is neither {\"rank\", \"rule\"} nor an index: %s", aux.Recommended)
+	}
+	return nil
 }
