@@ -282,7 +282,7 @@ func TestEmitExpertTensor(t *testing.T) {
 	if mg["--expert-model-parallel-size"] != "8" || mg["--expert-tensor-parallel-size"] != "4" {
 		t.Errorf("megatron: ep %q, etp %q", mg["--expert-model-parallel-size"], mg["--expert-tensor-parallel-size"])
 	}
-	tt := emitOut(t, append(strings.Fields(args), "--strategy", "fsdp=16,tp=4,ep=8", "--emit", "torchtitan")...)
+	tt := emitOut(t, append(strings.Fields(args), "--strategy", "fsdp=16,tp=4,ep=8,etp=4", "--emit", "torchtitan")...)
 	if !strings.Contains(tt, "\nexpert_tensor_parallel_degree = 4\n") {
 		t.Errorf("torchtitan: no expert_tensor_parallel_degree = 4 in\n%s", tt)
 	}

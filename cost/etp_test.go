@@ -41,7 +41,7 @@ func TestWholeExperts(t *testing.T) {
 		}
 		return e
 	}
-	split := run(false, "dp=16,zero=1,tp=4,ep=8")
+	split := run(false, "dp=16,zero=1,tp=4,ep=8,etp=4")
 	whole := run(true, "dp=16,zero=1,tp=4,ep=8,etp=1")
 	expertTP := func(e Estimate) int {
 		n := 0

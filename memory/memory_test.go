@@ -389,7 +389,7 @@ func TestMoEStates(t *testing.T) {
 func TestWholeExperts(t *testing.T) {
 	m := mixtral()
 	w := space.Workload{Batch: 256, SeqLen: 4096}
-	s := strat(space.Strategy{Degree: space.Degrees{space.DP: 16, space.TP: 4, space.EP: 8}, SP: true, Zero: 1})
+	s := strat(space.Strategy{Degree: space.Degrees{space.DP: 16, space.TP: 4, space.EP: 8}, SP: true, Zero: 1, ETP: 4})
 	split := est(t, m, model.ProgramOptions{}, w, s)
 	s.ETP = 1
 	whole := est(t, m, model.ProgramOptions{ExpertsWhole: true}, w, s)

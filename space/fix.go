@@ -37,7 +37,7 @@ func ParseFix(s string) (Fix, error) {
 		return Fix{}, err
 	}
 	// etp=N > 1 is the experts split over all the tp chips: it pins tp=N
-	// too; etp=1 (whole experts) leaves tp free.
+	// too; etp=1 (whole experts, the default) leaves tp free.
 	if e, ok := f.Set["etp"]; ok && e != "1" {
 		if t, ok := f.Set["tp"]; ok && t != e {
 			return Fix{}, fmt.Errorf("space: --fix etp=%s with tp=%s: each expert's matrices are split over all the tp chips (etp=tp) or none (etp=1)", e, t)

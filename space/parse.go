@@ -74,7 +74,7 @@ func keyTable() []keySpec {
 			n, err := positive("etp", val)
 			st.ETP = n
 			return err
-		}, func(st *Strategy) string { return strconv.Itoa(st.ExpertTP()) }, func(st *Strategy) bool { return st.ETP == 0 || st.ETP == max(st.Degree[TP], 1) }),
+		}, func(st *Strategy) string { return strconv.Itoa(st.ExpertTP()) }, func(st *Strategy) bool { return st.ETP <= 1 }),
 		knob("schedule", func(st *Strategy, val string) error {
 			v, ok := LookupSchedule(strings.ToLower(val))
 			if !ok {
@@ -180,8 +180,8 @@ func Parse(s string) (Strategy, error) {
 	if !spSet {
 		st.SP = st.Degree[TP] > 1
 	}
-	if st.ETP == max(st.Degree[TP], 1) {
-		st.ETP = 0 // the planner's etp: the tp degree
+	if st.ETP == 1 {
+		st.ETP = 0 // the default
 	}
 	return st, nil
 }
@@ -320,7 +320,7 @@ func meshString(m *[NumDims][]Share) string {
 // String returns the canonical strategy string: the keys in the contract's
 // order (dp, zero, fsdp, tp, sp, cp, pp, ep, mb, etp, schedule, v, recompute,
 // precision, mesh), each key only when it differs from its default (sp's default is
-// tp>1, etp's tp), and the mesh whenever any dimension has shares. A share is written
+// tp>1), and the mesh whenever any dimension has shares. A share is written
 // axis*k when its Size is known (always after Place) and plain axis when
 // Size is 0 (whole axis, not yet resolved). The all-default strategy prints
 // as "dp=1". Parse(s.String()) gives s back for every s that Parse returns.

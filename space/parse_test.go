@@ -44,8 +44,8 @@ func TestParseString(t *testing.T) {
 		{"precision=FP8,tp=8", "tp=8,precision=fp8"},
 		{"precision=bf16", "dp=1"},
 		{"etp=1", "dp=1"},
-		{"tp=2,etp=2", "tp=2"},
-		{"tp=4,etp=1", "tp=4,etp=1"},
+		{"tp=2,etp=2", "tp=2,etp=2"},
+		{"tp=4,etp=1", "tp=4"},
 	}
 	for _, tt := range tests {
 		s, err := Parse(tt.in)

@@ -30,7 +30,7 @@ const (
 type layout struct {
 	deg        Degrees
 	sp         bool
-	whole      bool // etp=1: the experts whole on every tp chip (Strategy.ExpertsWhole)
+	whole      bool // etp=1 with tp > 1: the experts whole on every tp chip (Strategy.ExpertsWhole)
 	perReplica int  // batch/(dp*fsdp)
 	mesh       [NumDims][]Share
 }
@@ -55,6 +55,9 @@ type Space struct {
 	zeros      []int
 	// precision is every strategy's matmul precision: the pinned one, else
 	// bf16 (the search never changes a run's numerics on its own).
+	// moe says the model has experts: its layouts with tp > 1 come split
+	// and whole (expertLayouts).
+	moe       bool
 	precision string
 	layers    int
 	anyV      bool // a pinned v: any v with pp·v <= layers, equal chunks or not
@@ -157,10 +160,8 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 		}
 	}
 	sp.layouts = enumerateLayouts(&m, &c, w, &fp, &fixMesh, sp.classes)
-	if fp.has("etp") && fp.ETP == 1 && m.MoE == nil {
-		return nil, fmt.Errorf("space: --fix etp=1 keeps whole experts, but %s is dense: leave etp out", m.Name)
-	}
 	sp.layouts = expertLayouts(sp.layouts, &m, &fp)
+	sp.moe = m.MoE != nil
 	if len(sp.layouts) == 0 {
 		return nil, noLayoutErr(&m, &c, w, fix)
 	}
@@ -640,20 +641,23 @@ func meshAgrees(mesh, fixMesh *[NumDims][]Share, withEP bool) bool {
 
 // expertLayouts gives the expert-tensor parallel choices of a
 // mixture-of-experts model's layouts (Strategy.ETP): a layout with tp > 1
-// under sequence parallelism splits the experts over tp (etp = tp) and,
-// listed right after it, keeps them whole (etp = 1); a pinned etp keeps
-// one of the two. A dense model's layouts are returned as they are.
+// splits the experts over tp (etp = tp) and, listed right after it, keeps
+// them whole (etp = 1); a pinned etp keeps one of the two. A dense model's
+// layouts are returned as they are.
 func expertLayouts(ls []layout, m *model.Spec, fp *pinned) []layout {
 	if m.MoE == nil {
 		return ls
 	}
-	pinned, wholeOnly := fp.has("etp"), fp.has("etp") && fp.ETP == 1
+	split, whole := true, true
+	if fp.has("etp") {
+		split, whole = fp.ETP > 1, fp.ETP <= 1
+	}
 	out := make([]layout, 0, len(ls))
 	for _, l := range ls {
-		if !wholeOnly || l.deg[TP] == 1 {
+		if l.deg[TP] == 1 || split {
 			out = append(out, l) // the experts split over tp (or no tp)
 		}
-		if l.deg[TP] > 1 && l.sp && (!pinned || wholeOnly) {
+		if l.deg[TP] > 1 && whole {
 			l.whole = true
 			out = append(out, l)
 		}
@@ -741,8 +745,8 @@ func (sp *Space) Decode(genes []int, dst *Strategy) bool {
 	z := sp.zeros[genes[GeneZero]]
 	*dst = Strategy{Degree: l.deg, Zero: z, SP: l.sp, MB: mb, Schedule: sc.name, V: sc.v,
 		Recompute: sp.recomputes[genes[GeneRecompute]], Precision: sp.precision, Mesh: l.mesh}
-	if l.whole {
-		dst.ETP = 1
+	if sp.moe && l.deg[TP] > 1 && !l.whole {
+		dst.ETP = l.deg[TP] // the experts split over tp
 	}
 	return l.perReplica%mb == 0 && sp.valid(l, mb, z, genes[GeneSchedule])
 }
@@ -776,7 +780,7 @@ func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) {
 		return nil, false
 	}
-	li, ok := sp.index[string(sp.layoutKey(nil, &p.Mesh, s.SP, s.ExpertsWhole()))]
+	li, ok := sp.index[string(sp.layoutKey(nil, &p.Mesh, s.SP, sp.moe && s.ExpertsWhole()))]
 	if !ok {
 		return nil, false
 	}

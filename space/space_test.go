@@ -174,7 +174,11 @@ func bruteForce(t *testing.T, m model.Spec, c profiles.Cluster, w Workload, fix 
 				}
 				for _, rc := range []string{RecomputeNone, RecomputeSelective, RecomputeFull} {
 					for z := range 3 {
-						for _, etp := range []int{0, 1} { // experts split over tp or whole
+						etps := []int{0} // experts whole (the default), or split over tp
+						if m.MoE != nil {
+							etps = append(etps, l.Degree[TP])
+						}
+						for _, etp := range etps {
 							s := l
 							s.MB, s.Schedule, s.V, s.Recompute, s.Zero, s.ETP = mb, sc.name, sc.v, rc, z, etp
 							if s.Validate(m, c, w) != nil || !fix.Allows(s) {
@@ -693,8 +697,8 @@ func TestSpaceSchedulesAsked(t *testing.T) {
 }
 
 // TestWholeExperts checks --fix etp=1: every strategy with tp > 1 keeps
-// whole experts under sequence parallelism, Encode refuses one that splits
-// them, and a dense model refuses the fix.
+// whole experts, Encode refuses one that splits them, and a dense model's
+// space is the same with the fix as without.
 func TestWholeExperts(t *testing.T) {
 	fix, err := ParseFix("etp=1")
 	if err != nil {
@@ -712,12 +716,12 @@ func TestWholeExperts(t *testing.T) {
 			continue
 		}
 		if s.Degree[TP] > 1 {
-			if !s.ExpertsWhole() || !s.SP {
-				t.Fatalf("%s: etp %d, sp %v", s, s.ETP, s.SP)
+			if !s.ExpertsWhole() {
+				t.Fatalf("%s: etp %d", s, s.ETP)
 			}
 			whole++
 			split := s
-			split.ETP = 0
+			split.ETP = s.Degree[TP]
 			if _, ok := sp.Encode(split); ok {
 				t.Fatalf("Encode accepted %s under etp=1", split)
 			}
@@ -728,7 +732,12 @@ func TestWholeExperts(t *testing.T) {
 	if whole == 0 {
 		t.Fatal("no strategy with tp > 1")
 	}
-	if _, err := New(llama3_8b(), gpuCluster(8), Workload{Batch: 32, SeqLen: 8192}, fix); err == nil || !strings.Contains(err.Error(), "llama3-8b is dense") {
-		t.Errorf("dense model with etp=1: %v", err)
+	dense, err := New(llama3_8b(), gpuCluster(8), Workload{Batch: 32, SeqLen: 8192}, fix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := New(llama3_8b(), gpuCluster(8), Workload{Batch: 32, SeqLen: 8192}, Fix{})
+	if dense.Size() != plain.Size() || dense.Layouts() != plain.Layouts() {
+		t.Errorf("dense model with etp=1: %d layouts, %d without", dense.Layouts(), plain.Layouts())
 	}
 }

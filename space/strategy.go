@@ -37,11 +37,12 @@ type Strategy struct {
 	SP bool
 	// MB is the micro-batch size in sequences per data-parallel replica.
 	MB int
-	// ETP is the expert-tensor parallel degree as given (the etp key): 0
-	// (or tp) splits each expert's matrices over the tp chips like the
-	// dense layers (etp = tp, Megatron-Core's default); 1 keeps them whole
-	// on every tp chip, each running its own tokens' slots under sequence
-	// parallelism (ExpertsWhole). Validate refuses other values.
+	// ETP is the expert-tensor parallel degree (the etp key; 0 is the
+	// contract's default, 1): 1 keeps each expert's matrices whole on every
+	// tp chip, which runs its own tokens' slots under sequence parallelism
+	// and all of them without (ExpertsWhole); tp splits them over the tp
+	// chips like the dense layers (Megatron-Core's default). Validate
+	// refuses other values.
 	ETP int
 	// Schedule is the pipeline schedule.
 	Schedule Schedule
@@ -80,18 +81,13 @@ func Defaults() Strategy {
 	return Strategy{Degree: d, MB: 1, Schedule: OneFOneB, V: 1, Recompute: RecomputeNone, Precision: PrecisionBF16}
 }
 
-// ExpertTP is the expert-tensor parallel degree s runs: ETP, or tp when
-// ETP is 0.
-func (s *Strategy) ExpertTP() int {
-	if s.ETP == 0 {
-		return max(s.Degree[TP], 1)
-	}
-	return s.ETP
-}
+// ExpertTP is the expert-tensor parallel degree s runs: ETP, or 1 when ETP
+// is 0.
+func (s *Strategy) ExpertTP() int { return max(s.ETP, 1) }
 
 // ExpertsWhole reports whether s keeps each expert's matrices whole on
 // every tensor-parallel chip: etp=1 with tp > 1.
-func (s Strategy) ExpertsWhole() bool { return s.ETP == 1 && s.Degree[TP] > 1 }
+func (s Strategy) ExpertsWhole() bool { return s.ETP <= 1 && s.Degree[TP] > 1 }
 
 // Matmul precisions accepted in Strategy.Precision.
 const (

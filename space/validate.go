@@ -65,13 +65,8 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 		add("zero=%d shards across dp, but dp=1: use zero=0, or move data-parallel chips from fsdp to dp", s.Zero)
 	}
 	tp := s.Degree[TP]
-	switch {
-	case s.ETP != 0 && s.ETP != 1 && s.ETP != max(tp, 1):
-		add("etp=%d with tp=%d: each expert's matrices are split over all the tp chips (etp=%d) or none (etp=1); a split over part of them is not modelled", s.ETP, max(tp, 1), max(tp, 1))
-	case s.ExpertsWhole() && m.MoE == nil:
-		add("etp=1 with tp=%d keeps whole experts, but %s is dense: leave etp out", tp, m.Name)
-	case s.ExpertsWhole() && !s.SP:
-		add("etp=1 with tp=%d needs sp=true: whole experts on every tp chip run that chip's share of the sequence (Megatron-Core requires sequence parallelism for MoE with tp)", tp)
+	if s.ETP > 1 && s.ETP != max(tp, 1) {
+		add("etp=%d with tp=%d: each expert's matrices are split over all the tp chips (etp=%d) or none (etp=1, the default); a split over part of them is not modelled", s.ETP, max(tp, 1), max(tp, 1))
 	}
 	if s.SP && tp <= 1 {
 		add("sp=true needs tp > 1 (sequence parallelism splits the sequence inside the tp group): set tp > 1 or sp=false")
