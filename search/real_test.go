@@ -153,9 +153,10 @@ func BenchmarkEvaluate(b *testing.B) {
 	}
 	b.ReportAllocs()
 	n := 0
+	w := p.worker() // a search goroutine's scorer, with its own evaluators
 	for b.Loop() {
 		s := &strategies[n%len(strategies)]
-		p.evaluate(p.scorer, s, int64(n), false, false)
+		p.evaluate(w, s, int64(n), false, false)
 		n++
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "strategies/s")
