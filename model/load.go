@@ -187,16 +187,8 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 		case "bias":
 			s.Bias = d.bool(key, v)
 		case "moe":
-			if isNull(v) {
-				return
-			}
-			if v.Kind != yaml.MappingNode {
-				d.addf("key \"moe\" at line %d is a %s; it must be a mapping with experts, top_k and expert_ffn_hidden", v.Line, kindName(v))
-				return
-			}
 			m := &MoE{}
-			s.MoE = m
-			d.mapping(v, "moe.", moeKeys(), func(key string, v *yaml.Node) {
+			d.section(v, "moe", "experts, top_k and expert_ffn_hidden", moeKeys(), func() { s.MoE = m }, func(key string, v *yaml.Node) {
 				switch key {
 				case "experts":
 					m.Experts = d.int("moe."+key, v)
@@ -221,16 +213,8 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 				}
 			})
 		case "mla":
-			if isNull(v) {
-				return
-			}
-			if v.Kind != yaml.MappingNode {
-				d.addf("key \"mla\" at line %d is a %s; it must be a mapping with kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim", v.Line, kindName(v))
-				return
-			}
 			m := &MLA{}
-			s.MLA = m
-			d.mapping(v, "mla.", mlaKeys(), func(key string, v *yaml.Node) {
+			d.section(v, "mla", "kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim", mlaKeys(), func() { s.MLA = m }, func(key string, v *yaml.Node) {
 				switch key {
 				case "q_lora_rank":
 					m.QLoRARank = d.int("mla."+key, v)
@@ -269,6 +253,21 @@ type yamlDecoder struct {
 
 func (d *yamlDecoder) addf(format string, args ...any) {
 	d.problems = append(d.problems, fmt.Sprintf(format, args...))
+}
+
+// section reads the optional nested mapping v of key name (a mapping with
+// wants): nothing for null, an error for another kind of node, else found
+// and then set for each of its keys (known, under the prefix "name.").
+func (d *yamlDecoder) section(v *yaml.Node, name, wants string, known []string, found func(), set func(key string, v *yaml.Node)) {
+	if isNull(v) {
+		return
+	}
+	if v.Kind != yaml.MappingNode {
+		d.addf("key %q at line %d is a %s; it must be a mapping with %s", name, v.Line, kindName(v), wants)
+		return
+	}
+	found()
+	d.mapping(v, name+".", known, set)
 }
 
 // mapping calls set for each key of the mapping node m that is in known, and
