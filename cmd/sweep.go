@@ -78,12 +78,13 @@ framework, and --search, --seed and --top override search.*.`,
 	fs.String("search", sweep.DefaultConfig().Search.Method, "search `method` of every cell: auto, exhaustive or evolve (overrides search.method)")
 	fs.Var(settings.NewInt(sweep.DefaultConfig().Search.Seed, 64), "seed", "random `seed` of the evolutionary search (overrides search.seed)")
 	fs.Var(settings.NewInt(0, 0), "top", "keep only the `K` fastest rows of each cell's front, 0 all (overrides search.top)")
+	fs.String("objective", "", "what each cell's recommended `row` optimises: balanced (the default), time or memory (overrides search.objective)")
 	fs.Bool("quiet", false, "no progress bar on stderr")
 	return cmd
 }
 
 // sweepFlagKeys maps the flags that override configuration keys to them.
-var sweepFlagKeys = map[string]string{"framework": "framework", "search": "search.method", "seed": "search.seed", "top": "search.top"}
+var sweepFlagKeys = map[string]string{"framework": "framework", "search": "search.method", "seed": "search.seed", "top": "search.top", "objective": "search.objective"}
 
 // runSweep loads the configuration, picks the shard and runs it.
 func (a *app) runSweep(cmd *cobra.Command) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/meshplan/meshplan/internal/settings"
+	"github.com/meshplan/meshplan/search"
 )
 
 // Search methods a sweep accepts, as plan's --search flag spells them.
@@ -67,6 +68,10 @@ type Search struct {
 	Seed int64 `mapstructure:"seed" json:"seed"`
 	// Top keeps only the K fastest rows of each cell's Pareto front; 0 keeps all.
 	Top int `mapstructure:"top" json:"top"`
+	// Objective chooses each cell's recommended row, as plan's --objective:
+	// balanced (the default), time or memory (cost needs a price, which a
+	// sweep has not).
+	Objective string `mapstructure:"objective" json:"objective,omitempty"`
 }
 
 // DefaultConfig returns the defaults: an empty grid, the default framework
@@ -252,6 +257,13 @@ func (c Config) Validate() error {
 	}
 	if c.Search.Top < 0 {
 		errs = append(errs, fmt.Errorf("search.top must not be negative, got %d", c.Search.Top))
+	}
+	switch c.Search.Objective {
+	case "", search.ObjectiveBalanced, search.ObjectiveTime, search.ObjectiveMemory:
+	case search.ObjectiveCost:
+		errs = append(errs, errors.New("search.objective cost needs a price per chip-hour, which a sweep has not: use balanced, time or memory"))
+	default:
+		errs = append(errs, fmt.Errorf("search.objective must be balanced, time or memory, got %q", c.Search.Objective))
 	}
 	return errors.Join(errs...)
 }

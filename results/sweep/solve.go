@@ -43,7 +43,7 @@ func (s *Solver) Solve(ctx context.Context, c Cell) (Record, error) {
 		opts = g.Framework.SearchOptions()
 	}
 	req := results.Request{Model: m, Cluster: cl, Workload: space.Workload{Batch: c.Batch, SeqLen: c.Seq},
-		Fix: c.Fix, Options: opts, Top: g.Search.Top, Framework: g.Framework.Name}
+		Fix: c.Fix, Options: opts, Top: g.Search.Top, Framework: g.Framework.Name, Objective: g.Search.Objective}
 	settings := search.Settings{Method: g.Search.Method, Seed: g.Search.Seed, Workers: s.Workers, Suggest: true}
 	if err := search.CheckMethod(settings.Method); err != nil {
 		return Record{}, fmt.Errorf("search.method must be auto, exhaustive or evolve, got %q", settings.Method)

@@ -55,3 +55,32 @@ func TestSolver(t *testing.T) {
 		t.Error("a cell outside the grid was solved")
 	}
 }
+
+// TestSolverObjective checks that the sweep's search.objective chooses each
+// cell's recommended row as plan's --objective does.
+func TestSolverObjective(t *testing.T) {
+	for _, tc := range []struct {
+		objective string
+		want      func(p *results.Plan) bool
+	}{
+		{"time", func(p *results.Plan) bool { return p.Recommended == 0 }},
+		{"memory", func(p *results.Plan) bool { return p.Recommended == len(p.Pareto)-1 }},
+	} {
+		g, err := Expand(Config{Models: []string{"llama3-8b"}, Clusters: []string{"h100-8"}, Batches: []int{16}, Seqs: []int{4096},
+			Search: Search{Method: "auto", Seed: 1, Objective: tc.objective}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := (&Solver{Grid: g, Workers: 1}).Solve(context.Background(), Cell{"llama3-8b", "h100-8", 16, 4096, ""})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p results.Plan
+		if err := json.Unmarshal(rec.Plan, &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Recommendation == nil || p.Recommendation.Objective != tc.objective || !tc.want(&p) || len(p.Pareto) < 2 {
+			t.Errorf("objective %s: row %d of %d recommended (%+v)", tc.objective, p.Recommended, len(p.Pareto), p.Recommendation)
+		}
+	}
+}
