@@ -12,16 +12,19 @@ import (
 // size and layout, the roles' degrees and the collective models. Its
 // slices grow to the program's size once and are reused.
 type evaluator struct {
-	m      *Model
-	p      *model.Program
-	mr     meshRoles
-	o      Options
-	eff    profiles.Efficiency
-	peak   float64 // bf16 FLOP/s
-	peak8  float64 // fp8 FLOP/s, 0 without an fp8 speed-up
-	hbm    float64
-	zero   int
-	policy int
+	m     *Model
+	p     *model.Program
+	mr    meshRoles
+	o     Options
+	eff   profiles.Efficiency
+	peak  float64 // bf16 FLOP/s
+	peak8 float64 // fp8 FLOP/s, 0 without an fp8 speed-up
+	// traceHideA2A says the traced strategy's schedule overlaps the MoE
+	// dispatch and combine with the paired chunk's compute (DualPipe).
+	traceHideA2A bool
+	hbm          float64
+	zero         int
+	policy       int
 	// active are the roles whose degree exceeds 1; cls the active roles
 	// that shard each logical dimension.
 	active roleSet
@@ -232,6 +235,7 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 	p, e := cm.p, &st.e
 	if in.options.Trace {
 		e.trace = new([]Op)
+		e.traceHideA2A = s.Schedule.Rules().Overlaps().Has(space.OverlapExpertA2A)
 	}
 
 	// Per-micro-batch cost of each block.

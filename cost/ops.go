@@ -253,12 +253,16 @@ func (e *evaluator) traceOp(res *runResult, ps pass, text string, fl, sec float6
 	names := collNames()
 	for i := firstEmit; i < len(res.emit); i++ {
 		em := &res.emit[i]
+		paired := e.traceHideA2A && em.dispatch
 		op.Collective = Collective{Op: names[em.op], Axes: e.mr.axesOf(em.roles), Bytes: em.bytes, Count: 1,
-			Seconds: em.seconds, Overlapped: em.class != classCritical || em.hideOp >= 0, Why: em.why}
+			Seconds: em.seconds, Overlapped: em.class != classCritical || em.hideOp >= 0 || paired, Why: em.why}
 		op.Text += fmt.Sprintf("  %s(%s) %s %s", op.Collective.Op, roleList(em.roles), fmtBytes(em.bytes), fmtSeconds(em.seconds))
-		if op.Collective.Overlapped {
+		switch {
+		case paired:
+			op.Text += " overlapped by the schedule's paired chunks"
+		case op.Collective.Overlapped:
 			op.Text += " overlapped"
-		} else {
+		default:
 			op.Text += " exposed"
 		}
 	}
