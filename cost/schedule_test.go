@@ -136,6 +136,25 @@ func TestDualPipeHidesAllToAll(t *testing.T) {
 			t.Errorf("DualPipe does not mark %s overlapped", c.Why)
 		}
 	}
+	// The traced ops say so too; under 1F1B they are exposed.
+	for _, tc := range []struct {
+		spec string
+		want bool
+	}{{spec, false}, {spec + ",schedule=dualpipe", true}} {
+		traced := presetCase(t, "mixtral-8x7b", "h100-64", tc.spec, 256, Options{Trace: true})
+		n := 0
+		for _, op := range traced.Ops {
+			if op.Collective.Op == AllToAll && strings.HasPrefix(op.Collective.Why, "dispatch") {
+				n++
+				if op.Collective.Overlapped != tc.want || strings.Contains(op.Text, "paired chunks") != tc.want {
+					t.Errorf("%s: traced %q overlapped %v", tc.spec, op.Text, op.Collective.Overlapped)
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no traced dispatch", tc.spec)
+		}
+	}
 	// ZB-H1 overlaps nothing.
 	zb := presetCase(t, "mixtral-8x7b", "h100-64", spec+",schedule=zb-h1", 256, Options{})
 	if zb.ExposedA2ASeconds != one.ExposedA2ASeconds {
