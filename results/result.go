@@ -24,6 +24,7 @@ type Strategy struct {
 	PP              int                 `json:"pp"`
 	EP              int                 `json:"ep"`
 	MB              int                 `json:"mb"`
+	ETP             int                 `json:"etp"`
 	NumMicrobatches int                 `json:"num_microbatches"`
 	Schedule        string              `json:"schedule"`
 	V               int                 `json:"v"`
@@ -203,7 +204,7 @@ func NewStrategy(s space.Strategy, w space.Workload) Strategy {
 	}
 	return Strategy{
 		DP: s.Degree[space.DP], Zero: s.Zero, FSDP: s.Degree[space.FSDP], TP: s.Degree[space.TP], SP: s.SP, CP: s.Degree[space.CP], PP: s.Degree[space.PP], EP: s.Degree[space.EP],
-		MB: s.MB, NumMicrobatches: nmb, Schedule: string(s.Schedule), V: s.V, Recompute: s.Recompute,
+		MB: s.MB, ETP: s.ExpertTP(), NumMicrobatches: nmb, Schedule: string(s.Schedule), V: s.V, Recompute: s.Recompute,
 		Precision: prec,
 		Mesh:      mesh,
 		Spec:      s.String(),
