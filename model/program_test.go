@@ -59,6 +59,10 @@ func TestSavedActivations(t *testing.T) {
 		{"gpt3 full", gpt3Spec(), ProgramOptions{}, 0, s, RecomputeFull, 2 * s * h},
 		// Llama 3 70B, s = 8192: 8192·(8·8192 + 4·8192 + 4·1024 + 6·28672) = 2,248,146,944.
 		{"llama70b selective", l70, ProgramOptions{}, 0, 8192, RecomputeSelective, 2248146944},
+		// norm_act keeps neither norm's output (4h) nor the SwiGLU's (2F),
+		// and keeps the flash kernel's log-sum-exp (4 bytes per head):
+		// 8192·(4·8192 + 4·8192 + 4·1024 + 4·28672) + 8192·64·4.
+		{"llama70b norm_act", l70, ProgramOptions{}, 0, 8192, RecomputeNormAct, 1509949440 + 2097152},
 		{"llama70b none noflash", l70, ProgramOptions{Kernels: Kernels{Attention: AttentionMaterialized}}, 0, 8192, RecomputeNone, 2248146944 + 2*64*8192*8192},
 		// Mixtral MoE layer, s = 4096: norms 8·s·h, attention 4·s·(q+kv),
 		// router probabilities 4·s·E, routed copies k·s·(4h + 6·Fe).

@@ -20,6 +20,7 @@ const (
 	RecomputeMinimalOffloaded   = "minimal_offloaded"     // MaxText: minimal, kept in host memory
 	RecomputeOffloadInput       = "offload_layer_input"   // full recompute with the layer input in host memory
 	RecomputeDeepSeek           = "deepseek"              // DeepSeek-V3: norms, MLA up-projections and SwiGLU outputs re-run
+	RecomputeNormAct            = "norm_act"              // fused kernels: norms and MLP activation outputs re-run, no matmul
 )
 
 // Policy is an activation recomputation policy as data: which ops of a
@@ -90,6 +91,13 @@ func Policies() []Policy {
 		// SwiGLU inputs and the fp8 inputs of the projections).
 		{Name: RecomputeDeepSeek, Rerun: [NumGroups]bool{GroupNorm: true, GroupActivation: true},
 			RerunOps: []string{"q_up", "kv_up", "rope", "kv_split", "quantize_a", "quantize_ae", "quantize_as"}, Layers: true, RecomputeUsed: true},
+		// The elementwise part of DeepSeek-V3's policy, as fused kernels run
+		// it: every norm re-runs from its input in the backward pass (Apex's
+		// memory-efficient RMSNorm, Megatron-Core's --recompute-modules
+		// layernorm) and the MLP activation re-makes its output from the
+		// gate and up projections (xformers' fused SwiGLU, Megatron-Core's
+		// moe_act); no matmul re-runs (docs/frameworks.md).
+		{Name: RecomputeNormAct, Rerun: [NumGroups]bool{GroupNorm: true, GroupActivation: true}, Layers: true, RecomputeUsed: true},
 	}
 }
 
