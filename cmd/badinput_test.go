@@ -71,6 +71,8 @@ var badInputCases = []struct {
 		"plan: --format bogus does not apply to plan sweep: it writes JSON lines (cells-I-of-N.jsonl) and a summary CSV; drop --format\n"},
 	{"sweep jobs fraction", nil, []string{"sweep", "--config", "sweep-ok.yaml", "--out", "sweep-out", "--jobs", "1.5"},
 		"plan: --jobs: \"1.5\" is not a whole number\n"},
+	{"sweep jobs absurd", nil, []string{"sweep", "--config", "sweep-ok.yaml", "--out", "sweep-out", "--jobs", "1e18"},
+		"plan: --jobs must be between 0 (one per core) and 65536, got 1000000000000000000\n"},
 	{"merge format", nil, []string{"merge", "sweep-out", "--format", "json"},
 		"plan: --format json does not apply to plan merge: it writes JSON lines and, with --summary, a CSV; drop --format\n"},
 	{"objective cost without a price", nil, []string{"--model", "llama3-8b", "--cluster", "h100-8", "--objective", "cost"},

@@ -117,8 +117,11 @@ func (a *app) runSweep(cmd *cobra.Command) error {
 		return badInput(err)
 	}
 	jobs, _ := fs.GetInt("jobs")
-	if jobs < 0 {
-		return badInputf("--jobs must not be negative, got %d", jobs)
+	// A sweep searches at most one cell per worker goroutine; more than
+	// maxJobs is a typo, not a machine.
+	const maxJobs = 1 << 16
+	if jobs < 0 || jobs > maxJobs {
+		return badInputf("--jobs must be between 0 (one per core) and %d, got %d", maxJobs, jobs)
 	}
 	if jobs == 0 {
 		jobs = runtime.GOMAXPROCS(0)
