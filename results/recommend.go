@@ -28,6 +28,10 @@ type Recommendation struct {
 	// BandRows is the number of leading rows of the whole front (fastest
 	// first) within the band: pareto[0:band_rows] when --top prints them.
 	BandRows int `json:"band_rows"`
+	// MemoryBand is the relative error of the memory per chip
+	// (profiles.MemoryUncertainty): the balanced rule counts headrooms
+	// that differ by less than it as equal.
+	MemoryBand float64 `json:"memory_band"`
 }
 
 // InBand reports whether row i of the front (0 first) is within the band.
@@ -52,11 +56,12 @@ func recommend(front []search.Candidate, objective string, c profiles.Cluster) (
 		objective = search.ObjectiveBalanced
 	}
 	band, basis := recommendationBand(c)
-	rec, err := search.Recommend(front, objective, band)
+	memBand := profiles.MemoryUncertainty().Fraction
+	rec, err := search.Recommend(front, objective, band, memBand)
 	if err != nil {
 		return rec, Recommendation{}, err
 	}
-	r := Recommendation{Objective: objective, Band: band, BandBasis: basis, BandStepTimeS: rec.BandStepSeconds, BandRows: rec.BandRows}
+	r := Recommendation{Objective: objective, Band: band, BandBasis: basis, BandStepTimeS: rec.BandStepSeconds, BandRows: rec.BandRows, MemoryBand: memBand}
 	r.Rule = r.ruleText()
 	return rec, r, nil
 }
@@ -72,7 +77,7 @@ func (r Recommendation) ruleText() string {
 	case search.ObjectiveCost:
 		return "cost: the least cost to train (chip-hours at --price), then the fastest; the model's band is " + band
 	}
-	return "balanced: among the strategies within " + band + ", the most memory headroom, then the fewest chips, then the fewest parallel dimensions above 1"
+	return "balanced: among the strategies within " + band + ", the most memory headroom (within ±" + Percent(r.MemoryBand) + " of memory counts as equal), then the fewest chips, then the fewest parallel dimensions above 1, then the fastest"
 }
 
 // objectiveRule is an objective's rule in words without one front's
@@ -86,7 +91,7 @@ func objectiveRule(objective string) string {
 	case search.ObjectiveCost:
 		return "cost: the least cost to train (chip-hours at --price), then the fastest"
 	}
-	return "balanced: among the strategies within the model's band of the fastest step time (the chip family's measured error, or the smallest measured on any family), the most memory headroom, then the fewest chips, then the fewest parallel dimensions above 1"
+	return "balanced: among the strategies within the model's band of the fastest step time (the chip family's measured error, or the smallest measured on any family), the most memory headroom (headrooms within the memory model's measured error count as equal), then the fewest chips, then the fewest parallel dimensions above 1, then the fastest"
 }
 
 // rowsText names the first n rows of a front: "row 1", "rows 1-4".

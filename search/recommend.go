@@ -13,8 +13,9 @@ import (
 const (
 	// ObjectiveBalanced recommends, among the front rows whose step time is
 	// within the model's error band of the fastest, the one with the most
-	// memory headroom, then the fewest chips, then the fewest parallel
-	// dimensions above 1, then the fastest (the default).
+	// memory headroom (headrooms within the memory model's error of the
+	// most count as equal), then the fewest chips, then the fewest
+	// parallel dimensions above 1, then the fastest (the default).
 	ObjectiveBalanced = "balanced"
 	// ObjectiveTime recommends the fastest row.
 	ObjectiveTime = "time"
@@ -55,15 +56,20 @@ type Recommendation struct {
 
 // Recommend returns the row of front (a Pareto front in Front order,
 // fastest first) that objective recommends; band is the relative error of
-// the step times, a fraction of the fastest (0.073 for ±7.3%). The empty
-// objective is ObjectiveBalanced. Every objective breaks its ties by the
-// front's order. The result depends only on the front's rows and order.
-func Recommend(front []Candidate, objective string, band float64) (Recommendation, error) {
+// the step times, a fraction of the fastest (0.073 for ±7.3%), and memBand
+// that of the memory per chip (profiles.MemoryUncertainty): the balanced
+// objective counts headrooms within memBand of the memory of the row with
+// the most headroom as equal. The empty objective is ObjectiveBalanced.
+// Every objective breaks its ties by the front's order. The result depends
+// only on the front's rows and order.
+func Recommend(front []Candidate, objective string, band, memBand float64) (Recommendation, error) {
 	if err := CheckObjective(objective); err != nil {
 		return Recommendation{Index: -1}, err
 	}
-	if !(band >= 0) || math.IsInf(band, 0) {
-		return Recommendation{Index: -1}, fmt.Errorf("search: band %g is not a fraction of at least 0", band)
+	for _, b := range [...]float64{band, memBand} {
+		if !(b >= 0) || math.IsInf(b, 0) {
+			return Recommendation{Index: -1}, fmt.Errorf("search: band %g is not a fraction of at least 0", b)
+		}
 	}
 	if len(front) == 0 {
 		return Recommendation{Index: -1}, nil
@@ -82,7 +88,7 @@ func Recommend(front []Candidate, objective string, band float64) (Recommendatio
 	case ObjectiveCost:
 		rec.Index = bestOf(front, len(front), func(a, b *Candidate) bool { return chipSeconds(a) < chipSeconds(b) })
 	default:
-		rec.Index = bestOf(front, rec.BandRows, balancedBetter)
+		rec.Index = balanced(front[:rec.BandRows], memBand)
 	}
 	return rec, nil
 }
@@ -99,14 +105,29 @@ func bestOf(front []Candidate, n int, better func(a, b *Candidate) bool) int {
 	return i
 }
 
-// balancedBetter reports whether a is better than b under the balanced
-// objective: more memory headroom, then fewer chips, then fewer parallel
-// dimensions above 1.
-func balancedBetter(a, b *Candidate) bool {
-	ha, hb := a.UsableBytes-a.MemoryBytes, b.UsableBytes-b.MemoryBytes
-	if ha != hb {
-		return ha > hb
+// balanced returns the index of the balanced objective's row of rows:
+// among those whose memory headroom is within memBand of the memory of the
+// row with the most headroom (a difference the memory model cannot tell
+// from its error), the first of the fewest chips, then of the fewest
+// parallel dimensions above 1.
+func balanced(rows []Candidate, memBand float64) int {
+	most := bestOf(rows, len(rows), func(a, b *Candidate) bool { return headroom(a) > headroom(b) })
+	floor := headroom(&rows[most]) - memBand*rows[most].MemoryBytes
+	best := -1
+	for i := range rows {
+		if headroom(&rows[i]) >= floor && (best < 0 || simpler(&rows[i], &rows[best])) {
+			best = i
+		}
 	}
+	return best
+}
+
+// headroom is the memory per chip a candidate leaves free, in bytes.
+func headroom(c *Candidate) float64 { return c.UsableBytes - c.MemoryBytes }
+
+// simpler reports whether a runs on fewer chips than b, or on as many in
+// fewer parallel dimensions above 1.
+func simpler(a, b *Candidate) bool {
 	if ca, cb := a.Strategy.Chips(), b.Strategy.Chips(); ca != cb {
 		return ca < cb
 	}

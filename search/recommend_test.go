@@ -1,6 +1,7 @@
 package search
 
 import (
+	"math"
 	"testing"
 
 	"github.com/meshplan/meshplan/space"
@@ -45,7 +46,7 @@ func TestRecommend(t *testing.T) {
 		{"cost: the least chip-seconds", ObjectiveCost, 0.05, 0, 4},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Recommend(front, tt.objective, tt.band)
+			got, err := Recommend(front, tt.objective, tt.band, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,23 +69,54 @@ func TestRecommendChipsBreakTies(t *testing.T) {
 		objective string
 		want      int
 	}{{ObjectiveBalanced, 2}, {ObjectiveCost, 1}, {ObjectiveTime, 0}} {
-		got, err := Recommend(front, tt.objective, 0)
+		got, err := Recommend(front, tt.objective, 0, 0)
 		if err != nil || got.Index != tt.want {
 			t.Errorf("Recommend(%s) = %d, %v; want %d", tt.objective, got.Index, err, tt.want)
 		}
 	}
 }
 
+// TestRecommendMemoryBand: headrooms within the memory band of the memory
+// of the row with the most count as equal, so the simpler row wins over a
+// lighter one the memory model cannot tell apart; the band is relative to
+// that row's memory.
+func TestRecommendMemoryBand(t *testing.T) {
+	front := []Candidate{
+		row(10.0, 71.8, 32, 1, 1, 2), // fastest: 2 dimensions
+		row(10.2, 71.3, 16, 1, 2, 2), // 0.5 GB lighter: 3 dimensions
+		row(10.3, 71.3, 16, 2, 1, 2), // as light, also 3 dimensions
+		row(10.4, 60.0, 8, 2, 2, 2),  // 11.8 GB lighter: 4 dimensions
+	}
+	for _, tt := range []struct {
+		name    string
+		rows    int
+		memBand float64
+		want    int
+	}{
+		{"no memory band: the lightest of the near-equal", 3, 0, 1},
+		{"2.3%: 0.5 of 71.3 GB is noise, the simplest wins", 3, 0.023, 0},
+		{"0.5%: 0.36 GB, the lighter ones win, first of them", 3, 0.005, 1},
+		{"2.3% with a row 11.8 GB lighter: it wins", 4, 0.023, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Recommend(front[:tt.rows], ObjectiveBalanced, 1, tt.memBand)
+			if err != nil || got.Index != tt.want {
+				t.Errorf("Recommend(memBand %g) = row %d, %v; want row %d", tt.memBand, got.Index, err, tt.want)
+			}
+		})
+	}
+}
+
 func TestRecommendErrors(t *testing.T) {
-	if got, err := Recommend(nil, ObjectiveBalanced, 0.05); err != nil || got.Index != -1 {
+	if got, err := Recommend(nil, ObjectiveBalanced, 0.05, 0.023); err != nil || got.Index != -1 {
 		t.Errorf("Recommend(empty) = %+v, %v; want -1", got, err)
 	}
 	for _, tt := range []struct {
-		objective string
-		band      float64
-	}{{"fastest", 0}, {ObjectiveTime, -0.1}} {
-		if _, err := Recommend([]Candidate{row(1, 1, 1)}, tt.objective, tt.band); err == nil {
-			t.Errorf("Recommend(%q, %g): no error", tt.objective, tt.band)
+		objective     string
+		band, memBand float64
+	}{{"fastest", 0, 0}, {ObjectiveTime, -0.1, 0}, {ObjectiveBalanced, 0.05, math.NaN()}, {ObjectiveBalanced, 0.05, math.Inf(1)}} {
+		if _, err := Recommend([]Candidate{row(1, 1, 1)}, tt.objective, tt.band, tt.memBand); err == nil {
+			t.Errorf("Recommend(%q, %g, %g): no error", tt.objective, tt.band, tt.memBand)
 		}
 	}
 	for _, name := range append(Objectives(), "") {

@@ -271,4 +271,8 @@ func TestUncertaintyCurrent(t *testing.T) {
 		t.Errorf("single-H100 band ±%.1f%%, but the %d measured steps' MAPE is %.1f%%: update profiles/uncertainty.go",
 			100*u.Fraction, rep.Overall.Ran, 100*got)
 	}
+	if m, got := profiles.MemoryUncertainty(), rep.Overall.MemoryMAPE; math.Abs(m.Fraction-got) > 0.005 {
+		t.Errorf("memory band ±%.1f%%, but the %d measured steps' peak-memory MAPE is %.1f%%: update profiles/uncertainty.go",
+			100*m.Fraction, rep.Overall.Ran, 100*got)
+	}
 }
