@@ -2,6 +2,8 @@ package model
 
 import (
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -29,8 +31,11 @@ func sameShape(a, b Spec) bool {
 	if (a.MLA == nil) != (b.MLA == nil) || a.MLA != nil && *a.MLA != *b.MLA {
 		return false
 	}
-	a.MoE, b.MoE, a.MLA, b.MLA = nil, nil, nil, nil
-	return a == b
+	if !slices.Equal(a.Pattern, b.Pattern) {
+		return false
+	}
+	a.MoE, b.MoE, a.MLA, b.MLA, a.Pattern, b.Pattern = nil, nil, nil, nil, nil, nil
+	return reflect.DeepEqual(a, b)
 }
 
 // TestParseHFMatchesPresets loads config.json files (the published Hugging

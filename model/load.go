@@ -104,7 +104,8 @@ func nameFromPath(path string) string {
 // yamlKeys returns the top-level keys of the YAML model form.
 func yamlKeys() []string {
 	return []string{"name", "description", "layers", "hidden", "heads", "kv_heads", "head_dim",
-		"ffn_hidden", "ffn", "vocab", "seq_len", "tied_embeddings", "norm", "bias", "moe", "mla", "mtp_layers"}
+		"ffn_hidden", "ffn", "vocab", "seq_len", "tied_embeddings", "norm", "bias", "moe", "mla", "mtp_layers",
+		"window", "chunk", "pattern"}
 }
 
 // mlaKeys returns the keys of the YAML form's mla mapping.
@@ -230,6 +231,12 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 			})
 		case "mtp_layers":
 			s.MTPLayers = d.int(key, v)
+		case "window":
+			s.Window = d.optionalInt(key, v, "no sliding-window layers")
+		case "chunk":
+			s.Chunk = d.optionalInt(key, v, "no chunked-attention layers")
+		case "pattern":
+			s.Pattern = d.strings(key, v)
 		}
 	})
 	return s, d.problems
@@ -379,6 +386,31 @@ func (d *yamlDecoder) str(key string, v *yaml.Node) string {
 		return ""
 	}
 	return v.Value
+}
+
+// strings decodes a sequence of strings (a bare string is a list of one).
+func (d *yamlDecoder) strings(key string, v *yaml.Node) []string {
+	v = resolveAlias(v)
+	if v == nil || isNull(v) {
+		return nil
+	}
+	if v.Kind == yaml.ScalarNode {
+		return []string{v.Value}
+	}
+	if v.Kind != yaml.SequenceNode {
+		d.addf("key %q at line %d is a %s; it must be a list such as [sliding, full]", key, v.Line, kindName(v))
+		return nil
+	}
+	out := make([]string, 0, len(v.Content))
+	for i, e := range v.Content {
+		e = resolveAlias(e)
+		if e == nil || e.Kind != yaml.ScalarNode || isNull(e) {
+			d.addf("key %q entry %d at line %d is not a string; an entry is full, sliding, chunked, dense, moe or a pair such as sliding/dense", key, i, v.Line)
+			continue
+		}
+		out = append(out, e.Value)
+	}
+	return out
 }
 
 // resolveAlias follows alias nodes to the node they name.
