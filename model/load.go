@@ -25,37 +25,50 @@ const maxFileBytes = 16 << 20
 // .yml extension) is looked up as a preset before as a file. The result is
 // normalised and valid.
 func Load(arg string) (Spec, error) {
+	s, _, err := LoadWarnings(arg)
+	return s, err
+}
+
+// LoadWarnings is Load that also returns the warnings of reading a
+// config.json whose model_type the planner does not know (ParseHFWarnings):
+// the caller shows them, so that no assumption is made silently.
+func LoadWarnings(arg string) (Spec, []string, error) {
+	return load(arg)
+}
+
+// load is LoadWarnings.
+func load(arg string) (Spec, []string, error) {
 	ext := strings.ToLower(filepath.Ext(arg))
 	isFileLike := strings.ContainsAny(arg, `/\`) || ext == ".json" || ext == ".yaml" || ext == ".yml"
 	if !isFileLike {
 		if s, err := Preset(arg); err == nil {
-			return s, nil
+			return s, nil, nil
 		}
 	}
 	info, statErr := os.Stat(arg)
 	if statErr != nil || info.IsDir() {
 		if isFileLike {
 			if statErr != nil {
-				return Spec{}, fmt.Errorf("model: cannot read model file %q: %v", arg, unwrapPathError(statErr))
+				return Spec{}, nil, fmt.Errorf("model: cannot read model file %q: %v", arg, unwrapPathError(statErr))
 			}
-			return Spec{}, fmt.Errorf("model: %q is a directory, not a model file; pass its config.json", arg)
+			return Spec{}, nil, fmt.Errorf("model: %q is a directory, not a model file; pass its config.json", arg)
 		}
 		_, err := Preset(arg)
-		return Spec{}, err
+		return Spec{}, nil, err
 	}
 	if info.Size() > maxFileBytes {
-		return Spec{}, fmt.Errorf("model: %s is %d bytes, more than the %d a model file may have", arg, info.Size(), maxFileBytes)
+		return Spec{}, nil, fmt.Errorf("model: %s is %d bytes, more than the %d a model file may have", arg, info.Size(), maxFileBytes)
 	}
 	data, err := os.ReadFile(arg)
 	if err != nil {
-		return Spec{}, fmt.Errorf("model: cannot read model file %q: %v", arg, unwrapPathError(err))
+		return Spec{}, nil, fmt.Errorf("model: cannot read model file %q: %v", arg, unwrapPathError(err))
 	}
 
 	var s Spec
-	var problems []string
+	var problems, warnings []string
 	switch {
 	case ext == ".json" || ext != ".yaml" && ext != ".yml" && looksLikeJSON(data):
-		s, problems = parseHF(data)
+		s, warnings, problems = parseHF(data)
 	default:
 		s, problems = parseYAML(data)
 	}
@@ -66,10 +79,10 @@ func Load(arg string) (Spec, error) {
 		problems = s.problems()
 	}
 	if err := joinProblems("model: "+arg+": ", problems); err != nil {
-		return Spec{}, err
+		return Spec{}, nil, err
 	}
 	s.Normalize()
-	return s, nil
+	return s, warnings, nil
 }
 
 // unwrapPathError drops the operation and path of an *os.PathError, which the
