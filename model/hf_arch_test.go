@@ -186,7 +186,7 @@ func TestParseHFUnknownType(t *testing.T) {
 // over 2,500: 2·1000²/2 + 500²/2 = 1,125,000 of 6,250,000.
 func TestLocalWork(t *testing.T) {
 	tests := []struct {
-		a              Attention
+		a               Attention
 		span, seq, want float64
 	}{
 		{AttnFull, 0, 8192, 0.5},
