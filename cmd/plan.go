@@ -103,7 +103,7 @@ func (a *app) runPlan(cmd *cobra.Command) error {
 	if err != nil {
 		return badInputf("--fix %q: %w", a.cfg.Fix, err)
 	}
-	m, err := loadModel(a.cfg.Model)
+	m, err := loadModel(a.cfg.Model, a.stderr)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -26,7 +27,7 @@ Parameter counts include the embeddings.`,
 			if len(args) > 0 {
 				specs = specs[:0:0]
 				for _, arg := range args {
-					m, err := loadModel(arg)
+					m, err := loadModel(arg, a.stderr)
 					if err != nil {
 						return err
 					}
@@ -80,14 +81,19 @@ argument, every preset.`,
 	}
 }
 
-// loadModel resolves --model or a models argument; every failure is bad input.
-func loadModel(arg string) (model.Spec, error) {
+// loadModel resolves --model or a models argument; every failure is bad
+// input. The warnings of a config.json read by assumption (a model_type
+// the planner does not know) go to stderr, one line each.
+func loadModel(arg string, stderr io.Writer) (model.Spec, error) {
 	if arg == "" {
 		return model.Spec{}, badInputf("--model is required: a preset name (see plan models), a YAML file or a config.json")
 	}
-	m, err := model.Load(arg)
+	m, warnings, err := model.LoadWarnings(arg)
 	if err != nil {
 		return model.Spec{}, badInput(err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "plan: warning: %s: %s\n", arg, w)
 	}
 	return m, nil
 }

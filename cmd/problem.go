@@ -50,7 +50,7 @@ func loadFramework(arg string) (framework.Profile, error) {
 
 // loadProblem resolves the model, cluster and workload of the configuration.
 func (a *app) loadProblem() (problem, error) {
-	m, err := loadModel(a.cfg.Model)
+	m, err := loadModel(a.cfg.Model, a.stderr)
 	if err != nil {
 		return problem{}, err
 	}

@@ -153,7 +153,7 @@ func (e *evaluator) opBound(o *model.Op, shape opShape, ps pass) float64 {
 			// its data role under ZeRO-2 (accLayout).
 			split |= rolesOf(e.layout(pr)) | e.dataRole(pr)
 		}
-		fl := 2 * o.Work
+		fl := 2 * o.WorkAt(e.size[model.DimS])
 		for d := model.Dim(0); d < model.NumDim; d++ {
 			if shape.dims&(1<<d) != 0 {
 				fl *= e.size[d]

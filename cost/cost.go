@@ -59,6 +59,9 @@ type Collective struct {
 type Op struct {
 	// Pass is "fwd", "bwd" or "recompute".
 	Pass string
+	// Block names the block the op belongs to and the layers that run it,
+	// e.g. "attention (sliding, 128 tokens): 12 of 24 layers".
+	Block string
 	// Text is the op in sharding notation followed by each collective it
 	// causes, e.g. "x[B_{dp}, D] · W[D, F_{tp}] -> y[B_{dp}, F_{tp}]" or
 	// "... -> y[B_{dp}, D]{U_tp}  AllReduce(tp) 50.3 MB 420.0 µs exposed".

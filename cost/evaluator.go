@@ -1,7 +1,9 @@
 package cost
 
 import (
+	"fmt"
 	"math"
+	"slices"
 
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
@@ -245,7 +247,20 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 	st.blocks = st.blocks[:len(p.Blocks)]
 	for b := range p.Blocks {
 		st.blocks[b].reset()
+		if e.trace == nil {
+			e.block(b, &st.blocks[b])
+			continue
+		}
+		first := len(*e.trace)
 		e.block(b, &st.blocks[b])
+		label, used := blockLabel(p, b)
+		if !used {
+			*e.trace = (*e.trace)[:first] // a block no layer runs (the dense MLP of an all-MoE stack)
+			continue
+		}
+		for i := first; i < len(*e.trace); i++ {
+			(*e.trace)[i].Block = label
+		}
 	}
 
 	// Pipeline sends: the residual stream's local shard [MEG-SCHED],
@@ -258,6 +273,34 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 	st.fillParams()
 	st.fillOffload()
 	return nil
+}
+
+// blockLabel names block b of p for the traced program with the layers
+// that run it ("attention (sliding, 128 tokens): 12 of 24 layers"), and
+// reports whether any does.
+func blockLabel(p *model.Program, b int) (string, bool) {
+	blk := &p.Blocks[b]
+	if b == p.Embedding || b == p.Output {
+		return blk.Name, true
+	}
+	name := blk.Name
+	if blk.Attention != model.AttnFull {
+		name += fmt.Sprintf(" (%s, %d tokens)", blk.Attention, p.Spec.Span(blk.Attention))
+	}
+	n := 0
+	for _, r := range p.Stack {
+		if slices.Contains(p.Kinds[r.Kind].Blocks, b) {
+			n += r.Count
+		}
+	}
+	extra := ""
+	if m := p.MTP; m.Count > 0 && slices.Contains(p.Kinds[m.Kind].Blocks, b) {
+		extra = fmt.Sprintf(" and %d multi-token-prediction module(s)", m.Count)
+	}
+	if n == 0 && extra == "" {
+		return name, false
+	}
+	return fmt.Sprintf("%s: %d of %d layers%s", name, n, p.NumLayers(), extra), true
 }
 
 // fillOffload sets st.offload for the strategy's recompute policy.

@@ -232,7 +232,12 @@ func (cm *Model) rerunFLOPsPerToken(seq int) [][]float64 {
 					if o.Kind != model.Einsum || o.Work == 0 || !p.Reruns(pol, b, o) {
 						continue
 					}
+					// The full square, or the keys a local kernel's query sees
+					// (model.LocalKeys, the model-FLOP convention).
 					fl := 2.0
+					if o.Span > 0 {
+						fl *= model.LocalKeys(o.Local, o.Span, float64(seq)) / float64(seq)
+					}
 					for d := model.Dim(0); d < model.NumDim; d++ {
 						if cm.opDims[b][0][i].dims&(1<<d) != 0 {
 							fl *= sz[d]

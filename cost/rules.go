@@ -31,6 +31,10 @@ type einsumCtx struct {
 	// shareA and shareB weigh an operand's gather: in a backward pair
 	// (dA = dC·Bᵀ, dB = Aᵀ·dC) the incoming gradient serves both einsums.
 	shareA, shareB float64
+	// cpShare scales the bytes of a collective over cp alone: the part of
+	// the keys and values a sliding-window or chunked core needs from the
+	// other shards (model.CPShare), 1 otherwise.
+	cpShare float64
 }
 
 // resolution is the cheapest legal choice of the rules for every role.
@@ -43,7 +47,10 @@ type resolution struct {
 // newEinsumCtx prepares the rules' inputs for op o of pass ps.
 func (e *evaluator) newEinsumCtx(o *model.Op, ps pass) einsumCtx {
 	p := e.p
-	x := einsumCtx{o: o, ta: &p.Tensors[o.A], tb: &p.Tensors[o.B], tc: &p.Tensors[o.C], shareA: 1, shareB: 1}
+	x := einsumCtx{o: o, ta: &p.Tensors[o.A], tb: &p.Tensors[o.B], tc: &p.Tensors[o.C], shareA: 1, shareB: 1, cpShare: 1}
+	if o.Span > 0 {
+		x.cpShare = model.CPShare(o.Local, o.Span, e.size[model.DimS], e.degOf(bit(space.RoleCP)&e.active))
+	}
 	x.la, x.lb = e.layout(o.A), e.layout(o.B)
 	for i := range x.la {
 		x.la[i] &^= e.gathered[o.A]
@@ -131,10 +138,10 @@ func (e *evaluator) bestChoice(x *einsumCtx, r space.Role) (bestG, bestOut int, 
 		}
 		cost := 0.0
 		if doA {
-			cost += x.shareA * e.mr.seconds(opAG, e.bytes(x.o.A, x.ra&^bit(r)), bit(r))
+			cost += x.shareA * e.mr.seconds(opAG, x.scaled(e.bytes(x.o.A, x.ra&^bit(r)), bit(r)), bit(r))
 		}
 		if doB {
-			cost += x.shareB * e.mr.seconds(opAG, e.bytes(x.o.B, x.rb&^bit(r)), bit(r))
+			cost += x.shareB * e.mr.seconds(opAG, x.scaled(e.bytes(x.o.B, x.rb&^bit(r)), bit(r)), bit(r))
 		}
 		pa2, pb2 := pa, pb
 		if doA {
@@ -211,7 +218,16 @@ func (e *evaluator) moveCost(x *einsumCtx, r space.Role, out, pc int, dc model.D
 	if x.tc.NoComm {
 		return 0, false
 	}
-	return e.mr.seconds(op, cBytes, bit(r)), true
+	return e.mr.seconds(op, x.scaled(cBytes, bit(r)), bit(r)), true
+}
+
+// scaled returns the bytes of a collective over roles: scaled by cpShare
+// when the roles are cp alone.
+func (x *einsumCtx) scaled(bytes float64, roles roleSet) float64 {
+	if roles == bit(space.RoleCP) {
+		return bytes * x.cpShare
+	}
+	return bytes
 }
 
 // einsum costs C = A·B: the rules' collectives, then the compute of the
@@ -226,8 +242,9 @@ func (e *evaluator) einsum(res *runResult, o *model.Op, why *[numActions]string,
 	e.emitEinsum(res, &x, &rs, why, idx, ps)
 
 	// Compute: 2·work·Π(union of dimensions) FLOPs over the roles that split
-	// the work; a capped dimension split by tp does more per chip.
-	fl := 2 * o.Work
+	// the work (work: the band of a local attention kernel, Op.WorkAt); a
+	// capped dimension split by tp does more per chip.
+	fl := 2 * o.WorkAt(e.size[model.DimS])
 	for d := model.Dim(0); d < model.NumDim; d++ {
 		if shape.dims&(1<<d) != 0 {
 			fl *= e.size[d]
@@ -283,6 +300,9 @@ func (e *evaluator) flopSeconds(o *model.Op, fl float64, ps pass) float64 {
 		}
 		scores := fl / (perScore * p.ScoreHeadDim())
 		kv := e.size[model.DimT] / e.degOf(bit(space.RoleCP)&e.active)
+		if o.Span > 0 {
+			kv = min(kv, o.Span) // a window's or chunk's shorter key loop
+		}
 		return e.eff.AttentionSeconds(ps == pBwd, fl, scores, kv, e.peak) / p.Options.Kernels.AttentionRate
 	case o.Group == model.GroupCore:
 		return e.eff.MatmulSeconds(fl, e.peak) / attnKernelFraction
@@ -322,12 +342,12 @@ func (e *evaluator) emitEinsum(res *runResult, x *einsumCtx, rs *resolution, why
 	}
 	if rs.gA != 0 {
 		h, f := hide(o.A, false, rs.gA)
-		e.emit(res, opAG, rs.gA, e.bytes(o.A, x.ra&^rs.gA), classIn(x.ta), ps, why[actGatherA], h, f)
+		e.emit(res, opAG, rs.gA, x.scaled(e.bytes(o.A, x.ra&^rs.gA), rs.gA), classIn(x.ta), ps, why[actGatherA], h, f)
 		e.gathered[o.A] |= rs.gA
 	}
 	if rs.gB != 0 {
 		h, f := hide(o.B, false, rs.gB)
-		e.emit(res, opAG, rs.gB, e.bytes(o.B, x.rb&^rs.gB), classIn(x.tb), ps, why[actGatherB], h, f)
+		e.emit(res, opAG, rs.gB, x.scaled(e.bytes(o.B, x.rb&^rs.gB), rs.gB), classIn(x.tb), ps, why[actGatherB], h, f)
 		e.gathered[o.B] |= rs.gB
 	}
 	for _, c := range [...]struct {
@@ -339,6 +359,6 @@ func (e *evaluator) emitEinsum(res *runResult, x *einsumCtx, rs *resolution, why
 			continue
 		}
 		h, f := hide(o.C, true, c.roles)
-		e.emit(res, c.op, c.roles, e.bytes(o.C, x.rc&^c.roles), classOut, ps, why[c.act], h, f)
+		e.emit(res, c.op, c.roles, x.scaled(e.bytes(o.C, x.rc&^c.roles), c.roles), classOut, ps, why[c.act], h, f)
 	}
 }

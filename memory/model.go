@@ -315,6 +315,10 @@ type kindTerms struct {
 // maxKinds sizes the stack buffers of layer kinds; more are allocated.
 const maxKinds = 4
 
+// maxRanks sizes the stack buffer of candidate pipeline ranks (an
+// alternating stack makes every rank a candidate); more are allocated.
+const maxRanks = 64
+
 // Estimate returns the per-chip memory of strategy s (validated; placed or
 // not) on cluster c with workload w: the peak over the pipeline's ranks
 // (the first holds the most micro-batches in flight and the embedding, the
@@ -418,7 +422,7 @@ func (mm *Model) estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 	if len(p.Kinds) > maxKinds {
 		cnt2 = make([]int, len(p.Kinds))
 	}
-	var rankBuf [4 + 2*maxKinds]int
+	var rankBuf [maxRanks]int
 	ranks := space.CandidateRanks(mm.layers, pp, mm.kindStarts, rankBuf[:0])
 	seen := false
 	for _, c := range ranks {
@@ -450,7 +454,7 @@ func (mm *Model) kindTerms(g *geometry, k int) kindTerms {
 	kt.unit = d0 + e0
 	d8, e8 := mm.params(g, mm.kindFP8[k], fsdp)
 	kt.fp8 = d8 + e8
-	kt.hasMoE = mm.p.Kinds[k].Name == "moe"
+	kt.hasMoE = mm.p.Kinds[k].MoE && mm.p.Kinds[k].Name != "mtp"
 	return kt
 }
 

@@ -111,36 +111,89 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 	// The residual stream between a layer's attention and its MLP, shared
 	// so that a recompute policy sees the layer as one program.
 	b.mid = b.residual("x2")
-	var attn int
-	if s.MLA != nil {
-		attn = b.mlaAttention()
-	} else {
-		attn = b.attention()
-	}
-	mlp := b.mlp()
-	p.Kinds = append(p.Kinds, LayerKind{Name: "dense", Blocks: []int{attn, mlp}})
-	last := mlp // the MLP of the stack's last layer
-	if s.MoELayers() > 0 {
-		moe := b.moe()
-		last = moe
-		p.Kinds = append(p.Kinds, LayerKind{Name: "moe", Blocks: []int{attn, moe}})
-		if d := s.DenseLayers(); d > 0 {
-			p.Stack = append(p.Stack, Run{Kind: 0, Count: d})
+	// One attention block per variant the stack uses, one MLP and one
+	// mixture of experts; a layer kind per distinct (attention, MLP) pair:
+	// full dense first and full MoE second, as the stack of a model without
+	// a pattern has them, then the others in the order the stack meets them.
+	attn := [numAttention]int{-1, -1, -1}
+	attnOf := func(a Attention) int {
+		if attn[a] < 0 {
+			if s.MLA != nil {
+				attn[a] = b.mlaAttention(a)
+			} else {
+				attn[a] = b.attention(a)
+			}
 		}
-		p.Stack = append(p.Stack, Run{Kind: 1, Count: s.MoELayers()})
-	} else {
-		p.Stack = []Run{{Kind: 0, Count: s.Layers}}
+		return attn[a]
 	}
+	attnOf(AttnFull)
+	mlp := b.mlp()
+	moe := -1
+	if s.MoELayers() > 0 {
+		moe = b.moe()
+	}
+	kindOf := func(t LayerType) int {
+		for k, kind := range p.Kinds {
+			if kind.Attention == t.Attention && kind.MoE == t.MoE {
+				return k
+			}
+		}
+		name, mb := "dense", mlp
+		if t.MoE {
+			name, mb = "moe", moe
+		}
+		if t.Attention != AttnFull {
+			name = t.Attention.String() + " " + name
+		}
+		p.Kinds = append(p.Kinds, LayerKind{Name: name, Blocks: []int{attnOf(t.Attention), mb}, Attention: t.Attention, MoE: t.MoE})
+		return len(p.Kinds) - 1
+	}
+	kindOf(LayerType{})
+	if moe >= 0 {
+		kindOf(LayerType{MoE: true})
+	}
+	for i := 0; i < s.Layers; i++ {
+		k := kindOf(s.LayerTypeAt(i))
+		if n := len(p.Stack); n > 0 && p.Stack[n-1].Kind == k {
+			p.Stack[n-1].Count++
+			continue
+		}
+		p.Stack = append(p.Stack, Run{Kind: k, Count: 1})
+	}
+	p.countRuns()
+	lastKind := p.Kinds[p.Stack[len(p.Stack)-1].Kind]
 	p.Embedding = b.embedding()
 	p.Output = b.output()
 	if s.MTPLayers > 0 {
 		// A module's transformer layer is of the stack's last kind, as
 		// Megatron-LM counts it (num_floating_point_operations).
-		mtp := b.mtp(p.Blocks[attn].Input)
-		p.Kinds = append(p.Kinds, LayerKind{Name: "mtp", Blocks: []int{mtp, attn, last}})
+		mtp := b.mtp(p.Blocks[attn[AttnFull]].Input)
+		p.Kinds = append(p.Kinds, LayerKind{Name: "mtp", Blocks: append([]int{mtp}, lastKind.Blocks...),
+			Attention: lastKind.Attention, MoE: lastKind.MoE})
 		p.MTP = Run{Kind: len(p.Kinds) - 1, Count: s.MTPLayers}
 	}
 	return p, nil
+}
+
+// cumRuns is the number of runs from which CountLayers uses prefix counts.
+const cumRuns = 8
+
+// countRuns fills the prefix counts of a stack of many runs.
+func (p *Program) countRuns() {
+	p.layers = p.NumLayers()
+	if len(p.Stack) < cumRuns {
+		return
+	}
+	nk := len(p.Kinds)
+	p.cum = make([]int32, (p.layers+1)*nk)
+	at := 0
+	for _, r := range p.Stack {
+		for i := 0; i < r.Count; i++ {
+			copy(p.cum[(at+1)*nk:(at+2)*nk], p.cum[at*nk:(at+1)*nk])
+			p.cum[(at+1)*nk+r.Kind]++
+			at++
+		}
+	}
 }
 
 // MustProgram is NewProgram for specs known to be valid (presets, tests); it
@@ -371,9 +424,10 @@ func (b *builder) dropoutPass(name string, t int) {
 
 // attention writes the attention block. x[B_{dp,fsdp}, S_{cp(,tp)}, D] is
 // the residual stream.
-func (b *builder) attention() int {
+func (b *builder) attention(variant Attention) int {
 	s := &b.p.Spec
 	b.begin("attention")
+	b.blk.Attention = variant
 	x := b.residual("x")
 	b.blk.Input = x
 	xn := b.act("xn", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
@@ -406,7 +460,7 @@ func (b *builder) attention() int {
 	b.blk.Fwd[i].Writes = append(b.blk.Fwd[i].Writes, q, k, v)
 	// P's N dimension spans heads·head_dim so that its einsums count the
 	// right FLOPs; it holds one score per head.
-	b.core(q, k, v, sc, o, score, dm(DimN, Width), perHead)
+	b.core(q, k, v, sc, o, score, dm(DimN, Width), perHead, variant)
 	b.einsum("out", GroupProjection, o, wo, y, 1)
 	b.dropoutPass("dropout1", y)
 	b.kernelPass("residual1", PassResidual, GroupOther, y, out, 1)
@@ -416,19 +470,33 @@ func (b *builder) attention() int {
 // core writes the attention core o = softmax(q·kᵀ)·v over the score
 // tensor sc of dimensions score, whose elements are scale scores
 // (1/head_dim when a dimension spans heads·head_dim); heads is the
-// dimension of the heads in the log-sum-exp.
-func (b *builder) core(q, k, v, sc, o int, score []dimOf, heads dimOf, scale float64) {
+// dimension of the heads in the log-sum-exp. A flash kernel of a
+// sliding-window or chunked variant computes the band of the square its
+// span covers (Op.WorkAt) and saves what the full kernel saves (q, k, v, o
+// and the log-sum-exp: the window changes which blocks run, not the
+// tensors [FA2]); a materialised core computes and keeps the whole square
+// and masks it, as eager implementations do.
+func (b *builder) core(q, k, v, sc, o int, score []dimOf, heads dimOf, scale float64, variant Attention) {
 	if b.flash {
+		local, span := variant, float64(b.p.Spec.Span(variant))
+		if span <= 0 {
+			local = AttnFull
+		}
 		// The fused kernel keeps the scores on chip and saves the fp32
 		// log-sum-exp per query and head [FA2].
 		st := &b.p.Tensors[sc]
 		st.NoComm, st.OnChip, st.Scale = true, true, scale
 		lse := b.tensor("lse", ClassStat, dm(DimB, TokenBatch), dm(DimS, Seq), heads)
 		b.p.Tensors[lse].Scale, b.p.Tensors[lse].NoGrad = scale, true
-		b.op(Op{Kind: Einsum, Name: "scores", A: q, B: k, C: sc, Work: causalWork, Group: GroupCore, Writes: []int{lse}, Saves: []int{q, k, lse}})
+		b.op(Op{Kind: Einsum, Name: "scores", A: q, B: k, C: sc, Work: causalWork, Group: GroupCore, Writes: []int{lse}, Saves: []int{q, k, lse},
+			Local: local, Span: span})
 		// Its backward also reads the output O (D = rowsum(dO∘O), [FA2]),
 		// which the output projection keeps too unless it reads an fp8 copy.
 		b.einsum("attend", GroupCore, sc, v, o, causalWork, o)
+		if span > 0 {
+			at := &b.blk.Fwd[len(b.blk.Fwd)-1]
+			at.Local, at.Span = local, span
+		}
 		return
 	}
 	// Without FlashAttention the score square is materialised in HBM and
@@ -463,10 +531,11 @@ func (b *builder) core(q, k, v, sc, o int, score []dimOf, heads dimOf, scale flo
 // which tensor parallelism splits by heads, all-gather the latents, not the
 // residual stream. The core runs at its own head widths: the scores over
 // qk_nope + qk_rope, the attention over v_head_dim.
-func (b *builder) mlaAttention() int {
+func (b *builder) mlaAttention(variant Attention) int {
 	s := &b.p.Spec
 	m := s.MLA
 	b.begin("attention")
+	b.blk.Attention = variant
 	tok, res, seq := dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimS, Seq)
 	heads, kvSeq := dm(DimA, Width), dm(DimT, Seq)
 	x := b.residual("x")
@@ -523,7 +592,7 @@ func (b *builder) mlaAttention() int {
 	nopeV := float64(m.QKNopeHeadDim + m.VHeadDim)
 	moved := (n*nopeV + rope + n*qk + n*float64(m.VHeadDim)) / (n * nopeV)
 	b.op(Op{Kind: Elementwise, Name: "kv_split", A: kv, C: k, Bytes: moved, BwdBytes: moved, Group: GroupOther, Writes: []int{v}})
-	b.core(q, k, v, sc, o, score, heads, 1)
+	b.core(q, k, v, sc, o, score, heads, 1, variant)
 	wo := b.weight("Wo", false, heads, dm(DimDv, Replicated), dm(DimD, WeightEmbed))
 	b.einsum("out", GroupProjection, o, wo, y, 1)
 	b.dropoutPass("dropout1", y)
@@ -794,11 +863,11 @@ func (b *builder) derive(blk *Block) {
 			first := len(blk.Bwd)
 			if !p.Tensors[f.A].NoGrad {
 				blk.Bwd = append(blk.Bwd, Op{Kind: Einsum, Name: "d" + f.Name + "/d" + p.Tensors[f.A].Name,
-					A: dc, B: f.B, C: b.gradOf(f.A), Work: f.Work, Group: f.Group, FP8: f.FP8, Sibling: -1, SiblingIn: f.B})
+					A: dc, B: f.B, C: b.gradOf(f.A), Work: f.Work, Group: f.Group, FP8: f.FP8, Sibling: -1, SiblingIn: f.B, Local: f.Local, Span: f.Span})
 			}
 			if !p.Tensors[f.B].NoGrad {
 				blk.Bwd = append(blk.Bwd, Op{Kind: Einsum, Name: "d" + f.Name + "/d" + p.Tensors[f.B].Name,
-					A: f.A, B: dc, C: b.gradOf(f.B), Work: f.Work, Group: f.Group, FP8: f.FP8, Sibling: -1, SiblingIn: f.A})
+					A: f.A, B: dc, C: b.gradOf(f.B), Work: f.Work, Group: f.Group, FP8: f.FP8, Sibling: -1, SiblingIn: f.A, Local: f.Local, Span: f.Span})
 			}
 			if len(blk.Bwd)-first == 2 {
 				blk.Bwd[first].Sibling = first + 1

@@ -26,13 +26,17 @@ const hfDefaultPositions = DefaultSeqLen
 
 // HFModelTypes returns the Hugging Face model_type values ParseHF reads, sorted.
 func HFModelTypes() []string {
-	return []string{"deepseek_v2", "deepseek_v3", "gpt2", "gpt_neox", "llama", "mistral", "mixtral",
-		"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}
+	return []string{"deepseek_v2", "deepseek_v3", "falcon", "gemma", "gemma2", "gemma3", "gemma3_text", "gpt2", "gpt_neox",
+		"gpt_oss", "granite", "llama", "llama4", "llama4_text", "mistral", "mixtral", "olmo2", "phi3",
+		"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "starcoder2"}
 }
 
 // ParseHF reads a Hugging Face config.json. Supported model_type values are
 // listed by HFModelTypes; a config without model_type is read as GPT-2 when
-// it has n_embd and as Llama otherwise. Llama-family MLPs are gated, so they
+// it has n_embd and as Llama otherwise; a multimodal config (gemma3,
+// llama4) is read from its text_config. A model_type it does not know is
+// read as a Llama-like decoder when the config has the standard fields,
+// with warnings that ParseHFWarnings returns (ParseHF drops them). Llama-family MLPs are gated, so they
 // count as SwiGLU whatever hidden_act says. SeqLen is
 // min(max_position_embeddings, MaxHFSeqLen), or DefaultSeqLen when the config
 // has no length. Name is _name_or_path, or empty (Load then names the model
@@ -40,15 +44,23 @@ func HFModelTypes() []string {
 // architecture the planner cannot represent is an error naming the field.
 // The result is normalised and valid.
 func ParseHF(data []byte) (Spec, error) {
-	s, problems := parseHF(data)
+	s, _, err := ParseHFWarnings(data)
+	return s, err
+}
+
+// ParseHFWarnings is ParseHF that also returns the warnings of the read:
+// one sentence per assumption made for a model_type the planner does not
+// know (none for the others).
+func ParseHFWarnings(data []byte) (Spec, []string, error) {
+	s, warnings, problems := parseHF(data)
 	if len(problems) == 0 {
 		problems = s.problems()
 	}
 	if err := joinProblems("model: config.json: ", problems); err != nil {
-		return Spec{}, err
+		return Spec{}, nil, err
 	}
 	s.Normalize()
-	return s, nil
+	return s, warnings, nil
 }
 
 // hfConfig reads typed fields from a decoded config.json, collecting problems.
@@ -192,24 +204,43 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-// parseHF decodes a config.json into a Spec without validating its numbers.
-func parseHF(data []byte) (Spec, []string) {
+// parseHF decodes a config.json into a Spec without validating its
+// numbers, with the warnings of a model_type read as Llama-like.
+func parseHF(data []byte) (Spec, []string, []string) {
 	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, []byte("\ufeff"))))
 	dec.UseNumber()
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil {
-		return Spec{}, []string{"malformed JSON: " + oneLine(strings.TrimPrefix(err.Error(), "json: ")) + "; a Hugging Face config.json is one JSON object"}
+		return Spec{}, nil, []string{"malformed JSON: " + oneLine(strings.TrimPrefix(err.Error(), "json: ")) + "; a Hugging Face config.json is one JSON object"}
 	}
 	if m == nil {
-		return Spec{}, []string{"the file holds null, not a JSON object with fields such as hidden_size"}
+		return Spec{}, nil, []string{"the file holds null, not a JSON object with fields such as hidden_size"}
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return Spec{}, []string{"malformed JSON: data follows the config object; a config.json holds one object"}
+		return Spec{}, nil, []string{"malformed JSON: data follows the config object; a config.json holds one object"}
 	}
 	c := &hfConfig{m: m}
 	typ := strings.ToLower(c.str("model_type"))
+	name := c.str("_name_or_path")
 	if len(c.problems) > 0 {
-		return Spec{}, c.problems
+		return Spec{}, nil, c.problems
+	}
+	// A multimodal config (Gemma 3, Llama 4) nests the language model's
+	// fields under text_config: plan that.
+	if tc, ok := m["text_config"]; ok && tc != nil && !c.has("hidden_size") {
+		t, isMap := tc.(map[string]any)
+		if !isMap {
+			return Spec{}, nil, []string{fmt.Sprintf("field \"text_config\" is %s; it must be an object with the language model's fields", jsonText(tc))}
+		}
+		c = &hfConfig{m: t}
+		if sub := strings.ToLower(c.str("model_type")); sub != "" {
+			typ = sub
+		} else if typ != "" {
+			typ += "_text"
+		}
+		if len(c.problems) > 0 {
+			return Spec{}, nil, c.problems
+		}
 	}
 	inferred := typ == ""
 	if inferred {
@@ -222,8 +253,9 @@ func parseHF(data []byte) (Spec, []string) {
 		}
 	}
 	var s Spec
+	var warnings []string
 	switch typ {
-	case "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe":
+	case "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3", "olmo2", "granite":
 		s = c.llama(typ)
 	case "gpt2":
 		s = c.gpt2()
@@ -231,17 +263,27 @@ func parseHF(data []byte) (Spec, []string) {
 		s = c.gptNeoX()
 	case "deepseek_v2", "deepseek_v3":
 		s = c.deepSeek(typ)
+	case "gemma", "gemma2", "gemma3", "gemma3_text":
+		s = c.gemma(typ)
+	case "gpt_oss":
+		s = c.gptOSS()
+	case "llama4", "llama4_text":
+		s = c.llama4()
+	case "starcoder2":
+		s = c.starCoder2()
+	case "falcon":
+		s = c.falcon()
 	default:
-		return Spec{}, []string{fmt.Sprintf("model_type %q is not supported (supported: %s); describe the model in a YAML file instead", typ, strings.Join(HFModelTypes(), ", "))}
+		s, warnings = c.unknown(typ)
 	}
 	if len(c.problems) > 0 {
-		return Spec{}, c.problems
+		return Spec{}, nil, c.problems
 	}
-	s.Name = c.str("_name_or_path")
+	s.Name = name
 	if inferred {
 		s.Description += "; model_type missing, read as " + typ
 	}
-	return s, c.problems
+	return s, warnings, c.problems
 }
 
 // seqLen is min(positions, MaxHFSeqLen) from the first present key.
@@ -284,12 +326,6 @@ func (c *hfConfig) llama(typ string) Spec {
 			ExpertFFNHidden: f,
 		}
 	case "qwen2_moe", "qwen3_moe":
-		if step := c.int(false, 1, "decoder_sparse_step"); step != 1 {
-			c.addf("field \"decoder_sparse_step\" is %d; only 1 (experts in every layer) is supported", step)
-		}
-		if v, ok := c.m["mlp_only_layers"].([]any); ok && len(v) > 0 {
-			c.addf("field \"mlp_only_layers\" lists %d layers; dense layers between MoE layers are not supported", len(v))
-		}
 		s.FFNHidden = c.int(false, 0, "intermediate_size")
 		s.MoE = &MoE{
 			Experts:         c.int(true, 0, "num_experts", "num_local_experts"),
@@ -300,8 +336,38 @@ func (c *hfConfig) llama(typ string) Spec {
 			s.MoE.SharedExperts, s.MoE.SharedFFNHidden = 1, f
 			desc += "; the shared-expert gate (h per layer) is not counted"
 		}
+		// Experts every decoder_sparse_step layers (layer i when (i+1) is a
+		// multiple of it), but not in mlp_only_layers (transformers'
+		// Qwen2MoeDecoderLayer).
+		step := c.int(false, 1, "decoder_sparse_step")
+		if step < 1 {
+			c.addf("field \"decoder_sparse_step\" is %d; it must be at least 1", step)
+			step = 1
+		}
+		dense := c.intList("mlp_only_layers", s.Layers)
+		if step != 1 || len(dense) > 0 {
+			moe := make([]bool, max(s.Layers, 0))
+			for i := range moe {
+				moe[i] = (i+1)%step == 0 && !slices.Contains(dense, i)
+			}
+			s.Pattern = layerPattern(nil, moe)
+			desc += "; dense layers from decoder_sparse_step and mlp_only_layers"
+		}
 	default:
 		s.FFNHidden = c.int(true, 0, "intermediate_size")
+	}
+	switch typ {
+	case "mistral", "phi3":
+		// Mistral 7B v0.1 and Phi-3 attend within sliding_window tokens in
+		// every layer (transformers' MistralAttention, Phi3Attention).
+		if w := c.int(false, 0, "sliding_window"); w > 0 {
+			s.Window, s.Pattern = w, []string{SlidingAttention}
+			desc += fmt.Sprintf("; sliding window %d in every layer", w)
+		}
+	case "olmo2":
+		desc += "; the q/k norms (q+kv per layer) are not counted"
+	case "granite":
+		desc += "; the embedding, residual, attention and logit multipliers change no count"
 	}
 	if strings.HasPrefix(typ, "qwen2") {
 		desc += "; the q, k, v biases (q+2kv per layer) are not counted"
@@ -376,8 +442,14 @@ func (c *hfConfig) deepSeek(typ string) Spec {
 		MTPLayers: c.int(false, 0, "num_nextn_predict_layers"),
 	}
 	if n := c.int(false, 0, "n_routed_experts"); n > 0 {
-		if f := c.int(false, 1, "moe_layer_freq"); f != 1 {
-			c.addf("field \"moe_layer_freq\" is %d; only 1 (experts in every layer after the first dense ones) is supported", f)
+		// Experts in layer i >= first_k_dense_replace when i is a multiple
+		// of moe_layer_freq (transformers' DeepseekV2DecoderLayer).
+		if f := c.int(false, 1, "moe_layer_freq"); f > 1 {
+			moe := make([]bool, f)
+			moe[0] = true
+			s.Pattern = layerPattern(nil, moe)
+		} else if f < 1 {
+			c.addf("field \"moe_layer_freq\" is %d; it must be at least 1", f)
 		}
 		s.MoE = &MoE{
 			Experts:          n,

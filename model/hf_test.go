@@ -2,6 +2,8 @@ package model
 
 import (
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -29,8 +31,11 @@ func sameShape(a, b Spec) bool {
 	if (a.MLA == nil) != (b.MLA == nil) || a.MLA != nil && *a.MLA != *b.MLA {
 		return false
 	}
-	a.MoE, b.MoE, a.MLA, b.MLA = nil, nil, nil, nil
-	return a == b
+	if !slices.Equal(a.Pattern, b.Pattern) {
+		return false
+	}
+	a.MoE, b.MoE, a.MLA, b.MLA, a.Pattern, b.Pattern = nil, nil, nil, nil, nil, nil
+	return reflect.DeepEqual(a, b)
 }
 
 // TestParseHFMatchesPresets loads config.json files (the published Hugging
@@ -145,13 +150,21 @@ func TestParseHFErrors(t *testing.T) {
 			[]string{`field "hidden_size" is 1e300, far too large`}},
 		{"bool tie", `{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100,"tie_word_embeddings":"yes"}`,
 			[]string{`field "tie_word_embeddings" is "yes"; it must be true or false`}},
-		{"unsupported type", `{"model_type":"t5"}`, []string{`model_type "t5" is not supported (supported: deepseek_v2`}},
+		{"unknown type without the standard fields", `{"model_type":"t5"}`, []string{`missing required field "num_hidden_layers"`, `missing required field "intermediate_size"`}},
 		{"invalid numbers", `{"model_type":"llama","hidden_size":64,"num_hidden_layers":0,"num_attention_heads":5,"intermediate_size":128,"vocab_size":100}`,
 			[]string{"model: config.json: layers is 0", "hidden 64 is not a multiple of heads 5"}},
 		{"bad positions", `{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100,"max_position_embeddings":0}`,
 			[]string{`field "max_position_embeddings" is 0; it must be at least 1`}},
-		{"sparse step", `{"model_type":"qwen2_moe","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"moe_intermediate_size":32,"num_experts":4,"num_experts_per_tok":1,"vocab_size":100,"decoder_sparse_step":2}`,
-			[]string{`field "decoder_sparse_step" is 2; only 1`}},
+		{"sparse step", `{"model_type":"qwen2_moe","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"moe_intermediate_size":32,"num_experts":4,"num_experts_per_tok":1,"vocab_size":100,"decoder_sparse_step":0}`,
+			[]string{`field "decoder_sparse_step" is 0; it must be at least 1`}},
+		{"text_config not an object", `{"model_type":"gemma3","text_config":[1]}`, []string{`field "text_config" is [1]; it must be an object`}},
+		{"layer_types of the wrong length", `{"model_type":"gpt_oss","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":32,"num_local_experts":4,"num_experts_per_tok":1,"vocab_size":100,"layer_types":["full_attention"]}`,
+			[]string{`field "layer_types" is ["full_attention"]; it must list one type per layer (2)`}},
+		{"bad mlp_only_layers", `{"model_type":"qwen3_moe","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"moe_intermediate_size":32,"num_experts":4,"num_experts_per_tok":1,"vocab_size":100,"mlp_only_layers":[7]}`,
+			[]string{`field "mlp_only_layers" entry 0 is 7; it must be a layer number from 0 to 1`}},
+		{"llama4 moe_layers every layer dense", `{"model_type":"llama4_text","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"num_local_experts":4,"vocab_size":100,"moe_layers":[]}`,
+			[]string{`pattern leaves no layer with experts`}},
+		{"falcon alibi", `{"model_type":"falcon","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"alibi":true}`, []string{`field "alibi" is true`}},
 		{"zero kv heads", `{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":0,"intermediate_size":128,"vocab_size":100}`,
 			[]string{`field "num_key_value_heads" is 0; it must be at least 1 (leave it out for the default, num_attention_heads, multi-head attention)`}},
 		{"zero head dim", `{"model_type":"qwen3","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"head_dim":0,"intermediate_size":128,"vocab_size":100}`,

@@ -25,37 +25,50 @@ const maxFileBytes = 16 << 20
 // .yml extension) is looked up as a preset before as a file. The result is
 // normalised and valid.
 func Load(arg string) (Spec, error) {
+	s, _, err := LoadWarnings(arg)
+	return s, err
+}
+
+// LoadWarnings is Load that also returns the warnings of reading a
+// config.json whose model_type the planner does not know (ParseHFWarnings):
+// the caller shows them, so that no assumption is made silently.
+func LoadWarnings(arg string) (Spec, []string, error) {
+	return load(arg)
+}
+
+// load is LoadWarnings.
+func load(arg string) (Spec, []string, error) {
 	ext := strings.ToLower(filepath.Ext(arg))
 	isFileLike := strings.ContainsAny(arg, `/\`) || ext == ".json" || ext == ".yaml" || ext == ".yml"
 	if !isFileLike {
 		if s, err := Preset(arg); err == nil {
-			return s, nil
+			return s, nil, nil
 		}
 	}
 	info, statErr := os.Stat(arg)
 	if statErr != nil || info.IsDir() {
 		if isFileLike {
 			if statErr != nil {
-				return Spec{}, fmt.Errorf("model: cannot read model file %q: %v", arg, unwrapPathError(statErr))
+				return Spec{}, nil, fmt.Errorf("model: cannot read model file %q: %v", arg, unwrapPathError(statErr))
 			}
-			return Spec{}, fmt.Errorf("model: %q is a directory, not a model file; pass its config.json", arg)
+			return Spec{}, nil, fmt.Errorf("model: %q is a directory, not a model file; pass its config.json", arg)
 		}
 		_, err := Preset(arg)
-		return Spec{}, err
+		return Spec{}, nil, err
 	}
 	if info.Size() > maxFileBytes {
-		return Spec{}, fmt.Errorf("model: %s is %d bytes, more than the %d a model file may have", arg, info.Size(), maxFileBytes)
+		return Spec{}, nil, fmt.Errorf("model: %s is %d bytes, more than the %d a model file may have", arg, info.Size(), maxFileBytes)
 	}
 	data, err := os.ReadFile(arg)
 	if err != nil {
-		return Spec{}, fmt.Errorf("model: cannot read model file %q: %v", arg, unwrapPathError(err))
+		return Spec{}, nil, fmt.Errorf("model: cannot read model file %q: %v", arg, unwrapPathError(err))
 	}
 
 	var s Spec
-	var problems []string
+	var problems, warnings []string
 	switch {
 	case ext == ".json" || ext != ".yaml" && ext != ".yml" && looksLikeJSON(data):
-		s, problems = parseHF(data)
+		s, warnings, problems = parseHF(data)
 	default:
 		s, problems = parseYAML(data)
 	}
@@ -66,10 +79,10 @@ func Load(arg string) (Spec, error) {
 		problems = s.problems()
 	}
 	if err := joinProblems("model: "+arg+": ", problems); err != nil {
-		return Spec{}, err
+		return Spec{}, nil, err
 	}
 	s.Normalize()
-	return s, nil
+	return s, warnings, nil
 }
 
 // unwrapPathError drops the operation and path of an *os.PathError, which the
@@ -104,7 +117,8 @@ func nameFromPath(path string) string {
 // yamlKeys returns the top-level keys of the YAML model form.
 func yamlKeys() []string {
 	return []string{"name", "description", "layers", "hidden", "heads", "kv_heads", "head_dim",
-		"ffn_hidden", "ffn", "vocab", "seq_len", "tied_embeddings", "norm", "bias", "moe", "mla", "mtp_layers"}
+		"ffn_hidden", "ffn", "vocab", "seq_len", "tied_embeddings", "norm", "bias", "moe", "mla", "mtp_layers",
+		"window", "chunk", "pattern"}
 }
 
 // mlaKeys returns the keys of the YAML form's mla mapping.
@@ -230,6 +244,12 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 			})
 		case "mtp_layers":
 			s.MTPLayers = d.int(key, v)
+		case "window":
+			s.Window = d.optionalInt(key, v, "no sliding-window layers")
+		case "chunk":
+			s.Chunk = d.optionalInt(key, v, "no chunked-attention layers")
+		case "pattern":
+			s.Pattern = d.strings(key, v)
 		}
 	})
 	return s, d.problems
@@ -379,6 +399,31 @@ func (d *yamlDecoder) str(key string, v *yaml.Node) string {
 		return ""
 	}
 	return v.Value
+}
+
+// strings decodes a sequence of strings (a bare string is a list of one).
+func (d *yamlDecoder) strings(key string, v *yaml.Node) []string {
+	v = resolveAlias(v)
+	if v == nil || isNull(v) {
+		return nil
+	}
+	if v.Kind == yaml.ScalarNode {
+		return []string{v.Value}
+	}
+	if v.Kind != yaml.SequenceNode {
+		d.addf("key %q at line %d is a %s; it must be a list such as [sliding, full]", key, v.Line, kindName(v))
+		return nil
+	}
+	out := make([]string, 0, len(v.Content))
+	for i, e := range v.Content {
+		e = resolveAlias(e)
+		if e == nil || e.Kind != yaml.ScalarNode || isNull(e) {
+			d.addf("key %q entry %d at line %d is not a string; an entry is full, sliding, chunked, dense, moe or a pair such as sliding/dense", key, i, v.Line)
+			continue
+		}
+		out = append(out, e.Value)
+	}
+	return out
 }
 
 // resolveAlias follows alias nodes to the node they name.

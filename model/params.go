@@ -58,12 +58,22 @@ func (s Spec) QDim() int { return s.Heads * s.HeadDim }
 // KVDim is the key (or value) projection width, kv_heads*head_dim.
 func (s Spec) KVDim() int { return s.KVHeads * s.HeadDim }
 
-// MoELayers is the number of layers whose MLP is a mixture of experts.
+// MoELayers is the number of layers whose MLP is a mixture of experts
+// (LayerTypeAt).
 func (s Spec) MoELayers() int {
 	if s.MoE == nil {
 		return 0
 	}
-	return s.Layers - s.MoE.FirstDenseLayers
+	if len(s.Pattern) == 0 {
+		return max(s.Layers-s.MoE.FirstDenseLayers, 0)
+	}
+	n := 0
+	for i := 0; i < s.Layers; i++ {
+		if s.LayerTypeAt(i).MoE {
+			n++
+		}
+	}
+	return n
 }
 
 // DenseLayers is the number of layers with a dense MLP.
@@ -237,15 +247,30 @@ func (s Spec) Counts() Counts {
 // ModelFLOPsPerToken is the contract's MFU numerator per token for sequences
 // of seqLen tokens, without recomputation (docs/formulas.md §1.2-1.3):
 // 6*Ψ_active_nonembedding + 12*L*q*s (attention scores, full square, PaLM
-// App. B) + 6*h*V (output layer, [MEG-FLOP]). With MLA, q is CoreWidth. The
+// App. B) + 6*h*V (output layer, [MEG-FLOP]). With MLA, q is CoreWidth. A
+// sliding-window or chunked layer counts 12*q*min(span, s) (LocalKeys). The
 // multi-token-prediction modules are model FLOPs of training too, counted
 // as Megatron-LM's num_floating_point_operations counts them: their
 // parameters (6*Ψ_mtp_active), one more layer's attention scores and one
 // more output layer each.
 func (s Spec) ModelFLOPsPerToken(seqLen int) float64 {
 	c := s.Counts()
+	seq := float64(seqLen)
+	keys := float64(s.Layers) * seq
+	if len(s.Pattern) > 0 {
+		keys = 0
+		for i := 0; i < s.Layers; i++ {
+			a := s.LayerTypeAt(i).Attention
+			keys += LocalKeys(a, float64(s.Span(a)), seq)
+		}
+	}
+	if s.MTPLayers > 0 {
+		// Each module runs one more layer of the stack's last kind.
+		a := s.LayerTypeAt(s.Layers - 1).Attention
+		keys += float64(s.MTPLayers) * LocalKeys(a, float64(s.Span(a)), seq)
+	}
 	return 6*float64(c.ActiveNonEmbedding+c.ActiveMTP) +
-		12*float64(s.Layers+s.MTPLayers)*s.CoreWidth()*float64(seqLen) +
+		12*keys*s.CoreWidth() +
 		6*float64(s.Hidden)*float64(s.Vocab)*float64(1+s.MTPLayers)
 }
 

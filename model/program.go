@@ -185,6 +185,11 @@ type Op struct {
 	// HardwareOnly marks extra work of a kernel that counts no model FLOPs
 	// (flash attention's backward recomputes the scores).
 	HardwareOnly bool
+	// Local and Span mark a flash kernel of sliding-window or chunked
+	// attention over Span tokens: its Work depends on the sequence
+	// (WorkAt); AttnFull and 0 otherwise.
+	Local Attention
+	Span  float64
 	// FP8 marks an einsum that runs at the chip's fp8 rate (FP8Recipe).
 	FP8 bool
 	// Sibling is, in the backward pass, the other einsum derived from the
@@ -205,6 +210,16 @@ type Op struct {
 	Saves []int
 }
 
+// WorkAt returns the op's Work for sequences of seq tokens: Work, or for a
+// sliding-window or chunked flash kernel the share of the score square its
+// band covers (LocalWork).
+func (o *Op) WorkAt(seq float64) float64 {
+	if o.Span <= 0 {
+		return o.Work
+	}
+	return LocalWork(o.Local, o.Span, seq)
+}
+
 // Block is a fragment of the program with its derived backward pass: one
 // layer's attention, its MLP or mixture of experts, the embedding, the
 // output layer.
@@ -217,15 +232,22 @@ type Block struct {
 	Weights []int
 	// Input is the block's input tensor (the residual stream).
 	Input int
+	// Attention is an attention block's variant (AttnFull for the others).
+	Attention Attention
 }
 
 // LayerKind is one kind of transformer layer: the blocks it runs.
 type LayerKind struct {
 	// Name is "dense", "moe" or "mtp" (a multi-token-prediction module: its
-	// own block, then the blocks of the stack's last layer kind).
+	// own block, then the blocks of the stack's last layer kind), prefixed
+	// by "sliding " or "chunked " for a layer of local attention.
 	Name string
 	// Blocks are indices into Program.Blocks, in order.
 	Blocks []int
+	// Attention is the variant of the layer's attention.
+	Attention Attention
+	// MoE says the layer's MLP is the mixture of experts.
+	MoE bool
 }
 
 // Run is a run of consecutive layers of one kind in the stack.
@@ -270,6 +292,10 @@ type Program struct {
 	// tensor-parallel degree exceeds their count [MEG-TP].
 	CapPart [NumDim]float64
 	Cap     [NumDim]int
+	// cum holds, for a stack of many runs, the layers of each kind before
+	// every layer (layers+1 rows of len(Kinds)); layers is the stack's length.
+	cum    []int32
+	layers int
 }
 
 // Sizes returns the dimension sizes for a micro-batch of batch sequences
@@ -352,6 +378,17 @@ func (p *Program) Layers(from, to int) []int {
 // each kind in layers [from, to) of the stack, without allocating.
 func (p *Program) CountLayers(from, to int, n []int) {
 	clear(n)
+	if nk := len(p.Kinds); len(p.cum) > 0 && len(n) == nk {
+		// Prefix counts of a stack of many runs (an alternating pattern).
+		from, to = min(max(from, 0), p.layers), min(max(to, 0), p.layers)
+		if to <= from {
+			return
+		}
+		for k := range n {
+			n[k] = int(p.cum[to*nk+k] - p.cum[from*nk+k])
+		}
+		return
+	}
 	at := 0
 	for _, r := range p.Stack {
 		lo, hi := max(from, at), min(to, at+r.Count)

@@ -121,4 +121,17 @@ type Spec struct {
 	// model's last kind and the shared output head during training. They
 	// are not counted in Counts' Total and Active (see Counts.MTP).
 	MTPLayers int `json:"mtp_layers,omitempty" yaml:"mtp_layers"`
+	// Window is the sliding window of the pattern's sliding layers, in
+	// tokens: a query attends to the Window latest tokens, itself included.
+	Window int `json:"window,omitempty" yaml:"window,omitempty"`
+	// Chunk is the attention chunk of the pattern's chunked layers, in
+	// tokens: a query attends to the earlier tokens of its own chunk.
+	Chunk int `json:"chunk,omitempty" yaml:"chunk,omitempty"`
+	// Pattern is the stack's layer types, repeated from the first layer
+	// (layer i is Pattern[i mod len(Pattern)]): an attention variant (full,
+	// sliding, chunked), an MLP (dense, moe) or both joined by "/"
+	// (sliding/dense); a missing attention is full and a missing MLP the
+	// model's. Empty means every layer full attention, with experts after
+	// MoE.FirstDenseLayers when the model has them (see LayerTypeAt).
+	Pattern []string `json:"pattern,omitempty" yaml:"pattern,omitempty"`
 }

@@ -135,6 +135,9 @@ func (s Spec) problems() []string {
 		}
 	}
 	inRange("mtp_layers", c.MTPLayers, 0, MaxMTPLayers)
+	if okLayers {
+		c.patternProblems(add)
+	}
 
 	if m := c.MoE; m != nil {
 		if inRange("moe.experts", m.Experts, 1, MaxExperts) {

@@ -7,7 +7,51 @@ import (
 	"strings"
 
 	"github.com/meshplan/meshplan/memory"
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/space"
 )
+
+// stageKinds describes n layers from first of m by kind ("9 chunked moe +
+// 3 moe"), with the embedding or output layer a first or last stage holds.
+func stageKinds(m model.Spec, first, n int, isFirst, isLast bool) string {
+	type kind struct {
+		t model.LayerType
+		n int
+	}
+	var kinds []kind
+	for i := first; i < first+n; i++ {
+		t := m.LayerTypeAt(i)
+		found := false
+		for j := range kinds {
+			if kinds[j].t == t {
+				kinds[j].n++
+				found = true
+			}
+		}
+		if !found {
+			kinds = append(kinds, kind{t, 1})
+		}
+	}
+	var parts []string
+	for _, k := range kinds {
+		name := "dense"
+		if k.t.MoE {
+			name = "moe"
+		}
+		if k.t.Attention != model.AttnFull {
+			name = k.t.Attention.String() + " " + name
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", k.n, name))
+	}
+	text := fmt.Sprintf("%d: %s", n, strings.Join(parts, " + "))
+	if isFirst {
+		text += ", embedding"
+	}
+	if isLast {
+		text += ", output layer"
+	}
+	return text
+}
 
 // WriteExplainTable writes the full breakdown of one strategy for
 // `plan explain`: the inputs, the traced program op by op in sharding
@@ -43,12 +87,29 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 		ew.printf("{U_dp} marks a partial sum over them; an op's collective follows it, AXES gives its mesh axes)\n")
 		tw := newTable(ew)
 		fmt.Fprintln(tw, "PASS\tFLOPS\tTIME\tAXES\tOP")
+		block := ""
 		for _, op := range e.Time.Ops {
+			if op.Block != block && op.Block != "" {
+				block = op.Block
+				fmt.Fprintf(tw, "\t\t\t\t[%s]\n", block)
+			}
 			axes := "-"
 			if op.Collective.Count > 0 {
 				axes = axesText(op.Collective.Axes)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", op.Pass, FLOPs(op.FLOPs), Seconds(op.Seconds), axes, op.Text)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+
+	if pp := e.Strategy.Degree[space.PP]; pp > 1 {
+		ew.printf("\nPIPELINE STAGES (layers each rank holds, by kind; the busiest sets the step)\n")
+		tw := newTable(ew)
+		for r := 0; r < pp; r++ {
+			first, n := space.StageLayers(e.Model.Layers, pp, r)
+			fmt.Fprintf(tw, "rank %d\tlayers %d-%d\t%s\n", r, first, first+n-1, stageKinds(e.Model, first, n, r == 0, r == pp-1))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -34,6 +34,13 @@ type Model struct {
 	MTPLayers          int    `json:"mtp_layers,omitempty"`
 	MTPParams          int64  `json:"mtp_params,omitempty"`
 	Description        string `json:"description,omitempty"`
+	// Window, Chunk and Pattern are the model's layer pattern
+	// (model.Spec.Pattern); Stack says it in words (model.Spec.PatternText)
+	// when the layers are not all alike.
+	Window  int      `json:"window,omitempty"`
+	Chunk   int      `json:"chunk,omitempty"`
+	Pattern []string `json:"pattern,omitempty"`
+	Stack   string   `json:"stack,omitempty"`
 }
 
 // MLA is the JSON form of a model's multi-head latent attention.
@@ -62,6 +69,10 @@ type MoE struct {
 func NewModel(m model.Spec) Model {
 	c := m.Counts()
 	out := Model{
+		Window:             m.Window,
+		Chunk:              m.Chunk,
+		Pattern:            m.Pattern,
+		Stack:              stackText(m),
 		Name:               m.Name,
 		Params:             c.Total,
 		ActiveParams:       c.Active,
@@ -128,7 +139,27 @@ func WriteModelsTable(w io.Writer, ms []model.Spec) error {
 			Label(m.Name), Count(float64(c.Total)), Count(float64(c.Active)), m.Layers, m.Hidden,
 			m.Heads, m.KVHeads, m.HeadDim, m.FFNHidden, m.FFN, m.Vocab, m.SeqLen, moe)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// The stacks whose layers are not all alike, one line each.
+	for _, m := range ms {
+		if t := stackText(m); t != "" {
+			if _, err := fmt.Fprintf(w, "%s: %s\n", Label(m.Name), t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// stackText is m's layer pattern in words when its layers are not all
+// alike (a pattern, or dense layers before the experts), else "".
+func stackText(m model.Spec) string {
+	if len(m.Pattern) == 0 && (m.MoE == nil || m.MoE.FirstDenseLayers == 0) {
+		return ""
+	}
+	return m.PatternText()
 }
 
 // newTable returns the tabwriter every table uses: two spaces between

@@ -100,6 +100,14 @@ func CountStarts(n, p int, dst []int) int {
 // and, every schedule's in-flight count falling with the rank, no more
 // micro-batches in flight.
 func CandidateRanks(n, p int, kindStarts []int, dst []int) []int {
+	if p > 1 && len(kindStarts) >= p {
+		// A stack whose kind changes at least once per rank (an alternating
+		// pattern): every rank is a candidate.
+		for r := range p {
+			dst = append(dst, r)
+		}
+		return dst
+	}
 	var starts [4]int
 	k := CountStarts(n, p, starts[:])
 	add := func(r int) {

@@ -1,0 +1,383 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The loaders of the architectures whose layers differ along the stack
+// (Gemma 2/3, gpt-oss, Llama 4), of the Llama-shaped ones with their own
+// defaults (Gemma, StarCoder2, Falcon), and of a model_type the planner
+// does not know.
+
+// intList returns the integers of the list under key that lie in [0, n),
+// nil when the key is absent or null; anything else is a problem.
+func (c *hfConfig) intList(key string, n int) []int {
+	v, ok := c.m[key]
+	if !ok || v == nil {
+		return nil
+	}
+	list, isList := v.([]any)
+	if !isList {
+		c.addf("field %q is %s; it must be a list of layer numbers", key, jsonText(v))
+		return nil
+	}
+	out := make([]int, 0, len(list))
+	for i, e := range list {
+		num, isNum := e.(json.Number)
+		k, err := strconv.Atoi(string(num))
+		if !isNum || err != nil || k < 0 || k >= max(n, 1) {
+			c.addf("field %q entry %d is %s; it must be a layer number from 0 to %d", key, i, jsonText(e), max(n, 1)-1)
+			return nil
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// attentionTypes returns each layer's attention from the list layer_types
+// (transformers' "full_attention", "sliding_attention",
+// "chunked_attention"), or from def when the config has none; nil when
+// layers is out of range.
+func (c *hfConfig) attentionTypes(layers int, def func(i int) Attention) []Attention {
+	if layers < 1 || layers > MaxLayers {
+		return nil
+	}
+	out := make([]Attention, layers)
+	v, ok := c.m["layer_types"]
+	if !ok || v == nil {
+		for i := range out {
+			out[i] = def(i)
+		}
+		return out
+	}
+	list, isList := v.([]any)
+	if !isList || len(list) != layers {
+		c.addf("field \"layer_types\" is %s; it must list one type per layer (%d)", jsonText(v), layers)
+		return nil
+	}
+	for i, e := range list {
+		t, _ := e.(string)
+		switch t {
+		case "full_attention":
+			out[i] = AttnFull
+		case "sliding_attention":
+			out[i] = AttnSliding
+		case "chunked_attention":
+			out[i] = AttnChunked
+		default:
+			c.addf("field \"layer_types\" entry %d is %s; it must be full_attention, sliding_attention or chunked_attention", i, jsonText(e))
+			return nil
+		}
+	}
+	return out
+}
+
+// layerPattern turns per-layer attention variants (nil: all full) and
+// experts (nil: the model's default) into the shortest repeating
+// Spec.Pattern, nil when every layer is full attention and moe is nil.
+func layerPattern(attn []Attention, moe []bool) []string {
+	n := max(len(attn), len(moe))
+	entries := make([]string, n)
+	local := false
+	for i := range entries {
+		a := AttnFull
+		if i < len(attn) {
+			a = attn[i]
+		}
+		local = local || a != AttnFull
+		e := a.String()
+		if i < len(moe) {
+			e += "/dense"
+			if moe[i] {
+				e = e[:len(e)-len("/dense")] + "/moe"
+			}
+		}
+		entries[i] = e
+	}
+	if !local && moe == nil {
+		return nil
+	}
+	return compactPattern(entries)
+}
+
+// countOf returns how many layers of attn are of variant a.
+func countOf(attn []Attention, a Attention) int {
+	n := 0
+	for _, x := range attn {
+		if x == a {
+			n++
+		}
+	}
+	return n
+}
+
+// gemma reads Gemma (1, 2 and 3's language model, transformers'
+// GemmaConfig, Gemma2Config, Gemma3TextConfig): a gated GELU MLP (three
+// matrices, counted as swiglu), RMSNorm, tied embeddings and the classes'
+// defaults for the fields a published config leaves out (Gemma 3 4B's
+// text_config gives neither heads nor vocab_size). Gemma 2 alternates a
+// sliding window and full attention, sliding first; Gemma 3 runs
+// sliding_window_pattern - 1 sliding layers to one full one.
+func (c *hfConfig) gemma(typ string) Spec {
+	vocab, heads, kv := 256000, 0, 0
+	if typ == "gemma3" || typ == "gemma3_text" {
+		vocab, heads, kv = 262208, 8, 4 // Gemma3TextConfig's defaults
+	}
+	s := Spec{
+		Layers:         c.int(true, 0, "num_hidden_layers"),
+		Hidden:         c.int(true, 0, "hidden_size"),
+		Heads:          c.int(heads == 0, heads, "num_attention_heads"),
+		KVHeads:        c.int(false, kv, "num_key_value_heads"),
+		HeadDim:        c.int(false, 256, "head_dim"),
+		FFNHidden:      c.int(true, 0, "intermediate_size"),
+		FFN:            SwiGLU,
+		Norm:           RMSNorm,
+		Vocab:          c.int(false, vocab, "vocab_size"),
+		SeqLen:         c.seqLen("max_position_embeddings"),
+		TiedEmbeddings: c.bool(true, "tie_word_embeddings"),
+	}
+	desc := fmt.Sprintf("Hugging Face config.json, model_type %s: gated GELU MLP counted as swiglu, RMSNorm, tied embeddings", typ)
+	if typ != "gemma" {
+		s.Window = c.int(false, 4096, "sliding_window")
+		every := 2 // Gemma 2: (i+1) odd is sliding
+		if typ != "gemma2" {
+			every = c.int(false, 6, "sliding_window_pattern")
+			if every < 1 {
+				c.addf("field \"sliding_window_pattern\" is %d; it must be at least 1", every)
+				every = 1
+			}
+		}
+		attn := c.attentionTypes(s.Layers, func(i int) Attention {
+			if (i+1)%every != 0 {
+				return AttnSliding
+			}
+			return AttnFull
+		})
+		s.Pattern = layerPattern(attn, nil)
+		desc += fmt.Sprintf("; %d sliding-window (%d) and %d full-attention layers; the sandwich norms (2h per layer more) are not counted",
+			countOf(attn, AttnSliding), s.Window, countOf(attn, AttnFull))
+	}
+	s.Description = desc + fmt.Sprintf("; seq %d = min(max_position_embeddings, %d)", s.SeqLen, MaxHFSeqLen)
+	return s
+}
+
+// gptOSS reads gpt-oss (transformers' GptOssConfig): every layer a
+// mixture of num_local_experts gated experts of width intermediate_size
+// with num_experts_per_tok a token, attention alternating a sliding window
+// and full, sliding first (layer_types), untied embeddings.
+func (c *hfConfig) gptOSS() Spec {
+	f := c.int(true, 0, "intermediate_size")
+	s := Spec{
+		Layers:    c.int(true, 0, "num_hidden_layers"),
+		Hidden:    c.int(true, 0, "hidden_size"),
+		Heads:     c.int(true, 0, "num_attention_heads"),
+		KVHeads:   c.optionalInt("num_key_value_heads", "num_attention_heads, multi-head attention"),
+		HeadDim:   c.optionalInt("head_dim", "hidden_size / num_attention_heads"),
+		FFNHidden: f,
+		FFN:       SwiGLU,
+		Norm:      RMSNorm,
+		Vocab:     c.int(true, 0, "vocab_size"),
+		SeqLen:    c.seqLen("max_position_embeddings"),
+		MoE: &MoE{
+			Experts:         c.int(true, 0, "num_local_experts"),
+			TopK:            c.int(true, 0, "num_experts_per_tok", "experts_per_token"),
+			ExpertFFNHidden: f,
+		},
+		TiedEmbeddings: c.bool(false, "tie_word_embeddings"),
+		Window:         c.int(false, 128, "sliding_window"),
+	}
+	attn := c.attentionTypes(s.Layers, func(i int) Attention {
+		if i%2 == 0 {
+			return AttnSliding
+		}
+		return AttnFull
+	})
+	s.Pattern = layerPattern(attn, nil)
+	s.Description = fmt.Sprintf("Hugging Face config.json, model_type gpt_oss: %d sliding-window (%d) and %d full-attention layers, "+
+		"gated experts; the attention and expert biases and the attention sinks (under 0.1%% of the parameters) are not counted; "+
+		"seq %d = min(max_position_embeddings, %d)", countOf(attn, AttnSliding), s.Window, countOf(attn, AttnFull), s.SeqLen, MaxHFSeqLen)
+	return s
+}
+
+// llama4 reads Llama 4's language model (transformers' Llama4TextConfig):
+// mixture-of-experts layers (moe_layers, or every interleave_moe_layer_step
+// layers, the last of each step) of num_local_experts routed experts and
+// one shared expert, all of width intermediate_size; dense layers of width
+// intermediate_size_mlp; chunked attention (attention_chunk_size) on the
+// rotary layers and full attention on the others (layer_types, else
+// no_rope_layers, else every no_rope_layer_interval-th layer full).
+func (c *hfConfig) llama4() Spec {
+	s := Spec{
+		Layers:         c.int(true, 0, "num_hidden_layers"),
+		Hidden:         c.int(true, 0, "hidden_size"),
+		Heads:          c.int(true, 0, "num_attention_heads"),
+		KVHeads:        c.optionalInt("num_key_value_heads", "num_attention_heads, multi-head attention"),
+		HeadDim:        c.int(false, 128, "head_dim"),
+		FFNHidden:      c.int(false, 16384, "intermediate_size_mlp"),
+		FFN:            SwiGLU,
+		Norm:           RMSNorm,
+		Vocab:          c.int(true, 0, "vocab_size"),
+		SeqLen:         c.seqLen("max_position_embeddings"),
+		TiedEmbeddings: c.bool(false, "tie_word_embeddings"),
+		Chunk:          c.int(false, 0, "attention_chunk_size"),
+	}
+	f := c.int(false, 8192, "intermediate_size")
+	s.MoE = &MoE{
+		Experts:         c.int(true, 0, "num_local_experts"),
+		TopK:            c.int(false, 1, "num_experts_per_tok"),
+		ExpertFFNHidden: f,
+		SharedExperts:   1,
+		SharedFFNHidden: f,
+	}
+	if s.Layers < 1 || s.Layers > MaxLayers {
+		return s // Validate names the field
+	}
+	moe := make([]bool, s.Layers)
+	if list := c.intList("moe_layers", s.Layers); c.has("moe_layers") {
+		for _, i := range list {
+			moe[i] = true
+		}
+	} else {
+		step := c.int(false, 1, "interleave_moe_layer_step")
+		if step < 1 {
+			c.addf("field \"interleave_moe_layer_step\" is %d; it must be at least 1", step)
+			step = 1
+		}
+		for i := step - 1; i < s.Layers; i += step {
+			moe[i] = true
+		}
+	}
+	rope := c.intList("no_rope_layers", 2) // 1: rotary (chunked), 0: no position encoding (full)
+	if rope != nil && len(rope) != s.Layers {
+		c.addf("field \"no_rope_layers\" has %d entries; it must have one per layer (%d)", len(rope), s.Layers)
+		rope = nil
+	}
+	interval := c.int(false, 4, "no_rope_layer_interval")
+	if interval < 1 {
+		c.addf("field \"no_rope_layer_interval\" is %d; it must be at least 1", interval)
+		interval = 1
+	}
+	attn := c.attentionTypes(s.Layers, func(i int) Attention {
+		chunked := (i+1)%interval != 0
+		if rope != nil {
+			chunked = rope[i] == 1
+		}
+		if chunked && s.Chunk > 0 {
+			return AttnChunked
+		}
+		return AttnFull
+	})
+	s.Pattern = layerPattern(attn, moe)
+	s.Description = fmt.Sprintf("Hugging Face config.json, model_type llama4 (text): %d chunked-attention (%d) and %d full-attention layers, "+
+		"experts with one shared expert; the q/k norms change no count; seq %d = min(max_position_embeddings, %d)",
+		countOf(attn, AttnChunked), s.Chunk, countOf(attn, AttnFull), s.SeqLen, MaxHFSeqLen)
+	return s
+}
+
+// starCoder2 reads StarCoder2 (transformers' Starcoder2Config): a plain
+// GELU MLP, LayerNorm, biases (use_bias), grouped-query attention, tied
+// embeddings, and a sliding window in every layer when sliding_window is set.
+func (c *hfConfig) starCoder2() Spec {
+	s := Spec{
+		Layers:         c.int(true, 0, "num_hidden_layers"),
+		Hidden:         c.int(true, 0, "hidden_size"),
+		Heads:          c.int(true, 0, "num_attention_heads"),
+		KVHeads:        c.optionalInt("num_key_value_heads", "num_attention_heads, multi-head attention"),
+		FFNHidden:      c.int(true, 0, "intermediate_size"),
+		FFN:            GELU,
+		Norm:           LayerNorm,
+		Bias:           c.bool(true, "use_bias"),
+		Vocab:          c.int(true, 0, "vocab_size"),
+		SeqLen:         c.seqLen("max_position_embeddings"),
+		TiedEmbeddings: c.bool(true, "tie_word_embeddings"),
+	}
+	desc := "Hugging Face config.json, model_type starcoder2: GELU MLP, LayerNorm, biases"
+	if w := c.int(false, 0, "sliding_window"); w > 0 {
+		s.Window, s.Pattern = w, []string{SlidingAttention}
+		desc += fmt.Sprintf("; sliding window %d in every layer", w)
+	}
+	s.Description = desc + fmt.Sprintf("; seq %d = min(max_position_embeddings, %d)", s.SeqLen, MaxHFSeqLen)
+	return s
+}
+
+// falcon reads Falcon (transformers' FalconConfig, and the older RW field
+// names n_layer and n_head): a plain GELU MLP of ffn_hidden_size (4h by
+// default), LayerNorm, no linear biases unless bias, tied embeddings;
+// multi-query attention (one key/value head) unless
+// new_decoder_architecture gives num_kv_heads. Attention and MLP run in
+// parallel off one norm (parallel_attn): the same ops, costed in sequence.
+func (c *hfConfig) falcon() Spec {
+	h := c.int(true, 0, "hidden_size")
+	s := Spec{
+		Layers:         c.int(true, 0, "num_hidden_layers", "n_layer"),
+		Hidden:         h,
+		Heads:          c.int(true, 0, "num_attention_heads", "n_head"),
+		FFNHidden:      c.int(false, 4*h, "ffn_hidden_size"),
+		FFN:            GELU,
+		Norm:           LayerNorm,
+		Bias:           c.bool(false, "bias"),
+		Vocab:          c.int(false, 65024, "vocab_size"),
+		SeqLen:         c.seqLen("max_position_embeddings"),
+		TiedEmbeddings: c.bool(true, "tie_word_embeddings"),
+	}
+	switch {
+	case c.bool(false, "new_decoder_architecture"):
+		s.KVHeads = c.int(false, s.Heads, "num_kv_heads")
+	case c.bool(true, "multi_query"):
+		s.KVHeads = 1
+	}
+	if c.bool(false, "alibi") {
+		c.addf("field \"alibi\" is true; ALiBi Falcon models are not modelled, set it to false or describe the model in a YAML file")
+	}
+	s.Description = fmt.Sprintf("Hugging Face config.json, model_type falcon: GELU MLP, LayerNorm, %d key/value heads; "+
+		"parallel attention and MLP costed in sequence; seq %d = min(max_position_embeddings, %d)", s.KVHeads, s.SeqLen, MaxHFSeqLen)
+	return s
+}
+
+// unknown reads a config of a model_type the planner does not know as a
+// Llama-like decoder from the standard fields (hidden_size,
+// num_hidden_layers, num_attention_heads, intermediate_size, vocab_size),
+// and returns a warning for every assumption it makes.
+func (c *hfConfig) unknown(typ string) (Spec, []string) {
+	w := []string{fmt.Sprintf("model_type %q is not one the planner knows (%s); it is read as a Llama-like decoder from the standard fields",
+		typ, strings.Join(HFModelTypes(), ", "))}
+	w = append(w, "assumed: a gated MLP of three matrices (gate, up, down) of width intermediate_size, as Llama's")
+	w = append(w, "assumed: RMSNorm before attention and MLP, no biases, rotary positions (no position-embedding parameters)")
+	if !c.has("num_key_value_heads") {
+		w = append(w, "assumed: multi-head attention (num_key_value_heads is absent: as many key/value heads as num_attention_heads)")
+	}
+	if !c.has("head_dim") {
+		w = append(w, "assumed: head_dim = hidden_size / num_attention_heads (head_dim is absent)")
+	}
+	if !c.has("tie_word_embeddings") {
+		w = append(w, "assumed: an output layer of its own (tie_word_embeddings is absent: untied embeddings)")
+	}
+	if c.has("sliding_window") || c.has("layer_types") || c.has("attention_chunk_size") {
+		w = append(w, "assumed: every layer full causal attention (sliding_window, layer_types or attention_chunk_size are not read for this model_type)")
+	} else {
+		w = append(w, "assumed: every layer full causal attention")
+	}
+	if !c.has("max_position_embeddings") {
+		w = append(w, fmt.Sprintf("assumed: sequences of %d tokens (max_position_embeddings is absent)", hfDefaultPositions))
+	}
+	s := Spec{
+		Layers:         c.int(true, 0, "num_hidden_layers"),
+		Hidden:         c.int(true, 0, "hidden_size"),
+		Heads:          c.int(true, 0, "num_attention_heads"),
+		KVHeads:        c.optionalInt("num_key_value_heads", "num_attention_heads, multi-head attention"),
+		HeadDim:        c.optionalInt("head_dim", "hidden_size / num_attention_heads"),
+		FFNHidden:      c.int(true, 0, "intermediate_size"),
+		FFN:            SwiGLU,
+		Norm:           RMSNorm,
+		Vocab:          c.int(true, 0, "vocab_size"),
+		SeqLen:         c.seqLen("max_position_embeddings"),
+		TiedEmbeddings: c.bool(false, "tie_word_embeddings"),
+	}
+	c.unreadExperts(typ)
+	s.Description = fmt.Sprintf("Hugging Face config.json, model_type %s (unknown): read as a Llama-like decoder (gated MLP, RMSNorm, no biases, full attention); seq %d = min(max_position_embeddings, %d)",
+		typ, s.SeqLen, MaxHFSeqLen)
+	return s, w
+}
