@@ -108,6 +108,9 @@ func (a *app) runSweep(cmd *cobra.Command) error {
 	if err != nil {
 		return badInput(err)
 	}
+	for _, w := range grid.Warnings {
+		fmt.Fprintf(a.stderr, "plan: warning: %s\n", w)
+	}
 	var sh sweep.Shard
 	if s, _ := fs.GetString("shard"); fs.Changed("shard") {
 		if sh, err = sweep.ParseShard(s); err != nil {

@@ -99,6 +99,9 @@ func (a *app) runValidateSteps(path string) error {
 	if err != nil {
 		return fmt.Errorf("--steps %s: %w", path, err)
 	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(a.stderr, "plan: warning: %s\n", w)
+	}
 	return a.emit(func(w io.Writer) error {
 		if a.cfg.Format == formatJSON {
 			return results.WriteStepsJSON(w, rep)

@@ -72,6 +72,10 @@ type Grid struct {
 	// Its name is each plan's "framework"; a Grid built by hand may leave
 	// it zero (the default profile's name, the default model's options).
 	Framework framework.Profile
+	// Warnings are the assumptions made reading the models of the sweep:
+	// one line per assumption of a config.json whose model_type the
+	// planner does not know (model.LoadWarnings), prefixed by the model.
+	Warnings []string
 
 	models   map[string]model.Spec
 	clusters map[string]profiles.Cluster
@@ -106,10 +110,13 @@ func Expand(c Config) (*Grid, error) {
 		if m, ok := g.models[name]; ok {
 			return m, true
 		}
-		m, err := model.Load(name)
+		m, warnings, err := model.LoadWarnings(name)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s %q: %s", where, name, oneLine(err.Error())))
 			return model.Spec{}, false
+		}
+		for _, w := range warnings {
+			g.Warnings = append(g.Warnings, name+": "+w)
 		}
 		g.models[name] = m
 		return m, true

@@ -129,6 +129,10 @@ type Report struct {
 	Frameworks []Summary `json:"frameworks"`
 	// Overall summarises every row.
 	Overall Summary `json:"overall"`
+	// Warnings are the assumptions made reading the rows' models: one line
+	// per assumption of a config.json whose model_type the planner does not
+	// know (model.LoadWarnings), prefixed by the model.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ValidateFile reads the steps file at path and validates its rows (see
@@ -185,6 +189,7 @@ func Validate(rows []Row, o Options) (Report, error) {
 		rep.Frameworks = append(rep.Frameworks, summarize(n, byName[n]))
 	}
 	rep.Overall = summarize("", rep.Rows)
+	rep.Warnings = pr.warnings
 	return rep, nil
 }
 
@@ -213,6 +218,7 @@ func summarize(name string, rs []Result) Summary {
 // cluster once.
 type predictor struct {
 	dir        string
+	warnings   []string
 	models     map[string]model.Spec
 	frameworks map[string]framework.Profile
 	clusters   map[string]profiles.Cluster
@@ -303,9 +309,12 @@ func (pr *predictor) model(cell string) (model.Spec, error) {
 	if m, ok := pr.models[arg]; ok {
 		return m, nil
 	}
-	m, err := model.Load(arg)
+	m, warnings, err := model.LoadWarnings(arg)
 	if err != nil {
 		return model.Spec{}, err
+	}
+	for _, w := range warnings {
+		pr.warnings = append(pr.warnings, cell+": "+w)
 	}
 	pr.models[arg] = m
 	return m, nil
