@@ -446,8 +446,10 @@ func (b *builder) attention(variant Attention) int {
 	out := b.mid
 
 	b.norm("norm1_w")
-	if s.Bias {
+	if s.Bias || s.QKVBias {
 		b.param("b_qkv", false, 1, dm(DimH, Width))
+	}
+	if s.Bias || s.OutBias {
 		b.param("b_o", false, 1, dm(DimD, WeightEmbed))
 	}
 	b.kernelPass("norm1", PassNorm, GroupNorm, x, xn, 1, x)
@@ -456,6 +458,13 @@ func (b *builder) attention(variant Attention) int {
 	// q, k and v are views of qkv's columns; the core einsums see them as
 	// heads. The rotary embedding touches q and k, not v.
 	q32, kv32 := float64(s.QDim()), float64(s.KVDim())
+	if s.QKNorm {
+		// Per-head RMSNorm of q and k (transformers' Qwen3Attention): 2·head_dim
+		// weights; the pass keeps its input, qkv (v's columns, kv/(q+2kv)
+		// of it, included).
+		b.param("qk_norm_w", false, 2*float64(s.HeadDim)/float64(s.Hidden), dm(DimD, WeightEmbed))
+		b.kernelPass("qk_norm", PassNorm, GroupNorm, qkv, qkv, (q32+kv32)/(q32+2*kv32), qkv)
+	}
 	i := b.kernelPass("rope", PassRope, GroupOther, qkv, qkv, (q32+kv32)/(q32+2*kv32))
 	b.blk.Fwd[i].Writes = append(b.blk.Fwd[i].Writes, q, k, v)
 	// P's N dimension spans heads·head_dim so that its einsums count the
@@ -463,8 +472,21 @@ func (b *builder) attention(variant Attention) int {
 	b.core(q, k, v, sc, o, score, dm(DimN, Width), perHead, variant)
 	b.einsum("out", GroupProjection, o, wo, y, 1)
 	b.dropoutPass("dropout1", y)
+	b.postNorm("post_norm1", y)
 	b.kernelPass("residual1", PassResidual, GroupOther, y, out, 1)
 	return b.end()
+}
+
+// postNorm adds, for a model with PostNorms, the norm on a block's output
+// y before its residual add (Gemma 2's sandwich norms,
+// transformers' Gemma2DecoderLayer): its weights and a norm pass that
+// keeps its input.
+func (b *builder) postNorm(name string, y int) {
+	if !b.p.Spec.PostNorms {
+		return
+	}
+	b.norm(name + "_w")
+	b.kernelPass(name, PassNorm, GroupNorm, y, y, 1, y)
 }
 
 // core writes the attention core o = softmax(q·kᵀ)·v over the score
@@ -596,6 +618,7 @@ func (b *builder) mlaAttention(variant Attention) int {
 	wo := b.weight("Wo", false, heads, dm(DimDv, Replicated), dm(DimD, WeightEmbed))
 	b.einsum("out", GroupProjection, o, wo, y, 1)
 	b.dropoutPass("dropout1", y)
+	b.postNorm("post_norm1", y)
 	b.kernelPass("residual1", PassResidual, GroupOther, y, b.mid, 1)
 	return b.end()
 }
@@ -624,6 +647,7 @@ func (b *builder) mlp() int {
 	b.kernelPass("act", PassAct, GroupActivation, h, a, 1, h)
 	b.einsum("ffn_out", GroupProjection, a, wout, y, 1)
 	b.dropoutPass("dropout2", y)
+	b.postNorm("post_norm2", y)
 	b.kernelPass("residual2", PassResidual, GroupOther, y, out, 1)
 	return b.end()
 }
@@ -695,6 +719,7 @@ func (b *builder) moe() int {
 		b.kernelPass("shared_act", PassAct, GroupActivation, hs, as, 1, hs)
 		b.einsum("shared_out", GroupProjection, as, wso, ys, 1)
 	}
+	b.postNorm("post_norm2", ym)
 	b.kernelPass("residual2", PassResidual, GroupOther, x, out, 1)
 	return b.end()
 }
@@ -794,6 +819,10 @@ func (b *builder) output() int {
 	b.norm("norm_f_w")
 	b.kernelPass("norm_f", PassNorm, GroupNorm, xf, xfn, 1, xf)
 	b.einsum("logits", GroupProjection, xfn, wlm, logits, 1)
+	if p.Spec.LogitSoftcap > 0 {
+		// c·tanh(logits/c) before the loss (Gemma 2): the framework's pass.
+		b.kernelPass("softcap", PassSoftcap, GroupOther, logits, logits, 1)
+	}
 	// The cross-entropy over bf16 logits keeps fp32 softmax statistics of
 	// every logit for its backward pass (Megatron's exp-logits, eager
 	// PyTorch's log-softmax output) [MEG-MEM].

@@ -46,6 +46,7 @@ func FuzzParseYAML(f *testing.F) {
 	f.Add([]byte("layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nmoe:\n  experts: 4\n  top_k: 1\n  expert_ffn_hidden: 8\n  capacity_factor: 1.5\n"))
 	f.Add([]byte("a: &x {layers: 1}\nmoe: *x\n"))
 	f.Add([]byte("layers: 1e18\nhidden: -0\nheads: .inf\n"))
+	f.Add([]byte("layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nqkv_bias: true\nout_bias: true\nqk_norm: true\npost_norms: true\nlogit_softcap: .nan\n"))
 	f.Add([]byte("layers: 3\nhidden: 64\nheads: 4\nvocab: 100\nwindow: 8\nchunk: 4\npattern: [sliding/dense, chunked/moe, full]\nmoe: {experts: 4, top_k: 1, expert_ffn_hidden: 8}\n"))
 	f.Add([]byte("layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nmtp_layers: 1\nmla:\n  q_lora_rank: 8\n  kv_lora_rank: 8\n  qk_nope_head_dim: 0\n  qk_rope_head_dim: 8\n  v_head_dim: 4\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -69,6 +70,8 @@ func FuzzParseHF(f *testing.F) {
 	f.Add([]byte(`{"model_type":"qwen3_moe","hidden_size":64,"num_hidden_layers":3,"num_attention_heads":4,"intermediate_size":128,"moe_intermediate_size":32,"num_experts":4,"num_experts_per_tok":1,"vocab_size":100,"mlp_only_layers":[1],"decoder_sparse_step":1}`))
 	f.Add([]byte(`{"model_type":"newarch","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100}`))
 	f.Add([]byte(`{"model_type":"falcon","n_embd":64,"n_layer":2,"n_head":4,"multi_query":true}`))
+	f.Add([]byte(`{"model_type":"gemma2","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":32,"final_logit_softcapping":"thirty"}`))
+	f.Add([]byte(`{"model_type":"qwen2","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":32,"vocab_size":100,"attention_bias":1}`))
 	f.Add([]byte(`{"model_type":"deepseek_v2","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":3,"intermediate_size":128,"vocab_size":100,"q_lora_rank":null,"kv_lora_rank":16,"qk_nope_head_dim":0,"qk_rope_head_dim":4,"v_head_dim":8,"num_nextn_predict_layers":2}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseHF(data)

@@ -126,6 +126,21 @@ func (c *hfConfig) bool(def bool, key string) bool {
 	return def
 }
 
+// float returns the number under key, or def when it is absent or null.
+func (c *hfConfig) float(def float64, key string) float64 {
+	_, v, ok := c.value(key)
+	if !ok {
+		return def
+	}
+	if n, isNum := v.(json.Number); isNum {
+		if f, err := strconv.ParseFloat(n.String(), 64); err == nil && !math.IsInf(f, 0) {
+			return f
+		}
+	}
+	c.addf("field %q is %s; it must be a number", key, jsonText(v))
+	return def
+}
+
 func (c *hfConfig) str(key string) string {
 	_, v, ok := c.value(key)
 	if !ok {
@@ -365,15 +380,26 @@ func (c *hfConfig) llama(typ string) Spec {
 			desc += fmt.Sprintf("; sliding window %d in every layer", w)
 		}
 	case "olmo2":
-		desc += "; the q/k norms (q+kv per layer) are not counted"
+		// OLMo 2 norms the whole q and k projections (q+kv weights per
+		// layer); counted as per-head norms (2·head_dim), a difference
+		// under 0.01% of the parameters.
+		s.QKNorm = true
+		desc += "; q/k norms"
 	case "granite":
 		desc += "; the embedding, residual, attention and logit multipliers change no count"
 	}
-	if strings.HasPrefix(typ, "qwen2") {
-		desc += "; the q, k, v biases (q+2kv per layer) are not counted"
+	switch {
+	case strings.HasPrefix(typ, "qwen2"):
+		// transformers' Qwen2Attention: biases on q, k and v, none on o.
+		s.QKVBias = true
+		desc += "; q, k, v biases"
+	case c.bool(false, "attention_bias"):
+		s.QKVBias, s.OutBias = true, true
+		desc += "; attention biases (q, k, v, o)"
 	}
 	if strings.HasPrefix(typ, "qwen3") {
-		desc += "; the per-head q/k norms (2*head_dim per layer) are not counted"
+		s.QKNorm = true
+		desc += "; per-head q/k norms"
 	}
 	s.Description = desc + fmt.Sprintf("; seq %d = min(max_position_embeddings, %d)", s.SeqLen, MaxHFSeqLen)
 	return s

@@ -157,8 +157,22 @@ func (c *hfConfig) gemma(typ string) Spec {
 			return AttnFull
 		})
 		s.Pattern = layerPattern(attn, nil)
-		desc += fmt.Sprintf("; %d sliding-window (%d) and %d full-attention layers; the sandwich norms (2h per layer more) are not counted",
+		// Gemma 2 and 3 norm each block's output too (Gemma2DecoderLayer's
+		// post_attention_layernorm and post_feedforward_layernorm); Gemma 2
+		// soft-caps the logits (final_logit_softcapping, 30 by default) and
+		// Gemma 3 norms each head of q and k (Gemma3Attention's q_norm, k_norm).
+		s.PostNorms = true
+		desc += fmt.Sprintf("; %d sliding-window (%d) and %d full-attention layers; sandwich norms",
 			countOf(attn, AttnSliding), s.Window, countOf(attn, AttnFull))
+		if typ == "gemma2" {
+			s.LogitSoftcap = c.float(30, "final_logit_softcapping")
+			if s.LogitSoftcap > 0 {
+				desc += fmt.Sprintf("; logits soft-capped at %g", s.LogitSoftcap)
+			}
+		} else {
+			s.QKNorm = true
+			desc += "; per-head q/k norms"
+		}
 	}
 	s.Description = desc + fmt.Sprintf("; seq %d = min(max_position_embeddings, %d)", s.SeqLen, MaxHFSeqLen)
 	return s
@@ -188,6 +202,9 @@ func (c *hfConfig) gptOSS() Spec {
 		},
 		TiedEmbeddings: c.bool(false, "tie_word_embeddings"),
 		Window:         c.int(false, 128, "sliding_window"),
+		// GptOssAttention: biases on q, k, v and o (attention_bias, true).
+		QKVBias: c.bool(true, "attention_bias"),
+		OutBias: c.bool(true, "attention_bias"),
 	}
 	attn := c.attentionTypes(s.Layers, func(i int) Attention {
 		if i%2 == 0 {
@@ -197,7 +214,7 @@ func (c *hfConfig) gptOSS() Spec {
 	})
 	s.Pattern = layerPattern(attn, nil)
 	s.Description = fmt.Sprintf("Hugging Face config.json, model_type gpt_oss: %d sliding-window (%d) and %d full-attention layers, "+
-		"gated experts; the attention and expert biases and the attention sinks (under 0.1%% of the parameters) are not counted; "+
+		"gated experts, attention biases; the expert biases and the attention sinks (under 0.1%% of the parameters) are not counted; "+
 		"seq %d = min(max_position_embeddings, %d)", countOf(attn, AttnSliding), s.Window, countOf(attn, AttnFull), s.SeqLen, MaxHFSeqLen)
 	return s
 }

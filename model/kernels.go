@@ -14,12 +14,13 @@ const (
 	PassResidual             // a residual add, per element of the residual stream
 	PassLoss                 // the softmax cross-entropy, per logit
 	PassLookup               // the embedding lookup, per element of its output
+	PassSoftcap              // the logits' soft cap c·tanh(x/c) (Spec.LogitSoftcap), per logit
 	NumPasses
 )
 
 // passNames are the YAML keys of the passes.
 func passNames() [NumPasses]string {
-	return [NumPasses]string{"norm", "rope", "act", "residual", "loss", "lookup"}
+	return [NumPasses]string{"norm", "rope", "act", "residual", "loss", "lookup", "softcap"}
 }
 
 // String returns the pass's key in a framework profile.
@@ -105,7 +106,9 @@ type Kernels struct {
 //     every logit (4, Megatron's exp-logits) and its backward an fp32
 //     gradient (4) [MEG-MEM];
 //   - lookup: gathers rows of the embedding (reads and writes 2+2); the
-//     backward scatter-adds into the embedding's gradient (2+4).
+//     backward scatter-adds into the embedding's gradient (2+4);
+//   - softcap: applied inside the fused cross-entropy as it reads the
+//     logits (Liger's and Inductor's fused losses): no traffic of its own.
 func FusedKernels() Kernels {
 	var k Kernels
 	k.Passes[PassNorm] = PassCost{FwdBytes: 4, BwdBytes: 6}

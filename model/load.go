@@ -118,7 +118,7 @@ func nameFromPath(path string) string {
 func yamlKeys() []string {
 	return []string{"name", "description", "layers", "hidden", "heads", "kv_heads", "head_dim",
 		"ffn_hidden", "ffn", "vocab", "seq_len", "tied_embeddings", "norm", "bias", "moe", "mla", "mtp_layers",
-		"window", "chunk", "pattern"}
+		"window", "chunk", "pattern", "qkv_bias", "out_bias", "qk_norm", "post_norms", "logit_softcap"}
 }
 
 // mlaKeys returns the keys of the YAML form's mla mapping.
@@ -200,6 +200,16 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 			s.Norm = strings.ToLower(strings.TrimSpace(d.str(key, v)))
 		case "bias":
 			s.Bias = d.bool(key, v)
+		case "qkv_bias":
+			s.QKVBias = d.bool(key, v)
+		case "out_bias":
+			s.OutBias = d.bool(key, v)
+		case "qk_norm":
+			s.QKNorm = d.bool(key, v)
+		case "post_norms":
+			s.PostNorms = d.bool(key, v)
+		case "logit_softcap":
+			s.LogitSoftcap = d.float(key, v)
 		case "moe":
 			m := &MoE{}
 			d.section(v, "moe", "experts, top_k and expert_ffn_hidden", moeKeys(), func() { s.MoE = m }, func(key string, v *yaml.Node) {

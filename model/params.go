@@ -88,16 +88,25 @@ func (s Spec) mlpMatrices() int64 {
 }
 
 // AttentionParams is one layer's attention weights: 2*h*q + 2*h*kv, plus
-// biases q + 2kv + h when Bias is set (docs/formulas.md §1.1, [SB-TF][MEG-MEM]);
-// with MLA, its projections and the norms of its two latents (see mlaParams).
+// biases q + 2kv + h when Bias is set (docs/formulas.md §1.1, [SB-TF][MEG-MEM]),
+// q + 2kv with QKVBias and h with OutBias, and 2*head_dim with QKNorm (one
+// RMSNorm weight per head dimension for the queries and one for the keys,
+// transformers' Qwen3Attention); with MLA, its projections and the norms of
+// its two latents (see mlaParams).
 func (s Spec) AttentionParams() int64 {
 	if m := s.MLA; m != nil {
 		return mlaParams(int64(s.Hidden), int64(s.Heads), *m) + s.normWidth()*int64(m.QLoRARank+m.KVLoRARank)
 	}
 	h, q, kv := int64(s.Hidden), int64(s.QDim()), int64(s.KVDim())
 	p := 2*h*q + 2*h*kv
-	if s.Bias {
-		p += q + 2*kv + h
+	if s.Bias || s.QKVBias {
+		p += q + 2*kv
+	}
+	if s.Bias || s.OutBias {
+		p += h
+	}
+	if s.QKNorm {
+		p += 2 * int64(s.HeadDim)
 	}
 	return p
 }
@@ -144,10 +153,11 @@ func (s Spec) MLPParams(f int) int64 {
 // NormParams is one layer's normalisation weights: 2*h for RMSNorm, 4*h for
 // LayerNorm (two norms per layer, docs/formulas.md §1.1).
 func (s Spec) NormParams() int64 {
-	if s.Norm == LayerNorm {
-		return 4 * int64(s.Hidden)
+	n := 2 * s.normWidth() * int64(s.Hidden)
+	if s.PostNorms {
+		n *= 2 // a norm on each block's output too (Gemma 2's sandwich)
 	}
-	return 2 * int64(s.Hidden)
+	return n
 }
 
 // RouterParams is one MoE layer's router: h*E (docs/formulas.md §1.1 [MEG-MEM]).
@@ -204,7 +214,7 @@ func (s Spec) OutputParams() int64 {
 }
 
 // FinalNormParams is the norm after the last layer: h (RMSNorm) or 2h (LayerNorm).
-func (s Spec) FinalNormParams() int64 { return s.NormParams() / 2 }
+func (s Spec) FinalNormParams() int64 { return s.normWidth() * int64(s.Hidden) }
 
 // MTPModuleParams is one multi-token-prediction module's own parameters
 // (DeepSeek-V3 arXiv:2412.19437 §2.2; Megatron-Core's

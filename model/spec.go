@@ -111,6 +111,26 @@ type Spec struct {
 	Norm string `json:"norm,omitempty" yaml:"norm"`
 	// Bias says the linear layers carry bias vectors (GPT-2/3, Megatron GPT).
 	Bias bool `json:"bias,omitempty" yaml:"bias"`
+	// QKVBias says the query, key and value projections carry biases when
+	// the other linear layers do not (Qwen2; Llama's and gpt-oss's
+	// attention_bias, with OutBias).
+	QKVBias bool `json:"qkv_bias,omitempty" yaml:"qkv_bias"`
+	// OutBias says the attention output projection carries a bias when the
+	// other linear layers do not (Llama's and gpt-oss's attention_bias).
+	OutBias bool `json:"out_bias,omitempty" yaml:"out_bias"`
+	// QKNorm adds an RMSNorm over each head of the queries and of the keys
+	// before the rotary embedding (Qwen3, Gemma 3, OLMo 2): head_dim
+	// weights each, and a norm pass over q and k.
+	QKNorm bool `json:"qk_norm,omitempty" yaml:"qk_norm"`
+	// PostNorms adds a norm on the output of every attention and MLP block
+	// before its residual add, besides the norm on its input (Gemma 2 and
+	// 3's sandwich norms): h more weights and a norm pass each.
+	PostNorms bool `json:"post_norms,omitempty" yaml:"post_norms"`
+	// LogitSoftcap, when above zero, caps the logits as c·tanh(logits/c)
+	// before the loss (Gemma 2's final_logit_softcapping, 30): an
+	// elementwise pass over the logits whose bytes are the framework's
+	// (fused into the loss kernel, or three eager kernels).
+	LogitSoftcap float64 `json:"logit_softcap,omitempty" yaml:"logit_softcap"`
 	// MoE is nil for a dense model.
 	MoE *MoE `json:"moe,omitempty" yaml:"moe"`
 	// MLA is nil for multi-head or grouped-query attention.

@@ -133,6 +133,17 @@ func (s Spec) problems() []string {
 		if c.Bias {
 			add("bias is true; multi-head latent attention is modelled without biases, as DeepSeek trains it, so set bias to false")
 		}
+		for _, f := range []struct {
+			key string
+			on  bool
+		}{{"qkv_bias", c.QKVBias}, {"out_bias", c.OutBias}, {"qk_norm", c.QKNorm}} {
+			if f.on {
+				add("%s is true; multi-head latent attention is modelled without it (its latents have norms of their own), so leave it out", f.key)
+			}
+		}
+	}
+	if !(c.LogitSoftcap >= 0 && c.LogitSoftcap <= 1e6) {
+		add("logit_softcap is %v; it must be 0 (no cap) or a positive cap on the logits, such as Gemma 2's 30", c.LogitSoftcap)
 	}
 	inRange("mtp_layers", c.MTPLayers, 0, MaxMTPLayers)
 	if okLayers {

@@ -130,7 +130,10 @@ const compiledAttentionRate = 0.35
 //     (4+2), and its backward holds two fp32 gradients (8): 14 bytes per
 //     logit at the loss, as the eager full-recompute rows' peak grows
 //     (docs/frameworks.md);
-//   - lookup: as torchtitan's.
+//   - lookup: as torchtitan's;
+//   - softcap (Gemma 2's logits): the division, tanh and product as three
+//     bf16 kernels (2+2 each), 12 bytes per logit forward and 14 backward
+//     (tanh's backward reads its output), keeping tanh's output (2).
 func pytorch() Profile {
 	k := model.FusedKernels()
 	k.Passes[model.PassNorm] = model.PassCost{FwdBytes: 28, BwdBytes: 52, SavedBytes: 4}
@@ -139,6 +142,7 @@ func pytorch() Profile {
 	k.Passes[model.PassResidual] = model.PassCost{FwdBytes: 10, BwdBytes: 10}
 	k.Passes[model.PassLoss] = model.PassCost{FwdBytes: 18, BwdBytes: 26, SavedBytes: 6, TransientBytes: 8}
 	k.Passes[model.PassLookup] = model.PassCost{FwdBytes: 8, BwdBytes: 12}
+	k.Passes[model.PassSoftcap] = model.PassCost{FwdBytes: 12, BwdBytes: 14, SavedBytes: 2}
 	k.SplitProjections = true
 	return Profile{
 		Name: "pytorch",
