@@ -12,7 +12,8 @@ import (
 )
 
 // stageKinds describes n layers from first of m by kind ("9 chunked moe +
-// 3 moe"), with the embedding or output layer a first or last stage holds.
+// 3 full moe"; the attention named when any of them is not full), with the
+// embedding or output layer a first or last stage holds.
 func stageKinds(m model.Spec, first, n int, isFirst, isLast bool) string {
 	type kind struct {
 		t model.LayerType
@@ -32,13 +33,17 @@ func stageKinds(m model.Spec, first, n int, isFirst, isLast bool) string {
 			kinds = append(kinds, kind{t, 1})
 		}
 	}
+	local := false
+	for _, k := range kinds {
+		local = local || k.t.Attention != model.AttnFull
+	}
 	var parts []string
 	for _, k := range kinds {
 		name := "dense"
 		if k.t.MoE {
 			name = "moe"
 		}
-		if k.t.Attention != model.AttnFull {
+		if local {
 			name = k.t.Attention.String() + " " + name
 		}
 		parts = append(parts, fmt.Sprintf("%d %s", k.n, name))
