@@ -49,6 +49,11 @@ type evaluator struct {
 	// combine), for its emissions.
 	blockIdx           int
 	opWgrad, opReshard bool
+	// memo holds memoWays outcomes per einsum of the program (opMemo),
+	// valid in generation gen: one strategy's layouts, sizes and mesh,
+	// from one setup to the next.
+	memo []opMemo
+	gen  uint64
 }
 
 // grow sizes the per-tensor slices for the program.
@@ -328,6 +333,10 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 		}
 	}
 	e.grow(len(p.Tensors))
+	e.gen++
+	if n := cm.numOps * memoWays; len(e.memo) != n {
+		e.memo = make([]opMemo, n)
+	}
 	for _, i := range cm.used {
 		e.lays[i] = e.layoutOf(i)
 		e.full[i] = p.FullBytes(i, &e.size)

@@ -56,12 +56,28 @@ func TestEvaluatorMatchesModel(t *testing.T) {
 func checkEvaluator(t *testing.T, cm *Model, c profiles.Cluster, w space.Workload, strategies []space.Strategy, o Options) {
 	t.Helper()
 	want := make([]Estimate, len(strategies))
+	traced := o
+	traced.Trace = true
 	for i, s := range strategies {
 		got, err := cm.NewEvaluator(c, w, o).Evaluate(s)
 		if err != nil {
 			t.Fatalf("Evaluate(%v): %v", s.String(), err)
 		}
 		want[i] = got
+		// A traced evaluation resolves the rules of every op afresh (no
+		// memoised einsum outcomes): the same estimate, with its ops and
+		// collectives.
+		ref, err := cm.NewEvaluator(c, w, traced).Evaluate(s)
+		if err != nil {
+			t.Fatalf("traced Evaluate(%v): %v", s.String(), err)
+		}
+		ref.Ops = nil
+		if o.SkipCollectives {
+			ref.Collectives = nil
+		}
+		if !reflect.DeepEqual(got, ref) {
+			t.Fatalf("Evaluate(%v) = %+v; traced %+v", s.String(), got, ref)
+		}
 	}
 	order := make([]int, len(strategies))
 	for i := range order {

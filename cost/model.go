@@ -36,6 +36,10 @@ type Model struct {
 	// opDims holds, per block and pass, each einsum's dimensions (a bit
 	// set) and its capped dimension (model.NumDim if none).
 	opDims [][2][]opShape
+	// opBase is, per block and pass (0 forward, 1 backward), the index of
+	// its first op among the numOps ops of the program (evaluator.memo).
+	opBase [][2]int
+	numOps int
 	// wgrad marks, per block, the backward ops whose result is a weight's
 	// gradient: the passes a zero-bubble schedule defers (W, [ZB §2]).
 	wgrad [][]bool
@@ -150,7 +154,10 @@ func NewModel(p *model.Program) *Model {
 	cm.why = make([][2][][numActions]string, len(p.Blocks))
 	cm.opDims = make([][2][]opShape, len(p.Blocks))
 	cm.wgrad = make([][]bool, len(p.Blocks))
+	cm.opBase = make([][2]int, len(p.Blocks))
 	for b := range p.Blocks {
+		cm.opBase[b] = [2]int{cm.numOps, cm.numOps + len(p.Blocks[b].Fwd)}
+		cm.numOps += len(p.Blocks[b].Fwd) + len(p.Blocks[b].Bwd)
 		cm.wgrad[b] = make([]bool, len(p.Blocks[b].Bwd))
 		for i, o := range p.Blocks[b].Bwd {
 			cm.wgrad[b][i] = isWeightGrad(p, &o)

@@ -56,7 +56,7 @@ func (e *evaluator) run(res *runResult, b int, ps pass, filter func(*model.Op) b
 		e.opReshard = o.Kind == model.Reshard
 		switch o.Kind {
 		case model.Einsum:
-			e.einsum(res, o, &e.m.why[b][k][i], e.m.opDims[b][k][i], i, ps)
+			e.einsum(res, b, k, o, &e.m.why[b][k][i], e.m.opDims[b][k][i], i, ps)
 		case model.Reshard:
 			e.reshard(res, o, &e.m.why[b][k][i], i, ps)
 		case model.Elementwise:

@@ -216,7 +216,13 @@ func (e *evaluator) moveCost(x *einsumCtx, r space.Role, out, pc int, dc model.D
 
 // einsum costs C = A·B: the rules' collectives, then the compute of the
 // split product. Gathered operands are kept for the rest of the pass.
-func (e *evaluator) einsum(res *runResult, o *model.Op, why *[numActions]string, shape opShape, idx int, ps pass) {
+func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why *[numActions]string, shape opShape, idx int, ps pass) {
+	pr := e.p.Tensors[o.C].Primal
+	m, hit := e.memoFor(b, k, idx, o, e.zero >= 2 && pr >= 0 && e.p.Tensors[pr].Weight)
+	if hit {
+		e.replay(res, m, o, idx, ps)
+		return
+	}
 	x := e.newEinsumCtx(o, ps)
 	rs := e.resolve(&x)
 	if x.isWGrad {
@@ -254,6 +260,10 @@ func (e *evaluator) einsum(res *runResult, o *model.Op, why *[numActions]string,
 	}
 	res.addOp(idx, o, sec)
 	res.flops += fl
+	if m != nil {
+		m.addA, m.addB, m.partial, m.sec, m.fl = rs.gA, rs.gB, rs.partial, sec, fl
+		m.emit = append(m.emit[:0], res.emit[first:]...)
+	}
 	if e.trace != nil {
 		lA, lB := e.layout(o.A), e.layout(o.B)
 		text := layoutText(x.ta, lA, 0) + " · " + layoutText(x.tb, lB, 0) + " -> " + layoutText(x.tc, x.lc, rs.partial)
