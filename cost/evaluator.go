@@ -2,6 +2,7 @@ package cost
 
 import (
 	"math"
+	"slices"
 
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
@@ -187,6 +188,9 @@ const inf = math.MaxFloat64
 type evalState struct {
 	e      evaluator
 	blocks []segCost // per block of the program
+	// keys are, per block, the recompute class (Model.rerunClass) and
+	// ZeRO stage its cost in blocks is for.
+	keys []blockKey
 	// pSend is one pipeline send on the slowest hop and pRamp one
 	// micro-batch's sends over every stage boundary, seconds.
 	pSend, pRamp float64
@@ -227,8 +231,16 @@ func (st *evalState) stepParts(zero int) {
 	e.zero = zero
 	for b := range e.p.Blocks {
 		e.stepPart(e.p.Blocks[b].Weights, &st.blocks[b])
+		st.keys[b].zero = zero
 	}
 	st.fillParams()
+}
+
+// blockKey is what a block's cost per micro-batch depends on besides the
+// strategy's layouts, sizes and mesh: the class of its recompute policy
+// in the block (Model.rerunClass) and the ZeRO stage.
+type blockKey struct {
+	rerun, zero int
 }
 
 // prepare resolves s on the inputs and computes the per-micro-batch block
@@ -248,9 +260,11 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 		st.blocks = make([]segCost, len(p.Blocks))
 	}
 	st.blocks = st.blocks[:len(p.Blocks)]
+	st.keys = slices.Grow(st.keys[:0], len(p.Blocks))[:len(p.Blocks)]
 	for b := range p.Blocks {
 		st.blocks[b].reset()
 		e.block(b, &st.blocks[b])
+		st.keys[b] = blockKey{rerun: cm.rerunClass[b][e.policy], zero: e.zero}
 	}
 
 	// Pipeline sends: the residual stream's local shard [MEG-SCHED],
@@ -279,9 +293,11 @@ func (st *evalState) fillOffload() {
 }
 
 // rerun recomputes st, prepared for a strategy that differs from s only in
-// its recompute policy, ZeRO stage and schedule, for s: every block's
-// recompute and backward passes, keeping their forward passes, and what
-// depends on the policy and stage.
+// its recompute policy, ZeRO stage and schedule, for s: the recompute and
+// backward passes of every block whose re-run ops or gradient sharding
+// (ZeRO-2) change, keeping their forward passes, the once-per-step
+// collectives of the blocks whose ZeRO stage changes, and what depends on
+// the policy and stage.
 func (cm *Model) rerun(st *evalState, in *evalInputs, s *space.Strategy) error {
 	policy, err := cm.check(in, s)
 	if err != nil {
@@ -290,8 +306,18 @@ func (cm *Model) rerun(st *evalState, in *evalInputs, s *space.Strategy) error {
 	e := &st.e
 	e.policy, e.zero = policy, s.Zero
 	for b := range st.blocks {
-		st.blocks[b].reset()
-		e.blockBackward(b, &st.blocks[b])
+		k, old := blockKey{rerun: cm.rerunClass[b][policy], zero: s.Zero}, st.keys[b]
+		switch {
+		case k == old:
+		case k.rerun == old.rerun && (k.zero >= 2) == (old.zero >= 2):
+			// The same passes; ZeRO-0 and ZeRO-1 differ only in the
+			// once-per-step collectives (stepParts).
+			e.stepPart(e.p.Blocks[b].Weights, &st.blocks[b])
+		default:
+			st.blocks[b].reset()
+			e.blockBackward(b, &st.blocks[b])
+		}
+		st.keys[b] = k
 	}
 	st.fillParams()
 	st.fillOffload()

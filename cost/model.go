@@ -57,6 +57,10 @@ type Model struct {
 	// tensors each keeps in host memory, per layer kind.
 	policies  []model.Policy
 	offloaded [][][]int
+	// rerunClass is, per block and recompute policy, the first policy
+	// that re-runs the same ops of the block: two policies of one class
+	// give the block the same recompute and backward passes.
+	rerunClass [][]int
 	// states recycles evaluation working memory for one-shot Evaluate
 	// calls; flops caches the FLOP counts per sequence length.
 	states sync.Pool
@@ -182,6 +186,19 @@ func NewModel(p *model.Program) *Model {
 			cm.offloaded[pi][k] = p.Offloaded(kind.Blocks, pol, p.Saved(kind.Blocks, pol))
 		}
 	}
+	cm.rerunClass = make([][]int, len(p.Blocks))
+	for b := range p.Blocks {
+		cm.rerunClass[b] = make([]int, len(cm.policies))
+		for pi := range cm.policies {
+			cm.rerunClass[b][pi] = pi
+			for pj := range pi {
+				if sameReruns(p, b, cm.policies[pi], cm.policies[pj]) {
+					cm.rerunClass[b][pi] = pj
+					break
+				}
+			}
+		}
+	}
 	cm.tensorsPerWeight = make([]float64, len(p.Blocks))
 	for b, blk := range p.Blocks {
 		var tensors, mats float64
@@ -199,6 +216,18 @@ func NewModel(p *model.Program) *Model {
 		}
 	}
 	return cm
+}
+
+// sameReruns reports whether policies a and b re-run the same forward ops
+// of block blk.
+func sameReruns(p *model.Program, blk int, a, b model.Policy) bool {
+	for i := range p.Blocks[blk].Fwd {
+		o := &p.Blocks[blk].Fwd[i]
+		if p.Reruns(a, blk, o) != p.Reruns(b, blk, o) {
+			return false
+		}
+	}
+	return true
 }
 
 // isWeightGrad reports whether backward op o is a weight-gradient pass:
