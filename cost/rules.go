@@ -78,14 +78,14 @@ func (e *evaluator) resolve(x *einsumCtx) resolution {
 	var res resolution
 	for set := uint8(x.ra | x.rb | x.rc); set != 0; set &= set - 1 {
 		r := space.Role(bits.TrailingZeros8(set))
-		g, out, split, ok := e.bestChoice(x, r)
-		if !ok {
-			continue // no legal resolution: leave the role replicated
-		}
 		pc := pos(x.lc, x.tc.Rank, r)
 		dc := model.NumDim
 		if pc >= 0 {
 			dc = x.tc.Dims[pc]
+		}
+		g, out, split, ok := e.bestChoice(x, r, pc, dc)
+		if !ok {
+			continue // no legal resolution: leave the role replicated
 		}
 		if g&1 != 0 {
 			res.gA |= bit(r)
@@ -114,27 +114,35 @@ func (e *evaluator) resolve(x *einsumCtx) resolution {
 	return res
 }
 
-// bestChoice returns, for role r, the cheapest legal gather choice g (bit 0:
-// gather A, bit 1: gather B), where the role lands on the product, and
-// whether it splits the work.
-func (e *evaluator) bestChoice(x *einsumCtx, r space.Role) (bestG, bestOut int, bestSplit, ok bool) {
-	pa, pb, pc := pos(x.la, x.ta.Rank, r), pos(x.lb, x.tb.Rank, r), pos(x.lc, x.tc.Rank, r)
-	dc := model.NumDim
-	if pc >= 0 {
-		dc = x.tc.Dims[pc]
+// bestChoice returns, for role r, whose place on the product the next op
+// wants is C's dimension index pc (dimension dc; -1 and model.NumDim for
+// none), the cheapest legal gather choice g (bit 0: gather A, bit 1:
+// gather B), where the role lands on the product, and whether it splits
+// the work. Each gather and each move is priced once (the choices share
+// them).
+func (e *evaluator) bestChoice(x *einsumCtx, r space.Role, pc int, dc model.Dim) (bestG, bestOut int, bestSplit, ok bool) {
+	pa, pb := pos(x.la, x.ta.Rank, r), pos(x.lb, x.tb.Rank, r)
+	canA, canB := pa >= 0 && !x.ta.NoComm, pb >= 0 && !x.tb.NoComm
+	var gatherA, gatherB float64
+	if canA {
+		gatherA = x.shareA * e.mr.seconds(opAG, e.bytes(x.o.A, x.ra&^bit(r)), bit(r))
 	}
+	if canB {
+		gatherB = x.shareB * e.mr.seconds(opAG, e.bytes(x.o.B, x.rb&^bit(r)), bit(r))
+	}
+	cBytes := -1.0 // the product's bytes for a move, computed on first use
 	best := inf
 	for g := 0; g < 4; g++ {
 		doA, doB := g&1 != 0, g&2 != 0
-		if (doA && (pa < 0 || x.ta.NoComm)) || (doB && (pb < 0 || x.tb.NoComm)) {
+		if (doA && !canA) || (doB && !canB) {
 			continue
 		}
 		cost := 0.0
 		if doA {
-			cost += x.shareA * e.mr.seconds(opAG, e.bytes(x.o.A, x.ra&^bit(r)), bit(r))
+			cost += gatherA
 		}
 		if doB {
-			cost += x.shareB * e.mr.seconds(opAG, e.bytes(x.o.B, x.rb&^bit(r)), bit(r))
+			cost += gatherB
 		}
 		pa2, pb2 := pa, pb
 		if doA {
@@ -147,16 +155,44 @@ func (e *evaluator) bestChoice(x *einsumCtx, r space.Role) (bestG, bestOut int, 
 		if !legal {
 			continue
 		}
-		c, legal := e.moveCost(x, r, out, pc, dc)
-		if !legal {
-			continue
+		op := moveOp(x, r, out, pc, dc)
+		if op != opNone {
+			if x.tc.NoComm {
+				continue
+			}
+			if cBytes < 0 {
+				cBytes = e.bytes(x.o.C, x.rc&^bit(r))
+			}
+			cost += e.mr.seconds(op, cBytes, bit(r))
 		}
-		cost += c
 		if cost < best*(1-1e-9) {
 			best, bestG, bestOut, bestSplit = cost, g, out, splits
 		}
 	}
 	return bestG, bestOut, bestSplit, best != inf
+}
+
+// moveOp is the collective that moves role r from where it lands on the
+// product (out) to where the next op wants it (C's dimension index pc,
+// dimension dc): an AllReduce of a partial sum (unless it may stay
+// partial), a ReduceScatter, an AllGather, an AllToAll, or nothing
+// (opNone). A tensor that is never communicated makes any collective
+// illegal.
+func moveOp(x *einsumCtx, r space.Role, out, pc int, dc model.Dim) collOp {
+	switch {
+	case out == outPartial && pc < 0:
+		if x.allowU.Has(r) {
+			return opNone
+		}
+		return opAR
+	case out == outPartial:
+		return opRS
+	case out >= 0 && pc < 0:
+		return opAG
+	case out >= 0 && model.Dim(out) != dc:
+		return opA2A
+	}
+	return opNone
 }
 
 // landing says where a role that stays on A's dimension pa and B's
@@ -183,35 +219,6 @@ func landing(x *einsumCtx, pa, pb int, dc model.Dim) (out int, splits, legal boo
 		return onC(x.tb.Dims[pb]), true, true
 	}
 	return outNone, dc != model.NumDim && (x.ma|x.mb)&(1<<dc) != 0, true
-}
-
-// moveCost is the cost of moving role r from where it lands on the
-// product (out) to where the next op wants it (C's dimension index pc,
-// dimension dc): an AllReduce of a partial sum (unless it may stay
-// partial), a ReduceScatter, an AllGather, an AllToAll, or nothing. A
-// tensor that is never communicated makes the move illegal.
-func (e *evaluator) moveCost(x *einsumCtx, r space.Role, out, pc int, dc model.Dim) (float64, bool) {
-	cBytes := e.bytes(x.o.C, x.rc&^bit(r))
-	var op collOp
-	switch {
-	case out == outPartial && pc < 0:
-		if x.allowU.Has(r) {
-			return 0, true
-		}
-		op = opAR
-	case out == outPartial:
-		op = opRS
-	case out >= 0 && pc < 0:
-		op = opAG
-	case out >= 0 && model.Dim(out) != dc:
-		op = opA2A
-	default:
-		return 0, true
-	}
-	if x.tc.NoComm {
-		return 0, false
-	}
-	return e.mr.seconds(op, cBytes, bit(r)), true
 }
 
 // einsum costs C = A·B: the rules' collectives, then the compute of the
