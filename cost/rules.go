@@ -118,30 +118,31 @@ func (e *evaluator) resolve(x *einsumCtx) resolution {
 // wants is C's dimension index pc (dimension dc; -1 and model.NumDim for
 // none), the cheapest legal gather choice g (bit 0: gather A, bit 1:
 // gather B), where the role lands on the product, and whether it splits
-// the work. Each gather and each move is priced once (the choices share
-// them).
+// the work. Each gather and each move is priced once, when a choice
+// first needs it; a free choice ends the search (no cost is negative, and
+// a later choice must be cheaper to win).
 func (e *evaluator) bestChoice(x *einsumCtx, r space.Role, pc int, dc model.Dim) (bestG, bestOut int, bestSplit, ok bool) {
 	pa, pb := pos(x.la, x.ta.Rank, r), pos(x.lb, x.tb.Rank, r)
 	canA, canB := pa >= 0 && !x.ta.NoComm, pb >= 0 && !x.tb.NoComm
-	var gatherA, gatherB float64
-	if canA {
-		gatherA = x.shareA * e.mr.seconds(opAG, e.bytes(x.o.A, x.ra&^bit(r)), bit(r))
-	}
-	if canB {
-		gatherB = x.shareB * e.mr.seconds(opAG, e.bytes(x.o.B, x.rb&^bit(r)), bit(r))
-	}
-	cBytes := -1.0 // the product's bytes for a move, computed on first use
+	gatherA, gatherB := -1.0, -1.0 // priced on first use
+	cBytes := -1.0                  // the product's bytes for a move, computed on first use
 	best := inf
-	for g := 0; g < 4; g++ {
+	for g := 0; g < 4 && best != 0; g++ {
 		doA, doB := g&1 != 0, g&2 != 0
 		if (doA && !canA) || (doB && !canB) {
 			continue
 		}
 		cost := 0.0
 		if doA {
+			if gatherA < 0 {
+				gatherA = x.shareA * e.mr.seconds(opAG, e.bytes(x.o.A, x.ra&^bit(r)), bit(r))
+			}
 			cost += gatherA
 		}
 		if doB {
+			if gatherB < 0 {
+				gatherB = x.shareB * e.mr.seconds(opAG, e.bytes(x.o.B, x.rb&^bit(r)), bit(r))
+			}
 			cost += gatherB
 		}
 		pa2, pb2 := pa, pb
