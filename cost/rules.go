@@ -125,7 +125,7 @@ func (e *evaluator) bestChoice(x *einsumCtx, r space.Role, pc int, dc model.Dim)
 	pa, pb := pos(x.la, x.ta.Rank, r), pos(x.lb, x.tb.Rank, r)
 	canA, canB := pa >= 0 && !x.ta.NoComm, pb >= 0 && !x.tb.NoComm
 	gatherA, gatherB := -1.0, -1.0 // priced on first use
-	cBytes := -1.0                  // the product's bytes for a move, computed on first use
+	cBytes := -1.0                 // the product's bytes for a move, computed on first use
 	best := inf
 	for g := 0; g < 4 && best != 0; g++ {
 		doA, doB := g&1 != 0, g&2 != 0
