@@ -119,14 +119,13 @@ func (b *Bounder) blockBounds() {
 		b.fwd, b.bwd = make([]float64, n), make([]float64, n)
 	}
 	b.fwd, b.bwd = b.fwd[:n], b.bwd[:n]
-	pol := b.m.policies[e.policy]
 	for blk := range p.Blocks {
 		var fwd, bwd float64
 		for i := range p.Blocks[blk].Fwd {
 			o := &p.Blocks[blk].Fwd[i]
 			sec := e.opBound(o, b.m.opDims[blk][0][i], pFwd)
 			fwd += sec
-			if p.Reruns(pol, blk, o) {
+			if b.m.reruns[e.policy][blk][i] {
 				bwd += e.opBound(o, b.m.opDims[blk][0][i], pRecompute)
 			}
 		}

@@ -91,3 +91,37 @@ func (e *evaluator) replay(res *runResult, m *opMemo, o *model.Op, idx int, ps p
 	res.addOp(idx, o, m.sec)
 	res.flops += m.fl
 }
+
+// plainMemo returns the memo entry of reshard or elementwise op i of block
+// b's forward (k = 0) or backward (k = 1) ops, and whether it holds the
+// op's outcome in the current generation: those ops read the tensors' own
+// layouts only, so their outcome is one per generation. It returns nil
+// while tracing.
+func (e *evaluator) plainMemo(b, k, i int) (*opMemo, bool) {
+	if e.trace != nil {
+		return nil, false
+	}
+	m := &e.memo[(e.m.opBase[b][k]+i)*memoWays]
+	if m.gen == e.gen {
+		return m, true
+	}
+	m.gen = e.gen
+	return m, false
+}
+
+// record keeps in m the outcome of op idx of res, whose collectives are
+// res's emissions from first on.
+func (m *opMemo) record(res *runResult, idx, first int) {
+	m.sec = res.opSeconds[idx]
+	m.emit = append(m.emit[:0], res.emit[first:]...)
+}
+
+// replayPlain adds the outcome m of reshard or elementwise op o (op idx of
+// its pass ps) to res, as reshard or elementwise would.
+func (e *evaluator) replayPlain(res *runResult, m *opMemo, o *model.Op, idx int, ps pass) {
+	for _, em := range m.emit {
+		em.pass = ps
+		res.emit = append(res.emit, em)
+	}
+	res.addOp(idx, o, m.sec)
+}

@@ -57,6 +57,9 @@ type Model struct {
 	// tensors each keeps in host memory, per layer kind.
 	policies  []model.Policy
 	offloaded [][][]int
+	// reruns says, per recompute policy, block and forward op, whether
+	// the policy re-runs the op (model.Program.Reruns).
+	reruns [][][]bool
 	// rerunClass is, per block and recompute policy, the first policy
 	// that re-runs the same ops of the block: two policies of one class
 	// give the block the same recompute and backward passes.
@@ -186,13 +189,23 @@ func NewModel(p *model.Program) *Model {
 			cm.offloaded[pi][k] = p.Offloaded(kind.Blocks, pol, p.Saved(kind.Blocks, pol))
 		}
 	}
+	cm.reruns = make([][][]bool, len(cm.policies))
+	for pi, pol := range cm.policies {
+		cm.reruns[pi] = make([][]bool, len(p.Blocks))
+		for b := range p.Blocks {
+			cm.reruns[pi][b] = make([]bool, len(p.Blocks[b].Fwd))
+			for i := range p.Blocks[b].Fwd {
+				cm.reruns[pi][b][i] = p.Reruns(pol, b, &p.Blocks[b].Fwd[i])
+			}
+		}
+	}
 	cm.rerunClass = make([][]int, len(p.Blocks))
 	for b := range p.Blocks {
 		cm.rerunClass[b] = make([]int, len(cm.policies))
 		for pi := range cm.policies {
 			cm.rerunClass[b][pi] = pi
 			for pj := range pi {
-				if sameReruns(p, b, cm.policies[pi], cm.policies[pj]) {
+				if slices.Equal(cm.reruns[pi][b], cm.reruns[pj][b]) {
 					cm.rerunClass[b][pi] = pj
 					break
 				}
@@ -216,18 +229,6 @@ func NewModel(p *model.Program) *Model {
 		}
 	}
 	return cm
-}
-
-// sameReruns reports whether policies a and b re-run the same forward ops
-// of block blk.
-func sameReruns(p *model.Program, blk int, a, b model.Policy) bool {
-	for i := range p.Blocks[blk].Fwd {
-		o := &p.Blocks[blk].Fwd[i]
-		if p.Reruns(a, blk, o) != p.Reruns(b, blk, o) {
-			return false
-		}
-	}
-	return true
 }
 
 // isWeightGrad reports whether backward op o is a weight-gradient pass:
