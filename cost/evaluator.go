@@ -55,6 +55,27 @@ type evaluator struct {
 	// from one setup to the next.
 	memo []opMemo
 	gen  uint64
+	// shape is what the sizes, degrees, capped factors and layouts above
+	// were computed for (setup skips them for the same shape); shapeOK
+	// says they were.
+	shape   shapeKey
+	shapeOK bool
+	// steps holds stepWays once-per-step outcomes per block (stepMemo),
+	// valid in generation gen.
+	steps []stepMemo
+}
+
+// shapeKey is what an evaluator's sizes, role degrees, capped factors
+// and tensor layouts depend on: the model, the rows of a micro-batch over
+// all replicas (micro-batch size times replicas), the sequence length,
+// sequence parallelism (under tp), the tensor-parallel degree and every
+// role's degree.
+type shapeKey struct {
+	m         *Model
+	rows, seq int
+	sp        bool
+	tp        int
+	deg       [space.NumRoles]int
 }
 
 // grow sizes the per-tensor slices for the program.
@@ -230,7 +251,7 @@ func (st *evalState) stepParts(zero int) {
 	e := &st.e
 	e.zero = zero
 	for b := range e.p.Blocks {
-		e.stepPart(e.p.Blocks[b].Weights, &st.blocks[b])
+		e.stepPart(b, &st.blocks[b])
 		st.keys[b].zero = zero
 	}
 	st.fillParams()
@@ -312,7 +333,7 @@ func (cm *Model) rerun(st *evalState, in *evalInputs, s *space.Strategy) error {
 		case k.rerun == old.rerun && (k.zero >= 2) == (old.zero >= 2):
 			// The same passes; ZeRO-0 and ZeRO-1 differ only in the
 			// once-per-step collectives (stepParts).
-			e.stepPart(e.p.Blocks[b].Weights, &st.blocks[b])
+			e.stepPart(b, &st.blocks[b])
 		default:
 			st.blocks[b].reset()
 			e.blockBackward(b, &st.blocks[b])
@@ -345,24 +366,32 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 	e.eff = in.eff
 	e.peak, e.hbm = in.cluster.Chip.PeakBF16FLOPs, in.cluster.Chip.HBMBandwidthBytesPerS
 	e.peak8 = in.cluster.Chip.PeakFP8FLOPs
+	e.gen++
+	if n := cm.numOps * memoWays; len(e.memo) != n {
+		e.memo = make([]opMemo, n)
+	}
+	if n := len(p.Blocks) * stepWays; len(e.steps) != n {
+		e.steps = make([]stepMemo, n)
+	}
+	tp := max(s.Degree[space.TP], 1)
+	shape := shapeKey{m: cm, rows: mbs * s.Replicas(), seq: in.seq, sp: s.SP && tp > 1, tp: tp, deg: e.mr.Degrees}
+	if e.shapeOK && shape == e.shape {
+		return nil // the sizes, degrees and layouts of the last strategy
+	}
+	e.shapeOK = false
 	e.fillDegrees()
 	e.active = e.mr.Active()
-	e.cls = space.ClassRoles(s.SP && s.Degree[space.TP] > 1)
+	e.cls = space.ClassRoles(shape.sp)
 	for l := range e.cls {
 		e.cls[l] &= e.active
 	}
-	e.size = p.Sizes(float64(mbs*s.Replicas()), float64(in.seq))
-	tp := max(s.Degree[space.TP], 1)
+	e.size = p.Sizes(float64(shape.rows), float64(in.seq))
 	for d := range e.capF {
 		if p.Cap[d] > 0 {
 			e.capF[d] = p.CapFactor(model.Dim(d), tp)
 		}
 	}
 	e.grow(len(p.Tensors))
-	e.gen++
-	if n := cm.numOps * memoWays; len(e.memo) != n {
-		e.memo = make([]opMemo, n)
-	}
 	for _, i := range cm.used {
 		e.lays[i] = e.layoutOf(i)
 		e.full[i] = p.FullBytes(i, &e.size)
@@ -371,6 +400,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 			e.capCorr[i] = e.capF[d]
 		}
 	}
+	e.shape, e.shapeOK = shape, true
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package cost
 
 import (
+	"slices"
+
 	"github.com/meshplan/meshplan/model"
 )
 
@@ -124,4 +126,61 @@ func (e *evaluator) replayPlain(res *runResult, m *opMemo, o *model.Op, idx int,
 		res.emit = append(res.emit, em)
 	}
 	res.addOp(idx, o, m.sec)
+}
+
+// stepWays is the number of once-per-step outcomes an evaluator keeps per
+// block: one per ZeRO stage.
+const stepWays = 3
+
+// stepMemo is the outcome of a block's once-per-step collectives
+// (evaluator.stepPart) in one generation: they depend only on the ZeRO
+// stage and the roles the block's gradients are left partial over.
+type stepMemo struct {
+	gen     uint64
+	zero    int
+	pending []roleSet
+	// grad and param are the block's segCost.stepGrad and stepParam, emit
+	// its stepEmit.
+	grad, param float64
+	emit        []emission
+}
+
+// stepMemoFor returns the once-per-step memo entry of block b holding the
+// outcome for the current ZeRO stage and pending roles, and whether it
+// holds it; when it does not, the entry returned is the one to record the
+// outcome in. It returns nil while tracing.
+func (e *evaluator) stepMemoFor(b int, pending []roleSet) (*stepMemo, bool) {
+	if e.trace != nil {
+		return nil, false
+	}
+	ways := e.steps[b*stepWays : (b+1)*stepWays]
+	victim := -1
+	for w := range ways {
+		m := &ways[w]
+		if m.gen != e.gen {
+			if victim < 0 {
+				victim = w
+			}
+			continue
+		}
+		if m.zero == e.zero && slices.Equal(m.pending, pending) {
+			return m, true
+		}
+	}
+	if victim < 0 {
+		last := ways[stepWays-1]
+		copy(ways[1:], ways[:stepWays-1])
+		victim = 0
+		ways[0].pending, ways[0].emit = last.pending[:0], last.emit[:0]
+	}
+	m := &ways[victim]
+	m.gen, m.zero = e.gen, e.zero
+	m.pending = append(m.pending[:0], pending...)
+	return m, false
+}
+
+// record keeps in m the once-per-step outcome of sc.
+func (m *stepMemo) record(sc *segCost) {
+	m.grad, m.param = sc.stepGrad, sc.stepParam
+	m.emit = append(m.emit[:0], sc.stepEmit...)
 }

@@ -163,16 +163,24 @@ func (e *evaluator) blockBackward(b int, sc *segCost) {
 	for i, w := range weights {
 		sc.pending[i] = e.pending[w]
 	}
-	e.stepPart(weights, sc)
+	e.stepPart(b, sc)
 }
 
 // stepPart computes sc's once-per-step collectives from the gradients the
 // backward pass left partial (sc.pending) and the ZeRO stage: the gradient
 // still partial over replica roles is all-reduced (DP) or reduce-scattered
 // and the parameters re-gathered (ZeRO-1/2), docs/formulas.md §3.1.
-func (e *evaluator) stepPart(weights []int, sc *segCost) {
+func (e *evaluator) stepPart(b int, sc *segCost) {
+	weights := e.p.Blocks[b].Weights
+	m, hit := e.stepMemoFor(b, sc.pending)
+	if hit {
+		sc.stepGrad, sc.stepParam = m.grad, m.param
+		sc.stepEmit = append(sc.stepEmit[:0], m.emit...)
+		return
+	}
 	sc.stepGrad, sc.stepParam = 0, 0
 	sc.stepEmit = sc.stepEmit[:0]
+
 	for i, w := range weights {
 		P := sc.pending[i]
 		t := &e.p.Tensors[w]
@@ -188,6 +196,9 @@ func (e *evaluator) stepPart(weights []int, sc *segCost) {
 		e.stepEmit(sc, opRS, P, gBytes, classStepGrad, why.rs)
 		wBytes := e.bytes(w, rolesOf(e.layout(w)))
 		e.stepEmit(sc, opAG, P|e.zeroRoles(w), wBytes, classStepParam, why.ag)
+	}
+	if m != nil {
+		m.record(sc)
 	}
 }
 
