@@ -42,8 +42,10 @@ type evaluator struct {
 	// roles its gradient is still partial over.
 	full, capCorr     []float64
 	gathered, pending []roleSet
-	// lays is every used tensor's layout: the roles on each dimension.
+	// lays is every used tensor's layout: the roles on each dimension;
+	// roles the roles of each (rolesOf).
 	lays  [][model.MaxRank]roleSet
+	roles []roleSet
 	trace *[]Op
 	// blockIdx is the block being costed; opWgrad and opReshard say the op
 	// being costed is a weight-gradient pass or a reshard (MoE dispatch or
@@ -86,10 +88,11 @@ func (e *evaluator) grow(n int) {
 		e.gathered = make([]roleSet, n)
 		e.pending = make([]roleSet, n)
 		e.lays = make([][model.MaxRank]roleSet, n)
+		e.roles = make([]roleSet, n)
 	}
 	e.full, e.capCorr = e.full[:n], e.capCorr[:n]
 	e.gathered, e.pending = e.gathered[:n], e.pending[:n]
-	e.lays = e.lays[:n]
+	e.lays, e.roles = e.lays[:n], e.roles[:n]
 }
 
 // layout returns the roles that shard each dimension of tensor t.
@@ -394,6 +397,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 	e.grow(len(p.Tensors))
 	for _, i := range cm.used {
 		e.lays[i] = e.layoutOf(i)
+		e.roles[i] = rolesOf(e.lays[i])
 		e.full[i] = p.FullBytes(i, &e.size)
 		e.capCorr[i] = 1
 		if d := cm.capDim[i]; d != model.NumDim {
@@ -409,7 +413,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 // docs/formulas.md §3.3).
 func (e *evaluator) sendBytes() float64 {
 	x := e.p.Blocks[e.p.Kinds[0].Blocks[0]].Input
-	l := rolesOf(e.layout(x)) | bit(space.RoleTP)&e.active
+	l := e.roles[x] | bit(space.RoleTP)&e.active
 	return e.bytes(x, l)
 }
 

@@ -194,7 +194,7 @@ func (e *evaluator) stepPart(b int, sc *segCost) {
 			continue
 		}
 		e.stepEmit(sc, opRS, P, gBytes, classStepGrad, why.rs)
-		wBytes := e.bytes(w, rolesOf(e.layout(w)))
+		wBytes := e.bytes(w, e.roles[w])
 		e.stepEmit(sc, opAG, P|e.zeroRoles(w), wBytes, classStepParam, why.ag)
 	}
 	if m != nil {

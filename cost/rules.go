@@ -45,19 +45,28 @@ func (e *evaluator) newEinsumCtx(o *model.Op, ps pass) einsumCtx {
 	p := e.p
 	x := einsumCtx{o: o, ta: &p.Tensors[o.A], tb: &p.Tensors[o.B], tc: &p.Tensors[o.C], shareA: 1, shareB: 1}
 	x.la, x.lb = e.layout(o.A), e.layout(o.B)
-	for i := range x.la {
-		x.la[i] &^= e.gathered[o.A]
-		x.lb[i] &^= e.gathered[o.B]
+	gA, gB := e.gathered[o.A], e.gathered[o.B]
+	if gA != 0 {
+		for i := range x.la {
+			x.la[i] &^= gA
+		}
 	}
+	if gB != 0 {
+		for i := range x.lb {
+			x.lb[i] &^= gB
+		}
+	}
+	x.ra, x.rb = e.roles[o.A]&^gA, e.roles[o.B]&^gB
 	x.isWGrad = x.tc.Primal >= 0 && p.Tensors[x.tc.Primal].Weight
 	if x.isWGrad {
 		x.lc = e.accLayout(x.tc.Primal)
 		x.allowU = e.replicaRoles(x.tc.Primal)
+		x.rc = rolesOf(x.lc)
 	} else {
 		x.lc = e.layout(o.C)
+		x.rc = e.roles[o.C]
 	}
 	x.ma, x.mb, x.mc = e.dimMask(o.A), e.dimMask(o.B), e.dimMask(o.C)
-	x.ra, x.rb, x.rc = rolesOf(x.la), rolesOf(x.lb), rolesOf(x.lc)
 	if ps == pBwd && o.Sibling >= 0 {
 		if o.A != o.SiblingIn {
 			x.shareA = 0.5
