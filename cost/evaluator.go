@@ -215,6 +215,9 @@ type evalState struct {
 	// keys are, per block, the recompute class (Model.rerunClass) and
 	// ZeRO stage its cost in blocks is for.
 	keys []blockKey
+	// spares are, per block, its costs for other recompute classes and
+	// ZeRO stages under the same layouts, sizes and mesh (swapBlock).
+	spares []spareBlocks
 	// pSend is one pipeline send on the slowest hop and pRamp one
 	// micro-batch's sends over every stage boundary, seconds.
 	pSend, pRamp float64
@@ -338,14 +341,71 @@ func (cm *Model) rerun(st *evalState, in *evalInputs, s *space.Strategy) error {
 			// once-per-step collectives (stepParts).
 			e.stepPart(b, &st.blocks[b])
 		default:
-			st.blocks[b].reset()
-			e.blockBackward(b, &st.blocks[b])
+			st.swapBlock(b, k)
 		}
 		st.keys[b] = k
 	}
 	st.fillParams()
 	st.fillOffload()
 	return nil
+}
+
+// blockSpares is the number of other (recompute class, ZeRO stage) costs
+// of a block an evalState keeps for its strategy's layouts, sizes and
+// mesh: a block has at most a few recompute classes, each under ZeRO-2
+// and not.
+const blockSpares = 12
+
+// spareBlocks are a block's costs per micro-batch for other recompute
+// classes and ZeRO stages than the strategy's (evalState.swapBlock).
+type spareBlocks struct {
+	sc   [blockSpares]segCost
+	key  [blockSpares]blockKey
+	gen  [blockSpares]uint64 // the evaluator generation of each; 0: none
+	next int                 // the next one to give up when all are current
+}
+
+// swapBlock makes st.blocks[b] block b's cost for key k, whose recompute
+// class or gradient sharding differ from those of the cost it holds: it
+// keeps that cost among the block's spares and takes the spare of the
+// same class and sharding when there is one (recomputing the
+// once-per-step collectives for another ZeRO stage), else recomputes the
+// recompute and backward passes on the forward pass it holds.
+func (st *evalState) swapBlock(b int, k blockKey) {
+	e := &st.e
+	if len(st.spares) != len(st.blocks) {
+		st.spares = make([]spareBlocks, len(st.blocks))
+	}
+	sp := &st.spares[b]
+	old := st.keys[b]
+	for j := range sp.sc {
+		if sp.gen[j] == e.gen && sp.key[j].rerun == k.rerun && (sp.key[j].zero >= 2) == (k.zero >= 2) {
+			had := sp.key[j].zero
+			st.blocks[b], sp.sc[j] = sp.sc[j], st.blocks[b]
+			sp.key[j] = old
+			if had != k.zero {
+				e.stepPart(b, &st.blocks[b])
+			}
+			return
+		}
+	}
+	v := -1
+	for j := range sp.sc {
+		if sp.gen[j] != e.gen {
+			v = j
+			break
+		}
+	}
+	if v < 0 {
+		v = sp.next
+		sp.next = (sp.next + 1) % blockSpares
+	}
+	st.blocks[b], sp.sc[v] = sp.sc[v], st.blocks[b]
+	sp.key[v], sp.gen[v] = old, e.gen
+	sc := &st.blocks[b]
+	sc.runs[0].copyFrom(&sp.sc[v].runs[0]) // the forward pass, the same for every class
+	sc.reset()
+	e.blockBackward(b, sc)
 }
 
 // setup resolves s on the inputs into st: the micro-batches, the roles'

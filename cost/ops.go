@@ -146,6 +146,13 @@ func (r *runResult) reset(ops int) {
 	r.opSeconds = r.opSeconds[:ops]
 }
 
+// copyFrom makes r a copy of src, reusing r's memory.
+func (r *runResult) copyFrom(src *runResult) {
+	r.seconds, r.cat, r.flops = src.seconds, src.cat, src.flops
+	r.emit = append(r.emit[:0], src.emit...)
+	r.opSeconds = append(r.opSeconds[:0], src.opSeconds...)
+}
+
 // addOp records op idx's compute time.
 func (r *runResult) addOp(idx int, o *model.Op, sec float64) {
 	r.opSeconds[idx] = sec
