@@ -98,3 +98,28 @@ func checkEvaluator(t *testing.T, cm *Model, c profiles.Cluster, w space.Workloa
 		}
 	}
 }
+
+// TestSameForward checks segmentKey.sameForward against the equality of
+// the keys' forward parts, on keys that differ in each field.
+func TestSameForward(t *testing.T) {
+	base := segmentKey{deg: space.Degrees{space.TP: 2, space.DP: 4}, mb: 1, recompute: "full"}
+	base.shares[0].axis, base.shares[0].size = "node", 4
+	vary := []func(k *segmentKey){
+		func(k *segmentKey) {},
+		func(k *segmentKey) { k.deg[space.TP] = 4 },
+		func(k *segmentKey) { k.mb = 2 },
+		func(k *segmentKey) { k.sp = true },
+		func(k *segmentKey) { k.zero2 = true },
+		func(k *segmentKey) { k.recompute = "none" },
+		func(k *segmentKey) { k.shares[0].axis = "gpu" },
+		func(k *segmentKey) { k.shares[1].size = 2 },
+		func(k *segmentKey) { k.shares[0].dim = space.TP },
+	}
+	for i, f := range vary {
+		k := base
+		f(&k)
+		if got, want := k.sameForward(&base), k.forward() == base.forward(); got != want {
+			t.Errorf("variant %d: sameForward = %v, forward parts equal = %v", i, got, want)
+		}
+	}
+}

@@ -389,7 +389,7 @@ func (cm *Model) NewEvaluator(c profiles.Cluster, w space.Workload, o Options) *
 func (ev *Evaluator) Evaluate(s space.Strategy) (Estimate, error) {
 	k, ok := keyOfSegments(&s)
 	switch {
-	case !ok || ev.in.options.Trace || !ev.valid || k.forward() != ev.key.forward():
+	case !ok || ev.in.options.Trace || !ev.valid || !k.sameForward(&ev.key):
 		ev.valid = false
 		if err := ev.m.prepare(&ev.st, &ev.in, &s); err != nil {
 			return Estimate{}, err
@@ -416,7 +416,8 @@ const maxKeyShares = 12
 
 // segmentKey is everything of a strategy the per-micro-batch block costs
 // depend on: all of it but the pipeline schedule and virtual stages, and of
-// the ZeRO stage only whether it shards gradients (stage 2).
+// the ZeRO stage only whether it shards gradients (stage 2). sameForward
+// compares every field but recompute and zero2: keep it in step.
 type segmentKey struct {
 	deg       space.Degrees
 	mb        int
@@ -434,6 +435,12 @@ type segmentKey struct {
 func (k segmentKey) forward() segmentKey {
 	k.recompute, k.zero2 = "", false
 	return k
+}
+
+// sameForward reports whether k.forward() == o.forward(), without
+// copying the keys.
+func (k *segmentKey) sameForward(o *segmentKey) bool {
+	return k.deg == o.deg && k.mb == o.mb && k.sp == o.sp && k.shares == o.shares
 }
 
 // keyOfSegments returns the segment key of s, and false when s has more
