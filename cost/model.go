@@ -430,15 +430,8 @@ type segmentKey struct {
 	}
 }
 
-// forward returns k without what the forward passes do not depend on: the
-// recompute policy and the ZeRO stage.
-func (k segmentKey) forward() segmentKey {
-	k.recompute, k.zero2 = "", false
-	return k
-}
-
-// sameForward reports whether k.forward() == o.forward(), without
-// copying the keys.
+// sameForward reports whether k and o agree on everything the forward
+// passes depend on: all but the recompute policy and the ZeRO stage.
 func (k *segmentKey) sameForward(o *segmentKey) bool {
 	return k.deg == o.deg && k.mb == o.mb && k.sp == o.sp && k.shares == o.shares
 }
