@@ -100,6 +100,9 @@ type unitSearch struct {
 	total    int64
 	// unbounded costs every strategy that fits.
 	unbounded bool
+	// maxKept bounds the inner values that fit the first pass keeps for
+	// the second; zero means maxKeptFits.
+	maxKept int64
 	// seed are feasible strategies of the space costed before, whose
 	// points the branch and bound starts from.
 	seed []Candidate
@@ -148,9 +151,17 @@ func (p *Problem) searchUnits(ctx context.Context, sp Space, g *grid, units []un
 	}
 	stopProgress := startProgress(o.progress, &done, o.total)
 
-	// First pass: memory, bounds and counts of every unit, and what fits.
+	// First pass: memory, bounds and counts of every unit, and what fits
+	// (up to maxKeptFits inner values in all).
 	bounds := make([]float64, len(units))
 	fitting := make([][]fitEntry, len(units))
+	var kept atomic.Int64
+	for _, w := range ws {
+		w.kept, w.maxKept = &kept, o.maxKept
+		if w.maxKept <= 0 {
+			w.maxKept = maxKeptFits
+		}
+	}
 	parallel(ctx, ws, len(units), chunk, func(w *unitWorker, k int) {
 		bounds[k], fitting[k] = w.survey(units[k])
 		if math.IsInf(bounds[k], 1) {
@@ -230,9 +241,13 @@ type unitWorker struct {
 	valid  []bool
 	fits   []bool
 	lb     []float64
-	// left is scratch for the inner values search costs.
-	left []fitEntry
-	acc  accumulator
+	// left and kept1 are scratch for the inner values search costs and
+	// those of a unit whose table it estimates again; kept counts the
+	// inner values the surveys of all workers keep.
+	left, kept1 []fitEntry
+	kept        *atomic.Int64
+	maxKept     int64
+	acc         accumulator
 }
 
 // newUnitWorker returns a worker over grid g of space sp that shares the
@@ -283,10 +298,17 @@ type fitEntry struct {
 	total, lb float64
 }
 
+// maxKeptFits bounds the inner values that fit a unit search keeps from
+// its first pass to its second (fitEntry, 24 bytes each); the second pass
+// estimates the memory of the units beyond it again.
+const maxKeptFits = 1 << 21
+
 // survey counts the gene vectors of unit u and notes its smallest
 // strategy, and returns the least lower bound on the step time of what
-// fits (+Inf when nothing fits) and the inner values that fit, ascending.
-// It counts every strategy that fits as feasible; search takes back those
+// fits (+Inf when nothing fits) and the inner values that fit, ascending
+// (nil when nothing fits or the search keeps its maximum, maxKeptFits by
+// default, already). It
+// counts every strategy that fits as feasible; search takes back those
 // the cost model rejects.
 func (w *unitWorker) survey(u unit) (float64, []fitEntry) {
 	g, p := w.g, w.p
@@ -317,7 +339,7 @@ func (w *unitWorker) survey(u unit) (float64, []fitEntry) {
 	w.acc.valid += n * valid
 	w.acc.evaluated += n * valid
 	w.acc.feasible += n * fit
-	if fit == 0 {
+	if fit == 0 || w.kept.Add(fit) > w.maxKept {
 		return least, nil
 	}
 	fits := make([]fitEntry, 0, fit)
@@ -335,6 +357,18 @@ func (w *unitWorker) survey(u unit) (float64, []fitEntry) {
 // class's first layout, for the candidates' breakdowns.
 func (w *unitWorker) search(u unit, fits []fitEntry) {
 	g, p := w.g, w.p
+	fresh := fits == nil
+	if fresh {
+		// The survey kept nothing of u (maxKeptFits): its table again.
+		w.table(u)
+		fits = w.kept1[:0]
+		for i := range g.nInner {
+			if w.fits[i] {
+				fits = append(fits, fitEntry{inner: i, total: w.mem[i].TotalBytes(), lb: w.lb[i]})
+			}
+		}
+		w.kept1 = fits
+	}
 	stairs := w.stairs.load()
 	left := w.left[:0]
 	for _, f := range fits {
@@ -347,10 +381,12 @@ func (w *unitWorker) search(u unit, fits []fitEntry) {
 		return
 	}
 	rep := g.classes.members[u.class][0]
-	for _, f := range left {
-		g.setGenes(w.genes, rep, u.outer, f.inner)
-		w.sp.Decode(w.genes, &w.s)
-		w.mem[f.inner], w.memErr[f.inner] = w.sc.Memory(&w.s) // as survey found it: no error, fits
+	if !fresh {
+		for _, f := range left {
+			g.setGenes(w.genes, rep, u.outer, f.inner)
+			w.sp.Decode(w.genes, &w.s)
+			w.mem[f.inner], w.memErr[f.inner] = w.sc.Memory(&w.s) // as survey found it: no error, fits
+		}
 	}
 	for _, l := range g.classes.members[u.class] {
 		for _, f := range left {
