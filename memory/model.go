@@ -385,9 +385,11 @@ func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
 	k := estimatorKey{roles: roles, degree: s.Degree, sp: s.SP, mb: s.MB, zero: s.Zero, recompute: s.Recompute}
 	if !e.valid || k != e.key {
 		e.valid = false
-		if err := e.mm.geometryOf(e.c, e.w, &s, &e.g, e.terms, &e.ends); err != nil {
-			return Breakdown{}, err
+		pol, ok := e.mm.policy(s.Recompute)
+		if !ok {
+			return e.mm.Estimate(e.c, e.w, s) // its error, as Estimate words it
 		}
+		e.mm.geometryOf(e.c, e.w, &s, pol, roles, &e.g, e.terms, &e.ends)
 		e.key, e.valid = k, true
 	}
 	var pk peak
@@ -402,20 +404,6 @@ func (mm *Model) estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 	if len(mm.p.Kinds) > maxKinds {
 		terms = make([]kindTerms, len(mm.p.Kinds))
 	}
-	var ends endTerms
-	if err := mm.geometryOf(c, w, &s, &pk.g, terms, &ends); err != nil {
-		return err
-	}
-	mm.peakOf(w, &s, &pk.g, terms, &ends, pk)
-	return nil
-}
-
-// geometryOf fills g, terms (one per layer kind) and ends with what the
-// memory of s on cluster c with workload w depends on besides its
-// pipeline schedule and virtual stages.
-func (mm *Model) geometryOf(c profiles.Cluster, w space.Workload, s *space.Strategy, g *geometry, terms []kindTerms, ends *endTerms) error {
-	p := mm.p
-	*g = geometry{}
 	pol, ok := mm.policy(s.Recompute)
 	if !ok {
 		return fmt.Errorf("memory: recompute policy %q is unknown", s.Recompute)
@@ -424,6 +412,19 @@ func (mm *Model) geometryOf(c profiles.Cluster, w space.Workload, s *space.Strat
 	if err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
+	var ends endTerms
+	mm.geometryOf(c, w, &s, pol, deg, &pk.g, terms, &ends)
+	mm.peakOf(w, &s, &pk.g, terms, &ends, pk)
+	return nil
+}
+
+// geometryOf fills g, terms (one per layer kind) and ends with what the
+// memory of s on cluster c with workload w depends on besides its
+// pipeline schedule and virtual stages; pol is the index of s's recompute
+// policy and deg its roles' degrees (space.Strategy.RoleDegrees).
+func (mm *Model) geometryOf(c profiles.Cluster, w space.Workload, s *space.Strategy, pol int, deg [space.NumRoles]int, g *geometry, terms []kindTerms, ends *endTerms) {
+	p := mm.p
+	*g = geometry{}
 	for r, d := range deg {
 		g.deg[r] = float64(d)
 		g.inv[r] = 1 / float64(d)
@@ -466,7 +467,6 @@ func (mm *Model) geometryOf(c profiles.Cluster, w space.Workload, s *space.Strat
 	}
 	*ends = mm.ends(g)
 	g.micro = float64(max(w.Batch/max(s.Replicas()*mb, 1), 1))
-	return nil
 }
 
 // peakOf fills pk with the busiest rank of s, whose geometry, layer kind
