@@ -2,7 +2,6 @@ package cost
 
 import (
 	"math"
-	"math/bits"
 	"slices"
 
 	"github.com/meshplan/meshplan/model"
@@ -47,9 +46,6 @@ type evaluator struct {
 	// roles the roles of each (rolesOf).
 	lays  [][model.MaxRank]roleSet
 	roles []roleSet
-	// posOf is, per used tensor and role, the dimension the role shards
-	// (pos), or -1.
-	posOf [][space.NumRoles]int8
 	trace *[]Op
 	// blockIdx is the block being costed; opWgrad and opReshard say the op
 	// being costed is a weight-gradient pass or a reshard (MoE dispatch or
@@ -93,11 +89,10 @@ func (e *evaluator) grow(n int) {
 		e.pending = make([]roleSet, n)
 		e.lays = make([][model.MaxRank]roleSet, n)
 		e.roles = make([]roleSet, n)
-		e.posOf = make([][space.NumRoles]int8, n)
 	}
 	e.full, e.capCorr = e.full[:n], e.capCorr[:n]
 	e.gathered, e.pending = e.gathered[:n], e.pending[:n]
-	e.lays, e.roles, e.posOf = e.lays[:n], e.roles[:n], e.posOf[:n]
+	e.lays, e.roles = e.lays[:n], e.roles[:n]
 }
 
 // layout returns the roles that shard each dimension of tensor t.
@@ -194,20 +189,6 @@ func rolesOf(l [model.MaxRank]roleSet) roleSet {
 		s |= x
 	}
 	return s
-}
-
-// positions returns pos(l, rank, r) for every role r.
-func positions(l [model.MaxRank]roleSet, rank int) [space.NumRoles]int8 {
-	var out [space.NumRoles]int8
-	for r := range out {
-		out[r] = -1
-	}
-	for i := rank - 1; i >= 0; i-- {
-		for set := uint8(l[i]); set != 0; set &= set - 1 {
-			out[bits.TrailingZeros8(set)] = int8(i)
-		}
-	}
-	return out
 }
 
 // pos finds the dimension index of role r in layout l, or -1.
@@ -477,7 +458,6 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 	for _, i := range cm.used {
 		e.lays[i] = e.layoutOf(i)
 		e.roles[i] = rolesOf(e.lays[i])
-		e.posOf[i] = positions(e.lays[i], p.Tensors[i].Rank)
 		e.full[i] = p.FullBytes(i, &e.size)
 		e.capCorr[i] = 1
 		if d := cm.capDim[i]; d != model.NumDim {

@@ -126,21 +126,3 @@ func TestSameForward(t *testing.T) {
 		}
 	}
 }
-
-// TestPositions checks positions against pos on random layouts.
-func TestPositions(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	for range 1000 {
-		var l [model.MaxRank]roleSet
-		rank := 1 + rng.IntN(model.MaxRank)
-		for i := range rank {
-			l[i] = roleSet(rng.Uint32()) & (1<<space.NumRoles - 1)
-		}
-		got := positions(l, rank)
-		for r := space.Role(0); r < space.NumRoles; r++ {
-			if want := pos(l, rank, r); int(got[r]) != want {
-				t.Fatalf("positions(%v, %d)[%v] = %d, want %d", l, rank, r, got[r], want)
-			}
-		}
-	}
-}

@@ -22,9 +22,6 @@ type einsumCtx struct {
 	o          *model.Op
 	ta, tb, tc *model.Tensor
 	la, lb, lc [model.MaxRank]roleSet
-	// pa, pb and pc are, per role, the dimension index the role shards
-	// in la, lb and lc (pos), or -1.
-	pa, pb, pc [space.NumRoles]int8
 	ma, mb, mc uint32  // dimension bit sets of A, B, C
 	ra, rb, rc roleSet // roles of each layout
 	// allowU are the roles the product may stay a partial sum over (a
@@ -60,23 +57,14 @@ func (e *evaluator) newEinsumCtx(o *model.Op, ps pass) einsumCtx {
 		}
 	}
 	x.ra, x.rb = e.roles[o.A]&^gA, e.roles[o.B]&^gB
-	x.pa, x.pb = e.posOf[o.A], e.posOf[o.B]
-	for set := uint8(gA); set != 0; set &= set - 1 {
-		x.pa[bits.TrailingZeros8(set)] = -1
-	}
-	for set := uint8(gB); set != 0; set &= set - 1 {
-		x.pb[bits.TrailingZeros8(set)] = -1
-	}
 	x.isWGrad = x.tc.Primal >= 0 && p.Tensors[x.tc.Primal].Weight
 	if x.isWGrad {
 		x.lc = e.accLayout(x.tc.Primal)
 		x.allowU = e.replicaRoles(x.tc.Primal)
 		x.rc = rolesOf(x.lc)
-		x.pc = positions(x.lc, x.tc.Rank)
 	} else {
 		x.lc = e.layout(o.C)
 		x.rc = e.roles[o.C]
-		x.pc = e.posOf[o.C]
 	}
 	x.ma, x.mb, x.mc = e.dimMask(o.A), e.dimMask(o.B), e.dimMask(o.C)
 	if ps == pBwd && o.Sibling >= 0 {
@@ -99,7 +87,7 @@ func (e *evaluator) resolve(x *einsumCtx) resolution {
 	var res resolution
 	for set := uint8(x.ra | x.rb | x.rc); set != 0; set &= set - 1 {
 		r := space.Role(bits.TrailingZeros8(set))
-		pc := int(x.pc[r])
+		pc := pos(x.lc, x.tc.Rank, r)
 		dc := model.NumDim
 		if pc >= 0 {
 			dc = x.tc.Dims[pc]
@@ -143,7 +131,7 @@ func (e *evaluator) resolve(x *einsumCtx) resolution {
 // first needs it; a free choice ends the search (no cost is negative, and
 // a later choice must be cheaper to win).
 func (e *evaluator) bestChoice(x *einsumCtx, r space.Role, pc int, dc model.Dim) (bestG, bestOut int, bestSplit, ok bool) {
-	pa, pb := int(x.pa[r]), int(x.pb[r])
+	pa, pb := pos(x.la, x.ta.Rank, r), pos(x.lb, x.tb.Rank, r)
 	canA, canB := pa >= 0 && !x.ta.NoComm, pb >= 0 && !x.tb.NoComm
 	gatherA, gatherB := -1.0, -1.0 // priced on first use
 	cBytes := -1.0                 // the product's bytes for a move, computed on first use
