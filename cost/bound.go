@@ -119,14 +119,13 @@ func (b *Bounder) blockBounds() {
 		b.fwd, b.bwd = make([]float64, n), make([]float64, n)
 	}
 	b.fwd, b.bwd = b.fwd[:n], b.bwd[:n]
-	pol := b.m.policies[e.policy]
 	for blk := range p.Blocks {
 		var fwd, bwd float64
 		for i := range p.Blocks[blk].Fwd {
 			o := &p.Blocks[blk].Fwd[i]
 			sec := e.opBound(o, b.m.opDims[blk][0][i], pFwd)
 			fwd += sec
-			if p.Reruns(pol, blk, o) {
+			if b.m.reruns[e.policy][blk][i] {
 				bwd += e.opBound(o, b.m.opDims[blk][0][i], pRecompute)
 			}
 		}
@@ -147,11 +146,11 @@ func (b *Bounder) blockBounds() {
 func (e *evaluator) opBound(o *model.Op, shape opShape, ps pass) float64 {
 	switch o.Kind {
 	case model.Einsum:
-		split := rolesOf(e.layout(o.A)) | rolesOf(e.layout(o.B)) | rolesOf(e.layout(o.C))
+		split := e.roles[o.A] | e.roles[o.B] | e.roles[o.C]
 		if pr := e.p.Tensors[o.C].Primal; pr >= 0 && e.p.Tensors[pr].Weight {
 			// A weight gradient accumulates in its weight's layout, plus
 			// its data role under ZeRO-2 (accLayout).
-			split |= rolesOf(e.layout(pr)) | e.dataRole(pr)
+			split |= e.roles[pr] | e.dataRole(pr)
 		}
 		fl := 2 * o.WorkAt(e.size[model.DimS])
 		for d := model.Dim(0); d < model.NumDim; d++ {

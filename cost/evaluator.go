@@ -43,14 +43,42 @@ type evaluator struct {
 	// roles its gradient is still partial over.
 	full, capCorr     []float64
 	gathered, pending []roleSet
-	// lays is every used tensor's layout: the roles on each dimension.
+	// lays is every used tensor's layout: the roles on each dimension;
+	// roles the roles of each (rolesOf).
 	lays  [][model.MaxRank]roleSet
+	roles []roleSet
 	trace *[]Op
 	// blockIdx is the block being costed; opWgrad and opReshard say the op
 	// being costed is a weight-gradient pass or a reshard (MoE dispatch or
 	// combine), for its emissions.
 	blockIdx           int
 	opWgrad, opReshard bool
+	// memo holds memoWays outcomes per einsum of the program (opMemo),
+	// valid in generation gen: one strategy's layouts, sizes and mesh,
+	// from one setup to the next.
+	memo []opMemo
+	gen  uint64
+	// shape is what the sizes, degrees, capped factors and layouts above
+	// were computed for (setup skips them for the same shape); shapeOK
+	// says they were.
+	shape   shapeKey
+	shapeOK bool
+	// steps holds stepWays once-per-step outcomes per block (stepMemo),
+	// valid in generation gen.
+	steps []stepMemo
+}
+
+// shapeKey is what an evaluator's sizes, role degrees, capped factors
+// and tensor layouts depend on: the model, the rows of a micro-batch over
+// all replicas (micro-batch size times replicas), the sequence length,
+// sequence parallelism (under tp), the tensor-parallel degree and every
+// role's degree.
+type shapeKey struct {
+	m         *Model
+	rows, seq int
+	sp        bool
+	tp        int
+	deg       [space.NumRoles]int
 }
 
 // grow sizes the per-tensor slices for the program.
@@ -61,10 +89,11 @@ func (e *evaluator) grow(n int) {
 		e.gathered = make([]roleSet, n)
 		e.pending = make([]roleSet, n)
 		e.lays = make([][model.MaxRank]roleSet, n)
+		e.roles = make([]roleSet, n)
 	}
 	e.full, e.capCorr = e.full[:n], e.capCorr[:n]
 	e.gathered, e.pending = e.gathered[:n], e.pending[:n]
-	e.lays = e.lays[:n]
+	e.lays, e.roles = e.lays[:n], e.roles[:n]
 }
 
 // layout returns the roles that shard each dimension of tensor t.
@@ -184,6 +213,12 @@ const inf = math.MaxFloat64
 type evalState struct {
 	e      evaluator
 	blocks []segCost // per block of the program
+	// keys are, per block, the recompute class (Model.rerunClass) and
+	// ZeRO stage its cost in blocks is for.
+	keys []blockKey
+	// spares are, per block, its costs for other recompute classes and
+	// ZeRO stages under the same layouts, sizes and mesh (swapBlock).
+	spares []spareBlocks
 	// pSend is one pipeline send on the slowest hop and pRamp one
 	// micro-batch's sends over every stage boundary, seconds.
 	pSend, pRamp float64
@@ -223,9 +258,17 @@ func (st *evalState) stepParts(zero int) {
 	e := &st.e
 	e.zero = zero
 	for b := range e.p.Blocks {
-		e.stepPart(e.p.Blocks[b].Weights, &st.blocks[b])
+		e.stepPart(b, &st.blocks[b])
+		st.keys[b].zero = zero
 	}
 	st.fillParams()
+}
+
+// blockKey is what a block's cost per micro-batch depends on besides the
+// strategy's layouts, sizes and mesh: the class of its recompute policy
+// in the block (Model.rerunClass) and the ZeRO stage.
+type blockKey struct {
+	rerun, zero int
 }
 
 // prepare resolves s on the inputs and computes the per-micro-batch block
@@ -245,14 +288,18 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 		st.blocks = make([]segCost, len(p.Blocks))
 	}
 	st.blocks = st.blocks[:len(p.Blocks)]
+	st.keys = slices.Grow(st.keys[:0], len(p.Blocks))[:len(p.Blocks)]
 	for b := range p.Blocks {
 		st.blocks[b].reset()
+		first := 0
+		if e.trace != nil {
+			first = len(*e.trace)
+		}
+		e.block(b, &st.blocks[b])
+		st.keys[b] = blockKey{rerun: cm.rerunClass[b][e.policy], zero: e.zero}
 		if e.trace == nil {
-			e.block(b, &st.blocks[b])
 			continue
 		}
-		first := len(*e.trace)
-		e.block(b, &st.blocks[b])
 		label, used := blockLabel(p, b)
 		if !used {
 			*e.trace = (*e.trace)[:first] // a block no layer runs (the dense MLP of an all-MoE stack)
@@ -317,9 +364,11 @@ func (st *evalState) fillOffload() {
 }
 
 // rerun recomputes st, prepared for a strategy that differs from s only in
-// its recompute policy, ZeRO stage and schedule, for s: every block's
-// recompute and backward passes, keeping their forward passes, and what
-// depends on the policy and stage.
+// its recompute policy, ZeRO stage and schedule, for s: the recompute and
+// backward passes of every block whose re-run ops or gradient sharding
+// (ZeRO-2) change, keeping their forward passes, the once-per-step
+// collectives of the blocks whose ZeRO stage changes, and what depends on
+// the policy and stage.
 func (cm *Model) rerun(st *evalState, in *evalInputs, s *space.Strategy) error {
 	policy, err := cm.check(in, s)
 	if err != nil {
@@ -328,12 +377,79 @@ func (cm *Model) rerun(st *evalState, in *evalInputs, s *space.Strategy) error {
 	e := &st.e
 	e.policy, e.zero = policy, s.Zero
 	for b := range st.blocks {
-		st.blocks[b].reset()
-		e.blockBackward(b, &st.blocks[b])
+		k, old := blockKey{rerun: cm.rerunClass[b][policy], zero: s.Zero}, st.keys[b]
+		switch {
+		case k == old:
+		case k.rerun == old.rerun && (k.zero >= 2) == (old.zero >= 2):
+			// The same passes; ZeRO-0 and ZeRO-1 differ only in the
+			// once-per-step collectives (stepParts).
+			e.stepPart(b, &st.blocks[b])
+		default:
+			st.swapBlock(b, k)
+		}
+		st.keys[b] = k
 	}
 	st.fillParams()
 	st.fillOffload()
 	return nil
+}
+
+// blockSpares is the number of other (recompute class, ZeRO stage) costs
+// of a block an evalState keeps for its strategy's layouts, sizes and
+// mesh: a block has at most a few recompute classes, each under ZeRO-2
+// and not.
+const blockSpares = 12
+
+// spareBlocks are a block's costs per micro-batch for other recompute
+// classes and ZeRO stages than the strategy's (evalState.swapBlock).
+type spareBlocks struct {
+	sc   [blockSpares]segCost
+	key  [blockSpares]blockKey
+	gen  [blockSpares]uint64 // the evaluator generation of each; 0: none
+	next int                 // the next one to give up when all are current
+}
+
+// swapBlock makes st.blocks[b] block b's cost for key k, whose recompute
+// class or gradient sharding differ from those of the cost it holds: it
+// keeps that cost among the block's spares and takes the spare of the
+// same class and sharding when there is one (recomputing the
+// once-per-step collectives for another ZeRO stage), else recomputes the
+// recompute and backward passes on the forward pass it holds.
+func (st *evalState) swapBlock(b int, k blockKey) {
+	e := &st.e
+	if len(st.spares) != len(st.blocks) {
+		st.spares = make([]spareBlocks, len(st.blocks))
+	}
+	sp := &st.spares[b]
+	old := st.keys[b]
+	for j := range sp.sc {
+		if sp.gen[j] == e.gen && sp.key[j].rerun == k.rerun && (sp.key[j].zero >= 2) == (k.zero >= 2) {
+			had := sp.key[j].zero
+			st.blocks[b], sp.sc[j] = sp.sc[j], st.blocks[b]
+			sp.key[j] = old
+			if had != k.zero {
+				e.stepPart(b, &st.blocks[b])
+			}
+			return
+		}
+	}
+	v := -1
+	for j := range sp.sc {
+		if sp.gen[j] != e.gen {
+			v = j
+			break
+		}
+	}
+	if v < 0 {
+		v = sp.next
+		sp.next = (sp.next + 1) % blockSpares
+	}
+	st.blocks[b], sp.sc[v] = sp.sc[v], st.blocks[b]
+	sp.key[v], sp.gen[v] = old, e.gen
+	sc := &st.blocks[b]
+	sc.runs[0].copyFrom(&sp.sc[v].runs[0]) // the forward pass, the same for every class
+	sc.reset()
+	e.blockBackward(b, sc)
 }
 
 // setup resolves s on the inputs into st: the micro-batches, the roles'
@@ -357,14 +473,26 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 	e.eff = in.eff
 	e.peak, e.hbm = in.cluster.Chip.PeakBF16FLOPs, in.cluster.Chip.HBMBandwidthBytesPerS
 	e.peak8 = in.cluster.Chip.PeakFP8FLOPs
+	e.gen++
+	if n := cm.numOps * memoWays; len(e.memo) != n {
+		e.memo = make([]opMemo, n)
+	}
+	if n := len(p.Blocks) * stepWays; len(e.steps) != n {
+		e.steps = make([]stepMemo, n)
+	}
+	tp := max(s.Degree[space.TP], 1)
+	shape := shapeKey{m: cm, rows: mbs * s.Replicas(), seq: in.seq, sp: s.SP && tp > 1, tp: tp, deg: e.mr.Degrees}
+	if e.shapeOK && shape == e.shape {
+		return nil // the sizes, degrees and layouts of the last strategy
+	}
+	e.shapeOK = false
 	e.fillDegrees()
 	e.active = e.mr.Active()
-	e.cls = space.ClassRoles(s.SP && s.Degree[space.TP] > 1)
+	e.cls = space.ClassRoles(shape.sp)
 	for l := range e.cls {
 		e.cls[l] &= e.active
 	}
-	e.size = p.Sizes(float64(mbs*s.Replicas()), float64(in.seq))
-	tp := max(s.Degree[space.TP], 1)
+	e.size = p.Sizes(float64(shape.rows), float64(in.seq))
 	for d := range e.capF {
 		if p.Cap[d] > 0 {
 			e.capF[d] = p.CapFactor(model.Dim(d), tp)
@@ -373,12 +501,14 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 	e.grow(len(p.Tensors))
 	for _, i := range cm.used {
 		e.lays[i] = e.layoutOf(i)
+		e.roles[i] = rolesOf(e.lays[i])
 		e.full[i] = p.FullBytes(i, &e.size)
 		e.capCorr[i] = 1
 		if d := cm.capDim[i]; d != model.NumDim {
 			e.capCorr[i] = e.capF[d]
 		}
 	}
+	e.shape, e.shapeOK = shape, true
 	return nil
 }
 
@@ -387,7 +517,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 // docs/formulas.md §3.3).
 func (e *evaluator) sendBytes() float64 {
 	x := e.p.Blocks[e.p.Kinds[0].Blocks[0]].Input
-	l := rolesOf(e.layout(x)) | bit(space.RoleTP)&e.active
+	l := e.roles[x] | bit(space.RoleTP)&e.active
 	return e.bytes(x, l)
 }
 

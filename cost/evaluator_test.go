@@ -2,6 +2,7 @@ package cost
 
 import (
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -19,9 +20,12 @@ func TestEvaluatorMatchesModel(t *testing.T) {
 		{"llama3-8b", "h100-32"},
 		{"mixtral-8x7b", "h100-32"},
 		{"llama2-7b", "v5p-64"},
+		// Sliding-window and full layers, experts, context parallelism's
+		// windowed K/V exchange.
+		{"../model/testdata/gpt-oss-20b.config.json", "h100-32"},
 	} {
-		t.Run(tc.model+"/"+tc.cluster, func(t *testing.T) {
-			m, err := model.Preset(tc.model)
+		t.Run(filepath.Base(tc.model)+"/"+tc.cluster, func(t *testing.T) {
+			m, err := model.Load(tc.model)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,12 +60,28 @@ func TestEvaluatorMatchesModel(t *testing.T) {
 func checkEvaluator(t *testing.T, cm *Model, c profiles.Cluster, w space.Workload, strategies []space.Strategy, o Options) {
 	t.Helper()
 	want := make([]Estimate, len(strategies))
+	traced := o
+	traced.Trace = true
 	for i, s := range strategies {
 		got, err := cm.NewEvaluator(c, w, o).Evaluate(s)
 		if err != nil {
 			t.Fatalf("Evaluate(%v): %v", s.String(), err)
 		}
 		want[i] = got
+		// A traced evaluation resolves the rules of every op afresh (no
+		// memoised einsum outcomes): the same estimate, with its ops and
+		// collectives.
+		ref, err := cm.NewEvaluator(c, w, traced).Evaluate(s)
+		if err != nil {
+			t.Fatalf("traced Evaluate(%v): %v", s.String(), err)
+		}
+		ref.Ops = nil
+		if o.SkipCollectives {
+			ref.Collectives = nil
+		}
+		if !reflect.DeepEqual(got, ref) {
+			t.Fatalf("Evaluate(%v) = %+v; traced %+v", s.String(), got, ref)
+		}
 	}
 	order := make([]int, len(strategies))
 	for i := range order {
@@ -79,6 +99,34 @@ func checkEvaluator(t *testing.T, cm *Model, c profiles.Cluster, w space.Workloa
 			if got, err := ev.Evaluate(s); err != nil || !reflect.DeepEqual(got, want[i]) {
 				t.Fatalf("%s: Evaluator.Evaluate(%v) = %+v, %v; want %+v", run.name, s.String(), got, err, want[i])
 			}
+		}
+	}
+}
+
+// TestSameForward checks segmentKey.sameForward against the equality of
+// the keys without their recompute policy and ZeRO-2 flag, on keys that
+// differ in each field.
+func TestSameForward(t *testing.T) {
+	base := segmentKey{deg: space.Degrees{space.TP: 2, space.DP: 4}, mb: 1, recompute: "full"}
+	base.shares[0].axis, base.shares[0].size = "node", 4
+	vary := []func(k *segmentKey){
+		func(k *segmentKey) {},
+		func(k *segmentKey) { k.deg[space.TP] = 4 },
+		func(k *segmentKey) { k.mb = 2 },
+		func(k *segmentKey) { k.sp = true },
+		func(k *segmentKey) { k.zero2 = true },
+		func(k *segmentKey) { k.recompute = "none" },
+		func(k *segmentKey) { k.shares[0].axis = "gpu" },
+		func(k *segmentKey) { k.shares[1].size = 2 },
+		func(k *segmentKey) { k.shares[0].dim = space.TP },
+	}
+	for i, f := range vary {
+		k := base
+		f(&k)
+		a, b := k, base
+		a.recompute, a.zero2, b.recompute, b.zero2 = "", false, "", false
+		if got, want := k.sameForward(&base), a == b; got != want {
+			t.Errorf("variant %d: sameForward = %v, forward parts equal = %v", i, got, want)
 		}
 	}
 }

@@ -36,6 +36,10 @@ type Model struct {
 	// opDims holds, per block and pass, each einsum's dimensions (a bit
 	// set) and its capped dimension (model.NumDim if none).
 	opDims [][2][]opShape
+	// opBase is, per block and pass (0 forward, 1 backward), the index of
+	// its first op among the numOps ops of the program (evaluator.memo).
+	opBase [][2]int
+	numOps int
 	// wgrad marks, per block, the backward ops whose result is a weight's
 	// gradient: the passes a zero-bubble schedule defers (W, [ZB §2]).
 	wgrad [][]bool
@@ -53,6 +57,13 @@ type Model struct {
 	// tensors each keeps in host memory, per layer kind.
 	policies  []model.Policy
 	offloaded [][][]int
+	// reruns says, per recompute policy, block and forward op, whether
+	// the policy re-runs the op (model.Program.Reruns).
+	reruns [][][]bool
+	// rerunClass is, per block and recompute policy, the first policy
+	// that re-runs the same ops of the block: two policies of one class
+	// give the block the same recompute and backward passes.
+	rerunClass [][]int
 	// states recycles evaluation working memory for one-shot Evaluate
 	// calls; flops caches the FLOP counts per sequence length.
 	states sync.Pool
@@ -150,7 +161,10 @@ func NewModel(p *model.Program) *Model {
 	cm.why = make([][2][][numActions]string, len(p.Blocks))
 	cm.opDims = make([][2][]opShape, len(p.Blocks))
 	cm.wgrad = make([][]bool, len(p.Blocks))
+	cm.opBase = make([][2]int, len(p.Blocks))
 	for b := range p.Blocks {
+		cm.opBase[b] = [2]int{cm.numOps, cm.numOps + len(p.Blocks[b].Fwd)}
+		cm.numOps += len(p.Blocks[b].Fwd) + len(p.Blocks[b].Bwd)
 		cm.wgrad[b] = make([]bool, len(p.Blocks[b].Bwd))
 		for i, o := range p.Blocks[b].Bwd {
 			cm.wgrad[b][i] = isWeightGrad(p, &o)
@@ -173,6 +187,29 @@ func NewModel(p *model.Program) *Model {
 		cm.offloaded[pi] = make([][]int, len(p.Kinds))
 		for k, kind := range p.Kinds {
 			cm.offloaded[pi][k] = p.Offloaded(kind.Blocks, pol, p.Saved(kind.Blocks, pol))
+		}
+	}
+	cm.reruns = make([][][]bool, len(cm.policies))
+	for pi, pol := range cm.policies {
+		cm.reruns[pi] = make([][]bool, len(p.Blocks))
+		for b := range p.Blocks {
+			cm.reruns[pi][b] = make([]bool, len(p.Blocks[b].Fwd))
+			for i := range p.Blocks[b].Fwd {
+				cm.reruns[pi][b][i] = p.Reruns(pol, b, &p.Blocks[b].Fwd[i])
+			}
+		}
+	}
+	cm.rerunClass = make([][]int, len(p.Blocks))
+	for b := range p.Blocks {
+		cm.rerunClass[b] = make([]int, len(cm.policies))
+		for pi := range cm.policies {
+			cm.rerunClass[b][pi] = pi
+			for pj := range pi {
+				if slices.Equal(cm.reruns[pi][b], cm.reruns[pj][b]) {
+					cm.rerunClass[b][pi] = pj
+					break
+				}
+			}
 		}
 	}
 	cm.tensorsPerWeight = make([]float64, len(p.Blocks))
@@ -318,8 +355,11 @@ func (cm *Model) inputs(c profiles.Cluster, w space.Workload, o Options) evalInp
 // workload. It reuses its working memory and the per-micro-batch block
 // costs of the previous strategy when only the pipeline schedule or ZeRO
 // stage 0 or 1 changed, and its forward passes when only the recompute
-// policy or the ZeRO stage changed, so it is the fast path of search. It is not safe for concurrent use: use
-// one per goroutine.
+// policy or the ZeRO stage changed; for one strategy's layouts, sizes and
+// mesh it resolves the rules of each op under each state of its operands
+// once (opMemo) and costs each block once per recompute class and
+// gradient sharding (spareBlocks). It is the fast path of search. It is
+// not safe for concurrent use: use one per goroutine.
 type Evaluator struct {
 	m     *Model
 	in    evalInputs
@@ -357,7 +397,7 @@ func (cm *Model) NewEvaluator(c profiles.Cluster, w space.Workload, o Options) *
 func (ev *Evaluator) Evaluate(s space.Strategy) (Estimate, error) {
 	k, ok := keyOfSegments(&s)
 	switch {
-	case !ok || ev.in.options.Trace || !ev.valid || k.forward() != ev.key.forward():
+	case !ok || ev.in.options.Trace || !ev.valid || !k.sameForward(&ev.key):
 		ev.valid = false
 		if err := ev.m.prepare(&ev.st, &ev.in, &s); err != nil {
 			return Estimate{}, err
@@ -384,7 +424,8 @@ const maxKeyShares = 12
 
 // segmentKey is everything of a strategy the per-micro-batch block costs
 // depend on: all of it but the pipeline schedule and virtual stages, and of
-// the ZeRO stage only whether it shards gradients (stage 2).
+// the ZeRO stage only whether it shards gradients (stage 2). sameForward
+// compares every field but recompute and zero2: keep it in step.
 type segmentKey struct {
 	deg       space.Degrees
 	mb        int
@@ -397,11 +438,10 @@ type segmentKey struct {
 	}
 }
 
-// forward returns k without what the forward passes do not depend on: the
-// recompute policy and the ZeRO stage.
-func (k segmentKey) forward() segmentKey {
-	k.recompute, k.zero2 = "", false
-	return k
+// sameForward reports whether k and o agree on everything the forward
+// passes depend on: all but the recompute policy and the ZeRO stage.
+func (k *segmentKey) sameForward(o *segmentKey) bool {
+	return k.deg == o.deg && k.mb == o.mb && k.sp == o.sp && k.shares == o.shares
 }
 
 // keyOfSegments returns the segment key of s, and false when s has more

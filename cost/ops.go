@@ -146,6 +146,13 @@ func (r *runResult) reset(ops int) {
 	r.opSeconds = r.opSeconds[:ops]
 }
 
+// copyFrom makes r a copy of src, reusing r's memory.
+func (r *runResult) copyFrom(src *runResult) {
+	r.seconds, r.cat, r.flops = src.seconds, src.cat, src.flops
+	r.emit = append(r.emit[:0], src.emit...)
+	r.opSeconds = append(r.opSeconds[:0], src.opSeconds...)
+}
+
 // addOp records op idx's compute time.
 func (r *runResult) addOp(idx int, o *model.Op, sec float64) {
 	r.opSeconds[idx] = sec
@@ -223,13 +230,13 @@ func (e *evaluator) elementwise(res *runResult, o *model.Op, idx int, ps pass) {
 // reshardBytes is the HBM traffic of reshard o: its input read and written
 // in the tensor's own layout.
 func (e *evaluator) reshardBytes(o *model.Op) float64 {
-	return 2 * e.bytes(o.A, rolesOf(e.layout(o.A)))
+	return 2 * e.bytes(o.A, e.roles[o.A])
 }
 
 // elementwiseBytes is the HBM traffic of elementwise pass o: Bytes × the
 // local bytes of its input.
 func (e *evaluator) elementwiseBytes(o *model.Op) float64 {
-	return o.Bytes * e.bytes(o.A, rolesOf(e.layout(o.A)))
+	return o.Bytes * e.bytes(o.A, e.roles[o.A])
 }
 
 // roofline is max(the matmul time of a call of flops FLOPs, bytes / (HBM

@@ -38,8 +38,8 @@ func (sc *segCost) reset() {
 	sc.stepEmit = sc.stepEmit[:0]
 }
 
-// run executes the ops of one pass (those filter accepts, all when nil).
-func (e *evaluator) run(res *runResult, b int, ps pass, filter func(*model.Op) bool) {
+// run executes the ops of one pass (those only marks, all when nil).
+func (e *evaluator) run(res *runResult, b int, ps pass, only []bool) {
 	blk := &e.p.Blocks[b]
 	k := 0
 	ops := blk.Fwd
@@ -49,18 +49,29 @@ func (e *evaluator) run(res *runResult, b int, ps pass, filter func(*model.Op) b
 	res.reset(len(ops))
 	for i := range ops {
 		o := &ops[i]
-		if filter != nil && !filter(o) {
+		if only != nil && !only[i] {
 			continue
 		}
 		e.opWgrad = ps == pBwd && e.m.wgrad[b][i]
 		e.opReshard = o.Kind == model.Reshard
 		switch o.Kind {
 		case model.Einsum:
-			e.einsum(res, o, &e.m.why[b][k][i], e.m.opDims[b][k][i], i, ps)
-		case model.Reshard:
-			e.reshard(res, o, &e.m.why[b][k][i], i, ps)
-		case model.Elementwise:
-			e.elementwise(res, o, i, ps)
+			e.einsum(res, b, k, o, &e.m.why[b][k][i], e.m.opDims[b][k][i], i, ps)
+		case model.Reshard, model.Elementwise:
+			m, hit := e.plainMemo(b, k, i)
+			if hit {
+				e.replayPlain(res, m, o, i, ps)
+				continue
+			}
+			first := len(res.emit)
+			if o.Kind == model.Reshard {
+				e.reshard(res, o, &e.m.why[b][k][i], i, ps)
+			} else {
+				e.elementwise(res, o, i, ps)
+			}
+			if m != nil {
+				m.record(res, i, first)
+			}
 		}
 	}
 	e.opWgrad, e.opReshard = false, false
@@ -99,10 +110,8 @@ func (e *evaluator) blockBackward(b int, sc *segCost) {
 		e.pending[w] = 0
 	}
 	fw, rc, bw := &sc.runs[0], &sc.runs[1], &sc.runs[2]
-	pol := e.m.policies[e.policy]
-	rerun := func(o *model.Op) bool { return e.p.Reruns(pol, b, o) }
 	e.resetCache(b, false)
-	e.run(rc, b, pRecompute, rerun)
+	e.run(rc, b, pRecompute, e.m.reruns[e.policy][b])
 	e.resetCache(b, true)
 	e.run(bw, b, pBwd, nil)
 	sc.fwd = fw.seconds
@@ -154,16 +163,24 @@ func (e *evaluator) blockBackward(b int, sc *segCost) {
 	for i, w := range weights {
 		sc.pending[i] = e.pending[w]
 	}
-	e.stepPart(weights, sc)
+	e.stepPart(b, sc)
 }
 
 // stepPart computes sc's once-per-step collectives from the gradients the
 // backward pass left partial (sc.pending) and the ZeRO stage: the gradient
 // still partial over replica roles is all-reduced (DP) or reduce-scattered
 // and the parameters re-gathered (ZeRO-1/2), docs/formulas.md §3.1.
-func (e *evaluator) stepPart(weights []int, sc *segCost) {
+func (e *evaluator) stepPart(b int, sc *segCost) {
+	weights := e.p.Blocks[b].Weights
+	m, hit := e.stepMemoFor(b, sc.pending)
+	if hit {
+		sc.stepGrad, sc.stepParam = m.grad, m.param
+		sc.stepEmit = append(sc.stepEmit[:0], m.emit...)
+		return
+	}
 	sc.stepGrad, sc.stepParam = 0, 0
 	sc.stepEmit = sc.stepEmit[:0]
+
 	for i, w := range weights {
 		P := sc.pending[i]
 		t := &e.p.Tensors[w]
@@ -177,8 +194,11 @@ func (e *evaluator) stepPart(weights []int, sc *segCost) {
 			continue
 		}
 		e.stepEmit(sc, opRS, P, gBytes, classStepGrad, why.rs)
-		wBytes := e.bytes(w, rolesOf(e.layout(w)))
+		wBytes := e.bytes(w, e.roles[w])
 		e.stepEmit(sc, opAG, P|e.zeroRoles(w), wBytes, classStepParam, why.ag)
+	}
+	if m != nil {
+		m.record(sc)
 	}
 }
 

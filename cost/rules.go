@@ -52,19 +52,28 @@ func (e *evaluator) newEinsumCtx(o *model.Op, ps pass) einsumCtx {
 		x.cpShare = model.CPShare(o.Local, o.Span, e.size[model.DimS], e.degOf(bit(space.RoleCP)&e.active))
 	}
 	x.la, x.lb = e.layout(o.A), e.layout(o.B)
-	for i := range x.la {
-		x.la[i] &^= e.gathered[o.A]
-		x.lb[i] &^= e.gathered[o.B]
+	gA, gB := e.gathered[o.A], e.gathered[o.B]
+	if gA != 0 {
+		for i := range x.la {
+			x.la[i] &^= gA
+		}
 	}
+	if gB != 0 {
+		for i := range x.lb {
+			x.lb[i] &^= gB
+		}
+	}
+	x.ra, x.rb = e.roles[o.A]&^gA, e.roles[o.B]&^gB
 	x.isWGrad = x.tc.Primal >= 0 && p.Tensors[x.tc.Primal].Weight
 	if x.isWGrad {
 		x.lc = e.accLayout(x.tc.Primal)
 		x.allowU = e.replicaRoles(x.tc.Primal)
+		x.rc = rolesOf(x.lc)
 	} else {
 		x.lc = e.layout(o.C)
+		x.rc = e.roles[o.C]
 	}
 	x.ma, x.mb, x.mc = e.dimMask(o.A), e.dimMask(o.B), e.dimMask(o.C)
-	x.ra, x.rb, x.rc = rolesOf(x.la), rolesOf(x.lb), rolesOf(x.lc)
 	if ps == pBwd && o.Sibling >= 0 {
 		if o.A != o.SiblingIn {
 			x.shareA = 0.5
@@ -85,14 +94,14 @@ func (e *evaluator) resolve(x *einsumCtx) resolution {
 	var res resolution
 	for set := uint8(x.ra | x.rb | x.rc); set != 0; set &= set - 1 {
 		r := space.Role(bits.TrailingZeros8(set))
-		g, out, split, ok := e.bestChoice(x, r)
-		if !ok {
-			continue // no legal resolution: leave the role replicated
-		}
 		pc := pos(x.lc, x.tc.Rank, r)
 		dc := model.NumDim
 		if pc >= 0 {
 			dc = x.tc.Dims[pc]
+		}
+		g, out, split, ok := e.bestChoice(x, r, pc, dc)
+		if !ok {
+			continue // no legal resolution: leave the role replicated
 		}
 		if g&1 != 0 {
 			res.gA |= bit(r)
@@ -121,27 +130,36 @@ func (e *evaluator) resolve(x *einsumCtx) resolution {
 	return res
 }
 
-// bestChoice returns, for role r, the cheapest legal gather choice g (bit 0:
-// gather A, bit 1: gather B), where the role lands on the product, and
-// whether it splits the work.
-func (e *evaluator) bestChoice(x *einsumCtx, r space.Role) (bestG, bestOut int, bestSplit, ok bool) {
-	pa, pb, pc := pos(x.la, x.ta.Rank, r), pos(x.lb, x.tb.Rank, r), pos(x.lc, x.tc.Rank, r)
-	dc := model.NumDim
-	if pc >= 0 {
-		dc = x.tc.Dims[pc]
-	}
+// bestChoice returns, for role r, whose place on the product the next op
+// wants is C's dimension index pc (dimension dc; -1 and model.NumDim for
+// none), the cheapest legal gather choice g (bit 0: gather A, bit 1:
+// gather B), where the role lands on the product, and whether it splits
+// the work. Each gather and each move is priced once, when a choice
+// first needs it; a free choice ends the search (no cost is negative, and
+// a later choice must be cheaper to win).
+func (e *evaluator) bestChoice(x *einsumCtx, r space.Role, pc int, dc model.Dim) (bestG, bestOut int, bestSplit, ok bool) {
+	pa, pb := pos(x.la, x.ta.Rank, r), pos(x.lb, x.tb.Rank, r)
+	canA, canB := pa >= 0 && !x.ta.NoComm, pb >= 0 && !x.tb.NoComm
+	gatherA, gatherB := -1.0, -1.0 // priced on first use
+	cBytes := -1.0                 // the product's bytes for a move, computed on first use
 	best := inf
-	for g := 0; g < 4; g++ {
+	for g := 0; g < 4 && best != 0; g++ {
 		doA, doB := g&1 != 0, g&2 != 0
-		if (doA && (pa < 0 || x.ta.NoComm)) || (doB && (pb < 0 || x.tb.NoComm)) {
+		if (doA && !canA) || (doB && !canB) {
 			continue
 		}
 		cost := 0.0
 		if doA {
-			cost += x.shareA * e.mr.seconds(opAG, x.scaled(e.bytes(x.o.A, x.ra&^bit(r)), bit(r)), bit(r))
+			if gatherA < 0 {
+				gatherA = x.shareA * e.mr.seconds(opAG, x.scaled(e.bytes(x.o.A, x.ra&^bit(r)), bit(r)), bit(r))
+			}
+			cost += gatherA
 		}
 		if doB {
-			cost += x.shareB * e.mr.seconds(opAG, x.scaled(e.bytes(x.o.B, x.rb&^bit(r)), bit(r)), bit(r))
+			if gatherB < 0 {
+				gatherB = x.shareB * e.mr.seconds(opAG, x.scaled(e.bytes(x.o.B, x.rb&^bit(r)), bit(r)), bit(r))
+			}
+			cost += gatherB
 		}
 		pa2, pb2 := pa, pb
 		if doA {
@@ -154,16 +172,44 @@ func (e *evaluator) bestChoice(x *einsumCtx, r space.Role) (bestG, bestOut int, 
 		if !legal {
 			continue
 		}
-		c, legal := e.moveCost(x, r, out, pc, dc)
-		if !legal {
-			continue
+		op := moveOp(x, r, out, pc, dc)
+		if op != opNone {
+			if x.tc.NoComm {
+				continue
+			}
+			if cBytes < 0 {
+				cBytes = x.scaled(e.bytes(x.o.C, x.rc&^bit(r)), bit(r))
+			}
+			cost += e.mr.seconds(op, cBytes, bit(r))
 		}
-		cost += c
 		if cost < best*(1-1e-9) {
 			best, bestG, bestOut, bestSplit = cost, g, out, splits
 		}
 	}
 	return bestG, bestOut, bestSplit, best != inf
+}
+
+// moveOp is the collective that moves role r from where it lands on the
+// product (out) to where the next op wants it (C's dimension index pc,
+// dimension dc): an AllReduce of a partial sum (unless it may stay
+// partial), a ReduceScatter, an AllGather, an AllToAll, or nothing
+// (opNone). A tensor that is never communicated makes any collective
+// illegal.
+func moveOp(x *einsumCtx, r space.Role, out, pc int, dc model.Dim) collOp {
+	switch {
+	case out == outPartial && pc < 0:
+		if x.allowU.Has(r) {
+			return opNone
+		}
+		return opAR
+	case out == outPartial:
+		return opRS
+	case out >= 0 && pc < 0:
+		return opAG
+	case out >= 0 && model.Dim(out) != dc:
+		return opA2A
+	}
+	return opNone
 }
 
 // landing says where a role that stays on A's dimension pa and B's
@@ -192,35 +238,6 @@ func landing(x *einsumCtx, pa, pb int, dc model.Dim) (out int, splits, legal boo
 	return outNone, dc != model.NumDim && (x.ma|x.mb)&(1<<dc) != 0, true
 }
 
-// moveCost is the cost of moving role r from where it lands on the
-// product (out) to where the next op wants it (C's dimension index pc,
-// dimension dc): an AllReduce of a partial sum (unless it may stay
-// partial), a ReduceScatter, an AllGather, an AllToAll, or nothing. A
-// tensor that is never communicated makes the move illegal.
-func (e *evaluator) moveCost(x *einsumCtx, r space.Role, out, pc int, dc model.Dim) (float64, bool) {
-	cBytes := e.bytes(x.o.C, x.rc&^bit(r))
-	var op collOp
-	switch {
-	case out == outPartial && pc < 0:
-		if x.allowU.Has(r) {
-			return 0, true
-		}
-		op = opAR
-	case out == outPartial:
-		op = opRS
-	case out >= 0 && pc < 0:
-		op = opAG
-	case out >= 0 && model.Dim(out) != dc:
-		op = opA2A
-	default:
-		return 0, true
-	}
-	if x.tc.NoComm {
-		return 0, false
-	}
-	return e.mr.seconds(op, x.scaled(cBytes, bit(r)), bit(r)), true
-}
-
 // scaled returns the bytes of a collective over roles: scaled by cpShare
 // when the roles are cp alone.
 func (x *einsumCtx) scaled(bytes float64, roles roleSet) float64 {
@@ -232,7 +249,13 @@ func (x *einsumCtx) scaled(bytes float64, roles roleSet) float64 {
 
 // einsum costs C = A·B: the rules' collectives, then the compute of the
 // split product. Gathered operands are kept for the rest of the pass.
-func (e *evaluator) einsum(res *runResult, o *model.Op, why *[numActions]string, shape opShape, idx int, ps pass) {
+func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why *[numActions]string, shape opShape, idx int, ps pass) {
+	pr := e.p.Tensors[o.C].Primal
+	m, hit := e.memoFor(b, k, idx, o, e.zero >= 2 && pr >= 0 && e.p.Tensors[pr].Weight)
+	if hit {
+		e.replay(res, m, o, idx, ps)
+		return
+	}
 	x := e.newEinsumCtx(o, ps)
 	rs := e.resolve(&x)
 	if x.isWGrad {
@@ -271,6 +294,10 @@ func (e *evaluator) einsum(res *runResult, o *model.Op, why *[numActions]string,
 	}
 	res.addOp(idx, o, sec)
 	res.flops += fl
+	if m != nil {
+		m.addA, m.addB, m.partial, m.sec, m.fl = rs.gA, rs.gB, rs.partial, sec, fl
+		m.emit = append(m.emit[:0], res.emit[first:]...)
+	}
 	if e.trace != nil {
 		lA, lB := e.layout(o.A), e.layout(o.B)
 		text := layoutText(x.ta, lA, 0) + " · " + layoutText(x.tb, lB, 0) + " -> " + layoutText(x.tc, x.lc, rs.partial)

@@ -426,7 +426,7 @@ func (st *evalState) fillParams() {
 		st.params[b] = e.shardParams(b)
 		st.stored[b], st.computed[b], st.fp8[b] = 0, 0, 0
 		for _, w := range e.p.Blocks[b].Weights {
-			l := rolesOf(e.layout(w))
+			l := e.roles[w]
 			st.stored[b] += e.bytes(w, l) / e.p.ElemBytes(w)
 			c := e.bytes(w, l&^fsdp) / e.p.ElemBytes(w)
 			st.computed[b] += c
@@ -443,7 +443,7 @@ func (st *evalState) fillParams() {
 func (e *evaluator) shardParams(b int) float64 {
 	n := 0.0
 	for _, w := range e.p.Blocks[b].Weights {
-		l := rolesOf(e.layout(w))
+		l := e.roles[w]
 		if e.zero >= 1 {
 			l |= e.dataRole(w)
 		}

@@ -344,10 +344,70 @@ type peak struct {
 	pl                     space.Placement
 }
 
+// Estimator estimates the memory of many strategies of one Model on one
+// cluster and workload, as Estimate does, keeping the geometry and the
+// layer kind and end terms of the previous strategy for the next one when
+// only its pipeline schedule and virtual stages change (a search's order).
+// It is not safe for concurrent use: use one per goroutine.
+type Estimator struct {
+	mm    *Model
+	c     profiles.Cluster
+	w     space.Workload
+	key   estimatorKey
+	valid bool
+	g     geometry
+	terms []kindTerms
+	ends  endTerms
+}
+
+// estimatorKey is what geometryOf reads of a strategy: its roles'
+// degrees (of its placement on the cluster), parallel degrees, sequence
+// parallelism, micro-batch size, ZeRO stage and recompute policy.
+type estimatorKey struct {
+	roles     [space.NumRoles]int
+	degree    space.Degrees
+	sp        bool
+	mb, zero  int
+	recompute string
+}
+
+// NewEstimator returns an Estimator of mm on cluster c (copied) with
+// workload w.
+func (mm *Model) NewEstimator(c profiles.Cluster, w space.Workload) *Estimator {
+	c.Axes = append([]profiles.Axis(nil), c.Axes...)
+	return &Estimator{mm: mm, c: c, w: w, terms: make([]kindTerms, len(mm.p.Kinds))}
+}
+
+// Estimate returns the per-chip memory of strategy s (validated; placed
+// or not), as Model.Estimate does on the Estimator's cluster and workload.
+func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
+	roles, err := s.RoleDegrees(e.c)
+	if err != nil {
+		e.valid = false
+		return e.mm.Estimate(e.c, e.w, s) // its error, as Estimate words it
+	}
+	k := estimatorKey{roles: roles, degree: s.Degree, sp: s.SP, mb: s.MB, zero: s.Zero, recompute: s.Recompute}
+	if !e.valid || k != e.key {
+		e.valid = false
+		pol, ok := e.mm.policy(s.Recompute)
+		if !ok {
+			return e.mm.Estimate(e.c, e.w, s) // its error, as Estimate words it
+		}
+		e.mm.geometryOf(e.c, e.w, &s, pol, roles, &e.g, e.terms, &e.ends)
+		e.key, e.valid = k, true
+	}
+	var pk peak
+	e.mm.peakOf(e.w, &s, &e.g, e.terms, &e.ends, &pk)
+	return pk.b, nil
+}
+
 // estimate fills pk with the busiest rank of s (Estimate).
 func (mm *Model) estimate(c profiles.Cluster, w space.Workload, s space.Strategy, pk *peak) error {
-	p := mm.p
-	g := &pk.g
+	var buf [maxKinds]kindTerms
+	terms := buf[:len(mm.p.Kinds):len(mm.p.Kinds)]
+	if len(mm.p.Kinds) > maxKinds {
+		terms = make([]kindTerms, len(mm.p.Kinds))
+	}
 	pol, ok := mm.policy(s.Recompute)
 	if !ok {
 		return fmt.Errorf("memory: recompute policy %q is unknown", s.Recompute)
@@ -356,6 +416,19 @@ func (mm *Model) estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 	if err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
+	var ends endTerms
+	mm.geometryOf(c, w, &s, pol, deg, &pk.g, terms, &ends)
+	mm.peakOf(w, &s, &pk.g, terms, &ends, pk)
+	return nil
+}
+
+// geometryOf fills g, terms (one per layer kind) and ends with what the
+// memory of s on cluster c with workload w depends on besides its
+// pipeline schedule and virtual stages; pol is the index of s's recompute
+// policy and deg its roles' degrees (space.Strategy.RoleDegrees).
+func (mm *Model) geometryOf(c profiles.Cluster, w space.Workload, s *space.Strategy, pol int, deg [space.NumRoles]int, g *geometry, terms []kindTerms, ends *endTerms) {
+	p := mm.p
+	*g = geometry{}
 	for r, d := range deg {
 		g.deg[r] = float64(d)
 		g.inv[r] = 1 / float64(d)
@@ -393,18 +466,20 @@ func (mm *Model) estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 	}
 	g.comm = float64(n) * c.Chip.CommunicatorBytes
 
-	var buf [maxKinds]kindTerms
-	terms := buf[:0]
-	if len(p.Kinds) > maxKinds {
-		terms = make([]kindTerms, 0, len(p.Kinds))
-	}
 	for k := range p.Kinds {
-		terms = append(terms, mm.kindTerms(g, k))
+		terms[k] = mm.kindTerms(g, k)
 	}
-	ends := mm.ends(g)
+	*ends = mm.ends(g)
+	g.micro = float64(max(w.Batch/max(s.Replicas()*mb, 1), 1))
+}
+
+// peakOf fills pk with the busiest rank of s, whose geometry, layer kind
+// terms and end terms geometryOf computed.
+func (mm *Model) peakOf(w space.Workload, s *space.Strategy, g *geometry, terms []kindTerms, ends *endTerms, pk *peak) {
+	p := mm.p
+	mb := max(s.MB, 1)
 	pp := max(s.Degree[space.PP], 1)
 	m := max(w.Batch/max(s.Replicas()*mb, 1), 1)
-	g.micro = float64(m)
 	rules := s.Schedule.Rules()
 	v := rules.VirtualStages(s.V)
 	var counts [maxKinds]int
@@ -434,13 +509,12 @@ func (mm *Model) estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 			}
 			st := mm.rankStage(r, pp, pl, cnt, cnt2)
 			st.inFlight, st.lastInFlight = rules.InFlight(r, pp, v, m), pk.lastInFlight
-			b := mm.stage(g, terms, &ends, &st)
+			b := mm.stage(g, terms, ends, &st)
 			if !seen || b.TotalBytes() > pk.b.TotalBytes() {
 				pk.b, pk.rank, pk.inFlight, seen = b, r, st.inFlight, true
 			}
 		}
 	}
-	return nil
 }
 
 // kindTerms computes layer kind k's per-chip quantities under g.

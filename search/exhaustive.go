@@ -48,6 +48,8 @@ type Exhaustive struct {
 	// unbounded costs every strategy that fits (no branch and bound), for
 	// tests and benchmarks.
 	unbounded bool
+	// maxKept, when positive, replaces maxKeptFits (tests).
+	maxKept int64
 }
 
 // Search enumerates p's space. It stops early, returning the context's
@@ -62,7 +64,7 @@ func (e Exhaustive) Search(ctx context.Context, p *Problem) (*Result, error) {
 		return nil, errors.New("search: space too large for exhaustive search")
 	}
 	g := newGrid(cards, p.classes(sp, cards))
-	all := p.searchUnits(ctx, sp, g, g.units(), unitSearch{workers: e.Workers, chunk: e.ChunkSize, progress: e.Progress, total: size, unbounded: e.unbounded})
+	all := p.searchUnits(ctx, sp, g, g.units(), unitSearch{workers: e.Workers, chunk: e.ChunkSize, progress: e.Progress, total: size, unbounded: e.unbounded, maxKept: e.maxKept})
 	r := all.result(MethodExhaustive, size)
 	return finish(ctx, p, r, start)
 }

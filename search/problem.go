@@ -346,7 +346,8 @@ func (ms *models) scorer(c profiles.Cluster, w space.Workload, o cost.Options) *
 // planScorer scores with the planner's memory and cost models. It is safe
 // for concurrent use; a search gives each of its goroutines a planWorker
 // of its own (see worker), whose cost.Evaluators keep the block costs of
-// their last strategy for the next one.
+// their last strategy for the next one, and whose memory.Estimators its
+// geometry.
 type planScorer struct {
 	ms *models
 	c  profiles.Cluster
@@ -401,10 +402,23 @@ type planWorker struct {
 	ps         *planScorer
 	evaluators [numPicks]*cost.Evaluator // per models (pick)
 	bounders   [numPicks]*cost.Bounder
+	estimators [numPicks]*memory.Estimator
 }
 
-// Memory estimates the per-chip memory of s.
-func (w *planWorker) Memory(s *space.Strategy) (memory.Breakdown, error) { return w.ps.Memory(s) }
+// Memory estimates the per-chip memory of s with the worker's estimator
+// of the models that price s.
+func (w *planWorker) Memory(s *space.Strategy) (memory.Breakdown, error) {
+	ms, k, err := w.ps.ms.pick(s)
+	if err != nil {
+		return memory.Breakdown{}, err
+	}
+	est := w.estimators[k]
+	if est == nil {
+		est = ms.memory.NewEstimator(w.ps.c, w.ps.w)
+		w.estimators[k] = est
+	}
+	return est.Estimate(*s)
+}
 
 // Time estimates the step time of s with the worker's evaluator of the
 // models that price s.

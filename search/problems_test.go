@@ -43,8 +43,10 @@ func (ip issueProblem) problem(tb testing.TB) *Problem {
 // TestBranchAndBoundExact checks that skipping the strategies whose lower
 // bound a costed strategy already beats leaves the exhaustive front and
 // counts exactly as costing everything gives them, with one worker and
-// with several, on the issue's problems that run in test time and a small
-// MoE problem (BenchmarkBranchAndBound checks all ten).
+// with several, and with the first pass keeping the memory of a few units
+// only (the second estimates the rest again), on the issue's problems
+// that run in test time and a small MoE problem (BenchmarkBranchAndBound
+// checks all ten).
 func TestBranchAndBoundExact(t *testing.T) {
 	problems := []issueProblem{{model: "mixtral-8x7b", cluster: "h100-64", batch: 128, seq: 4096}}
 	for _, ip := range issueProblems() {
@@ -59,14 +61,14 @@ func TestBranchAndBoundExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, workers := range []int{1, 0} {
-				got, err := Exhaustive{Workers: workers}.Search(context.Background(), p)
+			for _, e := range []Exhaustive{{Workers: 1}, {}, {Workers: 1, maxKept: 100}, {maxKept: 100}} {
+				got, err := e.Search(context.Background(), p)
 				if err != nil {
 					t.Fatal(err)
 				}
 				checkSameSearch(t, got, want)
-				t.Logf("workers %d: %d of %d strategies that fit costed (%d without the bound), front %d rows",
-					workers, got.costed, got.Feasible, want.costed, len(got.Front))
+				t.Logf("workers %d, kept %d: %d of %d strategies that fit costed (%d without the bound), front %d rows",
+					e.Workers, e.maxKept, got.costed, got.Feasible, want.costed, len(got.Front))
 			}
 		})
 	}

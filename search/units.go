@@ -100,6 +100,9 @@ type unitSearch struct {
 	total    int64
 	// unbounded costs every strategy that fits.
 	unbounded bool
+	// maxKept bounds the inner values that fit the first pass keeps for
+	// the second; zero means maxKeptFits.
+	maxKept int64
 	// seed are feasible strategies of the space costed before, whose
 	// points the branch and bound starts from.
 	seed []Candidate
@@ -148,10 +151,19 @@ func (p *Problem) searchUnits(ctx context.Context, sp Space, g *grid, units []un
 	}
 	stopProgress := startProgress(o.progress, &done, o.total)
 
-	// First pass: memory, bounds and counts of every unit.
+	// First pass: memory, bounds and counts of every unit, and what fits
+	// (up to maxKeptFits inner values in all).
 	bounds := make([]float64, len(units))
+	fitting := make([][]fitEntry, len(units))
+	var kept atomic.Int64
+	for _, w := range ws {
+		w.kept, w.maxKept = &kept, o.maxKept
+		if w.maxKept <= 0 {
+			w.maxKept = maxKeptFits
+		}
+	}
 	parallel(ctx, ws, len(units), chunk, func(w *unitWorker, k int) {
-		bounds[k] = w.survey(units[k])
+		bounds[k], fitting[k] = w.survey(units[k])
 		if math.IsInf(bounds[k], 1) {
 			done.Add(g.size(units[k]))
 		}
@@ -166,7 +178,7 @@ func (p *Problem) searchUnits(ctx context.Context, sp Space, g *grid, units []un
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(bounds[a], bounds[b]) })
 	parallel(ctx, ws, len(order), chunk, func(w *unitWorker, k int) {
 		u := units[order[k]]
-		w.search(u)
+		w.search(u, fitting[order[k]])
 		done.Add(g.size(u))
 	})
 	stopProgress()
@@ -229,7 +241,13 @@ type unitWorker struct {
 	valid  []bool
 	fits   []bool
 	lb     []float64
-	acc    accumulator
+	// left and kept1 are scratch for the inner values search costs and
+	// those of a unit whose table it estimates again; kept counts the
+	// inner values the surveys of all workers keep.
+	left, kept1 []fitEntry
+	kept        *atomic.Int64
+	maxKept     int64
+	acc         accumulator
 }
 
 // newUnitWorker returns a worker over grid g of space sp that shares the
@@ -273,11 +291,26 @@ func (w *unitWorker) table(u unit) (valid, fit int64, least float64) {
 	return valid, fit, least
 }
 
+// fitEntry is an inner value of a unit whose strategies fit in memory:
+// the value, their memory per chip and the lower bound on their step time.
+type fitEntry struct {
+	inner     int
+	total, lb float64
+}
+
+// maxKeptFits bounds the inner values that fit a unit search keeps from
+// its first pass to its second (fitEntry, 24 bytes each); the second pass
+// estimates the memory of the units beyond it again.
+const maxKeptFits = 1 << 21
+
 // survey counts the gene vectors of unit u and notes its smallest
 // strategy, and returns the least lower bound on the step time of what
-// fits (+Inf when nothing fits). It counts every strategy that fits as
-// feasible; search takes back those the cost model rejects.
-func (w *unitWorker) survey(u unit) float64 {
+// fits (+Inf when nothing fits) and the inner values that fit, ascending
+// (nil when nothing fits or the search keeps its maximum, maxKeptFits by
+// default, already). It
+// counts every strategy that fits as feasible; search takes back those
+// the cost model rejects.
+func (w *unitWorker) survey(u unit) (float64, []fitEntry) {
 	g, p := w.g, w.p
 	members := g.classes.members[u.class]
 	n := int64(len(members))
@@ -306,35 +339,58 @@ func (w *unitWorker) survey(u unit) float64 {
 	w.acc.valid += n * valid
 	w.acc.evaluated += n * valid
 	w.acc.feasible += n * fit
-	return least
+	if fit == 0 || w.kept.Add(fit) > w.maxKept {
+		return least, nil
+	}
+	fits := make([]fitEntry, 0, fit)
+	for i := range g.nInner {
+		if w.fits[i] {
+			fits = append(fits, fitEntry{inner: i, total: w.mem[i].TotalBytes(), lb: w.lb[i]})
+		}
+	}
+	return least, fits
 }
 
-// search costs the strategies of unit u that fit in memory, but those a
-// costed strategy of no more memory beats (see searchUnits).
-func (w *unitWorker) search(u unit) {
+// search costs the strategies of unit u that fit in memory (fits, from
+// survey), but those a costed strategy of no more memory beats (see
+// searchUnits). The memory of what is left is estimated again, on the
+// class's first layout, for the candidates' breakdowns.
+func (w *unitWorker) search(u unit, fits []fitEntry) {
 	g, p := w.g, w.p
-	if _, fit, _ := w.table(u); fit == 0 {
-		return
+	fresh := fits == nil
+	if fresh {
+		// The survey kept nothing of u (maxKeptFits): its table again.
+		w.table(u)
+		fits = w.kept1[:0]
+		for i := range g.nInner {
+			if w.fits[i] {
+				fits = append(fits, fitEntry{inner: i, total: w.mem[i].TotalBytes(), lb: w.lb[i]})
+			}
+		}
+		w.kept1 = fits
 	}
 	stairs := w.stairs.load()
-	left := 0
-	for i := range g.nInner {
-		if w.fits[i] && stairs.beats(w.mem[i].TotalBytes(), w.lb[i]) {
-			w.fits[i] = false
-			continue
-		}
-		if w.fits[i] {
-			left++
+	left := w.left[:0]
+	for _, f := range fits {
+		if !stairs.beats(f.total, f.lb) {
+			left = append(left, f)
 		}
 	}
-	if left == 0 {
+	w.left = left
+	if len(left) == 0 {
 		return
 	}
+	rep := g.classes.members[u.class][0]
+	if !fresh {
+		for _, f := range left {
+			g.setGenes(w.genes, rep, u.outer, f.inner)
+			w.sp.Decode(w.genes, &w.s)
+			w.mem[f.inner], w.memErr[f.inner] = w.sc.Memory(&w.s) // as survey found it: no error, fits
+		}
+	}
 	for _, l := range g.classes.members[u.class] {
-		for i := range g.nInner {
-			if !w.fits[i] {
-				continue
-			}
+		for _, f := range left {
+			i := f.inner
 			g.setGenes(w.genes, l, u.outer, i)
 			if !w.sp.Decode(w.genes, &w.s) {
 				continue // not in a layout class's strategies (TestMemoryKey)

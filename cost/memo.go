@@ -1,0 +1,186 @@
+package cost
+
+import (
+	"slices"
+
+	"github.com/meshplan/meshplan/model"
+)
+
+// memoWays is the number of outcomes an evaluator keeps per einsum: the
+// gathered states and ZeRO stages under which one op runs across the
+// recompute policies of one layout are few.
+const memoWays = 2
+
+// opMemo is the outcome of one einsum of the program under one state of
+// the evaluator: what the rules decided and what it cost. The einsum's
+// outcome depends, for one strategy's layouts, sizes and mesh (one
+// forward key of an Evaluator, one generation of the evaluator), only on
+// the roles its operands have been gathered over in the pass, on whether
+// the pass is the backward one, and, for a weight gradient, on whether
+// ZeRO-2 shards its accumulator: the forward and recompute passes of a
+// block, and the recompute and backward passes of the strategies that
+// differ only in recompute policy and ZeRO stage, replay it instead of
+// resolving the rules again. The replay appends the same emissions and
+// adds the same seconds and FLOPs in the same order, so estimates are
+// bit-identical.
+type opMemo struct {
+	// gen is the evaluator generation the outcome belongs to (0: none).
+	gen uint64
+	// gA and gB are the roles the operands had been gathered over before
+	// the op; zero2 whether ZeRO-2 sharded a weight gradient's
+	// accumulator (false for other einsums).
+	gA, gB roleSet
+	zero2  bool
+	// addA and addB are the roles the op gathers its operands over;
+	// partial those a weight gradient stays partial over.
+	addA, addB, partial roleSet
+	// sec and fl are the op's compute seconds and FLOPs.
+	sec, fl float64
+	// emit are the op's collectives, their pass left to the replay.
+	emit []emission
+}
+
+// memoFor returns the memo entry of einsum i of block b's forward (k = 0)
+// or backward (k = 1) ops holding the outcome under the current state, and
+// whether it holds it; when it does not, the entry returned is the one to
+// record the outcome in. It returns nil while tracing (the traced ops are
+// built from the resolution).
+func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (*opMemo, bool) {
+	if e.trace != nil {
+		return nil, false
+	}
+	base := (e.m.opBase[b][k] + i) * memoWays
+	ways := e.memo[base : base+memoWays]
+	gA, gB := e.gathered[o.A], e.gathered[o.B]
+	victim := -1
+	for w := range ways {
+		m := &ways[w]
+		if m.gen != e.gen {
+			if victim < 0 {
+				victim = w
+			}
+			continue
+		}
+		if m.gA == gA && m.gB == gB && m.zero2 == zero2 {
+			return m, true
+		}
+	}
+	if victim < 0 {
+		// Every way holds an outcome of this generation: replace the
+		// first, keep the others (the last state recorded stays).
+		last := ways[memoWays-1].emit
+		copy(ways[1:], ways[:memoWays-1])
+		victim = 0
+		ways[0].emit = last[:0]
+	}
+	m := &ways[victim]
+	m.gen, m.gA, m.gB, m.zero2 = e.gen, gA, gB, zero2
+	return m, false
+}
+
+// replay adds the outcome m of einsum o (op idx of its pass ps) to res and
+// the evaluator's state, as einsum would.
+func (e *evaluator) replay(res *runResult, m *opMemo, o *model.Op, idx int, ps pass) {
+	if pr := e.p.Tensors[o.C].Primal; pr >= 0 && e.p.Tensors[pr].Weight {
+		e.pending[pr] |= m.partial
+	}
+	for _, em := range m.emit {
+		em.pass = ps
+		res.emit = append(res.emit, em)
+	}
+	e.gathered[o.A] |= m.addA
+	e.gathered[o.B] |= m.addB
+	res.addOp(idx, o, m.sec)
+	res.flops += m.fl
+}
+
+// plainMemo returns the memo entry of reshard or elementwise op i of block
+// b's forward (k = 0) or backward (k = 1) ops, and whether it holds the
+// op's outcome in the current generation: those ops read the tensors' own
+// layouts only, so their outcome is one per generation. It returns nil
+// while tracing.
+func (e *evaluator) plainMemo(b, k, i int) (*opMemo, bool) {
+	if e.trace != nil {
+		return nil, false
+	}
+	m := &e.memo[(e.m.opBase[b][k]+i)*memoWays]
+	if m.gen == e.gen {
+		return m, true
+	}
+	m.gen = e.gen
+	return m, false
+}
+
+// record keeps in m the outcome of op idx of res, whose collectives are
+// res's emissions from first on.
+func (m *opMemo) record(res *runResult, idx, first int) {
+	m.sec = res.opSeconds[idx]
+	m.emit = append(m.emit[:0], res.emit[first:]...)
+}
+
+// replayPlain adds the outcome m of reshard or elementwise op o (op idx of
+// its pass ps) to res, as reshard or elementwise would.
+func (e *evaluator) replayPlain(res *runResult, m *opMemo, o *model.Op, idx int, ps pass) {
+	for _, em := range m.emit {
+		em.pass = ps
+		res.emit = append(res.emit, em)
+	}
+	res.addOp(idx, o, m.sec)
+}
+
+// stepWays is the number of once-per-step outcomes an evaluator keeps per
+// block: one per ZeRO stage.
+const stepWays = 3
+
+// stepMemo is the outcome of a block's once-per-step collectives
+// (evaluator.stepPart) in one generation: they depend only on the ZeRO
+// stage and the roles the block's gradients are left partial over.
+type stepMemo struct {
+	gen     uint64
+	zero    int
+	pending []roleSet
+	// grad and param are the block's segCost.stepGrad and stepParam, emit
+	// its stepEmit.
+	grad, param float64
+	emit        []emission
+}
+
+// stepMemoFor returns the once-per-step memo entry of block b holding the
+// outcome for the current ZeRO stage and pending roles, and whether it
+// holds it; when it does not, the entry returned is the one to record the
+// outcome in. It returns nil while tracing.
+func (e *evaluator) stepMemoFor(b int, pending []roleSet) (*stepMemo, bool) {
+	if e.trace != nil {
+		return nil, false
+	}
+	ways := e.steps[b*stepWays : (b+1)*stepWays]
+	victim := -1
+	for w := range ways {
+		m := &ways[w]
+		if m.gen != e.gen {
+			if victim < 0 {
+				victim = w
+			}
+			continue
+		}
+		if m.zero == e.zero && slices.Equal(m.pending, pending) {
+			return m, true
+		}
+	}
+	if victim < 0 {
+		last := ways[stepWays-1]
+		copy(ways[1:], ways[:stepWays-1])
+		victim = 0
+		ways[0].pending, ways[0].emit = last.pending[:0], last.emit[:0]
+	}
+	m := &ways[victim]
+	m.gen, m.zero = e.gen, e.zero
+	m.pending = append(m.pending[:0], pending...)
+	return m, false
+}
+
+// record keeps in m the once-per-step outcome of sc.
+func (m *stepMemo) record(sc *segCost) {
+	m.grad, m.param = sc.stepGrad, sc.stepParam
+	m.emit = append(m.emit[:0], sc.stepEmit...)
+}
