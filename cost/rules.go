@@ -92,6 +92,18 @@ func (e *evaluator) newEinsumCtx(o *model.Op, ps pass) einsumCtx {
 // sharded dimension; a free slice), and keeps the cheapest legal choice.
 func (e *evaluator) resolve(x *einsumCtx) resolution {
 	var res resolution
+	// Roles on the same contracted dimension of both operands that the
+	// product wants on a dimension of its own: each is reduce-scattered
+	// with the product, which the collective moves unreduced, so another
+	// role's move of the product is priced on the bytes they leave.
+	var sure roleSet
+	for set := uint8(x.ra & x.rb & x.rc); set != 0; set &= set - 1 {
+		r := space.Role(bits.TrailingZeros8(set))
+		pa, pb := pos(x.la, x.ta.Rank, r), pos(x.lb, x.tb.Rank, r)
+		if d := x.ta.Dims[pa]; d == x.tb.Dims[pb] && x.mc&(1<<d) == 0 {
+			sure |= bit(r)
+		}
+	}
 	for set := uint8(x.ra | x.rb | x.rc); set != 0; set &= set - 1 {
 		r := space.Role(bits.TrailingZeros8(set))
 		pc := pos(x.lc, x.tc.Rank, r)
@@ -99,7 +111,7 @@ func (e *evaluator) resolve(x *einsumCtx) resolution {
 		if pc >= 0 {
 			dc = x.tc.Dims[pc]
 		}
-		g, out, split, ok := e.bestChoice(x, r, pc, dc)
+		g, out, split, ok := e.bestChoice(x, r, pc, dc, sure&^bit(r))
 		if !ok {
 			continue // no legal resolution: leave the role replicated
 		}
@@ -132,12 +144,13 @@ func (e *evaluator) resolve(x *einsumCtx) resolution {
 
 // bestChoice returns, for role r, whose place on the product the next op
 // wants is C's dimension index pc (dimension dc; -1 and model.NumDim for
-// none), the cheapest legal gather choice g (bit 0: gather A, bit 1:
-// gather B), where the role lands on the product, and whether it splits
-// the work. Each gather and each move is priced once, when a choice
+// none), with the roles unreduced still summing into the product (their
+// reduce-scatter moves it whole, emitEinsum), the cheapest legal gather
+// choice g (bit 0: gather A, bit 1: gather B), where the role lands on the
+// product, and whether it splits the work. Each gather and each move is priced once, when a choice
 // first needs it; a free choice ends the search (no cost is negative, and
 // a later choice must be cheaper to win).
-func (e *evaluator) bestChoice(x *einsumCtx, r space.Role, pc int, dc model.Dim) (bestG, bestOut int, bestSplit, ok bool) {
+func (e *evaluator) bestChoice(x *einsumCtx, r space.Role, pc int, dc model.Dim, unreduced roleSet) (bestG, bestOut int, bestSplit, ok bool) {
 	pa, pb := pos(x.la, x.ta.Rank, r), pos(x.lb, x.tb.Rank, r)
 	canA, canB := pa >= 0 && !x.ta.NoComm, pb >= 0 && !x.tb.NoComm
 	gatherA, gatherB := -1.0, -1.0 // priced on first use
@@ -178,7 +191,7 @@ func (e *evaluator) bestChoice(x *einsumCtx, r space.Role, pc int, dc model.Dim)
 				continue
 			}
 			if cBytes < 0 {
-				cBytes = x.scaled(e.bytes(x.o.C, x.rc&^bit(r)), bit(r))
+				cBytes = x.scaled(e.bytes(x.o.C, x.rc&^bit(r)&^unreduced), bit(r))
 			}
 			cost += e.mr.seconds(op, cBytes, bit(r))
 		}
