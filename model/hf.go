@@ -314,9 +314,12 @@ func (c *hfConfig) seqLen(keys ...string) int {
 	return n
 }
 
-// llama reads the Llama family: llama, mistral, mixtral, qwen2(_moe), qwen3(_moe).
-func (c *hfConfig) llama(typ string) Spec {
-	s := Spec{
+// decoder reads the fields that Llama-shaped configs (transformers'
+// LlamaConfig and its descendants) name alike: layers, width, heads, key/value
+// heads and head width (absent: Normalize's defaults), vocabulary, positions
+// and tied embeddings (absent: untied); the MLP is gated and the norm RMSNorm.
+func (c *hfConfig) decoder() Spec {
+	return Spec{
 		Layers:         c.int(true, 0, "num_hidden_layers"),
 		Hidden:         c.int(true, 0, "hidden_size"),
 		Heads:          c.int(true, 0, "num_attention_heads"),
@@ -328,6 +331,11 @@ func (c *hfConfig) llama(typ string) Spec {
 		FFN:            SwiGLU,
 		Norm:           RMSNorm,
 	}
+}
+
+// llama reads the Llama family: llama, mistral, mixtral, qwen2(_moe), qwen3(_moe).
+func (c *hfConfig) llama(typ string) Spec {
+	s := c.decoder()
 	desc := fmt.Sprintf("Hugging Face config.json, model_type %s: gated MLP counted as swiglu, RMSNorm", typ)
 	c.unreadExperts(typ)
 	switch typ {

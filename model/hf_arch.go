@@ -184,28 +184,17 @@ func (c *hfConfig) gemma(typ string) Spec {
 // and full, sliding first (layer_types), untied embeddings.
 func (c *hfConfig) gptOSS() Spec {
 	f := c.int(true, 0, "intermediate_size")
-	s := Spec{
-		Layers:    c.int(true, 0, "num_hidden_layers"),
-		Hidden:    c.int(true, 0, "hidden_size"),
-		Heads:     c.int(true, 0, "num_attention_heads"),
-		KVHeads:   c.optionalInt("num_key_value_heads", "num_attention_heads, multi-head attention"),
-		HeadDim:   c.optionalInt("head_dim", "hidden_size / num_attention_heads"),
-		FFNHidden: f,
-		FFN:       SwiGLU,
-		Norm:      RMSNorm,
-		Vocab:     c.int(true, 0, "vocab_size"),
-		SeqLen:    c.seqLen("max_position_embeddings"),
-		MoE: &MoE{
-			Experts:         c.int(true, 0, "num_local_experts"),
-			TopK:            c.int(true, 0, "num_experts_per_tok", "experts_per_token"),
-			ExpertFFNHidden: f,
-		},
-		TiedEmbeddings: c.bool(false, "tie_word_embeddings"),
-		Window:         c.int(false, 128, "sliding_window"),
-		// GptOssAttention: biases on q, k, v and o (attention_bias, true).
-		QKVBias: c.bool(true, "attention_bias"),
-		OutBias: c.bool(true, "attention_bias"),
+	s := c.decoder()
+	s.FFNHidden = f
+	s.MoE = &MoE{
+		Experts:         c.int(true, 0, "num_local_experts"),
+		TopK:            c.int(true, 0, "num_experts_per_tok", "experts_per_token"),
+		ExpertFFNHidden: f,
 	}
+	s.Window = c.int(false, 128, "sliding_window")
+	// GptOssAttention: biases on q, k, v and o (attention_bias, true).
+	s.QKVBias = c.bool(true, "attention_bias")
+	s.OutBias = s.QKVBias
 	attn := c.attentionTypes(s.Layers, func(i int) Attention {
 		if i%2 == 0 {
 			return AttnSliding
@@ -380,19 +369,8 @@ func (c *hfConfig) unknown(typ string) (Spec, []string) {
 	if !c.has("max_position_embeddings") {
 		w = append(w, fmt.Sprintf("assumed: sequences of %d tokens (max_position_embeddings is absent)", hfDefaultPositions))
 	}
-	s := Spec{
-		Layers:         c.int(true, 0, "num_hidden_layers"),
-		Hidden:         c.int(true, 0, "hidden_size"),
-		Heads:          c.int(true, 0, "num_attention_heads"),
-		KVHeads:        c.optionalInt("num_key_value_heads", "num_attention_heads, multi-head attention"),
-		HeadDim:        c.optionalInt("head_dim", "hidden_size / num_attention_heads"),
-		FFNHidden:      c.int(true, 0, "intermediate_size"),
-		FFN:            SwiGLU,
-		Norm:           RMSNorm,
-		Vocab:          c.int(true, 0, "vocab_size"),
-		SeqLen:         c.seqLen("max_position_embeddings"),
-		TiedEmbeddings: c.bool(false, "tie_word_embeddings"),
-	}
+	s := c.decoder()
+	s.FFNHidden = c.int(true, 0, "intermediate_size")
 	c.unreadExperts(typ)
 	s.Description = fmt.Sprintf("Hugging Face config.json, model_type %s (unknown): read as a Llama-like decoder (gated MLP, RMSNorm, no biases, full attention); seq %d = min(max_position_embeddings, %d)",
 		typ, s.SeqLen, MaxHFSeqLen)
