@@ -165,7 +165,10 @@ func (c *hfConfig) gemma(typ string) Spec {
 		desc += fmt.Sprintf("; %d sliding-window (%d) and %d full-attention layers; sandwich norms",
 			countOf(attn, AttnSliding), s.Window, countOf(attn, AttnFull))
 		if typ == "gemma2" {
-			s.LogitSoftcap = c.float(30, "final_logit_softcapping")
+			// An explicit null turns the cap off (Gemma2Config takes None).
+			if v, present := c.m["final_logit_softcapping"]; !present || v != nil {
+				s.LogitSoftcap = c.float(30, "final_logit_softcapping")
+			}
 			if s.LogitSoftcap > 0 {
 				desc += fmt.Sprintf("; logits soft-capped at %g", s.LogitSoftcap)
 			}

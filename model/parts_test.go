@@ -125,3 +125,30 @@ func TestSmallPartsYAML(t *testing.T) {
 		}
 	}
 }
+
+// TestGemma2Softcap: Gemma2Config's final_logit_softcapping defaults to 30
+// and an explicit null turns the cap off; Gemma 2 and 3 norm each block's
+// output, Gemma 3 each head of q and k.
+func TestGemma2Softcap(t *testing.T) {
+	base := `"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 32`
+	for _, tt := range []struct {
+		name, json   string
+		cap          float64
+		post, qkNorm bool
+	}{
+		{"gemma2 default", `{"model_type": "gemma2", ` + base + `}`, 30, true, false},
+		{"gemma2 null", `{"model_type": "gemma2", "final_logit_softcapping": null, ` + base + `}`, 0, true, false},
+		{"gemma2 50", `{"model_type": "gemma2", "final_logit_softcapping": 50.0, ` + base + `}`, 50, true, false},
+		{"gemma3", `{"model_type": "gemma3_text", ` + base + `}`, 0, true, true},
+		{"gemma", `{"model_type": "gemma", ` + base + `, "num_key_value_heads": 4}`, 0, false, false},
+	} {
+		s, err := ParseHF([]byte(tt.json))
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if s.LogitSoftcap != tt.cap || s.PostNorms != tt.post || s.QKNorm != tt.qkNorm {
+			t.Errorf("%s: softcap %v, post norms %v, q/k norms %v; want %v, %v, %v", tt.name, s.LogitSoftcap, s.PostNorms, s.QKNorm, tt.cap, tt.post, tt.qkNorm)
+		}
+	}
+}
