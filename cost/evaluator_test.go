@@ -23,6 +23,9 @@ func TestEvaluatorMatchesModel(t *testing.T) {
 		// Sliding-window and full layers, experts, context parallelism's
 		// windowed K/V exchange.
 		{"../model/testdata/gpt-oss-20b.config.json", "h100-32"},
+		// Multi-head latent attention, shared experts, dense first layers,
+		// multi-token prediction.
+		{"deepseek-v3", "h800-64"},
 	} {
 		t.Run(filepath.Base(tc.model)+"/"+tc.cluster, func(t *testing.T) {
 			m, err := model.Load(tc.model)
