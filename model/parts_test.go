@@ -30,23 +30,7 @@ func TestSmallPartsCounts(t *testing.T) {
 	if got := s.Counts().Total; got != 2216 {
 		t.Errorf("Counts().Total = %d, want 2216", got)
 	}
-	p := MustProgram(s, ProgramOptions{})
-	sz := p.Sizes(1, 1)
-	count := make([]int, len(p.Kinds))
-	p.CountLayers(0, p.NumLayers(), count)
-	var total float64
-	for k, kind := range p.Kinds {
-		for _, b := range kind.Blocks {
-			for _, w := range p.Blocks[b].Weights {
-				total += float64(count[k]) * p.Params(w, &sz)
-			}
-		}
-	}
-	for _, b := range []int{p.Embedding, p.Output} {
-		for _, w := range p.Blocks[b].Weights {
-			total += p.Params(w, &sz)
-		}
-	}
+	total := programWeights(MustProgram(s, ProgramOptions{}))
 	if math.Abs(total-2216) > 1e-9 {
 		t.Errorf("program weights %v, want 2216", total)
 	}

@@ -130,28 +130,34 @@ func TestProgramWellFormed(t *testing.T) {
 func TestProgramParams(t *testing.T) {
 	for _, name := range Names() {
 		s, _ := Preset(name)
-		p := MustProgram(s, ProgramOptions{})
-		sz := p.Sizes(1, 1)
-		var total float64
-		count := make([]int, len(p.Kinds))
-		p.CountLayers(0, p.NumLayers(), count)
-		for k, kind := range p.Kinds {
-			for _, b := range kind.Blocks {
-				for _, w := range p.Blocks[b].Weights {
-					total += float64(count[k]) * p.Params(w, &sz)
-				}
-			}
-		}
-		for _, b := range []int{p.Embedding, p.Output} {
-			for _, w := range p.Blocks[b].Weights {
-				total += p.Params(w, &sz)
-			}
-		}
+		total := programWeights(MustProgram(s, ProgramOptions{}))
 		want := float64(s.Counts().Total)
 		if math.Abs(total/want-1) > 1e-12 {
 			t.Errorf("%s: program weights %.6g, Counts().Total %.6g", name, total, want)
 		}
 	}
+}
+
+// programWeights sums the parameters of p's weights over the layers that
+// hold them, with the embedding and the output layer.
+func programWeights(p *Program) float64 {
+	sz := p.Sizes(1, 1)
+	var total float64
+	count := make([]int, len(p.Kinds))
+	p.CountLayers(0, p.NumLayers(), count)
+	for k, kind := range p.Kinds {
+		for _, b := range kind.Blocks {
+			for _, w := range p.Blocks[b].Weights {
+				total += float64(count[k]) * p.Params(w, &sz)
+			}
+		}
+	}
+	for _, b := range []int{p.Embedding, p.Output} {
+		for _, w := range p.Blocks[b].Weights {
+			total += p.Params(w, &sz)
+		}
+	}
+	return total
 }
 
 func TestCapFactor(t *testing.T) {
