@@ -1,6 +1,8 @@
 package cost
 
 import (
+	"math"
+
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/space"
@@ -25,8 +27,10 @@ type Bounder struct {
 	key   boundKey
 	valid bool
 	// fwd and bwd are, per block, lower bounds on its forward and its
-	// recompute plus backward compute per micro-batch.
-	fwd, bwd []float64
+	// recompute plus backward compute per micro-batch; comm the time of
+	// the collectives of its forward and backward reshards (the MoE
+	// dispatch and combine) per micro-batch.
+	fwd, bwd, comm []float64
 }
 
 // boundKey is what a Bounder's per-block bounds depend on: the strategy
@@ -116,11 +120,11 @@ func (b *Bounder) blockBounds() {
 	e, p := &b.st.e, b.m.p
 	n := len(p.Blocks)
 	if cap(b.fwd) < n {
-		b.fwd, b.bwd = make([]float64, n), make([]float64, n)
+		b.fwd, b.bwd, b.comm = make([]float64, n), make([]float64, n), make([]float64, n)
 	}
-	b.fwd, b.bwd = b.fwd[:n], b.bwd[:n]
+	b.fwd, b.bwd, b.comm = b.fwd[:n], b.bwd[:n], b.comm[:n]
 	for blk := range p.Blocks {
-		var fwd, bwd float64
+		var fwd, bwd, comm float64
 		for i := range p.Blocks[blk].Fwd {
 			o := &p.Blocks[blk].Fwd[i]
 			sec := e.opBound(o, b.m.opDims[blk][0][i], pFwd)
@@ -128,12 +132,52 @@ func (b *Bounder) blockBounds() {
 			if b.m.reruns[e.policy][blk][i] {
 				bwd += e.opBound(o, b.m.opDims[blk][0][i], pRecompute)
 			}
+			if o.Kind == model.Reshard {
+				comm += e.reshardCommSeconds(o)
+			}
 		}
 		for i := range p.Blocks[blk].Bwd {
-			bwd += e.opBound(&p.Blocks[blk].Bwd[i], b.m.opDims[blk][1][i], pBwd)
+			o := &p.Blocks[blk].Bwd[i]
+			bwd += e.opBound(o, b.m.opDims[blk][1][i], pBwd)
+			if o.Kind == model.Reshard {
+				comm += e.reshardCommSeconds(o)
+			}
 		}
-		b.fwd[blk], b.bwd[blk] = fwd, bwd
+		b.fwd[blk], b.bwd[blk], b.comm[blk] = fwd, bwd, comm
 	}
+}
+
+// DispatchBound returns a lower bound on what the MoE dispatch and combine
+// add to the step time Evaluate gives strategy s (validated; placed or
+// not) over LowerBound's, in seconds: the collectives of the forward and
+// backward reshards are critical and no op hides them (Model.assemble),
+// so every pipeline rank's step holds them once per micro-batch, at least
+// the least loaded rank's. It is 0 for a schedule that pairs chunks and
+// hides them under the other chunk's compute (DualPipe), and for a model
+// without reshards. Unlike LowerBound it reads the mesh axes that carry
+// each role: a search adds it per placement.
+func (b *Bounder) DispatchBound(s space.Strategy) (float64, error) {
+	if !b.m.dispatches || s.Schedule.Rules().Overlaps().Has(space.OverlapExpertA2A) {
+		return 0, nil
+	}
+	if _, err := b.LowerBound(s); err != nil {
+		return 0, err
+	}
+	st := &b.st
+	least := math.Inf(1)
+	for si := range st.stages {
+		var comm float64
+		for blk, n := range st.stages[si].mult {
+			if n > 0 {
+				comm += n * b.comm[blk]
+			}
+		}
+		least = min(least, comm)
+	}
+	if math.IsInf(least, 1) {
+		return 0, nil
+	}
+	return st.M * least * boundSlack, nil
 }
 
 // opBound is a lower bound on op o's compute time in pass ps whatever the

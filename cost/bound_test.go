@@ -13,7 +13,9 @@ import (
 // recompute policy and ZeRO stage), in the space's order: a bound never
 // exceeds the step time, and it is the same for every placement of one
 // degree tuple with the same role degrees (what a search that bounds one
-// placement for all of them relies on).
+// placement for all of them relies on); with the placement's DispatchBound
+// added it still never exceeds the step time, and it adds something to
+// every MoE strategy with expert parallelism that no schedule pairs.
 func TestLowerBound(t *testing.T) {
 	autocast := model.ProgramOptions{Precision: model.AutocastPrecision()}
 	blockwise, _ := model.LookupFP8Recipe(model.FP8Blockwise)
@@ -66,7 +68,7 @@ func TestLowerBound(t *testing.T) {
 			bounds := map[class]float64{}
 			genes := make([]int, space.NumGenes)
 			var s space.Strategy
-			n, ratio := 0, 0.0
+			n, ratio, withComm := 0, 0.0, 0.0
 			for i := range sp.Size() {
 				if !sp.DecodeIndex(i, genes, &s) {
 					continue
@@ -91,10 +93,26 @@ func TestLowerBound(t *testing.T) {
 					t.Fatalf("%v: bound %.17g s, another placement's %.17g s", s.String(), lb, prev)
 				}
 				bounds[k] = lb
+				comm, err := bd.DispatchBound(s)
+				if err != nil {
+					t.Fatalf("DispatchBound(%v): %v", s.String(), err)
+				}
+				paired := s.Schedule.Rules().Overlaps().Has(space.OverlapExpertA2A)
+				switch {
+				case comm < 0 || lb+comm > est.StepSeconds:
+					t.Fatalf("%v: bound %.6g s + dispatch %.6g s, step %.6g s", s.String(), lb, comm, est.StepSeconds)
+				case m.MoE == nil || paired:
+					if comm != 0 {
+						t.Fatalf("%v: dispatch bound %.6g s, want 0", s.String(), comm)
+					}
+				case s.Degree[space.EP] > 1 && !(comm > 0):
+					t.Fatalf("%v: dispatch bound %.6g s under ep=%d, want more than 0", s.String(), comm, s.Degree[space.EP])
+				}
 				n++
 				ratio += lb / est.StepSeconds
+				withComm += (lb + comm) / est.StepSeconds
 			}
-			t.Logf("%d strategies, bound / step %.3f on average", n, ratio/float64(n))
+			t.Logf("%d strategies, bound / step %.3f on average, %.3f with the dispatch", n, ratio/float64(n), withComm/float64(n))
 		})
 	}
 }

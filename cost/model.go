@@ -49,6 +49,9 @@ type Model struct {
 	// busiest expert rank's load over the mean (1 for a dense model).
 	routing   routing
 	imbalance float64
+	// dispatches says a block of the program reshards (the MoE dispatch
+	// and combine).
+	dispatches bool
 	// tensorsPerWeight is, per block, its parameter tensors (biases and
 	// norms' weights and biases included) per matmul weight: the
 	// collectives of one weight a per-tensor framework makes (Comm.PerTensor).
@@ -110,6 +113,13 @@ func NewModel(p *model.Program) *Model {
 	if e := p.Spec.MoE; e != nil && e.Experts > 0 {
 		cm.routing = routing{copies: p.Size[model.DimR], groups: e.Groups, limit: e.GroupLimit}
 		cm.imbalance = max(e.Imbalance, 1)
+	}
+	for b := range p.Blocks {
+		for _, ops := range [2][]model.Op{p.Blocks[b].Fwd, p.Blocks[b].Bwd} {
+			for i := range ops {
+				cm.dispatches = cm.dispatches || ops[i].Kind == model.Reshard
+			}
+		}
 	}
 	cm.weightWhy = make([]weightWhy, len(p.Tensors))
 	cm.capDim = make([]model.Dim, len(p.Tensors))

@@ -182,20 +182,7 @@ func (e *evaluator) emit(res *runResult, op collOp, roles roleSet, bytes float64
 func (e *evaluator) reshard(res *runResult, o *model.Op, why *[numActions]string, idx int, ps pass) {
 	ta, tc := &e.p.Tensors[o.A], &e.p.Tensors[o.C]
 	la, lc := e.layout(o.A), e.layout(o.C)
-	var a2a, ag roleSet
-	for r := space.Role(0); r < space.NumRoles; r++ {
-		pa := pos(la, ta.Rank, r)
-		if pa < 0 {
-			continue
-		}
-		pc := pos(lc, tc.Rank, r)
-		switch {
-		case pc < 0:
-			ag |= bit(r)
-		case o.Same[ta.Dims[pa]]&(1<<tc.Dims[pc]) == 0:
-			a2a |= bit(r)
-		}
-	}
+	a2a, ag := e.reshardRoles(o)
 	ra := rolesOf(la)
 	first := len(res.emit)
 	if a2a != 0 {
@@ -212,6 +199,48 @@ func (e *evaluator) reshard(res *runResult, o *model.Op, why *[numActions]string
 		text := layoutText(ta, la, 0) + " -> " + layoutText(tc, lc, 0)
 		e.traceOp(res, ps, text, 0, sec, first)
 	}
+}
+
+// reshardRoles returns the roles reshard o moves to another dimension
+// (AllToAll) and those it gathers (AllGather): a role that stays on an
+// equivalent dimension is free, one that appears a free slice.
+func (e *evaluator) reshardRoles(o *model.Op) (a2a, ag roleSet) {
+	ta, tc := &e.p.Tensors[o.A], &e.p.Tensors[o.C]
+	la, lc := e.layout(o.A), e.layout(o.C)
+	for r := space.Role(0); r < space.NumRoles; r++ {
+		pa := pos(la, ta.Rank, r)
+		if pa < 0 {
+			continue
+		}
+		pc := pos(lc, tc.Rank, r)
+		switch {
+		case pc < 0:
+			ag |= bit(r)
+		case o.Same[ta.Dims[pa]]&(1<<tc.Dims[pc]) == 0:
+			a2a |= bit(r)
+		}
+	}
+	return a2a, ag
+}
+
+// reshardCommSeconds is the time of reshard o's collectives, as reshard
+// emits them: critical, never hidden by an op (only a schedule that pairs
+// chunks hides a dispatch or combine, Model.assemble).
+func (e *evaluator) reshardCommSeconds(o *model.Op) float64 {
+	a2a, ag := e.reshardRoles(o)
+	ra := e.roles[o.A]
+	var sec float64
+	if a2a != 0 {
+		if b := e.m.imbalance * e.bytes(o.A, ra&^a2a); b > 0 {
+			sec += e.mr.seconds(opA2AMoE, b, a2a)
+		}
+	}
+	if ag != 0 {
+		if b := e.bytes(o.A, ra&^ag); b > 0 {
+			sec += e.mr.seconds(opAG, b, ag)
+		}
+	}
+	return sec
 }
 
 // elementwise is a memory-bound pass: Bytes × the local bytes of its input.

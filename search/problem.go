@@ -441,8 +441,20 @@ func (w *planWorker) Time(s *space.Strategy, trace bool) (cost.Estimate, error) 
 }
 
 // lowerBound returns the cost model's lower bound on the step time of s
-// (cost.Bounder), 0 when it has none.
+// (0 on an error).
 func (w *planWorker) lowerBound(s *space.Strategy) float64 {
+	return w.bounded(s, (*cost.Bounder).LowerBound)
+}
+
+// dispatchBound returns the cost model's bound on what the MoE dispatch
+// and combine of s's placement add to lowerBound's (0 on an error).
+func (w *planWorker) dispatchBound(s *space.Strategy) float64 {
+	return w.bounded(s, (*cost.Bounder).DispatchBound)
+}
+
+// bounded returns bound of the worker's Bounder of the models that price
+// s, made on first use, on s (0 on an error).
+func (w *planWorker) bounded(s *space.Strategy, bound func(*cost.Bounder, space.Strategy) (float64, error)) float64 {
 	ms, k, err := w.ps.ms.pick(s)
 	if err != nil {
 		return 0
@@ -452,7 +464,7 @@ func (w *planWorker) lowerBound(s *space.Strategy) float64 {
 		b = ms.cost.NewBounder(w.ps.c, w.ps.w, w.ps.o)
 		w.bounders[k] = b
 	}
-	lb, err := b.LowerBound(*s)
+	lb, err := bound(b, *s)
 	if err != nil {
 		return 0
 	}

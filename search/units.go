@@ -219,8 +219,12 @@ func parallel(ctx context.Context, ws []*unitWorker, n, chunk int, f func(w *uni
 // lowerBounder is a Scorer that bounds step times from below (planWorker).
 type lowerBounder interface {
 	// lowerBound returns a lower bound on the step time of s, 0 when it
-	// cannot tell.
+	// cannot tell; the same for every placement of a layout class.
 	lowerBound(s *space.Strategy) float64
+	// dispatchBound returns what the placement of s adds to lowerBound's
+	// bound (the MoE dispatch and combine, cost.Bounder.DispatchBound), 0
+	// when it cannot tell.
+	dispatchBound(s *space.Strategy) float64
 }
 
 // unitWorker is one goroutine of a unit search: its scorer, buffers and
@@ -389,11 +393,24 @@ func (w *unitWorker) search(u unit, fits []fitEntry) {
 		}
 	}
 	for _, l := range g.classes.members[u.class] {
+		// The placement's MoE dispatch and combine, the same for every
+		// inner value whose schedule does not hide them (computed on first
+		// need, -1 before), tighten the unit's bounds.
+		comm := -1.0
+		stairs = w.stairs.load()
 		for _, f := range left {
 			i := f.inner
 			g.setGenes(w.genes, l, u.outer, i)
 			if !w.sp.Decode(w.genes, &w.s) {
 				continue // not in a layout class's strategies (TestMemoryKey)
+			}
+			if w.bound != nil && !w.s.Schedule.Rules().Overlaps().Has(space.OverlapExpertA2A) {
+				if comm < 0 {
+					comm = w.bound.dispatchBound(&w.s)
+				}
+				if comm > 0 && stairs.beats(f.total, f.lb+comm) {
+					continue
+				}
 			}
 			c := p.candidate(w.sc, &w.s, g.index(l, u.outer, i), w.mem[i], nil, true, false)
 			if !c.Feasible() {
