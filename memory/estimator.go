@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"slices"
+
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/space"
 )
@@ -34,6 +36,9 @@ type Estimator struct {
 	mm *Model
 	c  profiles.Cluster
 	w  space.Workload
+
+	// mesh is the last placement whose role degrees it holds.
+	mesh meshRoles
 
 	// shape is the key that g (less its zero and policy), the parameter
 	// terms of terms and ends are for, when shapeOK; micro is g.micro as
@@ -84,6 +89,65 @@ type Estimator struct {
 // candidate rank (0, 1 and 2: all the stages a strategy takes).
 const numZero = 3
 
+// maxMeshShares bounds the shares per dimension of the placements whose
+// role degrees an Estimator keeps.
+const maxMeshShares = 4
+
+// meshRoles are the role degrees (space.Strategy.RoleDegrees) of a
+// placement on the Estimator's cluster, and a copy of what they were
+// computed from: the degrees and the mesh, when ok.
+type meshRoles struct {
+	degree space.Degrees
+	n      [space.NumDims]int
+	shares [space.NumDims][maxMeshShares]space.Share
+	roles  [space.NumRoles]int
+	ok     bool
+}
+
+// of returns the role degrees of s when they are the kept ones.
+func (mr *meshRoles) of(s *space.Strategy) ([space.NumRoles]int, bool) {
+	if !mr.ok || s.Degree != mr.degree {
+		return mr.roles, false
+	}
+	for d := range s.Mesh {
+		if len(s.Mesh[d]) != mr.n[d] {
+			return mr.roles, false
+		}
+		for i, sh := range s.Mesh[d] {
+			if sh != mr.shares[d][i] {
+				return mr.roles, false
+			}
+		}
+	}
+	return mr.roles, true
+}
+
+// keep keeps roles as the role degrees of s, unless its mesh has more
+// shares per dimension than it has room for.
+func (mr *meshRoles) keep(s *space.Strategy, roles [space.NumRoles]int) {
+	mr.ok = false
+	for d := range s.Mesh {
+		if len(s.Mesh[d]) > maxMeshShares {
+			return
+		}
+		mr.n[d] = copy(mr.shares[d][:], s.Mesh[d])
+	}
+	mr.degree, mr.roles, mr.ok = s.Degree, roles, true
+}
+
+// roleDegrees returns s.RoleDegrees(e.c), from the kept placement's when
+// s has its degrees and mesh.
+func (e *Estimator) roleDegrees(s *space.Strategy) ([space.NumRoles]int, error) {
+	if roles, ok := e.mesh.of(s); ok {
+		return roles, nil
+	}
+	roles, err := s.RoleDegrees(e.c)
+	if err == nil {
+		e.mesh.keep(s, roles)
+	}
+	return roles, err
+}
+
 // shapeKey is what Model.shapeOf reads of a strategy: its roles' degrees
 // (of its placement on the cluster), parallel degrees, sequence
 // parallelism and micro-batch size.
@@ -128,7 +192,7 @@ func (mm *Model) NewEstimator(c profiles.Cluster, w space.Workload) *Estimator {
 // ranks.
 func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
 	mm := e.mm
-	roles, err := s.RoleDegrees(e.c)
+	roles, err := e.roleDegrees(&s)
 	if err != nil {
 		return mm.Estimate(e.c, e.w, s) // its error, as Estimate words it
 	}
@@ -169,7 +233,8 @@ func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
 	}
 	if !e.sumsOK {
 		for i := range e.ranks {
-			e.ranks[i].sums = mm.stageSums(e.terms, &e.ends, &e.ranks[i].st)
+			en := &e.ranks[i]
+			mm.stageSums(e.terms, &e.ends, &en.st, &en.sums)
 		}
 		e.sumsOK, e.flightOK, e.zeroOK = true, false, [numZero]bool{}
 	}
@@ -198,8 +263,10 @@ func (e *Estimator) fillRanks(pp int, pl space.Placement) {
 			for range nk {
 				e.counts = append(e.counts, 0)
 			}
-			st := mm.rankStage(r, pp, pl, e.counts[off:off+nk], e.other)
-			e.ranks = append(e.ranks, rankEntry{r: r, off: off, st: st})
+			e.ranks = slices.Grow(e.ranks, 1)[:len(e.ranks)+1]
+			en := &e.ranks[len(e.ranks)-1]
+			en.r, en.off = r, off
+			en.st = mm.rankStage(r, pp, pl, e.counts[off:off+nk], e.other)
 		}
 	}
 	// The counts may have moved while they grew.
@@ -228,8 +295,20 @@ func (e *Estimator) fillFlight(v int) {
 // ZeRO stage included) and flight terms (Model.peakOf).
 func (e *Estimator) peak() Breakdown {
 	z := e.g.zero
-	kept := z >= 0 && z < numZero
-	if kept && !e.zeroOK[z] {
+	if z < 0 || z >= numZero {
+		// A stage whose states are not kept.
+		var best Breakdown
+		for i := range e.ranks {
+			en := &e.ranks[i]
+			var rs rankStates
+			e.mm.rankStates(&e.g, &en.sums, &rs)
+			if b := larger(rs.phases(&en.flight)); i == 0 || b.TotalBytes() > best.TotalBytes() {
+				best = b
+			}
+		}
+		return best
+	}
+	if !e.zeroOK[z] {
 		for i := range e.ranks {
 			en := &e.ranks[i]
 			e.mm.rankStates(&e.g, &en.sums, &en.states[z])
@@ -237,17 +316,10 @@ func (e *Estimator) peak() Breakdown {
 		e.zeroOK[z] = true
 	}
 	var best Breakdown
-	seen := false
 	for i := range e.ranks {
 		en := &e.ranks[i]
-		var rs rankStates
-		if kept {
-			rs = en.states[z]
-		} else {
-			e.mm.rankStates(&e.g, &en.sums, &rs)
-		}
-		if b := larger(rs.phases(&en.flight)); !seen || b.TotalBytes() > best.TotalBytes() {
-			best, seen = b, true
+		if b := larger(en.states[z].phases(&en.flight)); i == 0 || b.TotalBytes() > best.TotalBytes() {
+			best = b
 		}
 	}
 	return best

@@ -293,6 +293,32 @@ func (mm *Model) params(g *geometry, ws []tensorInfo, drop space.RoleSet) (dense
 	return dense, expert
 }
 
+// paramsAndUnit returns params(g, ws, 0) and params(g, ws, fsdp and
+// efsdp) in one pass: the per-chip parameters of weights ws under their
+// storage layout (dense, expert) and before FSDP sharding (unitDense,
+// unitExpert, the FSDP unit). A group no active FSDP role shards has the
+// same bytes in both, computed once.
+func (mm *Model) paramsAndUnit(g *geometry, ws []tensorInfo) (dense, expert, unitDense, unitExpert float64) {
+	wb := mm.p.ClassBytes(model.ClassWeight)
+	fsdp := space.RoleFSDP.Bit() | space.RoleEFSDP.Bit()
+	for i := range ws {
+		in := &ws[i]
+		n := mm.bytes(g, in, 0) / wb
+		u := n
+		if in.roles[g.sp]&g.active&fsdp != 0 {
+			u = mm.bytes(g, in, fsdp) / wb
+		}
+		if in.expert {
+			expert += n
+			unitExpert += u
+		} else {
+			dense += n
+			unitDense += u
+		}
+	}
+	return dense, expert, unitDense, unitExpert
+}
+
 // policy returns the index of the recompute policy named name.
 func (mm *Model) policy(name string) (int, bool) {
 	for i := range mm.policies {
@@ -482,8 +508,8 @@ func (mm *Model) kindTerms(g *geometry, k int) kindTerms {
 // the ZeRO stage.
 func (mm *Model) kindParams(g *geometry, k int, kt *kindTerms) {
 	fsdp := space.RoleFSDP.Bit() | space.RoleEFSDP.Bit()
-	kt.dense, kt.expert = mm.params(g, mm.kindWeights[k], 0)
-	d0, e0 := mm.params(g, mm.kindWeights[k], fsdp)
+	var d0, e0 float64
+	kt.dense, kt.expert, d0, e0 = mm.paramsAndUnit(g, mm.kindWeights[k])
 	kt.unit = d0 + e0
 	d8, e8 := mm.params(g, mm.kindFP8[k], fsdp)
 	kt.fp8 = d8 + e8
@@ -549,16 +575,13 @@ type endTerms struct {
 // ends computes the endTerms of a strategy.
 func (mm *Model) ends(g *geometry) endTerms {
 	var e endTerms
-	fsdp := space.RoleFSDP.Bit() | space.RoleEFSDP.Bit()
-	e.embedDense, e.embedExpert = mm.params(g, mm.embedWeights, 0)
-	d0, e0 := mm.params(g, mm.embedWeights, fsdp)
+	var d0, e0 float64
+	e.embedDense, e.embedExpert, d0, e0 = mm.paramsAndUnit(g, mm.embedWeights)
 	e.embedUnit = d0 + e0
-	e.outputDense, e.outputExpert = mm.params(g, mm.outputWeights, 0)
-	d0, e0 = mm.params(g, mm.outputWeights, fsdp)
+	e.outputDense, e.outputExpert, d0, e0 = mm.paramsAndUnit(g, mm.outputWeights)
 	e.outputUnit = d0 + e0
 	if len(mm.tiedCopy) > 0 {
-		e.tiedDense, _ = mm.params(g, mm.tiedCopy, 0)
-		e.tiedUnit, _ = mm.params(g, mm.tiedCopy, fsdp)
+		e.tiedDense, _, e.tiedUnit, _ = mm.paramsAndUnit(g, mm.tiedCopy)
 	}
 	e.embedSaved = mm.sum(g, mm.embedSaved, 0)
 	e.outputSaved = mm.p.OutputRuns() * mm.sum(g, mm.outputSaved, 0)
@@ -608,7 +631,8 @@ func larger(fwd, step Breakdown) Breakdown {
 // and the optimizer step, with every gradient and no activation; and its
 // buffer terms.
 func (mm *Model) stagePhases(g *geometry, terms []kindTerms, e *endTerms, st *stage) (fwd, step Breakdown, bufs bufTerms) {
-	sums := mm.stageSums(terms, e, st)
+	var sums stageSums
+	mm.stageSums(terms, e, st, &sums)
 	return mm.phases(g, e, st, &sums)
 }
 
@@ -624,11 +648,11 @@ type stageSums struct {
 	hasMoE        bool
 }
 
-// stageSums sums the layer kind terms and end terms e over the layers of
-// pipeline rank st (its counts, scale, first and last; not its
-// micro-batches in flight).
-func (mm *Model) stageSums(terms []kindTerms, e *endTerms, st *stage) stageSums {
-	var ss stageSums
+// stageSums sets ss to the layer kind terms and end terms e summed over
+// the layers of pipeline rank st (its counts, scale, first and last; not
+// its micro-batches in flight).
+func (mm *Model) stageSums(terms []kindTerms, e *endTerms, st *stage, ss *stageSums) {
+	*ss = stageSums{}
 	for k, n := range st.counts {
 		if n == 0 {
 			continue
@@ -658,7 +682,6 @@ func (mm *Model) stageSums(terms []kindTerms, e *endTerms, st *stage) stageSums 
 		}
 		ss.dense, ss.expert, ss.unit = ss.dense+d, ss.expert+e.outputExpert, max(ss.unit, u)
 	}
-	return ss
 }
 
 // phases returns the memory of pipeline rank st, whose sums stageSums
