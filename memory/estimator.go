@@ -24,12 +24,16 @@ import (
 //   - each candidate rank's sums of the terms above;
 //   - each candidate rank's activations and buffers, which depend on the
 //     sums and the micro-batches in flight (the schedule and its virtual
-//     stages), and its model states, which depend on the sums and the
-//     ZeRO stage (kept for every stage below numZero).
+//     stages; kept for the last maxFlights schedules), and its model
+//     states, which depend on the sums and the ZeRO stage (kept for every
+//     stage below numZero).
 //
-// A strategy whose genes but the ZeRO stage, the recompute policy and the
-// schedule are the previous one's then costs its role degrees and the sum
-// of each candidate rank's kept terms. The breakdowns are
+// A strategy whose layout and micro-batch size are the previous one's, a
+// search's neighbour (space.Space's genes: the schedule fastest, then the
+// ZeRO stage, the recompute policy, the micro-batch size and the layout),
+// then costs the comparison of its mesh with the previous one's and a sum
+// per candidate rank of the kept terms. The same holds across placements
+// with the same role degrees. The breakdowns are
 // Model.Estimate's, bit for bit. It is not safe for concurrent use: use
 // one per goroutine.
 type Estimator struct {
@@ -75,19 +79,34 @@ type Estimator struct {
 	other   []int
 	rankBuf []int
 
-	// flightOK reports whether the ranks' flight terms are for the schedule
-	// flightSched with flightV virtual stages (and the current sums);
-	// zeroOK[z] whether their model states for ZeRO stage z are for the
-	// current sums.
-	flightSched space.Schedule
-	flightV     int
-	flightOK    bool
-	zeroOK      [numZero]bool
+	// flightKeys are the schedules whose flight terms the ranks hold under
+	// the current sums, nFlights of them: slot j's are flights[j*len(ranks):]
+	// in the ranks' order. flightSlot is the current strategy's slot, and
+	// nextFlight the slot the next new schedule takes. zeroOK[z] reports
+	// whether the ranks' model states for ZeRO stage z are for the current
+	// sums.
+	flightKeys [maxFlights]flightKey
+	nFlights   int
+	nextFlight int
+	flightSlot int
+	flights    []flightTerms
+	zeroOK     [numZero]bool
 }
 
 // numZero bounds the ZeRO stages whose model states an Estimator keeps per
 // candidate rank (0, 1 and 2: all the stages a strategy takes).
 const numZero = 3
+
+// maxFlights bounds the schedules whose flight terms an Estimator keeps
+// per candidate rank: more than a space lists for one pipeline degree.
+const maxFlights = 16
+
+// flightKey is what a rank's flight terms read of a strategy besides its
+// shape and recompute policy: its schedule and virtual stages.
+type flightKey struct {
+	schedule space.Schedule
+	v        int
+}
 
 // maxMeshShares bounds the shares per dimension of the placements whose
 // role degrees an Estimator keeps.
@@ -159,15 +178,15 @@ type shapeKey struct {
 }
 
 // rankEntry is one candidate pipeline rank r of an Estimator: its stage
-// (the layers it holds and, with the flight terms, its micro-batches in
-// flight), where its counts start in Estimator.counts, its sums, its
-// flight terms and its model states under each ZeRO stage below numZero.
+// (the layers it holds; its micro-batches in flight are those of the last
+// schedule whose flight terms were filled), where its counts start in
+// Estimator.counts, its sums and its model states under each ZeRO stage
+// below numZero.
 type rankEntry struct {
 	r      int
 	off    int
 	st     stage
 	sums   stageSums
-	flight flightTerms
 	states [numZero]rankStates
 }
 
@@ -236,13 +255,27 @@ func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
 			en := &e.ranks[i]
 			mm.stageSums(e.terms, &e.ends, &en.st, &en.sums)
 		}
-		e.sumsOK, e.flightOK, e.zeroOK = true, false, [numZero]bool{}
+		e.sumsOK, e.nFlights, e.nextFlight, e.zeroOK = true, 0, 0, [numZero]bool{}
 	}
-	if !e.flightOK || s.Schedule != e.flightSched || s.V != e.flightV {
-		e.fillFlight(s.V)
-		e.flightSched, e.flightV, e.flightOK = s.Schedule, s.V, true
-	}
+	e.flightSlot = e.flightOf(flightKey{s.Schedule, s.V})
 	return e.peak(), nil
+}
+
+// flightOf returns the slot of the ranks' flight terms under schedule k,
+// filling a slot when none holds them.
+func (e *Estimator) flightOf(k flightKey) int {
+	for j := range e.nFlights {
+		if e.flightKeys[j] == k {
+			return j
+		}
+	}
+	j := e.nextFlight
+	e.nextFlight = (j + 1) % maxFlights
+	e.nFlights = max(e.nFlights, j+1)
+	e.flightKeys[j] = k
+	n := len(e.ranks)
+	e.fillFlight(k.v, e.flights[j*n:(j+1)*n])
+	return j
 }
 
 // fillRanks fills e.ranks with the candidate ranks of a pipeline of pp
@@ -274,12 +307,17 @@ func (e *Estimator) fillRanks(pp int, pl space.Placement) {
 		en := &e.ranks[i]
 		en.st.counts = e.counts[en.off : en.off+nk : en.off+nk]
 	}
+	if n := maxFlights * len(e.ranks); n > cap(e.flights) {
+		e.flights = make([]flightTerms, n)
+	} else {
+		e.flights = e.flights[:n]
+	}
 	e.ranksPP, e.ranksPl, e.ranksOK = pp, pl, true
 }
 
-// fillFlight fills the ranks' flight terms under the current schedule
-// with v virtual stages (Model.peakOf).
-func (e *Estimator) fillFlight(v int) {
+// fillFlight fills fl, one per rank, with the ranks' flight terms under
+// the current schedule with v virtual stages (Model.peakOf).
+func (e *Estimator) fillFlight(v int, fl []flightTerms) {
 	mm, rules := e.mm, &e.rules
 	pp, m := e.ranksPP, e.micro
 	v = rules.VirtualStages(v)
@@ -287,7 +325,7 @@ func (e *Estimator) fillFlight(v int) {
 	for i := range e.ranks {
 		en := &e.ranks[i]
 		en.st.inFlight, en.st.lastInFlight = rules.InFlight(en.r, pp, v, m), last
-		mm.flightTerms(&e.g, &e.ends, &en.st, &en.sums, &en.flight)
+		mm.flightTerms(&e.g, &e.ends, &en.st, &en.sums, &fl[i])
 	}
 }
 
@@ -295,6 +333,11 @@ func (e *Estimator) fillFlight(v int) {
 // ZeRO stage included) and flight terms (Model.peakOf).
 func (e *Estimator) peak() Breakdown {
 	z := e.g.zero
+	n := len(e.ranks)
+	if n == 0 {
+		return Breakdown{} // as Model.peakOf without a candidate rank
+	}
+	flights := e.flights[e.flightSlot*n : (e.flightSlot+1)*n]
 	if z < 0 || z >= numZero {
 		// A stage whose states are not kept.
 		var best Breakdown
@@ -302,7 +345,7 @@ func (e *Estimator) peak() Breakdown {
 			en := &e.ranks[i]
 			var rs rankStates
 			e.mm.rankStates(&e.g, &en.sums, &rs)
-			if b := larger(rs.phases(&en.flight)); i == 0 || b.TotalBytes() > best.TotalBytes() {
+			if b := larger(rs.phases(&flights[i])); i == 0 || b.TotalBytes() > best.TotalBytes() {
 				best = b
 			}
 		}
@@ -315,12 +358,22 @@ func (e *Estimator) peak() Breakdown {
 		}
 		e.zeroOK[z] = true
 	}
-	var best Breakdown
+	// The busiest rank and phase by their totals alone (larger), then its
+	// breakdown.
+	best, bestStep, bestTotal := 0, false, 0.0
 	for i := range e.ranks {
-		en := &e.ranks[i]
-		if b := larger(en.states[z].phases(&en.flight)); i == 0 || b.TotalBytes() > best.TotalBytes() {
-			best = b
+		fwd, step := e.ranks[i].states[z].totals(&flights[i])
+		total, isStep := fwd, false
+		if step > fwd {
+			total, isStep = step, true
+		}
+		if i == 0 || total > bestTotal {
+			best, bestStep, bestTotal = i, isStep, total
 		}
 	}
-	return best
+	fwd, step := e.ranks[best].states[z].phases(&flights[best])
+	if bestStep {
+		return step
+	}
+	return fwd
 }

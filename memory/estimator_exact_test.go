@@ -264,3 +264,54 @@ func BenchmarkEstimator(b *testing.B) {
 		}
 	}
 }
+
+// TestEstimatorManySchedules checks the Estimator against Model.Estimate
+// on more schedules of one layout than it keeps flight terms for
+// (maxFlights), visited twice over in a cycle and back and forth, with
+// the ZeRO stage changing in between.
+func TestEstimatorManySchedules(t *testing.T) {
+	tc := exactCases(t)[0] // llama3-70b: 80 layers
+	c, err := profiles.Parse(tc.cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := space.Strategy{Degree: space.Degrees{space.DP: 8, space.FSDP: 1, space.TP: 8, space.CP: 1, space.PP: 4, space.EP: 1},
+		MB: 1, V: 1, Schedule: space.OneFOneB, Recompute: space.RecomputeSelective}
+	base, err = base.Place(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schedules []space.Strategy
+	for _, sc := range space.Schedules() {
+		for v := 1; v <= 2*maxFlights; v++ {
+			s := base
+			s.Schedule, s.V = sc, v
+			if s.Validate(tc.m, c, tc.w) == nil {
+				schedules = append(schedules, s)
+			}
+		}
+	}
+	if len(schedules) <= maxFlights {
+		t.Fatalf("only %d schedules validate; want more than %d", len(schedules), maxFlights)
+	}
+	var run []space.Strategy
+	for pass := range 2 {
+		for i := range schedules {
+			s := schedules[i]
+			s.Zero = (i + pass) % numZero
+			run = append(run, s)
+		}
+	}
+	for i := len(schedules) - 1; i >= 0; i -= 3 {
+		run = append(run, schedules[i], schedules[len(schedules)-1-i])
+	}
+	mm := NewModel(model.MustProgram(tc.m, tc.opts[0]))
+	e := mm.NewEstimator(c, tc.w)
+	for _, s := range run {
+		want, wantErr := mm.Estimate(c, tc.w, s)
+		got, err := e.Estimate(s)
+		if !sameBits(got, want) || err != nil || wantErr != nil {
+			t.Fatalf("Estimator.Estimate(%s) = %+v, %v; want %+v, %v", s.String(), got, err, want, wantErr)
+		}
+	}
+}

@@ -697,9 +697,11 @@ func (mm *Model) phases(g *geometry, e *endTerms, st *stage, ss *stageSums) (fwd
 
 // rankStates are a pipeline rank's model states in its two phases: the
 // parameters, gradients and optimizer state at the end of the forward
-// pass (fwd) and in the optimizer step (step).
+// pass (fwd) and in the optimizer step (step); fwdHead and stepHead are
+// their sums, the first terms of Breakdown.TotalBytes's sum in its order.
 type rankStates struct {
-	fwd, step [3]float64
+	fwd, step         [3]float64
+	fwdHead, stepHead float64
 }
 
 // rankStates fills rs with the model states of the rank whose sums are ss
@@ -707,13 +709,17 @@ type rankStates struct {
 func (mm *Model) rankStates(g *geometry, ss *stageSums, rs *rankStates) {
 	rs.fwd[0], rs.fwd[1], rs.fwd[2] = mm.states(g, ss.dense, ss.expert, ss.fp8, false)
 	rs.step[0], rs.step[1], rs.step[2] = mm.states(g, ss.dense, ss.expert, ss.fp8, true)
+	rs.fwdHead = rs.fwd[0] + rs.fwd[1] + rs.fwd[2]
+	rs.stepHead = rs.step[0] + rs.step[1] + rs.step[2]
 }
 
 // flightTerms are what a pipeline rank's memory reads of its micro-batches
 // in flight: its activations at the end of the forward pass and its
-// buffers that persist through the step and that are transient.
+// buffers that persist through the step and that are transient, and
+// their sum, the buffers of the forward phase.
 type flightTerms struct {
 	act, persistent, transient float64
+	buffers                    float64
 }
 
 // flightTerms fills fl with the activations and buffers of rank st (its
@@ -724,6 +730,7 @@ func (mm *Model) flightTerms(g *geometry, e *endTerms, st *stage, ss *stageSums,
 	fl.act = st.inFlight * ss.act
 	bufs := mm.buffers(g, e, st, ss.dense+ss.expert, ss.unit, ss.work, ss.fp8Unit, ss.hasMoE)
 	fl.persistent, fl.transient = bufs.totals()
+	fl.buffers = fl.persistent + fl.transient
 	return bufs
 }
 
@@ -731,10 +738,17 @@ func (mm *Model) flightTerms(g *geometry, e *endTerms, st *stage, ss *stageSums,
 // its model states rs and its flight terms fl.
 func (rs *rankStates) phases(fl *flightTerms) (fwd, step Breakdown) {
 	fwd = Breakdown{ParamsBytes: rs.fwd[0], GradsBytes: rs.fwd[1], OptimizerBytes: rs.fwd[2],
-		ActivationsBytes: fl.act, BuffersBytes: fl.persistent + fl.transient}
+		ActivationsBytes: fl.act, BuffersBytes: fl.buffers}
 	step = Breakdown{ParamsBytes: rs.step[0], GradsBytes: rs.step[1], OptimizerBytes: rs.step[2],
 		BuffersBytes: fl.persistent}
 	return fwd, step
+}
+
+// totals returns the TotalBytes of the rank's two phases (phases) without
+// building them: the same sums in the same order, so the same bits.
+func (rs *rankStates) totals(fl *flightTerms) (fwd, step float64) {
+	const stepActivations = 0 // the step phase's ActivationsBytes
+	return rs.fwdHead + fl.act + fl.buffers, rs.stepHead + stepActivations + fl.persistent
 }
 
 // states returns the model states of dense and expert parameters after
