@@ -28,12 +28,13 @@ import (
 //     states, which depend on the sums and the ZeRO stage (kept for every
 //     stage below numZero).
 //
-// A strategy whose layout and micro-batch size are the previous one's, a
-// search's neighbour (space.Space's genes: the schedule fastest, then the
-// ZeRO stage, the recompute policy, the micro-batch size and the layout),
-// then costs the comparison of its mesh with the previous one's and a sum
-// per candidate rank of the kept terms. The same holds across placements
-// with the same role degrees. The breakdowns are
+// A strategy that differs from the previous one only in its schedule or
+// ZeRO stage (space.Space's genes: the schedule fastest, then the ZeRO
+// stage, the recompute policy, the micro-batch size and the layout) then
+// costs the comparison of its mesh with the previous one's and, once that
+// schedule's flight terms and that stage's states are kept, a sum per
+// candidate rank. Placements with the same role degrees, degrees and
+// sequence parallelism share all the terms. The breakdowns are
 // Model.Estimate's, bit for bit. It is not safe for concurrent use: use
 // one per goroutine.
 type Estimator struct {

@@ -315,3 +315,60 @@ func TestEstimatorManySchedules(t *testing.T) {
 		}
 	}
 }
+
+// TestEstimatorClasses checks the Estimator against Model.Estimate when
+// it keeps its terms across the placements of a class (the same role
+// degrees, degrees and sequence parallelism): the strategies of each
+// class of a space in turn, twice over, the second time in reverse.
+func TestEstimatorClasses(t *testing.T) {
+	for _, tc := range exactCases(t)[4:] { // the MoE models: placements of ep differ in role degrees
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := profiles.Parse(tc.cluster)
+			if err != nil {
+				t.Fatal(err)
+			}
+			strategies := exactSample(t, tc, c, 16, 96, false)
+			mm := NewModel(model.MustProgram(tc.m, tc.opts[0]))
+			type classKey struct {
+				roles  [space.NumRoles]int
+				degree space.Degrees
+				sp     bool
+			}
+			byClass := map[classKey][]int{}
+			var classes []classKey
+			for i := range strategies {
+				s := &strategies[i]
+				roles, err := s.RoleDegrees(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k := classKey{roles: roles, degree: s.Degree, sp: s.SP}
+				if _, ok := byClass[k]; !ok {
+					classes = append(classes, k)
+				}
+				byClass[k] = append(byClass[k], i)
+			}
+			e := mm.NewEstimator(c, tc.w)
+			shared := 0
+			for _, k := range classes {
+				run := byClass[k]
+				back := slices.Clone(run)
+				slices.Reverse(back)
+				for _, i := range append(slices.Clone(run), back...) {
+					s := strategies[i]
+					want, _ := mm.Estimate(c, tc.w, s)
+					got, err := e.Estimate(s)
+					if err != nil || !sameBits(got, want) {
+						t.Fatalf("Estimator.Estimate(%s) = %+v, %v; want %+v", s.String(), got, err, want)
+					}
+				}
+				if len(run) > 1 {
+					shared++
+				}
+			}
+			if shared == 0 {
+				t.Error("no class with several strategies")
+			}
+		})
+	}
+}
