@@ -323,10 +323,11 @@ func (e *Estimator) fillFlight(v int, fl []flightTerms) {
 	pp, m := e.ranksPP, e.micro
 	v = rules.VirtualStages(v)
 	last := rules.HeadInFlight(pp, v, m)
+	var bufs bufTerms
 	for i := range e.ranks {
 		en := &e.ranks[i]
 		en.st.inFlight, en.st.lastInFlight = rules.InFlight(en.r, pp, v, m), last
-		mm.flightTerms(&e.g, &e.ends, &en.st, &en.sums, &fl[i])
+		mm.flightTerms(&e.g, &e.ends, &en.st, &en.sums, &fl[i], &bufs)
 	}
 }
 
@@ -339,18 +340,18 @@ func (e *Estimator) peak() Breakdown {
 		return Breakdown{} // as Model.peakOf without a candidate rank
 	}
 	flights := e.flights[e.flightSlot*n : (e.flightSlot+1)*n]
+	var bz busiest
+	best := 0
 	if z < 0 || z >= numZero {
 		// A stage whose states are not kept.
-		var best Breakdown
+		var rs, peakS rankStates
 		for i := range e.ranks {
-			en := &e.ranks[i]
-			var rs rankStates
-			e.mm.rankStates(&e.g, &en.sums, &rs)
-			if b := larger(rs.phases(&flights[i])); i == 0 || b.TotalBytes() > best.TotalBytes() {
-				best = b
+			e.mm.rankStates(&e.g, &e.ranks[i].sums, &rs)
+			if bz.offer(rs.totals(&flights[i])) {
+				best, peakS = i, rs
 			}
 		}
-		return best
+		return bz.of(peakS.phases(&flights[best]))
 	}
 	if !e.zeroOK[z] {
 		for i := range e.ranks {
@@ -359,22 +360,10 @@ func (e *Estimator) peak() Breakdown {
 		}
 		e.zeroOK[z] = true
 	}
-	// The busiest rank and phase by their totals alone (larger), then its
-	// breakdown.
-	best, bestStep, bestTotal := 0, false, 0.0
 	for i := range e.ranks {
-		fwd, step := e.ranks[i].states[z].totals(&flights[i])
-		total, isStep := fwd, false
-		if step > fwd {
-			total, isStep = step, true
-		}
-		if i == 0 || total > bestTotal {
-			best, bestStep, bestTotal = i, isStep, total
+		if bz.offer(e.ranks[i].states[z].totals(&flights[i])) {
+			best = i
 		}
 	}
-	fwd, step := e.ranks[best].states[z].phases(&flights[best])
-	if bestStep {
-		return step
-	}
-	return fwd
+	return bz.of(e.ranks[best].states[z].phases(&flights[best]))
 }

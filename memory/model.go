@@ -477,7 +477,15 @@ func (mm *Model) peakOf(w space.Workload, s *space.Strategy, g *geometry, terms 
 	}
 	var rankBuf [maxRanks]int
 	ranks := space.CandidateRanks(mm.layers, pp, mm.kindStarts, rankBuf[:0])
-	seen := false
+	var (
+		bz    busiest
+		ss    stageSums
+		rs    rankStates
+		fl    flightTerms
+		bufs  bufTerms
+		peakS rankStates
+		peakF flightTerms
+	)
 	for _, c := range ranks {
 		// A paired placement's rank r holds linear ranks r and pp-1-r; the
 		// pair changes only where either crosses a candidate rank.
@@ -487,12 +495,50 @@ func (mm *Model) peakOf(w space.Workload, s *space.Strategy, g *geometry, terms 
 			}
 			st := mm.rankStage(r, pp, pl, cnt, cnt2)
 			st.inFlight, st.lastInFlight = rules.InFlight(r, pp, v, m), pk.lastInFlight
-			b := mm.stage(g, terms, ends, &st)
-			if !seen || b.TotalBytes() > pk.b.TotalBytes() {
-				pk.b, pk.rank, pk.inFlight, seen = b, r, st.inFlight, true
+			mm.stageSums(terms, ends, &st, &ss)
+			mm.rankStates(g, &ss, &rs)
+			mm.flightTerms(g, ends, &st, &ss, &fl, &bufs)
+			if bz.offer(rs.totals(&fl)) {
+				peakS, peakF, pk.rank, pk.inFlight = rs, fl, r, st.inFlight
 			}
 		}
 	}
+	if bz.seen {
+		pk.b = bz.of(peakS.phases(&peakF))
+	}
+}
+
+// busiest picks the busiest of a strategy's pipeline ranks, offered in
+// turn, by the totals of their two phases (rankStates.totals): a rank's
+// larger phase, the forward one on a tie, and the first of the busiest
+// ranks. total is its larger phase's total, step whether that is the
+// step phase, seen whether a rank was offered.
+type busiest struct {
+	total      float64
+	step, seen bool
+}
+
+// offer reports whether the rank whose phases total fwd and step bytes is
+// busier than the ones offered before, keeping it if so.
+func (bz *busiest) offer(fwd, step float64) bool {
+	total, isStep := fwd, false
+	if step > fwd {
+		total, isStep = step, true
+	}
+	if bz.seen && !(total > bz.total) {
+		return false
+	}
+	bz.total, bz.step, bz.seen = total, isStep, true
+	return true
+}
+
+// of returns the busiest rank's larger phase among its phases fwd and
+// step.
+func (bz *busiest) of(fwd, step Breakdown) Breakdown {
+	if bz.step {
+		return step
+	}
+	return fwd
 }
 
 // kindTerms computes layer kind k's per-chip quantities under g.
@@ -609,22 +655,6 @@ type stage struct {
 	inFlight, lastInFlight float64
 }
 
-// stage returns the memory of one pipeline rank: the larger of its two
-// phases (stagePhases).
-func (mm *Model) stage(g *geometry, terms []kindTerms, e *endTerms, st *stage) Breakdown {
-	fwd, step, _ := mm.stagePhases(g, terms, e, st)
-	return larger(fwd, step)
-}
-
-// larger returns the larger of a rank's two phases, the forward one on a
-// tie.
-func larger(fwd, step Breakdown) Breakdown {
-	if step.TotalBytes() > fwd.TotalBytes() {
-		return step
-	}
-	return fwd
-}
-
 // stagePhases returns the memory of one pipeline rank in its two phases,
 // which bound the step (docs/formulas.md §2.5 [derived]): the end of the
 // forward pass of the last micro-batch, with every activation in flight,
@@ -690,7 +720,7 @@ func (mm *Model) phases(g *geometry, e *endTerms, st *stage, ss *stageSums) (fwd
 	var rs rankStates
 	mm.rankStates(g, ss, &rs)
 	var fl flightTerms
-	bufs = mm.flightTerms(g, e, st, ss, &fl)
+	mm.flightTerms(g, e, st, ss, &fl, &bufs)
 	fwd, step = rs.phases(&fl)
 	return fwd, step, bufs
 }
@@ -723,15 +753,14 @@ type flightTerms struct {
 }
 
 // flightTerms fills fl with the activations and buffers of rank st (its
-// micro-batches in flight included), whose sums are ss, and returns its
+// micro-batches in flight included), whose sums are ss, and bufs with its
 // buffer terms.
-func (mm *Model) flightTerms(g *geometry, e *endTerms, st *stage, ss *stageSums, fl *flightTerms) bufTerms {
+func (mm *Model) flightTerms(g *geometry, e *endTerms, st *stage, ss *stageSums, fl *flightTerms, bufs *bufTerms) {
 	// Layer activations × micro-batches in flight (docs/formulas.md §2.3 [KORT §4.3]).
 	fl.act = st.inFlight * ss.act
-	bufs := mm.buffers(g, e, st, ss.dense+ss.expert, ss.unit, ss.work, ss.fp8Unit, ss.hasMoE)
+	*bufs = mm.buffers(g, e, st, ss.dense+ss.expert, ss.unit, ss.work, ss.fp8Unit, ss.hasMoE)
 	fl.persistent, fl.transient = bufs.totals()
 	fl.buffers = fl.persistent + fl.transient
-	return bufs
 }
 
 // phases returns the rank's memory in its two phases (stagePhases) from
