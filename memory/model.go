@@ -293,6 +293,32 @@ func (mm *Model) params(g *geometry, ws []tensorInfo, drop space.RoleSet) (dense
 	return dense, expert
 }
 
+// paramsAndUnit returns params(g, ws, 0) and params(g, ws, fsdp and
+// efsdp) in one pass: the per-chip parameters of weights ws under their
+// storage layout (dense, expert) and before FSDP sharding (unitDense,
+// unitExpert, the FSDP unit). A group no active FSDP role shards has the
+// same bytes in both, computed once.
+func (mm *Model) paramsAndUnit(g *geometry, ws []tensorInfo) (dense, expert, unitDense, unitExpert float64) {
+	wb := mm.p.ClassBytes(model.ClassWeight)
+	fsdp := space.RoleFSDP.Bit() | space.RoleEFSDP.Bit()
+	for i := range ws {
+		in := &ws[i]
+		n := mm.bytes(g, in, 0) / wb
+		u := n
+		if in.roles[g.sp]&g.active&fsdp != 0 {
+			u = mm.bytes(g, in, fsdp) / wb
+		}
+		if in.expert {
+			expert += n
+			unitExpert += u
+		} else {
+			dense += n
+			unitDense += u
+		}
+	}
+	return dense, expert, unitDense, unitExpert
+}
+
 // policy returns the index of the recompute policy named name.
 func (mm *Model) policy(name string) (int, bool) {
 	for i := range mm.policies {
@@ -344,63 +370,6 @@ type peak struct {
 	pl                     space.Placement
 }
 
-// Estimator estimates the memory of many strategies of one Model on one
-// cluster and workload, as Estimate does, keeping the geometry and the
-// layer kind and end terms of the previous strategy for the next one when
-// only its pipeline schedule and virtual stages change (a search's order).
-// It is not safe for concurrent use: use one per goroutine.
-type Estimator struct {
-	mm    *Model
-	c     profiles.Cluster
-	w     space.Workload
-	key   estimatorKey
-	valid bool
-	g     geometry
-	terms []kindTerms
-	ends  endTerms
-}
-
-// estimatorKey is what geometryOf reads of a strategy: its roles'
-// degrees (of its placement on the cluster), parallel degrees, sequence
-// parallelism, micro-batch size, ZeRO stage and recompute policy.
-type estimatorKey struct {
-	roles     [space.NumRoles]int
-	degree    space.Degrees
-	sp        bool
-	mb, zero  int
-	recompute string
-}
-
-// NewEstimator returns an Estimator of mm on cluster c (copied) with
-// workload w.
-func (mm *Model) NewEstimator(c profiles.Cluster, w space.Workload) *Estimator {
-	c.Axes = append([]profiles.Axis(nil), c.Axes...)
-	return &Estimator{mm: mm, c: c, w: w, terms: make([]kindTerms, len(mm.p.Kinds))}
-}
-
-// Estimate returns the per-chip memory of strategy s (validated; placed
-// or not), as Model.Estimate does on the Estimator's cluster and workload.
-func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
-	roles, err := s.RoleDegrees(e.c)
-	if err != nil {
-		e.valid = false
-		return e.mm.Estimate(e.c, e.w, s) // its error, as Estimate words it
-	}
-	k := estimatorKey{roles: roles, degree: s.Degree, sp: s.SP, mb: s.MB, zero: s.Zero, recompute: s.Recompute}
-	if !e.valid || k != e.key {
-		e.valid = false
-		pol, ok := e.mm.policy(s.Recompute)
-		if !ok {
-			return e.mm.Estimate(e.c, e.w, s) // its error, as Estimate words it
-		}
-		e.mm.geometryOf(e.c, e.w, &s, pol, roles, &e.g, e.terms, &e.ends)
-		e.key, e.valid = k, true
-	}
-	var pk peak
-	e.mm.peakOf(e.w, &s, &e.g, e.terms, &e.ends, &pk)
-	return pk.b, nil
-}
-
 // estimate fills pk with the busiest rank of s (Estimate).
 func (mm *Model) estimate(c profiles.Cluster, w space.Workload, s space.Strategy, pk *peak) error {
 	var buf [maxKinds]kindTerms
@@ -427,6 +396,21 @@ func (mm *Model) estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 // pipeline schedule and virtual stages; pol is the index of s's recompute
 // policy and deg its roles' degrees (space.Strategy.RoleDegrees).
 func (mm *Model) geometryOf(c profiles.Cluster, w space.Workload, s *space.Strategy, pol int, deg [space.NumRoles]int, g *geometry, terms []kindTerms, ends *endTerms) {
+	mm.shapeOf(c, w, s, deg, g)
+	g.zero, g.policy = s.Zero, pol
+	for k := range mm.p.Kinds {
+		mm.kindParams(g, k, &terms[k])
+		mm.kindActs(g, k, &terms[k])
+	}
+	*ends = mm.ends(g)
+}
+
+// shapeOf fills g with what the memory of s on cluster c with workload w
+// depends on besides its ZeRO stage, recompute policy, pipeline schedule
+// and virtual stages, leaving g.zero and g.policy zero; deg are s's roles'
+// degrees (space.Strategy.RoleDegrees). It reads of s only what a
+// shapeKey holds and its replicas (its degrees).
+func (mm *Model) shapeOf(c profiles.Cluster, w space.Workload, s *space.Strategy, deg [space.NumRoles]int, g *geometry) {
 	p := mm.p
 	*g = geometry{}
 	for r, d := range deg {
@@ -451,7 +435,6 @@ func (mm *Model) geometryOf(c profiles.Cluster, w space.Workload, s *space.Strat
 	for _, d := range mm.capped {
 		g.capF[d] = p.CapFactor(d, tp)
 	}
-	g.zero, g.policy = s.Zero, pol
 	// One NCCL communicator per parallel group a chip belongs to, the
 	// pipeline's send and receive pair included (docs/runtime-memory.md);
 	// the expert data-parallel groups are groups of their own only when
@@ -465,11 +448,6 @@ func (mm *Model) geometryOf(c profiles.Cluster, w space.Workload, s *space.Strat
 		n++
 	}
 	g.comm = float64(n) * c.Chip.CommunicatorBytes
-
-	for k := range p.Kinds {
-		terms[k] = mm.kindTerms(g, k)
-	}
-	*ends = mm.ends(g)
 	g.micro = float64(max(w.Batch/max(s.Replicas()*mb, 1), 1))
 }
 
@@ -499,7 +477,15 @@ func (mm *Model) peakOf(w space.Workload, s *space.Strategy, g *geometry, terms 
 	}
 	var rankBuf [maxRanks]int
 	ranks := space.CandidateRanks(mm.layers, pp, mm.kindStarts, rankBuf[:0])
-	seen := false
+	var (
+		bz    busiest
+		ss    stageSums
+		rs    rankStates
+		fl    flightTerms
+		bufs  bufTerms
+		peakS rankStates
+		peakF flightTerms
+	)
 	for _, c := range ranks {
 		// A paired placement's rank r holds linear ranks r and pp-1-r; the
 		// pair changes only where either crosses a candidate rank.
@@ -509,27 +495,78 @@ func (mm *Model) peakOf(w space.Workload, s *space.Strategy, g *geometry, terms 
 			}
 			st := mm.rankStage(r, pp, pl, cnt, cnt2)
 			st.inFlight, st.lastInFlight = rules.InFlight(r, pp, v, m), pk.lastInFlight
-			b := mm.stage(g, terms, ends, &st)
-			if !seen || b.TotalBytes() > pk.b.TotalBytes() {
-				pk.b, pk.rank, pk.inFlight, seen = b, r, st.inFlight, true
+			mm.stageSums(terms, ends, &st, &ss)
+			mm.rankStates(g, &ss, &rs)
+			mm.flightTerms(g, ends, &st, &ss, &fl, &bufs)
+			if bz.offer(rs.totals(&fl)) {
+				peakS, peakF, pk.rank, pk.inFlight = rs, fl, r, st.inFlight
 			}
 		}
 	}
+	if bz.seen {
+		pk.b = bz.of(peakS.phases(&peakF))
+	}
+}
+
+// busiest picks the busiest of a strategy's pipeline ranks, offered in
+// turn, by the totals of their two phases (rankStates.totals): a rank's
+// larger phase, the forward one on a tie, and the first of the busiest
+// ranks. total is its larger phase's total, step whether that is the
+// step phase, seen whether a rank was offered.
+type busiest struct {
+	total      float64
+	step, seen bool
+}
+
+// offer reports whether the rank whose phases total fwd and step bytes is
+// busier than the ones offered before, keeping it if so.
+func (bz *busiest) offer(fwd, step float64) bool {
+	total, isStep := fwd, false
+	if step > fwd {
+		total, isStep = step, true
+	}
+	if bz.seen && !(total > bz.total) {
+		return false
+	}
+	bz.total, bz.step, bz.seen = total, isStep, true
+	return true
+}
+
+// of returns the busiest rank's larger phase among its phases fwd and
+// step.
+func (bz *busiest) of(fwd, step Breakdown) Breakdown {
+	if bz.step {
+		return step
+	}
+	return fwd
 }
 
 // kindTerms computes layer kind k's per-chip quantities under g.
 func (mm *Model) kindTerms(g *geometry, k int) kindTerms {
-	fsdp := space.RoleFSDP.Bit() | space.RoleEFSDP.Bit()
 	var kt kindTerms
-	kt.act = mm.sum(g, mm.saved[g.policy][k], 0)
-	kt.work = mm.sum(g, mm.working[g.policy][k], 0)
-	kt.dense, kt.expert = mm.params(g, mm.kindWeights[k], 0)
-	d0, e0 := mm.params(g, mm.kindWeights[k], fsdp)
+	mm.kindParams(g, k, &kt)
+	mm.kindActs(g, k, &kt)
+	return kt
+}
+
+// kindParams fills the parameter terms of kt (all but act and work),
+// layer kind k's under g: they do not depend on the recompute policy or
+// the ZeRO stage.
+func (mm *Model) kindParams(g *geometry, k int, kt *kindTerms) {
+	fsdp := space.RoleFSDP.Bit() | space.RoleEFSDP.Bit()
+	var d0, e0 float64
+	kt.dense, kt.expert, d0, e0 = mm.paramsAndUnit(g, mm.kindWeights[k])
 	kt.unit = d0 + e0
 	d8, e8 := mm.params(g, mm.kindFP8[k], fsdp)
 	kt.fp8 = d8 + e8
 	kt.hasMoE = mm.p.Kinds[k].MoE && mm.p.Kinds[k].Name != "mtp"
-	return kt
+}
+
+// kindActs fills the activation terms of kt (act and work), layer kind
+// k's under g and its recompute policy g.policy.
+func (mm *Model) kindActs(g *geometry, k int, kt *kindTerms) {
+	kt.act = mm.sum(g, mm.saved[g.policy][k], 0)
+	kt.work = mm.sum(g, mm.working[g.policy][k], 0)
 }
 
 // rankStage returns pipeline rank r of pp under placement pl with its
@@ -584,16 +621,13 @@ type endTerms struct {
 // ends computes the endTerms of a strategy.
 func (mm *Model) ends(g *geometry) endTerms {
 	var e endTerms
-	fsdp := space.RoleFSDP.Bit() | space.RoleEFSDP.Bit()
-	e.embedDense, e.embedExpert = mm.params(g, mm.embedWeights, 0)
-	d0, e0 := mm.params(g, mm.embedWeights, fsdp)
+	var d0, e0 float64
+	e.embedDense, e.embedExpert, d0, e0 = mm.paramsAndUnit(g, mm.embedWeights)
 	e.embedUnit = d0 + e0
-	e.outputDense, e.outputExpert = mm.params(g, mm.outputWeights, 0)
-	d0, e0 = mm.params(g, mm.outputWeights, fsdp)
+	e.outputDense, e.outputExpert, d0, e0 = mm.paramsAndUnit(g, mm.outputWeights)
 	e.outputUnit = d0 + e0
 	if len(mm.tiedCopy) > 0 {
-		e.tiedDense, _ = mm.params(g, mm.tiedCopy, 0)
-		e.tiedUnit, _ = mm.params(g, mm.tiedCopy, fsdp)
+		e.tiedDense, _, e.tiedUnit, _ = mm.paramsAndUnit(g, mm.tiedCopy)
 	}
 	e.embedSaved = mm.sum(g, mm.embedSaved, 0)
 	e.outputSaved = mm.p.OutputRuns() * mm.sum(g, mm.outputSaved, 0)
@@ -621,42 +655,52 @@ type stage struct {
 	inFlight, lastInFlight float64
 }
 
-// stage returns the memory of one pipeline rank: the larger of its two
-// phases (stagePhases).
-func (mm *Model) stage(g *geometry, terms []kindTerms, e *endTerms, st *stage) Breakdown {
-	fwd, step, _ := mm.stagePhases(g, terms, e, st)
-	if step.TotalBytes() > fwd.TotalBytes() {
-		return step
-	}
-	return fwd
-}
-
 // stagePhases returns the memory of one pipeline rank in its two phases,
 // which bound the step (docs/formulas.md §2.5 [derived]): the end of the
 // forward pass of the last micro-batch, with every activation in flight,
 // and the optimizer step, with every gradient and no activation; and its
 // buffer terms.
 func (mm *Model) stagePhases(g *geometry, terms []kindTerms, e *endTerms, st *stage) (fwd, step Breakdown, bufs bufTerms) {
-	var dense, expert, unit, act, work, fp8, fp8Unit float64
-	hasMoE := false
+	var sums stageSums
+	mm.stageSums(terms, e, st, &sums)
+	return mm.phases(g, e, st, &sums)
+}
+
+// stageSums are a pipeline rank's layer kind and end terms summed over
+// the layers it holds: what its memory reads of them.
+type stageSums struct {
+	dense, expert float64 // parameters after storage sharding, the ends' included
+	unit          float64 // the largest FSDP unit before it
+	act           float64 // saved activations per micro-batch
+	work          float64 // the largest layer's recomputed activations
+	fp8           float64 // parameters with fp8 copies, before FSDP sharding
+	fp8Unit       float64 // the largest unit's parameters with fp8 copies
+	hasMoE        bool
+}
+
+// stageSums sets ss to the layer kind terms and end terms e summed over
+// the layers of pipeline rank st (its counts, scale, first and last; not
+// its micro-batches in flight).
+func (mm *Model) stageSums(terms []kindTerms, e *endTerms, st *stage, ss *stageSums) {
+	*ss = stageSums{}
 	for k, n := range st.counts {
 		if n == 0 {
 			continue
 		}
 		t := &terms[k]
 		f := st.scale * float64(n)
-		dense += f * t.dense
-		expert += f * t.expert
-		act += f * t.act
-		fp8 += f * t.fp8
-		fp8Unit = max(fp8Unit, t.fp8)
-		unit = max(unit, t.unit)
-		work = max(work, t.work)
-		hasMoE = hasMoE || t.hasMoE
+		ss.dense += f * t.dense
+		ss.expert += f * t.expert
+		ss.act += f * t.act
+		ss.fp8 += f * t.fp8
+		ss.fp8Unit = max(ss.fp8Unit, t.fp8)
+		ss.unit = max(ss.unit, t.unit)
+		ss.work = max(ss.work, t.work)
+		ss.hasMoE = ss.hasMoE || t.hasMoE
 	}
 	if st.first {
 		// Input embedding V·h/t on the first stage [MEG-MEM].
-		dense, expert, unit = dense+e.embedDense, expert+e.embedExpert, max(unit, e.embedUnit)
+		ss.dense, ss.expert, ss.unit = ss.dense+e.embedDense, ss.expert+e.embedExpert, max(ss.unit, e.embedUnit)
 	}
 	if st.last {
 		// Final norm and output layer V·h/t; a copy of a tied embedding when
@@ -666,17 +710,74 @@ func (mm *Model) stagePhases(g *geometry, terms []kindTerms, e *endTerms, st *st
 		if !st.first {
 			d, u = d+e.tiedDense, u+e.tiedUnit
 		}
-		dense, expert, unit = dense+d, expert+e.outputExpert, max(unit, u)
+		ss.dense, ss.expert, ss.unit = ss.dense+d, ss.expert+e.outputExpert, max(ss.unit, u)
 	}
-	fwd.ParamsBytes, fwd.GradsBytes, fwd.OptimizerBytes = mm.states(g, dense, expert, fp8, false)
-	step.ParamsBytes, step.GradsBytes, step.OptimizerBytes = mm.states(g, dense, expert, fp8, true)
-	// Layer activations × micro-batches in flight (docs/formulas.md §2.3 [KORT §4.3]).
-	fwd.ActivationsBytes = st.inFlight * act
-	bufs = mm.buffers(g, e, st, dense+expert, unit, work, fp8Unit, hasMoE)
-	persistent, transient := bufs.totals()
-	fwd.BuffersBytes = persistent + transient
-	step.BuffersBytes = persistent
+}
+
+// phases returns the memory of pipeline rank st, whose sums stageSums
+// computed, in its two phases (stagePhases), and its buffer terms.
+func (mm *Model) phases(g *geometry, e *endTerms, st *stage, ss *stageSums) (fwd, step Breakdown, bufs bufTerms) {
+	var rs rankStates
+	mm.rankStates(g, ss, &rs)
+	var fl flightTerms
+	mm.flightTerms(g, e, st, ss, &fl, &bufs)
+	fwd, step = rs.phases(&fl)
 	return fwd, step, bufs
+}
+
+// rankStates are a pipeline rank's model states in its two phases: the
+// parameters, gradients and optimizer state at the end of the forward
+// pass (fwd) and in the optimizer step (step); fwdHead and stepHead are
+// their sums, the first terms of Breakdown.TotalBytes's sum in its order.
+type rankStates struct {
+	fwd, step         [3]float64
+	fwdHead, stepHead float64
+}
+
+// rankStates fills rs with the model states of the rank whose sums are ss
+// under g (its ZeRO stage included).
+func (mm *Model) rankStates(g *geometry, ss *stageSums, rs *rankStates) {
+	rs.fwd[0], rs.fwd[1], rs.fwd[2] = mm.states(g, ss.dense, ss.expert, ss.fp8, false)
+	rs.step[0], rs.step[1], rs.step[2] = mm.states(g, ss.dense, ss.expert, ss.fp8, true)
+	rs.fwdHead = rs.fwd[0] + rs.fwd[1] + rs.fwd[2]
+	rs.stepHead = rs.step[0] + rs.step[1] + rs.step[2]
+}
+
+// flightTerms are what a pipeline rank's memory reads of its micro-batches
+// in flight: its activations at the end of the forward pass and its
+// buffers that persist through the step and that are transient, and
+// their sum, the buffers of the forward phase.
+type flightTerms struct {
+	act, persistent, transient float64
+	buffers                    float64
+}
+
+// flightTerms fills fl with the activations and buffers of rank st (its
+// micro-batches in flight included), whose sums are ss, and bufs with its
+// buffer terms.
+func (mm *Model) flightTerms(g *geometry, e *endTerms, st *stage, ss *stageSums, fl *flightTerms, bufs *bufTerms) {
+	// Layer activations × micro-batches in flight (docs/formulas.md §2.3 [KORT §4.3]).
+	fl.act = st.inFlight * ss.act
+	*bufs = mm.buffers(g, e, st, ss.dense+ss.expert, ss.unit, ss.work, ss.fp8Unit, ss.hasMoE)
+	fl.persistent, fl.transient = bufs.totals()
+	fl.buffers = fl.persistent + fl.transient
+}
+
+// phases returns the rank's memory in its two phases (stagePhases) from
+// its model states rs and its flight terms fl.
+func (rs *rankStates) phases(fl *flightTerms) (fwd, step Breakdown) {
+	fwd = Breakdown{ParamsBytes: rs.fwd[0], GradsBytes: rs.fwd[1], OptimizerBytes: rs.fwd[2],
+		ActivationsBytes: fl.act, BuffersBytes: fl.buffers}
+	step = Breakdown{ParamsBytes: rs.step[0], GradsBytes: rs.step[1], OptimizerBytes: rs.step[2],
+		BuffersBytes: fl.persistent}
+	return fwd, step
+}
+
+// totals returns the TotalBytes of the rank's two phases (phases) without
+// building them: the same sums in the same order, so the same bits.
+func (rs *rankStates) totals(fl *flightTerms) (fwd, step float64) {
+	const stepActivations = 0 // the step phase's ActivationsBytes
+	return rs.fwdHead + fl.act + fl.buffers, rs.stepHead + stepActivations + fl.persistent
 }
 
 // states returns the model states of dense and expert parameters after
