@@ -14,10 +14,11 @@ import (
 // prices every op's compute as if every role that shards one of its
 // operands or its product split the work (the rules split it by a subset
 // of them) and counts no communication, so it never exceeds
-// Evaluator.Evaluate's step time. It reads of a strategy its degrees, the
-// degree of every role, sequence parallelism, micro-batch size, recompute
-// policy, ZeRO stage and schedule, never which mesh axes carry a role.
-// A Bounder is not safe for concurrent use: use one per goroutine.
+// Evaluator.Evaluate's step time. LowerBound reads of a strategy its
+// degrees, the degree of every role, sequence parallelism, micro-batch
+// size, recompute policy, ZeRO stage and schedule, never which mesh axes
+// carry a role; DispatchBound adds, per placement, the MoE dispatch and
+// combine that no op hides. A Bounder is not safe for concurrent use: use one per goroutine.
 type Bounder struct {
 	m  *Model
 	in evalInputs
