@@ -153,8 +153,18 @@ func costedSample(tb testing.TB, p *Problem, runs, perRun int) []space.Strategy 
 //
 //	go test ./search -run '^$' -bench '^BenchmarkCosted$' -benchmem
 func BenchmarkCosted(b *testing.B) {
-	problems := benchProblems(testing.Short())
-	for _, ip := range problems {
+	benchmarkSample(b, func(b *testing.B, p *Problem, w Scorer, s *space.Strategy, n int) {
+		if c := p.evaluate(w, s, int64(n), true, false); !c.Costed {
+			b.Fatalf("%s was not costed", s)
+		}
+	})
+}
+
+// benchmarkSample runs do on one worker over the strategies of each
+// problem's costedSample, in enumeration order and shuffled (cold), and
+// reports the strategies per second.
+func benchmarkSample(b *testing.B, do func(b *testing.B, p *Problem, w Scorer, s *space.Strategy, n int)) {
+	for _, ip := range benchProblems(testing.Short()) {
 		p := ip.problem(b)
 		ordered := costedSample(b, p, 64, 64)
 		cold := append([]space.Strategy(nil), ordered...)
@@ -168,10 +178,7 @@ func BenchmarkCosted(b *testing.B) {
 				b.ReportAllocs()
 				n := 0
 				for b.Loop() {
-					s := &order.strategies[n%len(order.strategies)]
-					if c := p.evaluate(w, s, int64(n), true, false); !c.Costed {
-						b.Fatalf("%s was not costed", s)
-					}
+					do(b, p, w, &order.strategies[n%len(order.strategies)], n)
 					n++
 				}
 				b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "strategies/s")
