@@ -3,6 +3,7 @@ package cost
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/meshplan/meshplan/model"
@@ -64,9 +65,48 @@ type evaluator struct {
 	shape   shapeKey
 	shapeOK bool
 	// steps holds stepWays once-per-step outcomes per block (stepMemo),
-	// valid in generation gen.
-	steps []stepMemo
+	// valid in step generation stepGen: one strategy's layouts, sizes and
+	// mesh (Model.remesh starts a new one and keeps gen).
+	steps   []stepMemo
+	stepGen uint64
+	// epoch counts the placements generation gen has been moved to
+	// (Model.remesh), and moved is, per role, the epoch its axis groups
+	// last changed in: an outcome recorded in epoch at that priced
+	// collectives over roles dep is current while none of them moved
+	// since (fresh). opDep collects the roles priced by the op being
+	// resolved (blockSeconds).
+	epoch uint32
+	moved [space.NumRoles]uint32
+	opDep roleSet
+	// alt is scratch for the mesh of the strategy Model.remesh moves to.
+	alt space.Mesh
 }
+
+// blockSeconds is meshRoles.seconds for a collective of a block's passes:
+// it notes the roles priced in opDep, the roles the op's outcome depends
+// on through the mesh.
+func (e *evaluator) blockSeconds(op collOp, bytes float64, set roleSet) float64 {
+	e.opDep |= set
+	return e.mr.seconds(op, bytes, set)
+}
+
+// fresh reports whether an outcome recorded in epoch at, which priced
+// collectives over the roles in dep, holds under the current placement:
+// none of those roles' axis groups changed since.
+func (e *evaluator) fresh(dep roleSet, at uint32) bool {
+	if at == e.epoch {
+		return true
+	}
+	for set := uint8(dep); set != 0; set &= set - 1 {
+		if e.moved[bits.TrailingZeros8(set)] > at {
+			return false
+		}
+	}
+	return true
+}
+
+// freshRun reports whether pass result r holds under the current placement.
+func (e *evaluator) freshRun(r *runResult) bool { return e.fresh(r.dep, r.at) }
 
 // shapeKey is what an evaluator's sizes, role degrees, capped factors
 // and tensor layouts depend on: the model, the rows of a micro-batch over
@@ -394,6 +434,86 @@ func (cm *Model) rerun(st *evalState, in *evalInputs, s *space.Strategy) error {
 	return nil
 }
 
+// remesh moves st, prepared for a strategy with s's degrees, micro-batch
+// and sequence parallelism, to s's placement and to its recompute policy
+// and ZeRO stage, and reports true; when the placement changes a role's
+// degree (EP carving DP and FSDP into other expert roles) it reports
+// false with st unchanged: prepare s then. The sizes and layouts stay, so
+// every outcome of the generation that priced no collective over a role
+// the placement moved stays too (evaluator.fresh): a block's passes are
+// costed again only when one of them did, and then from the memo but for
+// the ops that did. The once-per-step collectives and the pipeline sends
+// are computed again.
+func (cm *Model) remesh(st *evalState, in *evalInputs, s *space.Strategy) (bool, error) {
+	policy, err := cm.check(in, s)
+	if err != nil {
+		return false, err
+	}
+	e := &st.e
+	if err := e.alt.Resolve(in.cluster, s); err != nil {
+		return false, err
+	}
+	if e.alt.Degrees != e.mr.Degrees {
+		return false, nil
+	}
+	var moved roleSet
+	for r := range e.alt.Groups {
+		if !sameGroups(e.alt.Groups[r], e.mr.Groups[r]) {
+			moved |= bit(space.Role(r))
+		}
+	}
+	e.mr.Mesh, e.alt = e.alt, e.mr.Mesh
+	e.mr.have = [numRoleSets]uint8{} // the collective models of the old groups
+	e.stepGen++
+	if moved != 0 {
+		e.epoch++
+		for set := uint8(moved); set != 0; set &= set - 1 {
+			e.moved[bits.TrailingZeros8(set)] = e.epoch
+		}
+	}
+	e.policy, e.zero = policy, s.Zero
+	for b := range st.blocks {
+		k, old, sc := blockKey{rerun: cm.rerunClass[b][policy], zero: s.Zero}, st.keys[b], &st.blocks[b]
+		switch {
+		case !e.freshRun(&sc.runs[0]):
+			sc.reset()
+			e.block(b, sc)
+		case k.rerun != old.rerun || (k.zero >= 2) != (old.zero >= 2):
+			st.swapBlock(b, k)
+		case !e.freshRun(&sc.runs[1]) || !e.freshRun(&sc.runs[2]):
+			sc.reset()
+			e.blockBackward(b, sc)
+		}
+		st.keys[b] = k
+		if sc.stepGen != e.stepGen {
+			// The once-per-step collectives run over data roles the
+			// placement may have moved.
+			e.stepPart(b, sc)
+		}
+	}
+	st.pSend, st.pRamp = 0, 0
+	if s.Degree[space.PP] > 1 {
+		st.pSend, st.pRamp = PipelineSendSeconds(e.sendBytes(), e.mr.Pipeline)
+	}
+	st.fillParams()
+	st.fillOffload()
+	return true, nil
+}
+
+// sameGroups reports whether two roles' axis groups are the same shares
+// of the same axes of one cluster.
+func sameGroups(a, b []space.Group) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Axis.Name != b[i].Axis.Name || a[i].Size != b[i].Size || a[i].Whole != b[i].Whole {
+			return false
+		}
+	}
+	return true
+}
+
 // blockSpares is the number of other (recompute class, ZeRO stage) costs
 // of a block an evalState keeps for its strategy's layouts, sizes and
 // mesh: a block has at most a few recompute classes, each under ZeRO-2
@@ -407,6 +527,13 @@ type spareBlocks struct {
 	key  [blockSpares]blockKey
 	gen  [blockSpares]uint64 // the evaluator generation of each; 0: none
 	next int                 // the next one to give up when all are current
+}
+
+// fresh reports whether spare j holds under the evaluator's current
+// placement: each of its passes does.
+func (sp *spareBlocks) fresh(e *evaluator, j int) bool {
+	r := &sp.sc[j].runs
+	return e.freshRun(&r[0]) && e.freshRun(&r[1]) && e.freshRun(&r[2])
 }
 
 // swapBlock makes st.blocks[b] block b's cost for key k, whose recompute
@@ -423,11 +550,12 @@ func (st *evalState) swapBlock(b int, k blockKey) {
 	sp := &st.spares[b]
 	old := st.keys[b]
 	for j := range sp.sc {
-		if sp.gen[j] == e.gen && sp.key[j].rerun == k.rerun && (sp.key[j].zero >= 2) == (k.zero >= 2) {
+		if sp.gen[j] == e.gen && sp.key[j].rerun == k.rerun && (sp.key[j].zero >= 2) == (k.zero >= 2) && sp.fresh(e, j) {
 			had := sp.key[j].zero
 			st.blocks[b], sp.sc[j] = sp.sc[j], st.blocks[b]
 			sp.key[j] = old
-			if had != k.zero {
+			if had != k.zero || st.blocks[b].stepGen != e.stepGen {
+				// Another ZeRO stage, or a placement since (Model.remesh).
 				e.stepPart(b, &st.blocks[b])
 			}
 			return
@@ -474,6 +602,8 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 	e.peak, e.hbm = in.cluster.Chip.PeakBF16FLOPs, in.cluster.Chip.HBMBandwidthBytesPerS
 	e.peak8 = in.cluster.Chip.PeakFP8FLOPs
 	e.gen++
+	e.stepGen++
+	e.epoch, e.moved = 0, [space.NumRoles]uint32{}
 	if n := cm.numOps * memoWays; len(e.memo) != n {
 		e.memo = make([]opMemo, n)
 	}

@@ -1,7 +1,9 @@
 package cost
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -92,10 +94,24 @@ func checkEvaluator(t *testing.T, cm *Model, c profiles.Cluster, w space.Workloa
 	}
 	shuffled := append([]int(nil), order...)
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	// Shuffled within runs of one degree tuple, micro-batch and sequence
+	// parallelism: every change of placement, recompute policy, ZeRO stage
+	// and schedule follows every other (Model.remesh).
+	grouped := append([]int(nil), shuffled...)
+	slices.SortStableFunc(grouped, func(a, b int) int {
+		sa, sb := &strategies[a], &strategies[b]
+		if c := slices.Compare(sa.Degree[:], sb.Degree[:]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(sa.MB, sb.MB); c != 0 {
+			return c
+		}
+		return cmp.Compare(boolInt(sa.SP), boolInt(sb.SP))
+	})
 	for _, run := range []struct {
 		name  string
 		order []int
-	}{{"in order", order}, {"shuffled", shuffled}} {
+	}{{"in order", order}, {"shuffled", shuffled}, {"shuffled within a shape", grouped}} {
 		ev := cm.NewEvaluator(c, w, o)
 		for _, i := range run.order {
 			s := strategies[i]
@@ -132,4 +148,12 @@ func TestSameForward(t *testing.T) {
 			t.Errorf("variant %d: sameForward = %v, forward parts equal = %v", i, got, want)
 		}
 	}
+}
+
+// boolInt is 1 for true and 0 for false.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

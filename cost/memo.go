@@ -22,7 +22,9 @@ const memoWays = 2
 // differ only in recompute policy and ZeRO stage, replay it instead of
 // resolving the rules again. The replay appends the same emissions and
 // adds the same seconds and FLOPs in the same order, so estimates are
-// bit-identical.
+// bit-identical. Through the mesh it depends only on the axis groups of
+// the roles it priced collectives over (dep): it outlives a change of
+// placement that leaves them (evaluator.fresh, Model.remesh).
 type opMemo struct {
 	// gen is the evaluator generation the outcome belongs to (0: none).
 	gen uint64
@@ -36,6 +38,10 @@ type opMemo struct {
 	addA, addB, partial roleSet
 	// sec and fl are the op's compute seconds and FLOPs.
 	sec, fl float64
+	// dep are the roles the op priced collectives over, at the placement
+	// epoch it was recorded in.
+	dep roleSet
+	at  uint32
 	// emit are the op's collectives, their pass left to the replay.
 	emit []emission
 }
@@ -62,7 +68,11 @@ func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (*opMemo, bool
 			continue
 		}
 		if m.gA == gA && m.gB == gB && m.zero2 == zero2 {
-			return m, true
+			if e.fresh(m.dep, m.at) {
+				return m, true
+			}
+			victim = w // the outcome under an earlier placement: record over it
+			break
 		}
 	}
 	if victim < 0 {
@@ -81,6 +91,7 @@ func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (*opMemo, bool
 // replay adds the outcome m of einsum o (op idx of its pass ps) to res and
 // the evaluator's state, as einsum would.
 func (e *evaluator) replay(res *runResult, m *opMemo, o *model.Op, idx int, ps pass) {
+	res.dep |= m.dep
 	if pr := e.p.Tensors[o.C].Primal; pr >= 0 && e.p.Tensors[pr].Weight {
 		e.pending[pr] |= m.partial
 	}
@@ -104,7 +115,7 @@ func (e *evaluator) plainMemo(b, k, i int) (*opMemo, bool) {
 		return nil, false
 	}
 	m := &e.memo[(e.m.opBase[b][k]+i)*memoWays]
-	if m.gen == e.gen {
+	if m.gen == e.gen && e.fresh(m.dep, m.at) {
 		return m, true
 	}
 	m.gen = e.gen
@@ -112,15 +123,17 @@ func (e *evaluator) plainMemo(b, k, i int) (*opMemo, bool) {
 }
 
 // record keeps in m the outcome of op idx of res, whose collectives are
-// res's emissions from first on.
-func (m *opMemo) record(res *runResult, idx, first int) {
-	m.sec = res.opSeconds[idx]
+// res's emissions from first on, priced over the roles dep in placement
+// epoch at.
+func (m *opMemo) record(res *runResult, idx, first int, dep roleSet, at uint32) {
+	m.sec, m.dep, m.at = res.opSeconds[idx], dep, at
 	m.emit = append(m.emit[:0], res.emit[first:]...)
 }
 
 // replayPlain adds the outcome m of reshard or elementwise op o (op idx of
 // its pass ps) to res, as reshard or elementwise would.
 func (e *evaluator) replayPlain(res *runResult, m *opMemo, o *model.Op, idx int, ps pass) {
+	res.dep |= m.dep
 	for _, em := range m.emit {
 		em.pass = ps
 		res.emit = append(res.emit, em)
@@ -133,10 +146,11 @@ func (e *evaluator) replayPlain(res *runResult, m *opMemo, o *model.Op, idx int,
 const stepWays = 3
 
 // stepMemo is the outcome of a block's once-per-step collectives
-// (evaluator.stepPart) in one generation: they depend only on the ZeRO
-// stage and the roles the block's gradients are left partial over.
+// (evaluator.stepPart) in one step generation (evaluator.stepGen): they
+// depend only on the ZeRO stage and the roles the block's gradients are
+// left partial over.
 type stepMemo struct {
-	gen     uint64
+	gen     uint64 // the step generation; 0: none
 	zero    int
 	pending []roleSet
 	// grad and param are the block's segCost.stepGrad and stepParam, emit
@@ -157,7 +171,7 @@ func (e *evaluator) stepMemoFor(b int, pending []roleSet) (*stepMemo, bool) {
 	victim := -1
 	for w := range ways {
 		m := &ways[w]
-		if m.gen != e.gen {
+		if m.gen != e.stepGen {
 			if victim < 0 {
 				victim = w
 			}
@@ -174,7 +188,7 @@ func (e *evaluator) stepMemoFor(b int, pending []roleSet) (*stepMemo, bool) {
 		ways[0].pending, ways[0].emit = last.pending[:0], last.emit[:0]
 	}
 	m := &ways[victim]
-	m.gen, m.zero = e.gen, e.zero
+	m.gen, m.zero = e.stepGen, e.zero
 	m.pending = append(m.pending[:0], pending...)
 	return m, false
 }

@@ -406,8 +406,24 @@ func (cm *Model) NewEvaluator(c profiles.Cluster, w space.Workload, o Options) *
 // or not) on the Evaluator's cluster, workload and options.
 func (ev *Evaluator) Evaluate(s space.Strategy) (Estimate, error) {
 	k, ok := keyOfSegments(&s)
+	reuse := ok && ev.valid && !ev.in.options.Trace
 	switch {
-	case !ok || ev.in.options.Trace || !ev.valid || !k.sameForward(&ev.key):
+	case reuse && !k.sameForward(&ev.key) && k.samePlacedShape(&ev.key):
+		// Another placement of the same degrees and micro-batch: the sizes
+		// and layouts stay, and the outcomes that priced no collective over
+		// a role the placement moves.
+		ev.valid = false
+		moved, err := ev.m.remesh(&ev.st, &ev.in, &s)
+		if err != nil {
+			return Estimate{}, err
+		}
+		if !moved {
+			if err := ev.m.prepare(&ev.st, &ev.in, &s); err != nil {
+				return Estimate{}, err
+			}
+		}
+		ev.key, ev.valid = k, true
+	case !reuse || !k.sameForward(&ev.key):
 		ev.valid = false
 		if err := ev.m.prepare(&ev.st, &ev.in, &s); err != nil {
 			return Estimate{}, err
@@ -452,6 +468,13 @@ type segmentKey struct {
 // passes depend on: all but the recompute policy and the ZeRO stage.
 func (k *segmentKey) sameForward(o *segmentKey) bool {
 	return k.deg == o.deg && k.mb == o.mb && k.sp == o.sp && k.shares == o.shares
+}
+
+// samePlacedShape reports whether k and o agree on the degrees, the
+// micro-batch and sequence parallelism: their strategies differ at most in
+// placement, recompute policy, ZeRO stage and schedule.
+func (k *segmentKey) samePlacedShape(o *segmentKey) bool {
+	return k.deg == o.deg && k.mb == o.mb && k.sp == o.sp
 }
 
 // keyOfSegments returns the segment key of s, and false when s has more

@@ -133,11 +133,17 @@ type runResult struct {
 	flops     float64                // per-chip FLOPs executed
 	emit      []emission
 	opSeconds []float64
+	// dep are the roles whose axis groups its ops' collectives were priced
+	// over, at the placement epoch it was computed in (evaluator.fresh).
+	dep roleSet
+	at  uint32
 }
 
-// reset empties r, keeping its memory.
-func (r *runResult) reset(ops int) {
+// reset empties r for a pass computed in placement epoch at, keeping its
+// memory.
+func (r *runResult) reset(ops int, at uint32) {
 	r.seconds, r.flops = 0, 0
+	r.dep, r.at = 0, at
 	r.cat = [numCategories]float64{}
 	r.emit = r.emit[:0]
 	if cap(r.opSeconds) < ops {
@@ -149,6 +155,7 @@ func (r *runResult) reset(ops int) {
 // copyFrom makes r a copy of src, reusing r's memory.
 func (r *runResult) copyFrom(src *runResult) {
 	r.seconds, r.cat, r.flops = src.seconds, src.cat, src.flops
+	r.dep, r.at = src.dep, src.at
 	r.emit = append(r.emit[:0], src.emit...)
 	r.opSeconds = append(r.opSeconds[:0], src.opSeconds...)
 }
@@ -165,7 +172,7 @@ func (e *evaluator) emit(res *runResult, op collOp, roles roleSet, bytes float64
 	if roles == 0 || bytes <= 0 {
 		return 0
 	}
-	sec := e.mr.seconds(op, bytes, roles)
+	sec := e.blockSeconds(op, bytes, roles)
 	if class == classWeights && e.o.Comm.PerTensor {
 		// One collective per parameter tensor the weight stands for.
 		sec += (e.m.tensorsPerWeight[e.blockIdx] - 1) * e.mr.latency(op, roles)

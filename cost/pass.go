@@ -17,6 +17,9 @@ type segCost struct {
 	stepGrad  float64
 	stepParam float64
 	stepEmit  []emission
+	// stepGen is the step generation the once-per-step parts above were
+	// computed in (evaluator.stepGen).
+	stepGen uint64
 	// wgt is the compute seconds of the weight-gradient passes (part of
 	// bwd); critF and critW the exposed critical communication of the
 	// forward pass and of the weight-gradient passes (parts of crit); a2aF
@@ -46,7 +49,7 @@ func (e *evaluator) run(res *runResult, b int, ps pass, only []bool) {
 	if ps == pBwd {
 		k, ops = 1, blk.Bwd
 	}
-	res.reset(len(ops))
+	res.reset(len(ops), e.epoch)
 	for i := range ops {
 		o := &ops[i]
 		if only != nil && !only[i] {
@@ -64,13 +67,15 @@ func (e *evaluator) run(res *runResult, b int, ps pass, only []bool) {
 				continue
 			}
 			first := len(res.emit)
+			e.opDep = 0
 			if o.Kind == model.Reshard {
 				e.reshard(res, o, &e.m.why[b][k][i], i, ps)
 			} else {
 				e.elementwise(res, o, i, ps)
 			}
+			res.dep |= e.opDep
 			if m != nil {
-				m.record(res, i, first)
+				m.record(res, i, first, e.opDep, e.epoch)
 			}
 		}
 	}
@@ -172,6 +177,7 @@ func (e *evaluator) blockBackward(b int, sc *segCost) {
 // and the parameters re-gathered (ZeRO-1/2), docs/formulas.md §3.1.
 func (e *evaluator) stepPart(b int, sc *segCost) {
 	weights := e.p.Blocks[b].Weights
+	sc.stepGen = e.stepGen
 	m, hit := e.stepMemoFor(b, sc.pending)
 	if hit {
 		sc.stepGrad, sc.stepParam = m.grad, m.param

@@ -164,13 +164,13 @@ func (e *evaluator) bestChoice(x *einsumCtx, r space.Role, pc int, dc model.Dim,
 		cost := 0.0
 		if doA {
 			if gatherA < 0 {
-				gatherA = x.shareA * e.mr.seconds(opAG, x.scaled(e.bytes(x.o.A, x.ra&^bit(r)), bit(r)), bit(r))
+				gatherA = x.shareA * e.blockSeconds(opAG, x.scaled(e.bytes(x.o.A, x.ra&^bit(r)), bit(r)), bit(r))
 			}
 			cost += gatherA
 		}
 		if doB {
 			if gatherB < 0 {
-				gatherB = x.shareB * e.mr.seconds(opAG, x.scaled(e.bytes(x.o.B, x.rb&^bit(r)), bit(r)), bit(r))
+				gatherB = x.shareB * e.blockSeconds(opAG, x.scaled(e.bytes(x.o.B, x.rb&^bit(r)), bit(r)), bit(r))
 			}
 			cost += gatherB
 		}
@@ -193,7 +193,7 @@ func (e *evaluator) bestChoice(x *einsumCtx, r space.Role, pc int, dc model.Dim,
 			if cBytes < 0 {
 				cBytes = x.scaled(e.bytes(x.o.C, x.rc&^bit(r)&^unreduced), bit(r))
 			}
-			cost += e.mr.seconds(op, cBytes, bit(r))
+			cost += e.blockSeconds(op, cBytes, bit(r))
 		}
 		if cost < best*(1-1e-9) {
 			best, bestG, bestOut, bestSplit = cost, g, out, splits
@@ -269,6 +269,7 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why *[numActio
 		e.replay(res, m, o, idx, ps)
 		return
 	}
+	e.opDep = 0
 	x := e.newEinsumCtx(o, ps)
 	rs := e.resolve(&x)
 	if x.isWGrad {
@@ -307,8 +308,10 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why *[numActio
 	}
 	res.addOp(idx, o, sec)
 	res.flops += fl
+	res.dep |= e.opDep
 	if m != nil {
 		m.addA, m.addB, m.partial, m.sec, m.fl = rs.gA, rs.gB, rs.partial, sec, fl
+		m.dep, m.at = e.opDep, e.epoch
 		m.emit = append(m.emit[:0], res.emit[first:]...)
 	}
 	if e.trace != nil {
