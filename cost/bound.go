@@ -2,6 +2,7 @@ package cost
 
 import (
 	"math"
+	"slices"
 
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
@@ -23,10 +24,13 @@ type Bounder struct {
 	m  *Model
 	in evalInputs
 	st evalState
-	// key is the strategy the per-block bounds below are for; valid says
-	// they are.
-	key   boundKey
-	valid bool
+	// key is what the per-block compute bounds below are for, shares the
+	// placement the state is resolved for and valid says both hold;
+	// commOK says comm is for that placement.
+	key    boundKey
+	shares keyShares
+	valid  bool
+	commOK bool
 	// fwd and bwd are, per block, lower bounds on its forward and its
 	// recompute plus backward compute per micro-batch; comm the time of
 	// the collectives of its forward and backward reshards (the MoE
@@ -34,10 +38,12 @@ type Bounder struct {
 	fwd, bwd, comm []float64
 }
 
-// boundKey is what a Bounder's per-block bounds depend on: the strategy
-// but its ZeRO stage and schedule.
+// boundKey is what a Bounder's compute bounds depend on: the strategy but
+// its placement, ZeRO stage and schedule, and the degree of every role
+// (EP carves the expert roles out of DP and FSDP by placement).
 type boundKey struct {
-	seg segmentKey
+	seg   segmentKey // without shares, zero2 false
+	roles [space.NumRoles]int
 }
 
 // NewBounder returns a Bounder of cm on cluster c (copied) with workload w
@@ -59,18 +65,25 @@ const boundSlack = 1 - 1e-9
 func (b *Bounder) LowerBound(s space.Strategy) (float64, error) {
 	k, ok := keyOfSegments(&s)
 	k.zero2 = false
-	key := boundKey{seg: k}
+	shares := k.shares
+	k.shares = keyShares{}
 	st, e := &b.st, &b.st.e
 	switch {
-	case !ok || !b.valid || key != b.key:
-		b.valid = false
+	case !ok || !b.valid || k != b.key.seg || shares != b.shares:
+		// Another placement of the same shape keeps the compute bounds
+		// unless it changes a role's degree.
+		same := ok && b.valid && k == b.key.seg
+		b.valid, b.commOK = false, false
 		if err := b.m.setup(st, &b.in, &s); err != nil {
 			return 0, err
 		}
-		b.blockBounds()
-		st.planStages(b.m.p, s.Degree[space.PP])
+		key := boundKey{seg: k, roles: e.mr.Degrees}
+		if !same || key != b.key {
+			b.blockBounds()
+			st.planStages(b.m.p, s.Degree[space.PP])
+		}
 		st.fillParams()
-		b.key, b.valid = key, ok
+		b.key, b.shares, b.valid = key, shares, ok
 	case e.zero != s.Zero:
 		e.zero = s.Zero
 		st.fillParams()
@@ -121,11 +134,11 @@ func (b *Bounder) blockBounds() {
 	e, p := &b.st.e, b.m.p
 	n := len(p.Blocks)
 	if cap(b.fwd) < n {
-		b.fwd, b.bwd, b.comm = make([]float64, n), make([]float64, n), make([]float64, n)
+		b.fwd, b.bwd = make([]float64, n), make([]float64, n)
 	}
-	b.fwd, b.bwd, b.comm = b.fwd[:n], b.bwd[:n], b.comm[:n]
+	b.fwd, b.bwd = b.fwd[:n], b.bwd[:n]
 	for blk := range p.Blocks {
-		var fwd, bwd, comm float64
+		var fwd, bwd float64
 		for i := range p.Blocks[blk].Fwd {
 			o := &p.Blocks[blk].Fwd[i]
 			sec := e.opBound(o, b.m.opDims[blk][0][i], pFwd)
@@ -133,18 +146,28 @@ func (b *Bounder) blockBounds() {
 			if b.m.reruns[e.policy][blk][i] {
 				bwd += e.opBound(o, b.m.opDims[blk][0][i], pRecompute)
 			}
-			if o.Kind == model.Reshard {
-				comm += e.reshardCommSeconds(o)
-			}
 		}
 		for i := range p.Blocks[blk].Bwd {
-			o := &p.Blocks[blk].Bwd[i]
-			bwd += e.opBound(o, b.m.opDims[blk][1][i], pBwd)
-			if o.Kind == model.Reshard {
-				comm += e.reshardCommSeconds(o)
+			bwd += e.opBound(&p.Blocks[blk].Bwd[i], b.m.opDims[blk][1][i], pBwd)
+		}
+		b.fwd[blk], b.bwd[blk] = fwd, bwd
+	}
+}
+
+// commBounds fills b.comm for the placement set up in b.st.
+func (b *Bounder) commBounds() {
+	e, p := &b.st.e, b.m.p
+	b.comm = slices.Grow(b.comm[:0], len(p.Blocks))[:len(p.Blocks)]
+	for blk := range p.Blocks {
+		var comm float64
+		for _, ops := range [2][]model.Op{p.Blocks[blk].Fwd, p.Blocks[blk].Bwd} {
+			for i := range ops {
+				if ops[i].Kind == model.Reshard {
+					comm += e.reshardCommSeconds(&ops[i])
+				}
 			}
 		}
-		b.fwd[blk], b.bwd[blk], b.comm[blk] = fwd, bwd, comm
+		b.comm[blk] = comm
 	}
 }
 
@@ -163,6 +186,10 @@ func (b *Bounder) DispatchBound(s space.Strategy) (float64, error) {
 	}
 	if _, err := b.LowerBound(s); err != nil {
 		return 0, err
+	}
+	if !b.commOK {
+		b.commBounds()
+		b.commOK = true
 	}
 	st := &b.st
 	least := math.Inf(1)

@@ -457,11 +457,14 @@ type segmentKey struct {
 	mb        int
 	zero2, sp bool
 	recompute string
-	shares    [maxKeyShares]struct {
-		dim  space.Dim
-		axis string
-		size int
-	}
+	shares    keyShares
+}
+
+// keyShares are the mesh shares of a segmentKey, in the strategy's order.
+type keyShares [maxKeyShares]struct {
+	dim  space.Dim
+	axis string
+	size int
 }
 
 // sameForward reports whether k and o agree on everything the forward
