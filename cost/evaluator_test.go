@@ -3,9 +3,9 @@ package cost
 import (
 	"cmp"
 	"math/rand/v2"
-	"slices"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/meshplan/meshplan/model"
