@@ -139,6 +139,10 @@ func (b *Bounder) blockBounds() {
 	b.fwd, b.bwd = b.fwd[:n], b.bwd[:n]
 	for blk := range p.Blocks {
 		var fwd, bwd float64
+		if b.m.idle[blk] {
+			b.fwd[blk], b.bwd[blk] = 0, 0 // never counted (Model.idle)
+			continue
+		}
 		for i := range p.Blocks[blk].Fwd {
 			o := &p.Blocks[blk].Fwd[i]
 			sec := e.opBound(o, b.m.opDims[blk][0][i], pFwd)
@@ -160,6 +164,10 @@ func (b *Bounder) commBounds() {
 	b.comm = slices.Grow(b.comm[:0], len(p.Blocks))[:len(p.Blocks)]
 	for blk := range p.Blocks {
 		var comm float64
+		if b.m.idle[blk] {
+			b.comm[blk] = 0
+			continue
+		}
 		for _, ops := range [2][]model.Op{p.Blocks[blk].Fwd, p.Blocks[blk].Bwd} {
 			for i := range ops {
 				if ops[i].Kind == model.Reshard {

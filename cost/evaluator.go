@@ -298,7 +298,9 @@ func (st *evalState) stepParts(zero int) {
 	e := &st.e
 	e.zero = zero
 	for b := range e.p.Blocks {
-		e.stepPart(b, &st.blocks[b])
+		if !e.m.idle[b] {
+			e.stepPart(b, &st.blocks[b])
+		}
 		st.keys[b].zero = zero
 	}
 	st.fillParams()
@@ -331,6 +333,10 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 	st.keys = slices.Grow(st.keys[:0], len(p.Blocks))[:len(p.Blocks)]
 	for b := range p.Blocks {
 		st.blocks[b].reset()
+		if cm.idle[b] {
+			st.keys[b] = blockKey{rerun: cm.rerunClass[b][e.policy], zero: e.zero}
+			continue
+		}
 		first := 0
 		if e.trace != nil {
 			first = len(*e.trace)
@@ -374,20 +380,35 @@ func blockLabel(p *model.Program, b int) (string, bool) {
 	if blk.Attention != model.AttnFull {
 		name += fmt.Sprintf(" (%s, %d tokens)", blk.Attention, p.Spec.Span(blk.Attention))
 	}
-	n := 0
-	for _, r := range p.Stack {
-		if slices.Contains(p.Kinds[r.Kind].Blocks, b) {
-			n += r.Count
-		}
-	}
+	n, mtp := blockLayers(p, b)
 	extra := ""
-	if m := p.MTP; m.Count > 0 && slices.Contains(p.Kinds[m.Kind].Blocks, b) {
-		extra = fmt.Sprintf(" and %d multi-token-prediction module(s)", m.Count)
+	if mtp {
+		extra = fmt.Sprintf(" and %d multi-token-prediction module(s)", p.MTP.Count)
 	}
-	if n == 0 && extra == "" {
+	if n == 0 && !mtp {
 		return name, false
 	}
 	return fmt.Sprintf("%s: %d of %d layers%s", name, n, p.NumLayers(), extra), true
+}
+
+// blockLayers returns the layers of p's stack that run block b, and
+// whether its multi-token-prediction modules do.
+func blockLayers(p *model.Program, b int) (layers int, mtp bool) {
+	for _, r := range p.Stack {
+		if slices.Contains(p.Kinds[r.Kind].Blocks, b) {
+			layers += r.Count
+		}
+	}
+	m := p.MTP
+	return layers, m.Count > 0 && slices.Contains(p.Kinds[m.Kind].Blocks, b)
+}
+
+// blockRuns reports whether any part of p runs block b: the embedding,
+// the output layer, a layer of the stack or a multi-token-prediction
+// module.
+func blockRuns(p *model.Program, b int) bool {
+	n, mtp := blockLayers(p, b)
+	return b == p.Embedding || b == p.Output || n > 0 || mtp
 }
 
 // fillOffload sets st.offload for the strategy's recompute policy.
@@ -419,7 +440,7 @@ func (cm *Model) rerun(st *evalState, in *evalInputs, s *space.Strategy) error {
 	for b := range st.blocks {
 		k, old := blockKey{rerun: cm.rerunClass[b][policy], zero: s.Zero}, st.keys[b]
 		switch {
-		case k == old:
+		case k == old || cm.idle[b]:
 		case k.rerun == old.rerun && (k.zero >= 2) == (old.zero >= 2):
 			// The same passes; ZeRO-0 and ZeRO-1 differ only in the
 			// once-per-step collectives (stepParts).
@@ -475,6 +496,7 @@ func (cm *Model) remesh(st *evalState, in *evalInputs, s *space.Strategy) (bool,
 	for b := range st.blocks {
 		k, old, sc := blockKey{rerun: cm.rerunClass[b][policy], zero: s.Zero}, st.keys[b], &st.blocks[b]
 		switch {
+		case cm.idle[b]:
 		case !e.freshRun(&sc.runs[0]):
 			sc.reset()
 			e.block(b, sc)
@@ -485,7 +507,7 @@ func (cm *Model) remesh(st *evalState, in *evalInputs, s *space.Strategy) (bool,
 			e.blockBackward(b, sc)
 		}
 		st.keys[b] = k
-		if sc.stepGen != e.stepGen {
+		if !cm.idle[b] && sc.stepGen != e.stepGen {
 			// The once-per-step collectives run over data roles the
 			// placement may have moved.
 			e.stepPart(b, sc)

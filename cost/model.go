@@ -52,6 +52,9 @@ type Model struct {
 	// dispatches says a block of the program reshards (the MoE dispatch
 	// and combine).
 	dispatches bool
+	// idle marks the blocks no layer runs (the dense MLP of an all-MoE
+	// stack): their cost is never counted, so it is never computed.
+	idle []bool
 	// tensorsPerWeight is, per block, its parameter tensors (biases and
 	// norms' weights and biases included) per matmul weight: the
 	// collectives of one weight a per-tensor framework makes (Comm.PerTensor).
@@ -120,6 +123,10 @@ func NewModel(p *model.Program) *Model {
 				cm.dispatches = cm.dispatches || ops[i].Kind == model.Reshard
 			}
 		}
+	}
+	cm.idle = make([]bool, len(p.Blocks))
+	for b := range p.Blocks {
+		cm.idle[b] = !blockRuns(p, b)
 	}
 	cm.weightWhy = make([]weightWhy, len(p.Tensors))
 	cm.capDim = make([]model.Dim, len(p.Tensors))
