@@ -25,12 +25,13 @@ type Bounder struct {
 	in evalInputs
 	st evalState
 	// key is what the per-block compute bounds below are for, shares the
-	// placement the state is resolved for and valid says both hold;
-	// commOK says comm is for that placement.
-	key    boundKey
-	shares keyShares
-	valid  bool
-	commOK bool
+	// placement of the last strategy bounded, and valid says both hold;
+	// placed says the state's mesh is that placement's (place), commOK
+	// that comm is.
+	key            boundKey
+	shares         keyShares
+	valid          bool
+	placed, commOK bool
 	// fwd and bwd are, per block, lower bounds on its forward and its
 	// recompute plus backward compute per micro-batch; comm the time of
 	// the collectives of its forward and backward reshards (the MoE
@@ -69,21 +70,29 @@ func (b *Bounder) LowerBound(s space.Strategy) (float64, error) {
 	k.shares = keyShares{}
 	st, e := &b.st, &b.st.e
 	switch {
-	case !ok || !b.valid || k != b.key.seg || shares != b.shares:
-		// Another placement of the same shape keeps the compute bounds
-		// unless it changes a role's degree.
-		same := ok && b.valid && k == b.key.seg
+	case !ok || !b.valid || k != b.key.seg:
 		b.valid, b.commOK = false, false
 		if err := b.m.setup(st, &b.in, &s); err != nil {
 			return 0, err
 		}
-		key := boundKey{seg: k, roles: e.mr.Degrees}
-		if !same || key != b.key {
-			b.blockBounds()
-			st.planStages(b.m.p, s.Degree[space.PP])
-		}
+		b.blockBounds()
+		st.planStages(b.m.p, s.Degree[space.PP])
 		st.fillParams()
-		b.key, b.shares, b.valid = key, shares, ok
+		b.key, b.shares, b.valid, b.placed = boundKey{seg: k, roles: e.mr.Degrees}, shares, ok, true
+	case shares != b.shares:
+		// Another placement of the same shape: the compute bounds read the
+		// roles' degrees only, which only EP's carving of DP and FSDP
+		// changes. The mesh is resolved when that or DispatchBound needs it.
+		b.shares, b.commOK, b.placed = shares, false, false
+		if s.Degree[space.EP] > 1 {
+			if err := b.place(&s); err != nil {
+				return 0, err
+			}
+		}
+		if e.zero != s.Zero {
+			e.zero = s.Zero
+			st.fillParams()
+		}
 	case e.zero != s.Zero:
 		e.zero = s.Zero
 		st.fillParams()
@@ -158,6 +167,29 @@ func (b *Bounder) blockBounds() {
 	}
 }
 
+// place resolves the placement of s, a strategy of the shape the bounds
+// are for, into b's state (LowerBound defers it), and computes the compute
+// bounds again when it changes a role's degree.
+func (b *Bounder) place(s *space.Strategy) error {
+	st, e := &b.st, &b.st.e
+	zero := e.zero
+	b.valid = false
+	if err := b.m.setup(st, &b.in, s); err != nil {
+		return err
+	}
+	switch {
+	case e.mr.Degrees != b.key.roles:
+		b.key.roles = e.mr.Degrees
+		b.blockBounds()
+		st.planStages(b.m.p, s.Degree[space.PP])
+		st.fillParams()
+	case e.zero != zero:
+		st.fillParams()
+	}
+	b.valid, b.placed = true, true
+	return nil
+}
+
 // commBounds fills b.comm for the placement set up in b.st.
 func (b *Bounder) commBounds() {
 	e, p := &b.st.e, b.m.p
@@ -194,6 +226,11 @@ func (b *Bounder) DispatchBound(s space.Strategy) (float64, error) {
 	}
 	if _, err := b.LowerBound(s); err != nil {
 		return 0, err
+	}
+	if !b.placed {
+		if err := b.place(&s); err != nil {
+			return 0, err
+		}
 	}
 	if !b.commOK {
 		b.commBounds()

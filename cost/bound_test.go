@@ -15,7 +15,9 @@ import (
 // degree tuple with the same role degrees (what a search that bounds one
 // placement for all of them relies on); with the placement's DispatchBound
 // added it still never exceeds the step time, and it adds something to
-// every MoE strategy with expert parallelism that no schedule pairs.
+// every MoE strategy with expert parallelism that no schedule pairs. A
+// Bounder that bounded the strategies before gives every fifth one the
+// bounds a fresh Bounder gives it (what it keeps across placements).
 func TestLowerBound(t *testing.T) {
 	autocast := model.ProgramOptions{Precision: model.AutocastPrecision()}
 	blockwise, _ := model.LookupFP8Recipe(model.FP8Blockwise)
@@ -29,6 +31,8 @@ func TestLowerBound(t *testing.T) {
 		{"llama3-8b", "h100-16", 32, 8192, autocast, ""},
 		{"mixtral-8x7b", "h100-16", 32, 4096, model.ProgramOptions{}, ""},
 		{"mixtral-8x7b", "h100-16", 32, 4096, model.ProgramOptions{ExpertsWhole: true}, "etp=1"},
+		// Whole experts' dispatch gathers over tp, on one of several axes.
+		{"mixtral-8x7b", "v5p-16", 32, 4096, model.ProgramOptions{ExpertsWhole: true}, "etp=1"},
 		{"llama2-7b", "v5p-32", 64, 4096, model.ProgramOptions{}, ""},
 		{"gpt3-175b", "a100-64", 64, 2048, model.ProgramOptions{}, ""},
 		// MLA, MTP and fp8 matmuls under DualPipe and the deepseek policy.
@@ -96,6 +100,14 @@ func TestLowerBound(t *testing.T) {
 				comm, err := bd.DispatchBound(s)
 				if err != nil {
 					t.Fatalf("DispatchBound(%v): %v", s.String(), err)
+				}
+				if n%5 == 0 {
+					fresh := cm.NewBounder(c, w, Options{})
+					flb, _ := fresh.LowerBound(s)
+					fcomm, _ := fresh.DispatchBound(s)
+					if flb != lb || fcomm != comm {
+						t.Fatalf("%v: bounds %.17g s and %.17g s; a fresh Bounder's %.17g s and %.17g s", s.String(), lb, comm, flb, fcomm)
+					}
 				}
 				paired := s.Schedule.Rules().Overlaps().Has(space.OverlapExpertA2A)
 				switch {
