@@ -113,29 +113,43 @@ func TestSearchGaps(t *testing.T) {
 }
 
 // costedSample returns up to runs x perRun valid strategies of p that fit
-// in memory, in runs of consecutive gene indices (enumeration order)
-// starting at runs evenly spaced points of the space.
+// in memory, in runs of consecutive strategies in the order the exhaustive
+// search costs them (enumeration order), starting at runs evenly spaced
+// units of its grid: unit by unit (one layout class and micro-batch
+// size), and within a unit layout by layout (the placements of one degree
+// tuple), each layout's recompute policies, ZeRO stages and schedules in
+// turn (unitWorker.search; the search takes the units in the order of
+// their bounds and skips what its front beats).
 func costedSample(tb testing.TB, p *Problem, runs, perRun int) []space.Strategy {
 	tb.Helper()
-	sp, cards, size, err := p.radix()
+	sp, cards, _, err := p.radix()
 	if err != nil {
 		tb.Fatal(err)
 	}
+	g := newGrid(cards, p.classes(sp, cards))
+	units := g.units()
 	genes := make([]int, len(cards))
 	var out []space.Strategy
 	var s space.Strategy
-	for k := int64(0); k < int64(runs); k++ {
+	for k := range runs {
 		got := 0
-		for i := k * (size / int64(runs)); i < size && got < perRun; i++ {
-			genesOf(cards, i, genes)
-			if !sp.Decode(genes, &s) {
-				continue
+		for _, u := range units[k*len(units)/runs:] {
+			for _, l := range g.classes.members[u.class] {
+				for i := 0; i < g.nInner && got < perRun; i++ {
+					g.setGenes(genes, l, u.outer, i)
+					if !sp.Decode(genes, &s) {
+						continue
+					}
+					if mem, err := p.scorer.Memory(&s); err != nil || !p.fits(mem.TotalBytes()) {
+						continue
+					}
+					out = append(out, cloneStrategy(s))
+					got++
+				}
 			}
-			if mem, err := p.scorer.Memory(&s); err != nil || !p.fits(mem.TotalBytes()) {
-				continue
+			if got == perRun {
+				break
 			}
-			out = append(out, cloneStrategy(s))
-			got++
 		}
 	}
 	if len(out) == 0 {
@@ -147,9 +161,12 @@ func costedSample(tb testing.TB, p *Problem, runs, perRun int) []space.Strategy 
 // BenchmarkCosted measures fully costed strategies (memory and step time,
 // through one worker's evaluators as a search costs them) per second on
 // one core, on each of the ten problems: in enumeration order (runs of
-// consecutive gene indices, as the exhaustive search costs them, each
-// strategy reusing the forward passes and block costs of the previous
-// one) and cold (the same strategies shuffled, evolve's access pattern).
+// consecutive strategies in the exhaustive search's order, costedSample,
+// each reusing what the previous one's cost shares with it: its forward
+// passes for another recompute policy or ZeRO stage, its block costs for
+// another schedule, the ops that priced no collective over a role another
+// placement moves) and cold (the same strategies shuffled, evolve's
+// access pattern).
 //
 //	go test ./search -run '^$' -bench '^BenchmarkCosted$' -benchmem
 func BenchmarkCosted(b *testing.B) {
