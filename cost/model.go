@@ -372,11 +372,14 @@ func (cm *Model) inputs(c profiles.Cluster, w space.Workload, o Options) evalInp
 // workload. It reuses its working memory and the per-micro-batch block
 // costs of the previous strategy when only the pipeline schedule or ZeRO
 // stage 0 or 1 changed, and its forward passes when only the recompute
-// policy or the ZeRO stage changed; for one strategy's layouts, sizes and
-// mesh it resolves the rules of each op under each state of its operands
-// once (opMemo) and costs each block once per recompute class and
-// gradient sharding (spareBlocks). It is the fast path of search. It is
-// not safe for concurrent use: use one per goroutine.
+// policy or the ZeRO stage changed; for one strategy's layouts and sizes
+// it resolves the rules of each op under each state of its operands once
+// (opMemo) and costs each block once per recompute class and gradient
+// sharding (spareBlocks), and another placement of the same degrees and
+// micro-batch keeps every op outcome and pass that priced no collective
+// over a role the placement moves (Model.remesh). It is the fast path of
+// search, bit for bit the estimate of a fresh evaluation. It is not safe
+// for concurrent use: use one per goroutine.
 type Evaluator struct {
 	m     *Model
 	in    evalInputs
