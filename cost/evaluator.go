@@ -356,16 +356,21 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 		}
 	}
 
-	// Pipeline sends: the residual stream's local shard [MEG-SCHED],
-	// docs/formulas.md §3.3, on every axis the pipeline crosses.
-	st.pSend, st.pRamp = 0, 0
-	if s.Degree[space.PP] > 1 {
-		st.pSend, st.pRamp = PipelineSendSeconds(e.sendBytes(), e.mr.Pipeline)
-	}
+	st.fillSends(s.Degree[space.PP])
 	st.planStages(p, s.Degree[space.PP])
 	st.fillParams()
 	st.fillOffload()
 	return nil
+}
+
+// fillSends sets the pipeline sends of pp stages: the residual stream's
+// local shard [MEG-SCHED], docs/formulas.md §3.3, on every axis the
+// pipeline crosses.
+func (st *evalState) fillSends(pp int) {
+	st.pSend, st.pRamp = 0, 0
+	if pp > 1 {
+		st.pSend, st.pRamp = PipelineSendSeconds(st.e.sendBytes(), st.e.mr.Pipeline)
+	}
 }
 
 // blockLabel names block b of p for the traced program with the layers
@@ -435,24 +440,46 @@ func (cm *Model) rerun(st *evalState, in *evalInputs, s *space.Strategy) error {
 	if err != nil {
 		return err
 	}
+	st.rekey(policy, s.Zero)
+	return nil
+}
+
+// rekey moves st to recompute policy and ZeRO stage zero under the
+// evaluator's current placement: every block's cost (refresh) and what
+// depends on the policy and stage.
+func (st *evalState) rekey(policy, zero int) {
 	e := &st.e
-	e.policy, e.zero = policy, s.Zero
+	e.policy, e.zero = policy, zero
 	for b := range st.blocks {
-		k, old := blockKey{rerun: cm.rerunClass[b][policy], zero: s.Zero}, st.keys[b]
-		switch {
-		case k == old || cm.idle[b]:
-		case k.rerun == old.rerun && (k.zero >= 2) == (old.zero >= 2):
-			// The same passes; ZeRO-0 and ZeRO-1 differ only in the
-			// once-per-step collectives (stepParts).
-			e.stepPart(b, &st.blocks[b])
-		default:
-			st.swapBlock(b, k)
-		}
-		st.keys[b] = k
+		st.refresh(b, blockKey{rerun: e.m.rerunClass[b][policy], zero: zero})
 	}
 	st.fillParams()
 	st.fillOffload()
-	return nil
+}
+
+// refresh makes st.blocks[b] block b's cost for key k under the current
+// placement: it costs again the passes that priced a collective over a
+// role a placement since moved (all three when the forward pass did, from
+// the memo but for those ops), takes or computes the cost of another
+// recompute class or gradient sharding (swapBlock), and recomputes the
+// once-per-step collectives for another ZeRO stage (0 and 1 share the
+// passes) or placement.
+func (st *evalState) refresh(b int, k blockKey) {
+	e, sc, old := &st.e, &st.blocks[b], st.keys[b]
+	switch {
+	case e.m.idle[b]:
+	case !e.freshRun(&sc.runs[0]):
+		sc.reset()
+		e.block(b, sc)
+	case k.rerun != old.rerun || (k.zero >= 2) != (old.zero >= 2):
+		st.swapBlock(b, k)
+	case !e.freshRun(&sc.runs[1]) || !e.freshRun(&sc.runs[2]):
+		sc.reset()
+		e.blockBackward(b, sc)
+	case k.zero != old.zero || sc.stepGen != e.stepGen:
+		e.stepPart(b, sc)
+	}
+	st.keys[b] = k
 }
 
 // remesh moves st, prepared for a strategy with s's degrees, micro-batch
@@ -492,33 +519,8 @@ func (cm *Model) remesh(st *evalState, in *evalInputs, s *space.Strategy) (bool,
 			e.moved[bits.TrailingZeros8(set)] = e.epoch
 		}
 	}
-	e.policy, e.zero = policy, s.Zero
-	for b := range st.blocks {
-		k, old, sc := blockKey{rerun: cm.rerunClass[b][policy], zero: s.Zero}, st.keys[b], &st.blocks[b]
-		switch {
-		case cm.idle[b]:
-		case !e.freshRun(&sc.runs[0]):
-			sc.reset()
-			e.block(b, sc)
-		case k.rerun != old.rerun || (k.zero >= 2) != (old.zero >= 2):
-			st.swapBlock(b, k)
-		case !e.freshRun(&sc.runs[1]) || !e.freshRun(&sc.runs[2]):
-			sc.reset()
-			e.blockBackward(b, sc)
-		}
-		st.keys[b] = k
-		if !cm.idle[b] && sc.stepGen != e.stepGen {
-			// The once-per-step collectives run over data roles the
-			// placement may have moved.
-			e.stepPart(b, sc)
-		}
-	}
-	st.pSend, st.pRamp = 0, 0
-	if s.Degree[space.PP] > 1 {
-		st.pSend, st.pRamp = PipelineSendSeconds(e.sendBytes(), e.mr.Pipeline)
-	}
-	st.fillParams()
-	st.fillOffload()
+	st.rekey(policy, s.Zero)
+	st.fillSends(s.Degree[space.PP])
 	return true, nil
 }
 
