@@ -69,7 +69,9 @@ func DefaultMemoryCaps() []float64 { return []float64{1, 1, 0.3, 0.01} }
 // neighbourhood of the PolishTuples fastest degree tuples of the archive:
 // every placement of those degrees and of the degrees one prime factor
 // away, under every micro-batch size, recompute policy, ZeRO stage and
-// schedule. The result is the Pareto front of the archive and the polish,
+// schedule; and it climbs: while the fastest strategy found lies away from
+// the tuples polished around, it polishes around that one's degrees too
+// (at most maxPolishRounds rounds). The result is the Pareto front of the archive and the polish,
 // so a strategy found along the way is kept even if the population later
 // loses it; Result.Visited says how much of the space the search saw.
 //
@@ -682,39 +684,76 @@ func (m *memo) archive(skip func(index int64) bool) *accumulator {
 // polishes nothing.
 func (m *memo) polish(ctx context.Context, n, workers int) *accumulator {
 	g := newGrid(m.cards, m.p.classes(m.sp, m.cards))
-	var units []unit
 	polished := make(map[unit]bool)
-	if n > 0 && ctx.Err() == nil {
-		units = m.neighbourhood(g, n)
-		for _, u := range units {
-			polished[u] = true
-		}
-	}
 	skip := func(idx int64) bool {
 		l := idx / (g.nOuter * int64(g.nInner))
 		return polished[unit{class: g.classes.of[l], outer: idx / int64(g.nInner) % g.nOuter}]
 	}
+	var pol *accumulator // what the rounds found
+	var centres []degrees
+	if n > 0 {
+		centres = m.fastestTuples(n)
+	}
+	around := make(map[degrees]bool)
+	for round := 0; round < maxPolishRounds && len(centres) > 0 && ctx.Err() == nil; round++ {
+		var units []unit
+		for _, u := range m.neighbourhood(g, centres) {
+			if !polished[u] {
+				polished[u] = true
+				units = append(units, u)
+			}
+		}
+		for _, d := range centres {
+			around[d] = true
+		}
+		if len(units) == 0 {
+			break
+		}
+		// The strategies found so far outside the units, whose points the
+		// branch and bound starts from.
+		seed := m.archive(skip).front
+		if pol != nil {
+			seed = append(seed, pol.front...)
+		}
+		r := m.p.searchUnits(ctx, m.sp, g, units, unitSearch{workers: workers, seed: Front(seed)})
+		if pol == nil {
+			pol = r
+		} else {
+			pol.merge(r)
+		}
+		// Climb: when the fastest strategy found lies away from every
+		// centre, its neighbourhood is the next round's.
+		centres = nil
+		if best, ok := fastest(append(seed, r.front...)); ok && !around[best.Strategy.Degree] {
+			centres = []degrees{best.Strategy.Degree}
+		}
+	}
 	acc := m.archive(skip)
-	if len(units) == 0 {
-		return acc
+	if pol != nil {
+		acc.merge(pol)
 	}
-	var seed []Candidate
-	for i := range acc.front {
-		seed = append(seed, acc.front[i])
-	}
-	pol := m.p.searchUnits(ctx, m.sp, g, units, unitSearch{workers: workers, seed: Front(seed)})
-	acc.merge(pol)
 	acc.front = Front(acc.front)
 	return acc
 }
 
-// neighbourhood returns the units of every layout whose degrees are one
-// of the n fastest degree tuples of the archive's feasible strategies, or
-// one prime factor away from one (moved between two dimensions with chips
-// of their own, or ep halved or doubled). A layout's degrees are those it
-// decodes to with the other genes at zero (a space.Space's layout gene
-// sets them all).
-func (m *memo) neighbourhood(g *grid, n int) []unit {
+// maxPolishRounds bounds the rounds of the polish's climb (Evolve).
+const maxPolishRounds = 8
+
+// fastest returns the fastest of cs in the front's order, and false when
+// cs is empty.
+func fastest(cs []Candidate) (*Candidate, bool) {
+	var best *Candidate
+	for i := range cs {
+		if best == nil || compareCandidates(&cs[i], best) < 0 {
+			best = &cs[i]
+		}
+	}
+	return best, best != nil
+}
+
+// fastestTuples returns the n fastest degree tuples of the archive's
+// feasible strategies, fastest first.
+func (m *memo) fastestTuples(n int) []degrees {
 	m.mu.Lock()
 	var best []*Candidate
 	for _, e := range m.entries {
@@ -724,15 +763,26 @@ func (m *memo) neighbourhood(g *grid, n int) []unit {
 	}
 	m.mu.Unlock()
 	slices.SortFunc(best, compareCandidates)
-	tuples := make(map[degrees]bool)
+	var out []degrees
 	for _, c := range best {
-		if len(tuples) >= n {
+		if len(out) == n {
 			break
 		}
-		tuples[c.Strategy.Degree] = true
+		if !slices.Contains(out, c.Strategy.Degree) {
+			out = append(out, c.Strategy.Degree)
+		}
 	}
+	return out
+}
+
+// neighbourhood returns the units of every layout whose degrees are one
+// of centres or one prime factor away from one (moved between two
+// dimensions with chips of their own, or ep halved or doubled). A layout's
+// degrees are those it decodes to with the other genes at zero (a
+// space.Space's layout gene sets them all).
+func (m *memo) neighbourhood(g *grid, centres []degrees) []unit {
 	near := make(map[degrees]bool)
-	for d := range tuples {
+	for _, d := range centres {
 		for _, e := range neighbours(d) {
 			near[e] = true
 		}
