@@ -75,9 +75,7 @@ func (b *Bounder) LowerBound(s space.Strategy) (float64, error) {
 		if err := b.m.setup(st, &b.in, &s); err != nil {
 			return 0, err
 		}
-		b.blockBounds()
-		st.planStages(b.m.p, s.Degree[space.PP])
-		st.fillParams()
+		b.computeBounds(&s)
 		b.key, b.shares, b.valid, b.placed = boundKey{seg: k, roles: e.mr.Degrees}, shares, ok, true
 	case shares != b.shares:
 		// Another placement of the same shape: the compute bounds read the
@@ -180,14 +178,20 @@ func (b *Bounder) place(s *space.Strategy) error {
 	switch {
 	case e.mr.Degrees != b.key.roles:
 		b.key.roles = e.mr.Degrees
-		b.blockBounds()
-		st.planStages(b.m.p, s.Degree[space.PP])
-		st.fillParams()
+		b.computeBounds(s)
 	case e.zero != zero:
 		st.fillParams()
 	}
 	b.valid, b.placed = true, true
 	return nil
+}
+
+// computeBounds computes the compute bounds of s, set up in b's state:
+// per block, the stages' compositions and the parameters per chip.
+func (b *Bounder) computeBounds(s *space.Strategy) {
+	b.blockBounds()
+	b.st.planStages(b.m.p, s.Degree[space.PP])
+	b.st.fillParams()
 }
 
 // commBounds fills b.comm for the placement set up in b.st.
