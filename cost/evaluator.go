@@ -70,8 +70,9 @@ type evaluator struct {
 	steps   []stepMemo
 	stepGen uint64
 	// epoch counts the placements generation gen has been moved to
-	// (Model.remesh), and moved is, per role, the epoch its axis groups
-	// last changed in: an outcome recorded in epoch at that priced
+	// (Model.remesh), and moved is, per role, the epoch a placement last
+	// changed the collective models of a role set holding it that the
+	// generation priced (meshRoles.moveTo): an outcome recorded in epoch at that priced
 	// collectives over roles dep is current while none of them moved
 	// since (fresh). opDep collects the roles priced by the op being
 	// resolved (blockSeconds).
@@ -92,7 +93,8 @@ func (e *evaluator) blockSeconds(op collOp, bytes float64, set roleSet) float64 
 
 // fresh reports whether an outcome recorded in epoch at, which priced
 // collectives over the roles in dep, holds under the current placement:
-// none of those roles' axis groups changed since.
+// no placement since changed the collective models of a role set holding
+// one of them (meshRoles.moveTo).
 func (e *evaluator) fresh(dep roleSet, at uint32) bool {
 	if at == e.epoch {
 		return true
@@ -488,9 +490,11 @@ func (st *evalState) refresh(b int, k blockKey) {
 // degree (EP carving DP and FSDP into other expert roles) it reports
 // false with st unchanged: prepare s then. The sizes and layouts stay, so
 // every outcome of the generation that priced no collective over a role
-// the placement moved stays too (evaluator.fresh): a block's passes are
-// costed again only when one of them did, and then from the memo but for
-// the ops that did. The once-per-step collectives and the pipeline sends
+// set whose collective models the placement changed stays too
+// (meshRoles.moveTo, evaluator.fresh; tp moved to another torus axis of
+// the same size and links prices the same). A block's passes are costed
+// again only when one of them did, and then from the memo but for the ops
+// that did. The once-per-step collectives and the pipeline sends
 // are computed again.
 func (cm *Model) remesh(st *evalState, in *evalInputs, s *space.Strategy) (bool, error) {
 	policy, err := cm.check(in, s)
@@ -504,14 +508,7 @@ func (cm *Model) remesh(st *evalState, in *evalInputs, s *space.Strategy) (bool,
 	if e.alt.Degrees != e.mr.Degrees {
 		return false, nil
 	}
-	var moved roleSet
-	for r := range e.alt.Groups {
-		if !sameGroups(e.alt.Groups[r], e.mr.Groups[r]) {
-			moved |= bit(space.Role(r))
-		}
-	}
-	e.mr.Mesh, e.alt = e.alt, e.mr.Mesh
-	e.mr.have = [numRoleSets]uint8{} // the collective models of the old groups
+	moved := e.mr.moveTo(&e.alt)
 	e.stepGen++
 	if moved != 0 {
 		e.epoch++

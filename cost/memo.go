@@ -22,9 +22,10 @@ const memoWays = 2
 // differ only in recompute policy and ZeRO stage, replay it instead of
 // resolving the rules again. The replay appends the same emissions and
 // adds the same seconds and FLOPs in the same order, so estimates are
-// bit-identical. Through the mesh it depends only on the axis groups of
-// the roles it priced collectives over (dep): it outlives a change of
-// placement that leaves them (evaluator.fresh, Model.remesh).
+// bit-identical. Through the mesh it depends only on the collective models
+// (meshRoles.seconds) of the role sets it priced, all within the roles dep:
+// it outlives a change of placement that leaves those models
+// (meshRoles.moveTo, evaluator.fresh, Model.remesh).
 type opMemo struct {
 	// gen is the evaluator generation the outcome belongs to (0: none).
 	gen uint64

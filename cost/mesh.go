@@ -26,6 +26,11 @@ type meshRoles struct {
 	// have says which are computed.
 	models [numRoleSets][3]linModel
 	have   [numRoleSets]uint8
+	// seen says per role set which models (have's bits) have been computed
+	// since resolve, under any placement moveTo moved to; sets lists the
+	// role sets seen.
+	seen [numRoleSets]uint8
+	sets []roleSet
 	// routing is the model's MoE routing, which thins out the network leg
 	// of the dispatch and combine.
 	routing routing
@@ -46,7 +51,68 @@ func (mr *meshRoles) resolve(ev *evalInputs, s *space.Strategy) error {
 		mr.deg[r] = float64(mr.Degrees[r])
 	}
 	mr.have = [numRoleSets]uint8{}
+	for _, set := range mr.sets {
+		mr.seen[set] = 0
+	}
+	mr.sets = mr.sets[:0]
 	return nil
+}
+
+// moveTo moves mr to mesh m, another placement of the same role degrees
+// (mr's old mesh is returned in m), and returns the roles of the role
+// sets seen since resolve whose collective models m changes: a cost that
+// priced collectives only over unchanged sets holds under m bit for bit.
+// The seen sets' models are computed for m (have), the others forgotten.
+func (mr *meshRoles) moveTo(m *space.Mesh) roleSet {
+	var regrouped roleSet
+	for r := range m.Groups {
+		if !sameGroups(m.Groups[r], mr.Groups[r]) {
+			regrouped |= bit(space.Role(r))
+		}
+	}
+	mr.Mesh, *m = *m, mr.Mesh
+	mr.have = [numRoleSets]uint8{}
+	var changed roleSet
+	for _, set := range mr.sets {
+		mr.have[set] = mr.seen[set]
+		if set&regrouped == 0 {
+			continue // the same groups: the same models
+		}
+		old := mr.models[set]
+		g := mr.union(set)
+		for k := range old {
+			if mr.seen[set]&kindBits(k) != 0 {
+				mr.models[set][k] = mr.modelOf(g, k)
+			}
+		}
+		if mr.models[set] != old {
+			changed |= set & regrouped
+		}
+	}
+	return changed
+}
+
+// kindBits are the collective ops (have's bits) that a role set's linModel
+// of kind k (collOp.model) prices.
+func kindBits(k int) uint8 {
+	switch k {
+	case 1:
+		return 1 << opA2A
+	case 2:
+		return 1 << opA2AMoE
+	}
+	return 1<<opAG | 1<<opRS | 1<<opAR
+}
+
+// modelOf is the linModel of kind k (collOp.model) over groups g.
+func (mr *meshRoles) modelOf(g []space.Group, k int) linModel {
+	switch k {
+	case 1:
+		return linModelOf(g, true, mr.flat)
+	case 2:
+		return scaledLinModel(g, true, mr.flat, mr.routing.netScale(networkChips(g)))
+	}
+	return linModelOf(g, false, mr.flat)
 }
 
 // union returns the merged axis groups of the roles in set (see
@@ -72,24 +138,19 @@ func (mr *meshRoles) seconds(op collOp, bytes float64, set roleSet) float64 {
 	if bytes <= 0 || set == 0 {
 		return 0
 	}
-	if mr.have[set]&(1<<op) == 0 {
-		g := mr.union(set)
-		switch op {
-		case opAG, opRS, opAR:
-			mr.models[set][0] = linModelOf(g, false, mr.flat)
-			mr.have[set] |= 1<<opAG | 1<<opRS | 1<<opAR
-		case opA2A:
-			mr.models[set][1] = linModelOf(g, true, mr.flat)
-			mr.have[set] |= 1 << opA2A
-		case opA2AMoE:
-			mr.models[set][2] = scaledLinModel(g, true, mr.flat, mr.routing.netScale(networkChips(g)))
-			mr.have[set] |= 1 << opA2AMoE
-		}
-	}
 	if op < opAG || op > opA2AMoE || op == opP2P {
 		return 0
 	}
-	return mr.models[set][op.model()].at(bytes) * op.passes()
+	k := op.model()
+	if mr.have[set]&(1<<op) == 0 {
+		mr.models[set][k] = mr.modelOf(mr.union(set), k)
+		mr.have[set] |= kindBits(k)
+		if mr.seen[set] == 0 {
+			mr.sets = append(mr.sets, set)
+		}
+		mr.seen[set] |= kindBits(k)
+	}
+	return mr.models[set][k].at(bytes) * op.passes()
 }
 
 // latency is the fixed part of one collective op over the roles in set:
