@@ -91,7 +91,10 @@ func Benchmark(b *testing.B) {
 // TestSearchGaps is Benchmark at -short size, as a regression test: on
 // the quick problems, auto (the default) and evolve with seeds 1 to 5 find
 // the exhaustive optimum within 0.1%, auto exhaustively (their spaces are
-// below DefaultMaxExhaustiveSize) and evolve seeing part of the space.
+// below DefaultMaxExhaustiveSize) and evolve reporting the share of the
+// space it saw (all of llama3-8b / h100-64's 377,460 gene vectors with
+// seeds 3 and 5: the polish's beam reaches every degree tuple of so small
+// a space).
 func TestSearchGaps(t *testing.T) {
 	for _, ip := range benchProblems(true) {
 		t.Run(ip.name(), func(t *testing.T) {
@@ -103,8 +106,8 @@ func TestSearchGaps(t *testing.T) {
 					if r.gap > 0.001 || r.method != tt.ran {
 						t.Errorf("%s seed %d: ran %s, gap %.3f%% to the optimum; want %s within 0.1%%", tt.method, seed, r.method, 100*r.gap, tt.ran)
 					}
-					if tt.ran == MethodEvolve && !(r.coverage > 0 && r.coverage < 1) {
-						t.Errorf("evolve seed %d saw %.1f%% of the space; want a part of it", seed, 100*r.coverage)
+					if tt.ran == MethodEvolve && !(r.coverage > 0 && r.coverage <= 1) {
+						t.Errorf("evolve seed %d saw %.1f%% of the space; want a share of it", seed, 100*r.coverage)
 					}
 				}
 			}
