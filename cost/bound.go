@@ -64,7 +64,7 @@ const boundSlack = 1 - 1e-9
 // stage's compute bound over all micro-batches, its optimizer step and
 // its bubble.
 func (b *Bounder) LowerBound(s space.Strategy) (float64, error) {
-	k, ok := keyOfSegments(&s)
+	k, ok := keyOfSegments(&s, b.in.cluster.Axes)
 	k.zero2 = false
 	shares := k.shares
 	k.shares = keyShares{}

@@ -127,7 +127,7 @@ func checkEvaluator(t *testing.T, cm *Model, c profiles.Cluster, w space.Workloa
 // differ in each field.
 func TestSameForward(t *testing.T) {
 	base := segmentKey{deg: space.Degrees{space.TP: 2, space.DP: 4}, mb: 1, recompute: "full"}
-	base.shares[0].axis, base.shares[0].size = "node", 4
+	base.shares[0].axis, base.shares[0].size = 1, 4
 	vary := []func(k *segmentKey){
 		func(k *segmentKey) {},
 		func(k *segmentKey) { k.deg[space.TP] = 4 },
@@ -135,9 +135,9 @@ func TestSameForward(t *testing.T) {
 		func(k *segmentKey) { k.sp = true },
 		func(k *segmentKey) { k.zero2 = true },
 		func(k *segmentKey) { k.recompute = "none" },
-		func(k *segmentKey) { k.shares[0].axis = "gpu" },
+		func(k *segmentKey) { k.shares[0].axis = 2 },
 		func(k *segmentKey) { k.shares[1].size = 2 },
-		func(k *segmentKey) { k.shares[0].dim = space.TP },
+		func(k *segmentKey) { k.shares[0].dim = uint8(space.TP) },
 	}
 	for i, f := range vary {
 		k := base
@@ -156,4 +156,40 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestKeyOfSegments checks the mesh shares of a segment key: the same
+// placement gives the same key, another axis or size another, and a share
+// on an axis the cluster lacks no key (the strategy is evaluated afresh).
+func TestKeyOfSegments(t *testing.T) {
+	c, err := profiles.Parse("h100-64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(spec string) (segmentKey, bool) {
+		s, err := space.Parse(spec)
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		return keyOfSegments(&s, c.Axes)
+	}
+	base, ok := key("tp=8,dp=8,mesh=tp:gpu;dp:node")
+	if !ok {
+		t.Fatal("no key for a placed strategy")
+	}
+	for _, tc := range []struct {
+		spec     string
+		ok, same bool
+	}{
+		{"tp=8,dp=8,mesh=tp:gpu;dp:node", true, true},
+		{"tp=8,dp=8,zero=1,mesh=tp:gpu;dp:node", true, true},
+		{"tp=8,dp=8,mesh=tp:gpu*4.node*2;dp:gpu*2.node*4", true, false},
+		{"tp=8,dp=8,mesh=tp:node;dp:gpu", true, false},
+		{"tp=8,dp=8,mesh=tp:x;dp:node", false, false},
+	} {
+		k, ok := key(tc.spec)
+		if ok != tc.ok || ok && (k.shares == base.shares) != tc.same {
+			t.Errorf("%s: key ok %v, same shares as the base %v; want %v, %v", tc.spec, ok, k.shares == base.shares, tc.ok, tc.same)
+		}
+	}
 }

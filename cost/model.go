@@ -415,7 +415,7 @@ func (cm *Model) NewEvaluator(c profiles.Cluster, w space.Workload, o Options) *
 // Evaluate returns the step-time estimate of strategy s (validated; placed
 // or not) on the Evaluator's cluster, workload and options.
 func (ev *Evaluator) Evaluate(s space.Strategy) (Estimate, error) {
-	k, ok := keyOfSegments(&s)
+	k, ok := keyOfSegments(&s, ev.in.cluster.Axes)
 	reuse := ok && ev.valid && !ev.in.options.Trace
 	switch {
 	case reuse && !k.sameForward(&ev.key) && k.samePlacedShape(&ev.key):
@@ -471,10 +471,14 @@ type segmentKey struct {
 }
 
 // keyShares are the mesh shares of a segmentKey, in the strategy's order.
-type keyShares [maxKeyShares]struct {
-	dim  space.Dim
-	axis string
-	size int
+type keyShares [maxKeyShares]keyShare
+
+// keyShare is one mesh share of a segmentKey: its dimension, its axis (the
+// index of the cluster axis of that name, plus one) and its size. Small
+// integers make a key compare as one block of memory.
+type keyShare struct {
+	dim, axis uint8
+	size      int32
 }
 
 // sameForward reports whether k and o agree on everything the forward
@@ -490,21 +494,34 @@ func (k *segmentKey) samePlacedShape(o *segmentKey) bool {
 	return k.deg == o.deg && k.mb == o.mb && k.sp == o.sp
 }
 
-// keyOfSegments returns the segment key of s, and false when s has more
-// mesh shares than a key holds.
-func keyOfSegments(s *space.Strategy) (segmentKey, bool) {
+// keyOfSegments returns the segment key of s on a cluster of axes, and
+// false when s has more mesh shares than a key holds or a share the key
+// cannot name (an axis not of the cluster, a size beyond int32).
+func keyOfSegments(s *space.Strategy, axes []profiles.Axis) (segmentKey, bool) {
 	k := segmentKey{deg: s.Degree, zero2: s.Zero >= 2, mb: s.MB, sp: s.SP, recompute: s.Recompute}
 	n := 0
 	for d, shares := range s.Mesh {
 		for _, sh := range shares {
-			if n == maxKeyShares {
+			a := axisNumber(axes, sh.Axis)
+			if n == maxKeyShares || a == 0 || sh.Size != int(int32(sh.Size)) {
 				return k, false
 			}
-			k.shares[n].dim, k.shares[n].axis, k.shares[n].size = space.Dim(d), sh.Axis, sh.Size
+			k.shares[n] = keyShare{dim: uint8(d), axis: a, size: int32(sh.Size)}
 			n++
 		}
 	}
 	return k, true
+}
+
+// axisNumber returns the index of the axis named name among axes plus one,
+// and 0 when there is none (or too many axes to number in a byte).
+func axisNumber(axes []profiles.Axis, name string) uint8 {
+	for i := range axes {
+		if axes[i].Name == name && i < math.MaxUint8 {
+			return uint8(i + 1)
+		}
+	}
+	return 0
 }
 
 // check rejects a cluster, workload or strategy the model cannot price and
