@@ -193,3 +193,32 @@ func TestKeyOfSegments(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluatorReprices checks a placement that changes how the rules
+// resolve an op (evaluator.reprice applies only when they resolve as
+// before): on llama2-70b / v5p-256, tp on a whole ring of x and then split
+// over x and y resolves one op of the second differently from the first,
+// and the Evaluator must give the second's fresh estimate.
+func TestEvaluatorReprices(t *testing.T) {
+	m, err := model.Load("llama2-70b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := profiles.Parse("v5p-256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var strategies []space.Strategy
+	for _, spec := range []string{
+		"dp=32,zero=2,tp=4,mb=4,recompute=full,mesh=tp:x*4;dp:y*4.z*8",
+		"dp=32,zero=2,tp=4,mb=4,recompute=full,mesh=tp:x*2.y*2;dp:x*2.y*2.z*8",
+	} {
+		s, err := space.Parse(spec)
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		strategies = append(strategies, s)
+	}
+	cm := NewModel(program(m, model.ProgramOptions{}))
+	checkEvaluator(t, cm, c, space.Workload{Batch: 1024, SeqLen: 4096}, strategies, Options{})
+}

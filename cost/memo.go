@@ -45,16 +45,23 @@ type opMemo struct {
 	at  uint32
 	// emit are the op's collectives, their pass left to the replay.
 	emit []emission
+	// x and rs are the einsum's inputs to the rules and their resolution:
+	// under another placement of the generation the rules are resolved
+	// again from x, and when they resolve as rs the outcome stands with
+	// its collectives priced afresh (evaluator.reprice).
+	x  einsumCtx
+	rs resolution
 }
 
 // memoFor returns the memo entry of einsum i of block b's forward (k = 0)
 // or backward (k = 1) ops holding the outcome under the current state, and
 // whether it holds it; when it does not, the entry returned is the one to
-// record the outcome in. It returns nil while tracing (the traced ops are
-// built from the resolution).
-func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (*opMemo, bool) {
+// record the outcome in, and stale says it holds the outcome of the same
+// state under an earlier placement (its x and rs hold). It returns nil
+// while tracing (the traced ops are built from the resolution).
+func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (m *opMemo, hit, stale bool) {
 	if e.trace != nil {
-		return nil, false
+		return nil, false, false
 	}
 	base := (e.m.opBase[b][k] + i) * memoWays
 	ways := e.memo[base : base+memoWays]
@@ -70,10 +77,9 @@ func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (*opMemo, bool
 		}
 		if m.gA == gA && m.gB == gB && m.zero2 == zero2 {
 			if e.fresh(m.dep, m.at) {
-				return m, true
+				return m, true, false
 			}
-			victim = w // the outcome under an earlier placement: record over it
-			break
+			return m, false, true // the outcome under an earlier placement
 		}
 	}
 	if victim < 0 {
@@ -84,9 +90,23 @@ func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (*opMemo, bool
 		victim = 0
 		ways[0].emit = last[:0]
 	}
-	m := &ways[victim]
+	m = &ways[victim]
 	m.gen, m.gA, m.gB, m.zero2 = e.gen, gA, gB, zero2
-	return m, false
+	return m, false, false
+}
+
+// reprice adds to res the outcome m of einsum o (op idx of its pass ps),
+// recorded under an earlier placement of the generation whose rules
+// resolved as they do under the current one: its compute and layouts
+// stand, and its collectives are priced on the current mesh, as
+// emitEinsum would price them. m becomes the current outcome.
+func (e *evaluator) reprice(res *runResult, m *opMemo, o *model.Op, idx int, ps pass) {
+	for i := range m.emit {
+		em := &m.emit[i]
+		em.seconds = e.emissionSeconds(em.op, em.roles, em.bytes, em.class)
+	}
+	m.dep, m.at = e.opDep, e.epoch
+	e.replay(res, m, o, idx, ps)
 }
 
 // replay adds the outcome m of einsum o (op idx of its pass ps) to res and

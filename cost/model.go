@@ -377,9 +377,11 @@ func (cm *Model) inputs(c profiles.Cluster, w space.Workload, o Options) evalInp
 // (opMemo) and costs each block once per recompute class and gradient
 // sharding (spareBlocks), and another placement of the same degrees and
 // micro-batch keeps every op outcome and pass that priced no collective
-// over a role the placement moves (Model.remesh). It is the fast path of
-// search, bit for bit the estimate of a fresh evaluation. It is not safe
-// for concurrent use: use one per goroutine.
+// over a role set the placement prices differently (Model.remesh), and of
+// an einsum that did, its inputs to the rules: when they resolve as
+// before, only its collectives are priced again (evaluator.reprice). It
+// is the fast path of search, bit for bit the estimate of a fresh
+// evaluation. It is not safe for concurrent use: use one per goroutine.
 type Evaluator struct {
 	m     *Model
 	in    evalInputs

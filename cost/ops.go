@@ -172,13 +172,20 @@ func (e *evaluator) emit(res *runResult, op collOp, roles roleSet, bytes float64
 	if roles == 0 || bytes <= 0 {
 		return 0
 	}
+	sec := e.emissionSeconds(op, roles, bytes, class)
+	res.emit = append(res.emit, emission{op: op, roles: roles, bytes: bytes, seconds: sec, class: class, pass: ps, why: why,
+		hideOp: hideOp, hideFrac: hideFrac, wgrad: e.opWgrad, dispatch: e.opReshard})
+	return sec
+}
+
+// emissionSeconds is the time of one call of a collective of class class
+// (op over roles, on a full array of bytes) of the block being costed.
+func (e *evaluator) emissionSeconds(op collOp, roles roleSet, bytes float64, class commClass) float64 {
 	sec := e.blockSeconds(op, bytes, roles)
 	if class == classWeights && e.o.Comm.PerTensor {
 		// One collective per parameter tensor the weight stands for.
 		sec += (e.m.tensorsPerWeight[e.blockIdx] - 1) * e.mr.latency(op, roles)
 	}
-	res.emit = append(res.emit, emission{op: op, roles: roles, bytes: bytes, seconds: sec, class: class, pass: ps, why: why,
-		hideOp: hideOp, hideFrac: hideFrac, wgrad: e.opWgrad, dispatch: e.opReshard})
 	return sec
 }
 

@@ -264,19 +264,29 @@ func (x *einsumCtx) scaled(bytes float64, roles roleSet) float64 {
 // split product. Gathered operands are kept for the rest of the pass.
 func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why *[numActions]string, shape opShape, idx int, ps pass) {
 	pr := e.p.Tensors[o.C].Primal
-	m, hit := e.memoFor(b, k, idx, o, e.zero >= 2 && pr >= 0 && e.p.Tensors[pr].Weight)
+	m, hit, stale := e.memoFor(b, k, idx, o, e.zero >= 2 && pr >= 0 && e.p.Tensors[pr].Weight)
 	if hit {
 		e.replay(res, m, o, idx, ps)
 		return
 	}
 	e.opDep = 0
-	x := e.newEinsumCtx(o, ps)
-	rs := e.resolve(&x)
+	var x *einsumCtx
+	if stale {
+		x = &m.x // the inputs of the same state, under another placement
+	} else {
+		ctx := e.newEinsumCtx(o, ps)
+		x = &ctx
+	}
+	rs := e.resolve(x)
+	if stale && rs == m.rs {
+		e.reprice(res, m, o, idx, ps)
+		return
+	}
 	if x.isWGrad {
 		e.pending[x.tc.Primal] |= rs.partial
 	}
 	first := len(res.emit)
-	e.emitEinsum(res, &x, &rs, why, idx, ps)
+	e.emitEinsum(res, x, &rs, why, idx, ps)
 
 	// Compute: 2·work·Π(union of dimensions) FLOPs over the roles that split
 	// the work (work: the band of a local attention kernel, Op.WorkAt); a
@@ -311,6 +321,7 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why *[numActio
 	res.dep |= e.opDep
 	if m != nil {
 		m.addA, m.addB, m.partial, m.sec, m.fl = rs.gA, rs.gB, rs.partial, sec, fl
+		m.x, m.rs = *x, rs
 		m.dep, m.at = e.opDep, e.epoch
 		m.emit = append(m.emit[:0], res.emit[first:]...)
 	}
