@@ -745,16 +745,23 @@ func (m *memo) polish(ctx context.Context, n, workers int) *accumulator {
 // 1 to 5, where 8 rounds miss the latter's by 0.8% with seed 1.
 const maxPolishRounds = 16
 
-// beam returns the degree tuples of the n fastest of cs (in the front's
-// order) that are not in done, fastest first.
+// beam returns the n fastest degree tuples of cs that are not in done,
+// fastest first.
 func beam(cs []Candidate, done map[degrees]bool, n int) []degrees {
-	sorted := make([]*Candidate, len(cs))
+	ptrs := make([]*Candidate, len(cs))
 	for i := range cs {
-		sorted[i] = &cs[i]
+		ptrs[i] = &cs[i]
 	}
-	slices.SortFunc(sorted, compareCandidates)
+	return fastestDistinct(ptrs, done, n)
+}
+
+// fastestDistinct sorts cs in the front's order and returns the degree
+// tuples of the n fastest of them that are distinct and not in done (nil:
+// none), fastest first.
+func fastestDistinct(cs []*Candidate, done map[degrees]bool, n int) []degrees {
+	slices.SortFunc(cs, compareCandidates)
 	var out []degrees
-	for _, c := range sorted {
+	for _, c := range cs {
 		if len(out) == n {
 			break
 		}
@@ -776,17 +783,7 @@ func (m *memo) fastestTuples(n int) []degrees {
 		}
 	}
 	m.mu.Unlock()
-	slices.SortFunc(best, compareCandidates)
-	var out []degrees
-	for _, c := range best {
-		if len(out) == n {
-			break
-		}
-		if !slices.Contains(out, c.Strategy.Degree) {
-			out = append(out, c.Strategy.Degree)
-		}
-	}
-	return out
+	return fastestDistinct(best, nil, n)
 }
 
 // neighbourhood returns the units of every layout whose degrees are one
