@@ -72,10 +72,10 @@ type evaluator struct {
 	// epoch counts the placements generation gen has been moved to
 	// (Model.remesh), and moved is, per role, the epoch a placement last
 	// changed the collective models of a role set holding it that the
-	// generation priced (meshRoles.moveTo): an outcome recorded in epoch at that priced
-	// collectives over roles dep is current while none of them moved
-	// since (fresh). opDep collects the roles priced by the op being
-	// resolved (blockSeconds).
+	// generation priced (meshRoles.moveTo): an outcome recorded in epoch
+	// at that priced collectives over roles dep is current while none of
+	// them moved since (fresh). opDep collects the roles priced by the op
+	// being resolved (blockSeconds).
 	epoch uint32
 	moved [space.NumRoles]uint32
 	opDep roleSet
