@@ -51,10 +51,6 @@ type opMemo struct {
 	// its collectives priced afresh (evaluator.reprice).
 	x  einsumCtx
 	rs resolution
-	// progs are the choices the rules priced for each role of x
-	// (resolve), which a placement of the generation prices again
-	// (reresolve).
-	progs []choiceProg
 }
 
 // memoFor returns the memo entry of einsum i of block b's forward (k = 0)
@@ -89,10 +85,10 @@ func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (m *opMemo, hi
 	if victim < 0 {
 		// Every way holds an outcome of this generation: replace the
 		// first, keep the others (the last state recorded stays).
-		last, lastProgs := ways[memoWays-1].emit, ways[memoWays-1].progs
+		last := ways[memoWays-1].emit
 		copy(ways[1:], ways[:memoWays-1])
 		victim = 0
-		ways[0].emit, ways[0].progs = last[:0], lastProgs[:0] // no backing array shared
+		ways[0].emit = last[:0]
 	}
 	m = &ways[victim]
 	m.gen, m.gA, m.gB, m.zero2 = e.gen, gA, gB, zero2

@@ -90,11 +90,8 @@ func (e *evaluator) newEinsumCtx(o *model.Op, ps pass) einsumCtx {
 // adds the cost of moving that to the layout the next op needs (AllReduce
 // or ReduceScatter of a partial sum, rule 3; AllGather or AllToAll of a
 // sharded dimension; a free slice), and keeps the cheapest legal choice.
-func (e *evaluator) resolve(x *einsumCtx, progs *[]choiceProg) resolution {
+func (e *evaluator) resolve(x *einsumCtx) resolution {
 	var res resolution
-	if progs != nil {
-		*progs = (*progs)[:0]
-	}
 	// Roles on the same contracted dimension of both operands that the
 	// product wants on a dimension of its own: each is reduce-scattered
 	// with the product, which the collective moves unreduced, so another
@@ -114,131 +111,35 @@ func (e *evaluator) resolve(x *einsumCtx, progs *[]choiceProg) resolution {
 		if pc >= 0 {
 			dc = x.tc.Dims[pc]
 		}
-		var prog *choiceProg
-		if progs != nil {
-			*progs = append(*progs, choiceProg{r: r, pc: pc, dc: dc, aBytes: -1, bBytes: -1, cBytes: -1})
-			prog = &(*progs)[len(*progs)-1]
+		g, out, split, ok := e.bestChoice(x, r, pc, dc, sure&^bit(r))
+		if !ok {
+			continue // no legal resolution: leave the role replicated
 		}
-		g, out, split, ok := e.bestChoice(x, r, pc, dc, sure&^bit(r), prog)
-		res.add(x, r, g, out, split, ok, pc, dc)
+		if g&1 != 0 {
+			res.gA |= bit(r)
+		}
+		if g&2 != 0 {
+			res.gB |= bit(r)
+		}
+		if split {
+			res.split |= bit(r)
+		}
+		switch {
+		case out == outPartial && pc < 0:
+			if x.allowU.Has(r) {
+				res.partial |= bit(r)
+			} else {
+				res.ar |= bit(r)
+			}
+		case out == outPartial:
+			res.rs |= bit(r)
+		case out >= 0 && pc < 0:
+			res.agC |= bit(r)
+		case out >= 0 && model.Dim(out) != dc:
+			res.a2a |= bit(r)
+		}
 	}
 	return res
-}
-
-// add adds to res the choice of the rules for role r (bestChoice; none
-// when !ok: the role stays replicated), whose place on the product the
-// next op wants is C's dimension index pc (dimension dc).
-func (res *resolution) add(x *einsumCtx, r space.Role, g, out int, split, ok bool, pc int, dc model.Dim) {
-	if !ok {
-		return // no legal resolution: leave the role replicated
-	}
-	if g&1 != 0 {
-		res.gA |= bit(r)
-	}
-	if g&2 != 0 {
-		res.gB |= bit(r)
-	}
-	if split {
-		res.split |= bit(r)
-	}
-	switch {
-	case out == outPartial && pc < 0:
-		if x.allowU.Has(r) {
-			res.partial |= bit(r)
-		} else {
-			res.ar |= bit(r)
-		}
-	case out == outPartial:
-		res.rs |= bit(r)
-	case out >= 0 && pc < 0:
-		res.agC |= bit(r)
-	case out >= 0 && model.Dim(out) != dc:
-		res.a2a |= bit(r)
-	}
-}
-
-// choiceProg is how the rules chose one role's resolution of an einsum
-// (bestChoice): the legal choices in the order they were priced, and the
-// bytes of the collectives priced, all independent of the placement. Under
-// another placement of the generation, rechoose prices them again to
-// choose without working out the layouts afresh.
-type choiceProg struct {
-	r  space.Role
-	pc int
-	dc model.Dim
-	// aBytes, bBytes and cBytes are the bytes of the gathers of A and of
-	// B and of the product's move (-1: not priced).
-	aBytes, bBytes, cBytes float64
-	// n are the choices priced, cands them.
-	n     int
-	cands [4]choiceCand
-	// zero says the last choice priced cost nothing, which ended the
-	// search.
-	zero bool
-}
-
-// choiceCand is one choice of a choiceProg: its gathers (g, as
-// bestChoice's), where the role lands on the product, whether it splits
-// the work, and the product's move (opNone: none).
-type choiceCand struct {
-	g, out int
-	split  bool
-	op     collOp
-}
-
-// rechoose is bestChoice for the role of p under the current placement,
-// pricing the choices p recorded in the same order and sums; same is
-// false when bestChoice would price other choices here than there (a
-// choice free under one placement only), and then only bestChoice
-// answers.
-func (e *evaluator) rechoose(x *einsumCtx, p *choiceProg) (bestG, bestOut int, bestSplit, ok, same bool) {
-	gatherA, gatherB := -1.0, -1.0
-	best := inf
-	for i := range p.n {
-		if best == 0 {
-			return 0, 0, false, false, false // bestChoice stops earlier here
-		}
-		c := &p.cands[i]
-		cost := 0.0
-		if c.g&1 != 0 {
-			if gatherA < 0 {
-				gatherA = x.shareA * e.blockSeconds(opAG, p.aBytes, bit(p.r))
-			}
-			cost += gatherA
-		}
-		if c.g&2 != 0 {
-			if gatherB < 0 {
-				gatherB = x.shareB * e.blockSeconds(opAG, p.bBytes, bit(p.r))
-			}
-			cost += gatherB
-		}
-		if c.op != opNone {
-			cost += e.blockSeconds(c.op, p.cBytes, bit(p.r))
-		}
-		if cost < best*(1-1e-9) {
-			best, bestG, bestOut, bestSplit = cost, c.g, c.out, c.split
-		}
-	}
-	if (best == 0) != p.zero {
-		return 0, 0, false, false, false // bestChoice prices more choices here
-	}
-	return bestG, bestOut, bestSplit, best != inf, true
-}
-
-// reresolve is resolve under the current placement from the choices progs
-// recorded under another placement of the generation, and false when
-// bestChoice would price other choices for a role (rechoose).
-func (e *evaluator) reresolve(x *einsumCtx, progs []choiceProg) (resolution, bool) {
-	var res resolution
-	for i := range progs {
-		p := &progs[i]
-		g, out, split, ok, same := e.rechoose(x, p)
-		if !same {
-			return resolution{}, false
-		}
-		res.add(x, p.r, g, out, split, ok, p.pc, p.dc)
-	}
-	return res, true
 }
 
 // bestChoice returns, for role r, whose place on the product the next op
@@ -249,7 +150,7 @@ func (e *evaluator) reresolve(x *einsumCtx, progs []choiceProg) (resolution, boo
 // product, and whether it splits the work. Each gather and each move is priced once, when a choice
 // first needs it; a free choice ends the search (no cost is negative, and
 // a later choice must be cheaper to win).
-func (e *evaluator) bestChoice(x *einsumCtx, r space.Role, pc int, dc model.Dim, unreduced roleSet, prog *choiceProg) (bestG, bestOut int, bestSplit, ok bool) {
+func (e *evaluator) bestChoice(x *einsumCtx, r space.Role, pc int, dc model.Dim, unreduced roleSet) (bestG, bestOut int, bestSplit, ok bool) {
 	pa, pb := pos(x.la, x.ta.Rank, r), pos(x.lb, x.tb.Rank, r)
 	canA, canB := pa >= 0 && !x.ta.NoComm, pb >= 0 && !x.tb.NoComm
 	gatherA, gatherB := -1.0, -1.0 // priced on first use
@@ -263,21 +164,13 @@ func (e *evaluator) bestChoice(x *einsumCtx, r space.Role, pc int, dc model.Dim,
 		cost := 0.0
 		if doA {
 			if gatherA < 0 {
-				b := x.scaled(e.bytes(x.o.A, x.ra&^bit(r)), bit(r))
-				gatherA = x.shareA * e.blockSeconds(opAG, b, bit(r))
-				if prog != nil {
-					prog.aBytes = b
-				}
+				gatherA = x.shareA * e.blockSeconds(opAG, x.scaled(e.bytes(x.o.A, x.ra&^bit(r)), bit(r)), bit(r))
 			}
 			cost += gatherA
 		}
 		if doB {
 			if gatherB < 0 {
-				b := x.scaled(e.bytes(x.o.B, x.rb&^bit(r)), bit(r))
-				gatherB = x.shareB * e.blockSeconds(opAG, b, bit(r))
-				if prog != nil {
-					prog.bBytes = b
-				}
+				gatherB = x.shareB * e.blockSeconds(opAG, x.scaled(e.bytes(x.o.B, x.rb&^bit(r)), bit(r)), bit(r))
 			}
 			cost += gatherB
 		}
@@ -299,22 +192,12 @@ func (e *evaluator) bestChoice(x *einsumCtx, r space.Role, pc int, dc model.Dim,
 			}
 			if cBytes < 0 {
 				cBytes = x.scaled(e.bytes(x.o.C, x.rc&^bit(r)&^unreduced), bit(r))
-				if prog != nil {
-					prog.cBytes = cBytes
-				}
 			}
 			cost += e.blockSeconds(op, cBytes, bit(r))
-		}
-		if prog != nil {
-			prog.cands[prog.n] = choiceCand{g: g, out: out, split: splits, op: op}
-			prog.n++
 		}
 		if cost < best*(1-1e-9) {
 			best, bestG, bestOut, bestSplit = cost, g, out, splits
 		}
-	}
-	if prog != nil {
-		prog.zero = best == 0
 	}
 	return bestG, bestOut, bestSplit, best != inf
 }
@@ -387,29 +270,17 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why *[numActio
 		return
 	}
 	e.opDep = 0
-	var (
-		x     *einsumCtx
-		rs    resolution
-		progs *[]choiceProg
-		same  bool
-	)
-	if m != nil {
-		progs = &m.progs
-	}
+	var x *einsumCtx
 	if stale {
-		// The inputs of the same state, under another placement: choose
-		// again from the choices they left.
-		x = &m.x
-		if rs, same = e.reresolve(x, m.progs); same && rs == m.rs {
-			e.reprice(res, m, o, idx, ps)
-			return
-		}
+		x = &m.x // the inputs of the same state, under another placement
 	} else {
 		ctx := e.newEinsumCtx(o, ps)
 		x = &ctx
 	}
-	if !same {
-		rs = e.resolve(x, progs)
+	rs := e.resolve(x)
+	if stale && rs == m.rs {
+		e.reprice(res, m, o, idx, ps)
+		return
 	}
 	if x.isWGrad {
 		e.pending[x.tc.Primal] |= rs.partial
