@@ -167,10 +167,7 @@ func TestKeyOfSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := func(spec string) (segmentKey, bool) {
-		s, err := space.Parse(spec)
-		if err != nil {
-			t.Fatalf("%s: %v", spec, err)
-		}
+		s := parseStrategy(t, spec)
 		return keyOfSegments(&s, c.Axes)
 	}
 	base, ok := key("tp=8,dp=8,mesh=tp:gpu;dp:node")
@@ -213,11 +210,7 @@ func TestEvaluatorReprices(t *testing.T) {
 		"dp=32,zero=2,tp=4,mb=4,recompute=full,mesh=tp:x*4;dp:y*4.z*8",
 		"dp=32,zero=2,tp=4,mb=4,recompute=full,mesh=tp:x*2.y*2;dp:x*2.y*2.z*8",
 	} {
-		s, err := space.Parse(spec)
-		if err != nil {
-			t.Fatalf("%s: %v", spec, err)
-		}
-		strategies = append(strategies, s)
+		strategies = append(strategies, parseStrategy(t, spec))
 	}
 	cm := NewModel(program(m, model.ProgramOptions{}))
 	checkEvaluator(t, cm, c, space.Workload{Batch: 1024, SeqLen: 4096}, strategies, Options{})

@@ -1,6 +1,8 @@
 package cost
 
 import (
+	"testing"
+
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/space"
@@ -84,4 +86,14 @@ func program(m model.Spec, o model.ProgramOptions) *model.Program { return model
 // evaluate is Evaluate on m's default program.
 func evaluate(m model.Spec, c profiles.Cluster, w space.Workload, s space.Strategy, o Options) (Estimate, error) {
 	return Evaluate(program(m, model.ProgramOptions{}), c, w, s, o)
+}
+
+// parseStrategy parses spec (space.Parse), failing t on an error.
+func parseStrategy(t *testing.T, spec string) space.Strategy {
+	t.Helper()
+	s, err := space.Parse(spec)
+	if err != nil {
+		t.Fatalf("%s: %v", spec, err)
+	}
+	return s
 }

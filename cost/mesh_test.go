@@ -65,13 +65,3 @@ func TestMoveTo(t *testing.T) {
 		})
 	}
 }
-
-// parseStrategy parses and places spec.
-func parseStrategy(t *testing.T, spec string) space.Strategy {
-	t.Helper()
-	s, err := space.Parse(spec)
-	if err != nil {
-		t.Fatalf("%s: %v", spec, err)
-	}
-	return s
-}
