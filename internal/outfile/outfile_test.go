@@ -139,8 +139,11 @@ func TestWriteFIFO(t *testing.T) {
 				got <- []byte(err.Error())
 				return
 			}
-			defer f.Close()
 			b, _ := io.ReadAll(f)
+			// Close before reporting: a read end still open when the
+			// next Write opens the pipe would take that write, and the
+			// next reader would wait for a writer forever.
+			f.Close()
 			got <- b
 		}()
 		if err := Write(arg, []byte("through the pipe\n"), nil); err != nil {
