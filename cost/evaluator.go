@@ -107,6 +107,19 @@ func (e *evaluator) fresh(dep roleSet, at uint32) bool {
 	return true
 }
 
+// movedSince returns the roles of dep whose collective models a placement
+// changed since epoch at (meshRoles.moveTo): those an outcome recorded
+// then, which priced collectives over dep, must price again.
+func (e *evaluator) movedSince(dep roleSet, at uint32) roleSet {
+	var moved roleSet
+	for set := uint8(dep); set != 0; set &= set - 1 {
+		if r := bits.TrailingZeros8(set); e.moved[r] > at {
+			moved |= roleSet(1) << r
+		}
+	}
+	return moved
+}
+
 // freshRun reports whether pass result r holds under the current placement.
 func (e *evaluator) freshRun(r *runResult) bool { return e.fresh(r.dep, r.at) }
 

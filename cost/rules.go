@@ -91,7 +91,24 @@ func (e *evaluator) newEinsumCtx(o *model.Op, ps pass) einsumCtx {
 // or ReduceScatter of a partial sum, rule 3; AllGather or AllToAll of a
 // sharded dimension; a free slice), and keeps the cheapest legal choice.
 func (e *evaluator) resolve(x *einsumCtx) resolution {
-	var res resolution
+	return e.resolveRoles(x, resolution{}, ^roleSet(0))
+}
+
+// resolveRoles is resolve for the roles in roles alone, keeping the
+// choices of res for the others. A role's choice prices collectives over
+// that role alone (bestChoice), so an outcome resolved under an earlier
+// placement needs choosing again only for the roles whose collective
+// models the placements since have changed (evaluator.movedSince).
+func (e *evaluator) resolveRoles(x *einsumCtx, res resolution, roles roleSet) resolution {
+	keep := ^roles
+	res.gA &= keep
+	res.gB &= keep
+	res.ar &= keep
+	res.rs &= keep
+	res.agC &= keep
+	res.a2a &= keep
+	res.split &= keep
+	res.partial &= keep
 	// Roles on the same contracted dimension of both operands that the
 	// product wants on a dimension of its own: each is reduce-scattered
 	// with the product, which the collective moves unreduced, so another
@@ -104,7 +121,7 @@ func (e *evaluator) resolve(x *einsumCtx) resolution {
 			sure |= bit(r)
 		}
 	}
-	for set := uint8(x.ra | x.rb | x.rc); set != 0; set &= set - 1 {
+	for set := uint8((x.ra | x.rb | x.rc) & roles); set != 0; set &= set - 1 {
 		r := space.Role(bits.TrailingZeros8(set))
 		pc := pos(x.lc, x.tc.Rank, r)
 		dc := model.NumDim
@@ -271,13 +288,20 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why *[numActio
 	}
 	e.opDep = 0
 	var x *einsumCtx
+	var rs resolution
 	if stale {
-		x = &m.x // the inputs of the same state, under another placement
+		// The inputs of the same state, under another placement: only the
+		// roles whose collective models moved choose again; the others
+		// price what they priced before.
+		x = &m.x
+		moved := e.movedSince(m.dep, m.at)
+		e.opDep = m.dep &^ moved
+		rs = e.resolveRoles(x, m.rs, moved)
 	} else {
 		ctx := e.newEinsumCtx(o, ps)
 		x = &ctx
+		rs = e.resolve(x)
 	}
-	rs := e.resolve(x)
 	if stale && rs == m.rs {
 		e.reprice(res, m, o, idx, ps)
 		return
