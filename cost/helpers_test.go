@@ -97,3 +97,18 @@ func parseStrategy(t *testing.T, spec string) space.Strategy {
 	}
 	return s
 }
+
+// loadProblem loads model name (a preset or a file) and parses cluster,
+// failing t on an error.
+func loadProblem(t *testing.T, name, cluster string) (model.Spec, profiles.Cluster) {
+	t.Helper()
+	m, err := model.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := profiles.Parse(cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, c
+}
