@@ -378,7 +378,8 @@ func (cm *Model) inputs(c profiles.Cluster, w space.Workload, o Options) evalInp
 // sharding (spareBlocks), and another placement of the same degrees and
 // micro-batch keeps every op outcome and pass that priced no collective
 // over a role set the placement prices differently (Model.remesh), and of
-// an einsum that did, its inputs to the rules: when they resolve as
+// an einsum that did, its inputs to the rules, which are resolved again for
+// the moved roles alone (evaluator.resolveRoles): when they resolve as
 // before, only its collectives are priced again (evaluator.reprice). It
 // is the fast path of search, bit for bit the estimate of a fresh
 // evaluation. It is not safe for concurrent use: use one per goroutine.
