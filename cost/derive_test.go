@@ -217,8 +217,18 @@ func TestStepIdentity(t *testing.T) {
 	if want := a.ModelFLOPs + 4*8192*4096*32*64*8192.0; !near(a.HardwareFLOPs, want, 1e-12) {
 		t.Errorf("hardware FLOPs %g, want %g", a.HardwareFLOPs, want)
 	}
-	if len(b.Ops) == 0 || !strings.Contains(b.Ops[1].Text, "AllGather(tp)") {
-		t.Errorf("trace missing the SP gather: %+v", b.Ops[:2])
+	// The trace runs as a step does: the embedding, the layers, the output.
+	if len(b.Ops) == 0 || b.Ops[0].Block != "embedding" || b.Ops[len(b.Ops)-1].Block != "output" {
+		t.Fatalf("trace does not run embedding first and output last: %+v", b.Ops)
+	}
+	var attn []Op
+	for _, op := range b.Ops {
+		if strings.HasPrefix(op.Block, "attention") {
+			attn = append(attn, op)
+		}
+	}
+	if len(attn) < 2 || !strings.Contains(attn[1].Text, "AllGather(tp)") {
+		t.Errorf("trace missing the SP gather before the attention's first matmul: %+v", attn)
 	}
 	// CollectiveMatmul can only hide TP collectives.
 	cm, _ := evaluate(m, c, w, s, Options{CollectiveMatmul: true})

@@ -346,6 +346,10 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 	}
 	st.blocks = st.blocks[:len(p.Blocks)]
 	st.keys = slices.Grow(st.keys[:0], len(p.Blocks))[:len(p.Blocks)]
+	var spans [][2]int // per block, its ops in the trace
+	if e.trace != nil {
+		spans = make([][2]int, len(p.Blocks))
+	}
 	for b := range p.Blocks {
 		st.blocks[b].reset()
 		if cm.idle[b] {
@@ -369,6 +373,10 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 		for i := first; i < len(*e.trace); i++ {
 			(*e.trace)[i].Block = label
 		}
+		spans[b] = [2]int{first, len(*e.trace)}
+	}
+	if e.trace != nil {
+		*e.trace = inExecutionOrder(p, *e.trace, spans)
 	}
 
 	st.fillSends(s.Degree[space.PP])
@@ -386,6 +394,29 @@ func (st *evalState) fillSends(pp int) {
 	if pp > 1 {
 		st.pSend, st.pRamp = PipelineSendSeconds(st.e.sendBytes(), st.e.mr.Pipeline)
 	}
+}
+
+// inExecutionOrder returns trace, whose ops of block b are
+// trace[spans[b][0]:spans[b][1]], with its blocks in the order a step's
+// forward pass reaches them, for a reader of plan explain: the embedding,
+// the layers' blocks (and the multi-token-prediction module's) in program
+// order, the output layer. The costs do not depend on the order.
+func inExecutionOrder(p *model.Program, trace []Op, spans [][2]int) []Op {
+	order := make([]int, 0, len(p.Blocks))
+	order = append(order, p.Embedding)
+	for b := range p.Blocks {
+		if b != p.Embedding && b != p.Output {
+			order = append(order, b)
+		}
+	}
+	order = append(order, p.Output)
+	out := make([]Op, 0, len(trace))
+	for _, b := range order {
+		if b >= 0 && b < len(spans) {
+			out = append(out, trace[spans[b][0]:spans[b][1]]...)
+		}
+	}
+	return out
 }
 
 // blockLabel names block b of p for the traced program with the layers
