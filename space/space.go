@@ -159,26 +159,18 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 			}
 		}
 	}
-	sp.layouts = enumerateLayouts(&m, &c, w, &fp, &fixMesh, sp.classes)
-	sp.layouts = expertLayouts(sp.layouts, &m, &fp)
+	found := enumerateLayouts(&m, &c, w, &fp, &fixMesh, sp.classes)
+	sp.layouts = sortedLayouts(found, &m, &fp)
 	sp.moe = m.MoE != nil
 	if len(sp.layouts) == 0 {
 		return nil, noLayoutErr(&m, &c, w, fix)
 	}
-	order := fillOrder()
-	slices.SortStableFunc(sp.layouts, func(a, b layout) int {
-		for _, d := range order {
-			if c := cmp.Compare(a.deg[d], b.deg[d]); c != 0 {
-				return c
-			}
-		}
-		return 0
-	})
 	sp.index = make(map[string]int, len(sp.layouts))
 	var buf []byte
+	var ks keyScratch
 	for i := range sp.layouts {
 		l := &sp.layouts[i]
-		buf = sp.layoutKey(buf[:0], &l.mesh, l.sp, l.whole)
+		buf = sp.appendLayoutKey(buf[:0], &ks, &l.mesh, l.sp, l.whole)
 		sp.index[string(buf)] = i
 	}
 
@@ -343,7 +335,7 @@ func noLayoutErr(m *model.Spec, c *profiles.Cluster, w Workload, fix Fix) error 
 	if len(fix.Set) > 0 {
 		var noMesh [NumDims][]Share
 		none := pinned{Strategy: Defaults(), set: make([]bool, len(keyTable()))}
-		if n := len(enumerateLayouts(m, c, w, &none, &noMesh, axisClasses(c))); n > 0 {
+		if n := enumerateLayouts(m, c, w, &none, &noMesh, axisClasses(c)).n; n > 0 {
 			return fmt.Errorf("%s that agrees with --fix %q; without the fix %d layouts fit: relax the fix", base, fix.String(), n)
 		}
 	}
@@ -438,7 +430,7 @@ func banned(c *profiles.Cluster, fp *pinned, fixMesh *[NumDims][]Share) [][NumDi
 
 // enumerateLayouts lists every layout of m on c for w agreeing with the
 // pinned values fp and the resolved fixMesh.
-func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *pinned, fixMesh *[NumDims][]Share, classes [][]int) []layout {
+func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *pinned, fixMesh *[NumDims][]Share, classes [][]int) *layoutList {
 	nAxes := len(c.Axes)
 	seq := seqLen(m, w)
 	tuples := make([][]tuple, nAxes)
@@ -465,13 +457,17 @@ func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *pinned
 		}
 	}
 	spFixed, spVal := fp.has("sp"), fp.SP
+	epFixed := fp.hasDim(EP)
+	// Layouts with ep = 1 are listed unless ep is pinned above 1 or
+	// placed.
+	epOne := (!epFixed || fp.Degree[EP] == 1) && len(fixMesh[EP]) == 0
 	experts := 0
 	if m.MoE != nil && m.MoE.Experts > 1 {
 		experts = m.MoE.Experts
 	}
 	ban := banned(c, fp, fixMesh)
 
-	var out []layout
+	out := new(layoutList)
 	idx := make([]int, nAxes)
 	// partial[i] holds the degree products over axes < i.
 	partial := make([]tuple, nAxes+1)
@@ -501,11 +497,11 @@ func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *pinned
 			if !meshAgrees(&l.mesh, fixMesh, false) {
 				return
 			}
-			if (!fp.hasDim(EP) || fp.Degree[EP] == 1) && len(fixMesh[EP]) == 0 {
-				out = append(out, l)
+			if epOne {
+				out.add(l)
 			}
 			if experts > 0 {
-				out = appendEP(out, l, c, idx, tuples, prevInClass, experts, fp.hasDim(EP), fp.Degree[EP], fixMesh)
+				addEP(out, l, c, idx, tuples, prevInClass, experts, epFixed, fp.Degree[EP], fixMesh)
 			}
 			return
 		}
@@ -573,17 +569,18 @@ func buildMesh(l *layout, c *profiles.Cluster, idx []int, tuples [][]tuple) {
 	}
 }
 
-// appendEP appends the MoE variants of l with ep > 1: every per-axis
+// addEP adds to out the MoE variants of l with ep > 1: every per-axis
 // choice of ep factors inside the part of each axis held by the dimensions
 // EP is carved out of (dp and fsdp) whose product divides the experts,
 // listed once up to interchangeable axes.
-func appendEP(out []layout, l layout, c *profiles.Cluster, idx []int, tuples [][]tuple, prevInClass []int, experts int, epFixed bool, fixEP int, fixMesh *[NumDims][]Share) []layout {
+func addEP(out *layoutList, l layout, c *profiles.Cluster, idx []int, tuples [][]tuple, prevInClass []int, experts int, epFixed bool, fixEP int, fixMesh *[NumDims][]Share) {
 	nAxes := len(c.Axes)
 	caps := make([]int, nAxes)
+	within := dimTable()[EP].within.inFillOrder()
 	for a := range caps {
 		t := tuples[a][idx[a]]
 		caps[a] = 1
-		for _, d := range dimTable()[EP].within.inFillOrder() {
+		for _, d := range within {
 			caps[a] *= t[d]
 		}
 	}
@@ -596,7 +593,13 @@ func appendEP(out []layout, l layout, c *profiles.Cluster, idx []int, tuples [][
 			}
 			v := l
 			v.deg[EP] = prod
-			var shares []Share
+			n := 0
+			for b := range c.Axes {
+				if e[b] > 1 {
+					n++
+				}
+			}
+			shares := make([]Share, 0, n)
 			for b, ax := range c.Axes {
 				if e[b] > 1 {
 					shares = append(shares, Share{Axis: ax.Name, Size: e[b]})
@@ -604,7 +607,7 @@ func appendEP(out []layout, l layout, c *profiles.Cluster, idx []int, tuples [][
 			}
 			v.mesh[EP] = shares
 			if meshAgrees(&v.mesh, fixMesh, true) {
-				out = append(out, v)
+				out.add(v)
 			}
 			return
 		}
@@ -622,7 +625,6 @@ func appendEP(out []layout, l layout, c *profiles.Cluster, idx []int, tuples [][
 		}
 	}
 	rec(0, 1)
-	return out
 }
 
 // meshAgrees reports whether every dimension fixMesh pins (EP only when
@@ -639,38 +641,109 @@ func meshAgrees(mesh, fixMesh *[NumDims][]Share, withEP bool) bool {
 	return true
 }
 
-// expertLayouts gives the expert-tensor parallel choices of a
-// mixture-of-experts model's layouts (Strategy.ETP): a layout with tp > 1
-// splits the experts over tp (etp = tp) and, listed right after it, keeps
-// them whole (etp = 1); a pinned etp keeps one of the two. A dense model's
-// layouts are returned as they are.
-func expertLayouts(ls []layout, m *model.Spec, fp *pinned) []layout {
-	if m.MoE == nil {
-		return ls
-	}
+// sortedLayouts returns the layouts of ls sorted by their degrees in fill
+// order (stably: layouts of one degree tuple keep the order they were
+// found in), with the expert-tensor parallel choices of a mixture of
+// experts (Strategy.ETP): a layout with tp > 1 splits the experts over tp
+// (etp = tp) and, listed right after it, keeps them whole (etp = 1); a
+// pinned etp keeps one of the two. A dense model's layouts are sorted as
+// they are. The result is allocated once, at its size: a space of a
+// million layouts is not copied as it grows.
+func sortedLayouts(ls *layoutList, m *model.Spec, fp *pinned) []layout {
 	split, whole := true, true
-	if fp.has("etp") {
+	if m.MoE == nil {
+		whole = false
+	} else if fp.has("etp") {
 		split, whole = fp.ETP > 1, fp.ETP <= 1
 	}
-	out := make([]layout, 0, len(ls))
-	for _, l := range ls {
+	// Bucket the layouts by degree tuple, in the order found, and count
+	// the layouts the expert choices make of them.
+	buckets := make(map[Degrees][]int32)
+	var keys []Degrees
+	n := 0
+	for i := range ls.n {
+		l := ls.at(i)
+		if _, ok := buckets[l.deg]; !ok {
+			keys = append(keys, l.deg)
+		}
+		buckets[l.deg] = append(buckets[l.deg], int32(i))
 		if l.deg[TP] == 1 || split {
-			out = append(out, l) // the experts split over tp (or no tp)
+			n++
 		}
 		if l.deg[TP] > 1 && whole {
-			l.whole = true
-			out = append(out, l)
+			n++
+		}
+	}
+	order := fillOrder()
+	slices.SortFunc(keys, func(a, b Degrees) int {
+		for _, d := range order {
+			if c := cmp.Compare(a[d], b[d]); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	out := make([]layout, 0, n)
+	for _, k := range keys {
+		for _, i := range buckets[k] {
+			l := *ls.at(int(i))
+			if l.deg[TP] == 1 || split {
+				out = append(out, l) // the experts split over tp (or no tp)
+			}
+			if l.deg[TP] > 1 && whole {
+				l.whole = true
+				out = append(out, l)
+			}
 		}
 	}
 	return out
 }
 
+// layoutChunk is the number of layouts in one chunk of a layoutList.
+const layoutChunk = 1 << 12
+
+// layoutList collects layouts in chunks of layoutChunk, so that the
+// million layouts of a large mixture-of-experts space are found without
+// regrowing one slice: each regrowth copies every layout so far in one
+// move the garbage collector waits on, and mixtral-8x22b on v5p-4096
+// (1.4M layouts) spent most of 13 s there.
+type layoutList struct {
+	chunks [][]layout
+	n      int
+}
+
+// add appends l.
+func (ll *layoutList) add(l layout) {
+	if ll.n%layoutChunk == 0 {
+		ll.chunks = append(ll.chunks, make([]layout, 0, layoutChunk))
+	}
+	c := &ll.chunks[len(ll.chunks)-1]
+	*c = append(*c, l)
+	ll.n++
+}
+
+// at returns layout i, in the order added.
+func (ll *layoutList) at(i int) *layout { return &ll.chunks[i/layoutChunk][i%layoutChunk] }
+
 // layoutKey appends to buf a key of a placed mesh that is the same for
 // placements differing only by a permutation of interchangeable axes, with
 // its sequence parallelism and whole experts.
 func (sp *Space) layoutKey(buf []byte, mesh *[NumDims][]Share, spv, whole bool) []byte {
+	var ks keyScratch
+	return sp.appendLayoutKey(buf, &ks, mesh, spv, whole)
+}
+
+// keyScratch is working memory for appendLayoutKey, reused across calls.
+type keyScratch struct {
+	cols, group [][NumDims]int
+}
+
+// appendLayoutKey is layoutKey with its working memory in ks, for the
+// loop that keys every layout of a space.
+func (sp *Space) appendLayoutKey(buf []byte, ks *keyScratch, mesh *[NumDims][]Share, spv, whole bool) []byte {
 	c := &sp.cluster
-	cols := make([][NumDims]int, len(c.Axes))
+	cols := slices.Grow(ks.cols[:0], len(c.Axes))[:len(c.Axes)]
+	ks.cols = cols
 	for a := range cols {
 		for d := range cols[a] {
 			cols[a][d] = 1
@@ -684,7 +757,8 @@ func (sp *Space) layoutKey(buf []byte, mesh *[NumDims][]Share, spv, whole bool) 
 		}
 	}
 	for _, cl := range sp.classes {
-		group := make([][NumDims]int, len(cl))
+		group := slices.Grow(ks.group[:0], len(cl))[:len(cl)]
+		ks.group = group
 		for k, a := range cl {
 			group[k] = cols[a]
 		}

@@ -1,6 +1,7 @@
 package space
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -739,5 +740,101 @@ func TestWholeExperts(t *testing.T) {
 	plain, _ := New(llama3_8b(), gpuCluster(8), Workload{Batch: 32, SeqLen: 8192}, Fix{})
 	if dense.Size() != plain.Size() || dense.Layouts() != plain.Layouts() {
 		t.Errorf("dense model with etp=1: %d layouts, %d without", dense.Layouts(), plain.Layouts())
+	}
+}
+
+// TestSortedLayouts checks sortedLayouts against its definition: the
+// expert-tensor parallel choices listed (split, then whole, for tp > 1),
+// then a stable sort by the degrees in fill order, on layouts enough to
+// fill several chunks of a layoutList.
+func TestSortedLayouts(t *testing.T) {
+	moe := &model.MoE{Experts: 8, TopK: 2}
+	for _, tc := range []struct {
+		name string
+		moe  *model.MoE
+		etp  string // pinned etp, "" for none
+	}{
+		{"dense", nil, ""},
+		{"moe", moe, ""},
+		{"moe etp=1", moe, "1"},
+		{"moe etp=tp", moe, "4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := Fix{Set: map[string]string{}}
+			if tc.etp != "" {
+				f.Set["etp"] = tc.etp
+			}
+			fp, err := f.pins()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := &model.Spec{MoE: tc.moe}
+			var ll layoutList
+			var found []layout
+			rng := rand.New(rand.NewPCG(1, 2))
+			for i := range 3*layoutChunk + 17 {
+				var l layout
+				for d := range l.deg {
+					l.deg[d] = 1 << rng.IntN(3)
+				}
+				l.perReplica = i // tells equal degrees apart
+				ll.add(l)
+				found = append(found, l)
+			}
+			split, whole := true, tc.moe != nil
+			if tc.moe != nil && tc.etp != "" {
+				split, whole = tc.etp != "1", tc.etp == "1"
+			}
+			var want []layout
+			for _, l := range found {
+				if l.deg[TP] == 1 || split {
+					want = append(want, l)
+				}
+				if l.deg[TP] > 1 && whole {
+					l.whole = true
+					want = append(want, l)
+				}
+			}
+			order := fillOrder()
+			slices.SortStableFunc(want, func(a, b layout) int {
+				for _, d := range order {
+					if c := cmp.Compare(a.deg[d], b.deg[d]); c != 0 {
+						return c
+					}
+				}
+				return 0
+			})
+			got := sortedLayouts(&ll, m, &fp)
+			if len(got) != len(want) || cap(got) != len(want) {
+				t.Fatalf("%d layouts (capacity %d), want %d", len(got), cap(got), len(want))
+			}
+			for i := range want {
+				if got[i].deg != want[i].deg || got[i].perReplica != want[i].perReplica || got[i].whole != want[i].whole {
+					t.Fatalf("layout %d is %+v, want %+v", i, got[i], want[i])
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkNew builds the space of a large mixture of experts on a large
+// torus: Mixtral 8x22B on v5p-4096 (2,048 chips), 1,377,363 layouts and
+// 867,738,690 gene vectors, the part of plan's wall time before the search.
+//
+//	go test ./space -run '^$' -bench '^BenchmarkNew$' -benchmem
+func BenchmarkNew(b *testing.B) {
+	m, err := model.Load("mixtral-8x22b")
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := profiles.Parse("v5p-4096")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := New(m, c, Workload{Batch: 512, SeqLen: 8192}, Fix{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
