@@ -15,34 +15,33 @@ const (
 )
 
 // DefaultMaxExhaustiveSize is the largest space, in gene vectors, that [Auto]
-// searches exhaustively: about 4.5 s of exhaustive search on two cores at the
-// slowest rate measured, 0.2 to 3 s at the usual ones. Measured with the
-// built binary (`plan --search exhaustive`, two cores, wall time of the
-// whole command, median of three) on the issue-14 problems at plan's
-// default batch of 4.19M tokens (gpt3-175b 1536 x 2048, llama3-405b 2048 x
-// 8192), on cores shared with other work (load 1 to 2):
+// searches exhaustively: about 2.5 s of exhaustive search on two cores at
+// the slowest rate measured, 0.1 to 1.7 s on the issue-14 problems.
+// Measured with the built binary (`plan --search exhaustive`, GOMAXPROCS=2
+// on two cores, wall time of the whole command, space built included,
+// median of three) at plan's default batch of 4.19M tokens (gpt3-175b
+// 1536 x 2048, llama3-405b 2048 x 8192):
 //
 //	problem                     gene vectors   wall    vectors/s
-//	llama3-8b / v5e-64                 339,120  0.06 s
-//	llama3-8b / h100-64                377,460  0.05 s
-//	llama2-70b / v5p-256             4,156,020  0.17 s   24 M
-//	llama3-70b / 2xv5e-256           4,437,000  0.18 s   25 M
-//	gpt3-175b / a100-1024            8,015,040  0.38 s   21 M
-//	llama3-405b / h100-16384        13,366,944  0.37 s   36 M
-//	mixtral-8x22b / h100-1024       21,563,010  1.29 s   17 M
-//	llama2-70b / 4xv5p-1024         22,517,550  1.15 s   20 M
-//	deepseek-v3 / h800-2048         47,471,886  2.96 s   16 M
-//	mixtral-8x7b / v5p-512          61,336,980  4.02 s   15 M
+//	llama3-8b / v5e-64                 339,120  0.07 s
+//	llama3-8b / h100-64                377,460  0.08 s
+//	llama2-70b / v5p-256             4,156,020  0.16 s   26 M
+//	llama3-70b / 2xv5e-256           4,437,000  0.14 s   31 M
+//	gpt3-175b / a100-1024            8,015,040  0.27 s   30 M
+//	llama3-405b / h100-16384        13,366,944  0.26 s   51 M
+//	mixtral-8x22b / h100-1024       21,563,010  0.78 s   28 M
+//	llama2-70b / 4xv5p-1024         22,517,550  0.83 s   27 M
+//	deepseek-v3 / h800-2048         47,471,886  1.73 s   27 M
+//	mixtral-8x7b / v5p-512          61,336,980  1.70 s   36 M
 //
 // (The MoE spaces list every layout with tp > 1 twice, the experts split
 // and whole, space.Strategy.ETP; more of their strategies fit and are
-// costed.) At the slowest rate, 15 million gene vectors per second on two
-// cores, 64 million take about 4.3 s, of which about 0.8 s build the space
-// on one core. All ten problems are searched exhaustively
-// by default: [Evolve] misses deepseek-v3's optimum by 1.4 to 1.6% and
-// mixtral-8x7b's on v5p-512 by 0.7% with seed 4 (it finds it with seeds 1,
-// 2, 3 and 5 in 1.7 s), which is why the threshold sits above both spaces.
-// Revisit the figure when the cost model's speed changes.
+// costed.) At the slowest rate, 26 million gene vectors per second on two
+// cores, 64 million take about 2.5 s. All ten problems are searched
+// exhaustively by default, which is exact; [Evolve] reaches the same
+// optima with seeds 1 to 5 (search.Benchmark) but sees most of a space
+// this small for it. Revisit the figure when the cost model's speed
+// changes.
 const DefaultMaxExhaustiveSize = 64_000_000
 
 // Method searches a problem's strategy space.
