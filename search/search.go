@@ -38,10 +38,10 @@ const (
 // and whole, space.Strategy.ETP; more of their strategies fit and are
 // costed.) At the slowest rate, 26 million gene vectors per second on two
 // cores, 64 million take about 2.5 s. All ten problems are searched
-// exhaustively by default, which is exact; [Evolve] reaches the same
-// optima with seeds 1 to 5 (search.Benchmark) but sees most of a space
-// this small for it. Revisit the figure when the cost model's speed
-// changes.
+// exhaustively by default, which is exact. [Evolve] reaches the same
+// optima with seeds 1 to 5 (search.Benchmark), but on spaces this small
+// its polish visits much of the space anyway and takes longer. Revisit the
+// figure when the cost model's speed changes.
 const DefaultMaxExhaustiveSize = 64_000_000
 
 // Method searches a problem's strategy space.
