@@ -409,7 +409,9 @@ func inExecutionOrder(p *model.Program, trace []Op, spans [][2]int) []Op {
 			order = append(order, b)
 		}
 	}
-	order = append(order, p.Output)
+	if p.Output != p.Embedding {
+		order = append(order, p.Output)
+	}
 	out := make([]Op, 0, len(trace))
 	for _, b := range order {
 		if b >= 0 && b < len(spans) {
