@@ -37,6 +37,10 @@ type Bounder struct {
 	// the collectives of its forward and backward reshards (the MoE
 	// dispatch and combine) per micro-batch.
 	fwd, bwd, comm []float64
+	// opFwd, opRec and opBwd are, per block, the bounds of each forward
+	// op, of its recompute and of each backward op, which sumBounds totals
+	// into fwd and bwd under a recompute policy.
+	opFwd, opRec, opBwd [][]float64
 }
 
 // boundKey is what a Bounder's compute bounds depend on: the strategy but
@@ -69,7 +73,25 @@ func (b *Bounder) LowerBound(s space.Strategy) (float64, error) {
 	shares := k.shares
 	k.shares = keyShares{}
 	st, e := &b.st, &b.st.e
+	// Another recompute policy of the same shape and placement: the
+	// per-op bounds stand, only their totals change.
+	policy, onlyPolicy := -1, false
+	if ok && b.valid && k != b.key.seg && shares == b.shares {
+		same := k
+		same.recompute = b.key.seg.recompute
+		if same == b.key.seg {
+			policy, onlyPolicy = b.m.policy(s.Recompute)
+		}
+	}
 	switch {
+	case onlyPolicy:
+		e.policy = policy
+		b.sumBounds()
+		b.key.seg = k
+		if e.zero != s.Zero {
+			e.zero = s.Zero
+			st.fillParams()
+		}
 	case !ok || !b.valid || k != b.key.seg:
 		b.valid, b.commOK = false, false
 		if err := b.m.setup(st, &b.in, &s); err != nil {
@@ -136,8 +158,38 @@ func (b *Bounder) LowerBound(s space.Strategy) (float64, error) {
 	return best * boundSlack, nil
 }
 
-// blockBounds fills b.fwd and b.bwd for the strategy set up in b.st.
+// blockBounds fills the per-op bounds and, by sumBounds, b.fwd and b.bwd
+// for the strategy set up in b.st.
 func (b *Bounder) blockBounds() {
+	e, p := &b.st.e, b.m.p
+	n := len(p.Blocks)
+	if len(b.opFwd) != n {
+		b.opFwd, b.opRec, b.opBwd = make([][]float64, n), make([][]float64, n), make([][]float64, n)
+		for blk := range p.Blocks {
+			nf, nb := len(p.Blocks[blk].Fwd), len(p.Blocks[blk].Bwd)
+			b.opFwd[blk], b.opRec[blk], b.opBwd[blk] = make([]float64, nf), make([]float64, nf), make([]float64, nb)
+		}
+	}
+	for blk := range p.Blocks {
+		if b.m.idle[blk] {
+			continue // never counted (Model.idle)
+		}
+		for i := range p.Blocks[blk].Fwd {
+			o := &p.Blocks[blk].Fwd[i]
+			b.opFwd[blk][i] = e.opBound(o, b.m.opDims[blk][0][i], pFwd)
+			b.opRec[blk][i] = e.opBound(o, b.m.opDims[blk][0][i], pRecompute)
+		}
+		for i := range p.Blocks[blk].Bwd {
+			b.opBwd[blk][i] = e.opBound(&p.Blocks[blk].Bwd[i], b.m.opDims[blk][1][i], pBwd)
+		}
+	}
+	b.sumBounds()
+}
+
+// sumBounds totals the per-op bounds into b.fwd and b.bwd under the
+// state's recompute policy: a block's forward ops, and the recompute of
+// the forward ops the policy re-runs followed by its backward ops.
+func (b *Bounder) sumBounds() {
 	e, p := &b.st.e, b.m.p
 	n := len(p.Blocks)
 	if cap(b.fwd) < n {
@@ -150,16 +202,15 @@ func (b *Bounder) blockBounds() {
 			b.fwd[blk], b.bwd[blk] = 0, 0 // never counted (Model.idle)
 			continue
 		}
-		for i := range p.Blocks[blk].Fwd {
-			o := &p.Blocks[blk].Fwd[i]
-			sec := e.opBound(o, b.m.opDims[blk][0][i], pFwd)
+		reruns := b.m.reruns[e.policy][blk]
+		for i, sec := range b.opFwd[blk] {
 			fwd += sec
-			if b.m.reruns[e.policy][blk][i] {
-				bwd += e.opBound(o, b.m.opDims[blk][0][i], pRecompute)
+			if reruns[i] {
+				bwd += b.opRec[blk][i]
 			}
 		}
-		for i := range p.Blocks[blk].Bwd {
-			bwd += e.opBound(&p.Blocks[blk].Bwd[i], b.m.opDims[blk][1][i], pBwd)
+		for _, sec := range b.opBwd[blk] {
+			bwd += sec
 		}
 		b.fwd[blk], b.bwd[blk] = fwd, bwd
 	}
