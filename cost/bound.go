@@ -19,7 +19,10 @@ import (
 // degrees, the degree of every role, sequence parallelism, micro-batch
 // size, recompute policy, ZeRO stage and schedule, never which mesh axes
 // carry a role; DispatchBound adds, per placement, the MoE dispatch and
-// combine that no op hides. A Bounder is not safe for concurrent use: use one per goroutine.
+// combine that no op hides. It keeps each op's bound for the next
+// strategy: another recompute policy of the same shape and placement only
+// totals them again. A Bounder is not safe for concurrent use: use one
+// per goroutine.
 type Bounder struct {
 	m  *Model
 	in evalInputs
