@@ -232,6 +232,7 @@ type lowerBounder interface {
 type unitWorker struct {
 	p      *Problem
 	sp     Space
+	skip   skipper // nil when sp does not skip
 	g      *grid
 	sc     Scorer
 	bound  lowerBounder // nil when sc bounds nothing
@@ -261,7 +262,16 @@ func (p *Problem) newUnitWorker(sp Space, g *grid, stairs *sharedStaircase) *uni
 		mem: make([]memory.Breakdown, g.nInner), memErr: make([]error, g.nInner), valid: make([]bool, g.nInner),
 		fits: make([]bool, g.nInner), lb: make([]float64, g.nInner)}
 	w.bound, _ = w.sc.(lowerBounder)
+	w.skip, _ = sp.(skipper)
 	return w
+}
+
+// skipper is a Space that says how many gene vectors, from a vector in
+// range on in mixed-radix order, certainly decode as invalid
+// ([space.Space.Skip]; 0 for a valid one), so that a unit's table jumps
+// over them instead of decoding each.
+type skipper interface {
+	Skip(genes []int) int64
 }
 
 // table fills the memory table of unit u from its class's first layout,
@@ -272,8 +282,20 @@ func (w *unitWorker) table(u unit) (valid, fit int64, least float64) {
 	g, p := w.g, w.p
 	rep := g.classes.members[u.class][0]
 	least = math.Inf(1)
-	for i := range g.nInner {
+	for i := 0; i < g.nInner; i++ {
 		g.setGenes(w.genes, rep, u.outer, i)
+		if w.skip != nil {
+			// The inner values are the last genes, so the vectors skipped
+			// are the next inner values, up to the unit's last.
+			if n := w.skip.Skip(w.genes); n > 0 {
+				end := int(min(int64(i)+n, int64(g.nInner)))
+				for j := i; j < end; j++ {
+					w.valid[j], w.fits[j] = false, false
+				}
+				i = end - 1
+				continue
+			}
+		}
 		w.valid[i] = w.sp.Decode(w.genes, &w.s)
 		w.fits[i] = false
 		if !w.valid[i] {
