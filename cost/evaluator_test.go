@@ -36,7 +36,7 @@ func TestEvaluatorMatchesModel(t *testing.T) {
 		{"llama2-70b", "v5p-256"},
 	} {
 		t.Run(filepath.Base(tc.model)+"/"+tc.cluster, func(t *testing.T) {
-			m, c := loadProblem(t, tc.model, tc.cluster)
+			m, c := presets(t, tc.model, tc.cluster)
 			w := space.Workload{Batch: 64, SeqLen: 4096}
 			sp, err := space.New(m, c, w, space.Fix{})
 			if err != nil {
@@ -196,7 +196,7 @@ func TestKeyOfSegments(t *testing.T) {
 // over x and y resolves one op of the second differently from the first,
 // and the Evaluator must give the second's fresh estimate.
 func TestEvaluatorReprices(t *testing.T) {
-	m, c := loadProblem(t, "llama2-70b", "v5p-256")
+	m, c := presets(t, "llama2-70b", "v5p-256")
 	var strategies []space.Strategy
 	for _, spec := range []string{
 		"dp=32,zero=2,tp=4,mb=4,recompute=full,mesh=tp:x*4;dp:y*4.z*8",
@@ -215,7 +215,7 @@ func TestEvaluatorReprices(t *testing.T) {
 // over every einsum outcome one evaluation of llama2-70b on v5p-256
 // records.
 func TestResolveRolesKeepsOthers(t *testing.T) {
-	m, c := loadProblem(t, "llama2-70b", "v5p-256")
+	m, c := presets(t, "llama2-70b", "v5p-256")
 	s := parseStrategy(t, "dp=2,fsdp=8,tp=4,cp=2,zero=1,mb=1,recompute=full,mesh=tp:x*4;cp:y*2;fsdp:y*2.z*4;dp:z*2")
 	ev := NewModel(program(m, model.ProgramOptions{})).NewEvaluator(c, space.Workload{Batch: 256, SeqLen: 4096}, Options{})
 	if _, err := ev.Evaluate(s); err != nil {

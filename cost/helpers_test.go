@@ -98,15 +98,15 @@ func parseStrategy(t *testing.T, spec string) space.Strategy {
 	return s
 }
 
-// loadProblem loads model name (a preset or a file) and parses cluster,
-// failing t on an error.
-func loadProblem(t *testing.T, name, cluster string) (model.Spec, profiles.Cluster) {
+// presets loads the model of that name (a preset or a file, model.Load)
+// and parses the cluster of that name, failing t on an error.
+func presets(t *testing.T, modelName, clusterName string) (model.Spec, profiles.Cluster) {
 	t.Helper()
-	m, err := model.Load(name)
+	m, err := model.Load(modelName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := profiles.Parse(cluster)
+	c, err := profiles.Parse(clusterName)
 	if err != nil {
 		t.Fatal(err)
 	}

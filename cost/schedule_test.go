@@ -6,23 +6,8 @@ import (
 	"testing"
 
 	"github.com/meshplan/meshplan/model"
-	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/space"
 )
-
-// presets returns the preset model and cluster of those names.
-func presets(t *testing.T, modelName, clusterName string) (model.Spec, profiles.Cluster) {
-	t.Helper()
-	m, err := model.Preset(modelName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := profiles.Parse(clusterName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, c
-}
 
 // presetCase evaluates strategy spec of the preset model on the preset
 // cluster with batch sequences of the model's length.
