@@ -663,10 +663,11 @@ func sortedLayouts(ls *layoutList, m *model.Spec, fp *pinned) []layout {
 	n := 0
 	for i := range ls.n {
 		l := ls.at(i)
-		if _, ok := buckets[l.deg]; !ok {
+		bucket, ok := buckets[l.deg]
+		if !ok {
 			keys = append(keys, l.deg)
 		}
-		buckets[l.deg] = append(buckets[l.deg], int32(i))
+		buckets[l.deg] = append(bucket, int32(i))
 		if l.deg[TP] == 1 || split {
 			n++
 		}
