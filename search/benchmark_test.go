@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshplan/meshplan/memory"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -115,6 +116,16 @@ func TestSearchGaps(t *testing.T) {
 	}
 }
 
+// sampled is one strategy of a costedSample and the index in the sample
+// of the strategy whose memory estimate it shares: the first of its unit
+// with the same inner value, as unitWorker.search estimates memory once
+// per unit and inner value (on the class's first layout) for every layout
+// of the class.
+type sampled struct {
+	s      space.Strategy
+	memory int
+}
+
 // costedSample returns up to runs x perRun valid strategies of p that fit
 // in memory, in runs of consecutive strategies in the order the exhaustive
 // search costs them (enumeration order), starting at runs evenly spaced
@@ -123,7 +134,7 @@ func TestSearchGaps(t *testing.T) {
 // tuple), each layout's recompute policies, ZeRO stages and schedules in
 // turn (unitWorker.search; the search takes the units in the order of
 // their bounds and skips what its front beats).
-func costedSample(tb testing.TB, p *Problem, runs, perRun int) []space.Strategy {
+func costedSample(tb testing.TB, p *Problem, runs, perRun int) []sampled {
 	tb.Helper()
 	sp, cards, _, err := p.radix()
 	if err != nil {
@@ -132,11 +143,12 @@ func costedSample(tb testing.TB, p *Problem, runs, perRun int) []space.Strategy 
 	g := newGrid(cards, p.classes(sp, cards))
 	units := g.units()
 	genes := make([]int, len(cards))
-	var out []space.Strategy
+	var out []sampled
 	var s space.Strategy
 	for k := range runs {
 		got := 0
 		for _, u := range units[k*len(units)/runs:] {
+			first := map[int]int{} // inner value -> its first strategy in out
 			for _, l := range g.classes.members[u.class] {
 				for i := 0; i < g.nInner && got < perRun; i++ {
 					g.setGenes(genes, l, u.outer, i)
@@ -146,7 +158,12 @@ func costedSample(tb testing.TB, p *Problem, runs, perRun int) []space.Strategy 
 					if mem, err := p.scorer.Memory(&s); err != nil || !p.fits(mem.TotalBytes()) {
 						continue
 					}
-					out = append(out, cloneStrategy(s))
+					j, ok := first[i]
+					if !ok {
+						j = len(out)
+						first[i] = j
+					}
+					out = append(out, sampled{s: cloneStrategy(s), memory: j})
 					got++
 				}
 			}
@@ -163,42 +180,65 @@ func costedSample(tb testing.TB, p *Problem, runs, perRun int) []space.Strategy 
 
 // BenchmarkCosted measures fully costed strategies (memory and step time,
 // through one worker's evaluators as a search costs them) per second on
-// one core, on each of the ten problems: in enumeration order (runs of
-// consecutive strategies in the exhaustive search's order, costedSample,
-// each reusing what the previous one's cost shares with it: its forward
-// passes for another recompute policy or ZeRO stage, its block costs for
-// another schedule, the ops that priced no collective over a role another
-// placement moves) and cold (the same strategies shuffled, evolve's
-// access pattern).
+// one core, on each of the ten problems:
 //
-//	go test ./search -run '^$' -bench '^BenchmarkCosted$' -benchmem
+//   - enumeration: runs of consecutive strategies in the exhaustive
+//     search's order (costedSample), costed as unitWorker.search costs
+//     them: the memory once per unit and inner value, shared by the
+//     class's layouts, and each step time reusing what the previous one's
+//     shares with it (its forward passes for another recompute policy or
+//     ZeRO stage, its block costs for another schedule, the ops that
+//     priced no collective over a role another placement moves);
+//
+//   - cold: the same strategies shuffled, each with its own memory
+//     estimate (evolve's access pattern, Problem.evaluate).
+//
+//     go test ./search -run '^$' -bench '^BenchmarkCosted$' -benchmem
 func BenchmarkCosted(b *testing.B) {
-	benchmarkSample(b, func(b *testing.B, p *Problem, w Scorer, s *space.Strategy, n int) {
-		if c := p.evaluate(w, s, int64(n), true, false); !c.Costed {
-			b.Fatalf("%s was not costed", s)
+	benchmarkSample(b, func(p *Problem, w Scorer, sample []sampled, ordered bool) func(b *testing.B, j, n int) {
+		if !ordered {
+			return func(b *testing.B, j, n int) {
+				if c := p.evaluate(w, &sample[j].s, int64(n), true, false); !c.Costed {
+					b.Fatalf("%s was not costed", &sample[j].s)
+				}
+			}
+		}
+		mems := make([]memory.Breakdown, len(sample))
+		return func(b *testing.B, j, n int) {
+			x := &sample[j]
+			if x.memory == j {
+				var err error
+				if mems[j], err = w.Memory(&x.s); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if c := p.candidate(w, &x.s, int64(n), mems[x.memory], nil, true, false); !c.Costed {
+				b.Fatalf("%s was not costed", &x.s)
+			}
 		}
 	})
 }
 
-// benchmarkSample runs do on one worker over the strategies of each
-// problem's costedSample, in enumeration order and shuffled (cold), and
-// reports the strategies per second.
-func benchmarkSample(b *testing.B, do func(b *testing.B, p *Problem, w Scorer, s *space.Strategy, n int)) {
+// benchmarkSample runs, on one worker per sub-benchmark, what start
+// returns for each problem's costedSample in enumeration order (ordered)
+// and shuffled (cold) over the sample's strategies in turn (j, the n-th
+// call), and reports the strategies per second.
+func benchmarkSample(b *testing.B, start func(p *Problem, w Scorer, sample []sampled, ordered bool) func(b *testing.B, j, n int)) {
 	for _, ip := range benchProblems(testing.Short()) {
 		p := ip.problem(b)
 		ordered := costedSample(b, p, 64, 64)
-		cold := append([]space.Strategy(nil), ordered...)
+		cold := append([]sampled(nil), ordered...)
 		rand.New(rand.NewSource(1)).Shuffle(len(cold), func(i, j int) { cold[i], cold[j] = cold[j], cold[i] })
 		for _, order := range []struct {
-			name       string
-			strategies []space.Strategy
+			name   string
+			sample []sampled
 		}{{"enumeration", ordered}, {"cold", cold}} {
 			b.Run(ip.name()+"/"+order.name, func(b *testing.B) {
-				w := p.worker()
+				do := start(p, p.worker(), order.sample, order.name == "enumeration")
 				b.ReportAllocs()
 				n := 0
 				for b.Loop() {
-					do(b, p, w, &order.strategies[n%len(order.strategies)], n)
+					do(b, n%len(order.sample), n)
 					n++
 				}
 				b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "strategies/s")

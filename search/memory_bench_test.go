@@ -2,8 +2,6 @@ package search
 
 import (
 	"testing"
-
-	"github.com/meshplan/meshplan/space"
 )
 
 // BenchmarkWorkerMemory measures the memory estimates per second of one
@@ -13,9 +11,11 @@ import (
 //
 //	go test ./search -run '^$' -bench '^BenchmarkWorkerMemory$' -benchmem
 func BenchmarkWorkerMemory(b *testing.B) {
-	benchmarkSample(b, func(b *testing.B, _ *Problem, w Scorer, s *space.Strategy, _ int) {
-		if _, err := w.Memory(s); err != nil {
-			b.Fatal(err)
+	benchmarkSample(b, func(_ *Problem, w Scorer, sample []sampled, _ bool) func(b *testing.B, j, n int) {
+		return func(b *testing.B, j, _ int) {
+			if _, err := w.Memory(&sample[j].s); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }
