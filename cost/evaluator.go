@@ -59,6 +59,8 @@ type evaluator struct {
 	// from one setup to the next.
 	memo []opMemo
 	gen  uint64
+	// stamps counts the op outcomes recorded (opMemo.stamp).
+	stamps uint64
 	// shape is what the sizes, degrees, capped factors and layouts above
 	// were computed for (setup skips them for the same shape); shapeOK
 	// says they were.
@@ -81,6 +83,41 @@ type evaluator struct {
 	opDep roleSet
 	// alt is scratch for the mesh of the strategy Model.remesh moves to.
 	alt space.Mesh
+	// roleModel is, per role, the index of its axis groups among the
+	// roleModels first it has had in the generation (modelGroups, nModels),
+	// roleModels when they are not among them: the role's collective
+	// models (roleChoices).
+	roleModel   [space.NumRoles]uint8
+	modelGroups [space.NumRoles][roleModels][]space.Group
+	nModels     [space.NumRoles]uint8
+}
+
+// roleModels is the number of collective models per role whose choices an
+// einsum's memo entry keeps (roleChoices): a role takes a few placements
+// of its degree on a cluster's axes.
+const roleModels = 4
+
+// noteRoleModels sets roleModel for the current placement, forgetting the
+// models of the generation before when reset.
+func (e *evaluator) noteRoleModels(reset bool) {
+	for r := range e.roleModel {
+		if reset {
+			e.nModels[r] = 0
+		}
+		cur := e.mr.Groups[r]
+		if id := e.roleModel[r]; !reset && id < e.nModels[r] && sameGroups(e.modelGroups[r][id], cur) {
+			continue
+		}
+		id := uint8(0)
+		for id < e.nModels[r] && !sameGroups(e.modelGroups[r][id], cur) {
+			id++
+		}
+		if id == e.nModels[r] && id < roleModels {
+			e.modelGroups[r][id] = append(e.modelGroups[r][id][:0], cur...)
+			e.nModels[r]++
+		}
+		e.roleModel[r] = id
+	}
 }
 
 // blockSeconds is meshRoles.seconds for a collective of a block's passes:
@@ -514,6 +551,11 @@ func (st *evalState) rekey(policy, zero int) {
 // passes) or placement.
 func (st *evalState) refresh(b int, k blockKey) {
 	e, sc, old := &st.e, &st.blocks[b], st.keys[b]
+	if !e.m.idle[b] && !e.freshBlock(sc) {
+		// Under another placement: priced again from the op outcomes
+		// when they all hold (revalidate), else below.
+		e.revalidate(b, sc)
+	}
 	switch {
 	case e.m.idle[b]:
 	case !e.freshRun(&sc.runs[0]):
@@ -555,6 +597,7 @@ func (cm *Model) remesh(st *evalState, in *evalInputs, s *space.Strategy) (bool,
 		return false, nil
 	}
 	moved := e.mr.moveTo(&e.alt)
+	e.noteRoleModels(false)
 	e.stepGen++
 	if moved != 0 {
 		e.epoch++
@@ -596,10 +639,10 @@ type spareBlocks struct {
 	next int                 // the next one to give up when all are current
 }
 
-// fresh reports whether spare j holds under the evaluator's current
-// placement: each of its passes does.
-func (sp *spareBlocks) fresh(e *evaluator, j int) bool {
-	r := &sp.sc[j].runs
+// freshBlock reports whether block cost sc holds under the evaluator's
+// current placement: each of its passes does.
+func (e *evaluator) freshBlock(sc *segCost) bool {
+	r := &sc.runs
 	return e.freshRun(&r[0]) && e.freshRun(&r[1]) && e.freshRun(&r[2])
 }
 
@@ -617,7 +660,8 @@ func (st *evalState) swapBlock(b int, k blockKey) {
 	sp := &st.spares[b]
 	old := st.keys[b]
 	for j := range sp.sc {
-		if sp.gen[j] == e.gen && sp.key[j].rerun == k.rerun && (sp.key[j].zero >= 2) == (k.zero >= 2) && sp.fresh(e, j) {
+		if sp.gen[j] == e.gen && sp.key[j].rerun == k.rerun && (sp.key[j].zero >= 2) == (k.zero >= 2) &&
+			(e.freshBlock(&sp.sc[j]) || e.revalidate(b, &sp.sc[j])) {
 			had := sp.key[j].zero
 			st.blocks[b], sp.sc[j] = sp.sc[j], st.blocks[b]
 			sp.key[j] = old
@@ -671,6 +715,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 	e.gen++
 	e.stepGen++
 	e.epoch, e.moved = 0, [space.NumRoles]uint32{}
+	e.noteRoleModels(true)
 	if n := cm.numOps * memoWays; len(e.memo) != n {
 		e.memo = make([]opMemo, n)
 	}

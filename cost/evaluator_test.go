@@ -2,6 +2,7 @@ package cost
 
 import (
 	"cmp"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -18,33 +19,52 @@ import (
 // recycles its working memory, gives exactly the estimate computed in fresh
 // memory, for strategies of a space taken in the space's order and shuffled.
 func TestEvaluatorMatchesModel(t *testing.T) {
-	for _, tc := range []struct{ model, cluster string }{
-		{"llama3-8b", "h100-32"},
-		{"mixtral-8x7b", "h100-32"},
-		{"llama2-7b", "v5p-64"},
+	for _, tc := range []struct {
+		model, cluster string
+		batch          int    // 64 when 0
+		fix            string // every strategy of the space when ""
+	}{
+		{"llama3-8b", "h100-32", 0, ""},
+		{"mixtral-8x7b", "h100-32", 0, ""},
+		{"llama2-7b", "v5p-64", 0, ""},
 		// Sliding-window and full layers, experts, context parallelism's
 		// windowed K/V exchange.
-		{"../model/testdata/gpt-oss-20b.config.json", "h100-32"},
+		{"../model/testdata/gpt-oss-20b.config.json", "h100-32", 0, ""},
 		// Multi-head latent attention, shared experts, dense first layers,
 		// multi-token prediction.
-		{"deepseek-v3", "h800-64"},
+		{"deepseek-v3", "h800-64", 0, ""},
 		// Many placements per degree tuple on a 3-D torus: einsum
 		// outcomes under three operand states in one generation rotate
 		// the memo's ways, and outcomes go stale after a rotation
 		// (evaluator.memoFor); a memo that aliased its ways' emissions
 		// fails here alone.
-		{"llama2-70b", "v5p-256"},
+		{"llama2-70b", "v5p-256", 0, ""},
+		// Every placement of degrees under which the weight-gradient
+		// einsum dqkv/dxn's rules choose differently on some placements
+		// (fsdp on y*4 or on y*2.z*2): stale outcomes that resolve again
+		// differently (evaluator.einsum, evaluator.revalidate), and the
+		// roles' choices kept per collective model (roleChoices) as the
+		// shuffled orders revisit placements.
+		{"llama2-70b", "v5p-256", 1024, "dp=4,fsdp=4,tp=2,cp=2,pp=2,mb=1,zero=1,schedule=1f1b"},
 	} {
-		t.Run(filepath.Base(tc.model)+"/"+tc.cluster, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%s/batch-%d", filepath.Base(tc.model), tc.cluster, max(tc.batch, 64)), func(t *testing.T) {
 			m, c := presets(t, tc.model, tc.cluster)
-			w := space.Workload{Batch: 64, SeqLen: 4096}
-			sp, err := space.New(m, c, w, space.Fix{})
+			w := space.Workload{Batch: max(tc.batch, 64), SeqLen: 4096}
+			f, err := space.ParseFix(tc.fix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp, err := space.New(m, c, w, f)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var strategies []space.Strategy
 			genes := make([]int, space.NumGenes)
-			for i := int64(0); i < sp.Size() && len(strategies) < 2000; i += 1 + i%3 {
+			stride := func(i int64) int64 { return 1 + i%3 } // a sample of the space's order
+			if tc.fix != "" {
+				stride = func(int64) int64 { return 1 } // every strategy of the fixed degrees
+			}
+			for i := int64(0); i < sp.Size() && len(strategies) < 2000; i += stride(i) {
 				var s space.Strategy
 				if sp.DecodeIndex(i, genes, &s) {
 					strategies = append(strategies, s)
@@ -211,9 +231,12 @@ func TestEvaluatorReprices(t *testing.T) {
 // TestResolveRolesKeepsOthers checks what evaluator.resolveRoles rests on:
 // each role's part of a resolution comes from that role's choice alone,
 // so choosing again for any subset of the roles, from a resolution whose
-// bits for that subset are wrong, gives back the whole resolution. It runs
-// over every einsum outcome one evaluation of llama2-70b on v5p-256
-// records.
+// bits for that subset are wrong, gives back the whole resolution; and
+// what its memo of choices (roleChoices) rests on: for the roles of an
+// outcome's dep, the stale path's moved roles, a fresh choice prices the
+// role, and a choice taken from the memo gives the same resolution and
+// dep. It runs over every einsum outcome one evaluation of llama2-70b on
+// v5p-256 records.
 func TestResolveRolesKeepsOthers(t *testing.T) {
 	m, c := presets(t, "llama2-70b", "v5p-256")
 	s := parseStrategy(t, "dp=2,fsdp=8,tp=4,cp=2,zero=1,mb=1,recompute=full,mesh=tp:x*4;cp:y*2;fsdp:y*2.z*4;dp:z*2")
@@ -247,10 +270,21 @@ func TestResolveRolesKeepsOthers(t *testing.T) {
 			wrong.a2a ^= sub
 			wrong.split ^= sub
 			wrong.partial ^= sub
-			if got := e.resolveRoles(&x, wrong, sub); got != want {
+			e.opDep = 0
+			if got := e.resolveRoles(&x, wrong, sub, nil); got != want {
 				t.Fatalf("op %d: resolveRoles over %08b = %+v, want %+v", i, sub, got, want)
 			}
 			checked++
+			if sub&^mo.dep != 0 {
+				continue
+			}
+			if e.opDep&sub != sub {
+				t.Fatalf("op %d: choosing %08b of its dep %08b afresh priced %08b only", i, sub, mo.dep, e.opDep)
+			}
+			e.opDep = mo.dep &^ sub
+			if got := e.resolveRoles(&x, wrong, sub, &mo.choices); got != want || e.opDep != mo.dep {
+				t.Fatalf("op %d: resolveRoles over %08b from the memo = %+v with dep %08b, want %+v with %08b", i, sub, got, e.opDep, want, mo.dep)
+			}
 		}
 	}
 	if checked < 100 {

@@ -29,6 +29,10 @@ const memoWays = 2
 type opMemo struct {
 	// gen is the evaluator generation the outcome belongs to (0: none).
 	gen uint64
+	// stamp names the outcome among all an evaluator records
+	// (evaluator.stamps): a run that used it finds it again by it
+	// (memoRef) while a reprice keeps it.
+	stamp uint64
 	// gA and gB are the roles the operands had been gathered over before
 	// the op; zero2 whether ZeRO-2 sharded a weight gradient's
 	// accumulator (false for other einsums).
@@ -51,6 +55,9 @@ type opMemo struct {
 	// its collectives priced afresh (evaluator.reprice).
 	x  einsumCtx
 	rs resolution
+	// choices are the roles' choices on x under the collective models
+	// they have had in the generation (resolveRoles).
+	choices roleChoices
 }
 
 // memoFor returns the memo entry of einsum i of block b's forward (k = 0)
@@ -92,6 +99,8 @@ func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (m *opMemo, hi
 	}
 	m = &ways[victim]
 	m.gen, m.gA, m.gB, m.zero2 = e.gen, gA, gB, zero2
+	m.stamp = 0 // none until recorded
+	m.choices = roleChoices{}
 	return m, false, false
 }
 
@@ -101,12 +110,110 @@ func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (m *opMemo, hi
 // stand, and its collectives are priced on the current mesh, as
 // emitEinsum would price them. m becomes the current outcome.
 func (e *evaluator) reprice(res *runResult, m *opMemo, o *model.Op, idx int, ps pass) {
+	e.requote(m)
+	e.replay(res, m, o, idx, ps)
+}
+
+// requote prices the collectives of outcome m on the current mesh, as
+// emit prices them, adding their roles to opDep, and makes m the current
+// outcome, priced over opDep: what m holds but the collectives' times
+// stands under the current placement.
+func (e *evaluator) requote(m *opMemo) {
 	for i := range m.emit {
 		em := &m.emit[i]
 		em.seconds = e.emissionSeconds(em.op, em.roles, em.bytes, em.class)
 	}
 	m.dep, m.at = e.opDep, e.epoch
-	e.replay(res, m, o, idx, ps)
+}
+
+// memoRef names the outcome an op of a run used: the op's memo entries
+// (its first way, evaluator.memo) and the outcome's stamp; plain says
+// the op is a reshard or an elementwise pass.
+type memoRef struct {
+	base  int32
+	plain bool
+	stamp uint64
+}
+
+// outcome returns the memo entry holding the outcome ref names, or nil
+// when none does any more (a way was given to another state, or a stale
+// outcome was resolved again differently).
+func (e *evaluator) outcome(ref memoRef) *opMemo {
+	for w := range memoWays {
+		if m := &e.memo[int(ref.base)+w]; m.stamp == ref.stamp {
+			return m
+		}
+	}
+	return nil
+}
+
+// revalidate makes block b's cost sc, computed under an earlier placement
+// of the generation, current without running its passes, when every op
+// outcome its stale passes used is still held and resolves under the
+// current placement as it did (evaluator.einsum's stale path): their
+// collectives are priced again, the passes' emissions take the new
+// times and sc is totalled again but for its once-per-step collectives,
+// left for stepPart (sc.stepGen is cleared). It reports whether all three
+// passes are current; on false, the passes it made current stay so.
+func (e *evaluator) revalidate(b int, sc *segCost) bool {
+	if e.trace != nil {
+		return false
+	}
+	e.blockIdx = b
+	changed := false
+	for k := range sc.runs {
+		r := &sc.runs[k]
+		if e.freshRun(r) {
+			continue
+		}
+		if !e.revalidateRun(r) {
+			return false
+		}
+		changed = true
+	}
+	if changed {
+		sc.reset()
+		e.sumRuns(b, sc)
+		sc.stepGen = 0
+	}
+	return true
+}
+
+// revalidateRun is revalidate for one pass r.
+func (e *evaluator) revalidateRun(r *runResult) bool {
+	var dep roleSet
+	n := 0
+	for _, ref := range r.refs {
+		m := e.outcome(ref)
+		if m == nil {
+			return false
+		}
+		if !e.fresh(m.dep, m.at) {
+			e.opDep = 0
+			if !ref.plain {
+				moved := e.movedSince(m.dep, m.at)
+				e.opDep = m.dep &^ moved
+				if e.resolveRoles(&m.x, m.rs, moved, &m.choices) != m.rs {
+					return false
+				}
+			}
+			e.requote(m)
+		}
+		dep |= m.dep
+		n += len(m.emit)
+	}
+	if n != len(r.emit) {
+		return false
+	}
+	n = 0
+	for _, ref := range r.refs {
+		for _, em := range e.outcome(ref).emit {
+			r.emit[n].seconds = em.seconds
+			n++
+		}
+	}
+	r.dep, r.at = dep, e.epoch
+	return true
 }
 
 // replay adds the outcome m of einsum o (op idx of its pass ps) to res and
@@ -145,9 +252,9 @@ func (e *evaluator) plainMemo(b, k, i int) (*opMemo, bool) {
 
 // record keeps in m the outcome of op idx of res, whose collectives are
 // res's emissions from first on, priced over the roles dep in placement
-// epoch at.
-func (m *opMemo) record(res *runResult, idx, first int, dep roleSet, at uint32) {
-	m.sec, m.dep, m.at = res.opSeconds[idx], dep, at
+// epoch at, under stamp.
+func (m *opMemo) record(res *runResult, idx, first int, dep roleSet, at uint32, stamp uint64) {
+	m.sec, m.dep, m.at, m.stamp = res.opSeconds[idx], dep, at, stamp
 	m.emit = append(m.emit[:0], res.emit[first:]...)
 }
 

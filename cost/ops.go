@@ -137,6 +137,9 @@ type runResult struct {
 	// over, at the placement epoch it was computed in (evaluator.fresh).
 	dep roleSet
 	at  uint32
+	// refs are the op outcomes the run used, in order (none while
+	// tracing): their emissions are emit's (evaluator.revalidate).
+	refs []memoRef
 }
 
 // reset empties r for a pass computed in placement epoch at, keeping its
@@ -146,6 +149,7 @@ func (r *runResult) reset(ops int, at uint32) {
 	r.dep, r.at = 0, at
 	r.cat = [numCategories]float64{}
 	r.emit = r.emit[:0]
+	r.refs = r.refs[:0]
 	if cap(r.opSeconds) < ops {
 		r.opSeconds = make([]float64, ops)
 	}
@@ -157,6 +161,7 @@ func (r *runResult) copyFrom(src *runResult) {
 	r.seconds, r.cat, r.flops = src.seconds, src.cat, src.flops
 	r.dep, r.at = src.dep, src.at
 	r.emit = append(r.emit[:0], src.emit...)
+	r.refs = append(r.refs[:0], src.refs...)
 	r.opSeconds = append(r.opSeconds[:0], src.opSeconds...)
 }
 

@@ -57,14 +57,16 @@ func (e *evaluator) run(res *runResult, b int, ps pass, only []bool) {
 		}
 		e.opWgrad = ps == pBwd && e.m.wgrad[b][i]
 		e.opReshard = o.Kind == model.Reshard
+		var m *opMemo
 		switch o.Kind {
 		case model.Einsum:
-			e.einsum(res, b, k, o, &e.m.why[b][k][i], e.m.opDims[b][k][i], i, ps)
+			m = e.einsum(res, b, k, o, &e.m.why[b][k][i], e.m.opDims[b][k][i], i, ps)
 		case model.Reshard, model.Elementwise:
-			m, hit := e.plainMemo(b, k, i)
+			var hit bool
+			m, hit = e.plainMemo(b, k, i)
 			if hit {
 				e.replayPlain(res, m, o, i, ps)
-				continue
+				break
 			}
 			first := len(res.emit)
 			e.opDep = 0
@@ -75,8 +77,12 @@ func (e *evaluator) run(res *runResult, b int, ps pass, only []bool) {
 			}
 			res.dep |= e.opDep
 			if m != nil {
-				m.record(res, i, first, e.opDep, e.epoch)
+				e.stamps++
+				m.record(res, i, first, e.opDep, e.epoch, e.stamps)
 			}
+		}
+		if m != nil {
+			res.refs = append(res.refs, memoRef{base: int32((e.m.opBase[b][k] + i) * memoWays), plain: o.Kind != model.Einsum, stamp: m.stamp})
 		}
 	}
 	e.opWgrad, e.opReshard = false, false
@@ -114,11 +120,27 @@ func (e *evaluator) blockBackward(b int, sc *segCost) {
 	for _, w := range weights {
 		e.pending[w] = 0
 	}
-	fw, rc, bw := &sc.runs[0], &sc.runs[1], &sc.runs[2]
+	rc, bw := &sc.runs[1], &sc.runs[2]
 	e.resetCache(b, false)
 	e.run(rc, b, pRecompute, e.m.reruns[e.policy][b])
 	e.resetCache(b, true)
 	e.run(bw, b, pBwd, nil)
+	if cap(sc.pending) < len(weights) {
+		sc.pending = make([]roleSet, len(weights))
+	}
+	sc.pending = sc.pending[:len(weights)]
+	for i, w := range weights {
+		sc.pending[i] = e.pending[w]
+	}
+	e.sumRuns(b, sc)
+	e.stepPart(b, sc)
+}
+
+// sumRuns totals sc, reset, from its forward, recompute and backward
+// passes but for the once-per-step collectives: the compute, and which
+// part of each collective hides under compute.
+func (e *evaluator) sumRuns(b int, sc *segCost) {
+	fw, rc, bw := &sc.runs[0], &sc.runs[1], &sc.runs[2]
 	sc.fwd = fw.seconds
 	sc.bwd = rc.seconds + bw.seconds
 	sc.flops = fw.flops + rc.flops + bw.flops
@@ -161,14 +183,6 @@ func (e *evaluator) blockBackward(b int, sc *segCost) {
 			}
 		}
 	}
-	if cap(sc.pending) < len(weights) {
-		sc.pending = make([]roleSet, len(weights))
-	}
-	sc.pending = sc.pending[:len(weights)]
-	for i, w := range weights {
-		sc.pending[i] = e.pending[w]
-	}
-	e.stepPart(b, sc)
 }
 
 // stepPart computes sc's once-per-step collectives from the gradients the

@@ -91,15 +91,44 @@ func (e *evaluator) newEinsumCtx(o *model.Op, ps pass) einsumCtx {
 // or ReduceScatter of a partial sum, rule 3; AllGather or AllToAll of a
 // sharded dimension; a free slice), and keeps the cheapest legal choice.
 func (e *evaluator) resolve(x *einsumCtx) resolution {
-	return e.resolveRoles(x, resolution{}, ^roleSet(0))
+	return e.resolveRoles(x, resolution{}, ^roleSet(0), nil)
 }
+
+// roleChoice is one role's part of a resolution (chooseRole), with
+// choiceKnown set.
+type roleChoice uint16
+
+const (
+	choiceKnown roleChoice = 1 << iota
+	choiceGA
+	choiceGB
+	choiceSplit
+	choiceAR
+	choiceRS
+	choiceAGC
+	choiceA2A
+	choicePartial
+)
+
+// roleChoices are the choices of an einsum's roles, per role and per
+// collective model of the role (evaluator.roleModel): a role's choice
+// depends, for one einsum's inputs, only on the collective models of the
+// role alone (bestChoice prices over the role alone), so a placement that
+// gives the role a model it had before gives it the choice it had.
+type roleChoices [space.NumRoles][roleModels]roleChoice
 
 // resolveRoles is resolve for the roles in roles alone, keeping the
 // choices of res for the others. A role's choice prices collectives over
 // that role alone (bestChoice), so an outcome resolved under an earlier
 // placement needs choosing again only for the roles whose collective
-// models the placements since have changed (evaluator.movedSince).
-func (e *evaluator) resolveRoles(x *einsumCtx, res resolution, roles roleSet) resolution {
+// models the placements since have changed (evaluator.movedSince). With
+// known (the einsum's memo entry's), a role's choice under a model it
+// had before is taken from it, and a new one is kept in it. A choice
+// taken from known notes the role in opDep: the roles looked up there are
+// the moved roles of a stale outcome, which its choices priced, and
+// whether bestChoice prices a role depends on the einsum's layouts alone
+// (it does unless leaving the role is legal and free).
+func (e *evaluator) resolveRoles(x *einsumCtx, res resolution, roles roleSet, known *roleChoices) resolution {
 	keep := ^roles
 	res.gA &= keep
 	res.gB &= keep
@@ -109,10 +138,37 @@ func (e *evaluator) resolveRoles(x *einsumCtx, res resolution, roles roleSet) re
 	res.a2a &= keep
 	res.split &= keep
 	res.partial &= keep
-	// Roles on the same contracted dimension of both operands that the
-	// product wants on a dimension of its own: each is reduce-scattered
-	// with the product, which the collective moves unreduced, so another
-	// role's move of the product is priced on the bytes they leave.
+	var sure roleSet
+	sureOK := false
+	for set := uint8((x.ra | x.rb | x.rc) & roles); set != 0; set &= set - 1 {
+		r := space.Role(bits.TrailingZeros8(set))
+		var slot *roleChoice
+		if id := e.roleModel[r]; known != nil && id < roleModels {
+			slot = &known[r][id]
+			if c := *slot; c&choiceKnown != 0 {
+				res.add(r, c)
+				e.opDep |= bit(r)
+				continue
+			}
+		}
+		if !sureOK {
+			sure, sureOK = sureRoles(x), true
+		}
+		c := e.chooseRole(x, r, sure)
+		if slot != nil {
+			*slot = c
+		}
+		res.add(r, c)
+	}
+	return res
+}
+
+// sureRoles are the roles on the same contracted dimension of both
+// operands that the product wants on a dimension of its own: each is
+// reduce-scattered with the product, which the collective moves
+// unreduced, so another role's move of the product is priced on the
+// bytes they leave.
+func sureRoles(x *einsumCtx) roleSet {
 	var sure roleSet
 	for set := uint8(x.ra & x.rb & x.rc); set != 0; set &= set - 1 {
 		r := space.Role(bits.TrailingZeros8(set))
@@ -121,42 +177,75 @@ func (e *evaluator) resolveRoles(x *einsumCtx, res resolution, roles roleSet) re
 			sure |= bit(r)
 		}
 	}
-	for set := uint8((x.ra | x.rb | x.rc) & roles); set != 0; set &= set - 1 {
-		r := space.Role(bits.TrailingZeros8(set))
-		pc := pos(x.lc, x.tc.Rank, r)
-		dc := model.NumDim
-		if pc >= 0 {
-			dc = x.tc.Dims[pc]
-		}
-		g, out, split, ok := e.bestChoice(x, r, pc, dc, sure&^bit(r))
-		if !ok {
-			continue // no legal resolution: leave the role replicated
-		}
-		if g&1 != 0 {
-			res.gA |= bit(r)
-		}
-		if g&2 != 0 {
-			res.gB |= bit(r)
-		}
-		if split {
-			res.split |= bit(r)
-		}
-		switch {
-		case out == outPartial && pc < 0:
-			if x.allowU.Has(r) {
-				res.partial |= bit(r)
-			} else {
-				res.ar |= bit(r)
-			}
-		case out == outPartial:
-			res.rs |= bit(r)
-		case out >= 0 && pc < 0:
-			res.agC |= bit(r)
-		case out >= 0 && model.Dim(out) != dc:
-			res.a2a |= bit(r)
-		}
+	return sure
+}
+
+// chooseRole returns the cheapest legal choice of role r (bestChoice),
+// with the roles sure (sureRoles), as a roleChoice.
+func (e *evaluator) chooseRole(x *einsumCtx, r space.Role, sure roleSet) roleChoice {
+	pc := pos(x.lc, x.tc.Rank, r)
+	dc := model.NumDim
+	if pc >= 0 {
+		dc = x.tc.Dims[pc]
 	}
-	return res
+	c := choiceKnown
+	g, out, split, ok := e.bestChoice(x, r, pc, dc, sure&^bit(r))
+	if !ok {
+		return c // no legal resolution: leave the role replicated
+	}
+	if g&1 != 0 {
+		c |= choiceGA
+	}
+	if g&2 != 0 {
+		c |= choiceGB
+	}
+	if split {
+		c |= choiceSplit
+	}
+	switch {
+	case out == outPartial && pc < 0:
+		if x.allowU.Has(r) {
+			c |= choicePartial
+		} else {
+			c |= choiceAR
+		}
+	case out == outPartial:
+		c |= choiceRS
+	case out >= 0 && pc < 0:
+		c |= choiceAGC
+	case out >= 0 && model.Dim(out) != dc:
+		c |= choiceA2A
+	}
+	return c
+}
+
+// add sets role r's part of res to choice c.
+func (res *resolution) add(r space.Role, c roleChoice) {
+	b := bit(r)
+	if c&choiceGA != 0 {
+		res.gA |= b
+	}
+	if c&choiceGB != 0 {
+		res.gB |= b
+	}
+	if c&choiceSplit != 0 {
+		res.split |= b
+	}
+	if c&choiceAR != 0 {
+		res.ar |= b
+	}
+	if c&choiceRS != 0 {
+		res.rs |= b
+	}
+	if c&choiceAGC != 0 {
+		res.agC |= b
+	}
+	if c&choiceA2A != 0 {
+		res.a2a |= b
+	}
+	if c&choicePartial != 0 {
+		res.partial |= b
+	}
 }
 
 // bestChoice returns, for role r, whose place on the product the next op
@@ -278,13 +367,14 @@ func (x *einsumCtx) scaled(bytes float64, roles roleSet) float64 {
 }
 
 // einsum costs C = A·B: the rules' collectives, then the compute of the
-// split product. Gathered operands are kept for the rest of the pass.
-func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why *[numActions]string, shape opShape, idx int, ps pass) {
+// split product. Gathered operands are kept for the rest of the pass. It
+// returns the memo entry holding the outcome (nil while tracing).
+func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why *[numActions]string, shape opShape, idx int, ps pass) *opMemo {
 	pr := e.p.Tensors[o.C].Primal
 	m, hit, stale := e.memoFor(b, k, idx, o, e.zero >= 2 && pr >= 0 && e.p.Tensors[pr].Weight)
 	if hit {
 		e.replay(res, m, o, idx, ps)
-		return
+		return m
 	}
 	e.opDep = 0
 	var x *einsumCtx
@@ -296,15 +386,19 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why *[numActio
 		x = &m.x
 		moved := e.movedSince(m.dep, m.at)
 		e.opDep = m.dep &^ moved
-		rs = e.resolveRoles(x, m.rs, moved)
+		rs = e.resolveRoles(x, m.rs, moved, &m.choices)
 	} else {
 		ctx := e.newEinsumCtx(o, ps)
 		x = &ctx
-		rs = e.resolve(x)
+		var known *roleChoices
+		if m != nil {
+			known = &m.choices
+		}
+		rs = e.resolveRoles(x, resolution{}, ^roleSet(0), known)
 	}
 	if stale && rs == m.rs {
 		e.reprice(res, m, o, idx, ps)
-		return
+		return m
 	}
 	if x.isWGrad {
 		e.pending[x.tc.Primal] |= rs.partial
@@ -348,12 +442,15 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why *[numActio
 		m.x, m.rs = *x, rs
 		m.dep, m.at = e.opDep, e.epoch
 		m.emit = append(m.emit[:0], res.emit[first:]...)
+		e.stamps++
+		m.stamp = e.stamps
 	}
 	if e.trace != nil {
 		lA, lB := e.layout(o.A), e.layout(o.B)
 		text := layoutText(x.ta, lA, 0) + " · " + layoutText(x.tb, lB, 0) + " -> " + layoutText(x.tc, x.lc, rs.partial)
 		e.traceOp(res, ps, text, fl, sec, first)
 	}
+	return m
 }
 
 // flopSeconds is the time of fl FLOPs of einsum o in pass ps at its
