@@ -141,10 +141,9 @@ func checkEvaluator(t *testing.T, cm *Model, c profiles.Cluster, w space.Workloa
 	}
 }
 
-// TestSameForward checks segmentKey.sameForward against the equality of
-// the keys without their recompute policy and ZeRO-2 flag, on keys that
-// differ in each field.
-func TestSameForward(t *testing.T) {
+// TestKeyCompare checks segmentKey.compare against the equality of the
+// keys' fields it groups, on keys that differ in each field.
+func TestKeyCompare(t *testing.T) {
 	base := segmentKey{deg: space.Degrees{space.TP: 2, space.DP: 4}, mb: 1, recompute: "full"}
 	base.shares[0].axis, base.shares[0].size = 1, 4
 	vary := []func(k *segmentKey){
@@ -163,8 +162,11 @@ func TestSameForward(t *testing.T) {
 		f(&k)
 		a, b := k, base
 		a.recompute, a.zero2, b.recompute, b.zero2 = "", false, "", false
-		if got, want := k.sameForward(&base), a == b; got != want {
-			t.Errorf("variant %d: sameForward = %v, forward parts equal = %v", i, got, want)
+		forward := a == b
+		a.shares, b.shares = keyShares{}, keyShares{}
+		shape, placed, same := k.compare(&base)
+		if shape != (a == b) || placed != forward || same != (k == base) {
+			t.Errorf("variant %d: compare = %v, %v, %v; want %v, %v, %v", i, shape, placed, same, a == b, forward, k == base)
 		}
 	}
 }

@@ -419,9 +419,16 @@ func (cm *Model) NewEvaluator(c profiles.Cluster, w space.Workload, o Options) *
 // or not) on the Evaluator's cluster, workload and options.
 func (ev *Evaluator) Evaluate(s space.Strategy) (Estimate, error) {
 	k, ok := keyOfSegments(&s, ev.in.cluster.Axes)
-	reuse := ok && ev.valid && !ev.in.options.Trace
+	// What s shares with the strategy evaluated last: its degrees,
+	// micro-batch and sequence parallelism (shape), and its placement
+	// (placed: the forward passes stay), and its recompute policy and
+	// gradient sharding (same: the block costs stay).
+	var shape, placed, same bool
+	if ok && ev.valid && !ev.in.options.Trace {
+		shape, placed, same = k.compare(&ev.key)
+	}
 	switch {
-	case reuse && !k.sameForward(&ev.key) && k.samePlacedShape(&ev.key):
+	case shape && !placed:
 		// Another placement of the same degrees and micro-batch: the sizes
 		// and layouts stay, and the outcomes that priced no collective over
 		// a role the placement moves.
@@ -436,13 +443,13 @@ func (ev *Evaluator) Evaluate(s space.Strategy) (Estimate, error) {
 			}
 		}
 		ev.key, ev.valid = k, true
-	case !reuse || !k.sameForward(&ev.key):
+	case !placed:
 		ev.valid = false
 		if err := ev.m.prepare(&ev.st, &ev.in, &s); err != nil {
 			return Estimate{}, err
 		}
 		ev.key, ev.valid = k, ok && !ev.in.options.Trace
-	case k != ev.key:
+	case !same:
 		// Another recompute policy or ZeRO-2: the forward passes stay.
 		ev.valid = false
 		if err := ev.m.rerun(&ev.st, &ev.in, &s); err != nil {
@@ -463,8 +470,8 @@ const maxKeyShares = 12
 
 // segmentKey is everything of a strategy the per-micro-batch block costs
 // depend on: all of it but the pipeline schedule and virtual stages, and of
-// the ZeRO stage only whether it shards gradients (stage 2). sameForward
-// compares every field but recompute and zero2: keep it in step.
+// the ZeRO stage only whether it shards gradients (stage 2). compare
+// compares every field: keep it in step.
 type segmentKey struct {
 	deg       space.Degrees
 	mb        int
@@ -478,23 +485,24 @@ type keyShares [maxKeyShares]keyShare
 
 // keyShare is one mesh share of a segmentKey: its dimension, its axis (the
 // index of the cluster axis of that name, plus one) and its size. Small
-// integers make a key compare as one block of memory.
+// integers and no padding (spare, always zero) make a key compare as one
+// block of memory.
 type keyShare struct {
 	dim, axis uint8
+	spare     uint16
 	size      int32
 }
 
-// sameForward reports whether k and o agree on everything the forward
-// passes depend on: all but the recompute policy and the ZeRO stage.
-func (k *segmentKey) sameForward(o *segmentKey) bool {
-	return k.deg == o.deg && k.mb == o.mb && k.sp == o.sp && k.shares == o.shares
-}
-
-// samePlacedShape reports whether k and o agree on the degrees, the
-// micro-batch and sequence parallelism: their strategies differ at most in
-// placement, recompute policy, ZeRO stage and schedule.
-func (k *segmentKey) samePlacedShape(o *segmentKey) bool {
-	return k.deg == o.deg && k.mb == o.mb && k.sp == o.sp
+// compare reports how far k and o agree: on the degrees, the micro-batch
+// and sequence parallelism (shape: their strategies differ at most in
+// placement, recompute policy, ZeRO stage and schedule), on those and the
+// mesh shares (placed: on everything the forward passes depend on), and
+// on every field (same).
+func (k *segmentKey) compare(o *segmentKey) (shape, placed, same bool) {
+	shape = k.deg == o.deg && k.mb == o.mb && k.sp == o.sp
+	placed = shape && k.shares == o.shares
+	same = placed && k.zero2 == o.zero2 && k.recompute == o.recompute
+	return shape, placed, same
 }
 
 // keyOfSegments returns the segment key of s on a cluster of axes, and
