@@ -267,12 +267,7 @@ func (e *evaluator) bytes(t int, set roleSet) float64 {
 func (e *evaluator) fillDegrees() {
 	e.degs[0] = 1
 	for s := 1; s < len(e.degs); s++ {
-		low := s & -s
-		r := 0
-		for 1<<r != low {
-			r++
-		}
-		e.degs[s] = e.degs[s&^low] * e.mr.deg[r]
+		e.degs[s] = e.degs[s&(s-1)] * e.mr.deg[bits.TrailingZeros(uint(s))]
 	}
 }
 
