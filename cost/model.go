@@ -379,10 +379,13 @@ func (cm *Model) inputs(c profiles.Cluster, w space.Workload, o Options) evalInp
 // micro-batch keeps every op outcome and pass that priced no collective
 // over a role set the placement prices differently (Model.remesh), and of
 // an einsum that did, its inputs to the rules, which are resolved again for
-// the moved roles alone (evaluator.resolveRoles): when they resolve as
-// before, only its collectives are priced again (evaluator.reprice). It
-// is the fast path of search, bit for bit the estimate of a fresh
-// evaluation. It is not safe for concurrent use: use one per goroutine.
+// the moved roles alone (evaluator.resolveRoles, taking a role's choice
+// under a grouping it had before from the op's memo, roleChoices): when
+// they resolve as before, only its collectives are priced again
+// (evaluator.reprice), and a block's passes take the new prices without
+// running again (evaluator.revalidate). It is the fast path of search,
+// bit for bit the estimate of a fresh evaluation. It is not safe for
+// concurrent use: use one per goroutine.
 type Evaluator struct {
 	m     *Model
 	in    evalInputs
