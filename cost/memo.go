@@ -183,11 +183,13 @@ func (e *evaluator) revalidate(b int, sc *segCost) bool {
 func (e *evaluator) revalidateRun(r *runResult) bool {
 	var dep roleSet
 	n := 0
+	e.outcomes = e.outcomes[:0]
 	for _, ref := range r.refs {
 		m := e.outcome(ref)
 		if m == nil {
 			return false
 		}
+		e.outcomes = append(e.outcomes, m)
 		if !e.fresh(m.dep, m.at) {
 			e.opDep = 0
 			if !ref.plain {
@@ -206,8 +208,8 @@ func (e *evaluator) revalidateRun(r *runResult) bool {
 		return false
 	}
 	n = 0
-	for _, ref := range r.refs {
-		for _, em := range e.outcome(ref).emit {
+	for _, m := range e.outcomes {
+		for _, em := range m.emit {
 			r.emit[n].seconds = em.seconds
 			n++
 		}
