@@ -18,11 +18,15 @@ import (
 // millions of strategies against one Model.
 type Model struct {
 	p *model.Program
-	// why holds, per block and pass (0 forward, 1 backward), the reason
-	// texts of each op's collectives.
-	why [][2][][numActions]string
+	// whys are the reason texts of every collective the program may
+	// cause; an emission names its own by index (whyID), which keeps
+	// emissions free of pointers. why holds, per block and pass (0
+	// forward, 1 backward), the index of each op's first reason: its
+	// numActions reasons follow in action order (whyTexts).
+	whys []string
+	why  [][2][]whyID
 	// weightWhy holds, per tensor, the reasons of a weight's once-per-step
-	// collectives (empty for other tensors).
+	// collectives (none for other tensors).
 	weightWhy []weightWhy
 	// capDim is, per tensor, the counted dimension whose split stops early
 	// under tensor parallelism (model.Program.Cap), or model.NumDim.
@@ -101,7 +105,16 @@ func (cm *Model) flopsFor(seq int) seqFLOPs {
 }
 
 // weightWhy is the reasons of a weight's once-per-step collectives.
-type weightWhy struct{ ar, rs, ag string }
+type weightWhy struct{ ar, rs, ag whyID }
+
+// whyID is the index of a reason text among a Model's whys.
+type whyID int32
+
+// addWhy appends the reason text to cm.whys and returns its index.
+func (cm *Model) addWhy(text string) whyID {
+	cm.whys = append(cm.whys, text)
+	return whyID(len(cm.whys) - 1)
+}
 
 // opShape is what an einsum's FLOPs need: the union of its operands'
 // dimensions and the one whose split stops early.
@@ -169,13 +182,13 @@ func NewModel(p *model.Program) *Model {
 		}
 		if t.Weight {
 			cm.weightWhy[i] = weightWhy{
-				ar: "gradient of " + t.Name + ": all-reduce over the replicas once per step, after accumulation (data parallel)",
-				rs: "gradient of " + t.Name + ": reduce-scatter over the replicas once per step (ZeRO optimizer shards)",
-				ag: "parameters " + t.Name + ": all-gather the updated shards once per step (ZeRO)",
+				ar: cm.addWhy("gradient of " + t.Name + ": all-reduce over the replicas once per step, after accumulation (data parallel)"),
+				rs: cm.addWhy("gradient of " + t.Name + ": reduce-scatter over the replicas once per step (ZeRO optimizer shards)"),
+				ag: cm.addWhy("parameters " + t.Name + ": all-gather the updated shards once per step (ZeRO)"),
 			}
 		}
 	}
-	cm.why = make([][2][][numActions]string, len(p.Blocks))
+	cm.why = make([][2][]whyID, len(p.Blocks))
 	cm.opDims = make([][2][]opShape, len(p.Blocks))
 	cm.wgrad = make([][]bool, len(p.Blocks))
 	cm.opBase = make([][2]int, len(p.Blocks))
@@ -187,10 +200,12 @@ func NewModel(p *model.Program) *Model {
 			cm.wgrad[b][i] = isWeightGrad(p, &o)
 		}
 		for k, ops := range [2][]model.Op{p.Blocks[b].Fwd, p.Blocks[b].Bwd} {
-			cm.why[b][k] = make([][numActions]string, len(ops))
+			cm.why[b][k] = make([]whyID, len(ops))
 			cm.opDims[b][k] = make([]opShape, len(ops))
 			for i := range ops {
-				cm.why[b][k][i] = whyTexts(p, &ops[i])
+				texts := whyTexts(p, &ops[i])
+				cm.why[b][k][i] = whyID(len(cm.whys))
+				cm.whys = append(cm.whys, texts[:]...)
 				cm.opDims[b][k][i] = cm.shapeOf(&ops[i])
 			}
 		}

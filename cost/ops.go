@@ -108,18 +108,20 @@ func whyTexts(p *model.Program, o *model.Op) [numActions]string {
 	return w
 }
 
-// emission is one collective call of a pass.
+// emission is one collective call of a pass. It holds no pointers (its
+// reason is an index into the Model's whys), so the passes copy and
+// replay emissions as plain memory.
 type emission struct {
-	op       collOp
-	roles    roleSet
 	bytes    float64
 	seconds  float64
-	class    commClass
-	pass     pass
-	why      string
-	hideOp   int     // op index whose compute may hide it (-1: none)
 	hideFrac float64 // fraction of hideOp's time usable
 	exposed  float64 // resolved exposed seconds of one call
+	hideOp   int32   // op index whose compute may hide it (-1: none)
+	why      whyID
+	op       collOp
+	roles    roleSet
+	class    commClass
+	pass     pass
 	// wgrad says a weight-gradient op caused it; dispatch that the MoE
 	// dispatch or combine (a reshard) did.
 	wgrad, dispatch bool
@@ -173,13 +175,13 @@ func (r *runResult) addOp(idx int, o *model.Op, sec float64) {
 }
 
 // emit records a collective of one call and returns its time.
-func (e *evaluator) emit(res *runResult, op collOp, roles roleSet, bytes float64, class commClass, ps pass, why string, hideOp int, hideFrac float64) float64 {
+func (e *evaluator) emit(res *runResult, op collOp, roles roleSet, bytes float64, class commClass, ps pass, why whyID, hideOp int, hideFrac float64) float64 {
 	if roles == 0 || bytes <= 0 {
 		return 0
 	}
 	sec := e.emissionSeconds(op, roles, bytes, class)
 	res.emit = append(res.emit, emission{op: op, roles: roles, bytes: bytes, seconds: sec, class: class, pass: ps, why: why,
-		hideOp: hideOp, hideFrac: hideFrac, wgrad: e.opWgrad, dispatch: e.opReshard})
+		hideOp: int32(hideOp), hideFrac: hideFrac, wgrad: e.opWgrad, dispatch: e.opReshard})
 	return sec
 }
 
@@ -198,7 +200,7 @@ func (e *evaluator) emissionSeconds(op collOp, roles roleSet, bytes float64, cla
 // is free, one that moves to another dim is an AllToAll, one that disappears
 // an AllGather, one that appears a free slice ([SB-SHARD]; MoE dispatch and
 // combine, docs/formulas.md §3.5).
-func (e *evaluator) reshard(res *runResult, o *model.Op, why *[numActions]string, idx int, ps pass) {
+func (e *evaluator) reshard(res *runResult, o *model.Op, why whyID, idx int, ps pass) {
 	ta, tc := &e.p.Tensors[o.A], &e.p.Tensors[o.C]
 	la, lc := e.layout(o.A), e.layout(o.C)
 	a2a, ag := e.reshardRoles(o)
@@ -207,10 +209,10 @@ func (e *evaluator) reshard(res *runResult, o *model.Op, why *[numActions]string
 	if a2a != 0 {
 		// The busiest rank sends and receives Imbalance times the mean
 		// (model.MoE.Imbalance).
-		e.emit(res, opA2AMoE, a2a, e.m.imbalance*e.bytes(o.A, ra&^a2a), classCritical, ps, why[actAllToAllC], -1, 0)
+		e.emit(res, opA2AMoE, a2a, e.m.imbalance*e.bytes(o.A, ra&^a2a), classCritical, ps, why+whyID(actAllToAllC), -1, 0)
 	}
 	if ag != 0 {
-		e.emit(res, opAG, ag, e.bytes(o.A, ra&^ag), classCritical, ps, why[actGatherA], -1, 0)
+		e.emit(res, opAG, ag, e.bytes(o.A, ra&^ag), classCritical, ps, why+whyID(actGatherA), -1, 0)
 	}
 	sec := e.roofline(0, e.reshardBytes(o))
 	res.addOp(idx, o, sec)
@@ -310,7 +312,7 @@ func (e *evaluator) traceOp(res *runResult, ps pass, text string, fl, sec float6
 		em := &res.emit[i]
 		paired := e.traceHideA2A && em.dispatch
 		op.Collective = Collective{Op: names[em.op], Axes: e.mr.axesOf(em.roles), Bytes: em.bytes, Count: 1,
-			Seconds: em.seconds, Overlapped: em.class != classCritical || em.hideOp >= 0 || paired, Why: em.why}
+			Seconds: em.seconds, Overlapped: em.class != classCritical || em.hideOp >= 0 || paired, Why: e.m.whys[em.why]}
 		op.Text += fmt.Sprintf("  %s(%s) %s %s", op.Collective.Op, roleList(em.roles), fmtBytes(em.bytes), fmtSeconds(em.seconds))
 		switch {
 		case paired:

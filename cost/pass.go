@@ -60,7 +60,7 @@ func (e *evaluator) run(res *runResult, b int, ps pass, only []bool) {
 		var m *opMemo
 		switch o.Kind {
 		case model.Einsum:
-			m = e.einsum(res, b, k, o, &e.m.why[b][k][i], e.m.opDims[b][k][i], i, ps)
+			m = e.einsum(res, b, k, o, e.m.why[b][k][i], e.m.opDims[b][k][i], i, ps)
 		case model.Reshard, model.Elementwise:
 			var hit bool
 			m, hit = e.plainMemo(b, k, i)
@@ -71,7 +71,7 @@ func (e *evaluator) run(res *runResult, b int, ps pass, only []bool) {
 			first := len(res.emit)
 			e.opDep = 0
 			if o.Kind == model.Reshard {
-				e.reshard(res, o, &e.m.why[b][k][i], i, ps)
+				e.reshard(res, o, e.m.why[b][k][i], i, ps)
 			} else {
 				e.elementwise(res, o, i, ps)
 			}
@@ -223,7 +223,7 @@ func (e *evaluator) stepPart(b int, sc *segCost) {
 }
 
 // stepEmit records a once-per-step collective of sc.
-func (e *evaluator) stepEmit(sc *segCost, op collOp, roles roleSet, bytes float64, class commClass, why string) {
+func (e *evaluator) stepEmit(sc *segCost, op collOp, roles roleSet, bytes float64, class commClass, why whyID) {
 	if roles == 0 || bytes <= 0 {
 		return
 	}

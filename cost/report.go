@@ -34,7 +34,7 @@ func (e *evaluator) collectives(st *evalState, mult, held []float64, M, v float6
 		if count <= 0 {
 			return
 		}
-		why := em.why
+		why := e.m.whys[em.why]
 		if em.op == opA2AMoE {
 			why += e.moeTiers(em)
 		}

@@ -369,7 +369,7 @@ func (x *einsumCtx) scaled(bytes float64, roles roleSet) float64 {
 // einsum costs C = A·B: the rules' collectives, then the compute of the
 // split product. Gathered operands are kept for the rest of the pass. It
 // returns the memo entry holding the outcome (nil while tracing).
-func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why *[numActions]string, shape opShape, idx int, ps pass) *opMemo {
+func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, shape opShape, idx int, ps pass) *opMemo {
 	pr := e.p.Tensors[o.C].Primal
 	m, hit, stale := e.memoFor(b, k, idx, o, e.zero >= 2 && pr >= 0 && e.p.Tensors[pr].Weight)
 	if hit {
@@ -491,7 +491,7 @@ func (e *evaluator) flopSeconds(o *model.Op, fl float64, ps pass) float64 {
 
 // emitEinsum records the collectives of a resolved einsum: one per kind
 // over the union of its roles.
-func (e *evaluator) emitEinsum(res *runResult, x *einsumCtx, rs *resolution, why *[numActions]string, idx int, ps pass) {
+func (e *evaluator) emitEinsum(res *runResult, x *einsumCtx, rs *resolution, why whyID, idx int, ps pass) {
 	o := x.o
 	classIn := func(t *model.Tensor) commClass {
 		if t.Weight {
@@ -517,12 +517,12 @@ func (e *evaluator) emitEinsum(res *runResult, x *einsumCtx, rs *resolution, why
 	}
 	if rs.gA != 0 {
 		h, f := hide(o.A, false, rs.gA)
-		e.emit(res, opAG, rs.gA, x.scaled(e.bytes(o.A, x.ra&^rs.gA), rs.gA), classIn(x.ta), ps, why[actGatherA], h, f)
+		e.emit(res, opAG, rs.gA, x.scaled(e.bytes(o.A, x.ra&^rs.gA), rs.gA), classIn(x.ta), ps, why+whyID(actGatherA), h, f)
 		e.gathered[o.A] |= rs.gA
 	}
 	if rs.gB != 0 {
 		h, f := hide(o.B, false, rs.gB)
-		e.emit(res, opAG, rs.gB, x.scaled(e.bytes(o.B, x.rb&^rs.gB), rs.gB), classIn(x.tb), ps, why[actGatherB], h, f)
+		e.emit(res, opAG, rs.gB, x.scaled(e.bytes(o.B, x.rb&^rs.gB), rs.gB), classIn(x.tb), ps, why+whyID(actGatherB), h, f)
 		e.gathered[o.B] |= rs.gB
 	}
 	for _, c := range [...]struct {
@@ -534,6 +534,6 @@ func (e *evaluator) emitEinsum(res *runResult, x *einsumCtx, rs *resolution, why
 			continue
 		}
 		h, f := hide(o.C, true, c.roles)
-		e.emit(res, c.op, c.roles, x.scaled(e.bytes(o.C, x.rc&^c.roles), c.roles), classOut, ps, why[c.act], h, f)
+		e.emit(res, c.op, c.roles, x.scaled(e.bytes(o.C, x.rc&^c.roles), c.roles), classOut, ps, why+whyID(c.act), h, f)
 	}
 }
