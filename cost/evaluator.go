@@ -338,6 +338,13 @@ type evalState struct {
 	params, stored, computed []float64
 	// fp8 is, per block, the parameters with fp8 copies one chip computes with.
 	fp8 []float64
+	// sums are the rank views' sums of the block costs above, per view
+	// slot (Model.assemble), current while their gen is sumsGen, which an
+	// Evaluator moves on whenever the block costs or parameters may change
+	// (0: never kept); sumScratch is one view's when none are kept.
+	sums       []rankSums
+	sumsGen    uint64
+	sumScratch rankSums
 }
 
 // stepParts recomputes every block's once-per-step collectives for ZeRO

@@ -445,6 +445,11 @@ func (ev *Evaluator) Evaluate(s space.Strategy) (Estimate, error) {
 	if ok && ev.valid && !ev.in.options.Trace {
 		shape, placed, same = k.compare(&ev.key)
 	}
+	if !same || s.Zero != ev.st.e.zero {
+		// The block costs or parameters may change: the rank views' sums
+		// go (Model.assemble).
+		ev.st.sumsGen++
+	}
 	switch {
 	case shape && !placed:
 		// Another placement of the same degrees and micro-batch: the sizes

@@ -210,9 +210,14 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 	best := Estimate{StepSeconds: -1}
 	bestStage := 0
 	var est Estimate
+	// The views' sums are kept while the block costs stay (sumsGen): for
+	// a strategy that differs from the one before only in its schedule.
+	// The best paired view's multiplicities are kept for the collectives,
+	// so only a search's evaluation, which skips them, reuses the sums.
+	reuse := st.sumsGen != 0 && in.options.SkipCollectives && !in.options.Trace
 	if pl := rules.Placement(); pl == space.PlaceLinear || pp == 1 {
 		for si := range st.stages {
-			cm.rankStep(st, in, st.linearView(si), &sr, &est)
+			cm.rankStep(st, in, st.viewSums(si, reuse, func() *rankView { return st.linearView(si) }), &sr, &est)
 			if est.StepSeconds > best.StepSeconds {
 				best, bestStage = est, si
 			}
@@ -220,17 +225,23 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 	} else {
 		// The pair of compositions changes only where rank r or rank
 		// pp-1-r crosses a candidate rank.
-		for _, c := range st.ranks {
-			for _, r := range [2]int{c, pp - c} {
+		slot := len(st.stages)
+		if pl == space.PlaceMirror {
+			slot += 2 * len(st.ranks)
+		}
+		for ci, c := range st.ranks {
+			for j, r := range [2]int{c, pp - c} {
 				if r < 0 || r >= pp {
 					continue
 				}
-				cm.rankStep(st, in, st.pairedView(p, r, pp, pl), &sr, &est)
+				cm.rankStep(st, in, st.viewSums(slot+2*ci+j, reuse, func() *rankView { return st.pairedView(p, r, pp, pl) }), &sr, &est)
 				if est.StepSeconds > best.StepSeconds {
 					best = est
-					st.best.grow(len(p.Blocks), 0)
-					copy(st.best.mult, st.view.mult)
-					copy(st.best.params, st.view.params)
+					if !reuse {
+						st.best.grow(len(p.Blocks), 0)
+						copy(st.best.mult, st.view.mult)
+						copy(st.best.params, st.view.params)
+					}
 				}
 			}
 		}
@@ -259,37 +270,101 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 	return best
 }
 
-// rankStep writes into est the step time of the rank rv under the
-// schedule and framework rules sr.
-func (cm *Model) rankStep(st *evalState, in *evalInputs, rv *rankView, sr *stepRules, est *Estimate) {
-	p, e, M := cm.p, &st.e, sr.M
-	var fc, bc, crit, wmb, sg, spar, params, stored, computed, fp8 float64
-	var wc, critF, critW, a2aF, a2aB float64
-	var cat [numCategories]float64
+// rankSums are the block costs and parameters of one rank view (rankView)
+// summed over its blocks and layer kinds: what its step time takes of the
+// blocks, whatever the schedule (rankStep).
+type rankSums struct {
+	// fc and bc are the compute of the forward and backward passes (the
+	// recompute in bc), crit the critical communication, wmb the per
+	// micro-batch weight traffic, sg and spar the once-per-step gradient
+	// reductions and parameter gathers, params the parameters updated,
+	// stored and computed those held and computed with (fillParams), fp8
+	// those with fp8 copies, cat the compute by category, wc the weight
+	// gradients' compute, critF and critW the critical communication of
+	// the forward pass and of the weight gradients, a2aF and a2aB the MoE
+	// dispatch and combine of each pass (segCost), edge the first gather
+	// and last reduction of the heaviest layer, off the activation bytes
+	// offloaded per micro-batch, layers the layers held.
+	fc, bc, crit, wmb, sg, spar, params, stored, computed, fp8 float64
+	wc, critF, critW, a2aF, a2aB, edge, off, layers            float64
+	cat                                                         [numCategories]float64
+	// gen is the evalState.sumsGen the sums are of (0: none).
+	gen uint64
+}
+
+// viewSums returns the sums of view slot i of the current block costs: the
+// kept ones with reuse when they are of the current sumsGen, else those
+// of the view that view fills (kept in slot i with reuse).
+func (st *evalState) viewSums(i int, reuse bool, view func() *rankView) *rankSums {
+	if !reuse {
+		st.sumScratch.of(st, view())
+		return &st.sumScratch
+	}
+	if i >= len(st.sums) {
+		st.sums = append(st.sums, make([]rankSums, i+1-len(st.sums))...)
+	}
+	s := &st.sums[i]
+	if s.gen != st.sumsGen {
+		s.of(st, view())
+		s.gen = st.sumsGen
+	}
+	return s
+}
+
+// of sets s to the sums of rank view rv over st's block costs.
+func (s *rankSums) of(st *evalState, rv *rankView) {
+	p := st.e.p
+	*s = rankSums{layers: rv.layers}
 	for b, n := range rv.mult {
 		if n == 0 && rv.params[b] == 0 {
 			continue
 		}
 		sc, h := &st.blocks[b], rv.params[b]
-		fc += n * sc.fwd
-		bc += n * sc.bwd
-		crit += n * sc.crit
-		wmb += n * sc.weights
-		sg += h * sc.stepGrad
-		spar += h * sc.stepParam
-		params += h * st.params[b]
-		stored += n * st.stored[b]
-		computed += n * st.computed[b]
-		fp8 += n * st.fp8[b]
-		for c := range cat {
-			cat[c] += n * sc.cat[c]
+		s.fc += n * sc.fwd
+		s.bc += n * sc.bwd
+		s.crit += n * sc.crit
+		s.wmb += n * sc.weights
+		s.sg += h * sc.stepGrad
+		s.spar += h * sc.stepParam
+		s.params += h * st.params[b]
+		s.stored += n * st.stored[b]
+		s.computed += n * st.computed[b]
+		s.fp8 += n * st.fp8[b]
+		for c := range s.cat {
+			s.cat[c] += n * sc.cat[c]
 		}
-		wc += n * sc.wgt
-		critF += n * sc.critF
-		critW += n * sc.critW
-		a2aF += n * sc.a2aF
-		a2aB += n * sc.a2aB
+		s.wc += n * sc.wgt
+		s.critF += n * sc.critF
+		s.critW += n * sc.critW
+		s.a2aF += n * sc.a2aF
+		s.a2aB += n * sc.a2aB
 	}
+	// The first gather and the last reduction of one layer's weights.
+	for k, kind := range p.Kinds {
+		if rv.kinds[k] == 0 {
+			continue
+		}
+		var ke float64
+		for _, b := range kind.Blocks {
+			ke += st.blocks[b].weightEdge
+		}
+		s.edge = max(s.edge, ke)
+	}
+	for k, n := range rv.kinds {
+		if k < len(st.offload) {
+			s.off += n * st.offload[k]
+		}
+	}
+}
+
+// rankStep writes into est the step time of the rank whose sums are rs
+// under the schedule and framework rules sr.
+func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepRules, est *Estimate) {
+	p, e, M := cm.p, &st.e, sr.M
+	fc, bc, crit, wmb, sg, spar := rs.fc, rs.bc, rs.crit, rs.wmb, rs.sg, rs.spar
+	params, stored, computed, fp8 := rs.params, rs.stored, rs.computed, rs.fp8
+	wc, critF, critW, a2aF, a2aB := rs.wc, rs.critF, rs.critW, rs.a2aF, rs.a2aB
+	cat := rs.cat
 	// Per micro-batch passes over the parameters (docs/formulas.md §1.4
 	// [derived]): autocast's copies of the master weights (read the
 	// master, write the copy), and the cast of the weight gradients into
@@ -323,19 +398,8 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rv *rankView, sr *stepR
 			cast8 = 0
 		}
 	}
-	// The first gather and the last reduction of one layer's weights.
-	var edge float64
-	for k, kind := range p.Kinds {
-		if rv.kinds[k] == 0 {
-			continue
-		}
-		var ke float64
-		for _, b := range kind.Blocks {
-			ke += st.blocks[b].weightEdge
-		}
-		edge = max(edge, ke)
-	}
-	units := max(rv.layers, 1)
+	edge := rs.edge
+	units := max(rs.layers, 1)
 	*est = Estimate{}
 	// Busiest stage compute over all micro-batches, plus the optimizer
 	// step: memory-bound, over the stage's parameter shard
@@ -383,13 +447,7 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rv *rankView, sr *stepR
 	// forward pass and back in the backward pass, asynchronously: they
 	// hide under OverlapFraction of the compute (docs/frameworks.md).
 	if host := in.cluster.Chip.HostBandwidthBytesPerS; host > 0 {
-		var off float64
-		for k, n := range rv.kinds {
-			if k < len(st.offload) {
-				off += n * st.offload[k]
-			}
-		}
-		if off > 0 {
+		if off := rs.off; off > 0 {
 			t := 2 * M * off / host
 			exposed += max(0, t-sr.of*est.ComputeSeconds)
 		}
