@@ -287,7 +287,7 @@ type rankSums struct {
 	// offloaded per micro-batch, layers the layers held.
 	fc, bc, crit, wmb, sg, spar, params, stored, computed, fp8 float64
 	wc, critF, critW, a2aF, a2aB, edge, off, layers            float64
-	cat                                                         [numCategories]float64
+	cat                                                        [numCategories]float64
 	// gen is the evalState.sumsGen the sums are of (0: none).
 	gen uint64
 }
