@@ -294,3 +294,20 @@ func TestResolveRolesKeepsOthers(t *testing.T) {
 	}
 	t.Logf("%d (op, roles) pairs", checked)
 }
+
+// TestEmissionHoldsNoPointers checks that an emission is plain memory (its
+// reason an index into the Model's texts, whyID): the passes copy and
+// replay emissions by the thousand per strategy, and a pointer in them
+// would put the garbage collector's write barrier on every copy.
+func TestEmissionHoldsNoPointers(t *testing.T) {
+	typ := reflect.TypeFor[emission]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		switch f.Type.Kind() {
+		case reflect.Bool, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int,
+			reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uint, reflect.Float64:
+		default:
+			t.Errorf("emission.%s is a %s; want a number or a bool", f.Name, f.Type.Kind())
+		}
+	}
+}
