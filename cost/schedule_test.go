@@ -2,6 +2,7 @@ package cost
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -203,5 +204,56 @@ func TestPairedEvaluateNoAllocs(t *testing.T) {
 		if n := testing.AllocsPerRun(50, func() { _, _ = ev.Evaluate(s) }); n != 0 {
 			t.Errorf("%s: Evaluate allocates %v times per call, want 0", spec, n)
 		}
+	}
+}
+
+// TestEvaluatorSchedules checks that an Evaluator that keeps the block
+// costs' sums of each pipeline rank view while only the schedule changes
+// (rankSums) gives, for every schedule after every other (linear, V-shaped
+// and mirrored placements, with and without virtual stages), the estimate
+// of a fresh evaluation.
+func TestEvaluatorSchedules(t *testing.T) {
+	schedules := []space.Schedule{space.OneFOneB, space.GPipe, space.ZBH1, space.ZBV, space.DualPipe, space.DualPipeV, space.Interleaved}
+	for _, tc := range []struct{ model, cluster, spec string }{
+		{"llama3-8b", "h100-64", "pp=4,dp=16,zero=1"},
+		{"mixtral-8x7b", "h100-64", "pp=4,ep=8,dp=16"},
+		{"deepseek-v3", "h800-64", "pp=8,ep=8,dp=8,recompute=full"},
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			m, c := presets(t, tc.model, tc.cluster)
+			w := space.Workload{Batch: 256, SeqLen: 4096}
+			cm := NewModel(program(m, model.ProgramOptions{}))
+			o := Options{SkipCollectives: true}
+			base := parseStrategy(t, tc.spec)
+			var ss []space.Strategy
+			var want []Estimate
+			for _, sched := range schedules {
+				s := base
+				s.Schedule = sched
+				if sched == space.Interleaved {
+					s.V = 2
+				}
+				est, err := cm.NewEvaluator(c, w, o).Evaluate(s)
+				if err != nil {
+					continue // a schedule this pipeline cannot run
+				}
+				ss, want = append(ss, s), append(want, est)
+			}
+			if len(ss) < 5 {
+				t.Fatalf("only %d schedules run", len(ss))
+			}
+			t.Logf("%d schedules", len(ss))
+			ev := cm.NewEvaluator(c, w, o)
+			for i := range ss {
+				for j := range ss {
+					for _, k := range [2]int{i, j} {
+						got, err := ev.Evaluate(ss[k])
+						if err != nil || !reflect.DeepEqual(got, want[k]) {
+							t.Fatalf("%s after %s: %+v, %v; want %+v", ss[k].Schedule, ss[i].Schedule, got, err, want[k])
+						}
+					}
+				}
+			}
+		})
 	}
 }
