@@ -387,8 +387,9 @@ func (cm *Model) inputs(c profiles.Cluster, w space.Workload, o Options) evalInp
 // workload. It reuses its working memory and the per-micro-batch block
 // costs of the previous strategy when only the pipeline schedule or ZeRO
 // stage 0 or 1 changed (and, skipping the collectives' list, their sums
-// per pipeline rank while only the schedule changes: rankSums), and its forward passes when only the recompute
-// policy or the ZeRO stage changed; for one strategy's layouts and sizes
+// per pipeline rank while only the schedule changes: rankSums), and its
+// forward passes when only the recompute policy or the ZeRO stage
+// changed; for one strategy's layouts and sizes
 // it resolves the rules of each op under each state of its operands once
 // (opMemo) and costs each block once per recompute class and gradient
 // sharding (spareBlocks), and another placement of the same degrees and
