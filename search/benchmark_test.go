@@ -182,20 +182,26 @@ func costedSample(tb testing.TB, p *Problem, runs, perRun int) []sampled {
 // through one worker's evaluators as a search costs them) per second on
 // one core, on each of the ten problems:
 //
-//   - enumeration: runs of consecutive strategies in the exhaustive
-//     search's order (costedSample), costed as unitWorker.search costs
-//     them: the memory once per unit and inner value, shared by the
-//     class's layouts, and each step time reusing what the previous one's
-//     shares with it (its forward passes for another recompute policy or
-//     ZeRO stage, its block costs for another schedule, the ops that
-//     priced no collective over a role another placement moves);
+//   - enumeration: every strategy of the space that fits in memory, in
+//     the exhaustive search's enumeration order (fitWalk; one iteration
+//     is one whole walk), costed as unitWorker.search costs them: the
+//     memory once per unit and inner value, shared by the class's
+//     layouts, and each step time reusing what the previous one's shares
+//     with it (its forward passes for another recompute policy or ZeRO
+//     stage, its block costs for another schedule, the ops that priced no
+//     collective over a role another placement moves);
 //
-//   - cold: the same strategies shuffled, each with its own memory
+//   - runs: the same in 64 runs of up to 64 consecutive strategies from
+//     evenly spaced units (costedSample), each run starting on an
+//     evaluator left by a distant unit: a quick, pessimistic stand-in for
+//     enumeration when comparing two builds;
+//
+//   - cold: the runs' strategies shuffled, each with its own memory
 //     estimate (evolve's access pattern, Problem.evaluate).
 //
 //     go test ./search -run '^$' -bench '^BenchmarkCosted$' -benchmem
 func BenchmarkCosted(b *testing.B) {
-	benchmarkSample(b, func(p *Problem, w Scorer, sample []sampled, ordered bool) func(b *testing.B, j, n int) {
+	benchmarkSample(b, true, func(p *Problem, w Scorer, sample []sampled, ordered bool) func(b *testing.B, j, n int) {
 		if !ordered {
 			return func(b *testing.B, j, n int) {
 				if c := p.evaluate(w, &sample[j].s, int64(n), true, false); !c.Costed {
@@ -219,22 +225,114 @@ func BenchmarkCosted(b *testing.B) {
 	})
 }
 
+// fitWalk is every strategy of a problem that fits in memory, unit by
+// unit in the exhaustive search's enumeration order (grid.units): the
+// units with a strategy that fits and, for each, the inner values whose
+// strategies fit (on the class's first layout, as unitWorker.table finds
+// them; the class's layouts share them).
+type fitWalk struct {
+	sp    Space
+	g     *grid
+	units []unit
+	fits  [][]int
+}
+
+// newFitWalk returns p's fitWalk.
+func newFitWalk(tb testing.TB, p *Problem) *fitWalk {
+	tb.Helper()
+	sp, cards, _, err := p.radix()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fw := &fitWalk{sp: sp, g: newGrid(cards, p.classes(sp, cards))}
+	genes := make([]int, len(cards))
+	var s space.Strategy
+	for _, u := range fw.g.units() {
+		var fits []int
+		for i := range fw.g.nInner {
+			fw.g.setGenes(genes, fw.g.classes.members[u.class][0], u.outer, i)
+			if !sp.Decode(genes, &s) {
+				continue
+			}
+			if mem, err := p.scorer.Memory(&s); err == nil && p.fits(mem.TotalBytes()) {
+				fits = append(fits, i)
+			}
+		}
+		if len(fits) > 0 {
+			fw.units = append(fw.units, u)
+			fw.fits = append(fw.fits, fits)
+		}
+	}
+	if len(fw.units) == 0 {
+		tb.Fatal("no strategy fits")
+	}
+	return fw
+}
+
+// cost costs every strategy of fw with w as unitWorker.search does (each
+// inner value's memory once per unit, on the class's first layout) and
+// returns how many it costed.
+func (fw *fitWalk) cost(tb testing.TB, p *Problem, w Scorer) int64 {
+	g := fw.g
+	genes := make([]int, len(g.cards))
+	mem := make([]memory.Breakdown, g.nInner)
+	var s space.Strategy
+	var n int64
+	for k, u := range fw.units {
+		members := g.classes.members[u.class]
+		for _, i := range fw.fits[k] {
+			g.setGenes(genes, members[0], u.outer, i)
+			fw.sp.Decode(genes, &s)
+			var err error
+			if mem[i], err = w.Memory(&s); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		for _, l := range members {
+			for _, i := range fw.fits[k] {
+				g.setGenes(genes, l, u.outer, i)
+				if !fw.sp.Decode(genes, &s) {
+					continue // not in a layout class's strategies (TestMemoryKey)
+				}
+				if c := p.candidate(w, &s, g.index(l, u.outer, i), mem[i], nil, true, false); !c.Costed {
+					tb.Fatalf("%s was not costed", &s)
+				}
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // benchmarkSample runs, on one worker per sub-benchmark, what start
-// returns for each problem's costedSample in enumeration order (ordered)
-// and shuffled (cold) over the sample's strategies in turn (j, the n-th
-// call), and reports the strategies per second.
-func benchmarkSample(b *testing.B, start func(p *Problem, w Scorer, sample []sampled, ordered bool) func(b *testing.B, j, n int)) {
+// returns for each problem's costedSample in enumeration order (runs,
+// ordered) and shuffled (cold) over the sample's strategies in turn (j,
+// the n-th call), and reports the strategies per second; with walk, first
+// the problem's whole fitWalk (enumeration).
+func benchmarkSample(b *testing.B, walk bool, start func(p *Problem, w Scorer, sample []sampled, ordered bool) func(b *testing.B, j, n int)) {
 	for _, ip := range benchProblems(testing.Short()) {
 		p := ip.problem(b)
+		if walk {
+			fw := newFitWalk(b, p)
+			b.Run(ip.name()+"/enumeration", func(b *testing.B) {
+				w := p.worker()
+				b.ReportAllocs()
+				var n int64
+				for b.Loop() {
+					n += fw.cost(b, p, w)
+				}
+				b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "strategies/s")
+			})
+		}
 		ordered := costedSample(b, p, 64, 64)
 		cold := append([]sampled(nil), ordered...)
 		rand.New(rand.NewSource(1)).Shuffle(len(cold), func(i, j int) { cold[i], cold[j] = cold[j], cold[i] })
 		for _, order := range []struct {
 			name   string
 			sample []sampled
-		}{{"enumeration", ordered}, {"cold", cold}} {
+		}{{"runs", ordered}, {"cold", cold}} {
 			b.Run(ip.name()+"/"+order.name, func(b *testing.B) {
-				do := start(p, p.worker(), order.sample, order.name == "enumeration")
+				do := start(p, p.worker(), order.sample, order.name == "runs")
 				b.ReportAllocs()
 				n := 0
 				for b.Loop() {
