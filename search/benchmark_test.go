@@ -313,8 +313,8 @@ func benchmarkSample(b *testing.B, walk bool, start func(p *Problem, w Scorer, s
 	for _, ip := range benchProblems(testing.Short()) {
 		p := ip.problem(b)
 		if walk {
-			fw := newFitWalk(b, p)
 			b.Run(ip.name()+"/enumeration", func(b *testing.B) {
+				fw := newFitWalk(b, p)
 				w := p.worker()
 				b.ReportAllocs()
 				var n int64
@@ -324,19 +324,17 @@ func benchmarkSample(b *testing.B, walk bool, start func(p *Problem, w Scorer, s
 				b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "strategies/s")
 			})
 		}
-		ordered := costedSample(b, p, 64, 64)
-		cold := append([]sampled(nil), ordered...)
-		rand.New(rand.NewSource(1)).Shuffle(len(cold), func(i, j int) { cold[i], cold[j] = cold[j], cold[i] })
-		for _, order := range []struct {
-			name   string
-			sample []sampled
-		}{{"runs", ordered}, {"cold", cold}} {
-			b.Run(ip.name()+"/"+order.name, func(b *testing.B) {
-				do := start(p, p.worker(), order.sample, order.name == "runs")
+		for _, order := range []string{"runs", "cold"} {
+			b.Run(ip.name()+"/"+order, func(b *testing.B) {
+				sample := costedSample(b, p, 64, 64)
+				if order == "cold" {
+					rand.New(rand.NewSource(1)).Shuffle(len(sample), func(i, j int) { sample[i], sample[j] = sample[j], sample[i] })
+				}
+				do := start(p, p.worker(), sample, order == "runs")
 				b.ReportAllocs()
 				n := 0
 				for b.Loop() {
-					do(b, n%len(order.sample), n)
+					do(b, n%len(sample), n)
 					n++
 				}
 				b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "strategies/s")
