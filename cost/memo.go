@@ -8,8 +8,14 @@ import (
 
 // memoWays is the number of outcomes an evaluator keeps per einsum: the
 // gathered states and ZeRO stages under which one op runs across the
-// recompute policies of one layout are few.
-const memoWays = 2
+// recompute policies of one layout are few. Four, not two: under the next
+// placement a block's spare costs (evalState.swapBlock) are revalidated
+// from their ops' outcomes, and with two ways the other classes' outcomes
+// had mostly been evicted by then (deepseek-v3 / h800-2048: 144,000
+// revalidations failed in a walk of its space, 22,000 with four;
+// search.BenchmarkCosted's enumeration: +5% there, median of five
+// alternating runs, 0-3% on the dense problems; eight ways no better).
+const memoWays = 4
 
 // opMemo is the outcome of one einsum of the program under one state of
 // the evaluator: what the rules decided and what it cost. The einsum's
