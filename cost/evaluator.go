@@ -338,6 +338,9 @@ type evalState struct {
 	params, stored, computed []float64
 	// fp8 is, per block, the parameters with fp8 copies one chip computes with.
 	fp8 []float64
+	// paramsAt and offloadAt are what params (and stored, computed, fp8)
+	// and offload were last filled for (keepParams, keepOffload).
+	paramsAt, offloadAt filledAt
 	// sums are the rank views' sums of the block costs above, per view
 	// slot (Model.assemble), current while their gen is sumsGen, which an
 	// Evaluator moves on whenever the block costs or parameters may change
@@ -359,7 +362,7 @@ func (st *evalState) stepParts(zero int) {
 		}
 		st.keys[b].zero = zero
 	}
-	st.fillParams()
+	st.keepParams()
 }
 
 // blockKey is what a block's cost per micro-batch depends on besides the
@@ -422,9 +425,40 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 
 	st.fillSends(s.Degree[space.PP])
 	st.planStages(p, s.Degree[space.PP])
-	st.fillParams()
-	st.fillOffload()
+	st.keepParams()
+	st.keepOffload()
 	return nil
+}
+
+// filledAt is the evaluator generation (the layouts, sizes and role
+// degrees) and the ZeRO stage's parameter sharding or the recompute policy
+// a per-block table of an evalState was filled for (gen 0: never).
+type filledAt struct {
+	gen uint64
+	key int
+}
+
+// keepParams fills st.params, stored, computed and fp8 unless they are
+// already of the current generation and ZeRO sharding: they read the
+// layouts and role degrees (which only a new generation changes) and
+// whether ZeRO shards the optimizer states (stage 1 and up), not the
+// placement or the recompute policy (fillParams, shardParams).
+func (st *evalState) keepParams() {
+	at := filledAt{gen: st.e.gen, key: min(st.e.zero, 1)}
+	if st.paramsAt != at {
+		st.fillParams()
+		st.paramsAt = at
+	}
+}
+
+// keepOffload fills st.offload unless it is already of the current
+// generation and recompute policy, all it reads (fillOffload).
+func (st *evalState) keepOffload() {
+	at := filledAt{gen: st.e.gen, key: st.e.policy}
+	if st.offloadAt != at {
+		st.fillOffload()
+		st.offloadAt = at
+	}
 }
 
 // fillSends sets the pipeline sends of pp stages: the residual stream's
@@ -542,8 +576,8 @@ func (st *evalState) rekey(policy, zero int) {
 	for b := range st.blocks {
 		st.refresh(b, blockKey{rerun: e.m.rerunClass[b][policy], zero: zero})
 	}
-	st.fillParams()
-	st.fillOffload()
+	st.keepParams()
+	st.keepOffload()
 }
 
 // refresh makes st.blocks[b] block b's cost for key k under the current
