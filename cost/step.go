@@ -192,10 +192,7 @@ type stepRules struct {
 func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Estimate {
 	p, e, M := cm.p, &st.e, st.M
 	pp := max(s.Degree[space.PP], 1)
-	if st.schedule != s.Schedule || !st.rulesOK {
-		st.schedule, st.rules, st.rulesOK = s.Schedule, s.Schedule.Rules(), true
-	}
-	rules := &st.rules
+	rules := st.rulesOf(s.Schedule)
 	v := rules.VirtualStages(s.V)
 	sr := stepRules{pp: pp, v: float64(v), M: M, bubble: rules.Bubble(pp, v),
 		of: e.eff.OverlapFraction, wof: e.eff.OverlapFraction, gof: e.eff.OverlapFraction,

@@ -405,12 +405,14 @@ func (s Schedule) InFlightRanks(p, v, m int, out []float64) {
 // MinMicrobatches is the fewest micro-batches per step s runs with on p
 // stages (p for interleaved and ZB-H1, 2p-1 for ZB-V, 2p for DualPipe and
 // DualPipeV, 1 otherwise).
-func (s Schedule) MinMicrobatches(p int) int {
-	r, ok := s.spec()
-	if !ok || p <= 1 {
+func (s Schedule) MinMicrobatches(p int) int { return s.Rules().MinMicrobatches(p) }
+
+// MinMicrobatches is Schedule.MinMicrobatches from the looked-up rules.
+func (r Rules) MinMicrobatches(p int) int {
+	if !r.ok || p <= 1 {
 		return 1
 	}
-	return r.minMicrobatches(p)
+	return r.spec.minMicrobatches(p)
 }
 
 // Fits reports whether the schedule runs p stages of layers layers with m

@@ -898,7 +898,7 @@ func (sp *Space) valid(l *layout, mb, z, k int) bool {
 	if pp*sc.v > sp.layers || !sp.anyV && MaxStageLayers(sp.layers, pp)%sc.v != 0 || sp.equalChunks && sp.layers%(pp*sc.v) != 0 {
 		return false
 	}
-	return l.perReplica/mb >= sc.name.MinMicrobatches(pp)
+	return l.perReplica/mb >= rules.MinMicrobatches(pp)
 }
 
 // Skip returns how many gene vectors, from genes on in mixed-radix order
