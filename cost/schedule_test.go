@@ -243,17 +243,57 @@ func TestEvaluatorSchedules(t *testing.T) {
 				t.Fatalf("only %d schedules run", len(ss))
 			}
 			t.Logf("%d schedules", len(ss))
-			ev := cm.NewEvaluator(c, w, o)
-			for i := range ss {
-				for j := range ss {
-					for _, k := range [2]int{i, j} {
-						got, err := ev.Evaluate(ss[k])
-						if err != nil || !reflect.DeepEqual(got, want[k]) {
-							t.Fatalf("%s after %s: %+v, %v; want %+v", ss[k].Schedule, ss[i].Schedule, got, err, want[k])
-						}
-					}
+			checkPairs(t, cm.NewEvaluator(c, w, o), ss, want)
+		})
+	}
+}
+
+// TestEvaluatorPolicies is TestEvaluatorSchedules for the recompute
+// policies (the host-offloading ones among them) and ZeRO stages: one
+// Evaluator evaluates every strategy after every other, each as a fresh
+// one does. The parameter and offload tables it keeps per generation and
+// ZeRO sharding or policy (evalState.keepParams, keepOffload) must follow.
+func TestEvaluatorPolicies(t *testing.T) {
+	m, c := presets(t, "llama3-8b", "h100-64")
+	w := space.Workload{Batch: 256, SeqLen: 4096}
+	cm := NewModel(program(m, model.ProgramOptions{}))
+	o := Options{SkipCollectives: true}
+	base := parseStrategy(t, "pp=4,dp=16")
+	var ss []space.Strategy
+	var want []Estimate
+	offloads := 0
+	for _, pol := range model.Policies() {
+		for _, zero := range []int{0, 1, 2} {
+			s := base
+			s.Recompute, s.Zero = pol.Name, zero
+			est, err := cm.NewEvaluator(c, w, o).Evaluate(s)
+			if err != nil {
+				t.Fatalf("%s zero %d: %v", pol.Name, zero, err)
+			}
+			ss, want = append(ss, s), append(want, est)
+			if len(pol.Offload) > 0 && zero == 0 {
+				offloads++
+			}
+		}
+	}
+	if offloads == 0 {
+		t.Fatal("no policy offloads to host memory")
+	}
+	checkPairs(t, cm.NewEvaluator(c, w, o), ss, want)
+}
+
+// checkPairs evaluates, with ev, each strategy of ss after every other
+// and checks each estimate against want, a fresh evaluator's.
+func checkPairs(t *testing.T, ev *Evaluator, ss []space.Strategy, want []Estimate) {
+	t.Helper()
+	for i := range ss {
+		for j := range ss {
+			for _, k := range [2]int{i, j} {
+				got, err := ev.Evaluate(ss[k])
+				if err != nil || !reflect.DeepEqual(got, want[k]) {
+					t.Fatalf("%s after %s: %+v, %v; want %+v", &ss[k], &ss[i], got, err, want[k])
 				}
 			}
-		})
+		}
 	}
 }
