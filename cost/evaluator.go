@@ -301,7 +301,9 @@ const inf = math.MaxFloat64
 // only what a new strategy overwrites.
 type evalState struct {
 	e      evaluator
-	blocks []segCost // per block of the program
+	// blocks are, per block of the program, its cost (each its own
+	// allocation: swapBlock exchanges them with spares by pointer).
+	blocks []*segCost
 	// keys are, per block, the recompute class (Model.rerunClass) and
 	// ZeRO stage its cost in blocks is for.
 	keys []blockKey
@@ -359,7 +361,7 @@ func (st *evalState) stepParts(zero int) {
 	e.zero = zero
 	for b := range e.p.Blocks {
 		if !e.m.idle[b] {
-			e.stepPart(b, &st.blocks[b])
+			e.stepPart(b, st.blocks[b])
 		}
 		st.keys[b].zero = zero
 	}
@@ -387,9 +389,14 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 
 	// Per-micro-batch cost of each block.
 	if cap(st.blocks) < len(p.Blocks) {
-		st.blocks = make([]segCost, len(p.Blocks))
+		st.blocks = make([]*segCost, len(p.Blocks))
 	}
 	st.blocks = st.blocks[:len(p.Blocks)]
+	for b, sc := range st.blocks {
+		if sc == nil {
+			st.blocks[b] = new(segCost)
+		}
+	}
 	st.keys = slices.Grow(st.keys[:0], len(p.Blocks))[:len(p.Blocks)]
 	var spans [][2]int // per block, its ops in the trace
 	if e.trace != nil {
@@ -405,7 +412,7 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 		if e.trace != nil {
 			first = len(*e.trace)
 		}
-		e.block(b, &st.blocks[b])
+		e.block(b, st.blocks[b])
 		st.keys[b] = blockKey{rerun: cm.rerunClass[b][e.policy], zero: e.zero}
 		if e.trace == nil {
 			continue
@@ -619,7 +626,7 @@ func (st *evalState) rekey(policy, zero int) {
 // once-per-step collectives for another ZeRO stage (0 and 1 share the
 // passes) or placement.
 func (st *evalState) refresh(b int, k blockKey) {
-	e, sc, old := &st.e, &st.blocks[b], st.keys[b]
+	e, sc, old := &st.e, st.blocks[b], st.keys[b]
 	if !e.m.idle[b] && !e.freshBlock(sc) {
 		// Under another placement: priced again from the op outcomes
 		// when they all hold (revalidate), else below.
@@ -702,7 +709,7 @@ const blockSpares = 12
 // spareBlocks are a block's costs per micro-batch for other recompute
 // classes and ZeRO stages than the strategy's (evalState.swapBlock).
 type spareBlocks struct {
-	sc   [blockSpares]segCost
+	sc   [blockSpares]*segCost // nil until first used
 	key  [blockSpares]blockKey
 	gen  [blockSpares]uint64 // the evaluator generation of each; 0: none
 	next int                 // the next one to give up when all are current
@@ -730,13 +737,13 @@ func (st *evalState) swapBlock(b int, k blockKey) {
 	old := st.keys[b]
 	for j := range sp.sc {
 		if sp.gen[j] == e.gen && sp.key[j].rerun == k.rerun && (sp.key[j].zero >= 2) == (k.zero >= 2) &&
-			(e.freshBlock(&sp.sc[j]) || e.revalidate(b, &sp.sc[j])) {
+			(e.freshBlock(sp.sc[j]) || e.revalidate(b, sp.sc[j])) {
 			had := sp.key[j].zero
 			st.blocks[b], sp.sc[j] = sp.sc[j], st.blocks[b]
 			sp.key[j] = old
 			if had != k.zero || st.blocks[b].stepGen != e.stepGen {
 				// Another ZeRO stage, or a placement since (Model.remesh).
-				e.stepPart(b, &st.blocks[b])
+				e.stepPart(b, st.blocks[b])
 			}
 			return
 		}
@@ -752,9 +759,12 @@ func (st *evalState) swapBlock(b int, k blockKey) {
 		v = sp.next
 		sp.next = (sp.next + 1) % blockSpares
 	}
+	if sp.sc[v] == nil {
+		sp.sc[v] = new(segCost)
+	}
 	st.blocks[b], sp.sc[v] = sp.sc[v], st.blocks[b]
 	sp.key[v], sp.gen[v] = old, e.gen
-	sc := &st.blocks[b]
+	sc := st.blocks[b]
 	sc.runs[0].copyFrom(&sp.sc[v].runs[0]) // the forward pass, the same for every class
 	sc.reset()
 	e.blockBackward(b, sc)

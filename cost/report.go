@@ -50,7 +50,7 @@ func (e *evaluator) collectives(st *evalState, mult, held []float64, M, v float6
 			Count: int(math.Round(count)), Seconds: count * em.seconds, Overlapped: overlapped, Why: why})
 	}
 	for b := range p.Blocks {
-		sc := &st.blocks[b]
+		sc := st.blocks[b]
 		if n := mult[b]; n != 0 {
 			for r := range sc.runs {
 				run := &sc.runs[r]

@@ -316,7 +316,7 @@ func (s *rankSums) of(st *evalState, rv *rankView) {
 		if n == 0 && rv.params[b] == 0 {
 			continue
 		}
-		sc, h := &st.blocks[b], rv.params[b]
+		sc, h := st.blocks[b], rv.params[b]
 		s.fc += n * sc.fwd
 		s.bc += n * sc.bwd
 		s.crit += n * sc.crit
