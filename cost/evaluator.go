@@ -300,7 +300,7 @@ const inf = math.MaxFloat64
 // per-micro-batch cost of each block. An Evaluator keeps one and resets
 // only what a new strategy overwrites.
 type evalState struct {
-	e      evaluator
+	e evaluator
 	// blocks are, per block of the program, its cost (each its own
 	// allocation: swapBlock exchanges them with spares by pointer).
 	blocks []*segCost
