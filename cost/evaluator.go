@@ -327,11 +327,9 @@ type evalState struct {
 	// plan's multiplicities), view one that runs two stages' layers and
 	// best the busiest of those.
 	lin, view, best rankView
-	// known are the rules of the first schedules met (rulesOf), looked up
-	// once each, and nKnown how many; other is one looked up each time.
-	known  [maxKnownSchedules]knownRules
-	nKnown int
-	other  space.Rules
+	// known are the rules of the schedules met (rulesOf), looked up once
+	// each: at most the table's few, as check refuses any other.
+	known []knownRules
 	// offload is, per layer kind, the bytes one layer keeps in host memory
 	// per micro-batch under the strategy's policy.
 	offload []float64
@@ -438,11 +436,6 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 	return nil
 }
 
-// maxKnownSchedules bounds the schedules whose rules an evalState keeps:
-// a space searches a few (1f1b, gpipe, interleaved, the zero-bubble and
-// DualPipe families).
-const maxKnownSchedules = 8
-
 // knownRules are one schedule's rules.
 type knownRules struct {
 	schedule space.Schedule
@@ -450,22 +443,17 @@ type knownRules struct {
 }
 
 // rulesOf returns the rules of schedule sc, looked up in the schedule
-// table once for each of the first schedules met: the search's
-// consecutive strategies differ in their schedule most often. The result
-// is valid until the next call.
+// table once for each schedule met: the search's consecutive strategies
+// differ in their schedule most often. The result is valid until the next
+// call.
 func (st *evalState) rulesOf(sc space.Schedule) *space.Rules {
-	for i := range st.known[:st.nKnown] {
+	for i := range st.known {
 		if st.known[i].schedule == sc {
 			return &st.known[i].rules
 		}
 	}
-	if st.nKnown == len(st.known) {
-		st.other = sc.Rules()
-		return &st.other
-	}
-	st.known[st.nKnown] = knownRules{schedule: sc, rules: sc.Rules()}
-	st.nKnown++
-	return &st.known[st.nKnown-1].rules
+	st.known = append(st.known, knownRules{schedule: sc, rules: sc.Rules()})
+	return &st.known[len(st.known)-1].rules
 }
 
 // filledAt is the evaluator generation (the layouts, sizes and role
