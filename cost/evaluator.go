@@ -725,7 +725,7 @@ func (st *evalState) swapBlock(b int, k blockKey) {
 	old := st.keys[b]
 	for j := range sp.sc {
 		if sp.gen[j] == e.gen && sp.key[j].rerun == k.rerun && (sp.key[j].zero >= 2) == (k.zero >= 2) &&
-			(e.freshBlock(sp.sc[j]) || e.revalidate(b, sp.sc[j])) {
+			(e.freshBlock(sp.sc[j]) || e.revalidateFrom(b, sp.sc[j], st.blocks[b], k.rerun == old.rerun)) {
 			had := sp.key[j].zero
 			st.blocks[b], sp.sc[j] = sp.sc[j], st.blocks[b]
 			sp.key[j] = old

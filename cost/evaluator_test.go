@@ -46,6 +46,10 @@ func TestEvaluatorMatchesModel(t *testing.T) {
 		// roles' choices kept per collective model (roleChoices) as the
 		// shuffled orders revisit placements.
 		{"llama2-70b", "v5p-256", 1024, "dp=4,fsdp=4,tp=2,cp=2,pp=2,mb=1,zero=1,schedule=1f1b"},
+		// The same placements under every ZeRO stage: a block's costs
+		// with and without ZeRO-2 share their recompute pass
+		// (evaluator.revalidateFrom).
+		{"llama2-70b", "v5p-256", 1024, "dp=4,fsdp=4,tp=2,cp=2,pp=2,mb=1,schedule=1f1b"},
 	} {
 		t.Run(fmt.Sprintf("%s/%s/batch-%d", filepath.Base(tc.model), tc.cluster, max(tc.batch, 64)), func(t *testing.T) {
 			m, c := presets(t, tc.model, tc.cluster)
@@ -310,4 +314,99 @@ func TestEmissionHoldsNoPointers(t *testing.T) {
 			t.Errorf("emission.%s is a %s; want a number or a bool", f.Name, f.Type.Kind())
 		}
 	}
+}
+
+// TestRevalidateFromStaleSource checks that a block cost made current from
+// another cost of its block (evaluator.revalidateFrom, as swapBlock does
+// with the cost it puts aside) takes only the source's current passes: a
+// recompute pass priced under an earlier placement is revalidated from the
+// cost's own op outcomes, not copied, and the cost is then current and the
+// estimate it gives is a fresh evaluation's.
+func TestRevalidateFromStaleSource(t *testing.T) {
+	m, c := presets(t, "llama2-70b", "v5p-256")
+	w := space.Workload{Batch: 1024, SeqLen: 4096}
+	f, err := space.ParseFix("dp=4,fsdp=4,tp=2,cp=2,pp=2,mb=1,zero=1,schedule=1f1b,recompute=full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := space.New(m, c, w, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var placed []space.Strategy
+	genes := make([]int, space.NumGenes)
+	for i := int64(0); i < sp.Size(); i++ {
+		var s space.Strategy
+		if sp.DecodeIndex(i, genes, &s) {
+			placed = append(placed, s)
+		}
+	}
+	if len(placed) < 2 {
+		t.Fatalf("%d placements", len(placed))
+	}
+	cm := NewModel(program(m, model.ProgramOptions{}))
+	o := Options{SkipCollectives: true}
+	for _, s2 := range placed[1:] {
+		ev := cm.NewEvaluator(c, w, o)
+		s1 := placed[0]
+		for _, s := range []space.Strategy{s1, zero2(s1), zero2(s2)} {
+			if _, err := ev.Evaluate(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e, st := &ev.st.e, &ev.st
+		var moved roleSet
+		for r, at := range e.moved {
+			if at > 0 {
+				moved |= bit(space.Role(r))
+			}
+		}
+		if moved == 0 {
+			continue // a placement that prices as the first: nothing is stale
+		}
+		checked := 0
+		for b, cur := range st.blocks {
+			if e.m.idle[b] || !e.freshBlock(cur) {
+				continue
+			}
+			for j, sc := range st.spares[b].sc {
+				k := st.spares[b].key[j]
+				if sc == nil || st.spares[b].gen[j] != e.gen || k.rerun != st.keys[b].rerun || k.zero >= 2 || e.freshBlock(sc) {
+					continue
+				}
+				// A source whose recompute pass is of an earlier placement.
+				src := new(segCost)
+				for r := range src.runs {
+					src.runs[r].copyFrom(&cur.runs[r])
+				}
+				src.runs[1].dep, src.runs[1].at = moved, 0
+				if !e.revalidateFrom(b, sc, src, true) {
+					t.Fatalf("%s: block %d: the cost with ZeRO-1 was not made current", &s2, b)
+				}
+				if !e.freshBlock(sc) {
+					t.Fatalf("%s: block %d: a stale pass of the source was taken", &s2, b)
+				}
+				checked++
+			}
+		}
+		if checked == 0 {
+			t.Fatalf("%s: no stale cost with ZeRO-1 beside a current one with ZeRO-2", &s2)
+		}
+		got, err := ev.Evaluate(s2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := cm.NewEvaluator(c, w, o).Evaluate(s2)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: %+v, %v; fresh %+v", &s2, got, err, want)
+		}
+		return
+	}
+	t.Fatal("no placement moves a role's collectives")
+}
+
+// zero2 returns s with ZeRO stage 2.
+func zero2(s space.Strategy) space.Strategy {
+	s.Zero = 2
+	return s
 }

@@ -162,6 +162,16 @@ func (e *evaluator) outcome(ref memoRef) *opMemo {
 // left for stepPart (sc.stepGen is cleared). It reports whether all three
 // passes are current; on false, the passes it made current stay so.
 func (e *evaluator) revalidate(b int, sc *segCost) bool {
+	return e.revalidateFrom(b, sc, nil, false)
+}
+
+// revalidateFrom is revalidate, taking from src, when it is not nil,
+// another cost of block b in the same generation, the passes of it that
+// are current and that sc shares: the forward pass (every recompute class
+// and gradient sharding of a block shares it, evalState.swapBlock) and,
+// for the same recompute class (sameRerun), the recompute pass (the
+// gradient sharding changes only weight-gradient einsums).
+func (e *evaluator) revalidateFrom(b int, sc *segCost, src *segCost, sameRerun bool) bool {
 	if e.trace != nil {
 		return false
 	}
@@ -170,6 +180,11 @@ func (e *evaluator) revalidate(b int, sc *segCost) bool {
 	for k := range sc.runs {
 		r := &sc.runs[k]
 		if e.freshRun(r) {
+			continue
+		}
+		if src != nil && (k == 0 || k == 1 && sameRerun) && e.freshRun(&src.runs[k]) {
+			r.copyFrom(&src.runs[k])
+			changed = true
 			continue
 		}
 		if !e.revalidateRun(r) {
