@@ -54,26 +54,11 @@ func TestEvaluatorMatchesModel(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/%s/batch-%d", filepath.Base(tc.model), tc.cluster, max(tc.batch, 64)), func(t *testing.T) {
 			m, c := presets(t, tc.model, tc.cluster)
 			w := space.Workload{Batch: max(tc.batch, 64), SeqLen: 4096}
-			f, err := space.ParseFix(tc.fix)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sp, err := space.New(m, c, w, f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var strategies []space.Strategy
-			genes := make([]int, space.NumGenes)
 			stride := func(i int64) int64 { return 1 + i%3 } // a sample of the space's order
 			if tc.fix != "" {
 				stride = func(int64) int64 { return 1 } // every strategy of the fixed degrees
 			}
-			for i := int64(0); i < sp.Size() && len(strategies) < 2000; i += stride(i) {
-				var s space.Strategy
-				if sp.DecodeIndex(i, genes, &s) {
-					strategies = append(strategies, s)
-				}
-			}
+			strategies := spaceStrategies(t, m, c, w, tc.fix, stride, 2000)
 			if len(strategies) < 100 {
 				t.Fatalf("only %d valid strategies decoded", len(strategies))
 			}
@@ -83,6 +68,30 @@ func TestEvaluatorMatchesModel(t *testing.T) {
 			}
 		})
 	}
+}
+
+// spaceStrategies returns the valid strategies of the space of m on c with
+// workload w and fixed genes fix, decoded from index 0 on by steps of
+// stride(index), at most limit of them (all when limit is negative).
+func spaceStrategies(t *testing.T, m model.Spec, c profiles.Cluster, w space.Workload, fix string, stride func(int64) int64, limit int) []space.Strategy {
+	t.Helper()
+	f, err := space.ParseFix(fix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := space.New(m, c, w, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []space.Strategy
+	genes := make([]int, space.NumGenes)
+	for i := int64(0); i < sp.Size() && (limit < 0 || len(out) < limit); i += stride(i) {
+		var s space.Strategy
+		if sp.DecodeIndex(i, genes, &s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func checkEvaluator(t *testing.T, cm *Model, c profiles.Cluster, w space.Workload, strategies []space.Strategy, o Options) {
@@ -325,22 +334,8 @@ func TestEmissionHoldsNoPointers(t *testing.T) {
 func TestRevalidateFromStaleSource(t *testing.T) {
 	m, c := presets(t, "llama2-70b", "v5p-256")
 	w := space.Workload{Batch: 1024, SeqLen: 4096}
-	f, err := space.ParseFix("dp=4,fsdp=4,tp=2,cp=2,pp=2,mb=1,zero=1,schedule=1f1b,recompute=full")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := space.New(m, c, w, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var placed []space.Strategy
-	genes := make([]int, space.NumGenes)
-	for i := int64(0); i < sp.Size(); i++ {
-		var s space.Strategy
-		if sp.DecodeIndex(i, genes, &s) {
-			placed = append(placed, s)
-		}
-	}
+	every := func(int64) int64 { return 1 }
+	placed := spaceStrategies(t, m, c, w, "dp=4,fsdp=4,tp=2,cp=2,pp=2,mb=1,zero=1,schedule=1f1b,recompute=full", every, -1)
 	if len(placed) < 2 {
 		t.Fatalf("%d placements", len(placed))
 	}
