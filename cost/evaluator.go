@@ -713,9 +713,11 @@ func (e *evaluator) freshBlock(sc *segCost) bool {
 // swapBlock makes st.blocks[b] block b's cost for key k, whose recompute
 // class or gradient sharding differ from those of the cost it holds: it
 // keeps that cost among the block's spares and takes the spare of the
-// same class and sharding when there is one (recomputing the
-// once-per-step collectives for another ZeRO stage), else recomputes the
-// recompute and backward passes on the forward pass it holds.
+// same class and sharding when there is one (made current from the cost
+// it puts aside where they share passes, evaluator.revalidateFrom, and
+// recomputing the once-per-step collectives for another ZeRO stage), else
+// recomputes the recompute and backward passes on the forward pass it
+// holds.
 func (st *evalState) swapBlock(b int, k blockKey) {
 	e := &st.e
 	if len(st.spares) != len(st.blocks) {

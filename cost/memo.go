@@ -171,7 +171,7 @@ func (e *evaluator) revalidate(b int, sc *segCost) bool {
 // and gradient sharding of a block shares it, evalState.swapBlock) and,
 // for the same recompute class (sameRerun), the recompute pass (the
 // gradient sharding changes only weight-gradient einsums).
-func (e *evaluator) revalidateFrom(b int, sc *segCost, src *segCost, sameRerun bool) bool {
+func (e *evaluator) revalidateFrom(b int, sc, src *segCost, sameRerun bool) bool {
 	if e.trace != nil {
 		return false
 	}
