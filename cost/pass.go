@@ -228,7 +228,10 @@ func (e *evaluator) stepEmit(sc *segCost, op collOp, roles roleSet, bytes float6
 		return
 	}
 	sec := e.mr.seconds(op, bytes, roles)
-	sc.stepEmit = append(sc.stepEmit, emission{op: op, roles: roles, bytes: bytes, seconds: sec, class: class, why: why, hideOp: -1})
+	if !e.o.SkipCollectives || e.trace != nil {
+		// Only Estimate.Collectives reads them (evaluator.collectives).
+		sc.stepEmit = append(sc.stepEmit, emission{op: op, roles: roles, bytes: bytes, seconds: sec, class: class, why: why, hideOp: -1})
+	}
 	if class == classStepGrad {
 		sc.stepGrad += sec
 	} else {
