@@ -277,6 +277,7 @@ func (fw *fitWalk) cost(tb testing.TB, p *Problem, w Scorer) int64 {
 	genes := make([]int, len(g.cards))
 	mem := make([]memory.Breakdown, g.nInner)
 	var s space.Strategy
+	var c Candidate
 	var n int64
 	for k, u := range fw.units {
 		members := g.classes.members[u.class]
@@ -294,7 +295,7 @@ func (fw *fitWalk) cost(tb testing.TB, p *Problem, w Scorer) int64 {
 				if !fw.sp.Decode(genes, &s) {
 					continue // not in a layout class's strategies (TestMemoryKey)
 				}
-				if c := p.candidate(w, &s, g.index(l, u.outer, i), mem[i], nil, true, false); !c.Costed {
+				if p.fillCandidate(&c, w, &s, g.index(l, u.outer, i), &mem[i], nil, true, false); !c.Costed {
 					tb.Fatalf("%s was not costed", &s)
 				}
 				n++

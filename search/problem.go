@@ -635,21 +635,29 @@ func (p *Problem) evaluate(sc Scorer, s *space.Strategy, index int64, prune, tra
 // (memErr its error): whether it fits and, unless prune is set and it does
 // not fit, its step time from sc.
 func (p *Problem) candidate(sc Scorer, s *space.Strategy, index int64, mem memory.Breakdown, memErr error, prune, trace bool) Candidate {
-	c := p.memoryCandidate(s, index, mem, memErr)
+	var c Candidate
+	p.fillCandidate(&c, sc, s, index, &mem, memErr, prune, trace)
+	return c
+}
+
+// fillCandidate is candidate writing into c: the search's hot path, which
+// keeps one Candidate per worker and copies only those it keeps.
+func (p *Problem) fillCandidate(c *Candidate, sc Scorer, s *space.Strategy, index int64, mem *memory.Breakdown, memErr error, prune, trace bool) {
+	p.fillMemoryCandidate(c, s, index, mem, memErr)
 	if memErr != nil || prune && !c.Fits {
-		return c
+		return
 	}
 	est, err := sc.Time(s, trace)
 	c.Costed = true
 	if err != nil {
 		c.Err = err
-		return c
+		return
 	}
 	c.Time = est
 	c.StepSeconds = est.StepSeconds
 	if !(est.StepSeconds > 0) || math.IsInf(est.StepSeconds, 0) {
 		c.Err = fmt.Errorf("search: step time %g s is not a positive number", est.StepSeconds)
-		return c
+		return
 	}
 	chips := float64(p.cluster.Chips())
 	tokens := float64(p.workload.Tokens())
@@ -661,18 +669,24 @@ func (p *Problem) candidate(sc Scorer, s *space.Strategy, index int64, mem memor
 		c.MFU = est.ModelFLOPs / den
 		c.HFU = est.HardwareFLOPs / den
 	}
-	return c
 }
 
 // memoryCandidate is the candidate of s before costing: its memory
 // estimate mem, or the error memErr of the models, which makes it a
 // failed strategy.
 func (p *Problem) memoryCandidate(s *space.Strategy, index int64, mem memory.Breakdown, memErr error) Candidate {
+	var c Candidate
+	p.fillMemoryCandidate(&c, s, index, &mem, memErr)
+	return c
+}
+
+// fillMemoryCandidate is memoryCandidate writing into c.
+func (p *Problem) fillMemoryCandidate(c *Candidate, s *space.Strategy, index int64, mem *memory.Breakdown, memErr error) {
 	total := mem.TotalBytes()
-	c := Candidate{
+	*c = Candidate{
 		Strategy:    *s,
 		Index:       index,
-		Memory:      mem,
+		Memory:      *mem,
 		MemoryBytes: total,
 		UsableBytes: p.usable,
 		Fits:        memErr == nil && p.fits(total),
@@ -680,7 +694,6 @@ func (p *Problem) memoryCandidate(s *space.Strategy, index int64, mem memory.Bre
 	if memErr != nil {
 		c.Costed, c.Err = true, memErr // a strategy the models cannot describe counts as failed
 	}
-	return c
 }
 
 // fits reports whether a strategy of total bytes per chip fits in the

@@ -239,6 +239,9 @@ type unitWorker struct {
 	stairs *sharedStaircase
 	genes  []int
 	s      space.Strategy
+	// cand is the candidate being costed (fillCandidate): the
+	// accumulator copies those it keeps.
+	cand Candidate
 	// mem, memErr, valid, fits and lb are the memory table of the current
 	// unit, per inner value, and the lower bound of what fits.
 	mem    []memory.Breakdown
@@ -434,11 +437,12 @@ func (w *unitWorker) search(u unit, fits []fitEntry) {
 					continue
 				}
 			}
-			c := p.candidate(w.sc, &w.s, g.index(l, u.outer, i), w.mem[i], nil, true, false)
+			c := &w.cand
+			p.fillCandidate(c, w.sc, &w.s, g.index(l, u.outer, i), &w.mem[i], nil, true, false)
 			if !c.Feasible() {
 				w.acc.feasible-- // survey counted it
 			}
-			if w.acc.addCosted(&c) {
+			if w.acc.addCosted(c) {
 				w.stairs.add(c.MemoryBytes, c.StepSeconds)
 			}
 		}
