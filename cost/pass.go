@@ -13,7 +13,11 @@ type segCost struct {
 	weightEdge float64                // first gather + last reduction of the block's weights
 	flops      float64
 	// runs are the forward, recompute and backward passes.
-	runs      [3]runResult
+	runs [3]runResult
+	// stepGrad and stepParam are the once-per-step gradient reductions
+	// and parameter gathers, seconds (stepPart); stepEmit their
+	// collectives, kept only when the estimate lists them
+	// (evaluator.stepEmit).
 	stepGrad  float64
 	stepParam float64
 	stepEmit  []emission
