@@ -170,7 +170,11 @@ func (e *evaluator) revalidate(b int, sc *segCost) bool {
 // are current and that sc shares: the forward pass (every recompute class
 // and gradient sharding of a block shares it, evalState.swapBlock) and,
 // for the same recompute class (sameRerun), the recompute pass (the
-// gradient sharding changes only weight-gradient einsums).
+// gradient sharding changes only weight-gradient einsums) when it used the
+// same op outcomes as sc's: the backward pass starts from the weights the
+// recompute pass gathered (evaluator.blockBackward), so sc's backward
+// pass holds only on the recompute pass it was costed after, which a
+// placement since may have resolved differently in src.
 func (e *evaluator) revalidateFrom(b int, sc, src *segCost, sameRerun bool) bool {
 	if e.trace != nil {
 		return false
@@ -182,7 +186,7 @@ func (e *evaluator) revalidateFrom(b int, sc, src *segCost, sameRerun bool) bool
 		if e.freshRun(r) {
 			continue
 		}
-		if src != nil && (k == 0 || k == 1 && sameRerun) && e.freshRun(&src.runs[k]) {
+		if src != nil && (k == 0 || k == 1 && sameRerun && slices.Equal(r.refs, src.runs[1].refs)) && e.freshRun(&src.runs[k]) {
 			r.copyFrom(&src.runs[k])
 			changed = true
 			continue
