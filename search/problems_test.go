@@ -3,6 +3,9 @@ package search
 import (
 	"context"
 	"testing"
+
+	"github.com/meshplan/meshplan/memory"
+	"github.com/meshplan/meshplan/space"
 )
 
 // issueProblem is one of the ten problems the search is measured on (issue
@@ -111,5 +114,47 @@ func BenchmarkBranchAndBound(b *testing.B) {
 			b.ReportMetric(100*float64(got.costed)/float64(got.Feasible), "%costed")
 			b.ReportMetric(want.Elapsed.Seconds(), "unbounded-s")
 		})
+	}
+}
+
+// TestWalkMatchesFresh checks that the exhaustive search's evaluator gives,
+// for every strategy of llama3-8b / v5e-64 that fits, in the enumeration
+// order (fitWalk), the estimate of a fresh evaluation: what it keeps from
+// one strategy to the next (cost.Evaluator) must never depend on the
+// strategies before. Taking a recompute pass a placement had resolved
+// differently (cost's TestRevalidateFromOtherRecompute) put 17 of these
+// 9,007 estimates up to 2% off.
+func TestWalkMatchesFresh(t *testing.T) {
+	ip := issueProblem{model: "llama3-8b", cluster: "v5e-64", batch: 512, seq: 8192}
+	p := ip.problem(t)
+	fw := newFitWalk(t, p)
+	w := p.worker()
+	g := fw.g
+	genes := make([]int, len(g.cards))
+	var s space.Strategy
+	var c Candidate
+	var mem memory.Breakdown
+	n := 0
+	for k, u := range fw.units {
+		for _, l := range g.classes.members[u.class] {
+			for _, i := range fw.fits[k] {
+				g.setGenes(genes, l, u.outer, i)
+				if !fw.sp.Decode(genes, &s) {
+					continue
+				}
+				p.fillCandidate(&c, w, &s, 0, &mem, nil, true, false)
+				fresh, err := p.scorer.Time(&s, true) // traced: a new evaluation state
+				if err != nil || c.Err != nil {
+					t.Fatalf("%s: %v, %v", &s, c.Err, err)
+				}
+				if c.Time.StepSeconds != fresh.StepSeconds || c.Time.ExposedCommSeconds != fresh.ExposedCommSeconds {
+					t.Fatalf("%s: step %v s, exposed comm %v s in the walk; fresh %v s, %v s", &s, c.Time.StepSeconds, c.Time.ExposedCommSeconds, fresh.StepSeconds, fresh.ExposedCommSeconds)
+				}
+				n++
+			}
+		}
+	}
+	if n < 9000 {
+		t.Fatalf("only %d strategies walked", n)
 	}
 }
