@@ -332,14 +332,7 @@ func TestEmissionHoldsNoPointers(t *testing.T) {
 // cost's own op outcomes, not copied, and the cost is then current and the
 // estimate it gives is a fresh evaluation's.
 func TestRevalidateFromStaleSource(t *testing.T) {
-	m, c := presets(t, "llama2-70b", "v5p-256")
-	w := space.Workload{Batch: 1024, SeqLen: 4096}
-	every := func(int64) int64 { return 1 }
-	placed := spaceStrategies(t, m, c, w, "dp=4,fsdp=4,tp=2,cp=2,pp=2,mb=1,zero=1,schedule=1f1b,recompute=full", every, -1)
-	if len(placed) < 2 {
-		t.Fatalf("%d placements", len(placed))
-	}
-	cm := NewModel(program(m, model.ProgramOptions{}))
+	cm, c, w, placed := placements(t, "llama2-70b", "v5p-256", "dp=4,fsdp=4,tp=2,cp=2,pp=2,mb=1,zero=1,schedule=1f1b,recompute=full")
 	o := Options{SkipCollectives: true}
 	for _, s2 := range placed[1:] {
 		ev := cm.NewEvaluator(c, w, o)
@@ -415,14 +408,7 @@ func zero2(s space.Strategy) space.Strategy {
 // order ZeRO-2 and ZeRO-1 under the first, ZeRO-1 and ZeRO-2 under the
 // second, against a fresh evaluation.
 func TestRevalidateFromOtherRecompute(t *testing.T) {
-	m, c := presets(t, "mixtral-8x7b", "v5p-512")
-	w := space.Workload{Batch: 1024, SeqLen: 4096}
-	every := func(int64) int64 { return 1 }
-	placed := spaceStrategies(t, m, c, w, "dp=32,fsdp=2,tp=4,ep=4,etp=4,mb=1,zero=1,schedule=1f1b,recompute=full", every, -1)
-	if len(placed) < 2 {
-		t.Fatalf("%d placements", len(placed))
-	}
-	cm := NewModel(program(m, model.ProgramOptions{}))
+	cm, c, w, placed := placements(t, "mixtral-8x7b", "v5p-512", "dp=32,fsdp=2,tp=4,ep=4,etp=4,mb=1,zero=1,schedule=1f1b,recompute=full")
 	o := Options{SkipCollectives: true}
 	for _, s1 := range placed {
 		for _, s2 := range placed {
@@ -440,4 +426,18 @@ func TestRevalidateFromOtherRecompute(t *testing.T) {
 			}
 		}
 	}
+}
+
+// placements returns the cost model of preset modelName, cluster
+// clusterName, a workload of 1024 sequences of 4096 tokens and every
+// placement of the strategy fix fixes but for its placement (at least two).
+func placements(t *testing.T, modelName, clusterName, fix string) (*Model, profiles.Cluster, space.Workload, []space.Strategy) {
+	t.Helper()
+	m, c := presets(t, modelName, clusterName)
+	w := space.Workload{Batch: 1024, SeqLen: 4096}
+	placed := spaceStrategies(t, m, c, w, fix, func(int64) int64 { return 1 }, -1)
+	if len(placed) < 2 {
+		t.Fatalf("%d placements", len(placed))
+	}
+	return NewModel(program(m, model.ProgramOptions{})), c, w, placed
 }
