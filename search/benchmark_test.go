@@ -270,9 +270,10 @@ func newFitWalk(tb testing.TB, p *Problem) *fitWalk {
 }
 
 // cost costs every strategy of fw with w as unitWorker.search does (each
-// inner value's memory once per unit, on the class's first layout) and
-// returns how many it costed.
-func (fw *fitWalk) cost(tb testing.TB, p *Problem, w Scorer) int64 {
+// inner value's memory once per unit, on the class's first layout), calls
+// visit, when not nil, with each strategy and its candidate, and returns
+// how many it costed.
+func (fw *fitWalk) cost(tb testing.TB, p *Problem, w Scorer, visit func(*space.Strategy, *Candidate)) int64 {
 	g := fw.g
 	genes := make([]int, len(g.cards))
 	mem := make([]memory.Breakdown, g.nInner)
@@ -298,6 +299,9 @@ func (fw *fitWalk) cost(tb testing.TB, p *Problem, w Scorer) int64 {
 				if p.fillCandidate(&c, w, &s, g.index(l, u.outer, i), &mem[i], nil, true, false); !c.Costed {
 					tb.Fatalf("%s was not costed", &s)
 				}
+				if visit != nil {
+					visit(&s, &c)
+				}
 				n++
 			}
 		}
@@ -320,7 +324,7 @@ func benchmarkSample(b *testing.B, walk bool, start func(p *Problem, w Scorer, s
 				b.ReportAllocs()
 				var n int64
 				for b.Loop() {
-					n += fw.cost(b, p, w)
+					n += fw.cost(b, p, w, nil)
 				}
 				b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "strategies/s")
 			})

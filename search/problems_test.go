@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/meshplan/meshplan/memory"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -170,36 +169,20 @@ func BenchmarkWalkMatchesFresh(b *testing.B) {
 // walkMatchesFresh walks p's fitWalk with one worker, checks every step-th
 // estimate against a fresh evaluation and returns how many it checked.
 func walkMatchesFresh(t testing.TB, p *Problem, step int) int {
-	fw := newFitWalk(t, p)
-	w := p.worker()
-	g := fw.g
-	genes := make([]int, len(g.cards))
-	var s space.Strategy
-	var c Candidate
-	var mem memory.Breakdown
 	n, checked := 0, 0
-	for k, u := range fw.units {
-		for _, l := range g.classes.members[u.class] {
-			for _, i := range fw.fits[k] {
-				g.setGenes(genes, l, u.outer, i)
-				if !fw.sp.Decode(genes, &s) {
-					continue
-				}
-				p.fillCandidate(&c, w, &s, 0, &mem, nil, true, false)
-				if n++; n%step != 0 {
-					continue
-				}
-				fresh, err := p.scorer.Time(&s, true) // traced: a new evaluation state
-				if err != nil || c.Err != nil {
-					t.Fatalf("%s: %v, %v", &s, c.Err, err)
-				}
-				if c.Time.StepSeconds != fresh.StepSeconds || c.Time.ExposedCommSeconds != fresh.ExposedCommSeconds || c.Time.ComputeSeconds != fresh.ComputeSeconds {
-					t.Fatalf("%s: step %v s, exposed comm %v s, compute %v s in the walk; fresh %v s, %v s, %v s", &s,
-						c.Time.StepSeconds, c.Time.ExposedCommSeconds, c.Time.ComputeSeconds, fresh.StepSeconds, fresh.ExposedCommSeconds, fresh.ComputeSeconds)
-				}
-				checked++
-			}
+	newFitWalk(t, p).cost(t, p, p.worker(), func(s *space.Strategy, c *Candidate) {
+		if n++; n%step != 0 {
+			return
 		}
-	}
+		fresh, err := p.scorer.Time(s, true) // traced: a new evaluation state
+		if err != nil || c.Err != nil {
+			t.Fatalf("%s: %v, %v", s, c.Err, err)
+		}
+		if c.Time.StepSeconds != fresh.StepSeconds || c.Time.ExposedCommSeconds != fresh.ExposedCommSeconds || c.Time.ComputeSeconds != fresh.ComputeSeconds {
+			t.Fatalf("%s: step %v s, exposed comm %v s, compute %v s in the walk; fresh %v s, %v s, %v s", s,
+				c.Time.StepSeconds, c.Time.ExposedCommSeconds, c.Time.ComputeSeconds, fresh.StepSeconds, fresh.ExposedCommSeconds, fresh.ComputeSeconds)
+		}
+		checked++
+	})
 	return checked
 }
