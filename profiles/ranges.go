@@ -101,7 +101,7 @@ func expandRange(s string) ([]string, error) {
 	if lo.chip != hi.chip {
 		return nil, fmt.Errorf("both ends must name the same chip, got %s and %s", lo.chip, hi.chip)
 	}
-	step := func(n *sizedName) {}
+	var step func(n *sizedName)
 	from, to := 0, 0
 	switch {
 	case lo.slices == hi.slices:

@@ -42,6 +42,7 @@ type dimSpec struct {
 type tierRule uint8
 
 const (
+	// anyTier: every tier (the zero rule).
 	anyTier tierRule = iota
 	// fastestTier: only on the cluster's fastest tier; TP's collectives sit
 	// on the critical path of every layer (docs/formulas.md §7: "TP up to
@@ -57,12 +58,12 @@ const (
 // dimension is a row here, its role in roleTable, and its key in keyTable.
 func dimTable() [NumDims]dimSpec {
 	return [NumDims]dimSpec{
-		DP:   {name: "dp", fill: 4, role: RoleDP},
+		DP:   {name: "dp", fill: 4, role: RoleDP, keep: anyTier},
 		FSDP: {name: "fsdp", fill: 2, role: RoleFSDP, keep: offDCN},
 		TP:   {name: "tp", fill: 0, role: RoleTP, keep: fastestTier},
 		CP:   {name: "cp", fill: 1, role: RoleCP, keep: offDCN},
-		PP:   {name: "pp", fill: 3, role: noRole},
-		EP:   {name: "ep", fill: 5, within: FSDP.Bit() | DP.Bit(), role: RoleEP},
+		PP:   {name: "pp", fill: 3, role: noRole, keep: anyTier},
+		EP:   {name: "ep", fill: 5, within: FSDP.Bit() | DP.Bit(), role: RoleEP, keep: anyTier},
 	}
 }
 

@@ -157,12 +157,6 @@ func lookupKey(name string) int {
 	return -1
 }
 
-// keyIndex returns the index of a known key in keyTable.
-func keyIndex(name string) int { return lookupKey(name) }
-
-// keyOfDim returns the index in keyTable of dimension d's degree key.
-func keyOfDim(d Dim) int { return keyIndex(d.String()) }
-
 // Parse reads a strategy string: comma-separated key=value items, every key
 // optional with its contract default (see the package documentation).
 // Keys and the schedule and recompute names are case-insensitive. Parse
