@@ -169,6 +169,9 @@ func bruteForce(t *testing.T, m model.Spec, c profiles.Cluster, w Workload, fix 
 	}
 	for _, l := range layouts {
 		for mb := 1; mb <= w.Batch; mb++ {
+			if w.Batch%(l.Replicas()*mb) != 0 {
+				continue // Validate's batch rule, checked first: it formats every error it finds
+			}
 			for _, sc := range schedules {
 				if l.Degree[PP] == 1 && sc.name != OneFOneB {
 					continue
@@ -260,6 +263,7 @@ func TestSpaceBruteForce(t *testing.T) {
 	c := torus2x2x4()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // seconds each: the brute force validates every combination
 			sp, err := New(tt.m, c, tt.w, tt.fix)
 			if err != nil {
 				t.Fatalf("New error: %v", err)
