@@ -514,8 +514,9 @@ type keyShares [maxKeyShares]keyShare
 // block of memory.
 type keyShare struct {
 	dim, axis uint8
-	spare     uint16
-	size      int32
+	//lint:ignore U1000 it fills the hole before size, always zero
+	spare uint16
+	size  int32
 }
 
 // compare reports how far k and o agree: on the degrees, the micro-batch

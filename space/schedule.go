@@ -366,18 +366,20 @@ func (r Rules) BubbleStages(p, v int) float64 {
 func (s Schedule) InFlight(r, p, v, m int) float64 { return s.Rules().InFlight(r, p, v, m) }
 
 // InFlight is Schedule.InFlight.
-func (rs Rules) InFlight(r, p, v, m int) float64 { return rs.spec.rankInFlight(rs.ok, r, p, v, m) }
+func (r Rules) InFlight(rank, p, v, m int) float64 {
+	return r.spec.rankInFlight(r.ok, rank, p, v, m)
+}
 
 // HeadInFlight is the number of micro-batches whose output-layer
 // activations (the logits) the rank holding the output layer keeps at its
 // peak: InFlight of the last rank for a linear placement, one for the
 // V-shaped and mirrored ones, which run the output layer's chunk forward
 // once before its backward ([ZB §6][DUALPIPE]).
-func (rs Rules) HeadInFlight(p, v, m int) float64 {
-	if rs.spec.place != PlaceLinear && p > 1 {
+func (r Rules) HeadInFlight(p, v, m int) float64 {
+	if r.spec.place != PlaceLinear && p > 1 {
 		return 1
 	}
-	return rs.InFlight(p-1, p, v, m)
+	return r.InFlight(p-1, p, v, m)
 }
 
 // rankInFlight is InFlight for the row sp (ok false: unknown schedule).
