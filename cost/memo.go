@@ -61,8 +61,8 @@ type opMemo struct {
 	// its collectives priced afresh (evaluator.reprice).
 	x  einsumCtx
 	rs resolution
-	// choices are the roles' choices on x under the collective models
-	// they have had in the generation (resolveRoles).
+	// choices are the roles' choices on x under some of the collective
+	// models they have had (resolveRoles, evaluator.roleModel).
 	choices roleChoices
 }
 
@@ -76,13 +76,14 @@ func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (m *opMemo, hi
 	if e.trace != nil {
 		return nil, false, false
 	}
-	base := (e.m.opBase[b][k] + i) * memoWays
+	base := e.memoBase(b, k, i)
 	ways := e.memo[base : base+memoWays]
 	gA, gB := e.gathered[o.A], e.gathered[o.B]
+	gen := e.bgen[b]
 	victim := -1
 	for w := range ways {
 		m := &ways[w]
-		if m.gen != e.gen {
+		if m.gen != gen {
 			if victim < 0 {
 				victim = w
 			}
@@ -104,7 +105,7 @@ func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (m *opMemo, hi
 		ways[0].emit = last[:0]
 	}
 	m = &ways[victim]
-	m.gen, m.gA, m.gB, m.zero2 = e.gen, gA, gB, zero2
+	m.gen, m.gA, m.gB, m.zero2 = gen, gA, gB, zero2
 	m.stamp = 0 // none until recorded
 	m.choices = roleChoices{}
 	return m, false, false
@@ -159,7 +160,7 @@ func (e *evaluator) outcome(ref memoRef) *opMemo {
 // current placement as it did (evaluator.einsum's stale path): their
 // collectives are priced again, the passes' emissions take the new
 // times and sc is totalled again but for its once-per-step collectives,
-// left for stepPart (sc.stepGen is cleared). It reports whether all three
+// left for stepPart (sc.stepOK is cleared). It reports whether all three
 // passes are current; on false, the passes it made current stay so.
 func (e *evaluator) revalidate(b int, sc *segCost) bool {
 	return e.revalidateFrom(b, sc, nil, false)
@@ -199,7 +200,7 @@ func (e *evaluator) revalidateFrom(b int, sc, src *segCost, sameRerun bool) bool
 	if changed {
 		sc.reset()
 		e.sumRuns(b, sc)
-		sc.stepGen = 0
+		sc.stepOK = false
 	}
 	return true
 }
@@ -269,11 +270,11 @@ func (e *evaluator) plainMemo(b, k, i int) (*opMemo, bool) {
 	if e.trace != nil {
 		return nil, false
 	}
-	m := &e.memo[(e.m.opBase[b][k]+i)*memoWays]
-	if m.gen == e.gen && e.fresh(m.dep, m.at) {
+	m := &e.memo[e.memoBase(b, k, i)]
+	if m.gen == e.bgen[b] && e.fresh(m.dep, m.at) {
 		return m, true
 	}
-	m.gen = e.gen
+	m.gen = e.bgen[b]
 	return m, false
 }
 
@@ -301,39 +302,51 @@ func (e *evaluator) replayPlain(res *runResult, m *opMemo, o *model.Op, idx int,
 const stepWays = 3
 
 // stepMemo is the outcome of a block's once-per-step collectives
-// (evaluator.stepPart) in one step generation (evaluator.stepGen): they
-// depend only on the ZeRO stage and the roles the block's gradients are
-// left partial over.
+// (evaluator.stepPart) in one bank generation of the block (its sizes and
+// layouts, evaluator.bgen): they depend only on the ZeRO stage, the roles
+// the block's gradients are left partial over and, through the mesh, the
+// collective models of the role sets they price, all within the roles dep
+// (fresh).
 type stepMemo struct {
-	gen     uint64 // the step generation; 0: none
+	gen     uint64 // the bank generation; 0: none
 	zero    int
 	pending []roleSet
 	// grad and param are the block's segCost.stepGrad and stepParam, emit
 	// its stepEmit.
 	grad, param float64
 	emit        []emission
+	// dep are the roles priced, at the placement epoch at.
+	dep roleSet
+	at  uint32
 }
 
 // stepMemoFor returns the once-per-step memo entry of block b holding the
-// outcome for the current ZeRO stage and pending roles, and whether it
-// holds it; when it does not, the entry returned is the one to record the
-// outcome in. It returns nil while tracing.
+// outcome for the current ZeRO stage and pending roles under the current
+// placement, and whether it holds it; when it does not, the entry
+// returned is the one to record the outcome in. It returns nil while
+// tracing.
 func (e *evaluator) stepMemoFor(b int, pending []roleSet) (*stepMemo, bool) {
 	if e.trace != nil {
 		return nil, false
 	}
-	ways := e.steps[b*stepWays : (b+1)*stepWays]
+	base := (b*e.bankSlots() + e.bslot[b]) * stepWays
+	ways := e.steps[base : base+stepWays]
+	gen := e.bgen[b]
 	victim := -1
 	for w := range ways {
 		m := &ways[w]
-		if m.gen != e.stepGen {
+		if m.gen != gen {
 			if victim < 0 {
 				victim = w
 			}
 			continue
 		}
 		if m.zero == e.zero && slices.Equal(m.pending, pending) {
-			return m, true
+			if e.fresh(m.dep, m.at) {
+				return m, true
+			}
+			victim = w // the outcome under an earlier placement
+			break
 		}
 	}
 	if victim < 0 {
@@ -343,7 +356,7 @@ func (e *evaluator) stepMemoFor(b int, pending []roleSet) (*stepMemo, bool) {
 		ways[0].pending, ways[0].emit = last.pending[:0], last.emit[:0]
 	}
 	m := &ways[victim]
-	m.gen, m.zero = e.stepGen, e.zero
+	m.gen, m.zero = gen, e.zero
 	m.pending = append(m.pending[:0], pending...)
 	return m, false
 }
@@ -352,4 +365,5 @@ func (e *evaluator) stepMemoFor(b int, pending []roleSet) (*stepMemo, bool) {
 func (m *stepMemo) record(sc *segCost) {
 	m.grad, m.param = sc.stepGrad, sc.stepParam
 	m.emit = append(m.emit[:0], sc.stepEmit...)
+	m.dep, m.at = sc.stepDep, sc.stepAt
 }

@@ -21,9 +21,13 @@ type segCost struct {
 	stepGrad  float64
 	stepParam float64
 	stepEmit  []emission
-	// stepGen is the step generation the once-per-step parts above were
-	// computed in (evaluator.stepGen).
-	stepGen uint64
+	// stepOK says the once-per-step parts above were computed for the
+	// cost's ZeRO stage, stepDep the roles they priced collectives over
+	// and stepAt the placement epoch they were priced in: they hold while
+	// none of those roles moved since (evaluator.stepFresh).
+	stepOK  bool
+	stepDep roleSet
+	stepAt  uint32
 	// wgt is the compute seconds of the weight-gradient passes (part of
 	// bwd); critF and critW the exposed critical communication of the
 	// forward pass and of the weight-gradient passes (parts of crit); a2aF
@@ -86,7 +90,7 @@ func (e *evaluator) run(res *runResult, b int, ps pass, only []bool) {
 			}
 		}
 		if m != nil {
-			res.refs = append(res.refs, memoRef{base: int32((e.m.opBase[b][k] + i) * memoWays), plain: o.Kind != model.Einsum, stamp: m.stamp})
+			res.refs = append(res.refs, memoRef{base: int32(e.memoBase(b, k, i)), plain: o.Kind != model.Einsum, stamp: m.stamp})
 		}
 	}
 	e.opWgrad, e.opReshard = false, false
@@ -195,15 +199,17 @@ func (e *evaluator) sumRuns(b int, sc *segCost) {
 // and the parameters re-gathered (ZeRO-1/2), docs/formulas.md §3.1.
 func (e *evaluator) stepPart(b int, sc *segCost) {
 	weights := e.p.Blocks[b].Weights
-	sc.stepGen = e.stepGen
+	sc.stepOK = true
 	m, hit := e.stepMemoFor(b, sc.pending)
 	if hit {
 		sc.stepGrad, sc.stepParam = m.grad, m.param
 		sc.stepEmit = append(sc.stepEmit[:0], m.emit...)
+		sc.stepDep, sc.stepAt = m.dep, m.at
 		return
 	}
 	sc.stepGrad, sc.stepParam = 0, 0
 	sc.stepEmit = sc.stepEmit[:0]
+	sc.stepDep, sc.stepAt = 0, e.epoch
 
 	for i, w := range weights {
 		P := sc.pending[i]
@@ -226,12 +232,19 @@ func (e *evaluator) stepPart(b int, sc *segCost) {
 	}
 }
 
+// stepFresh reports whether sc's once-per-step collectives hold under
+// the current placement (segCost.stepOK).
+func (e *evaluator) stepFresh(sc *segCost) bool {
+	return sc.stepOK && e.fresh(sc.stepDep, sc.stepAt)
+}
+
 // stepEmit records a once-per-step collective of sc.
 func (e *evaluator) stepEmit(sc *segCost, op collOp, roles roleSet, bytes float64, class commClass, why whyID) {
 	if roles == 0 || bytes <= 0 {
 		return
 	}
 	sec := e.mr.seconds(op, bytes, roles)
+	sc.stepDep |= roles
 	if !e.o.SkipCollectives || e.trace != nil {
 		// Only Estimate.Collectives reads them (evaluator.collectives).
 		sc.stepEmit = append(sc.stepEmit, emission{op: op, roles: roles, bytes: bytes, seconds: sec, class: class, why: why, hideOp: -1})
