@@ -298,8 +298,11 @@ func (e *evaluator) replayPlain(res *runResult, m *opMemo, o *model.Op, idx int,
 }
 
 // stepWays is the number of once-per-step outcomes an evaluator keeps per
-// block: one per ZeRO stage.
-const stepWays = 3
+// block and bank: a few per ZeRO stage, as the block's costs for other
+// recompute classes leave other roles partial (deepseek-v3 / h800-2048's
+// walk, search.BenchmarkCosted: stepPart 7.6% of the profile with three,
+// 4.3% with six).
+const stepWays = 6
 
 // stepMemo is the outcome of a block's once-per-step collectives
 // (evaluator.stepPart) in one bank generation of the block (its sizes and
