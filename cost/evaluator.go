@@ -530,10 +530,12 @@ type evalState struct {
 	// offload is, per layer kind, the bytes one layer keeps in host memory
 	// per micro-batch under the strategy's policy.
 	offload []float64
-	// params is, per block, the parameters one chip updates (shardParams);
-	// stored those it holds (ZeRO aside) and computed those it computes
-	// gradients for (FSDP aside).
+	// params is, per block, the parameters one chip updates (shardParams),
+	// sharded those without and with ZeRO's sharding of the optimizer
+	// states (params is one of them); stored those it holds (ZeRO aside)
+	// and computed those it computes gradients for (FSDP aside).
 	params, stored, computed []float64
+	sharded                  [2][]float64
 	// fp8 is, per block, the parameters with fp8 copies one chip computes with.
 	fp8 []float64
 	// paramsAt and offloadAt are what params (and stored, computed, fp8)
@@ -730,16 +732,18 @@ type filledAt struct {
 }
 
 // keepParams fills st.params, stored, computed and fp8 unless they are
-// already of the current generation and ZeRO sharding: they read the
-// layouts and role degrees (which only a new generation changes) and
-// whether ZeRO shards the optimizer states (stage 1 and up), not the
-// placement or the recompute policy (fillParams, shardParams).
+// already of the current generation, and takes params for the current
+// ZeRO sharding: they read the layouts and role degrees (which only a new
+// generation changes) and whether ZeRO shards the optimizer states (stage
+// 1 and up), not the placement or the recompute policy (fillParams,
+// shardParams).
 func (st *evalState) keepParams() {
-	at := filledAt{gen: st.e.gen, key: min(st.e.zero, 1)}
+	at := filledAt{gen: st.e.gen}
 	if st.paramsAt != at {
 		st.fillParams()
 		st.paramsAt = at
 	}
+	st.params = st.sharded[min(st.e.zero, 1)]
 }
 
 // keepOffload fills st.offload unless it is already of the current

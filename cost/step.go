@@ -466,19 +466,23 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 	est.StepSeconds = est.ComputeSeconds + est.ExposedCommSeconds + est.BubbleSeconds
 }
 
-// fillParams sets st.params, st.stored, st.computed and st.fp8: the
+// fillParams sets st.sharded (st.params for both ZeRO shardings),
+// st.params, st.stored, st.computed and st.fp8: the
 // parameters of each block one chip updates, holds, computes gradients for,
 // and keeps fp8 copies of.
 func (st *evalState) fillParams() {
 	e := &st.e
 	n := len(e.p.Blocks)
-	if cap(st.params) < n {
-		st.params, st.stored, st.computed, st.fp8 = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	if cap(st.stored) < n {
+		st.sharded = [2][]float64{make([]float64, n), make([]float64, n)}
+		st.stored, st.computed, st.fp8 = make([]float64, n), make([]float64, n), make([]float64, n)
 	}
-	st.params, st.stored, st.computed, st.fp8 = st.params[:n], st.stored[:n], st.computed[:n], st.fp8[:n]
+	st.sharded[0], st.sharded[1] = st.sharded[0][:n], st.sharded[1][:n]
+	st.stored, st.computed, st.fp8 = st.stored[:n], st.computed[:n], st.fp8[:n]
+	st.params = st.sharded[min(e.zero, 1)]
 	fsdp := bit(space.RoleFSDP) | bit(space.RoleEFSDP)
-	for b := range st.params {
-		st.params[b] = e.shardParams(b)
+	for b := range st.stored {
+		st.sharded[0][b], st.sharded[1][b] = e.shardParams(b, 0), e.shardParams(b, 1)
 		st.stored[b], st.computed[b], st.fp8[b] = 0, 0, 0
 		for _, w := range e.p.Blocks[b].Weights {
 			l := e.roles[w]
@@ -495,11 +499,11 @@ func (st *evalState) fillParams() {
 // shardParams is the parameters of block b that one chip updates: sharded
 // by storage over fsdp/tp/ep, and over the pure data-parallel role (dp, or
 // edp for a routed expert) by ZeRO.
-func (e *evaluator) shardParams(b int) float64 {
+func (e *evaluator) shardParams(b, zero int) float64 {
 	n := 0.0
 	for _, w := range e.p.Blocks[b].Weights {
 		l := e.roles[w]
-		if e.zero >= 1 {
+		if zero >= 1 {
 			l |= e.dataRole(w)
 		}
 		n += e.bytes(w, l) / e.p.ElemBytes(w)
