@@ -75,8 +75,9 @@ type evaluator struct {
 	bgen      []uint64
 	bankGens  uint64
 	keepBanks bool
-	// bbase is, per block, the index in memo of its current bank's ops.
-	bbase []int
+	// bbase is, per block and pass (Model.opBase), the index in memo of
+	// its first op's ways in the block's current bank.
+	bbase [][2]int
 	// stamps counts the op outcomes recorded (opMemo.stamp); outcomes is
 	// scratch for those of one pass (revalidateRun).
 	stamps   uint64
@@ -89,17 +90,17 @@ type evaluator struct {
 	// steps holds stepWays once-per-step outcomes per block and bank slot
 	// (stepMemo).
 	steps []stepMemo
-	// epoch counts the meshes the evaluator has been moved to, by setup
-	// or Model.remesh, and setupEpoch is the epoch of the last setup. moved
-	// is, per role, the epoch a placement last changed the collective
-	// models of a role set holding it that the setup's generation priced
+	// epoch counts the setups and the placements that changed a model a
+	// setup priced (Model.remesh), and setupEpoch is the epoch of the last
+	// setup. moved is, per role, the epoch a placement last changed the
+	// collective models of a role set holding it that the setup priced
 	// (meshRoles.moveTo), and regrouped the epoch a mesh last changed the
 	// role's axis groups at all: an outcome recorded in epoch at that
 	// priced collectives over roles dep is current while none of them
 	// moved since (fresh), by moved for an outcome of the current setup
-	// (every set it priced was seen since), by regrouped for an earlier
-	// one (a bank's). opDep collects the roles priced by the op being
-	// resolved (blockSeconds).
+	// (every set it priced was seen since: adopt, trackChoices), by
+	// regrouped for an earlier one (a bank's). opDep collects the roles
+	// priced by the op being resolved (blockSeconds).
 	epoch, setupEpoch uint32
 	moved, regrouped  [space.NumRoles]uint32
 	opDep             roleSet
@@ -230,13 +231,14 @@ func (e *evaluator) selectBanks(shape *shapeKey) {
 		e.banks = make([]blockBanks, n)
 		e.bslot = make([]int, n)
 		e.bgen = make([]uint64, n)
-		e.bbase = make([]int, n)
+		e.bbase = make([][2]int, n)
 	}
 	if !e.banking() {
 		for b := range e.banks {
 			e.bankGens++
 			e.banks[b].gen[0] = e.bankGens
-			e.bslot[b], e.bgen[b], e.bbase[b] = 0, e.bankGens, 0
+			e.bslot[b], e.bgen[b] = 0, e.bankGens
+			e.bbase[b] = e.memoBases(b, 0)
 		}
 		return
 	}
@@ -269,7 +271,8 @@ func (e *evaluator) selectBanks(shape *shapeKey) {
 			bk.sig[slot], bk.gen[slot] = sig, e.bankGens
 		}
 		bk.used[slot] = e.gen
-		e.bslot[b], e.bgen[b], e.bbase[b] = slot, bk.gen[slot], slot*e.m.numOps*memoWays
+		e.bslot[b], e.bgen[b] = slot, bk.gen[slot]
+		e.bbase[b] = e.memoBases(b, slot)
 	}
 }
 
@@ -295,10 +298,17 @@ func (e *evaluator) dropBanks() {
 	}
 }
 
+// memoBases are the indices in memo of the first way of block b's first
+// forward and backward op in bank slot slot.
+func (e *evaluator) memoBases(b, slot int) [2]int {
+	base := slot * e.m.numOps
+	return [2]int{(base + e.m.opBase[b][0]) * memoWays, (base + e.m.opBase[b][1]) * memoWays}
+}
+
 // memoBase is the index in memo of the first way of op i of block b's
 // forward (k = 0) or backward (k = 1) ops in the block's current bank.
 func (e *evaluator) memoBase(b, k, i int) int {
-	return e.bbase[b] + (e.m.opBase[b][k]+i)*memoWays
+	return e.bbase[b][k] + i*memoWays
 }
 
 // blockSeconds is meshRoles.seconds for a collective of a block's passes:
@@ -931,15 +941,16 @@ func (cm *Model) remesh(st *evalState, in *evalInputs, s *space.Strategy) (bool,
 	}
 	moved, regrouped := e.mr.moveTo(&e.alt)
 	e.noteRoleModels(regrouped)
-	if regrouped != 0 {
+	if moved != 0 {
 		e.epoch++
-		for set := uint8(regrouped); set != 0; set &= set - 1 {
-			r := bits.TrailingZeros8(set)
-			e.regrouped[r] = e.epoch
-			if moved&(1<<r) != 0 {
-				e.moved[r] = e.epoch
-			}
+		for set := uint8(moved); set != 0; set &= set - 1 {
+			e.moved[bits.TrailingZeros8(set)] = e.epoch
 		}
+	}
+	// An outcome of an earlier setup, the only kind regrouped dates, is
+	// of an epoch before setupEpoch: the current epoch makes it stale.
+	for set := uint8(regrouped); set != 0; set &= set - 1 {
+		e.regrouped[bits.TrailingZeros8(set)] = e.epoch
 	}
 	st.rekey(policy, s.Zero)
 	st.fillSends(s.Degree[space.PP])
