@@ -76,8 +76,10 @@ type evaluator struct {
 	bankGens  uint64
 	keepBanks bool
 	// bbase is, per block and pass (Model.opBase), the index in memo of
-	// its first op's ways in the block's current bank.
+	// its first op's ways in the block's current bank, and sbase the index
+	// in steps of the bank's once-per-step outcomes.
 	bbase [][2]int
+	sbase []int
 	// stamps counts the op outcomes recorded (opMemo.stamp); outcomes is
 	// scratch for those of one pass (revalidateRun).
 	stamps   uint64
@@ -232,13 +234,14 @@ func (e *evaluator) selectBanks(shape *shapeKey) {
 		e.bslot = make([]int, n)
 		e.bgen = make([]uint64, n)
 		e.bbase = make([][2]int, n)
+		e.sbase = make([]int, n)
 	}
 	if !e.banking() {
 		for b := range e.banks {
 			e.bankGens++
 			e.banks[b].gen[0] = e.bankGens
 			e.bslot[b], e.bgen[b] = 0, e.bankGens
-			e.bbase[b] = e.memoBases(b, 0)
+			e.bbase[b], e.sbase[b] = e.memoBases(b, 0), b*stepWays
 		}
 		return
 	}
@@ -272,7 +275,7 @@ func (e *evaluator) selectBanks(shape *shapeKey) {
 		}
 		bk.used[slot] = e.gen
 		e.bslot[b], e.bgen[b] = slot, bk.gen[slot]
-		e.bbase[b] = e.memoBases(b, slot)
+		e.bbase[b], e.sbase[b] = e.memoBases(b, slot), (b*bankWays+slot)*stepWays
 	}
 }
 
@@ -1061,7 +1064,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 		e.banks, e.shapeOK = nil, false // another model's
 	}
 	e.m, e.p, e.o, e.policy, e.trace, e.zero = cm, p, in.options, policy, nil, s.Zero
-	regrouped, err := e.mr.resolveVia(in, s, &e.alt, e.banking())
+	regrouped, err := e.mr.resolveVia(in, s, &e.alt)
 	if err != nil {
 		return err
 	}

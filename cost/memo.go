@@ -369,7 +369,7 @@ func (e *evaluator) stepMemoFor(b int, pending []roleSet) (*stepMemo, bool) {
 	if e.trace != nil {
 		return nil, false
 	}
-	base := (b*e.bankSlots() + e.bslot[b]) * stepWays
+	base := e.sbase[b]
 	ways := e.steps[base : base+stepWays]
 	gen := e.bgen[b]
 	victim := -1

@@ -44,23 +44,19 @@ type meshRoles struct {
 // the memoised models of the previous strategy.
 func (mr *meshRoles) resolve(ev *evalInputs, s *space.Strategy) error {
 	var scratch space.Mesh
-	_, err := mr.resolveVia(ev, s, &scratch, false)
+	_, err := mr.resolveVia(ev, s, &scratch)
 	return err
 }
 
 // resolveVia is resolve, resolving s into scratch first (mr's old mesh is
-// returned in it), and returns, when compare, the roles whose axis groups
-// s changes, else every role: a role set's collective models depend on
-// its roles' groups alone, so a set of none of them prices as before
-// (evaluator.regrouped).
-func (mr *meshRoles) resolveVia(ev *evalInputs, s *space.Strategy, scratch *space.Mesh, compare bool) (roleSet, error) {
+// returned in it), and returns the roles whose axis groups s changes: a
+// role set's collective models depend on its roles' groups alone, so a
+// set of none of them prices as before (evaluator.regrouped).
+func (mr *meshRoles) resolveVia(ev *evalInputs, s *space.Strategy, scratch *space.Mesh) (roleSet, error) {
 	if err := scratch.Resolve(ev.cluster, s); err != nil {
 		return 0, err
 	}
-	regrouped := roleSet(1<<space.NumRoles - 1)
-	if compare {
-		regrouped = mr.regrouped(scratch)
-	}
+	regrouped := mr.regrouped(scratch)
 	mr.Mesh, *scratch = *scratch, mr.Mesh
 	mr.flat = ev.options.Comm.Flat
 	for r := range mr.deg {
