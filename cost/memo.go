@@ -133,7 +133,9 @@ func (e *evaluator) requote(m *opMemo) {
 		em.seconds = e.emissionSeconds(em.op, em.roles, em.bytes, em.class)
 	}
 	m.dep, m.at = e.opDep, e.epoch
-	e.trackChoices(m.dep)
+	if e.banking() {
+		e.trackChoices(m.dep)
+	}
 }
 
 // adopt makes m, a fresh outcome, one of the current setup when it was
@@ -156,12 +158,9 @@ func (e *evaluator) adopt(m *opMemo) {
 // have been made, or kept, under an earlier setup (roleChoices, a stale
 // outcome's unmoved roles), which priced nothing this setup's mesh has
 // seen; a later placement must still report the role when it changes
-// that model (Model.remesh, fresh). Without banks every choice of an
-// outcome of the setup was priced in it.
+// that model (Model.remesh, fresh). Without banks (banking) every choice
+// of an outcome of the setup was priced in it: the callers skip it.
 func (e *evaluator) trackChoices(dep roleSet) {
-	if !e.banking() {
-		return
-	}
 	for set := uint8(dep); set != 0; set &= set - 1 {
 		e.mr.track(roleSet(1) << bits.TrailingZeros8(set))
 	}

@@ -1,8 +1,6 @@
 package cost
 
-import (
-	"github.com/meshplan/meshplan/space"
-)
+import "github.com/meshplan/meshplan/space"
 
 // roleSet is a set of the algebra's roles (space.Role): the parallel
 // dimensions as they shard tensors, with EP's expert remainders EDP and
