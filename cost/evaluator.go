@@ -100,9 +100,9 @@ type evaluator struct {
 	// role's axis groups at all: an outcome recorded in epoch at that
 	// priced collectives over roles dep is current while none of them
 	// moved since (fresh), by moved for an outcome of the current setup
-	// (every set it priced was seen since: adopt, trackChoices), by
-	// regrouped for an earlier one (a bank's). opDep collects the roles
-	// priced by the op being resolved (blockSeconds).
+	// (every set it priced was seen since, Model.remesh), by regrouped
+	// for an earlier one (a bank's). opDep collects the roles priced by
+	// the op being resolved (blockSeconds).
 	epoch, setupEpoch uint32
 	moved, regrouped  [space.NumRoles]uint32
 	opDep             roleSet
@@ -944,6 +944,12 @@ func (cm *Model) remesh(st *evalState, in *evalInputs, s *space.Strategy) (bool,
 	}
 	moved, regrouped := e.mr.moveTo(&e.alt)
 	e.noteRoleModels(regrouped)
+	if e.banking() {
+		// A bank's outcome, or a role's choice kept from an earlier setup,
+		// priced sets this setup's mesh need not have seen, whose models
+		// moveTo does not compare: every regrouped role moved.
+		moved |= regrouped
+	}
 	if moved != 0 {
 		e.epoch++
 		for set := uint8(moved); set != 0; set &= set - 1 {

@@ -1,7 +1,6 @@
 package cost
 
 import (
-	"math/bits"
 	"slices"
 
 	"github.com/meshplan/meshplan/model"
@@ -92,7 +91,6 @@ func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (m *opMemo, hi
 		}
 		if m.gA == gA && m.gB == gB && m.zero2 == zero2 {
 			if e.fresh(m.dep, m.at) {
-				e.adopt(m)
 				return m, true, false
 			}
 			return m, false, true // the outcome under an earlier placement
@@ -133,37 +131,6 @@ func (e *evaluator) requote(m *opMemo) {
 		em.seconds = e.emissionSeconds(em.op, em.roles, em.bytes, em.class)
 	}
 	m.dep, m.at = e.opDep, e.epoch
-	if e.banking() {
-		e.trackChoices(m.dep)
-	}
-}
-
-// adopt makes m, a fresh outcome, one of the current setup when it was
-// recorded under an earlier one (a bank's, evaluator.banks): its
-// collectives are priced again, as they were, so that the setup's mesh
-// has seen every role set it priced (trackChoices), and it is dated now.
-// A run dated now that used it is then fresh while no placement of the
-// setup changed a model it rests on (meshRoles.moveTo, fresh).
-func (e *evaluator) adopt(m *opMemo) {
-	if m.at >= e.setupEpoch {
-		return
-	}
-	e.opDep = m.dep
-	e.requote(m)
-}
-
-// trackChoices makes the setup's placements track the collective models
-// of each role in dep alone (meshRoles.track), which the role's choice in
-// an outcome recorded now over dep rests on: with banks, the choice may
-// have been made, or kept, under an earlier setup (roleChoices, a stale
-// outcome's unmoved roles), which priced nothing this setup's mesh has
-// seen; a later placement must still report the role when it changes
-// that model (Model.remesh, fresh). Without banks (banking) every choice
-// of an outcome of the setup was priced in it: the callers skip it.
-func (e *evaluator) trackChoices(dep roleSet) {
-	for set := uint8(dep); set != 0; set &= set - 1 {
-		e.mr.track(roleSet(1) << bits.TrailingZeros8(set))
-	}
 }
 
 // memoRef names the outcome an op of a run used: the op's memo entries
@@ -259,8 +226,6 @@ func (e *evaluator) revalidateRun(r *runResult) bool {
 				}
 			}
 			e.requote(m)
-		} else {
-			e.adopt(m)
 		}
 		dep |= m.dep
 		n += len(m.emit)
@@ -307,7 +272,6 @@ func (e *evaluator) plainMemo(b, k, i int) (*opMemo, bool) {
 	}
 	m := &e.memo[e.memoBase(b, k, i)]
 	if m.gen == e.bgen[b] && e.fresh(m.dep, m.at) {
-		e.adopt(m)
 		return m, true
 	}
 	m.gen = e.bgen[b]

@@ -171,19 +171,6 @@ func (mr *meshRoles) seconds(op collOp, bytes float64, set roleSet) float64 {
 	return mr.models[set][k].at(bytes) * op.passes()
 }
 
-// track computes, unless it has, the collective models over set that a
-// role's choice prices (bestChoice: gathers, reductions and AllToAll) and
-// notes set as seen, so that moveTo reports its roles when a placement
-// changes them.
-func (mr *meshRoles) track(set roleSet) {
-	const kinds = 1<<opAG | 1<<opA2A
-	if mr.seen[set]&kinds == kinds && mr.have[set]&kinds == kinds {
-		return
-	}
-	mr.seconds(opAG, 1, set)
-	mr.seconds(opA2A, 1, set)
-}
-
 // latency is the fixed part of one collective op over the roles in set:
 // its time for a vanishing array.
 func (mr *meshRoles) latency(op collOp, set roleSet) float64 {

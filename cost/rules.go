@@ -481,9 +481,6 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 		m.addA, m.addB, m.partial, m.sec, m.fl = rs.gA, rs.gB, rs.partial, sec, fl
 		m.x, m.rs = *x, rs
 		m.dep, m.at = e.opDep, e.epoch
-		if e.banking() {
-			e.trackChoices(m.dep)
-		}
 		m.emit = append(m.emit[:0], res.emit[first:]...)
 		e.stamps++
 		m.stamp = e.stamps
