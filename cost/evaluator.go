@@ -1,7 +1,6 @@
 package cost
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -55,31 +54,11 @@ type evaluator struct {
 	// combine), for its emissions.
 	blockIdx           int
 	opWgrad, opReshard bool
-	// memo holds, per block bank slot (banks), memoWays outcomes per op
-	// of the program (opMemo, memoBase), valid in the bank's generation
-	// (bgen). gen counts setups: one strategy's layouts, sizes and mesh,
+	// memo holds memoWays outcomes per einsum of the program (opMemo),
+	// valid in generation gen: one strategy's layouts, sizes and mesh,
 	// from one setup to the next.
 	memo []opMemo
 	gen  uint64
-	// banks are, per block, the signatures of the sizes and layouts its
-	// ops have been costed under (blockBanks): another strategy of the
-	// same signature (an MoE strategy that changes only expert roles,
-	// seen from an attention block) finds the block's op outcomes and
-	// costs (evalState.spares) again. bslot and bgen are, per block, the
-	// slot and generation of its current bank; bankGens counts the
-	// generations handed out. keepBanks says the banks outlive a setup:
-	// an Evaluator's, whose cluster, workload and options are fixed, and
-	// not while tracing.
-	banks     []blockBanks
-	bslot     []int
-	bgen      []uint64
-	bankGens  uint64
-	keepBanks bool
-	// bbase is, per block and pass (Model.opBase), the index in memo of
-	// its first op's ways in the block's current bank, and sbase the index
-	// in steps of the bank's once-per-step outcomes.
-	bbase [][2]int
-	sbase []int
 	// stamps counts the op outcomes recorded (opMemo.stamp); outcomes is
 	// scratch for those of one pass (revalidateRun).
 	stamps   uint64
@@ -89,229 +68,55 @@ type evaluator struct {
 	// says they were.
 	shape   shapeKey
 	shapeOK bool
-	// steps holds stepWays once-per-step outcomes per block and bank slot
-	// (stepMemo).
+	// steps holds stepWays once-per-step outcomes per block (stepMemo).
 	steps []stepMemo
-	// epoch counts the setups and the placements that changed a model a
-	// setup priced (Model.remesh), and setupEpoch is the epoch of the last
-	// setup. moved is, per role, the epoch a placement last changed the
-	// collective models of a role set holding it that the setup priced
-	// (meshRoles.moveTo), and regrouped the epoch a mesh last changed the
-	// role's axis groups at all: an outcome recorded in epoch at that
-	// priced collectives over roles dep is current while none of them
-	// moved since (fresh), by moved for an outcome of the current setup
-	// (every set it priced was seen since, Model.remesh), by regrouped
-	// for an earlier one (a bank's). opDep collects the roles priced by
-	// the op being resolved (blockSeconds).
-	epoch, setupEpoch uint32
-	moved, regrouped  [space.NumRoles]uint32
-	opDep             roleSet
+	// epoch counts the placements generation gen has been moved to
+	// (Model.remesh), and moved is, per role, the epoch a placement last
+	// changed the collective models of a role set holding it that the
+	// generation priced (meshRoles.moveTo): an outcome recorded in epoch
+	// at that priced collectives over roles dep is current while none of
+	// them moved since (fresh). opDep collects the roles priced by the op
+	// being resolved (blockSeconds).
+	epoch uint32
+	moved [space.NumRoles]uint32
+	opDep roleSet
 	// alt is scratch for the mesh of the strategy Model.remesh moves to.
 	alt space.Mesh
-	// roleModel is, per role, the number of its current axis groups among
-	// all the role's the evaluator has met (modelIDs, keyed by groupsKey;
-	// nModels counts them per role, keyBuf is scratch for a key): the
-	// role's collective models (roleChoices).
-	roleModel [space.NumRoles]uint8
-	nModels   [space.NumRoles]uint8
-	modelIDs  map[string]uint8
-	keyBuf    []byte
-	// recent are, per role, the last recentModels axis groups it has had
-	// and their numbers, looked up before modelIDs (next: the one to
-	// replace).
-	recent [space.NumRoles]recentModels
+	// roleModel is, per role, the index of its axis groups among the
+	// roleModels first it has had in the generation (modelGroups, nModels),
+	// roleModels when they are not among them: the role's collective
+	// models (roleChoices).
+	roleModel   [space.NumRoles]uint8
+	modelGroups [space.NumRoles][roleModels][]space.Group
+	nModels     [space.NumRoles]uint8
 }
 
-// recentModels are a role's last few axis groups and their numbers
-// (evaluator.recent).
-type recentModels struct {
-	groups [roleModels][]space.Group
-	id     [roleModels]uint8
-	next   int
-}
+// roleModels is the number of collective models per role whose choices an
+// einsum's memo entry keeps (roleChoices): a role takes a few placements
+// of its degree on a cluster's axes.
+const roleModels = 4
 
-// noteRoleModels sets roleModel for the current placement of the roles
-// in regrouped, those whose axis groups changed.
-func (e *evaluator) noteRoleModels(regrouped roleSet) {
-	if e.modelIDs == nil {
-		e.modelIDs = make(map[string]uint8)
-	}
-	for set := uint8(regrouped); set != 0; set &= set - 1 {
-		r := bits.TrailingZeros8(set)
-		cur, rc := e.mr.Groups[r], &e.recent[r]
-		if i := rc.find(cur); i >= 0 {
-			e.roleModel[r] = rc.id[i]
+// noteRoleModels sets roleModel for the current placement, forgetting the
+// models of the generation before when reset.
+func (e *evaluator) noteRoleModels(reset bool) {
+	for r := range e.roleModel {
+		if reset {
+			e.nModels[r] = 0
+		}
+		cur := e.mr.Groups[r]
+		if id := e.roleModel[r]; !reset && id < e.nModels[r] && sameGroups(e.modelGroups[r][id], cur) {
 			continue
 		}
-		e.keyBuf = groupsKey(e.keyBuf[:0], r, cur)
-		id, ok := e.modelIDs[string(e.keyBuf)]
-		if !ok {
-			if e.nModels[r] == math.MaxUint8 {
-				// Numbers are never reused: a full count starts every
-				// role afresh, and every bank, whose choices name them.
-				clear(e.modelIDs)
-				e.nModels = [space.NumRoles]uint8{}
-				for i := range e.recent {
-					e.recent[i].id = [roleModels]uint8{}
-				}
-				e.dropBanks()
-				e.noteRoleModels(1<<space.NumRoles - 1)
-				return
-			}
+		id := uint8(0)
+		for id < e.nModels[r] && !sameGroups(e.modelGroups[r][id], cur) {
+			id++
+		}
+		if id == e.nModels[r] && id < roleModels {
+			e.modelGroups[r][id] = append(e.modelGroups[r][id][:0], cur...)
 			e.nModels[r]++
-			id = e.nModels[r]
-			e.modelIDs[string(e.keyBuf)] = id
 		}
 		e.roleModel[r] = id
-		rc.groups[rc.next] = append(rc.groups[rc.next][:0], cur...)
-		rc.id[rc.next] = id
-		rc.next = (rc.next + 1) % roleModels
 	}
-}
-
-// find returns the index of groups gs among rc's, or -1.
-func (rc *recentModels) find(gs []space.Group) int {
-	for i := range rc.groups {
-		if rc.id[i] != 0 && sameGroups(rc.groups[i], gs) {
-			return i
-		}
-	}
-	return -1
-}
-
-// groupsKey appends to buf a key naming role r's axis groups gs: what
-// sameGroups compares.
-func groupsKey(buf []byte, r int, gs []space.Group) []byte {
-	buf = append(buf, byte(r))
-	for _, g := range gs {
-		buf = append(buf, g.Axis.Name...)
-		buf = append(buf, 0)
-		buf = binary.LittleEndian.AppendUint64(buf, uint64(g.Size))
-		if g.Whole {
-			buf = append(buf, 1)
-		} else {
-			buf = append(buf, 0)
-		}
-	}
-	return buf
-}
-
-// bankWays is the number of signatures of a block whose op outcomes and
-// costs an evaluator keeps (blockBanks): deepseek-v3 / h800-2048's walk
-// (search.BenchmarkCosted) meets the signature of a block's last 2, 4 and
-// 8 in 10%, 47% and 73% of its setups (weighted by the block's ops), and
-// no more with 16.
-const bankWays = 8
-
-// blockSig is what a block's op outcomes depend on besides the
-// placement (fresh), the gathered state and the ZeRO stage (opMemo): the
-// rows of a micro-batch over all replicas, the sequence length, sequence
-// parallelism, the tensor-parallel degree (capped dimensions) and the
-// degrees of the roles that may shard the block's tensors or take their
-// gradients (Model.sigRoles), 0 for the others.
-type blockSig struct {
-	rows, seq int
-	sp        bool
-	tp        int
-	deg       [space.NumRoles]int
-}
-
-// blockBanks are a block's bank slots: the signature, generation (0:
-// none) and last use of each.
-type blockBanks struct {
-	sig  [bankWays]blockSig
-	gen  [bankWays]uint64
-	used [bankWays]uint64
-}
-
-// selectBanks points every block at the bank of its signature under
-// shape, taking the least recently used slot for a new one; without
-// banking, every block takes a new generation in its one slot.
-func (e *evaluator) selectBanks(shape *shapeKey) {
-	n := len(e.p.Blocks)
-	if len(e.banks) != n {
-		e.banks = make([]blockBanks, n)
-		e.bslot = make([]int, n)
-		e.bgen = make([]uint64, n)
-		e.bbase = make([][2]int, n)
-		e.sbase = make([]int, n)
-	}
-	if !e.banking() {
-		for b := range e.banks {
-			e.bankGens++
-			e.banks[b].gen[0] = e.bankGens
-			e.bslot[b], e.bgen[b] = 0, e.bankGens
-			e.bbase[b], e.sbase[b] = e.memoBases(b, 0), b*stepWays
-		}
-		return
-	}
-	for b := range e.banks {
-		sig := blockSig{rows: shape.rows, seq: shape.seq, sp: shape.sp, tp: shape.tp}
-		for set := uint8(e.m.sigRoles[b]); set != 0; set &= set - 1 {
-			r := bits.TrailingZeros8(set)
-			sig.deg[r] = shape.deg[r]
-		}
-		bk := &e.banks[b]
-		slot := -1
-		for j := range bk.sig {
-			if bk.gen[j] != 0 && bk.sig[j] == sig {
-				slot = j
-				break
-			}
-		}
-		if slot < 0 {
-			slot = 0 // the least recently used, or a free one
-			for j := range bk.gen {
-				if bk.gen[j] == 0 {
-					slot = j
-					break
-				}
-				if bk.used[j] < bk.used[slot] {
-					slot = j
-				}
-			}
-			e.bankGens++
-			bk.sig[slot], bk.gen[slot] = sig, e.bankGens
-		}
-		bk.used[slot] = e.gen
-		e.bslot[b], e.bgen[b] = slot, bk.gen[slot]
-		e.bbase[b], e.sbase[b] = e.memoBases(b, slot), (b*bankWays+slot)*stepWays
-	}
-}
-
-// banking reports whether the evaluator keeps bankWays banks per block:
-// it keeps banks (keepBanks) of a model whose blocks' signatures differ
-// (Model.banked). Without, a block's op outcomes and costs last one
-// setup, as its signature would change with every new shape.
-func (e *evaluator) banking() bool { return e.keepBanks && e.m.banked }
-
-// bankSlots is the number of bank slots of each block (banking).
-func (e *evaluator) bankSlots() int {
-	if e.banking() {
-		return bankWays
-	}
-	return 1
-}
-
-// dropBanks forgets every bank.
-func (e *evaluator) dropBanks() {
-	for b := range e.banks {
-		e.banks[b].gen = [bankWays]uint64{}
-		e.bgen[b] = 0
-	}
-}
-
-// memoBases are the indices in memo of the first way of block b's first
-// forward and backward op in bank slot slot.
-func (e *evaluator) memoBases(b, slot int) [2]int {
-	base := slot * e.m.numOps
-	return [2]int{(base + e.m.opBase[b][0]) * memoWays, (base + e.m.opBase[b][1]) * memoWays}
-}
-
-// memoBase is the index in memo of the first way of op i of block b's
-// forward (k = 0) or backward (k = 1) ops in the block's current bank.
-func (e *evaluator) memoBase(b, k, i int) int {
-	return e.bbase[b][k] + i*memoWays
 }
 
 // blockSeconds is meshRoles.seconds for a collective of a block's passes:
@@ -330,23 +135,12 @@ func (e *evaluator) fresh(dep roleSet, at uint32) bool {
 	if at == e.epoch {
 		return true
 	}
-	marks := e.marks(at)
 	for set := uint8(dep); set != 0; set &= set - 1 {
-		if marks[bits.TrailingZeros8(set)] > at {
+		if e.moved[bits.TrailingZeros8(set)] > at {
 			return false
 		}
 	}
 	return true
-}
-
-// marks returns the per-role epochs that say whether an outcome recorded
-// in epoch at is fresh: moved for one of the current setup, regrouped for
-// an earlier one.
-func (e *evaluator) marks(at uint32) *[space.NumRoles]uint32 {
-	if at >= e.setupEpoch {
-		return &e.moved
-	}
-	return &e.regrouped
 }
 
 // movedSince returns the roles of dep whose collective models a placement
@@ -354,9 +148,8 @@ func (e *evaluator) marks(at uint32) *[space.NumRoles]uint32 {
 // then, which priced collectives over dep, must price again.
 func (e *evaluator) movedSince(dep roleSet, at uint32) roleSet {
 	var moved roleSet
-	marks := e.marks(at)
 	for set := uint8(dep); set != 0; set &= set - 1 {
-		if r := bits.TrailingZeros8(set); marks[r] > at {
+		if r := bits.TrailingZeros8(set); e.moved[r] > at {
 			moved |= roleSet(1) << r
 		}
 	}
@@ -511,15 +304,9 @@ type evalState struct {
 	// keys are, per block, the recompute class (Model.rerunClass) and
 	// ZeRO stage its cost in blocks is for.
 	keys []blockKey
-	// spares are, per block and bank slot (evaluator.banks, at
-	// b·bankWays + slot), its costs for other recompute classes and ZeRO
-	// stages under the bank's layouts and sizes (swapBlock), and for the
-	// recompute class and ZeRO stage of another strategy of the bank's
-	// signature (stash). held are, per block, the bank generation of its
-	// cost in blocks (0: none) and heldSlot its slot.
-	spares   []spareBlocks
-	held     []uint64
-	heldSlot []int
+	// spares are, per block, its costs for other recompute classes and
+	// ZeRO stages under the same layouts, sizes and mesh (swapBlock).
+	spares []spareBlocks
 	// pSend is one pipeline send on the slowest hop and pRamp one
 	// micro-batch's sends over every stage boundary, seconds.
 	pSend, pRamp float64
@@ -612,30 +399,18 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 	if e.trace != nil {
 		spans = make([][2]int, len(p.Blocks))
 	}
-	if len(st.held) != len(p.Blocks) {
-		st.held, st.heldSlot = make([]uint64, len(p.Blocks)), make([]int, len(p.Blocks))
-	}
-	if len(st.spares) != len(p.Blocks)*bankWays {
-		st.spares = make([]spareBlocks, len(p.Blocks)*bankWays)
-	}
 	for b := range p.Blocks {
-		k := blockKey{rerun: cm.rerunClass[b][e.policy], zero: e.zero}
+		st.blocks[b].reset()
 		if cm.idle[b] {
-			st.blocks[b].reset()
-			st.keys[b] = k
-			continue
-		}
-		if e.trace == nil && st.restore(b, k) {
+			st.keys[b] = blockKey{rerun: cm.rerunClass[b][e.policy], zero: e.zero}
 			continue
 		}
 		first := 0
 		if e.trace != nil {
 			first = len(*e.trace)
 		}
-		st.blocks[b].reset()
 		e.block(b, st.blocks[b])
-		st.keys[b] = k
-		st.held[b], st.heldSlot[b] = e.bgen[b], e.bslot[b]
+		st.keys[b] = blockKey{rerun: cm.rerunClass[b][e.policy], zero: e.zero}
 		if e.trace == nil {
 			continue
 		}
@@ -658,62 +433,6 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 	st.keepParams()
 	st.keepOffload()
 	return nil
-}
-
-// restore makes st.blocks[b] block b's cost for key k from its bank
-// (evaluator.banks) when the bank holds a cost of the block: the one held
-// when it is of the bank, else the bank's spare for k, else any of the
-// bank's (for its forward pass), the cost held put aside in its own bank
-// (stash). It reports false when the bank holds none: cost the block then.
-func (st *evalState) restore(b int, k blockKey) bool {
-	e := &st.e
-	if !e.banking() {
-		return false // a new generation: nothing held
-	}
-	if st.held[b] != e.bgen[b] {
-		st.stash(b)
-		sp := &st.spares[b*bankWays+e.bslot[b]]
-		j := -1
-		for i := range sp.sc {
-			if sp.gen[i] != e.bgen[b] {
-				continue
-			}
-			if sp.key[i].rerun == k.rerun && (sp.key[i].zero >= 2) == (k.zero >= 2) {
-				j = i
-				break
-			}
-			if j < 0 {
-				j = i
-			}
-		}
-		if j < 0 {
-			return false
-		}
-		st.blocks[b], sp.sc[j] = sp.sc[j], st.blocks[b]
-		st.keys[b], sp.gen[j] = sp.key[j], 0
-		st.held[b], st.heldSlot[b] = e.bgen[b], e.bslot[b]
-	}
-	st.refresh(b, k)
-	return true
-}
-
-// stash keeps block b's cost held in blocks among the spares of its own
-// bank, while that bank is still the same generation, replacing a spare
-// of an earlier generation or, when all are current, the next in turn.
-func (st *evalState) stash(b int) {
-	e := &st.e
-	gen, slot := st.held[b], st.heldSlot[b]
-	st.held[b] = 0
-	if gen == 0 || e.banks[b].gen[slot] != gen {
-		return
-	}
-	sp := &st.spares[b*bankWays+slot]
-	v := sp.victim(gen)
-	if sp.sc[v] == nil {
-		sp.sc[v] = new(segCost)
-	}
-	st.blocks[b], sp.sc[v] = sp.sc[v], st.blocks[b]
-	sp.key[v], sp.gen[v] = st.keys[b], gen
 }
 
 // knownRules are one schedule's rules.
@@ -928,8 +647,9 @@ func (st *evalState) refresh(b int, k blockKey) {
 // (meshRoles.moveTo, evaluator.fresh; tp moved to another torus axis of
 // the same size and links prices the same). A block's passes are costed
 // again only when one of them did, and then from the memo but for the ops
-// that did. The once-per-step collectives and the pipeline sends
-// are computed again.
+// that did. A block's once-per-step collectives are priced again when the
+// placement moved a role they priced (stepFresh); the pipeline sends are
+// computed again.
 func (cm *Model) remesh(st *evalState, in *evalInputs, s *space.Strategy) (bool, error) {
 	policy, err := cm.check(in, s)
 	if err != nil {
@@ -942,24 +662,13 @@ func (cm *Model) remesh(st *evalState, in *evalInputs, s *space.Strategy) (bool,
 	if e.alt.Degrees != e.mr.Degrees {
 		return false, nil
 	}
-	moved, regrouped := e.mr.moveTo(&e.alt)
-	e.noteRoleModels(regrouped)
-	if e.banking() {
-		// A bank's outcome, or a role's choice kept from an earlier setup,
-		// priced sets this setup's mesh need not have seen, whose models
-		// moveTo does not compare: every regrouped role moved.
-		moved |= regrouped
-	}
+	moved := e.mr.moveTo(&e.alt)
+	e.noteRoleModels(false)
 	if moved != 0 {
 		e.epoch++
 		for set := uint8(moved); set != 0; set &= set - 1 {
 			e.moved[bits.TrailingZeros8(set)] = e.epoch
 		}
-	}
-	// An outcome of an earlier setup, the only kind regrouped dates, is
-	// of an epoch before setupEpoch: the current epoch makes it stale.
-	for set := uint8(regrouped); set != 0; set &= set - 1 {
-		e.regrouped[bits.TrailingZeros8(set)] = e.epoch
 	}
 	st.rekey(policy, s.Zero)
 	st.fillSends(s.Degree[space.PP])
@@ -995,19 +704,6 @@ type spareBlocks struct {
 	next int                 // the next one to give up when all are current
 }
 
-// victim returns the spare to give up for a cost of generation gen: one
-// of another generation, else the next in turn.
-func (sp *spareBlocks) victim(gen uint64) int {
-	for j := range sp.sc {
-		if sp.gen[j] != gen {
-			return j
-		}
-	}
-	v := sp.next
-	sp.next = (sp.next + 1) % blockSpares
-	return v
-}
-
 // freshBlock reports whether block cost sc holds under the evaluator's
 // current placement: each of its passes does.
 func (e *evaluator) freshBlock(sc *segCost) bool {
@@ -1025,28 +721,41 @@ func (e *evaluator) freshBlock(sc *segCost) bool {
 // holds.
 func (st *evalState) swapBlock(b int, k blockKey) {
 	e := &st.e
-	sp := &st.spares[b*bankWays+e.bslot[b]]
-	gen := e.bgen[b]
+	if len(st.spares) != len(st.blocks) {
+		st.spares = make([]spareBlocks, len(st.blocks))
+	}
+	sp := &st.spares[b]
 	old := st.keys[b]
 	for j := range sp.sc {
-		if sp.gen[j] == gen && sp.key[j].rerun == k.rerun && (sp.key[j].zero >= 2) == (k.zero >= 2) &&
+		if sp.gen[j] == e.gen && sp.key[j].rerun == k.rerun && (sp.key[j].zero >= 2) == (k.zero >= 2) &&
 			(e.freshBlock(sp.sc[j]) || e.revalidateFrom(b, sp.sc[j], st.blocks[b], k.rerun == old.rerun)) {
 			had := sp.key[j].zero
 			st.blocks[b], sp.sc[j] = sp.sc[j], st.blocks[b]
 			sp.key[j] = old
 			if had != k.zero || !e.stepFresh(st.blocks[b]) {
-				// Another ZeRO stage, or a placement since (Model.remesh).
+				// Another ZeRO stage, or a placement since that moved a
+				// role they priced (Model.remesh).
 				e.stepPart(b, st.blocks[b])
 			}
 			return
 		}
 	}
-	v := sp.victim(gen)
+	v := -1
+	for j := range sp.sc {
+		if sp.gen[j] != e.gen {
+			v = j
+			break
+		}
+	}
+	if v < 0 {
+		v = sp.next
+		sp.next = (sp.next + 1) % blockSpares
+	}
 	if sp.sc[v] == nil {
 		sp.sc[v] = new(segCost)
 	}
 	st.blocks[b], sp.sc[v] = sp.sc[v], st.blocks[b]
-	sp.key[v], sp.gen[v] = old, gen
+	sp.key[v], sp.gen[v] = old, e.gen
 	sc := st.blocks[b]
 	sc.runs[0].copyFrom(&sp.sc[v].runs[0]) // the forward pass, the same for every class
 	sc.reset()
@@ -1066,12 +775,8 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 	st.M = float64(in.workload.Batch / (s.Replicas() * mbs))
 
 	e := &st.e
-	if e.m != cm {
-		e.banks, e.shapeOK = nil, false // another model's
-	}
 	e.m, e.p, e.o, e.policy, e.trace, e.zero = cm, p, in.options, policy, nil, s.Zero
-	regrouped, err := e.mr.resolveVia(in, s, &e.alt)
-	if err != nil {
+	if err := e.mr.resolve(in, s); err != nil {
 		return err
 	}
 	e.mr.routing = cm.routing
@@ -1079,29 +784,16 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 	e.peak, e.hbm = in.cluster.Chip.PeakBF16FLOPs, in.cluster.Chip.HBMBandwidthBytesPerS
 	e.peak8 = in.cluster.Chip.PeakFP8FLOPs
 	e.gen++
-	if e.epoch >= math.MaxUint32-1 {
-		// Epochs are never reused: start afresh, and so does every bank.
-		e.epoch, e.moved, e.regrouped = 0, [space.NumRoles]uint32{}, [space.NumRoles]uint32{}
-		e.dropBanks()
-	}
-	e.epoch++
-	e.setupEpoch = e.epoch
-	for set := uint8(regrouped); set != 0; set &= set - 1 {
-		e.regrouped[bits.TrailingZeros8(set)] = e.epoch
-	}
-	e.noteRoleModels(regrouped)
-	if n := cm.numOps * memoWays * e.bankSlots(); len(e.memo) != n {
+	e.epoch, e.moved = 0, [space.NumRoles]uint32{}
+	e.noteRoleModels(true)
+	if n := cm.numOps * memoWays; len(e.memo) != n {
 		e.memo = make([]opMemo, n)
 	}
-	if n := len(p.Blocks) * e.bankSlots() * stepWays; len(e.steps) != n {
+	if n := len(p.Blocks) * stepWays; len(e.steps) != n {
 		e.steps = make([]stepMemo, n)
 	}
 	tp := max(s.Degree[space.TP], 1)
 	shape := shapeKey{m: cm, rows: mbs * s.Replicas(), seq: in.seq, sp: s.SP && tp > 1, tp: tp, deg: e.mr.Degrees}
-	if e.shapeOK && shape == e.shape && e.banking() {
-		return nil // the sizes, degrees, layouts and banks of the last strategy
-	}
-	e.selectBanks(&shape)
 	if e.shapeOK && shape == e.shape {
 		return nil // the sizes, degrees and layouts of the last strategy
 	}

@@ -263,7 +263,7 @@ func TestResolveRolesKeepsOthers(t *testing.T) {
 	checked := 0
 	for i := range e.memo {
 		mo := &e.memo[i]
-		if !slices.Contains(e.bgen, mo.gen) || mo.x.o == nil {
+		if mo.gen != e.gen || mo.x.o == nil {
 			continue
 		}
 		x := mo.x
@@ -357,10 +357,9 @@ func TestRevalidateFromStaleSource(t *testing.T) {
 			if e.m.idle[b] || !e.freshBlock(cur) {
 				continue
 			}
-			sp := &st.spares[b*bankWays+e.bslot[b]]
-			for j, sc := range sp.sc {
-				k := sp.key[j]
-				if sc == nil || sp.gen[j] != e.bgen[b] || k.rerun != st.keys[b].rerun || k.zero >= 2 || e.freshBlock(sc) {
+			for j, sc := range st.spares[b].sc {
+				k := st.spares[b].key[j]
+				if sc == nil || st.spares[b].gen[j] != e.gen || k.rerun != st.keys[b].rerun || k.zero >= 2 || e.freshBlock(sc) {
 					continue
 				}
 				// A source whose recompute pass is of an earlier placement.

@@ -61,8 +61,8 @@ type opMemo struct {
 	// its collectives priced afresh (evaluator.reprice).
 	x  einsumCtx
 	rs resolution
-	// choices are the roles' choices on x under some of the collective
-	// models they have had (resolveRoles, evaluator.roleModel).
+	// choices are the roles' choices on x under the collective models
+	// they have had in the generation (resolveRoles).
 	choices roleChoices
 }
 
@@ -76,14 +76,13 @@ func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (m *opMemo, hi
 	if e.trace != nil {
 		return nil, false, false
 	}
-	base := e.memoBase(b, k, i)
+	base := (e.m.opBase[b][k] + i) * memoWays
 	ways := e.memo[base : base+memoWays]
 	gA, gB := e.gathered[o.A], e.gathered[o.B]
-	gen := e.bgen[b]
 	victim := -1
 	for w := range ways {
 		m := &ways[w]
-		if m.gen != gen {
+		if m.gen != e.gen {
 			if victim < 0 {
 				victim = w
 			}
@@ -105,7 +104,7 @@ func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (m *opMemo, hi
 		ways[0].emit = last[:0]
 	}
 	m = &ways[victim]
-	m.gen, m.gA, m.gB, m.zero2 = gen, gA, gB, zero2
+	m.gen, m.gA, m.gB, m.zero2 = e.gen, gA, gB, zero2
 	m.stamp = 0 // none until recorded
 	m.choices = roleChoices{}
 	return m, false, false
@@ -270,11 +269,11 @@ func (e *evaluator) plainMemo(b, k, i int) (*opMemo, bool) {
 	if e.trace != nil {
 		return nil, false
 	}
-	m := &e.memo[e.memoBase(b, k, i)]
-	if m.gen == e.bgen[b] && e.fresh(m.dep, m.at) {
+	m := &e.memo[(e.m.opBase[b][k]+i)*memoWays]
+	if m.gen == e.gen && e.fresh(m.dep, m.at) {
 		return m, true
 	}
-	m.gen = e.bgen[b]
+	m.gen = e.gen
 	return m, false
 }
 
@@ -298,20 +297,20 @@ func (e *evaluator) replayPlain(res *runResult, m *opMemo, o *model.Op, idx int,
 }
 
 // stepWays is the number of once-per-step outcomes an evaluator keeps per
-// block and bank: a few per ZeRO stage, as the block's costs for other
-// recompute classes leave other roles partial (deepseek-v3 / h800-2048's
-// walk, search.BenchmarkCosted: stepPart 7.6% of the profile with three,
-// 4.3% with six).
+// block: a few per ZeRO stage, as the block's costs for other recompute
+// classes leave other roles partial (deepseek-v3 / h800-2048's walk,
+// search.BenchmarkCosted: stepPart 7.6% of the profile with three, 4.3%
+// with six).
 const stepWays = 6
 
 // stepMemo is the outcome of a block's once-per-step collectives
-// (evaluator.stepPart) in one bank generation of the block (its sizes and
-// layouts, evaluator.bgen): they depend only on the ZeRO stage, the roles
-// the block's gradients are left partial over and, through the mesh, the
+// (evaluator.stepPart) in one generation of the evaluator (its layouts,
+// sizes and mesh): they depend only on the ZeRO stage, the roles the
+// block's gradients are left partial over and, through the placement, the
 // collective models of the role sets they price, all within the roles dep
-// (fresh).
+// (evaluator.fresh): another placement that moves none of them keeps it.
 type stepMemo struct {
-	gen     uint64 // the bank generation; 0: none
+	gen     uint64 // the evaluator generation; 0: none
 	zero    int
 	pending []roleSet
 	// grad and param are the block's segCost.stepGrad and stepParam, emit
@@ -332,13 +331,11 @@ func (e *evaluator) stepMemoFor(b int, pending []roleSet) (*stepMemo, bool) {
 	if e.trace != nil {
 		return nil, false
 	}
-	base := e.sbase[b]
-	ways := e.steps[base : base+stepWays]
-	gen := e.bgen[b]
+	ways := e.steps[b*stepWays : (b+1)*stepWays]
 	victim := -1
 	for w := range ways {
 		m := &ways[w]
-		if m.gen != gen {
+		if m.gen != e.gen {
 			if victim < 0 {
 				victim = w
 			}
@@ -359,7 +356,7 @@ func (e *evaluator) stepMemoFor(b int, pending []roleSet) (*stepMemo, bool) {
 		ways[0].pending, ways[0].emit = last.pending[:0], last.emit[:0]
 	}
 	m := &ways[victim]
-	m.gen, m.zero = gen, e.zero
+	m.gen, m.zero = e.gen, e.zero
 	m.pending = append(m.pending[:0], pending...)
 	return m, false
 }

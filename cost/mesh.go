@@ -1,6 +1,8 @@
 package cost
 
-import "github.com/meshplan/meshplan/space"
+import (
+	"github.com/meshplan/meshplan/space"
+)
 
 // roleSet is a set of the algebra's roles (space.Role): the parallel
 // dimensions as they shard tensors, with EP's expert remainders EDP and
@@ -41,21 +43,9 @@ type meshRoles struct {
 // resolve resolves s (placed or not) on the cluster into mr and forgets
 // the memoised models of the previous strategy.
 func (mr *meshRoles) resolve(ev *evalInputs, s *space.Strategy) error {
-	var scratch space.Mesh
-	_, err := mr.resolveVia(ev, s, &scratch)
-	return err
-}
-
-// resolveVia is resolve, resolving s into scratch first (mr's old mesh is
-// returned in it), and returns the roles whose axis groups s changes: a
-// role set's collective models depend on its roles' groups alone, so a
-// set of none of them prices as before (evaluator.regrouped).
-func (mr *meshRoles) resolveVia(ev *evalInputs, s *space.Strategy, scratch *space.Mesh) (roleSet, error) {
-	if err := scratch.Resolve(ev.cluster, s); err != nil {
-		return 0, err
+	if err := mr.Mesh.Resolve(ev.cluster, s); err != nil {
+		return err
 	}
-	regrouped := mr.regrouped(scratch)
-	mr.Mesh, *scratch = *scratch, mr.Mesh
 	mr.flat = ev.options.Comm.Flat
 	for r := range mr.deg {
 		mr.deg[r] = float64(mr.Degrees[r])
@@ -65,32 +55,24 @@ func (mr *meshRoles) resolveVia(ev *evalInputs, s *space.Strategy, scratch *spac
 		mr.seen[set] = 0
 	}
 	mr.sets = mr.sets[:0]
-	return regrouped, nil
+	return nil
 }
 
-// regrouped returns the roles whose axis groups differ between mr's mesh
-// and m.
-func (mr *meshRoles) regrouped(m *space.Mesh) roleSet {
+// moveTo moves mr to mesh m, another placement of the same role degrees
+// (mr's old mesh is returned in m), and returns the roles of the role
+// sets seen since resolve whose collective models m changes: a cost that
+// priced collectives only over unchanged sets holds under m bit for bit.
+// The seen sets' models are computed for m (have), the others forgotten.
+func (mr *meshRoles) moveTo(m *space.Mesh) roleSet {
 	var regrouped roleSet
 	for r := range m.Groups {
 		if !sameGroups(m.Groups[r], mr.Groups[r]) {
 			regrouped |= bit(space.Role(r))
 		}
 	}
-	return regrouped
-}
-
-// moveTo moves mr to mesh m, another placement of the same role degrees
-// (mr's old mesh is returned in m), and returns the roles of the role
-// sets seen since resolve whose collective models m changes (changed): a
-// cost that priced collectives only over unchanged sets holds under m bit
-// for bit. It also returns the roles whose axis groups m changes
-// (regrouped), changed or not. The seen sets' models are computed for m
-// (have), the others forgotten.
-func (mr *meshRoles) moveTo(m *space.Mesh) (changed, regrouped roleSet) {
-	regrouped = mr.regrouped(m)
 	mr.Mesh, *m = *m, mr.Mesh
 	mr.have = [numRoleSets]uint8{}
+	var changed roleSet
 	for _, set := range mr.sets {
 		mr.have[set] = mr.seen[set]
 		if set&regrouped == 0 {
@@ -107,7 +89,7 @@ func (mr *meshRoles) moveTo(m *space.Mesh) (changed, regrouped roleSet) {
 			changed |= set & regrouped
 		}
 	}
-	return changed, regrouped
+	return changed
 }
 
 // kindBits are the collective ops (have's bits) that a role set's linModel

@@ -37,13 +37,6 @@ type Model struct {
 	// weights with their gradients; blockUsed those of each block's ops.
 	used      []int
 	blockUsed [][]int
-	// sigRoles is, per block, the roles whose degrees its op outcomes
-	// depend on (evaluator.blockSig); banked says they differ between
-	// blocks that run (an MoE's expert roles), so that one block may keep
-	// its signature while another's changes: an evaluator keeps bankWays
-	// signatures per block then, else one.
-	sigRoles []roleSet
-	banked   bool
 	// opDims holds, per block and pass, each einsum's dimensions (a bit
 	// set) and its capped dimension (model.NumDim if none).
 	opDims [][2][]opShape
@@ -193,39 +186,6 @@ func NewModel(p *model.Program) *Model {
 				rs: cm.addWhy("gradient of " + t.Name + ": reduce-scatter over the replicas once per step (ZeRO optimizer shards)"),
 				ag: cm.addWhy("parameters " + t.Name + ": all-gather the updated shards once per step (ZeRO)"),
 			}
-		}
-	}
-	cm.sigRoles = make([]roleSet, len(p.Blocks))
-	classes := space.ClassRoles(false)
-	for l, set := range space.ClassRoles(true) {
-		classes[l] |= set
-	}
-	for b, ts := range cm.blockUsed {
-		// The roles that may shard the block's tensors, with or without
-		// sequence parallelism (evaluator.layoutOf), and those a weight's
-		// gradient may be partial over or sharded by ZeRO-2
-		// (evaluator.replicaRoles, dataRole); cp also sets the keys' and
-		// values' share of a windowed core (model.CPShare).
-		set := bit(space.RoleDP) | bit(space.RoleCP) | bit(space.RoleTP)
-		for _, t := range ts {
-			tt := &p.Tensors[t]
-			for i := 0; i < tt.Rank; i++ {
-				set |= classes[tt.Logical[i]]
-			}
-			if tt.Expert {
-				set |= bit(space.RoleEDP)
-			}
-		}
-		cm.sigRoles[b] = set
-	}
-	first := roleSet(0)
-	for b, set := range cm.sigRoles {
-		switch {
-		case cm.idle[b]:
-		case first == 0:
-			first = set
-		case set != first:
-			cm.banked = true
 		}
 	}
 	cm.why = make([][2][]whyID, len(p.Blocks))
@@ -440,14 +400,7 @@ func (cm *Model) inputs(c profiles.Cluster, w space.Workload, o Options) evalInp
 // under a grouping it had before from the op's memo, roleChoices): when
 // they resolve as before, only its collectives are priced again
 // (evaluator.reprice), and a block's passes take the new prices without
-// running again (evaluator.revalidate). For a model whose blocks read
-// different roles (a mixture of experts: the attention block reads no
-// expert role) it keeps, per block, the op outcomes and costs of the last
-// eight signatures of the block (its sizes and the degrees of the roles it
-// reads, blockSig): a strategy that changes only the expert roles keeps the
-// attention block's, and the next degrees of an earlier signature find the
-// block's again, priced afresh only where a role it priced was regrouped
-// since (evaluator.banks). It is the fast path of search,
+// running again (evaluator.revalidate). It is the fast path of search,
 // bit for bit the estimate of a fresh evaluation. It is not safe for
 // concurrent use: use one per goroutine.
 type Evaluator struct {
@@ -479,9 +432,7 @@ type evalInputs struct {
 // workload w and options o.
 func (cm *Model) NewEvaluator(c profiles.Cluster, w space.Workload, o Options) *Evaluator {
 	c.Axes = append([]profiles.Axis(nil), c.Axes...)
-	ev := &Evaluator{m: cm, in: cm.inputs(c, w, o)}
-	ev.st.e.keepBanks = !o.Trace // its inputs are fixed; a traced cost is not kept
-	return ev
+	return &Evaluator{m: cm, in: cm.inputs(c, w, o)}
 }
 
 // Evaluate returns the step-time estimate of strategy s (validated; placed

@@ -90,7 +90,7 @@ func (e *evaluator) run(res *runResult, b int, ps pass, only []bool) {
 			}
 		}
 		if m != nil {
-			res.refs = append(res.refs, memoRef{base: int32(e.memoBase(b, k, i)), plain: o.Kind != model.Einsum, stamp: m.stamp})
+			res.refs = append(res.refs, memoRef{base: int32((e.m.opBase[b][k] + i) * memoWays), plain: o.Kind != model.Einsum, stamp: m.stamp})
 		}
 	}
 	e.opWgrad, e.opReshard = false, false

@@ -110,52 +110,12 @@ const (
 	choicePartial
 )
 
-// roleChoices are the choices of an einsum's roles, per role, under up
-// to roleModels of the role's collective models (evaluator.roleModel): a
-// role's choice depends, for one einsum's inputs, only on the collective
-// models of the role alone (bestChoice prices over the role alone), so a
-// placement that gives the role a model it had before gives it the choice
-// it had. models holds, per role, the numbers of the models of its
-// choices, one byte each (0: none).
-type roleChoices struct {
-	models  [space.NumRoles]uint32
-	choices [space.NumRoles][roleModels]roleChoice
-}
-
-// roleModels is the number of collective models per role whose choices an
-// einsum's memo entry keeps (roleChoices): a role takes a few placements
-// of its degree on a cluster's axes.
-const roleModels = 4
-
-// modelLanes has a one in each byte of a roleChoices.models word.
-const modelLanes = 0x01010101
-
-// find returns the slot of role r's choice under model id and whether k
-// holds it there; when it does not, the slot is the one to keep it in: a
-// free one, else the one id falls on.
-func (k *roleChoices) find(r space.Role, id uint8) (int, bool) {
-	ms := k.models[r]
-	if i, ok := zeroByte(ms ^ uint32(id)*modelLanes); ok {
-		return i, true
-	}
-	if i, ok := zeroByte(ms); ok {
-		return i, false
-	}
-	return int(id % roleModels), false
-}
-
-// keep keeps c as role r's choice under model id in slot i.
-func (k *roleChoices) keep(r space.Role, id uint8, i int, c roleChoice) {
-	k.models[r] = k.models[r]&^(0xff<<(8*i)) | uint32(id)<<(8*i)
-	k.choices[r][i] = c
-}
-
-// zeroByte returns the index of the lowest zero byte of x, if any (the
-// lowest byte the borrow test flags is a zero one).
-func zeroByte(x uint32) (int, bool) {
-	t := (x - modelLanes) &^ x & (modelLanes << 7)
-	return bits.TrailingZeros32(t) / 8, t != 0
-}
+// roleChoices are the choices of an einsum's roles, per role and per
+// collective model of the role (evaluator.roleModel): a role's choice
+// depends, for one einsum's inputs, only on the collective models of the
+// role alone (bestChoice prices over the role alone), so a placement that
+// gives the role a model it had before gives it the choice it had.
+type roleChoices [space.NumRoles][roleModels]roleChoice
 
 // resolveRoles is resolve for the roles in roles alone, keeping the
 // choices of res for the others. A role's choice prices collectives over
@@ -182,11 +142,11 @@ func (e *evaluator) resolveRoles(x *einsumCtx, res resolution, roles roleSet, kn
 	sureOK := false
 	for set := uint8((x.ra | x.rb | x.rc) & roles); set != 0; set &= set - 1 {
 		r := space.Role(bits.TrailingZeros8(set))
-		id, slot := e.roleModel[r], 0
-		if known != nil && known.models[r] != 0 {
-			var ok bool
-			if slot, ok = known.find(r, id); ok {
-				res.add(r, known.choices[r][slot])
+		var slot *roleChoice
+		if id := e.roleModel[r]; known != nil && id < roleModels {
+			slot = &known[r][id]
+			if c := *slot; c&choiceKnown != 0 {
+				res.add(r, c)
 				e.opDep |= bit(r)
 				continue
 			}
@@ -195,8 +155,8 @@ func (e *evaluator) resolveRoles(x *einsumCtx, res resolution, roles roleSet, kn
 			sure, sureOK = sureRoles(x), true
 		}
 		c := e.chooseRole(x, r, sure)
-		if known != nil {
-			known.keep(r, id, slot, c)
+		if slot != nil {
+			*slot = c
 		}
 		res.add(r, c)
 	}
