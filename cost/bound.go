@@ -93,7 +93,7 @@ func (b *Bounder) LowerBound(s space.Strategy) (float64, error) {
 		b.key.seg = k
 		if e.zero != s.Zero {
 			e.zero = s.Zero
-			st.fillParams()
+			st.pickParams() // both shardings are filled
 		}
 	case !ok || !b.valid || k != b.key.seg:
 		b.valid, b.commOK = false, false
@@ -114,11 +114,11 @@ func (b *Bounder) LowerBound(s space.Strategy) (float64, error) {
 		}
 		if e.zero != s.Zero {
 			e.zero = s.Zero
-			st.fillParams()
+			st.pickParams() // both shardings are filled
 		}
 	case e.zero != s.Zero:
 		e.zero = s.Zero
-		st.fillParams()
+		st.pickParams() // both shardings are filled
 	}
 	pp := max(s.Degree[space.PP], 1)
 	rules := s.Schedule.Rules()
@@ -234,7 +234,7 @@ func (b *Bounder) place(s *space.Strategy) error {
 		b.key.roles = e.mr.Degrees
 		b.computeBounds(s)
 	case e.zero != zero:
-		st.fillParams()
+		st.pickParams() // both shardings are filled
 	}
 	b.valid, b.placed = true, true
 	return nil

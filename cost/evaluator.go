@@ -456,8 +456,8 @@ func (st *evalState) rulesOf(sc space.Schedule) *space.Rules {
 }
 
 // filledAt is the evaluator generation (the layouts, sizes and role
-// degrees) and the ZeRO stage's parameter sharding or the recompute policy
-// a per-block table of an evalState was filled for (gen 0: never).
+// degrees) and, for the offloaded bytes, the recompute policy a per-block
+// table of an evalState was filled for (gen 0: never).
 type filledAt struct {
 	gen uint64
 	key int
@@ -475,8 +475,12 @@ func (st *evalState) keepParams() {
 		st.fillParams()
 		st.paramsAt = at
 	}
-	st.params = st.sharded[min(st.e.zero, 1)]
+	st.pickParams()
 }
+
+// pickParams points st.params at the parameters per chip of the current
+// ZeRO stage's sharding (fillParams filled both).
+func (st *evalState) pickParams() { st.params = st.sharded[min(st.e.zero, 1)] }
 
 // keepOffload fills st.offload unless it is already of the current
 // generation and recompute policy, all it reads (fillOffload).

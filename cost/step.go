@@ -479,7 +479,7 @@ func (st *evalState) fillParams() {
 	}
 	st.sharded[0], st.sharded[1] = st.sharded[0][:n], st.sharded[1][:n]
 	st.stored, st.computed, st.fp8 = st.stored[:n], st.computed[:n], st.fp8[:n]
-	st.params = st.sharded[min(e.zero, 1)]
+	st.pickParams()
 	fsdp := bit(space.RoleFSDP) | bit(space.RoleEFSDP)
 	for b := range st.stored {
 		st.sharded[0][b], st.sharded[1][b] = e.shardParams(b, 0), e.shardParams(b, 1)
