@@ -59,10 +59,8 @@ type evaluator struct {
 	// from one setup to the next.
 	memo []opMemo
 	gen  uint64
-	// stamps counts the op outcomes recorded (opMemo.stamp); outcomes is
-	// scratch for those of one pass (revalidateRun).
-	stamps   uint64
-	outcomes []*opMemo
+	// stamps counts the op outcomes recorded (opMemo.stamp).
+	stamps uint64
 	// shape is what the sizes, degrees, capped factors and layouts above
 	// were computed for (setup skips them for the same shape); shapeOK
 	// says they were.

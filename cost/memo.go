@@ -134,11 +134,30 @@ func (e *evaluator) requote(m *opMemo) {
 
 // memoRef names the outcome an op of a run used: the op's memo entries
 // (its first way, evaluator.memo) and the outcome's stamp; plain says
-// the op is a reshard or an elementwise pass.
+// the op is a reshard or an elementwise pass. dep are the roles the
+// outcome priced collectives over when the run last took its prices, and
+// emits the number of its emissions, the run's from the sum of its
+// predecessors' on: an op none of whose dep moved since holds in the run
+// as it is (evaluator.revalidateRun).
 type memoRef struct {
 	base  int32
 	plain bool
+	dep   roleSet
+	emits uint16
 	stamp uint64
+}
+
+// sameOutcomes reports whether two runs used the same op outcomes.
+func sameOutcomes(a, b []memoRef) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].base != b[i].base || a[i].stamp != b[i].stamp {
+			return false
+		}
+	}
+	return true
 }
 
 // outcome returns the memo entry holding the outcome ref names, or nil
@@ -186,7 +205,7 @@ func (e *evaluator) revalidateFrom(b int, sc, src *segCost, sameRerun bool) bool
 		if e.freshRun(r) {
 			continue
 		}
-		if src != nil && (k == 0 || k == 1 && sameRerun && slices.Equal(r.refs, src.runs[1].refs)) && e.freshRun(&src.runs[k]) {
+		if src != nil && (k == 0 || k == 1 && sameRerun && sameOutcomes(r.refs, src.runs[1].refs)) && e.freshRun(&src.runs[k]) {
 			r.copyFrom(&src.runs[k])
 			changed = true
 			continue
@@ -204,17 +223,25 @@ func (e *evaluator) revalidateFrom(b int, sc, src *segCost, sameRerun bool) bool
 	return true
 }
 
-// revalidateRun is revalidate for one pass r.
+// revalidateRun is revalidate for one pass r. Only the ops whose outcome
+// priced a role moved since the run took its prices are looked at: the
+// others' emissions stand as they are (memoRef.dep). On false, r may hold
+// some new prices, its epoch unchanged: it is costed again.
 func (e *evaluator) revalidateRun(r *runResult) bool {
+	movedRun := e.movedSince(r.dep, r.at)
 	var dep roleSet
 	n := 0
-	e.outcomes = e.outcomes[:0]
-	for _, ref := range r.refs {
-		m := e.outcome(ref)
+	for i := range r.refs {
+		ref := &r.refs[i]
+		if ref.dep&movedRun == 0 {
+			dep |= ref.dep
+			n += int(ref.emits)
+			continue
+		}
+		m := e.outcome(*ref)
 		if m == nil {
 			return false
 		}
-		e.outcomes = append(e.outcomes, m)
 		if !e.fresh(m.dep, m.at) {
 			e.opDep = 0
 			if !ref.plain {
@@ -226,18 +253,18 @@ func (e *evaluator) revalidateRun(r *runResult) bool {
 			}
 			e.requote(m)
 		}
+		if len(m.emit) != int(ref.emits) || n+len(m.emit) > len(r.emit) {
+			return false
+		}
+		for j := range m.emit {
+			r.emit[n+j].seconds = m.emit[j].seconds
+		}
+		ref.dep = m.dep
 		dep |= m.dep
 		n += len(m.emit)
 	}
 	if n != len(r.emit) {
 		return false
-	}
-	n = 0
-	for _, m := range e.outcomes {
-		for _, em := range m.emit {
-			r.emit[n].seconds = em.seconds
-			n++
-		}
 	}
 	r.dep, r.at = dep, e.epoch
 	return true

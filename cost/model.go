@@ -404,10 +404,14 @@ func (cm *Model) inputs(c profiles.Cluster, w space.Workload, o Options) evalInp
 // bit for bit the estimate of a fresh evaluation. It is not safe for
 // concurrent use: use one per goroutine.
 type Evaluator struct {
-	m     *Model
-	in    evalInputs
-	st    evalState
-	key   segmentKey
+	m  *Model
+	in evalInputs
+	st evalState
+	// keys are the segment keys of the strategy evaluated last (keys[cur],
+	// when valid) and of the one being evaluated (filled in place: a key
+	// is a few hundred bytes).
+	keys  [2]segmentKey
+	cur   int
 	valid bool
 }
 
@@ -438,14 +442,15 @@ func (cm *Model) NewEvaluator(c profiles.Cluster, w space.Workload, o Options) *
 // Evaluate returns the step-time estimate of strategy s (validated; placed
 // or not) on the Evaluator's cluster, workload and options.
 func (ev *Evaluator) Evaluate(s space.Strategy) (Estimate, error) {
-	k, ok := keyOfSegments(&s, ev.in.cluster.Axes)
+	next := ev.cur ^ 1
+	ok := ev.keys[next].fill(&s, ev.in.cluster.Axes)
 	// What s shares with the strategy evaluated last: its degrees,
 	// micro-batch and sequence parallelism (shape), and its placement
 	// (placed: the forward passes stay), and its recompute policy and
 	// gradient sharding (same: the block costs stay).
 	var shape, placed, same bool
 	if ok && ev.valid && !ev.in.options.Trace {
-		shape, placed, same = k.compare(&ev.key)
+		shape, placed, same = ev.keys[next].compare(&ev.keys[ev.cur])
 	}
 	if !same || s.Zero != ev.st.e.zero {
 		// The block costs or parameters may change: the rank views' sums
@@ -467,20 +472,20 @@ func (ev *Evaluator) Evaluate(s space.Strategy) (Estimate, error) {
 				return Estimate{}, err
 			}
 		}
-		ev.key, ev.valid = k, true
+		ev.cur, ev.valid = next, true
 	case !placed:
 		ev.valid = false
 		if err := ev.m.prepare(&ev.st, &ev.in, &s); err != nil {
 			return Estimate{}, err
 		}
-		ev.key, ev.valid = k, ok && !ev.in.options.Trace
+		ev.cur, ev.valid = next, ok && !ev.in.options.Trace
 	case !same:
 		// Another recompute policy or ZeRO-2: the forward passes stay.
 		ev.valid = false
 		if err := ev.m.rerun(&ev.st, &ev.in, &s); err != nil {
 			return Estimate{}, err
 		}
-		ev.key, ev.valid = k, true
+		ev.cur, ev.valid = next, true
 	case s.Zero != ev.st.e.zero:
 		// ZeRO-0 and ZeRO-1 share the per-micro-batch passes and differ only
 		// in the once-per-step collectives.
@@ -535,19 +540,29 @@ func (k *segmentKey) compare(o *segmentKey) (shape, placed, same bool) {
 // false when s has more mesh shares than a key holds or a share the key
 // cannot name (an axis not of the cluster, a size beyond int32).
 func keyOfSegments(s *space.Strategy, axes []profiles.Axis) (segmentKey, bool) {
-	k := segmentKey{deg: s.Degree, zero2: s.Zero >= 2, mb: s.MB, sp: s.SP, recompute: s.Recompute}
+	var k segmentKey
+	ok := k.fill(s, axes)
+	return k, ok
+}
+
+// fill makes k the segment key of s on a cluster of axes, in place, and
+// reports false as keyOfSegments does.
+func (k *segmentKey) fill(s *space.Strategy, axes []profiles.Axis) bool {
+	k.deg, k.zero2, k.mb, k.sp, k.recompute = s.Degree, s.Zero >= 2, s.MB, s.SP, s.Recompute
 	n := 0
-	for d, shares := range s.Mesh {
-		for _, sh := range shares {
+	for d := range s.Mesh {
+		for _, sh := range s.Mesh[d] {
 			a := axisNumber(axes, sh.Axis)
 			if n == maxKeyShares || a == 0 || sh.Size != int(int32(sh.Size)) {
-				return k, false
+				clear(k.shares[n:])
+				return false
 			}
 			k.shares[n] = keyShare{dim: uint8(d), axis: a, size: int32(sh.Size)}
 			n++
 		}
 	}
-	return k, true
+	clear(k.shares[n:])
+	return true
 }
 
 // axisNumber returns the index of the axis named name among axes plus one,

@@ -65,6 +65,7 @@ func (e *evaluator) run(res *runResult, b int, ps pass, only []bool) {
 		}
 		e.opWgrad = ps == pBwd && e.m.wgrad[b][i]
 		e.opReshard = o.Kind == model.Reshard
+		emitted := len(res.emit)
 		var m *opMemo
 		switch o.Kind {
 		case model.Einsum:
@@ -90,7 +91,8 @@ func (e *evaluator) run(res *runResult, b int, ps pass, only []bool) {
 			}
 		}
 		if m != nil {
-			res.refs = append(res.refs, memoRef{base: int32((e.m.opBase[b][k] + i) * memoWays), plain: o.Kind != model.Einsum, stamp: m.stamp})
+			res.refs = append(res.refs, memoRef{base: int32((e.m.opBase[b][k] + i) * memoWays), plain: o.Kind != model.Einsum,
+				dep: m.dep, emits: uint16(len(res.emit) - emitted), stamp: m.stamp})
 		}
 	}
 	e.opWgrad, e.opReshard = false, false
