@@ -66,6 +66,11 @@ type evaluator struct {
 	// says they were.
 	shape   shapeKey
 	shapeOK bool
+	// layouts is the shape without its rows: all the tensors' layouts and
+	// the einsums' inputs to the rules depend on; lgen numbers the
+	// layouts met in turn (rolePlans).
+	layouts shapeKey
+	lgen    uint64
 	// steps holds stepWays once-per-step outcomes per block (stepMemo).
 	steps []stepMemo
 	// epoch counts the placements generation gen has been moved to
@@ -796,6 +801,11 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 	}
 	tp := max(s.Degree[space.TP], 1)
 	shape := shapeKey{m: cm, rows: mbs * s.Replicas(), seq: in.seq, sp: s.SP && tp > 1, tp: tp, deg: e.mr.Degrees}
+	if lk := (shapeKey{m: cm, seq: in.seq, sp: shape.sp, tp: tp, deg: shape.deg}); e.lgen == 0 || lk != e.layouts {
+		// Other layouts: the einsums' plans go (rolePlans).
+		e.lgen++
+		e.layouts = lk
+	}
 	if e.shapeOK && shape == e.shape {
 		return nil // the sizes, degrees and layouts of the last strategy
 	}

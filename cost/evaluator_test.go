@@ -286,8 +286,13 @@ func TestResolveRolesKeepsOthers(t *testing.T) {
 			wrong.split ^= sub
 			wrong.partial ^= sub
 			e.opDep = 0
-			if got := e.resolveRoles(&x, wrong, sub, nil); got != want {
+			if got := e.resolveRoles(&x, wrong, sub, nil, nil); got != want {
 				t.Fatalf("op %d: resolveRoles over %08b = %+v, want %+v", i, sub, got, want)
+			}
+			dep := e.opDep
+			e.opDep = 0
+			if got := e.resolveRoles(&x, wrong, sub, nil, &mo.plans); got != want || e.opDep != dep {
+				t.Fatalf("op %d: resolveRoles over %08b with the memo's plans = %+v with dep %08b, want %+v with %08b", i, sub, got, e.opDep, want, dep)
 			}
 			checked++
 			if sub&^mo.dep != 0 {
@@ -297,7 +302,7 @@ func TestResolveRolesKeepsOthers(t *testing.T) {
 				t.Fatalf("op %d: choosing %08b of its dep %08b afresh priced %08b only", i, sub, mo.dep, e.opDep)
 			}
 			e.opDep = mo.dep &^ sub
-			if got := e.resolveRoles(&x, wrong, sub, &mo.choices); got != want || e.opDep != mo.dep {
+			if got := e.resolveRoles(&x, wrong, sub, &mo.choices, &mo.plans); got != want || e.opDep != mo.dep {
 				t.Fatalf("op %d: resolveRoles over %08b from the memo = %+v with dep %08b, want %+v with %08b", i, sub, got, e.opDep, want, mo.dep)
 			}
 		}

@@ -64,6 +64,9 @@ type opMemo struct {
 	// choices are the roles' choices on x under the collective models
 	// they have had in the generation (resolveRoles).
 	choices roleChoices
+	// plans are the roles' plans on x (and whether x is current), kept
+	// across generations of the same layouts (rolePlans).
+	plans rolePlans
 }
 
 // memoFor returns the memo entry of einsum i of block b's forward (k = 0)
@@ -79,11 +82,15 @@ func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (m *opMemo, hi
 	base := (e.m.opBase[b][k] + i) * memoWays
 	ways := e.memo[base : base+memoWays]
 	gA, gB := e.gathered[o.A], e.gathered[o.B]
-	victim := -1
+	victim, planned := -1, false
 	for w := range ways {
 		m := &ways[w]
 		if m.gen != e.gen {
-			if victim < 0 {
+			// A way of an earlier generation: the first, or one whose
+			// plans are of this state under the current layouts.
+			if !planned && m.plans.lgen == e.lgen && m.gA == gA && m.gB == gB && m.zero2 == zero2 {
+				victim, planned = w, true
+			} else if victim < 0 {
 				victim = w
 			}
 			continue
@@ -104,6 +111,9 @@ func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (m *opMemo, hi
 		ways[0].emit = last[:0]
 	}
 	m = &ways[victim]
+	if m.plans.lgen != e.lgen || m.gA != gA || m.gB != gB || m.zero2 != zero2 {
+		m.plans.reset(e.lgen)
+	}
 	m.gen, m.gA, m.gB, m.zero2 = e.gen, gA, gB, zero2
 	m.stamp = 0 // none until recorded
 	m.choices = roleChoices{}
@@ -247,7 +257,7 @@ func (e *evaluator) revalidateRun(r *runResult) bool {
 			if !ref.plain {
 				moved := e.movedSince(m.dep, m.at)
 				e.opDep = m.dep &^ moved
-				if e.resolveRoles(&m.x, m.rs, moved, &m.choices) != m.rs {
+				if e.resolveRoles(&m.x, m.rs, moved, &m.choices, &m.plans) != m.rs {
 					return false
 				}
 			}

@@ -91,7 +91,7 @@ func (e *evaluator) newEinsumCtx(o *model.Op, ps pass) einsumCtx {
 // or ReduceScatter of a partial sum, rule 3; AllGather or AllToAll of a
 // sharded dimension; a free slice), and keeps the cheapest legal choice.
 func (e *evaluator) resolve(x *einsumCtx) resolution {
-	return e.resolveRoles(x, resolution{}, ^roleSet(0), nil)
+	return e.resolveRoles(x, resolution{}, ^roleSet(0), nil, nil)
 }
 
 // roleChoice is one role's part of a resolution (chooseRole), with
@@ -113,86 +113,102 @@ const (
 // roleChoices are the choices of an einsum's roles, per role and per
 // collective model of the role (evaluator.roleModel): a role's choice
 // depends, for one einsum's inputs, only on the collective models of the
-// role alone (bestChoice prices over the role alone), so a placement that
+// role alone (chooseRole prices over the role alone), so a placement that
 // gives the role a model it had before gives it the choice it had.
 type roleChoices [space.NumRoles][roleModels]roleChoice
 
-// resolveRoles is resolve for the roles in roles alone, keeping the
-// choices of res for the others. A role's choice prices collectives over
-// that role alone (bestChoice), so an outcome resolved under an earlier
-// placement needs choosing again only for the roles whose collective
-// models the placements since have changed (evaluator.movedSince). With
-// known (the einsum's memo entry's), a role's choice under a model it
-// had before is taken from it, and a new one is kept in it. A choice
-// taken from known notes the role in opDep: the roles looked up there are
-// the moved roles of a stale outcome, which its choices priced, and
-// whether bestChoice prices a role depends on the einsum's layouts alone
-// (it does unless leaving the role is legal and free).
-func (e *evaluator) resolveRoles(x *einsumCtx, res resolution, roles roleSet, known *roleChoices) resolution {
-	keep := ^roles
-	res.gA &= keep
-	res.gB &= keep
-	res.ar &= keep
-	res.rs &= keep
-	res.agC &= keep
-	res.a2a &= keep
-	res.split &= keep
-	res.partial &= keep
-	var sure roleSet
-	sureOK := false
-	for set := uint8((x.ra | x.rb | x.rc) & roles); set != 0; set &= set - 1 {
-		r := space.Role(bits.TrailingZeros8(set))
-		var slot *roleChoice
-		if id := e.roleModel[r]; known != nil && id < roleModels {
-			slot = &known[r][id]
-			if c := *slot; c&choiceKnown != 0 {
-				res.add(r, c)
-				e.opDep |= bit(r)
-				continue
-			}
-		}
-		if !sureOK {
-			sure, sureOK = sureRoles(x), true
-		}
-		c := e.chooseRole(x, r, sure)
-		if slot != nil {
-			*slot = c
-		}
-		res.add(r, c)
-	}
-	return res
+// rolePlans are the plans of an einsum's roles (rolePlan) and its sure
+// roles (sureRoles): what its rules decide from its inputs' layouts alone,
+// which hold for every strategy of the same degrees, sequence
+// parallelism and model (evaluator.lgen), whatever its micro-batch or
+// placement. An einsum's memo entry keeps them across generations.
+type rolePlans struct {
+	// lgen is the layout generation they are of (0: none); xOK says the
+	// memo entry's inputs to the rules (opMemo.x) are of it too.
+	lgen   uint64
+	xOK    bool
+	sureOK bool
+	sure   roleSet
+	role   [space.NumRoles]rolePlan
 }
 
-// sureRoles are the roles on the same contracted dimension of both
-// operands that the product wants on a dimension of its own: each is
-// reduce-scattered with the product, which the collective moves
-// unreduced, so another role's move of the product is priced on the
-// bytes they leave.
-func sureRoles(x *einsumCtx) roleSet {
-	var sure roleSet
-	for set := uint8(x.ra & x.rb & x.rc); set != 0; set &= set - 1 {
-		r := space.Role(bits.TrailingZeros8(set))
-		pa, pb := pos(x.la, x.ta.Rank, r), pos(x.lb, x.tb.Rank, r)
-		if d := x.ta.Dims[pa]; d == x.tb.Dims[pb] && x.mc&(1<<d) == 0 {
-			sure |= bit(r)
-		}
-	}
-	return sure
+// reset forgets p's plans, making them those of layout generation lgen.
+func (p *rolePlans) reset(lgen uint64) {
+	*p = rolePlans{lgen: lgen}
 }
 
-// chooseRole returns the cheapest legal choice of role r (bestChoice),
-// with the roles sure (sureRoles), as a roleChoice.
-func (e *evaluator) chooseRole(x *einsumCtx, r space.Role, sure roleSet) roleChoice {
+// rolePlan is the part of one role's choice (chooseRole) that depends on
+// an einsum's layouts alone: its gather choices in order (leave both
+// operands, gather A, gather B, gather both), those the operands allow,
+// each with the gathers it prices, whether it is legal, the move it
+// needs on the product and the role's choice when it wins.
+type rolePlan struct {
+	ok   bool
+	n    uint8
+	opts [4]planOpt
+}
+
+// planOpt is one gather choice of a rolePlan: the gathers it prices
+// (optA, optB) and whether it is legal (optLegal) in flags, its move and
+// its choice.
+type planOpt struct {
+	flags  uint8
+	op     collOp
+	choice roleChoice
+}
+
+// The flags of a planOpt.
+const (
+	optA uint8 = 1 << iota
+	optB
+	optLegal
+)
+
+// planRole returns the plan of role r in einsum x: per gather choice the
+// operands allow, where the role lands on the product (landing), the
+// collective that moves it to the layout the next op wants (moveOp; a
+// tensor never communicated forbids one) and the choice it makes.
+func planRole(x *einsumCtx, r space.Role) rolePlan {
 	pc := pos(x.lc, x.tc.Rank, r)
 	dc := model.NumDim
 	if pc >= 0 {
 		dc = x.tc.Dims[pc]
 	}
-	c := choiceKnown
-	g, out, split, ok := e.bestChoice(x, r, pc, dc, sure&^bit(r))
-	if !ok {
-		return c // no legal resolution: leave the role replicated
+	pa, pb := pos(x.la, x.ta.Rank, r), pos(x.lb, x.tb.Rank, r)
+	canA, canB := pa >= 0 && !x.ta.NoComm, pb >= 0 && !x.tb.NoComm
+	p := rolePlan{ok: true}
+	for g := 0; g < 4; g++ {
+		doA, doB := g&1 != 0, g&2 != 0
+		if (doA && !canA) || (doB && !canB) {
+			continue
+		}
+		pa2, pb2 := pa, pb
+		if doA {
+			pa2 = -1
+		}
+		if doB {
+			pb2 = -1
+		}
+		o := planOpt{flags: uint8(g)} // optA, optB
+		if out, splits, legal := landing(x, pa2, pb2, dc); legal {
+			o.op = moveOp(x, r, out, pc, dc)
+			if o.op == opNone || !x.tc.NoComm {
+				o.flags |= optLegal
+			}
+			o.choice = choiceOf(x, r, g, out, splits, pc, dc)
+		}
+		p.opts[p.n] = o
+		p.n++
 	}
+	return p
+}
+
+// choiceOf is the roleChoice of role r gathering as g says (bit 0: A,
+// bit 1: B) and landing on the product at out (splitting the work or
+// not), when the next op wants it at C's dimension index pc (dimension
+// dc).
+func choiceOf(x *einsumCtx, r space.Role, g, out int, split bool, pc int, dc model.Dim) roleChoice {
+	c := choiceKnown
 	if g&1 != 0 {
 		c |= choiceGA
 	}
@@ -217,6 +233,84 @@ func (e *evaluator) chooseRole(x *einsumCtx, r space.Role, sure roleSet) roleCho
 		c |= choiceA2A
 	}
 	return c
+}
+
+// resolveRoles is resolve for the roles in roles alone, keeping the
+// choices of res for the others. A role's choice prices collectives over
+// that role alone (chooseRole), so an outcome resolved under an earlier
+// placement needs choosing again only for the roles whose collective
+// models the placements since have changed (evaluator.movedSince). With
+// known (the einsum's memo entry's), a role's choice under a model it
+// had before is taken from it, and a new one is kept in it. A choice
+// taken from known notes the role in opDep: the roles looked up there are
+// the moved roles of a stale outcome, which its choices priced, and
+// whether chooseRole prices a role depends on the einsum's layouts alone
+// (it does unless leaving the role is legal and free). With plans (the
+// memo entry's, of x), the roles' plans and the sure roles are taken from
+// them, and those made are kept in them.
+func (e *evaluator) resolveRoles(x *einsumCtx, res resolution, roles roleSet, known *roleChoices, plans *rolePlans) resolution {
+	keep := ^roles
+	res.gA &= keep
+	res.gB &= keep
+	res.ar &= keep
+	res.rs &= keep
+	res.agC &= keep
+	res.a2a &= keep
+	res.split &= keep
+	res.partial &= keep
+	var sure roleSet
+	sureOK := false
+	for set := uint8((x.ra | x.rb | x.rc) & roles); set != 0; set &= set - 1 {
+		r := space.Role(bits.TrailingZeros8(set))
+		var slot *roleChoice
+		if id := e.roleModel[r]; known != nil && id < roleModels {
+			slot = &known[r][id]
+			if c := *slot; c&choiceKnown != 0 {
+				res.add(r, c)
+				e.opDep |= bit(r)
+				continue
+			}
+		}
+		var c roleChoice
+		if plans != nil {
+			if !plans.sureOK {
+				plans.sure, plans.sureOK = sureRoles(x), true
+			}
+			pl := &plans.role[r]
+			if !pl.ok {
+				*pl = planRole(x, r)
+			}
+			c = e.chooseRole(x, r, plans.sure, pl)
+		} else {
+			if !sureOK {
+				sure, sureOK = sureRoles(x), true
+			}
+			pl := planRole(x, r)
+			c = e.chooseRole(x, r, sure, &pl)
+		}
+		if slot != nil {
+			*slot = c
+		}
+		res.add(r, c)
+	}
+	return res
+}
+
+// sureRoles are the roles on the same contracted dimension of both
+// operands that the product wants on a dimension of its own: each is
+// reduce-scattered with the product, which the collective moves
+// unreduced, so another role's move of the product is priced on the
+// bytes they leave.
+func sureRoles(x *einsumCtx) roleSet {
+	var sure roleSet
+	for set := uint8(x.ra & x.rb & x.rc); set != 0; set &= set - 1 {
+		r := space.Role(bits.TrailingZeros8(set))
+		pa, pb := pos(x.la, x.ta.Rank, r), pos(x.lb, x.tb.Rank, r)
+		if d := x.ta.Dims[pa]; d == x.tb.Dims[pb] && x.mc&(1<<d) == 0 {
+			sure |= bit(r)
+		}
+	}
+	return sure
 }
 
 // add sets role r's part of res to choice c.
@@ -248,64 +342,47 @@ func (res *resolution) add(r space.Role, c roleChoice) {
 	}
 }
 
-// bestChoice returns, for role r, whose place on the product the next op
-// wants is C's dimension index pc (dimension dc; -1 and model.NumDim for
-// none), with the roles unreduced still summing into the product (their
-// reduce-scatter moves it whole, emitEinsum), the cheapest legal gather
-// choice g (bit 0: gather A, bit 1: gather B), where the role lands on the
-// product, and whether it splits the work. Each gather and each move is priced once, when a choice
-// first needs it; a free choice ends the search (no cost is negative, and
-// a later choice must be cheaper to win).
-func (e *evaluator) bestChoice(x *einsumCtx, r space.Role, pc int, dc model.Dim, unreduced roleSet) (bestG, bestOut int, bestSplit, ok bool) {
-	pa, pb := pos(x.la, x.ta.Rank, r), pos(x.lb, x.tb.Rank, r)
-	canA, canB := pa >= 0 && !x.ta.NoComm, pb >= 0 && !x.tb.NoComm
+// chooseRole returns the cheapest legal choice of role r in plan p
+// (choiceKnown alone when none is legal: the role stays replicated), with
+// the roles sure (sureRoles) still summing into the product (their
+// reduce-scatter moves it whole, emitEinsum). Each gather and each move
+// is priced once, when a choice first needs it (a gather before the
+// choice's legality is known); a free choice ends the search (no cost is
+// negative, and a later choice must be cheaper to win).
+func (e *evaluator) chooseRole(x *einsumCtx, r space.Role, sure roleSet, p *rolePlan) roleChoice {
+	unreduced := sure &^ bit(r)
 	gatherA, gatherB := -1.0, -1.0 // priced on first use
 	cBytes := -1.0                 // the product's bytes for a move, computed on first use
-	best := inf
-	for g := 0; g < 4 && best != 0; g++ {
-		doA, doB := g&1 != 0, g&2 != 0
-		if (doA && !canA) || (doB && !canB) {
-			continue
-		}
+	best, c := inf, choiceKnown
+	for i := 0; i < int(p.n) && best != 0; i++ {
+		o := &p.opts[i]
 		cost := 0.0
-		if doA {
+		if o.flags&optA != 0 {
 			if gatherA < 0 {
 				gatherA = x.shareA * e.blockSeconds(opAG, x.scaled(e.bytes(x.o.A, x.ra&^bit(r)), bit(r)), bit(r))
 			}
 			cost += gatherA
 		}
-		if doB {
+		if o.flags&optB != 0 {
 			if gatherB < 0 {
 				gatherB = x.shareB * e.blockSeconds(opAG, x.scaled(e.bytes(x.o.B, x.rb&^bit(r)), bit(r)), bit(r))
 			}
 			cost += gatherB
 		}
-		pa2, pb2 := pa, pb
-		if doA {
-			pa2 = -1
-		}
-		if doB {
-			pb2 = -1
-		}
-		out, splits, legal := landing(x, pa2, pb2, dc)
-		if !legal {
+		if o.flags&optLegal == 0 {
 			continue
 		}
-		op := moveOp(x, r, out, pc, dc)
-		if op != opNone {
-			if x.tc.NoComm {
-				continue
-			}
+		if o.op != opNone {
 			if cBytes < 0 {
 				cBytes = x.scaled(e.bytes(x.o.C, x.rc&^bit(r)&^unreduced), bit(r))
 			}
-			cost += e.blockSeconds(op, cBytes, bit(r))
+			cost += e.blockSeconds(o.op, cBytes, bit(r))
 		}
 		if cost < best*(1-1e-9) {
-			best, bestG, bestOut, bestSplit = cost, g, out, splits
+			best, c = cost, o.choice
 		}
 	}
-	return bestG, bestOut, bestSplit, best != inf
+	return c
 }
 
 // moveOp is the collective that moves role r from where it lands on the
@@ -386,15 +463,21 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 		x = &m.x
 		moved := e.movedSince(m.dep, m.at)
 		e.opDep = m.dep &^ moved
-		rs = e.resolveRoles(x, m.rs, moved, &m.choices)
+		rs = e.resolveRoles(x, m.rs, moved, &m.choices, &m.plans)
+	} else if m != nil {
+		// The inputs to the rules are the memo entry's when it holds them
+		// for the current layouts (rolePlans.xOK; they do not depend on
+		// the sizes or the mesh).
+		if !m.plans.xOK {
+			m.x = e.newEinsumCtx(o, ps)
+			m.plans.xOK = true
+		}
+		x = &m.x
+		rs = e.resolveRoles(x, resolution{}, ^roleSet(0), &m.choices, &m.plans)
 	} else {
 		ctx := e.newEinsumCtx(o, ps)
 		x = &ctx
-		var known *roleChoices
-		if m != nil {
-			known = &m.choices
-		}
-		rs = e.resolveRoles(x, resolution{}, ^roleSet(0), known)
+		rs = e.resolveRoles(x, resolution{}, ^roleSet(0), nil, nil)
 	}
 	if stale && rs == m.rs {
 		e.reprice(res, m, o, idx, ps)
@@ -439,7 +522,7 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 	res.dep |= e.opDep
 	if m != nil {
 		m.addA, m.addB, m.partial, m.sec, m.fl = rs.gA, rs.gB, rs.partial, sec, fl
-		m.x, m.rs = *x, rs
+		m.rs = rs
 		m.dep, m.at = e.opDep, e.epoch
 		m.emit = append(m.emit[:0], res.emit[first:]...)
 		e.stamps++
