@@ -71,6 +71,9 @@ type evaluator struct {
 	// layouts met in turn (rolePlans).
 	layouts shapeKey
 	lgen    uint64
+	// laysGen is the layout generation the degrees, classes' roles,
+	// capped factors and layouts above were filled for (Model.setup).
+	laysGen uint64
 	// steps holds stepWays once-per-step outcomes per block (stepMemo).
 	steps []stepMemo
 	// epoch counts the placements generation gen has been moved to
@@ -810,27 +813,35 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 		return nil // the sizes, degrees and layouts of the last strategy
 	}
 	e.shapeOK = false
-	e.fillDegrees()
-	e.active = e.mr.Active()
-	e.cls = space.ClassRoles(shape.sp)
-	for l := range e.cls {
-		e.cls[l] &= e.active
-	}
 	e.size = p.Sizes(float64(shape.rows), float64(in.seq))
-	for d := range e.capF {
-		if p.Cap[d] > 0 {
-			e.capF[d] = p.CapFactor(model.Dim(d), tp)
+	if e.laysGen != e.lgen || cap(e.full) < len(p.Tensors) {
+		// Other layouts: the degrees, the classes' roles, the capped
+		// factors and every used tensor's layout (they do not depend on
+		// the rows).
+		e.fillDegrees()
+		e.active = e.mr.Active()
+		e.cls = space.ClassRoles(shape.sp)
+		for l := range e.cls {
+			e.cls[l] &= e.active
 		}
+		for d := range e.capF {
+			if p.Cap[d] > 0 {
+				e.capF[d] = p.CapFactor(model.Dim(d), tp)
+			}
+		}
+		e.grow(len(p.Tensors))
+		for _, i := range cm.used {
+			e.lays[i] = e.layoutOf(i)
+			e.roles[i] = rolesOf(e.lays[i])
+			e.capCorr[i] = 1
+			if d := cm.capDim[i]; d != model.NumDim {
+				e.capCorr[i] = e.capF[d]
+			}
+		}
+		e.laysGen = e.lgen
 	}
-	e.grow(len(p.Tensors))
 	for _, i := range cm.used {
-		e.lays[i] = e.layoutOf(i)
-		e.roles[i] = rolesOf(e.lays[i])
 		e.full[i] = p.FullBytes(i, &e.size)
-		e.capCorr[i] = 1
-		if d := cm.capDim[i]; d != model.NumDim {
-			e.capCorr[i] = e.capF[d]
-		}
 	}
 	e.shape, e.shapeOK = shape, true
 	return nil

@@ -121,20 +121,15 @@ type roleChoices [space.NumRoles][roleModels]roleChoice
 // roles (sureRoles): what its rules decide from its inputs' layouts alone,
 // which hold for every strategy of the same degrees, sequence
 // parallelism and model (evaluator.lgen), whatever its micro-batch or
-// placement. An einsum's memo entry keeps them across generations.
+// placement. An einsum's memo entry keeps them across generations
+// (opMemo.lgen).
 type rolePlans struct {
-	// lgen is the layout generation they are of (0: none); xOK says the
-	// memo entry's inputs to the rules (opMemo.x) are of it too.
-	lgen   uint64
+	// xOK says the memo entry's inputs to the rules (opMemo.x) are of the
+	// same layouts too.
 	xOK    bool
 	sureOK bool
 	sure   roleSet
 	role   [space.NumRoles]rolePlan
-}
-
-// reset forgets p's plans, making them those of layout generation lgen.
-func (p *rolePlans) reset(lgen uint64) {
-	*p = rolePlans{lgen: lgen}
 }
 
 // rolePlan is the part of one role's choice (chooseRole) that depends on
