@@ -71,6 +71,10 @@ type evaluator struct {
 	// layouts met in turn (rolePlans).
 	layouts shapeKey
 	lgen    uint64
+	// planned is what the einsums' plans depend on (rolePlans), pgen the
+	// number of the plans' keys met in turn.
+	planned planKey
+	pgen    uint64
 	// laysGen is the layout generation the degrees, classes' roles,
 	// capped factors and layouts above were filled for (Model.setup).
 	laysGen uint64
@@ -176,6 +180,16 @@ type shapeKey struct {
 	sp        bool
 	tp        int
 	deg       [space.NumRoles]int
+}
+
+// planKey is what the rules' plans of an einsum depend on besides its
+// operands' gathered roles and ZeRO-2 (rolePlans): the model, sequence
+// parallelism and the active roles, which place the roles on the
+// tensors' dimensions (evaluator.layoutOf).
+type planKey struct {
+	m      *Model
+	sp     bool
+	active roleSet
 }
 
 // grow sizes the per-tensor slices for the program.
@@ -804,8 +818,13 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 	}
 	tp := max(s.Degree[space.TP], 1)
 	shape := shapeKey{m: cm, rows: mbs * s.Replicas(), seq: in.seq, sp: s.SP && tp > 1, tp: tp, deg: e.mr.Degrees}
+	if pk := (planKey{m: cm, sp: shape.sp, active: e.mr.Active()}); e.pgen == 0 || pk != e.planned {
+		// Other active roles: the einsums' plans go (rolePlans).
+		e.pgen++
+		e.planned = pk
+	}
 	if lk := (shapeKey{m: cm, seq: in.seq, sp: shape.sp, tp: tp, deg: shape.deg}); e.lgen == 0 || lk != e.layouts {
-		// Other layouts: the einsums' plans go (rolePlans).
+		// Other degrees: the einsums' inputs to the rules go.
 		e.lgen++
 		e.layouts = lk
 	}

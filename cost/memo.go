@@ -34,8 +34,8 @@ const memoWays = 4
 // (meshRoles.moveTo, evaluator.fresh, Model.remesh).
 type opMemo struct {
 	// gen is the evaluator generation the outcome belongs to (0: none);
-	// lgen the layout generation of its plans (0: none).
-	gen, lgen uint64
+	// pgen the plan generation of its plans (0: none).
+	gen, pgen uint64
 	// stamp names the outcome among all an evaluator records
 	// (evaluator.stamps): a run that used it finds it again by it
 	// (memoRef) while a reprice keeps it.
@@ -65,8 +65,8 @@ type opMemo struct {
 	// choices are the roles' choices on x under the collective models
 	// they have had in the generation (resolveRoles).
 	choices roleChoices
-	// plans are the roles' plans on x (and whether x is current), kept
-	// across generations of the same layouts (lgen, rolePlans).
+	// plans are the roles' plans on x (and the layout generation of x),
+	// kept across generations of the same active roles (pgen, rolePlans).
 	plans rolePlans
 }
 
@@ -89,7 +89,7 @@ func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (m *opMemo, hi
 		if m.gen != e.gen {
 			// A way of an earlier generation: the first, or one whose
 			// plans are of this state under the current layouts.
-			if !planned && m.lgen == e.lgen && m.gA == gA && m.gB == gB && m.zero2 == zero2 {
+			if !planned && m.pgen == e.pgen && m.gA == gA && m.gB == gB && m.zero2 == zero2 {
 				victim, planned = w, true
 			} else if victim < 0 {
 				victim = w
@@ -112,8 +112,8 @@ func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (m *opMemo, hi
 		ways[0].emit = last[:0]
 	}
 	m = &ways[victim]
-	if m.lgen != e.lgen || m.gA != gA || m.gB != gB || m.zero2 != zero2 {
-		m.lgen, m.plans = e.lgen, rolePlans{}
+	if m.pgen != e.pgen || m.gA != gA || m.gB != gB || m.zero2 != zero2 {
+		m.pgen, m.plans = e.pgen, rolePlans{}
 	}
 	m.gen, m.gA, m.gB, m.zero2 = e.gen, gA, gB, zero2
 	m.stamp = 0 // none until recorded

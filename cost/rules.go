@@ -119,14 +119,14 @@ type roleChoices [space.NumRoles][roleModels]roleChoice
 
 // rolePlans are the plans of an einsum's roles (rolePlan) and its sure
 // roles (sureRoles): what its rules decide from its inputs' layouts alone,
-// which hold for every strategy of the same degrees, sequence
-// parallelism and model (evaluator.lgen), whatever its micro-batch or
+// which depend only on the model, sequence parallelism and which roles
+// are active (evaluator.pgen), not on the degrees, micro-batch or
 // placement. An einsum's memo entry keeps them across generations
-// (opMemo.lgen).
+// (opMemo.pgen).
 type rolePlans struct {
-	// xOK says the memo entry's inputs to the rules (opMemo.x) are of the
-	// same layouts too.
-	xOK    bool
+	// xgen is the layout generation (evaluator.lgen) of the memo entry's
+	// inputs to the rules (opMemo.x; 0: none).
+	xgen   uint64
 	sureOK bool
 	sure   roleSet
 	role   [space.NumRoles]rolePlan
@@ -461,11 +461,11 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 		rs = e.resolveRoles(x, m.rs, moved, &m.choices, &m.plans)
 	} else if m != nil {
 		// The inputs to the rules are the memo entry's when it holds them
-		// for the current layouts (rolePlans.xOK; they do not depend on
+		// for the current layouts (rolePlans.xgen; they do not depend on
 		// the sizes or the mesh).
-		if !m.plans.xOK {
+		if m.plans.xgen != e.lgen {
 			m.x = e.newEinsumCtx(o, ps)
-			m.plans.xOK = true
+			m.plans.xgen = e.lgen
 		}
 		x = &m.x
 		rs = e.resolveRoles(x, resolution{}, ^roleSet(0), &m.choices, &m.plans)
