@@ -126,10 +126,33 @@ type roleChoices [space.NumRoles][roleModels]roleChoice
 type rolePlans struct {
 	// xgen is the layout generation (evaluator.lgen) of the memo entry's
 	// inputs to the rules (opMemo.x; 0: none).
-	xgen   uint64
-	sureOK bool
-	sure   roleSet
-	role   [space.NumRoles]rolePlan
+	xgen uint64
+	// ready says the plans below are made (plan).
+	ready bool
+	sure  roleSet
+	// free are the roles whose first choice, leaving both operands as
+	// they are, is legal and moves nothing: it costs nothing, so it wins
+	// whatever the sizes and mesh, and prices nothing (chooseRole);
+	// freeRes is their part of every resolution.
+	free    roleSet
+	freeRes resolution
+	role    [space.NumRoles]rolePlan
+}
+
+// plan makes the plans of every role of einsum x.
+func (p *rolePlans) plan(x *einsumCtx) {
+	p.sure = sureRoles(x)
+	p.free, p.freeRes = 0, resolution{}
+	for set := uint8(x.ra | x.rb | x.rc); set != 0; set &= set - 1 {
+		r := space.Role(bits.TrailingZeros8(set))
+		pl := planRole(x, r)
+		p.role[r] = pl
+		if o := pl.opts[0]; pl.n > 0 && o.flags == optLegal && o.op == opNone {
+			p.free |= bit(r)
+			p.freeRes.add(r, o.choice)
+		}
+	}
+	p.ready = true
 }
 
 // rolePlan is the part of one role's choice (chooseRole) that depends on
@@ -138,7 +161,6 @@ type rolePlans struct {
 // each with the gathers it prices, whether it is legal, the move it
 // needs on the product and the role's choice when it wins.
 type rolePlan struct {
-	ok   bool
 	n    uint8
 	opts [4]planOpt
 }
@@ -171,7 +193,7 @@ func planRole(x *einsumCtx, r space.Role) rolePlan {
 	}
 	pa, pb := pos(x.la, x.ta.Rank, r), pos(x.lb, x.tb.Rank, r)
 	canA, canB := pa >= 0 && !x.ta.NoComm, pb >= 0 && !x.tb.NoComm
-	p := rolePlan{ok: true}
+	var p rolePlan
 	for g := 0; g < 4; g++ {
 		doA, doB := g&1 != 0, g&2 != 0
 		if (doA && !canA) || (doB && !canB) {
@@ -240,21 +262,23 @@ func choiceOf(x *einsumCtx, r space.Role, g, out int, split bool, pc int, dc mod
 // taken from known notes the role in opDep: the roles looked up there are
 // the moved roles of a stale outcome, which its choices priced, and
 // whether chooseRole prices a role depends on the einsum's layouts alone
-// (it does unless leaving the role is legal and free). With plans (the
-// memo entry's, of x), the roles' plans and the sure roles are taken from
-// them, and those made are kept in them.
+// (it does unless leaving the role is legal and free). The roles' plans
+// and sure roles are taken from plans (the memo entry's, of x), made
+// there when not yet made (on the fly when nil); a free role takes its
+// plan's choice without choosing (rolePlans.free) or a memo slot.
 func (e *evaluator) resolveRoles(x *einsumCtx, res resolution, roles roleSet, known *roleChoices, plans *rolePlans) resolution {
-	keep := ^roles
-	res.gA &= keep
-	res.gB &= keep
-	res.ar &= keep
-	res.rs &= keep
-	res.agC &= keep
-	res.a2a &= keep
-	res.split &= keep
-	res.partial &= keep
-	var sure roleSet
-	sureOK := false
+	var local rolePlans
+	if plans == nil {
+		plans = &local
+	}
+	if !plans.ready {
+		plans.plan(x)
+	}
+	res.keep(^roles)
+	if f := plans.free & roles; f != 0 {
+		res.merge(&plans.freeRes, f)
+		roles &^= f
+	}
 	for set := uint8((x.ra | x.rb | x.rc) & roles); set != 0; set &= set - 1 {
 		r := space.Role(bits.TrailingZeros8(set))
 		var slot *roleChoice
@@ -266,29 +290,37 @@ func (e *evaluator) resolveRoles(x *einsumCtx, res resolution, roles roleSet, kn
 				continue
 			}
 		}
-		var c roleChoice
-		if plans != nil {
-			if !plans.sureOK {
-				plans.sure, plans.sureOK = sureRoles(x), true
-			}
-			pl := &plans.role[r]
-			if !pl.ok {
-				*pl = planRole(x, r)
-			}
-			c = e.chooseRole(x, r, plans.sure, pl)
-		} else {
-			if !sureOK {
-				sure, sureOK = sureRoles(x), true
-			}
-			pl := planRole(x, r)
-			c = e.chooseRole(x, r, sure, &pl)
-		}
+		c := e.chooseRole(x, r, plans.sure, &plans.role[r])
 		if slot != nil {
 			*slot = c
 		}
 		res.add(r, c)
 	}
 	return res
+}
+
+// keep clears every role of res but those in set.
+func (res *resolution) keep(set roleSet) {
+	res.gA &= set
+	res.gB &= set
+	res.ar &= set
+	res.rs &= set
+	res.agC &= set
+	res.a2a &= set
+	res.split &= set
+	res.partial &= set
+}
+
+// merge adds the roles in set of o to res.
+func (res *resolution) merge(o *resolution, set roleSet) {
+	res.gA |= o.gA & set
+	res.gB |= o.gB & set
+	res.ar |= o.ar & set
+	res.rs |= o.rs & set
+	res.agC |= o.agC & set
+	res.a2a |= o.a2a & set
+	res.split |= o.split & set
+	res.partial |= o.partial & set
 }
 
 // sureRoles are the roles on the same contracted dimension of both
