@@ -83,16 +83,22 @@ func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (m *opMemo, hi
 	base := (e.m.opBase[b][k] + i) * memoWays
 	ways := e.memo[base : base+memoWays]
 	gA, gB := e.gathered[o.A], e.gathered[o.B]
-	victim, planned := -1, false
+	// A way of an earlier generation takes the outcome: best one whose
+	// plans are of this state (rolePlans), else one whose plans are of
+	// no use any more, else the first.
+	victim, rank := -1, 0
 	for w := range ways {
 		m := &ways[w]
 		if m.gen != e.gen {
-			// A way of an earlier generation: the first, or one whose
-			// plans are of this state under the current layouts.
-			if !planned && m.pgen == e.pgen && m.gA == gA && m.gB == gB && m.zero2 == zero2 {
-				victim, planned = w, true
-			} else if victim < 0 {
-				victim = w
+			r := 1
+			switch {
+			case m.pgen != e.pgen:
+				r = 2
+			case m.gA == gA && m.gB == gB && m.zero2 == zero2:
+				r = 3
+			}
+			if r > rank {
+				victim, rank = w, r
 			}
 			continue
 		}
