@@ -183,13 +183,12 @@ type shapeKey struct {
 }
 
 // planKey is what the rules' plans of an einsum depend on besides its
-// operands' gathered roles and ZeRO-2 (rolePlans): the model, sequence
-// parallelism and the active roles, which place the roles on the
+// operands' gathered roles, ZeRO-2 and which roles are active (rolePlans):
+// the model and sequence parallelism, which place each role on the
 // tensors' dimensions (evaluator.layoutOf).
 type planKey struct {
-	m      *Model
-	sp     bool
-	active roleSet
+	m  *Model
+	sp bool
 }
 
 // grow sizes the per-tensor slices for the program.
@@ -818,8 +817,9 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 	}
 	tp := max(s.Degree[space.TP], 1)
 	shape := shapeKey{m: cm, rows: mbs * s.Replicas(), seq: in.seq, sp: s.SP && tp > 1, tp: tp, deg: e.mr.Degrees}
-	if pk := (planKey{m: cm, sp: shape.sp, active: e.mr.Active()}); e.pgen == 0 || pk != e.planned {
-		// Other active roles: the einsums' plans go (rolePlans).
+	if pk := (planKey{m: cm, sp: shape.sp}); e.pgen == 0 || pk != e.planned {
+		// Another model or sequence parallelism: the einsums' plans go
+		// (rolePlans).
 		e.pgen++
 		e.planned = pk
 	}

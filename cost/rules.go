@@ -118,32 +118,31 @@ const (
 type roleChoices [space.NumRoles][roleModels]roleChoice
 
 // rolePlans are the plans of an einsum's roles (rolePlan) and its sure
-// roles (sureRoles): what its rules decide from its inputs' layouts alone,
-// which depend only on the model, sequence parallelism and which roles
-// are active (evaluator.pgen), not on the degrees, micro-batch or
-// placement. An einsum's memo entry keeps them across generations
-// (opMemo.pgen).
+// roles (sureRoles). A role's plan depends only on where the role sits on
+// the einsum's operands and product, which its layouts give role by role:
+// on the model, sequence parallelism, the operands' gathered roles and
+// ZeRO-2 (the memo entry's key) and on the role being active, not on the
+// other roles, the degrees, the micro-batch or the placement. An einsum's
+// memo entry keeps them across generations (opMemo.pgen) and plans a role
+// when it first meets it active.
 type rolePlans struct {
 	// xgen is the layout generation (evaluator.lgen) of the memo entry's
-	// inputs to the rules (opMemo.x; 0: none).
+	// inputs to the rules (opMemo.x; 0: none) and sure their sure roles.
 	xgen uint64
-	// ready says the plans below are made (plan).
-	ready bool
-	sure  roleSet
-	// free are the roles whose first choice, leaving both operands as
-	// they are, is legal and moves nothing: it costs nothing, so it wins
-	// whatever the sizes and mesh, and prices nothing (chooseRole);
-	// freeRes is their part of every resolution.
-	free    roleSet
-	freeRes resolution
-	role    [space.NumRoles]rolePlan
+	sure roleSet
+	// planned are the roles planned; free those of them whose first
+	// choice, leaving both operands as they are, is legal and moves
+	// nothing: it costs nothing, so it wins whatever the sizes and mesh,
+	// and prices nothing (chooseRole). freeRes is their part of every
+	// resolution.
+	planned, free roleSet
+	freeRes       resolution
+	role          [space.NumRoles]rolePlan
 }
 
-// plan makes the plans of every role of einsum x.
-func (p *rolePlans) plan(x *einsumCtx) {
-	p.sure = sureRoles(x)
-	p.free, p.freeRes = 0, resolution{}
-	for set := uint8(x.ra | x.rb | x.rc); set != 0; set &= set - 1 {
+// plan plans the roles in set of einsum x.
+func (p *rolePlans) plan(x *einsumCtx, set roleSet) {
+	for set := uint8(set); set != 0; set &= set - 1 {
 		r := space.Role(bits.TrailingZeros8(set))
 		pl := planRole(x, r)
 		p.role[r] = pl
@@ -152,7 +151,7 @@ func (p *rolePlans) plan(x *einsumCtx) {
 			p.freeRes.add(r, o.choice)
 		}
 	}
-	p.ready = true
+	p.planned |= set
 }
 
 // rolePlan is the part of one role's choice (chooseRole) that depends on
@@ -270,16 +269,18 @@ func (e *evaluator) resolveRoles(x *einsumCtx, res resolution, roles roleSet, kn
 	var local rolePlans
 	if plans == nil {
 		plans = &local
+		plans.sure = sureRoles(x)
 	}
-	if !plans.ready {
-		plans.plan(x)
+	all := x.ra | x.rb | x.rc
+	if miss := all &^ plans.planned; miss != 0 {
+		plans.plan(x, miss)
 	}
 	res.keep(^roles)
-	if f := plans.free & roles; f != 0 {
+	if f := plans.free & roles & all; f != 0 {
 		res.merge(&plans.freeRes, f)
 		roles &^= f
 	}
-	for set := uint8((x.ra | x.rb | x.rc) & roles); set != 0; set &= set - 1 {
+	for set := uint8(all & roles); set != 0; set &= set - 1 {
 		r := space.Role(bits.TrailingZeros8(set))
 		var slot *roleChoice
 		if id := e.roleModel[r]; known != nil && id < roleModels {
@@ -497,7 +498,7 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 		// the sizes or the mesh).
 		if m.plans.xgen != e.lgen {
 			m.x = e.newEinsumCtx(o, ps)
-			m.plans.xgen = e.lgen
+			m.plans.xgen, m.plans.sure = e.lgen, sureRoles(&m.x)
 		}
 		x = &m.x
 		rs = e.resolveRoles(x, resolution{}, ^roleSet(0), &m.choices, &m.plans)
