@@ -454,24 +454,29 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 	return nil
 }
 
-// knownRules are one schedule's rules.
+// knownRules are one schedule's rules, and the step rules of the last
+// pipeline depth, virtual stages and micro-batches met with them (sr, for
+// V virtual stages asked: stepRulesOf).
 type knownRules struct {
 	schedule space.Schedule
 	rules    space.Rules
+	sr       stepRules
+	v        int
+	srOK     bool
 }
 
 // rulesOf returns the rules of schedule sc, looked up in the schedule
 // table once for each schedule met: the search's consecutive strategies
 // differ in their schedule most often. The result is valid until the next
 // call.
-func (st *evalState) rulesOf(sc space.Schedule) *space.Rules {
+func (st *evalState) rulesOf(sc space.Schedule) *knownRules {
 	for i := range st.known {
 		if st.known[i].schedule == sc {
-			return &st.known[i].rules
+			return &st.known[i]
 		}
 	}
 	st.known = append(st.known, knownRules{schedule: sc, rules: sc.Rules()})
-	return &st.known[len(st.known)-1].rules
+	return &st.known[len(st.known)-1]
 }
 
 // filledAt is the evaluator generation (the layouts, sizes and role

@@ -186,24 +186,40 @@ type stepRules struct {
 	overlapped   float64 // micro-batches run as overlapped pairs
 }
 
+// stepRulesOf returns the step rules of kr's schedule for pp stages, V
+// virtual stages asked, M micro-batches, overlap fraction of and options
+// o: those of the last call when they are for the same pp, V, M and of
+// (o is an Evaluator's, the same for every call).
+func (kr *knownRules) stepRulesOf(pp, V int, M, of float64, o *Options) *stepRules {
+	if sr := &kr.sr; kr.srOK && sr.pp == pp && kr.v == V && sr.M == M && sr.of == of {
+		return sr
+	}
+	rules := &kr.rules
+	v := rules.VirtualStages(V)
+	kr.sr = stepRules{pp: pp, v: float64(v), M: M, bubble: rules.Bubble(pp, v),
+		of: of, wof: of, gof: of,
+		hideA2A:    rules.Overlaps().Has(space.OverlapExpertA2A),
+		overlapped: rules.OverlappedMicrobatches(pp, int(M))}
+	if f := o.Comm.WeightOverlap; f != nil {
+		kr.sr.wof = *f
+	}
+	if f := o.Comm.GradOverlap; f != nil {
+		kr.sr.gof = *f
+	}
+	kr.v, kr.srOK = V, true
+	return &kr.sr
+}
+
 // assemble turns the block costs of st into the step time of s's pipeline
 // schedule: the busiest rank's compute, exposed communication and bubble
 // (docs/formulas.md §5-6).
 func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Estimate {
 	p, e, M := cm.p, &st.e, st.M
 	pp := max(s.Degree[space.PP], 1)
-	rules := st.rulesOf(s.Schedule)
-	v := rules.VirtualStages(s.V)
-	sr := stepRules{pp: pp, v: float64(v), M: M, bubble: rules.Bubble(pp, v),
-		of: e.eff.OverlapFraction, wof: e.eff.OverlapFraction, gof: e.eff.OverlapFraction,
-		hideA2A:    rules.Overlaps().Has(space.OverlapExpertA2A),
-		overlapped: rules.OverlappedMicrobatches(pp, int(M))}
-	if f := in.options.Comm.WeightOverlap; f != nil {
-		sr.wof = *f
-	}
-	if f := in.options.Comm.GradOverlap; f != nil {
-		sr.gof = *f
-	}
+	kr := st.rulesOf(s.Schedule)
+	rules := &kr.rules
+	sr := kr.stepRulesOf(pp, s.V, M, e.eff.OverlapFraction, &in.options)
+	v := int(sr.v)
 	best := Estimate{StepSeconds: -1}
 	bestStage := 0
 	var est Estimate
@@ -214,7 +230,7 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 	reuse := st.sumsGen != 0 && in.options.SkipCollectives && !in.options.Trace
 	if pl := rules.Placement(); pl == space.PlaceLinear || pp == 1 {
 		for si := range st.stages {
-			cm.rankStep(st, in, st.viewSums(si, reuse, func() *rankView { return st.linearView(si) }), &sr, &est)
+			cm.rankStep(st, in, st.viewSums(si, reuse, func() *rankView { return st.linearView(si) }), sr, &est)
 			if est.StepSeconds > best.StepSeconds {
 				best, bestStage = est, si
 			}
@@ -231,7 +247,7 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 				if r < 0 || r >= pp {
 					continue
 				}
-				cm.rankStep(st, in, st.viewSums(slot+2*ci+j, reuse, func() *rankView { return st.pairedView(p, r, pp, pl) }), &sr, &est)
+				cm.rankStep(st, in, st.viewSums(slot+2*ci+j, reuse, func() *rankView { return st.pairedView(p, r, pp, pl) }), sr, &est)
 				if est.StepSeconds > best.StepSeconds {
 					best = est
 					if !reuse {
