@@ -107,11 +107,15 @@ type evaluator struct {
 const roleModels = 4
 
 // noteRoleModels sets roleModel for the current placement, forgetting the
-// models of the generation before when reset.
-func (e *evaluator) noteRoleModels(reset bool) {
+// models of the generation before when reset; without reset, only for
+// the roles in regrouped, whose axis groups the placement changed (the
+// others keep theirs).
+func (e *evaluator) noteRoleModels(reset bool, regrouped roleSet) {
 	for r := range e.roleModel {
 		if reset {
 			e.nModels[r] = 0
+		} else if !regrouped.Has(space.Role(r)) {
+			continue
 		}
 		cur := e.mr.Groups[r]
 		if id := e.roleModel[r]; !reset && id < e.nModels[r] && sameGroups(e.modelGroups[r][id], cur) {
@@ -690,8 +694,8 @@ func (cm *Model) remesh(st *evalState, in *evalInputs, s *space.Strategy) (bool,
 	if e.alt.Degrees != e.mr.Degrees {
 		return false, nil
 	}
-	moved := e.mr.moveTo(&e.alt)
-	e.noteRoleModels(false)
+	moved, regrouped := e.mr.moveTo(&e.alt)
+	e.noteRoleModels(false, regrouped)
 	if moved != 0 {
 		e.epoch++
 		for set := uint8(moved); set != 0; set &= set - 1 {
@@ -813,7 +817,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 	e.peak8 = in.cluster.Chip.PeakFP8FLOPs
 	e.gen++
 	e.epoch, e.moved = 0, [space.NumRoles]uint32{}
-	e.noteRoleModels(true)
+	e.noteRoleModels(true, 0)
 	if n := cm.numOps * memoWays; len(e.memo) != n {
 		e.memo = make([]opMemo, n)
 	}

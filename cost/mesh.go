@@ -60,11 +60,11 @@ func (mr *meshRoles) resolve(ev *evalInputs, s *space.Strategy) error {
 
 // moveTo moves mr to mesh m, another placement of the same role degrees
 // (mr's old mesh is returned in m), and returns the roles of the role
-// sets seen since resolve whose collective models m changes: a cost that
-// priced collectives only over unchanged sets holds under m bit for bit.
-// The seen sets' models are computed for m (have), the others forgotten.
-func (mr *meshRoles) moveTo(m *space.Mesh) roleSet {
-	var regrouped roleSet
+// sets seen since resolve whose collective models m changes (a cost that
+// priced collectives only over unchanged sets holds under m bit for bit)
+// and the roles whose axis groups m changes. The seen sets' models are
+// computed for m (have), the others forgotten.
+func (mr *meshRoles) moveTo(m *space.Mesh) (changed, regrouped roleSet) {
 	for r := range m.Groups {
 		if !sameGroups(m.Groups[r], mr.Groups[r]) {
 			regrouped |= bit(space.Role(r))
@@ -72,7 +72,6 @@ func (mr *meshRoles) moveTo(m *space.Mesh) roleSet {
 	}
 	mr.Mesh, *m = *m, mr.Mesh
 	mr.have = [numRoleSets]uint8{}
-	var changed roleSet
 	for _, set := range mr.sets {
 		mr.have[set] = mr.seen[set]
 		if set&regrouped == 0 {
@@ -89,7 +88,7 @@ func (mr *meshRoles) moveTo(m *space.Mesh) roleSet {
 			changed |= set & regrouped
 		}
 	}
-	return changed
+	return changed, regrouped
 }
 
 // kindBits are the collective ops (have's bits) that a role set's linModel

@@ -48,7 +48,7 @@ func TestMoveTo(t *testing.T) {
 			if err := alt.Resolve(c, &to); err != nil {
 				t.Fatal(err)
 			}
-			if got := mr.moveTo(&alt); got != tc.want {
+			if got, _ := mr.moveTo(&alt); got != tc.want {
 				t.Errorf("moveTo moved roles %08b; want %08b", got, tc.want)
 			}
 			// After the move every priced set prices as a fresh resolve of
