@@ -38,8 +38,10 @@ type opMemo struct {
 	gen, pgen uint64
 	// stamp names the outcome among all an evaluator records
 	// (evaluator.stamps): a run that used it finds it again by it
-	// (memoRef) while a reprice keeps it.
+	// (memoRef) while a reprice keeps it. self is the entry's index in
+	// evaluator.memo.
 	stamp uint64
+	self  int32
 	// gA and gB are the roles the operands had been gathered over before
 	// the op; zero2 whether ZeRO-2 sharded a weight gradient's
 	// accumulator (false for other einsums).
@@ -116,12 +118,16 @@ func (e *evaluator) memoFor(b, k, i int, o *model.Op, zero2 bool) (m *opMemo, hi
 		copy(ways[1:], ways[:memoWays-1])
 		victim = 0
 		ways[0].emit = last[:0]
+		for w := 1; w < memoWays; w++ {
+			ways[w].self = int32(base + w)
+		}
 	}
 	m = &ways[victim]
 	if m.pgen != e.pgen || m.gA != gA || m.gB != gB || m.zero2 != zero2 {
 		m.pgen, m.plans = e.pgen, rolePlans{}
 	}
 	m.gen, m.gA, m.gB, m.zero2 = e.gen, gA, gB, zero2
+	m.self = int32(base + victim)
 	m.stamp = 0 // none until recorded
 	m.choices = roleChoices{}
 	return m, false, false
@@ -149,15 +155,17 @@ func (e *evaluator) requote(m *opMemo) {
 	m.dep, m.at = e.opDep, e.epoch
 }
 
-// memoRef names the outcome an op of a run used: the op's memo entries
-// (its first way, evaluator.memo) and the outcome's stamp; plain says
+// memoRef names the outcome an op of a run used: the memo way that held
+// it when the run took it (the op's ways are the memoWays from that
+// index rounded down to a multiple of memoWays, evaluator.memo) and the
+// outcome's stamp; plain says
 // the op is a reshard or an elementwise pass. dep are the roles the
 // outcome priced collectives over when the run last took its prices, and
 // emits the number of its emissions, the run's from the sum of its
 // predecessors' on: an op none of whose dep moved since holds in the run
 // as it is (evaluator.revalidateRun).
 type memoRef struct {
-	base  int32
+	way   int32
 	plain bool
 	dep   roleSet
 	emits uint16
@@ -170,7 +178,7 @@ func sameOutcomes(a, b []memoRef) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].base != b[i].base || a[i].stamp != b[i].stamp {
+		if a[i].way/memoWays != b[i].way/memoWays || a[i].stamp != b[i].stamp {
 			return false
 		}
 	}
@@ -181,8 +189,12 @@ func sameOutcomes(a, b []memoRef) bool {
 // when none does any more (a way was given to another state, or a stale
 // outcome was resolved again differently).
 func (e *evaluator) outcome(ref memoRef) *opMemo {
+	if m := &e.memo[ref.way]; m.stamp == ref.stamp {
+		return m // where it was taken (a rotation of the ways moves it)
+	}
+	base := int(ref.way) - int(ref.way)%memoWays
 	for w := range memoWays {
-		if m := &e.memo[int(ref.base)+w]; m.stamp == ref.stamp {
+		if m := &e.memo[base+w]; m.stamp == ref.stamp {
 			return m
 		}
 	}
@@ -313,11 +325,12 @@ func (e *evaluator) plainMemo(b, k, i int) (*opMemo, bool) {
 	if e.trace != nil {
 		return nil, false
 	}
-	m := &e.memo[(e.m.opBase[b][k]+i)*memoWays]
+	idx := (e.m.opBase[b][k] + i) * memoWays
+	m := &e.memo[idx]
 	if m.gen == e.gen && e.fresh(m.dep, m.at) {
 		return m, true
 	}
-	m.gen = e.gen
+	m.gen, m.self = e.gen, int32(idx)
 	return m, false
 }
 

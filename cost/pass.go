@@ -91,7 +91,7 @@ func (e *evaluator) run(res *runResult, b int, ps pass, only []bool) {
 			}
 		}
 		if m != nil {
-			res.refs = append(res.refs, memoRef{base: int32((e.m.opBase[b][k] + i) * memoWays), plain: o.Kind != model.Einsum,
+			res.refs = append(res.refs, memoRef{way: m.self, plain: o.Kind != model.Einsum,
 				dep: m.dep, emits: uint16(len(res.emit) - emitted), stamp: m.stamp})
 		}
 	}
