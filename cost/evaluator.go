@@ -458,15 +458,21 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error
 	return nil
 }
 
-// knownRules are one schedule's rules, and the step rules of the last
-// pipeline depth, virtual stages and micro-batches met with them (sr, for
-// V virtual stages asked: stepRulesOf).
+// knownRules are one schedule's rules, and the step rules of the last few
+// pipeline depths, virtual stages and micro-batches met with them
+// (stepRulesOf; next is the one to replace).
 type knownRules struct {
 	schedule space.Schedule
 	rules    space.Rules
-	sr       stepRules
-	v        int
-	srOK     bool
+	srs      [4]knownStepRules
+	next     int
+}
+
+// knownStepRules are step rules for v virtual stages asked (ok: filled).
+type knownStepRules struct {
+	sr stepRules
+	v  int
+	ok bool
 }
 
 // rulesOf returns the rules of schedule sc, looked up in the schedule

@@ -188,26 +188,30 @@ type stepRules struct {
 
 // stepRulesOf returns the step rules of kr's schedule for pp stages, V
 // virtual stages asked, M micro-batches, overlap fraction of and options
-// o: those of the last call when they are for the same pp, V, M and of
-// (o is an Evaluator's, the same for every call).
+// o, kept among the last few asked (o is an Evaluator's, the same for
+// every call).
 func (kr *knownRules) stepRulesOf(pp, V int, M, of float64, o *Options) *stepRules {
-	if sr := &kr.sr; kr.srOK && sr.pp == pp && kr.v == V && sr.M == M && sr.of == of {
-		return sr
+	for i := range kr.srs {
+		if c := &kr.srs[i]; c.ok && c.sr.pp == pp && c.v == V && c.sr.M == M && c.sr.of == of {
+			return &c.sr
+		}
 	}
+	c := &kr.srs[kr.next]
+	kr.next = (kr.next + 1) % len(kr.srs)
 	rules := &kr.rules
 	v := rules.VirtualStages(V)
-	kr.sr = stepRules{pp: pp, v: float64(v), M: M, bubble: rules.Bubble(pp, v),
+	c.sr = stepRules{pp: pp, v: float64(v), M: M, bubble: rules.Bubble(pp, v),
 		of: of, wof: of, gof: of,
 		hideA2A:    rules.Overlaps().Has(space.OverlapExpertA2A),
 		overlapped: rules.OverlappedMicrobatches(pp, int(M))}
 	if f := o.Comm.WeightOverlap; f != nil {
-		kr.sr.wof = *f
+		c.sr.wof = *f
 	}
 	if f := o.Comm.GradOverlap; f != nil {
-		kr.sr.gof = *f
+		c.sr.gof = *f
 	}
-	kr.v, kr.srOK = V, true
-	return &kr.sr
+	c.v, c.ok = V, true
+	return &c.sr
 }
 
 // assemble turns the block costs of st into the step time of s's pipeline
@@ -220,9 +224,11 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 	rules := &kr.rules
 	sr := kr.stepRulesOf(pp, s.V, M, e.eff.OverlapFraction, &in.options)
 	v := int(sr.v)
-	best := Estimate{StepSeconds: -1}
+	// The best view's estimate and the next one's, swapped, not copied.
+	var bufs [2]Estimate
+	best, est := &bufs[0], &bufs[1]
+	best.StepSeconds = -1
 	bestStage := 0
-	var est Estimate
 	// The views' sums are kept while the block costs stay (sumsGen): for
 	// a strategy that differs from the one before only in its schedule.
 	// The best paired view's multiplicities are kept for the collectives,
@@ -230,9 +236,9 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 	reuse := st.sumsGen != 0 && in.options.SkipCollectives && !in.options.Trace
 	if pl := rules.Placement(); pl == space.PlaceLinear || pp == 1 {
 		for si := range st.stages {
-			cm.rankStep(st, in, st.viewSums(si, reuse, func() *rankView { return st.linearView(si) }), sr, &est)
+			cm.rankStep(st, in, st.viewSums(si, reuse, func() *rankView { return st.linearView(si) }), sr, est)
 			if est.StepSeconds > best.StepSeconds {
-				best, bestStage = est, si
+				best, est, bestStage = est, best, si
 			}
 		}
 	} else {
@@ -247,9 +253,9 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 				if r < 0 || r >= pp {
 					continue
 				}
-				cm.rankStep(st, in, st.viewSums(slot+2*ci+j, reuse, func() *rankView { return st.pairedView(p, r, pp, pl) }), sr, &est)
+				cm.rankStep(st, in, st.viewSums(slot+2*ci+j, reuse, func() *rankView { return st.pairedView(p, r, pp, pl) }), sr, est)
 				if est.StepSeconds > best.StepSeconds {
-					best = est
+					best, est = est, best
 					if !reuse {
 						st.best.grow(len(p.Blocks), 0)
 						copy(st.best.mult, st.view.mult)
@@ -280,7 +286,7 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 	if e.trace != nil {
 		best.Ops = *e.trace
 	}
-	return best
+	return *best
 }
 
 // rankSums are the block costs and parameters of one rank view (rankView)
