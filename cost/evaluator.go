@@ -81,15 +81,16 @@ type evaluator struct {
 	// steps holds stepWays once-per-step outcomes per block (stepMemo).
 	steps []stepMemo
 	// epoch counts the placements generation gen has been moved to
-	// (Model.remesh), and moved is, per role, the epoch a placement last
-	// changed the collective models of a role set holding it that the
-	// generation priced (meshRoles.moveTo): an outcome recorded in epoch
-	// at that priced collectives over roles dep is current while none of
-	// them moved since (fresh). opDep collects the roles priced by the op
+	// (Model.remesh), and movedAfter is, per epoch of the generation, the
+	// roles whose collective models (of a role set holding them that the
+	// generation priced) a placement changed after it (meshRoles.moveTo;
+	// movedAfter[epoch] is empty): an outcome recorded in epoch at that
+	// priced collectives over roles dep is current while none of them
+	// moved since (fresh). opDep collects the roles priced by the op
 	// being resolved (blockSeconds).
-	epoch uint32
-	moved [space.NumRoles]uint32
-	opDep roleSet
+	epoch      uint32
+	movedAfter []roleSet
+	opDep      roleSet
 	// alt is scratch for the mesh of the strategy Model.remesh moves to.
 	alt space.Mesh
 	// roleModel is, per role, the index of its axis groups among the
@@ -146,28 +147,17 @@ func (e *evaluator) blockSeconds(op collOp, bytes float64, set roleSet) float64 
 // no placement since changed the collective models of a role set holding
 // one of them (meshRoles.moveTo).
 func (e *evaluator) fresh(dep roleSet, at uint32) bool {
-	if at == e.epoch {
-		return true
-	}
-	for set := uint8(dep); set != 0; set &= set - 1 {
-		if e.moved[bits.TrailingZeros8(set)] > at {
-			return false
-		}
-	}
-	return true
+	return int(at) >= len(e.movedAfter) || dep&e.movedAfter[at] == 0
 }
 
 // movedSince returns the roles of dep whose collective models a placement
 // changed since epoch at (meshRoles.moveTo): those an outcome recorded
 // then, which priced collectives over dep, must price again.
 func (e *evaluator) movedSince(dep roleSet, at uint32) roleSet {
-	var moved roleSet
-	for set := uint8(dep); set != 0; set &= set - 1 {
-		if r := bits.TrailingZeros8(set); e.moved[r] > at {
-			moved |= roleSet(1) << r
-		}
+	if int(at) >= len(e.movedAfter) {
+		return 0
 	}
-	return moved
+	return dep & e.movedAfter[at]
 }
 
 // freshRun reports whether pass result r holds under the current placement.
@@ -703,10 +693,11 @@ func (cm *Model) remesh(st *evalState, in *evalInputs, s *space.Strategy) (bool,
 	moved, regrouped := e.mr.moveTo(&e.alt)
 	e.noteRoleModels(false, regrouped)
 	if moved != 0 {
-		e.epoch++
-		for set := uint8(moved); set != 0; set &= set - 1 {
-			e.moved[bits.TrailingZeros8(set)] = e.epoch
+		for a := range e.movedAfter {
+			e.movedAfter[a] |= moved
 		}
+		e.epoch++
+		e.movedAfter = append(e.movedAfter, 0)
 	}
 	st.rekey(policy, s.Zero)
 	st.fillSends(s.Degree[space.PP])
@@ -822,7 +813,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 	e.peak, e.hbm = in.cluster.Chip.PeakBF16FLOPs, in.cluster.Chip.HBMBandwidthBytesPerS
 	e.peak8 = in.cluster.Chip.PeakFP8FLOPs
 	e.gen++
-	e.epoch, e.moved = 0, [space.NumRoles]uint32{}
+	e.epoch, e.movedAfter = 0, append(e.movedAfter[:0], 0)
 	e.noteRoleModels(true, 0)
 	if n := cm.numOps * memoWays; len(e.memo) != n {
 		e.memo = make([]opMemo, n)

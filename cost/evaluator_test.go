@@ -348,12 +348,7 @@ func TestRevalidateFromStaleSource(t *testing.T) {
 			}
 		}
 		e, st := &ev.st.e, &ev.st
-		var moved roleSet
-		for r, at := range e.moved {
-			if at > 0 {
-				moved |= bit(space.Role(r))
-			}
-		}
+		moved := e.movedSince(^roleSet(0), 0)
 		if moved == 0 {
 			continue // a placement that prices as the first: nothing is stale
 		}
