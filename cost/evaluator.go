@@ -68,7 +68,7 @@ type evaluator struct {
 	shapeOK bool
 	// layouts is the shape without its rows: all the tensors' layouts and
 	// the einsums' inputs to the rules depend on; lgen numbers the
-	// layouts met in turn (rolePlans).
+	// layouts met in turn (the layout generation; rolePlans.xgen).
 	layouts shapeKey
 	lgen    uint64
 	// planned is what the einsums' plans depend on (rolePlans), pgen the

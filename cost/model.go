@@ -400,9 +400,14 @@ func (cm *Model) inputs(c profiles.Cluster, w space.Workload, o Options) evalInp
 // under a grouping it had before from the op's memo, roleChoices): when
 // they resolve as before, only its collectives are priced again
 // (evaluator.reprice), and a block's passes take the new prices without
-// running again (evaluator.revalidate). It is the fast path of search,
-// bit for bit the estimate of a fresh evaluation. It is not safe for
-// concurrent use: use one per goroutine.
+// running again (evaluator.revalidate). What the rules decide from the
+// layouts alone outlives a strategy's sizes and degrees: each einsum's
+// memo keeps its roles' plans (the legal gather choices, their moves and
+// the free choices, rolePlans) while the model and sequence parallelism
+// stay, and its inputs to the rules while the degrees stay; a new
+// micro-batch of the same degrees keeps the tensors' layouts (Model.setup).
+// It is the fast path of search, bit for bit the estimate of a fresh
+// evaluation. It is not safe for concurrent use: use one per goroutine.
 type Evaluator struct {
 	m  *Model
 	in evalInputs
