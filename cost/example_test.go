@@ -42,3 +42,46 @@ func ExampleEvaluate() {
 	// AllGather 1560, ReduceScatter 1040, AllReduce 8 per step
 	// true
 }
+
+// An Evaluator prices many strategies of one model, cluster and workload,
+// reusing what consecutive strategies share; EvaluateTo is its form for a
+// hot loop, writing the estimate in place. Here the ZeRO stage of a data-
+// parallel strategy on two 8xH100 nodes changes (ZeRO-1 shards the
+// optimizer step, which the once-per-step collectives pay for), and a
+// micro-batch that does not divide the batch is an error that leaves the
+// estimate as it was.
+func ExampleEvaluator_EvaluateTo() {
+	m := model.Spec{Name: "llama3-8b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8,
+		FFNHidden: 14336, FFN: model.SwiGLU, Vocab: 128256, SeqLen: 8192}
+	gpu := profiles.Axis{Name: "gpu", Size: 8, Tier: profiles.NVLink, BandwidthBytesPerS: 450e9, LatencySeconds: 3e-6, Efficiency: 0.8}
+	node := profiles.Axis{Name: "node", Size: 2, Tier: profiles.InfiniBand, BandwidthBytesPerS: 50e9, LatencySeconds: 10e-6, Efficiency: 0.8}
+	c := profiles.Cluster{Name: "h100-16",
+		Chip: profiles.Chip{Name: "h100", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, HBMBandwidthBytesPerS: 3.35e12},
+		Axes: []profiles.Axis{gpu, node}}
+	p, err := model.NewProgram(m, model.ProgramOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ev := cost.NewModel(p).NewEvaluator(c, space.Workload{Batch: 32, SeqLen: 8192}, cost.Options{SkipCollectives: true})
+	s := space.Strategy{Degree: space.Degrees{space.DP: 2, space.FSDP: 1, space.TP: 8, space.CP: 1, space.PP: 1, space.EP: 1}, SP: true, MB: 1, V: 1, Schedule: space.OneFOneB, Recompute: space.RecomputeNone}
+	s.Mesh[space.TP] = []space.Share{{Axis: "gpu", Size: 8}}
+	s.Mesh[space.DP] = []space.Share{{Axis: "node", Size: 2}}
+	var est cost.Estimate
+	for _, zero := range []int{0, 1} {
+		s.Zero = zero
+		if err := ev.EvaluateTo(&s, &est); err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("zero=%d: %.3f s per step\n", zero, est.StepSeconds)
+	}
+	s.MB = 3
+	fmt.Println(ev.EvaluateTo(&s, &est))
+	fmt.Printf("the estimate before: %.3f s\n", est.StepSeconds)
+	// Output:
+	// zero=0: 2.425 s per step
+	// zero=1: 2.380 s per step
+	// cost: batch 32 does not divide into dp*fsdp*mb = 6
+	// the estimate before: 2.380 s
+}

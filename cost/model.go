@@ -363,7 +363,9 @@ func (cm *Model) Evaluate(c profiles.Cluster, w space.Workload, s space.Strategy
 	if err := cm.prepare(st, &in, &s); err != nil {
 		return Estimate{}, err
 	}
-	return cm.assemble(st, &in, &s), nil
+	var est Estimate
+	cm.assemble(st, &in, &s, &est)
+	return est, nil
 }
 
 // inputs returns the evaluation inputs of cluster c (not copied: the caller
@@ -447,8 +449,17 @@ func (cm *Model) NewEvaluator(c profiles.Cluster, w space.Workload, o Options) *
 // Evaluate returns the step-time estimate of strategy s (validated; placed
 // or not) on the Evaluator's cluster, workload and options.
 func (ev *Evaluator) Evaluate(s space.Strategy) (Estimate, error) {
+	var est Estimate
+	err := ev.EvaluateTo(&s, &est)
+	return est, err
+}
+
+// EvaluateTo is Evaluate writing the estimate into est (left as it was on
+// an error), reading s in place: the form for a search's hot loop, which
+// copies neither.
+func (ev *Evaluator) EvaluateTo(s *space.Strategy, est *Estimate) error {
 	next := ev.cur ^ 1
-	ok := ev.keys[next].fill(&s, ev.in.cluster.Axes)
+	ok := ev.keys[next].fill(s, ev.in.cluster.Axes)
 	// What s shares with the strategy evaluated last: its degrees,
 	// micro-batch and sequence parallelism (shape), and its placement
 	// (placed: the forward passes stay), and its recompute policy and
@@ -468,27 +479,27 @@ func (ev *Evaluator) Evaluate(s space.Strategy) (Estimate, error) {
 		// and layouts stay, and the outcomes that priced no collective over
 		// a role the placement moves.
 		ev.valid = false
-		moved, err := ev.m.remesh(&ev.st, &ev.in, &s)
+		moved, err := ev.m.remesh(&ev.st, &ev.in, s)
 		if err != nil {
-			return Estimate{}, err
+			return err
 		}
 		if !moved {
-			if err := ev.m.prepare(&ev.st, &ev.in, &s); err != nil {
-				return Estimate{}, err
+			if err := ev.m.prepare(&ev.st, &ev.in, s); err != nil {
+				return err
 			}
 		}
 		ev.cur, ev.valid = next, true
 	case !placed:
 		ev.valid = false
-		if err := ev.m.prepare(&ev.st, &ev.in, &s); err != nil {
-			return Estimate{}, err
+		if err := ev.m.prepare(&ev.st, &ev.in, s); err != nil {
+			return err
 		}
 		ev.cur, ev.valid = next, ok && !ev.in.options.Trace
 	case !same:
 		// Another recompute policy or ZeRO-2: the forward passes stay.
 		ev.valid = false
-		if err := ev.m.rerun(&ev.st, &ev.in, &s); err != nil {
-			return Estimate{}, err
+		if err := ev.m.rerun(&ev.st, &ev.in, s); err != nil {
+			return err
 		}
 		ev.cur, ev.valid = next, true
 	case s.Zero != ev.st.e.zero:
@@ -496,7 +507,8 @@ func (ev *Evaluator) Evaluate(s space.Strategy) (Estimate, error) {
 		// in the once-per-step collectives.
 		ev.st.stepParts(s.Zero)
 	}
-	return ev.m.assemble(&ev.st, &ev.in, &s), nil
+	ev.m.assemble(&ev.st, &ev.in, s, est)
+	return nil
 }
 
 // maxKeyShares bounds the mesh shares a segmentKey holds; a strategy with

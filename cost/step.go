@@ -214,10 +214,10 @@ func (kr *knownRules) stepRulesOf(pp, V int, M, of float64, o *Options) *stepRul
 	return &c.sr
 }
 
-// assemble turns the block costs of st into the step time of s's pipeline
-// schedule: the busiest rank's compute, exposed communication and bubble
-// (docs/formulas.md §5-6).
-func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Estimate {
+// assemble writes into out the step time the block costs of st give s's
+// pipeline schedule: the busiest rank's compute, exposed communication
+// and bubble (docs/formulas.md §5-6).
+func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy, out *Estimate) {
 	p, e, M := cm.p, &st.e, st.M
 	pp := max(s.Degree[space.PP], 1)
 	kr := st.rulesOf(s.Schedule)
@@ -286,7 +286,7 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy) Esti
 	if e.trace != nil {
 		best.Ops = *e.trace
 	}
-	return *best
+	*out = *best
 }
 
 // rankSums are the block costs and parameters of one rank view (rankView)

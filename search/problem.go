@@ -426,9 +426,18 @@ func (w *planWorker) Time(s *space.Strategy, trace bool) (cost.Estimate, error) 
 	if trace {
 		return w.ps.Time(s, true)
 	}
+	var est cost.Estimate
+	err := w.timeTo(s, &est)
+	return est, err
+}
+
+// timeTo is Time without a trace, writing the estimate into est (left as
+// it was on an error) without copying it or s: the search's hot path
+// (Problem.fillCandidate) calls it on the planner's worker.
+func (w *planWorker) timeTo(s *space.Strategy, est *cost.Estimate) error {
 	ms, k, err := w.ps.ms.pick(s)
 	if err != nil {
-		return cost.Estimate{}, err
+		return err
 	}
 	ev := w.evaluators[k]
 	if ev == nil {
@@ -437,7 +446,7 @@ func (w *planWorker) Time(s *space.Strategy, trace bool) (cost.Estimate, error) 
 		ev = ms.cost.NewEvaluator(w.ps.c, w.ps.w, o)
 		w.evaluators[k] = ev
 	}
-	return ev.Evaluate(*s)
+	return ev.EvaluateTo(s, est)
 }
 
 // lowerBound returns the cost model's lower bound on the step time of s
@@ -647,13 +656,22 @@ func (p *Problem) fillCandidate(c *Candidate, sc Scorer, s *space.Strategy, inde
 	if memErr != nil || prune && !c.Fits {
 		return
 	}
-	est, err := sc.Time(s, trace)
+	var err error
+	if w, ok := sc.(*planWorker); ok && !trace {
+		// In place, through the concrete type, so that c need not escape.
+		err = w.timeTo(s, &c.Time) // c.Time is zero (fillMemoryCandidate) and stays so on an error
+	} else {
+		var est cost.Estimate
+		if est, err = sc.Time(s, trace); err == nil {
+			c.Time = est
+		}
+	}
 	c.Costed = true
 	if err != nil {
 		c.Err = err
 		return
 	}
-	c.Time = est
+	est := &c.Time
 	c.StepSeconds = est.StepSeconds
 	if !(est.StepSeconds > 0) || math.IsInf(est.StepSeconds, 0) {
 		c.Err = fmt.Errorf("search: step time %g s is not a positive number", est.StepSeconds)
