@@ -44,6 +44,9 @@ type evaluator struct {
 	// roles its gradient is still partial over.
 	full, capCorr     []float64
 	gathered, pending []roleSet
+	// acc is, per weight, the roles of its gradient accumulator without
+	// and with ZeRO-2 (accRoles).
+	acc [][2]roleSet
 	// lays is every used tensor's layout: the roles on each dimension;
 	// roles the roles of each (rolesOf).
 	lays  [][model.MaxRank]roleSet
@@ -189,13 +192,14 @@ type planKey struct {
 func (e *evaluator) grow(n int) {
 	if cap(e.full) < n {
 		e.full = make([]float64, n)
+		e.acc = make([][2]roleSet, n)
 		e.capCorr = make([]float64, n)
 		e.gathered = make([]roleSet, n)
 		e.pending = make([]roleSet, n)
 		e.lays = make([][model.MaxRank]roleSet, n)
 		e.roles = make([]roleSet, n)
 	}
-	e.full, e.capCorr = e.full[:n], e.capCorr[:n]
+	e.full, e.capCorr, e.acc = e.full[:n], e.capCorr[:n], e.acc[:n]
 	e.gathered, e.pending = e.gathered[:n], e.pending[:n]
 	e.lays, e.roles = e.lays[:n], e.roles[:n]
 }
@@ -229,6 +233,15 @@ func (e *evaluator) accLayout(w int) [model.MaxRank]roleSet {
 	return l
 }
 
+// accRoles is the roles of weight w's gradient accumulator (accLayout),
+// kept per layout generation for either gradient sharding (Model.setup).
+func (e *evaluator) accRoles(w int) roleSet {
+	if e.zero >= 2 {
+		return e.acc[w][1]
+	}
+	return e.acc[w][0]
+}
+
 // zeroRoles is the data role a ZeRO-2 accumulator of weight w is sharded
 // over: dp, or edp for a routed expert's weight.
 func (e *evaluator) zeroRoles(w int) roleSet {
@@ -257,7 +270,7 @@ func (e *evaluator) dataRole(w int) roleSet {
 // until the step's reduction: the roles that replicate the weight (dp, edp,
 // cp, tp) and do not shard its accumulator.
 func (e *evaluator) replicaRoles(w int) roleSet {
-	stored := rolesOf(e.accLayout(w))
+	stored := e.accRoles(w)
 	return (bit(space.RoleDP) | bit(space.RoleEDP) | bit(space.RoleCP) | bit(space.RoleTP)) &^ stored & e.active
 }
 
@@ -863,6 +876,16 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 				e.capCorr[i] = e.capF[d]
 			}
 		}
+		zero := e.zero
+		for _, i := range cm.used {
+			if p.Tensors[i].Weight {
+				e.zero = 0
+				e.acc[i][0] = rolesOf(e.accLayout(i))
+				e.zero = 2
+				e.acc[i][1] = rolesOf(e.accLayout(i))
+			}
+		}
+		e.zero = zero
 		e.laysGen = e.lgen
 	}
 	for _, i := range cm.used {

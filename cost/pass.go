@@ -220,7 +220,7 @@ func (e *evaluator) stepPart(b int, sc *segCost) {
 			continue
 		}
 		why := &e.m.weightWhy[w]
-		gBytes := e.bytes(t.Grad, rolesOf(e.accLayout(w)))
+		gBytes := e.bytes(t.Grad, e.accRoles(w))
 		if e.zero == 0 {
 			e.stepEmit(sc, opAR, P, gBytes, classStepGrad, why.ar)
 			continue
