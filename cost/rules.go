@@ -266,10 +266,8 @@ func choiceOf(x *einsumCtx, r space.Role, g, out int, split bool, pc int, dc mod
 // there when not yet made (on the fly when nil); a free role takes its
 // plan's choice without choosing (rolePlans.free) or a memo slot.
 func (e *evaluator) resolveRoles(x *einsumCtx, res resolution, roles roleSet, known *roleChoices, plans *rolePlans) resolution {
-	var local rolePlans
 	if plans == nil {
-		plans = &local
-		plans.sure = sureRoles(x)
+		return e.resolveRolesPlanned(x, res, roles, known)
 	}
 	all := x.ra | x.rb | x.rc
 	if miss := all &^ plans.planned; miss != 0 {
@@ -298,6 +296,15 @@ func (e *evaluator) resolveRoles(x *einsumCtx, res resolution, roles roleSet, kn
 		res.add(r, c)
 	}
 	return res
+}
+
+// resolveRolesPlanned is resolveRoles with plans made on the fly (a traced
+// evaluation's, which keeps no memo): apart, so that the common path does
+// not clear a rolePlans on its stack.
+func (e *evaluator) resolveRolesPlanned(x *einsumCtx, res resolution, roles roleSet, known *roleChoices) resolution {
+	var plans rolePlans
+	plans.sure = sureRoles(x)
+	return e.resolveRoles(x, res, roles, known, &plans)
 }
 
 // keep clears every role of res but those in set.
