@@ -221,12 +221,17 @@ func (e *evaluator) layoutOf(t int) [model.MaxRank]roleSet {
 // weight's own, plus dp (edp for an expert) on its data dimension under
 // ZeRO-2 (docs/formulas.md §3.1).
 func (e *evaluator) accLayout(w int) [model.MaxRank]roleSet {
+	return e.accLayoutOf(w, e.zero >= 2)
+}
+
+// accLayoutOf is accLayout under ZeRO-2 or not (zero2).
+func (e *evaluator) accLayoutOf(w int, zero2 bool) [model.MaxRank]roleSet {
 	l := e.layout(w)
-	if e.zero >= 2 {
+	if zero2 {
 		tt := &e.p.Tensors[w]
 		for i := 0; i < tt.Rank; i++ {
 			if tt.Logical[i] == model.WeightEmbed || tt.Logical[i] == model.ExpertEmbed {
-				l[i] |= e.zeroRoles(w)
+				l[i] |= e.dataRole(w)
 			}
 		}
 	}
@@ -876,16 +881,11 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 				e.capCorr[i] = e.capF[d]
 			}
 		}
-		zero := e.zero
 		for _, i := range cm.used {
 			if p.Tensors[i].Weight {
-				e.zero = 0
-				e.acc[i][0] = rolesOf(e.accLayout(i))
-				e.zero = 2
-				e.acc[i][1] = rolesOf(e.accLayout(i))
+				e.acc[i] = [2]roleSet{rolesOf(e.accLayoutOf(i, false)), rolesOf(e.accLayoutOf(i, true))}
 			}
 		}
-		e.zero = zero
 		e.laysGen = e.lgen
 	}
 	for _, i := range cm.used {

@@ -68,7 +68,8 @@ type opMemo struct {
 	// they have had in the generation (resolveRoles).
 	choices roleChoices
 	// plans are the roles' plans on x (and the layout generation of x),
-	// kept across generations of the same active roles (pgen, rolePlans).
+	// kept across generations of the same model and sequence parallelism
+	// (pgen, rolePlans).
 	plans rolePlans
 }
 
@@ -158,12 +159,11 @@ func (e *evaluator) requote(m *opMemo) {
 // memoRef names the outcome an op of a run used: the memo way that held
 // it when the run took it (the op's ways are the memoWays from that
 // index rounded down to a multiple of memoWays, evaluator.memo) and the
-// outcome's stamp; plain says
-// the op is a reshard or an elementwise pass. dep are the roles the
-// outcome priced collectives over when the run last took its prices, and
-// emits the number of its emissions, the run's from the sum of its
-// predecessors' on: an op none of whose dep moved since holds in the run
-// as it is (evaluator.revalidateRun).
+// outcome's stamp; plain says the op is a reshard or an elementwise pass.
+// dep are the roles the outcome priced collectives over when the run last
+// took its prices, and emits the number of its emissions, the run's from
+// the sum of its predecessors' on: an op none of whose dep moved since
+// holds in the run as it is (evaluator.revalidateRun).
 type memoRef struct {
 	way   int32
 	plain bool
