@@ -78,9 +78,6 @@ type evaluator struct {
 	// number of the plans' keys met in turn.
 	planned planKey
 	pgen    uint64
-	// laysGen is the layout generation the degrees, classes' roles,
-	// capped factors and layouts above were filled for (Model.setup).
-	laysGen uint64
 	// steps holds stepWays once-per-step outcomes per block (stepMemo).
 	steps []stepMemo
 	// epoch counts the placements generation gen has been moved to
@@ -847,17 +844,19 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 		e.pgen++
 		e.planned = pk
 	}
+	relaid := false
 	if lk := (shapeKey{m: cm, seq: in.seq, sp: shape.sp, tp: tp, deg: shape.deg}); e.lgen == 0 || lk != e.layouts {
-		// Other degrees: the einsums' inputs to the rules go.
+		// Other degrees: the einsums' inputs to the rules go, and the
+		// layouts are computed below (a new shape, as the degrees differ).
 		e.lgen++
-		e.layouts = lk
+		e.layouts, relaid = lk, true
 	}
 	if e.shapeOK && shape == e.shape {
 		return nil // the sizes, degrees and layouts of the last strategy
 	}
 	e.shapeOK = false
 	e.size = p.Sizes(float64(shape.rows), float64(in.seq))
-	if e.laysGen != e.lgen || cap(e.full) < len(p.Tensors) {
+	if relaid || cap(e.full) < len(p.Tensors) {
 		// Other layouts: the degrees, the classes' roles, the capped
 		// factors and every used tensor's layout (they do not depend on
 		// the rows).
@@ -886,7 +885,6 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 				e.acc[i] = [2]roleSet{rolesOf(e.accLayoutOf(i, false)), rolesOf(e.accLayoutOf(i, true))}
 			}
 		}
-		e.laysGen = e.lgen
 	}
 	for _, i := range cm.used {
 		e.full[i] = p.FullBytes(i, &e.size)
