@@ -441,3 +441,42 @@ func placements(t *testing.T, modelName, clusterName, fix string) (*Model, profi
 	}
 	return NewModel(program(m, model.ProgramOptions{})), c, w, placed
 }
+
+// TestModelEvaluateOptionsChange checks that Model.Evaluate, which
+// recycles its working memory across calls, prices each call under that
+// call's options: a framework's overlap of the FSDP weight traffic and of
+// the step's gradient reduction (Comm.WeightOverlap, Comm.GradOverlap)
+// gives what a fresh model gives, whatever the calls before it asked.
+func TestModelEvaluateOptionsChange(t *testing.T) {
+	m, c := presets(t, "llama3-8b", "h100-64")
+	w := space.Workload{Batch: 64, SeqLen: 8192}
+	s := parseStrategy(t, "fsdp=8,dp=8,mb=1,zero=1,schedule=1f1b,recompute=full")
+	none, half := 0.0, 0.5
+	opts := []Options{
+		{},
+		{Comm: Comm{WeightOverlap: &none}},
+		{Comm: Comm{GradOverlap: &none}},
+		{Comm: Comm{WeightOverlap: &half, GradOverlap: &half}},
+		{},
+	}
+	p := program(m, model.ProgramOptions{})
+	shared := NewModel(p)
+	seen := map[float64]bool{}
+	for i, o := range opts {
+		want, err := NewModel(p).Evaluate(c, w, s, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := shared.Evaluate(c, w, s, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.StepSeconds != want.StepSeconds || got.ExposedCommSeconds != want.ExposedCommSeconds {
+			t.Errorf("options %d (%+v): a recycled evaluation gives %.6f s, a fresh one %.6f s", i, o.Comm, got.StepSeconds, want.StepSeconds)
+		}
+		seen[want.StepSeconds] = true
+	}
+	if len(seen) < 3 {
+		t.Fatalf("the options give %d step times; want them to differ, or the test checks nothing", len(seen))
+	}
+}

@@ -188,11 +188,19 @@ type stepRules struct {
 
 // stepRulesOf returns the step rules of kr's schedule for pp stages, V
 // virtual stages asked, M micro-batches, overlap fraction of and options
-// o, kept among the last few asked (o is an Evaluator's, the same for
-// every call).
+// o, kept among the last few asked. The key holds every input, the
+// overlap fractions o gives included: an evalState recycled by
+// Model.Evaluate serves calls with other options.
 func (kr *knownRules) stepRulesOf(pp, V int, M, of float64, o *Options) *stepRules {
+	wof, gof := of, of
+	if f := o.Comm.WeightOverlap; f != nil {
+		wof = *f
+	}
+	if f := o.Comm.GradOverlap; f != nil {
+		gof = *f
+	}
 	for i := range kr.srs {
-		if c := &kr.srs[i]; c.ok && c.sr.pp == pp && c.v == V && c.sr.M == M && c.sr.of == of {
+		if c := &kr.srs[i]; c.ok && c.sr.pp == pp && c.v == V && c.sr.M == M && c.sr.of == of && c.sr.wof == wof && c.sr.gof == gof {
 			return &c.sr
 		}
 	}
@@ -201,15 +209,9 @@ func (kr *knownRules) stepRulesOf(pp, V int, M, of float64, o *Options) *stepRul
 	rules := &kr.rules
 	v := rules.VirtualStages(V)
 	c.sr = stepRules{pp: pp, v: float64(v), M: M, bubble: rules.Bubble(pp, v),
-		of: of, wof: of, gof: of,
+		of: of, wof: wof, gof: gof,
 		hideA2A:    rules.Overlaps().Has(space.OverlapExpertA2A),
 		overlapped: rules.OverlappedMicrobatches(pp, int(M))}
-	if f := o.Comm.WeightOverlap; f != nil {
-		c.sr.wof = *f
-	}
-	if f := o.Comm.GradOverlap; f != nil {
-		c.sr.gof = *f
-	}
 	c.v, c.ok = V, true
 	return &c.sr
 }
