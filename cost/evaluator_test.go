@@ -249,8 +249,9 @@ func TestEvaluatorReprices(t *testing.T) {
 // bits for that subset are wrong, gives back the whole resolution; and
 // what its memo of choices (roleChoices) rests on: for the roles of an
 // outcome's dep, the stale path's moved roles, a fresh choice prices the
-// role, and a choice taken from the memo gives the same resolution and
-// dep. It runs over every einsum outcome one evaluation of llama2-70b on
+// role unless its plan fixes the choice (then one of the op's collectives
+// holds it, and a requote prices it again), and a choice taken from the
+// memo gives the same resolution and dep. It runs over every einsum outcome one evaluation of llama2-70b on
 // v5p-256 records.
 func TestResolveRolesKeepsOthers(t *testing.T) {
 	m, c := presets(t, "llama2-70b", "v5p-256")
@@ -270,6 +271,13 @@ func TestResolveRolesKeepsOthers(t *testing.T) {
 		want := e.resolve(&x)
 		if want != mo.rs {
 			t.Fatalf("op %d resolves as %+v, recorded %+v", i, want, mo.rs)
+		}
+		var emitted roleSet
+		for _, em := range mo.emit {
+			emitted |= em.roles
+		}
+		if lost := mo.dep & mo.plans.fixed &^ emitted; lost != 0 {
+			t.Fatalf("op %d: roles %08b of its dep have a fixed choice and no collective", i, lost)
 		}
 		roles := x.ra | x.rb | x.rc
 		for sub := roleSet(0); sub <= roles; sub++ {
@@ -298,12 +306,16 @@ func TestResolveRolesKeepsOthers(t *testing.T) {
 			if sub&^mo.dep != 0 {
 				continue
 			}
-			if e.opDep&sub != sub {
+			// A role whose plan fixes its choice is chosen without
+			// pricing: it is in the dep through the op's emissions, which
+			// a requote prices again (checked below).
+			fixed := sub & mo.plans.fixed
+			if e.opDep&sub != sub&^fixed {
 				t.Fatalf("op %d: choosing %08b of its dep %08b afresh priced %08b only", i, sub, mo.dep, e.opDep)
 			}
 			e.opDep = mo.dep &^ sub
-			if got := e.resolveRoles(&x, wrong, sub, &mo.choices, &mo.plans); got != want || e.opDep != mo.dep {
-				t.Fatalf("op %d: resolveRoles over %08b from the memo = %+v with dep %08b, want %+v with %08b", i, sub, got, e.opDep, want, mo.dep)
+			if got := e.resolveRoles(&x, wrong, sub, &mo.choices, &mo.plans); got != want || e.opDep != mo.dep&^fixed {
+				t.Fatalf("op %d: resolveRoles over %08b from the memo = %+v with dep %08b, want %+v with %08b", i, sub, got, e.opDep, want, mo.dep&^fixed)
 			}
 		}
 	}

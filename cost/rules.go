@@ -130,14 +130,16 @@ type rolePlans struct {
 	// inputs to the rules (opMemo.x; 0: none) and sure their sure roles.
 	xgen uint64
 	sure roleSet
-	// planned are the roles planned; free those of them whose first
-	// choice, leaving both operands as they are, is legal and moves
-	// nothing: it costs nothing, so it wins whatever the sizes and mesh,
-	// and prices nothing (chooseRole). freeRes is their part of every
-	// resolution.
-	planned, free roleSet
-	freeRes       resolution
-	role          [space.NumRoles]rolePlan
+	// planned are the roles planned; fixed those of them whose plan holds
+	// one choice or none (planRole keeps only legal choices that no
+	// earlier one dominates, and leaving both operands as they are when
+	// that is legal and moves nothing dominates all the others): it wins
+	// whatever the sizes and mesh, without pricing anything (chooseRole;
+	// what it moves is priced when emitted). fixedRes is their part of
+	// every resolution.
+	planned, fixed roleSet
+	fixedRes       resolution
+	role           [space.NumRoles]rolePlan
 }
 
 // plan plans the roles in set of einsum x.
@@ -146,9 +148,11 @@ func (p *rolePlans) plan(x *einsumCtx, set roleSet) {
 		r := space.Role(bits.TrailingZeros8(set))
 		pl := planRole(x, r)
 		p.role[r] = pl
-		if o := pl.opts[0]; pl.n > 0 && o.flags == optLegal && o.op == opNone {
-			p.free |= bit(r)
-			p.freeRes.add(r, o.choice)
+		if pl.n <= 1 {
+			p.fixed |= bit(r)
+			if pl.n == 1 {
+				p.fixedRes.add(r, pl.opts[0].choice)
+			}
 		}
 	}
 	p.planned |= set
@@ -213,10 +217,30 @@ func planRole(x *einsumCtx, r space.Role) rolePlan {
 			}
 			o.choice = choiceOf(x, r, g, out, splits, pc, dc)
 		}
+		if o.flags&optLegal == 0 || dominated(&p, o) {
+			// It can never win (chooseRole): an illegal choice, or one
+			// that costs at least as much as a legal one before it.
+			continue
+		}
 		p.opts[p.n] = o
 		p.n++
 	}
 	return p
+}
+
+// dominated reports whether legal choice o costs at least as much as a
+// legal choice of p before it whatever the sizes and mesh: one that
+// gathers no operand o does not and moves the product as o does or not
+// at all (every gather and move costs zero or more). chooseRole keeps
+// the first of equal costs and takes a later choice only when strictly
+// cheaper, so o never wins.
+func dominated(p *rolePlan, o planOpt) bool {
+	for _, q := range p.opts[:p.n] {
+		if q.flags&^o.flags&(optA|optB) == 0 && (q.op == opNone || q.op == o.op) {
+			return true
+		}
+	}
+	return false
 }
 
 // choiceOf is the roleChoice of role r gathering as g says (bit 0: A,
@@ -261,10 +285,10 @@ func choiceOf(x *einsumCtx, r space.Role, g, out int, split bool, pc int, dc mod
 // taken from known notes the role in opDep: the roles looked up there are
 // the moved roles of a stale outcome, which its choices priced, and
 // whether chooseRole prices a role depends on the einsum's layouts alone
-// (it does unless leaving the role is legal and free). The roles' plans
+// (it does unless its plan holds one choice or none). The roles' plans
 // and sure roles are taken from plans (the memo entry's, of x), made
-// there when not yet made (on the fly when nil); a free role takes its
-// plan's choice without choosing (rolePlans.free) or a memo slot.
+// there when not yet made (on the fly when nil); a role whose plan fixes
+// its choice takes it without choosing (rolePlans.fixed) or a memo slot.
 func (e *evaluator) resolveRoles(x *einsumCtx, res resolution, roles roleSet, known *roleChoices, plans *rolePlans) resolution {
 	if plans == nil {
 		return e.resolveRolesPlanned(x, res, roles, known)
@@ -274,8 +298,8 @@ func (e *evaluator) resolveRoles(x *einsumCtx, res resolution, roles roleSet, kn
 		plans.plan(x, miss)
 	}
 	res.keep(^roles)
-	if f := plans.free & roles & all; f != 0 {
-		res.merge(&plans.freeRes, f)
+	if f := plans.fixed & roles & all; f != 0 {
+		res.merge(&plans.fixedRes, f)
 		roles &^= f
 	}
 	for set := uint8(all & roles); set != 0; set &= set - 1 {
@@ -380,11 +404,19 @@ func (res *resolution) add(r space.Role, c roleChoice) {
 // chooseRole returns the cheapest legal choice of role r in plan p
 // (choiceKnown alone when none is legal: the role stays replicated), with
 // the roles sure (sureRoles) still summing into the product (their
-// reduce-scatter moves it whole, emitEinsum). Each gather and each move
-// is priced once, when a choice first needs it (a gather before the
-// choice's legality is known); a free choice ends the search (no cost is
-// negative, and a later choice must be cheaper to win).
+// reduce-scatter moves it whole, emitEinsum). The plan holds only legal
+// choices no earlier one dominates (planRole): a single one wins without
+// pricing anything (what it moves is priced when emitted); otherwise
+// each gather and each move is priced once, when a choice first needs
+// it, and a free choice ends the search (no cost is negative, and a later
+// choice must be cheaper to win).
 func (e *evaluator) chooseRole(x *einsumCtx, r space.Role, sure roleSet, p *rolePlan) roleChoice {
+	switch p.n {
+	case 0:
+		return choiceKnown
+	case 1:
+		return p.opts[0].choice
+	}
 	unreduced := sure &^ bit(r)
 	gatherA, gatherB := -1.0, -1.0 // priced on first use
 	cBytes := -1.0                 // the product's bytes for a move, computed on first use
@@ -403,9 +435,6 @@ func (e *evaluator) chooseRole(x *einsumCtx, r space.Role, sure roleSet, p *role
 				gatherB = x.shareB * e.blockSeconds(opAG, x.scaled(e.bytes(x.o.B, x.rb&^bit(r)), bit(r)), bit(r))
 			}
 			cost += gatherB
-		}
-		if o.flags&optLegal == 0 {
-			continue
 		}
 		if o.op != opNone {
 			if cBytes < 0 {
