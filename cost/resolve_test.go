@@ -117,14 +117,7 @@ func everyChoice(e *evaluator, x *einsumCtx, r space.Role, sure roleSet) (roleCh
 		if doA && (pa < 0 || x.ta.NoComm) || doB && (pb < 0 || x.tb.NoComm) {
 			continue
 		}
-		pa2, pb2 := pa, pb
-		if doA {
-			pa2 = -1
-		}
-		if doB {
-			pb2 = -1
-		}
-		out, splits, ok := landing(x, pa2, pb2, dc)
+		out, splits, ok := landing(x, kept(pa, doA), kept(pb, doB), dc)
 		if !ok {
 			continue
 		}

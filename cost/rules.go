@@ -160,17 +160,17 @@ func (p *rolePlans) plan(x *einsumCtx, set roleSet) {
 
 // rolePlan is the part of one role's choice (chooseRole) that depends on
 // an einsum's layouts alone: its gather choices in order (leave both
-// operands, gather A, gather B, gather both), those the operands allow,
-// each with the gathers it prices, whether it is legal, the move it
-// needs on the product and the role's choice when it wins.
+// operands, gather A, gather B, gather both), those the operands allow
+// and the rules make legal that no earlier one dominates (planRole), each
+// with the gathers it prices, the move it needs on the product and the
+// role's choice when it wins.
 type rolePlan struct {
 	n    uint8
 	opts [4]planOpt
 }
 
 // planOpt is one gather choice of a rolePlan: the gathers it prices
-// (optA, optB) and whether it is legal (optLegal) in flags, its move and
-// its choice.
+// (optA, optB) in flags, its move and its choice.
 type planOpt struct {
 	flags  uint8
 	op     collOp
@@ -181,13 +181,14 @@ type planOpt struct {
 const (
 	optA uint8 = 1 << iota
 	optB
-	optLegal
 )
 
 // planRole returns the plan of role r in einsum x: per gather choice the
-// operands allow, where the role lands on the product (landing), the
-// collective that moves it to the layout the next op wants (moveOp; a
-// tensor never communicated forbids one) and the choice it makes.
+// operands allow, where the role lands on the product (landing, which
+// may make the choice illegal), the collective that moves it to the
+// layout the next op wants (moveOp; a tensor never communicated forbids
+// one) and the choice it makes, kept unless an earlier choice dominates
+// it (dominated): what is left can win for some sizes and mesh.
 func planRole(x *einsumCtx, r space.Role) rolePlan {
 	pc := pos(x.lc, x.tc.Rank, r)
 	dc := model.NumDim
@@ -202,38 +203,39 @@ func planRole(x *einsumCtx, r space.Role) rolePlan {
 		if (doA && !canA) || (doB && !canB) {
 			continue
 		}
-		pa2, pb2 := pa, pb
-		if doA {
-			pa2 = -1
-		}
-		if doB {
-			pb2 = -1
-		}
-		o := planOpt{flags: uint8(g)} // optA, optB
-		if out, splits, legal := landing(x, pa2, pb2, dc); legal {
-			o.op = moveOp(x, r, out, pc, dc)
-			if o.op == opNone || !x.tc.NoComm {
-				o.flags |= optLegal
-			}
-			o.choice = choiceOf(x, r, g, out, splits, pc, dc)
-		}
-		if o.flags&optLegal == 0 || dominated(&p, o) {
-			// It can never win (chooseRole): an illegal choice, or one
-			// that costs at least as much as a legal one before it.
+		out, splits, legal := landing(x, kept(pa, doA), kept(pb, doB), dc)
+		if !legal {
 			continue
 		}
+		o := planOpt{flags: uint8(g), op: moveOp(x, r, out, pc, dc)} // flags: optA, optB
+		if o.op != opNone && x.tc.NoComm {
+			continue
+		}
+		if dominated(&p, o) {
+			continue
+		}
+		o.choice = choiceOf(x, r, g, out, splits, pc, dc)
 		p.opts[p.n] = o
 		p.n++
 	}
 	return p
 }
 
-// dominated reports whether legal choice o costs at least as much as a
-// legal choice of p before it whatever the sizes and mesh: one that
-// gathers no operand o does not and moves the product as o does or not
-// at all (every gather and move costs zero or more). chooseRole keeps
-// the first of equal costs and takes a later choice only when strictly
-// cheaper, so o never wins.
+// kept is the dimension index p (-1: none) a role keeps on an operand,
+// -1 once the choice gathers the operand over it.
+func kept(p int, gathered bool) int {
+	if gathered {
+		return -1
+	}
+	return p
+}
+
+// dominated reports whether choice o costs at least as much as a choice
+// of p before it whatever the sizes and mesh: one that gathers no operand
+// o does not and moves the product as o does or not at all (every gather
+// and move costs zero or more). chooseRole keeps the first of equal
+// costs and takes a later choice only when strictly cheaper, so o never
+// wins.
 func dominated(p *rolePlan, o planOpt) bool {
 	for _, q := range p.opts[:p.n] {
 		if q.flags&^o.flags&(optA|optB) == 0 && (q.op == opNone || q.op == o.op) {
