@@ -26,7 +26,7 @@ func ParseFix(s string) (Fix, error) {
 	f := Fix{Set: map[string]string{}}
 	st := Defaults()
 	err := parseItems(s, "fix", func(k int, val string) error {
-		ks := keyTable()[k]
+		ks := strategyKeys[k]
 		if err := ks.set(&st, val); err != nil {
 			return err
 		}
@@ -97,7 +97,7 @@ func (f Fix) pins() (pinned, error) {
 // are pinned.
 func (f Fix) parse() (Strategy, []bool, error) {
 	st := Defaults()
-	set := make([]bool, len(keyTable()))
+	set := make([]bool, len(strategyKeys))
 	var unknown []string
 	for k := range f.Set {
 		if lookupKey(k) < 0 {
@@ -108,7 +108,7 @@ func (f Fix) parse() (Strategy, []bool, error) {
 		slices.Sort(unknown)
 		return st, set, unknownErr("space: fix key", unknown[0], Keys())
 	}
-	for k, ks := range keyTable() {
+	for k, ks := range strategyKeys {
 		v, ok := f.Set[ks.name]
 		if !ok {
 			continue
@@ -142,7 +142,7 @@ func (f Fix) Allows(s Strategy) bool {
 	if err != nil {
 		return false
 	}
-	for k, ks := range keyTable() {
+	for k, ks := range strategyKeys {
 		if !set[k] {
 			continue
 		}

@@ -25,6 +25,10 @@ type keySpec struct {
 	isDefault func(st *Strategy) bool
 }
 
+// strategyKeys is keyTable's table, built once and only read: String,
+// Parse and Fix go through it for every strategy.
+var strategyKeys = keyTable()
+
 // keyTable returns the keys of the strategy string in the contract's (and
 // String's) order. A degree key is generated from its dimension.
 func keyTable() []keySpec {
@@ -141,7 +145,7 @@ func scheduleNames() []string {
 // Keys returns the keys of the strategy string in canonical order.
 func Keys() []string {
 	var out []string
-	for _, k := range keyTable() {
+	for _, k := range strategyKeys {
 		out = append(out, k.name)
 	}
 	return out
@@ -149,7 +153,7 @@ func Keys() []string {
 
 // lookupKey returns the index of a strategy key in keyTable, or -1.
 func lookupKey(name string) int {
-	for i, k := range keyTable() {
+	for i, k := range strategyKeys {
 		if k.name == name {
 			return i
 		}
@@ -166,8 +170,8 @@ func Parse(s string) (Strategy, error) {
 	st := Defaults()
 	spSet := false
 	if err := parseItems(s, "strategy", func(k int, val string) error {
-		spSet = spSet || keyTable()[k].name == "sp"
-		return keyTable()[k].set(&st, val)
+		spSet = spSet || strategyKeys[k].name == "sp"
+		return strategyKeys[k].set(&st, val)
 	}); err != nil {
 		return Strategy{}, err
 	}
@@ -183,7 +187,7 @@ func Parse(s string) (Strategy, error) {
 // parseItems splits s into key=value items and calls fn for each known key,
 // rejecting unknown and repeated keys. what names the string in errors.
 func parseItems(s, what string, fn func(key int, val string) error) error {
-	seen := make([]bool, len(keyTable()))
+	seen := make([]bool, len(strategyKeys))
 	for item := range strings.SplitSeq(s, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
@@ -320,7 +324,7 @@ func meshString(m *[NumDims][]Share) string {
 // as "dp=1". Parse(s.String()) gives s back for every s that Parse returns.
 func (s Strategy) String() string {
 	var b strings.Builder
-	for _, k := range keyTable() {
+	for _, k := range strategyKeys {
 		if k.isDefault(&s) {
 			continue
 		}

@@ -334,7 +334,7 @@ func noLayoutErr(m *model.Spec, c *profiles.Cluster, w Workload, fix Fix) error 
 		c.Chips(), c.Name, m.Name, m.Heads, m.KVHeads, m.Layers, w.Batch, seqLen(m, w))
 	if len(fix.Set) > 0 {
 		var noMesh [NumDims][]Share
-		none := pinned{Strategy: Defaults(), set: make([]bool, len(keyTable()))}
+		none := pinned{Strategy: Defaults(), set: make([]bool, len(strategyKeys))}
 		if n := enumerateLayouts(m, c, w, &none, &noMesh, axisClasses(c)).n; n > 0 {
 			return fmt.Errorf("%s that agrees with --fix %q; without the fix %d layouts fit: relax the fix", base, fix.String(), n)
 		}
