@@ -699,9 +699,13 @@ func (m *memo) polish(ctx context.Context, n, workers int) *accumulator {
 		centres = m.fastestTuples(n)
 	}
 	around := make(map[degrees]bool)
+	var byDegrees map[degrees][]int
+	if len(centres) > 0 {
+		byDegrees = m.classesByDegrees(g)
+	}
 	for round := 0; round < maxPolishRounds && len(centres) > 0 && ctx.Err() == nil; round++ {
 		var units []unit
-		for _, u := range m.neighbourhood(g, centres) {
+		for _, u := range m.neighbourhood(g, byDegrees, centres) {
 			if !polished[u] {
 				polished[u] = true
 				units = append(units, u)
@@ -786,33 +790,42 @@ func (m *memo) fastestTuples(n int) []degrees {
 	return fastestDistinct(best, nil, n)
 }
 
-// neighbourhood returns the units of every layout whose degrees are one
-// of centres or one prime factor away from one (moved between two
-// dimensions with chips of their own, or ep halved or doubled). A layout's
-// degrees are those it decodes to with the other genes at zero (a
-// space.Space's layout gene sets them all).
-func (m *memo) neighbourhood(g *grid, centres []degrees) []unit {
-	near := make(map[degrees]bool)
-	for _, d := range centres {
-		for _, e := range neighbours(d) {
-			near[e] = true
-		}
-	}
-	// Every layout's degrees, decoded with the other genes at zero.
-	classes := make(map[int]bool)
+// classesByDegrees returns the layout classes of g by their degree tuple:
+// the degrees of a class's first layout, decoded with the other genes at
+// zero (a space.Space's layout gene sets them all; a class's layouts share
+// them, as the memory key holds them), classes ascending.
+func (m *memo) classesByDegrees(g *grid) map[degrees][]int {
+	out := make(map[degrees][]int)
 	genes := make([]int, len(m.cards))
 	var s space.Strategy
-	for l := range g.classes.of {
-		genes[0] = l
+	for c, members := range g.classes.members {
+		genes[0] = members[0]
 		m.sp.Decode(genes, &s)
-		if near[s.Degree] {
-			classes[g.classes.of[l]] = true
+		out[s.Degree] = append(out[s.Degree], c)
+	}
+	return out
+}
+
+// neighbourhood returns, in grid.units' order, the units of every layout
+// class whose degrees (byDegrees, classesByDegrees) are one of centres or
+// one prime factor away from one (moved between two dimensions with chips
+// of their own, or ep halved or doubled).
+func (m *memo) neighbourhood(g *grid, byDegrees map[degrees][]int, centres []degrees) []unit {
+	near := make(map[degrees]bool)
+	var classes []int
+	for _, d := range centres {
+		for _, e := range neighbours(d) {
+			if !near[e] {
+				near[e] = true
+				classes = append(classes, byDegrees[e]...)
+			}
 		}
 	}
-	var out []unit
-	for _, u := range g.units() {
-		if classes[u.class] {
-			out = append(out, u)
+	slices.Sort(classes)
+	out := make([]unit, 0, int64(len(classes))*g.nOuter)
+	for _, c := range classes {
+		for o := range g.nOuter {
+			out = append(out, unit{class: c, outer: o})
 		}
 	}
 	return out

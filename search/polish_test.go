@@ -2,7 +2,10 @@ package search
 
 import (
 	"context"
+	"slices"
 	"testing"
+
+	"github.com/meshplan/meshplan/space"
 )
 
 // TestPolishClimbs checks that the polish climbs from a poor evolution (one
@@ -47,4 +50,76 @@ func TestPolishClimbs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNeighbourhoodUnits checks memo.neighbourhood, which finds the
+// classes of the near degree tuples in classesByDegrees' table, against
+// its definition: every unit, in grid.units' order, whose layouts decode
+// (the other genes at zero) to a degree tuple that is a centre or one
+// prime factor away from one. The centres are degree tuples of the
+// first, a middle and the last layout class.
+func TestNeighbourhoodUnits(t *testing.T) {
+	for _, tc := range []struct {
+		model, cluster string
+		batch, seq     int
+	}{
+		{"mixtral-8x7b", "h100-64", 128, 4096},
+		{"llama3-70b", "h100-256", 256, 8192},
+	} {
+		t.Run(tc.model+"/"+tc.cluster, func(t *testing.T) {
+			p := realProblem(t, tc.model, tc.cluster, tc.batch, tc.seq)
+			sp, cards, _, err := p.radix()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := newMemo(p, sp, cards, 1)
+			g := newGrid(cards, p.classes(sp, cards))
+			genes := make([]int, len(cards))
+			var s space.Strategy
+			degreesOf := func(l int) degrees {
+				genes[0] = l
+				sp.Decode(genes, &s)
+				return s.Degree
+			}
+			members := g.classes.members
+			byDegrees := m.classesByDegrees(g)
+			for _, centres := range [][]degrees{
+				{degreesOf(members[0][0])},
+				{degreesOf(members[len(members)/2][0]), degreesOf(members[len(members)-1][0])},
+			} {
+				near := map[degrees]bool{}
+				for _, d := range centres {
+					for _, e := range neighbours(d) {
+						near[e] = true
+					}
+				}
+				var want []unit
+				for _, u := range g.units() {
+					for _, l := range members[u.class] {
+						if near[degreesOf(l)] {
+							want = append(want, u)
+							break
+						}
+					}
+				}
+				got := m.neighbourhood(g, byDegrees, centres)
+				if len(want) == 0 || len(want) == len(g.units()) {
+					t.Fatalf("centres %v: %d of %d units near; want some, not all", centres, len(want), len(g.units()))
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("centres %v: neighbourhood has %d units, want %d (first difference at %d)", centres, len(got), len(want), firstDifference(got, want))
+				}
+			}
+		})
+	}
+}
+
+// firstDifference returns the first index at which a and b differ.
+func firstDifference(a, b []unit) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }
