@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
@@ -67,7 +68,11 @@ type Space struct {
 	equalChunks, firstForPP1 bool
 	cluster                  profiles.Cluster
 	classes                  [][]int // interchangeable axes, by index, each class in axis order
-	index                    map[string]int
+	// index maps each layout's key to its index, for Encode alone: built
+	// on the first Encode (indexOnce), as a search never encodes and
+	// the table of a large space takes as long to build as its layouts.
+	index     map[string]int
+	indexOnce sync.Once
 }
 
 // tupleDims are the dimensions of a per-axis factor tuple: those with chips
@@ -165,15 +170,6 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	if len(sp.layouts) == 0 {
 		return nil, noLayoutErr(&m, &c, w, fix)
 	}
-	sp.index = make(map[string]int, len(sp.layouts))
-	var buf []byte
-	var ks keyScratch
-	for i := range sp.layouts {
-		l := &sp.layouts[i]
-		buf = sp.appendLayoutKey(buf[:0], &ks, &l.mesh, l.sp, l.whole)
-		sp.index[string(buf)] = i
-	}
-
 	// Micro-batch sizes.
 	maxPer, anyDP, minPP := 0, false, 0
 	for i := range sp.layouts {
@@ -855,6 +851,7 @@ func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) {
 		return nil, false
 	}
+	sp.indexOnce.Do(sp.fillIndex)
 	li, ok := sp.index[string(sp.layoutKey(nil, &p.Mesh, s.SP, sp.moe && s.ExpertsWhole()))]
 	if !ok {
 		return nil, false
@@ -873,6 +870,18 @@ func (sp *Space) Encode(s Strategy) ([]int, bool) {
 		return nil, false
 	}
 	return genes, true
+}
+
+// fillIndex builds the index of the layouts' keys (Space.index).
+func (sp *Space) fillIndex() {
+	sp.index = make(map[string]int, len(sp.layouts))
+	var buf []byte
+	var ks keyScratch
+	for i := range sp.layouts {
+		l := &sp.layouts[i]
+		buf = sp.appendLayoutKey(buf[:0], &ks, &l.mesh, l.sp, l.whole)
+		sp.index[string(buf)] = i
+	}
 }
 
 // valid reports whether layout l with micro-batch size mb (dividing its

@@ -2,9 +2,11 @@ package space
 
 import (
 	"cmp"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/meshplan/meshplan/model"
@@ -268,6 +270,7 @@ func TestSpaceBruteForce(t *testing.T) {
 			if err != nil {
 				t.Fatalf("New error: %v", err)
 			}
+			sp.indexOnce.Do(sp.fillIndex) // as Encode builds it
 			if len(sp.index) != sp.Layouts() {
 				t.Errorf("%d layouts but %d distinct keys: a placement is listed twice", sp.Layouts(), len(sp.index))
 			}
@@ -840,5 +843,38 @@ func BenchmarkNew(b *testing.B) {
 		if _, err := New(m, c, Workload{Batch: 512, SeqLen: 8192}, Fix{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestEncodeConcurrent checks that Encode, which builds the space's index
+// of layout keys on its first call, is safe for concurrent use as the
+// Space promises: goroutines encoding every layout's first strategy at
+// once on a fresh space each get its gene vector back (run with -race to
+// see the index built once).
+func TestEncodeConcurrent(t *testing.T) {
+	sp, err := New(smallModel(), torus2x2x4(), Workload{Batch: 16, SeqLen: 1024}, Fix{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for range 4 {
+		wg.Go(func() {
+			genes := make([]int, NumGenes)
+			var s Strategy
+			for l := range sp.Layouts() {
+				genes[GeneLayout] = l
+				sp.Decode(genes, &s)
+				if back, ok := sp.Encode(s); !ok || !slices.Equal(back, genes) {
+					errs <- fmt.Sprintf("Encode(%q) = %v, %v; want %v", s, back, ok, genes)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
