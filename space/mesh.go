@@ -120,24 +120,28 @@ func (m *Mesh) resolve(c *profiles.Cluster, s *Strategy) error {
 // after, leaving f/gcd(f, e) and d/(e/gcd(f, e)). This always divides when
 // e divides f·d on the axis, which Place checks.
 func (m *Mesh) carve() error {
-	roles, dims := roleTable(), dimTable()
+	roles, dims, order := roleTable(), dimTable(), fillOrder()
 	// The remainder roles start as copies of the roles they are carved
-	// from, in m's backing (Resolve sized it).
+	// from, in m's backing (Resolve sized it); remainder is, per data
+	// role, its remainder role (EDP for DP, EFSDP for FSDP).
+	var remainder [NumRoles]Role
 	for rr := range roles {
 		if !roles[rr].remainder {
 			continue
 		}
+		from := dims[roles[rr].dim].role
+		remainder[from] = Role(rr)
 		start := len(m.backing)
-		m.backing = append(m.backing, m.Groups[dims[roles[rr].dim].role]...)
+		m.backing = append(m.backing, m.Groups[from]...)
 		m.Groups[rr] = m.backing[start:len(m.backing):len(m.backing)]
 	}
 	for _, e := range m.Groups[RoleEP] {
 		left := e.Size
-		for _, from := range fillOrder() {
+		for _, from := range order {
 			if !dims[EP].within.Has(from) {
 				continue
 			}
-			gs := m.Groups[remainderOf(dims[from].role)]
+			gs := m.Groups[remainder[dims[from].role]]
 			for i := range gs {
 				if gs[i].Axis.Name != e.Axis.Name {
 					continue
@@ -169,17 +173,6 @@ func (m *Mesh) carve() error {
 		m.Degrees[rr] = deg
 	}
 	return nil
-}
-
-// remainderOf returns the expert remainder role of data role r (EDP for
-// DP, EFSDP for FSDP), or noRole.
-func remainderOf(r Role) Role {
-	for rr, spec := range roleTable() {
-		if spec.remainder && dimTable()[spec.dim].role == r {
-			return Role(rr)
-		}
-	}
-	return noRole
 }
 
 // Degree returns the product of the degrees of the roles in set.
