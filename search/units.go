@@ -256,6 +256,29 @@ type unitWorker struct {
 	kept        *atomic.Int64
 	maxKept     int64
 	acc         accumulator
+	// hides says, per schedule met, whether it hides the MoE dispatch and
+	// combine (hidesDispatch).
+	hides []scheduleHides
+}
+
+// scheduleHides is whether a schedule hides the MoE dispatch and combine.
+type scheduleHides struct {
+	schedule space.Schedule
+	hides    bool
+}
+
+// hidesDispatch reports whether schedule sc hides the MoE dispatch and
+// combine under the paired chunk's compute, looking its rules up once per
+// schedule: every strategy search costs asks.
+func (w *unitWorker) hidesDispatch(sc space.Schedule) bool {
+	for _, h := range w.hides {
+		if h.schedule == sc {
+			return h.hides
+		}
+	}
+	h := sc.Rules().Overlaps().Has(space.OverlapExpertA2A)
+	w.hides = append(w.hides, scheduleHides{schedule: sc, hides: h})
+	return h
 }
 
 // newUnitWorker returns a worker over grid g of space sp that shares the
@@ -429,7 +452,7 @@ func (w *unitWorker) search(u unit, fits []fitEntry) {
 			if !w.sp.Decode(w.genes, &w.s) {
 				continue // not in a layout class's strategies (TestMemoryKey)
 			}
-			if w.bound != nil && !w.s.Schedule.Rules().Overlaps().Has(space.OverlapExpertA2A) {
+			if w.bound != nil && !w.hidesDispatch(w.s.Schedule) {
 				if comm < 0 {
 					comm = w.bound.dispatchBound(&w.s)
 				}
