@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
@@ -463,67 +465,102 @@ func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *pinned
 	}
 	ban := banned(c, fp, fixMesh)
 
-	out := new(layoutList)
-	idx := make([]int, nAxes)
-	// partial[i] holds the degree products over axes < i.
-	partial := make([]tuple, nAxes+1)
-	partial[0] = one()
-	var rec func(a int)
-	rec = func(a int) {
-		if a == nAxes {
-			deg := partial[nAxes]
-			tp, cp := deg[TP], deg[CP]
-			if kv := m.KVHeads; kv > 0 && kv%tp != 0 && tp%kv != 0 {
-				return
-			}
-			for _, d := range tupleDims() {
-				if fixDeg[d] != 0 && deg[d] != fixDeg[d] {
-					return
-				}
-			}
-			spv := tp > 1
-			if spFixed {
-				spv = spVal
-			}
-			if spv && (tp == 1 || (seq/cp)%tp != 0) {
-				return
-			}
-			l := layout{deg: Degrees(deg), sp: spv, perReplica: w.Batch / (deg[DP] * deg[FSDP])}
-			buildMesh(&l, c, idx, tuples)
-			if !meshAgrees(&l.mesh, fixMesh, false) {
-				return
-			}
-			if epOne {
-				out.add(l)
-			}
-			if experts > 0 {
-				addEP(out, l, c, idx, tuples, prevInClass, experts, epFixed, fp.Degree[EP], fixMesh)
-			}
-			return
-		}
-		start := 0
-		if p := prevInClass[a]; p >= 0 {
-			start = idx[p]
-		}
-		for t := start; t < len(tuples[a]); t++ {
+	dims := tupleDims()
+
+	// walk lists, into out, the layouts whose first axis takes tuple t0
+	// (all of them on a cluster without axes): each branch of the first
+	// axis is walked on its own, in parallel, and the lists are joined
+	// in the first axis's order, the order one walk finds them in.
+	walk := func(t0 int, out *layoutList) {
+		idx := make([]int, nAxes)
+		// partial[i] holds the degree products over axes < i.
+		partial := make([]tuple, nAxes+1)
+		partial[0] = one()
+		var rec func(a int)
+		// step takes tuple t on axis a and goes on to the next axis.
+		step := func(a, t int) {
 			f := tuples[a][t]
 			deg := partial[a]
 			ok := true
-			for _, d := range tupleDims() {
+			for _, d := range dims {
 				deg[d] *= f[d]
 				if fixDeg[d] != 0 && fixDeg[d]%deg[d] != 0 || ban[a][d] && f[d] > 1 {
 					ok = false
 				}
 			}
 			if !ok || m.Heads%deg[TP] != 0 || seq%deg[CP] != 0 || deg[PP] > m.Layers || w.Batch%(deg[DP]*deg[FSDP]) != 0 {
-				continue
+				return
 			}
 			idx[a] = t
 			partial[a+1] = deg
 			rec(a + 1)
 		}
+		rec = func(a int) {
+			if a == nAxes {
+				deg := partial[nAxes]
+				tp, cp := deg[TP], deg[CP]
+				if kv := m.KVHeads; kv > 0 && kv%tp != 0 && tp%kv != 0 {
+					return
+				}
+				for _, d := range dims {
+					if fixDeg[d] != 0 && deg[d] != fixDeg[d] {
+						return
+					}
+				}
+				spv := tp > 1
+				if spFixed {
+					spv = spVal
+				}
+				if spv && (tp == 1 || (seq/cp)%tp != 0) {
+					return
+				}
+				l := layout{deg: Degrees(deg), sp: spv, perReplica: w.Batch / (deg[DP] * deg[FSDP])}
+				buildMesh(&l, c, idx, tuples)
+				if !meshAgrees(&l.mesh, fixMesh, false) {
+					return
+				}
+				if epOne {
+					out.add(l)
+				}
+				if experts > 0 {
+					addEP(out, l, c, idx, tuples, prevInClass, experts, epFixed, fp.Degree[EP], fixMesh)
+				}
+				return
+			}
+			start := 0
+			if p := prevInClass[a]; p >= 0 {
+				start = idx[p]
+			}
+			for t := start; t < len(tuples[a]); t++ {
+				step(a, t)
+			}
+		}
+		if nAxes == 0 {
+			rec(0)
+			return
+		}
+		step(0, t0) // the first axis is the first of its class (prevInClass)
 	}
-	rec(0)
+	if nAxes == 0 {
+		out := new(layoutList)
+		walk(0, out)
+		return out
+	}
+	lists := make([]layoutList, len(tuples[0]))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(lists)) {
+		wg.Go(func() {
+			for t0 := int(next.Add(1)) - 1; t0 < len(lists); t0 = int(next.Add(1)) - 1 {
+				walk(t0, &lists[t0])
+			}
+		})
+	}
+	wg.Wait()
+	out := new(layoutList)
+	for i := range lists {
+		out.join(&lists[i])
+	}
 	return out
 }
 
@@ -654,21 +691,23 @@ func sortedLayouts(ls *layoutList, m *model.Spec, fp *pinned) []layout {
 	}
 	// Bucket the layouts by degree tuple, in the order found, and count
 	// the layouts the expert choices make of them.
-	buckets := make(map[Degrees][]int32)
+	buckets := make(map[Degrees][]*layout)
 	var keys []Degrees
 	n := 0
-	for i := range ls.n {
-		l := ls.at(i)
-		bucket, ok := buckets[l.deg]
-		if !ok {
-			keys = append(keys, l.deg)
-		}
-		buckets[l.deg] = append(bucket, int32(i))
-		if l.deg[TP] == 1 || split {
-			n++
-		}
-		if l.deg[TP] > 1 && whole {
-			n++
+	for _, c := range ls.chunks {
+		for i := range c {
+			l := &c[i]
+			bucket, ok := buckets[l.deg]
+			if !ok {
+				keys = append(keys, l.deg)
+			}
+			buckets[l.deg] = append(bucket, l)
+			if l.deg[TP] == 1 || split {
+				n++
+			}
+			if l.deg[TP] > 1 && whole {
+				n++
+			}
 		}
 	}
 	order := fillOrder()
@@ -682,8 +721,8 @@ func sortedLayouts(ls *layoutList, m *model.Spec, fp *pinned) []layout {
 	})
 	out := make([]layout, 0, n)
 	for _, k := range keys {
-		for _, i := range buckets[k] {
-			l := *ls.at(int(i))
+		for _, p := range buckets[k] {
+			l := *p
 			if l.deg[TP] == 1 || split {
 				out = append(out, l) // the experts split over tp (or no tp)
 			}
@@ -699,11 +738,12 @@ func sortedLayouts(ls *layoutList, m *model.Spec, fp *pinned) []layout {
 // layoutChunk is the number of layouts in one chunk of a layoutList.
 const layoutChunk = 1 << 12
 
-// layoutList collects layouts in chunks of layoutChunk, so that the
+// layoutList collects layouts in chunks of up to layoutChunk, so that the
 // million layouts of a large mixture-of-experts space are found without
 // regrowing one slice: each regrowth copies every layout so far in one
 // move the garbage collector waits on, and mixtral-8x22b on v5p-4096
-// (1.4M layouts) spent most of 10 s there.
+// (1.4M layouts) spent most of 10 s there. Lists found apart are joined
+// by their chunks, without copying a layout (join).
 type layoutList struct {
 	chunks [][]layout
 	n      int
@@ -711,7 +751,7 @@ type layoutList struct {
 
 // add appends l.
 func (ll *layoutList) add(l layout) {
-	if ll.n%layoutChunk == 0 {
+	if k := len(ll.chunks); k == 0 || len(ll.chunks[k-1]) == cap(ll.chunks[k-1]) {
 		ll.chunks = append(ll.chunks, make([]layout, 0, layoutChunk))
 	}
 	c := &ll.chunks[len(ll.chunks)-1]
@@ -719,8 +759,14 @@ func (ll *layoutList) add(l layout) {
 	ll.n++
 }
 
-// at returns layout i, in the order added.
-func (ll *layoutList) at(i int) *layout { return &ll.chunks[i/layoutChunk][i%layoutChunk] }
+// join appends the layouts of o, taking its chunks (o's last one, maybe
+// part full, then fills no further: add starts a new chunk after it).
+func (ll *layoutList) join(o *layoutList) {
+	for _, c := range o.chunks {
+		ll.chunks = append(ll.chunks, c[:len(c):len(c)])
+	}
+	ll.n += o.n
+}
 
 // layoutKey appends to buf a key of a placed mesh that is the same for
 // placements differing only by a permutation of interchangeable axes, with

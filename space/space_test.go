@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -876,5 +878,29 @@ func TestEncodeConcurrent(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// TestLayoutsIndependentOfProcs checks that New lists the same layouts in
+// the same order however many goroutines walk the first axis's branches
+// (enumerateLayouts joins their lists in that axis's order), on a dense
+// and a mixture-of-experts model: with one, and with more than the
+// branches' count, so that they finish out of order.
+func TestLayoutsIndependentOfProcs(t *testing.T) {
+	for _, m := range []model.Spec{smallModel(), smallMoE()} {
+		var spaces [2]*Space
+		for i, procs := range []int{1, 16} {
+			prev := runtime.GOMAXPROCS(procs)
+			sp, err := New(m, torus2x2x4(), Workload{Batch: 16, SeqLen: 1024}, Fix{})
+			runtime.GOMAXPROCS(prev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spaces[i] = sp
+		}
+		a, b := spaces[0].layouts, spaces[1].layouts
+		if len(a) < 100 || !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: %d layouts with one goroutine, %d with 16, or not in the same order", m.Name, len(a), len(b))
+		}
 	}
 }
