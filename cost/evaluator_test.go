@@ -140,15 +140,33 @@ func checkEvaluator(t *testing.T, cm *Model, c profiles.Cluster, w space.Workloa
 		}
 		return cmp.Compare(boolInt(sa.SP), boolInt(sb.SP))
 	})
+	// Each mesh's name for EvaluatePlacedTo: one per distinct mesh, and
+	// none (-1) for every seventh strategy.
+	names := map[string]int64{}
+	placement := make([]int64, len(strategies))
+	for i := range strategies {
+		k := fmt.Sprint(strategies[i].Mesh)
+		if _, ok := names[k]; !ok {
+			names[k] = int64(len(names))
+		}
+		placement[i] = names[k]
+		if i%7 == 6 {
+			placement[i] = -1
+		}
+	}
 	for _, run := range []struct {
 		name  string
 		order []int
 	}{{"in order", order}, {"shuffled", shuffled}, {"shuffled within a shape", grouped}} {
-		ev := cm.NewEvaluator(c, w, o)
+		ev, named := cm.NewEvaluator(c, w, o), cm.NewEvaluator(c, w, o)
 		for _, i := range run.order {
 			s := strategies[i]
 			if got, err := ev.Evaluate(s); err != nil || !reflect.DeepEqual(got, want[i]) {
 				t.Fatalf("%s: Evaluator.Evaluate(%v) = %+v, %v; want %+v", run.name, s.String(), got, err, want[i])
+			}
+			var got Estimate
+			if err := named.EvaluatePlacedTo(&s, placement[i], &got); err != nil || !reflect.DeepEqual(got, want[i]) {
+				t.Fatalf("%s: Evaluator.EvaluatePlacedTo(%v, %d) = %+v, %v; want %+v", run.name, s.String(), placement[i], got, err, want[i])
 			}
 		}
 	}

@@ -458,8 +458,24 @@ func (ev *Evaluator) Evaluate(s space.Strategy) (Estimate, error) {
 // an error), reading s in place: the form for a search's hot loop, which
 // copies neither.
 func (ev *Evaluator) EvaluateTo(s *space.Strategy, est *Estimate) error {
+	return ev.EvaluatePlacedTo(s, -1, est)
+}
+
+// EvaluatePlacedTo is EvaluateTo for a strategy whose mesh the caller
+// names: when placement is not negative, every call that names it must
+// pass the same s.Mesh (as a space.Space's layout gene names the mesh
+// Space.Decode writes), and a call that names the placement of the call
+// before takes the mesh's part of the segment key from it instead of
+// reading s.Mesh again. A negative placement names nothing (EvaluateTo).
+func (ev *Evaluator) EvaluatePlacedTo(s *space.Strategy, placement int64, est *Estimate) error {
 	next := ev.cur ^ 1
-	ok := ev.keys[next].fill(s, ev.in.cluster.Axes)
+	var ok bool
+	if prev := &ev.keys[ev.cur]; placement >= 0 && ev.valid && prev.placement == placement {
+		ok = ev.keys[next].fillPlaced(s, prev)
+	} else {
+		ok = ev.keys[next].fill(s, ev.in.cluster.Axes)
+	}
+	ev.keys[next].placement = placement
 	// What s shares with the strategy evaluated last: its degrees,
 	// micro-batch and sequence parallelism (shape), and its placement
 	// (placed: the forward passes stay), and its recompute policy and
@@ -518,13 +534,16 @@ const maxKeyShares = 12
 // segmentKey is everything of a strategy the per-micro-batch block costs
 // depend on: all of it but the pipeline schedule and virtual stages, and of
 // the ZeRO stage only whether it shards gradients (stage 2). compare
-// compares every field: keep it in step.
+// compares every field but placement: keep it in step.
 type segmentKey struct {
 	deg       space.Degrees
 	mb        int
 	zero2, sp bool
 	recompute string
 	shares    keyShares
+	// placement is the caller's name for the mesh the shares were filled
+	// from (Evaluator.EvaluatePlacedTo), negative when none.
+	placement int64
 }
 
 // keyShares are the mesh shares of a segmentKey, in the strategy's order.
@@ -557,7 +576,7 @@ func (k *segmentKey) compare(o *segmentKey) (shape, placed, same bool) {
 // false when s has more mesh shares than a key holds or a share the key
 // cannot name (an axis not of the cluster, a size beyond int32).
 func keyOfSegments(s *space.Strategy, axes []profiles.Axis) (segmentKey, bool) {
-	var k segmentKey
+	k := segmentKey{placement: -1}
 	ok := k.fill(s, axes)
 	return k, ok
 }
@@ -579,6 +598,14 @@ func (k *segmentKey) fill(s *space.Strategy, axes []profiles.Axis) bool {
 		}
 	}
 	clear(k.shares[n:])
+	return true
+}
+
+// fillPlaced is fill for a strategy s of the same mesh as the one prev
+// was filled from: it copies prev's shares instead of reading s.Mesh.
+func (k *segmentKey) fillPlaced(s *space.Strategy, prev *segmentKey) bool {
+	k.deg, k.zero2, k.mb, k.sp, k.recompute = s.Degree, s.Zero >= 2, s.MB, s.SP, s.Recompute
+	k.shares = prev.shares
 	return true
 }
 

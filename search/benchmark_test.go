@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"math/rand"
+	"slices"
 	"testing"
 	"time"
 
@@ -124,6 +125,7 @@ func TestSearchGaps(t *testing.T) {
 type sampled struct {
 	s      space.Strategy
 	memory int
+	index  int64 // of s, in the problem's space
 }
 
 // costedSample returns up to runs x perRun valid strategies of p that fit
@@ -163,7 +165,7 @@ func costedSample(tb testing.TB, p *Problem, runs, perRun int) []sampled {
 						j = len(out)
 						first[i] = j
 					}
-					out = append(out, sampled{s: cloneStrategy(s), memory: j})
+					out = append(out, sampled{s: cloneStrategy(s), memory: j, index: g.index(l, u.outer, i)})
 					got++
 				}
 			}
@@ -204,7 +206,7 @@ func BenchmarkCosted(b *testing.B) {
 	benchmarkSample(b, true, func(p *Problem, w Scorer, sample []sampled, ordered bool) func(b *testing.B, j, n int) {
 		if !ordered {
 			return func(b *testing.B, j, n int) {
-				if c := p.evaluate(w, &sample[j].s, int64(n), true, false); !c.Costed {
+				if c := p.evaluate(w, &sample[j].s, sample[j].index, true, false); !c.Costed {
 					b.Fatalf("%s was not costed", &sample[j].s)
 				}
 			}
@@ -218,7 +220,7 @@ func BenchmarkCosted(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			if c := p.candidate(w, &x.s, int64(n), mems[x.memory], nil, true, false); !c.Costed {
+			if c := p.candidate(w, &x.s, x.index, mems[x.memory], nil, true, false); !c.Costed {
 				b.Fatalf("%s was not costed", &x.s)
 			}
 		}
@@ -275,14 +277,17 @@ func newFitWalk(tb testing.TB, p *Problem) *fitWalk {
 // how many it costed.
 func (fw *fitWalk) cost(tb testing.TB, p *Problem, w Scorer, visit func(*space.Strategy, *Candidate)) int64 {
 	g := fw.g
-	genes := make([]int, len(g.cards))
+	ng := len(g.cards)
+	var fitGenes []int // the fits' gene vectors on the class's first layout
 	mem := make([]memory.Breakdown, g.nInner)
 	var s space.Strategy
 	var c Candidate
 	var n int64
 	for k, u := range fw.units {
 		members := g.classes.members[u.class]
-		for _, i := range fw.fits[k] {
+		fitGenes = slices.Grow(fitGenes[:0], len(fw.fits[k])*ng)[:len(fw.fits[k])*ng]
+		for j, i := range fw.fits[k] {
+			genes := fitGenes[j*ng : (j+1)*ng]
 			g.setGenes(genes, members[0], u.outer, i)
 			fw.sp.Decode(genes, &s)
 			var err error
@@ -291,8 +296,9 @@ func (fw *fitWalk) cost(tb testing.TB, p *Problem, w Scorer, visit func(*space.S
 			}
 		}
 		for _, l := range members {
-			for _, i := range fw.fits[k] {
-				g.setGenes(genes, l, u.outer, i)
+			for j, i := range fw.fits[k] {
+				genes := fitGenes[j*ng : (j+1)*ng]
+				genes[0] = l
 				if !fw.sp.Decode(genes, &s) {
 					continue // not in a layout class's strategies (TestMemoryKey)
 				}

@@ -84,6 +84,11 @@ type Problem struct {
 	spaceOnce sync.Once
 	space     Space
 	spaceErr  error
+	// layoutStride is the number of gene vectors of the planner's space
+	// per value of its first gene, the layout (space.GeneLayout): a
+	// strategy's index over it names the strategy's mesh (placement); 0
+	// for a custom problem's space, whose first gene need not name one.
+	layoutStride int64
 	// custom is the custom problem's description (nil for the planner's).
 	custom *Custom
 }
@@ -217,8 +222,27 @@ func (p *Problem) Space() (Space, error) {
 			return
 		}
 		p.space = sp
+		p.layoutStride = 1
+		for _, c := range sp.Cardinalities()[space.GeneLayout+1:] {
+			if c < 1 || p.layoutStride > math.MaxInt64/int64(c) {
+				p.layoutStride = 0 // no placement names (radix refuses the space)
+				break
+			}
+			p.layoutStride *= int64(c)
+		}
 	})
 	return p.space, p.spaceErr
+}
+
+// placement returns the name of the mesh of the strategy of gene-vector
+// index index in the planner's space (its layout gene), for
+// cost.Evaluator.EvaluatePlacedTo: -1 for no index, a custom problem or
+// a space not built yet.
+func (p *Problem) placement(index int64) int64 {
+	if index < 0 || p.layoutStride <= 0 {
+		return -1
+	}
+	return index / p.layoutStride
 }
 
 // InputError reports a problem whose input admits no strategy space: a fix
@@ -427,14 +451,14 @@ func (w *planWorker) Time(s *space.Strategy, trace bool) (cost.Estimate, error) 
 		return w.ps.Time(s, true)
 	}
 	var est cost.Estimate
-	err := w.timeTo(s, &est)
+	err := w.timeTo(s, -1, &est)
 	return est, err
 }
 
 // timeTo is Time without a trace, writing the estimate into est (left as
 // it was on an error) without copying it or s: the search's hot path
 // (Problem.fillCandidate) calls it on the planner's worker.
-func (w *planWorker) timeTo(s *space.Strategy, est *cost.Estimate) error {
+func (w *planWorker) timeTo(s *space.Strategy, placement int64, est *cost.Estimate) error {
 	ms, k, err := w.ps.ms.pick(s)
 	if err != nil {
 		return err
@@ -446,7 +470,7 @@ func (w *planWorker) timeTo(s *space.Strategy, est *cost.Estimate) error {
 		ev = ms.cost.NewEvaluator(w.ps.c, w.ps.w, o)
 		w.evaluators[k] = ev
 	}
-	return ev.EvaluateTo(s, est)
+	return ev.EvaluatePlacedTo(s, placement, est)
 }
 
 // lowerBound returns the cost model's lower bound on the step time of s
@@ -659,7 +683,7 @@ func (p *Problem) fillCandidate(c *Candidate, sc Scorer, s *space.Strategy, inde
 	var err error
 	if w, ok := sc.(*planWorker); ok && !trace {
 		// In place, through the concrete type, so that c need not escape.
-		err = w.timeTo(s, &c.Time) // c.Time is zero (fillMemoryCandidate) and stays so on an error
+		err = w.timeTo(s, p.placement(index), &c.Time) // c.Time is zero (fillMemoryCandidate) and stays so on an error
 	} else {
 		var est cost.Estimate
 		if est, err = sc.Time(s, trace); err == nil {

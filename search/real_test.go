@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -141,13 +142,17 @@ func TestRealNoFit(t *testing.T) {
 func BenchmarkEvaluate(b *testing.B) {
 	p := realProblem(b, "llama70b", "v5p-256", 512, 4096)
 	sp, cards, size, _ := p.radix()
-	var strategies []space.Strategy
+	var (
+		strategies []space.Strategy
+		indices    []int64 // of strategies, in the space
+	)
 	genes := make([]int, len(cards))
 	for i := int64(0); i < size && len(strategies) < 4096; i++ {
 		genesOf(cards, i, genes)
 		var s space.Strategy
 		if sp.Decode(genes, &s) {
 			strategies = append(strategies, cloneStrategy(s))
+			indices = append(indices, i)
 		}
 	}
 	if len(strategies) == 0 {
@@ -157,8 +162,8 @@ func BenchmarkEvaluate(b *testing.B) {
 	n := 0
 	w := p.worker() // a search goroutine's scorer, with its own evaluators
 	for b.Loop() {
-		s := &strategies[n%len(strategies)]
-		p.evaluate(w, s, int64(n), false, false)
+		j := n % len(strategies)
+		p.evaluate(w, &strategies[j], indices[j], false, false)
 		n++
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "strategies/s")
@@ -268,5 +273,51 @@ func TestLlama3PublishedLayout(t *testing.T) {
 			t.Errorf("%s: weights, gradients and activations %.1f GB fit in the card's %.1f GB: the layout fails on its buffers or reserve only",
 				tc.spec, (m.ParamsBytes+m.GradsBytes+m.ActivationsBytes)/1e9, hbm/1e9)
 		}
+	}
+}
+
+// TestPlacementNamesMesh checks the contract Problem.placement keeps for
+// cost.Evaluator.EvaluatePlacedTo: the gene vectors of one placement name
+// decode to one mesh, and a custom problem's space or a strategy without
+// an index names none.
+func TestPlacementNamesMesh(t *testing.T) {
+	p := realProblem(t, "mixtral-8x7b", "h100-32", 64, 4096)
+	sp, cards, size, err := p.radix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	meshes := map[int64]string{}
+	names := 0
+	genes := make([]int, len(cards))
+	for i := int64(0); i < size; i += 1 + i%5 {
+		var s space.Strategy
+		genesOf(cards, i, genes)
+		if !sp.Decode(genes, &s) {
+			continue
+		}
+		name := p.placement(i)
+		if name < 0 {
+			t.Fatalf("index %d: no placement name", i)
+		}
+		mesh := fmt.Sprint(s.Mesh)
+		if prev, ok := meshes[name]; !ok {
+			meshes[name] = mesh
+			names++
+		} else if prev != mesh {
+			t.Fatalf("placement %d names meshes %s and %s", name, prev, mesh)
+		}
+	}
+	if names < 2 {
+		t.Fatalf("only %d placement names met", names)
+	}
+	if got := p.placement(-1); got != -1 {
+		t.Errorf("placement(-1) = %d, want -1", got)
+	}
+	custom, err := NewCustomProblem(Custom{Name: "toy", Space: sp, Scorer: p.scorer, UsableBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := custom.placement(0); got != -1 {
+		t.Errorf("custom problem: placement(0) = %d, want -1", got)
 	}
 }

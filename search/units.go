@@ -253,9 +253,12 @@ type unitWorker struct {
 	// those of a unit whose table it estimates again; kept counts the
 	// inner values the surveys of all workers keep.
 	left, kept1 []fitEntry
-	kept        *atomic.Int64
-	maxKept     int64
-	acc         accumulator
+	// leftGenes holds the gene vectors of left's inner values, one after
+	// the other (search).
+	leftGenes []int
+	kept      *atomic.Int64
+	maxKept   int64
+	acc       accumulator
 	// hides says, per schedule met, whether it hides the MoE dispatch and
 	// combine (hidesDispatch).
 	hides []scheduleHides
@@ -432,11 +435,16 @@ func (w *unitWorker) search(u unit, fits []fitEntry) {
 	if len(left) == 0 {
 		return
 	}
-	rep := g.classes.members[u.class][0]
+	// The gene vectors of the inner values left, on the class's first
+	// layout: each layout's differ from them in the first gene alone.
+	rep, n := g.classes.members[u.class][0], len(g.cards)
+	w.leftGenes = slices.Grow(w.leftGenes[:0], len(left)*n)[:len(left)*n]
+	for j, f := range left {
+		g.setGenes(w.leftGenes[j*n:(j+1)*n], rep, u.outer, f.inner)
+	}
 	if !fresh {
-		for _, f := range left {
-			g.setGenes(w.genes, rep, u.outer, f.inner)
-			w.sp.Decode(w.genes, &w.s)
+		for j, f := range left {
+			w.sp.Decode(w.leftGenes[j*n:(j+1)*n], &w.s)
 			w.mem[f.inner], w.memErr[f.inner] = w.sc.Memory(&w.s) // as survey found it: no error, fits
 		}
 	}
@@ -446,10 +454,13 @@ func (w *unitWorker) search(u unit, fits []fitEntry) {
 		// need, -1 before), tighten the unit's bounds.
 		comm := -1.0
 		stairs = w.stairs.load()
-		for _, f := range left {
+		for j, f := range left {
 			i := f.inner
-			g.setGenes(w.genes, l, u.outer, i)
-			if !w.sp.Decode(w.genes, &w.s) {
+			genes := w.leftGenes[j*n : (j+1)*n]
+			if n > 0 {
+				genes[0] = l
+			}
+			if !w.sp.Decode(genes, &w.s) {
 				continue // not in a layout class's strategies (TestMemoryKey)
 			}
 			if w.bound != nil && !w.hidesDispatch(w.s.Schedule) {
