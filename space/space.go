@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -35,7 +36,29 @@ type layout struct {
 	sp         bool
 	whole      bool // etp=1 with tp > 1: the experts whole on every tp chip (Strategy.ExpertsWhole)
 	perReplica int  // batch/(dp*fsdp)
-	mesh       [NumDims][]Share
+	// mesh locates each dimension's shares in the share pool of the list
+	// or Space that holds the layout (meshOf): a layout holds no pointer,
+	// so that the million layouts of a large space are neither scanned by
+	// the garbage collector nor copied behind its write barriers.
+	mesh [NumDims]shareSpan
+}
+
+// shareSpan is where one dimension's shares lie in a share pool: pool[off
+// : off+n], none when n is 0.
+type shareSpan struct {
+	off, n uint32
+}
+
+// meshOf returns the mesh of spans over pool: each dimension's shares as
+// a slice of pool that cannot grow into the rest of it (nil for none).
+func meshOf(pool []Share, spans *[NumDims]shareSpan) [NumDims][]Share {
+	var m [NumDims][]Share
+	for d, r := range spans {
+		if r.n > 0 {
+			m[d] = pool[r.off : r.off+r.n : r.off+r.n]
+		}
+	}
+	return m
 }
 
 // scheduleChoice is one choice of the schedule gene.
@@ -49,8 +72,10 @@ type scheduleChoice struct {
 // decodes to a strategy or is reported invalid; the order is deterministic.
 // A Space is read-only after New and safe for concurrent use.
 type Space struct {
-	cards      []int
-	layouts    []layout
+	cards   []int
+	layouts []layout
+	// shares is the pool of the layouts' meshes (layout.mesh).
+	shares     []Share
 	mbs        []int
 	schedules  []scheduleChoice
 	rules      []Rules // of each schedule choice
@@ -167,7 +192,7 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 		}
 	}
 	found := enumerateLayouts(&m, &c, w, &fp, &fixMesh, sp.classes)
-	sp.layouts = sortedLayouts(found, &m, &fp)
+	sp.layouts, sp.shares = sortedLayouts(found, &m, &fp), found.pool
 	sp.moe = m.MoE != nil
 	if len(sp.layouts) == 0 {
 		return nil, noLayoutErr(&m, &c, w, fix)
@@ -515,8 +540,8 @@ func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *pinned
 					return
 				}
 				l := layout{deg: Degrees(deg), sp: spv, perReplica: w.Batch / (deg[DP] * deg[FSDP])}
-				buildMesh(&l, c, idx, tuples)
-				if !meshAgrees(&l.mesh, fixMesh, false) {
+				out.buildMesh(&l, c, idx, tuples)
+				if mesh := meshOf(out.pool, &l.mesh); !meshAgrees(&mesh, fixMesh, false) {
 					return
 				}
 				if epOne {
@@ -578,28 +603,57 @@ func tierRank(t profiles.Tier) int {
 	return 3
 }
 
-// buildMesh fills l.mesh from the per-axis tuple choice idx.
-func buildMesh(l *layout, c *profiles.Cluster, idx []int, tuples [][]tuple) {
-	n := 0
-	for a := range c.Axes {
-		for _, f := range tuples[a][idx[a]] {
-			if f > 1 {
-				n++
-			}
+// buildMesh fills l.mesh from the per-axis tuple choice idx, with shares
+// in ll's pool: those of an earlier layout of the same choice when ll has
+// one (meshes), else new ones.
+func (ll *layoutList) buildMesh(l *layout, c *profiles.Cluster, idx []int, tuples [][]tuple) {
+	key, ok := choiceKey(idx)
+	if ok {
+		if spans, found := ll.meshes[key]; found {
+			l.mesh = spans
+			return
 		}
 	}
-	backing := make([]Share, 0, n)
 	for _, d := range tupleDims() {
-		start := len(backing)
+		start := len(ll.pool)
 		for a, ax := range c.Axes {
 			if f := tuples[a][idx[a]][d]; f > 1 {
-				backing = append(backing, Share{Axis: ax.Name, Size: f})
+				ll.pool = append(ll.pool, Share{Axis: ax.Name, Size: f})
 			}
 		}
-		if len(backing) > start {
-			l.mesh[d] = backing[start:len(backing):len(backing)]
-		}
+		l.mesh[d] = shareSpan{off: uint32(start), n: uint32(len(ll.pool) - start)}
 	}
+	if ok {
+		if ll.meshes == nil {
+			ll.meshes = make(map[axisChoice][NumDims]shareSpan)
+		}
+		ll.meshes[key] = l.mesh
+	}
+}
+
+// axisChoice is a key of a per-axis choice (tuple indices or factors) of
+// up to maxKeyAxes axes.
+type axisChoice [maxKeyAxes]uint16
+
+// maxKeyAxes bounds the axes of a cluster whose per-axis choices key the
+// share spans of a layoutList (on more, every layout takes shares of its
+// own).
+const maxKeyAxes = 8
+
+// choiceKey returns the key of per-axis choice idx, and false when it has
+// too many axes or an entry beyond 16 bits.
+func choiceKey(idx []int) (axisChoice, bool) {
+	var k axisChoice
+	if len(idx) > len(k) {
+		return k, false
+	}
+	for i, v := range idx {
+		if v < 0 || v > math.MaxUint16 {
+			return k, false
+		}
+		k[i] = uint16(v)
+	}
+	return k, true
 }
 
 // addEP adds to out the MoE variants of l with ep > 1: every per-axis
@@ -632,14 +686,8 @@ func addEP(out *layoutList, l layout, c *profiles.Cluster, idx []int, tuples [][
 					n++
 				}
 			}
-			shares := make([]Share, 0, n)
-			for b, ax := range c.Axes {
-				if e[b] > 1 {
-					shares = append(shares, Share{Axis: ax.Name, Size: e[b]})
-				}
-			}
-			v.mesh[EP] = shares
-			if meshAgrees(&v.mesh, fixMesh, true) {
+			v.mesh[EP] = out.epShares(c, e, n)
+			if mesh := meshOf(out.pool, &v.mesh); meshAgrees(&mesh, fixMesh, true) {
 				out.add(v)
 			}
 			return
@@ -658,6 +706,32 @@ func addEP(out *layoutList, l layout, c *profiles.Cluster, idx []int, tuples [][
 		}
 	}
 	rec(0, 1)
+}
+
+// epShares returns the span in ll's pool of ep's shares of per-axis
+// factors e (n of them above 1): those of an earlier layout of the same
+// factors when ll has one (epMeshes), else new ones.
+func (ll *layoutList) epShares(c *profiles.Cluster, e []int, n int) shareSpan {
+	key, ok := choiceKey(e)
+	if ok {
+		if r, found := ll.epMeshes[key]; found {
+			return r
+		}
+	}
+	start := len(ll.pool)
+	for b, ax := range c.Axes {
+		if e[b] > 1 {
+			ll.pool = append(ll.pool, Share{Axis: ax.Name, Size: e[b]})
+		}
+	}
+	r := shareSpan{off: uint32(start), n: uint32(n)}
+	if ok {
+		if ll.epMeshes == nil {
+			ll.epMeshes = make(map[axisChoice]shareSpan)
+		}
+		ll.epMeshes[key] = r
+	}
+	return r
 }
 
 // meshAgrees reports whether every dimension fixMesh pins (EP only when
@@ -689,19 +763,20 @@ func sortedLayouts(ls *layoutList, m *model.Spec, fp *pinned) []layout {
 	} else if fp.has("etp") {
 		split, whole = fp.ETP > 1, fp.ETP <= 1
 	}
-	// Bucket the layouts by degree tuple, in the order found, and count
-	// the layouts the expert choices make of them.
-	buckets := make(map[Degrees][]*layout)
+	// Bucket the layouts by degree tuple, in the order found (by chunk
+	// and index in it), and count the layouts the expert choices make of
+	// them.
+	buckets := make(map[Degrees][]uint32)
 	var keys []Degrees
 	n := 0
-	for _, c := range ls.chunks {
+	for k, c := range ls.chunks {
 		for i := range c {
 			l := &c[i]
 			bucket, ok := buckets[l.deg]
 			if !ok {
 				keys = append(keys, l.deg)
 			}
-			buckets[l.deg] = append(bucket, l)
+			buckets[l.deg] = append(bucket, uint32(k*layoutChunk+i))
 			if l.deg[TP] == 1 || split {
 				n++
 			}
@@ -720,9 +795,10 @@ func sortedLayouts(ls *layoutList, m *model.Spec, fp *pinned) []layout {
 		return 0
 	})
 	out := make([]layout, 0, n)
-	for _, k := range keys {
-		for _, p := range buckets[k] {
-			l := *p
+	for _, key := range keys {
+		for _, at := range buckets[key] {
+			k := int(at / layoutChunk)
+			l := ls.rebased(k, ls.chunks[k][at%layoutChunk])
 			if l.deg[TP] == 1 || split {
 				out = append(out, l) // the experts split over tp (or no tp)
 			}
@@ -747,12 +823,22 @@ const layoutChunk = 1 << 12
 type layoutList struct {
 	chunks [][]layout
 	n      int
+	// pool holds the layouts' shares (layout.mesh): a layout of chunk k
+	// finds them bases[k] further on than its spans say (a list joined
+	// to another moves on in the pool, not its layouts; base). meshes
+	// and epMeshes are the spans of the per-axis choices met (buildMesh,
+	// epShares).
+	pool     []Share
+	bases    []uint32
+	meshes   map[axisChoice][NumDims]shareSpan
+	epMeshes map[axisChoice]shareSpan
 }
 
 // add appends l.
 func (ll *layoutList) add(l layout) {
 	if k := len(ll.chunks); k == 0 || len(ll.chunks[k-1]) == cap(ll.chunks[k-1]) {
 		ll.chunks = append(ll.chunks, make([]layout, 0, layoutChunk))
+		ll.bases = append(ll.bases, 0)
 	}
 	c := &ll.chunks[len(ll.chunks)-1]
 	*c = append(*c, l)
@@ -762,10 +848,23 @@ func (ll *layoutList) add(l layout) {
 // join appends the layouts of o, taking its chunks (o's last one, maybe
 // part full, then fills no further: add starts a new chunk after it).
 func (ll *layoutList) join(o *layoutList) {
-	for _, c := range o.chunks {
+	base := uint32(len(ll.pool))
+	ll.pool = append(ll.pool, o.pool...)
+	for k, c := range o.chunks {
 		ll.chunks = append(ll.chunks, c[:len(c):len(c)])
+		ll.bases = append(ll.bases, base+o.bases[k])
 	}
 	ll.n += o.n
+}
+
+// rebased returns layout l of chunk k with its spans into the list's pool.
+func (ll *layoutList) rebased(k int, l layout) layout {
+	if b := ll.bases[k]; b > 0 {
+		for d := range l.mesh {
+			l.mesh[d].off += b
+		}
+	}
+	return l
 }
 
 // layoutKey appends to buf a key of a placed mesh that is the same for
@@ -861,7 +960,7 @@ func (sp *Space) Decode(genes []int, dst *Strategy) bool {
 	sc := sp.schedules[genes[GeneSchedule]]
 	z := sp.zeros[genes[GeneZero]]
 	*dst = Strategy{Degree: l.deg, Zero: z, SP: l.sp, MB: mb, Schedule: sc.name, V: sc.v,
-		Recompute: sp.recomputes[genes[GeneRecompute]], Precision: sp.precision, Mesh: l.mesh}
+		Recompute: sp.recomputes[genes[GeneRecompute]], Precision: sp.precision, Mesh: meshOf(sp.shares, &l.mesh)}
 	if sp.moe && l.deg[TP] > 1 && !l.whole {
 		dst.ETP = l.deg[TP] // the experts split over tp
 	}
@@ -925,7 +1024,8 @@ func (sp *Space) fillIndex() {
 	var ks keyScratch
 	for i := range sp.layouts {
 		l := &sp.layouts[i]
-		buf = sp.appendLayoutKey(buf[:0], &ks, &l.mesh, l.sp, l.whole)
+		mesh := meshOf(sp.shares, &l.mesh)
+		buf = sp.appendLayoutKey(buf[:0], &ks, &mesh, l.sp, l.whole)
 		sp.index[string(buf)] = i
 	}
 }
