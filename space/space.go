@@ -763,48 +763,78 @@ func sortedLayouts(ls *layoutList, m *model.Spec, fp *pinned) []layout {
 	} else if fp.has("etp") {
 		split, whole = fp.ETP > 1, fp.ETP <= 1
 	}
-	// Bucket the layouts by degree tuple, in the order found (by chunk
-	// and index in it), and count the layouts the expert choices make of
-	// them.
-	buckets := make(map[Degrees][]uint32)
+	// The layouts each one makes: with the experts split over tp (or no
+	// tp), and whole.
+	slotsOf := func(d *Degrees) (splitOne, wholeOne bool) {
+		return d[TP] == 1 || split, d[TP] > 1 && whole
+	}
+	// Number the degree tuples in the order found, each layout's in ids,
+	// and count the layouts each tuple makes (consecutive layouts often
+	// share theirs: the last one found is looked up first).
+	ids := make([]uint32, 0, ls.n)
+	idOf := make(map[Degrees]uint32)
 	var keys []Degrees
-	n := 0
-	for k, c := range ls.chunks {
+	var counts []int
+	var last Degrees
+	lastID := -1
+	for _, c := range ls.chunks {
 		for i := range c {
-			l := &c[i]
-			bucket, ok := buckets[l.deg]
-			if !ok {
-				keys = append(keys, l.deg)
+			d := &c[i].deg
+			if lastID < 0 || *d != last {
+				id, ok := idOf[*d]
+				if !ok {
+					id = uint32(len(keys))
+					idOf[*d] = id
+					keys = append(keys, *d)
+					counts = append(counts, 0)
+				}
+				last, lastID = *d, int(id)
 			}
-			buckets[l.deg] = append(bucket, uint32(k*layoutChunk+i))
-			if l.deg[TP] == 1 || split {
-				n++
-			}
-			if l.deg[TP] > 1 && whole {
-				n++
+			ids = append(ids, uint32(lastID))
+			if s, w := slotsOf(d); s && w {
+				counts[lastID] += 2
+			} else if s || w {
+				counts[lastID]++
 			}
 		}
 	}
+	// The tuples in fill order, and where each one's layouts start.
 	order := fillOrder()
-	slices.SortFunc(keys, func(a, b Degrees) int {
+	byDeg := make([]int, len(keys))
+	for i := range byDeg {
+		byDeg[i] = i
+	}
+	slices.SortFunc(byDeg, func(a, b int) int {
 		for _, d := range order {
-			if c := cmp.Compare(a[d], b[d]); c != 0 {
+			if c := cmp.Compare(keys[a][d], keys[b][d]); c != 0 {
 				return c
 			}
 		}
 		return 0
 	})
-	out := make([]layout, 0, n)
-	for _, key := range keys {
-		for _, at := range buckets[key] {
-			k := int(at / layoutChunk)
-			l := ls.rebased(k, ls.chunks[k][at%layoutChunk])
-			if l.deg[TP] == 1 || split {
-				out = append(out, l) // the experts split over tp (or no tp)
+	next := make([]int, len(keys))
+	n := 0
+	for _, id := range byDeg {
+		next[id] = n
+		n += counts[id]
+	}
+	// Each layout to its place, in the order found within its tuple.
+	out := make([]layout, n)
+	j := 0
+	for k, c := range ls.chunks {
+		for i := range c {
+			id := ids[j]
+			j++
+			l := ls.rebased(k, c[i])
+			s, w := slotsOf(&l.deg)
+			if s {
+				out[next[id]] = l // the experts split over tp (or no tp)
+				next[id]++
 			}
-			if l.deg[TP] > 1 && whole {
+			if w {
 				l.whole = true
-				out = append(out, l)
+				out[next[id]] = l
+				next[id]++
 			}
 		}
 	}
