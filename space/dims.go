@@ -54,6 +54,15 @@ const (
 	offDCN
 )
 
+// dimSpecs, roleSpecs and dimsInFillOrder are dimTable, roleTable and
+// fillOrder built once, for the paths that read them for every placement
+// (Mesh.Resolve, Strategy.RoleDegrees): read-only.
+var (
+	dimSpecs        = dimTable()
+	roleSpecs       = roleTable()
+	dimsInFillOrder = fillOrder()
+)
+
 // dimTable returns the parallel dimensions, indexed by Dim. Adding a
 // dimension is a row here, its role in roleTable, and its key in keyTable.
 func dimTable() [NumDims]dimSpec {
@@ -78,7 +87,7 @@ func (d Dim) String() string {
 
 // carved reports whether d is carved out of other dimensions' chips (EP)
 // rather than holding chips of its own.
-func (d Dim) carved() bool { return dimTable()[d].within != 0 }
+func (d Dim) carved() bool { return dimSpecs[d].within != 0 }
 
 // DimSet is a set of parallel dimensions, one bit per Dim.
 type DimSet uint8

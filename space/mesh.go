@@ -68,7 +68,7 @@ func (m *Mesh) resolve(c *profiles.Cluster, s *Strategy) error {
 		m.backing = make([]Group, 0, 2*n)
 	}
 	m.backing = m.backing[:0]
-	tab := dimTable()
+	tab := &dimSpecs
 	groupsOf := func(d Dim) (start int, err error) {
 		start = len(m.backing)
 		prod := 1
@@ -120,7 +120,7 @@ func (m *Mesh) resolve(c *profiles.Cluster, s *Strategy) error {
 // after, leaving f/gcd(f, e) and d/(e/gcd(f, e)). This always divides when
 // e divides f·d on the axis, which Place checks.
 func (m *Mesh) carve() error {
-	roles, dims, order := roleTable(), dimTable(), fillOrder()
+	roles, dims, order := &roleSpecs, &dimSpecs, &dimsInFillOrder
 	// The remainder roles start as copies of the roles they are carved
 	// from, in m's backing (Resolve sized it); remainder is, per data
 	// role, its remainder role (EDP for DP, EFSDP for FSDP).
@@ -233,7 +233,7 @@ func (s *Strategy) RoleDegrees(c profiles.Cluster) ([NumRoles]int, error) {
 		}
 		return p.RoleDegrees(c)
 	}
-	dims, roles := dimTable(), roleTable()
+	dims, roles := &dimSpecs, &roleSpecs
 	for r := range out {
 		out[r] = 1
 	}
@@ -262,7 +262,7 @@ func (s *Strategy) RoleDegrees(c profiles.Cluster) ([NumRoles]int, error) {
 			remainder[spec.dim] = Role(rr)
 		}
 	}
-	order := fillOrder()
+	order := &dimsInFillOrder
 	for _, e := range s.Mesh[EP] {
 		left := e.Size
 		if left == 0 {
@@ -304,7 +304,7 @@ func (m *Mesh) DimGroups(d Dim) []Group {
 	if d < 0 || d >= NumDims {
 		return nil
 	}
-	if r := dimTable()[d].role; r != noRole {
+	if r := dimSpecs[d].role; r != noRole {
 		return m.Groups[r]
 	}
 	return m.Pipeline
