@@ -271,6 +271,16 @@ func newFitWalk(tb testing.TB, p *Problem) *fitWalk {
 	return fw
 }
 
+// decodeIn decodes genes into s as unitWorker.decode does: the inner genes
+// alone when s holds a decoding of the same layout (sameLayout) and sp can
+// (in, sp's innerDecoder or nil).
+func decodeIn(sp Space, in innerDecoder, genes []int, s *space.Strategy, sameLayout bool) bool {
+	if sameLayout && in != nil {
+		return in.DecodeInner(genes, s)
+	}
+	return sp.Decode(genes, s)
+}
+
 // cost costs every strategy of fw with w as unitWorker.search does (each
 // inner value's memory once per unit, on the class's first layout), calls
 // visit, when not nil, with each strategy and its candidate, and returns
@@ -278,6 +288,7 @@ func newFitWalk(tb testing.TB, p *Problem) *fitWalk {
 func (fw *fitWalk) cost(tb testing.TB, p *Problem, w Scorer, visit func(*space.Strategy, *Candidate)) int64 {
 	g := fw.g
 	ng := len(g.cards)
+	in, _ := fw.sp.(innerDecoder)
 	var fitGenes []int // the fits' gene vectors on the class's first layout
 	mem := make([]memory.Breakdown, g.nInner)
 	var s space.Strategy
@@ -299,7 +310,7 @@ func (fw *fitWalk) cost(tb testing.TB, p *Problem, w Scorer, visit func(*space.S
 			for j, i := range fw.fits[k] {
 				genes := fitGenes[j*ng : (j+1)*ng]
 				genes[0] = l
-				if !fw.sp.Decode(genes, &s) {
+				if !decodeIn(fw.sp, in, genes, &s, j > 0) {
 					continue // not in a layout class's strategies (TestMemoryKey)
 				}
 				if p.fillCandidate(&c, w, &s, g.index(l, u.outer, i), &mem[i], nil, true, false); !c.Costed {

@@ -232,7 +232,8 @@ type lowerBounder interface {
 type unitWorker struct {
 	p      *Problem
 	sp     Space
-	skip   skipper // nil when sp does not skip
+	skip   skipper      // nil when sp does not skip
+	inner  innerDecoder // nil when sp does not decode the inner genes alone
 	g      *grid
 	sc     Scorer
 	bound  lowerBounder // nil when sc bounds nothing
@@ -264,6 +265,24 @@ type unitWorker struct {
 	hides []scheduleHides
 }
 
+// decode decodes genes (in range) into w.s, and reports whether the
+// strategy is valid; sameLayout says w.s holds a decoding of the same
+// layout gene, which a space that decodes the other genes alone
+// (innerDecoder) keeps.
+func (w *unitWorker) decode(genes []int, sameLayout bool) bool {
+	if sameLayout && w.inner != nil {
+		return w.inner.DecodeInner(genes, &w.s)
+	}
+	return w.sp.Decode(genes, &w.s)
+}
+
+// innerDecoder is a Space that decodes the genes but the first (the
+// layout) into a strategy holding a decoding of the same first gene
+// (space.Space.DecodeInner).
+type innerDecoder interface {
+	DecodeInner(genes []int, dst *space.Strategy) bool
+}
+
 // scheduleHides is whether a schedule hides the MoE dispatch and combine.
 type scheduleHides struct {
 	schedule space.Schedule
@@ -292,6 +311,7 @@ func (p *Problem) newUnitWorker(sp Space, g *grid, stairs *sharedStaircase) *uni
 		fits: make([]bool, g.nInner), lb: make([]float64, g.nInner)}
 	w.bound, _ = w.sc.(lowerBounder)
 	w.skip, _ = sp.(skipper)
+	w.inner, _ = sp.(innerDecoder)
 	return w
 }
 
@@ -460,7 +480,7 @@ func (w *unitWorker) search(u unit, fits []fitEntry) {
 			if n > 0 {
 				genes[0] = l
 			}
-			if !w.sp.Decode(genes, &w.s) {
+			if !w.decode(genes, j > 0) {
 				continue // not in a layout class's strategies (TestMemoryKey)
 			}
 			if w.bound != nil && !w.hidesDispatch(w.s.Schedule) {

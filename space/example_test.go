@@ -3,6 +3,7 @@ package space_test
 import (
 	"fmt"
 
+	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/space"
 )
@@ -48,4 +49,30 @@ func ExampleStrategy_Resolve() {
 	// Output:
 	// dp=32,tp=8,pp=4,mesh=tp:gpu*8;pp:node*4;dp:node*32
 	// pp: 4 of node (whole axis: false)
+}
+
+// A loop over the strategies of one layout decodes the layout's degrees
+// and mesh once (Decode) and then only the other genes (DecodeInner).
+func ExampleSpace_DecodeInner() {
+	c := profiles.Cluster{Name: "h100-16", Axes: []profiles.Axis{
+		{Name: "gpu", Size: 8, Tier: profiles.NVLink},
+		{Name: "node", Size: 2, Tier: profiles.InfiniBand},
+	}}
+	m := model.Spec{Name: "small", Layers: 8, Hidden: 1024, Heads: 8, FFNHidden: 4096, FFN: model.SwiGLU, Vocab: 32000, SeqLen: 2048}
+	sp, err := space.New(m, c, space.Workload{Batch: 32}, space.Fix{Set: map[string]string{"tp": "8", "dp": "2", "schedule": "1f1b"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var s space.Strategy
+	genes := make([]int, space.NumGenes)
+	sp.Decode(genes, &s)
+	for mb := range 3 {
+		genes[space.GeneMB] = mb
+		fmt.Println(sp.DecodeInner(genes, &s), s)
+	}
+	// Output:
+	// true dp=2,tp=8,mesh=tp:gpu*8;dp:node*2
+	// true dp=2,tp=8,mb=2,mesh=tp:gpu*8;dp:node*2
+	// true dp=2,tp=8,mb=4,mesh=tp:gpu*8;dp:node*2
 }

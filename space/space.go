@@ -997,6 +997,31 @@ func (sp *Space) Decode(genes []int, dst *Strategy) bool {
 	return l.perReplica%mb == 0 && sp.valid(l, mb, z, genes[GeneSchedule])
 }
 
+// DecodeInner is Decode for a dst that holds the decoding of a gene
+// vector with the same layout gene (by Decode or DecodeInner, valid or
+// not): it writes only what the other genes choose (the micro-batch size,
+// schedule, recompute policy and ZeRO stage), not the layout's degrees,
+// sequence parallelism and mesh, which dst keeps: the form for a loop over
+// one layout's strategies. Given a dst of another layout it writes a
+// strategy of that layout. A gene vector of the wrong length or with a
+// gene out of range reports false and leaves dst unchanged.
+func (sp *Space) DecodeInner(genes []int, dst *Strategy) bool {
+	if len(genes) != NumGenes || len(sp.cards) != NumGenes {
+		return false
+	}
+	for i, g := range genes {
+		if g < 0 || g >= sp.cards[i] {
+			return false
+		}
+	}
+	l := &sp.layouts[genes[GeneLayout]]
+	mb := sp.mbs[genes[GeneMB]]
+	sc := sp.schedules[genes[GeneSchedule]]
+	z := sp.zeros[genes[GeneZero]]
+	dst.Zero, dst.MB, dst.Schedule, dst.V, dst.Recompute = z, mb, sc.name, sc.v, sp.recomputes[genes[GeneRecompute]]
+	return l.perReplica%mb == 0 && sp.valid(l, mb, z, genes[GeneSchedule])
+}
+
 // DecodeIndex decodes the i-th gene vector in mixed-radix order (the first
 // gene varies slowest), 0 <= i < Size, writing the genes into genes (of
 // length NumGenes) and the strategy into dst. It reports false when i or

@@ -507,6 +507,50 @@ func TestDecodeBadGenes(t *testing.T) {
 	}
 }
 
+// TestDecodeInnerMatchesDecode checks DecodeInner against Decode: on a
+// strategy decoded from a gene vector of the same layout, valid or not, it
+// gives the strategy and validity Decode gives, for every gene vector of
+// sampled layouts in a shuffled order, and it refuses genes out of range,
+// leaving the strategy as it was.
+func TestDecodeInnerMatchesDecode(t *testing.T) {
+	for _, m := range []model.Spec{smallModel(), smallMoE()} {
+		sp, err := New(m, torus2x2x4(), Workload{Batch: 16, SeqLen: 1024}, Fix{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cards := sp.Cardinalities()
+		per := int64(sp.Size() / int64(cards[GeneLayout]))
+		rng := rand.New(rand.NewPCG(3, 4))
+		checked, valid := 0, 0
+		for l := 0; l < cards[GeneLayout]; l += 1 + l%7 {
+			order := rng.Perm(int(per))
+			var got Strategy
+			genes := make([]int, NumGenes)
+			sp.DecodeIndex(int64(l)*per+int64(order[0]), genes, &got)
+			for _, k := range order[1:] {
+				var want Strategy
+				wantOK := sp.DecodeIndex(int64(l)*per+int64(k), genes, &want)
+				if ok := sp.DecodeInner(genes, &got); ok != wantOK || !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s: DecodeInner(%v) = %v, %v; Decode gives %v, %v", m.Name, genes, got.String(), ok, want.String(), wantOK)
+				}
+				checked++
+				if wantOK {
+					valid++
+				}
+			}
+			before := got
+			bad := append([]int(nil), genes...)
+			bad[GeneMB] = cards[GeneMB]
+			if sp.DecodeInner(bad, &got) || sp.DecodeInner(genes[:2], &got) || !reflect.DeepEqual(got, before) {
+				t.Fatalf("%s: DecodeInner of genes out of range: true or the strategy changed", m.Name)
+			}
+		}
+		if valid == 0 || valid == checked {
+			t.Fatalf("%s: %d of %d gene vectors valid: the test needs both", m.Name, valid, checked)
+		}
+	}
+}
+
 func FuzzDecode(f *testing.F) {
 	m, c, w := mixtral(), gpuCluster(64), Workload{Batch: 256, SeqLen: 4096}
 	sp, err := New(m, c, w, Fix{})
