@@ -30,17 +30,44 @@ const (
 	NumGenes
 )
 
-// layout is one choice of the layout gene.
+// layout is one choice of the layout gene. It holds no pointer, so that
+// the million layouts of a large space are neither scanned by the garbage
+// collector nor copied behind its write barriers, and is 64 bytes.
 type layout struct {
-	deg        Degrees
-	sp         bool
-	whole      bool // etp=1 with tp > 1: the experts whole on every tp chip (Strategy.ExpertsWhole)
-	perReplica int  // batch/(dp*fsdp)
-	// mesh locates each dimension's shares in the share pool of the list
-	// or Space that holds the layout (meshOf): a layout holds no pointer,
-	// so that the million layouts of a large space are neither scanned by
-	// the garbage collector nor copied behind its write barriers.
-	mesh [NumDims]shareSpan
+	// deg is the degrees (Degrees): a space's cluster has at most
+	// profiles.MaxChips chips (checkInputs), so each fits 32 bits.
+	deg        [NumDims]uint32
+	perReplica int // batch/(dp*fsdp)
+	// meshOff and meshN locate each dimension's shares in the share pool
+	// of the list or Space that holds the layout (spans, meshOf): at most
+	// one per axis of size above 1, so fewer than 32 (profiles.MaxChips).
+	meshOff [NumDims]uint32
+	meshN   [NumDims]uint8
+	sp      bool
+	whole   bool // etp=1 with tp > 1: the experts whole on every tp chip (Strategy.ExpertsWhole)
+}
+
+// degrees returns l's degrees.
+func (l *layout) degrees() Degrees {
+	var d Degrees
+	for i, v := range l.deg {
+		d[i] = int(v)
+	}
+	return d
+}
+
+// spans returns where l's shares lie in its pool, per dimension.
+func (l *layout) spans() [NumDims]shareSpan {
+	var out [NumDims]shareSpan
+	for d := range out {
+		out[d] = shareSpan{off: l.meshOff[d], n: uint32(l.meshN[d])}
+	}
+	return out
+}
+
+// setSpan places dimension d's shares of l at r of its pool.
+func (l *layout) setSpan(d Dim, r shareSpan) {
+	l.meshOff[d], l.meshN[d] = r.off, uint8(r.n)
 }
 
 // shareSpan is where one dimension's shares lie in a share pool: pool[off
@@ -49,13 +76,16 @@ type shareSpan struct {
 	off, n uint32
 }
 
-// meshOf returns the mesh of spans over pool: each dimension's shares as
-// a slice of pool that cannot grow into the rest of it (nil for none).
-func meshOf(pool []Share, spans *[NumDims]shareSpan) [NumDims][]Share {
+// meshOf returns the mesh of layout l over pool, its list's or Space's:
+// each dimension's shares as a slice of pool that cannot grow into the
+// rest of it (nil for none).
+func meshOf(pool []Share, l *layout) [NumDims][]Share {
 	var m [NumDims][]Share
-	for d, r := range spans {
-		if r.n > 0 {
-			m[d] = pool[r.off : r.off+r.n : r.off+r.n]
+	for d, n := range l.meshN {
+		if n > 0 {
+			off := l.meshOff[d]
+			end := off + uint32(n)
+			m[d] = pool[off:end:end]
 		}
 	}
 	return m
@@ -74,7 +104,7 @@ type scheduleChoice struct {
 type Space struct {
 	cards   []int
 	layouts []layout
-	// shares is the pool of the layouts' meshes (layout.mesh).
+	// shares is the pool of the layouts' meshes (meshOf).
 	shares     []Share
 	mbs        []int
 	schedules  []scheduleChoice
@@ -203,7 +233,7 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 		l := &sp.layouts[i]
 		maxPer = max(maxPer, l.perReplica)
 		anyDP = anyDP || l.deg[DP] > 1
-		if pp := l.deg[PP]; pp > 1 && (minPP == 0 || pp < minPP) {
+		if pp := int(l.deg[PP]); pp > 1 && (minPP == 0 || pp < minPP) {
 			minPP = pp
 		}
 	}
@@ -230,7 +260,7 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 		vs, sp.anyV = []int{fp.V}, true
 	} else {
 		for i := range sp.layouts {
-			if pp := sp.layouts[i].deg[PP]; pp > 1 {
+			if pp := int(sp.layouts[i].deg[PP]); pp > 1 {
 				per := MaxStageLayers(m.Layers, pp)
 				for v := 2; v <= per; v++ {
 					if per%v == 0 && !slices.Contains(vs, v) {
@@ -334,6 +364,15 @@ func checkInputs(m *model.Spec, c *profiles.Cluster, w Workload) error {
 		if a.Size < 1 {
 			errs = append(errs, fmt.Errorf("space: axis %s of cluster %s has size %d; sizes must be positive", a.Name, c.Name, a.Size))
 		}
+	}
+	chips := 1
+	for _, a := range c.Axes {
+		if a.Size >= 1 && chips <= profiles.MaxChips {
+			chips *= min(a.Size, profiles.MaxChips+1)
+		}
+	}
+	if chips > profiles.MaxChips {
+		errs = append(errs, fmt.Errorf("space: cluster %s has more than %d chips, which is not a real cluster", c.Name, profiles.MaxChips))
 	}
 	for i := range c.Axes {
 		for j := range i {
@@ -539,9 +578,12 @@ func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *pinned
 				if spv && (tp == 1 || (seq/cp)%tp != 0) {
 					return
 				}
-				l := layout{deg: Degrees(deg), sp: spv, perReplica: w.Batch / (deg[DP] * deg[FSDP])}
+				l := layout{sp: spv, perReplica: w.Batch / (deg[DP] * deg[FSDP])}
+				for d, v := range deg {
+					l.deg[d] = uint32(v)
+				}
 				out.buildMesh(&l, c, idx, tuples)
-				if mesh := meshOf(out.pool, &l.mesh); !meshAgrees(&mesh, fixMesh, false) {
+				if mesh := meshOf(out.pool, &l); !meshAgrees(&mesh, fixMesh, false) {
 					return
 				}
 				if epOne {
@@ -610,7 +652,9 @@ func (ll *layoutList) buildMesh(l *layout, c *profiles.Cluster, idx []int, tuple
 	key, ok := choiceKey(idx)
 	if ok {
 		if spans, found := ll.meshes[key]; found {
-			l.mesh = spans
+			for d, r := range spans {
+				l.setSpan(Dim(d), r)
+			}
 			return
 		}
 	}
@@ -621,13 +665,13 @@ func (ll *layoutList) buildMesh(l *layout, c *profiles.Cluster, idx []int, tuple
 				ll.pool = append(ll.pool, Share{Axis: ax.Name, Size: f})
 			}
 		}
-		l.mesh[d] = shareSpan{off: uint32(start), n: uint32(len(ll.pool) - start)}
+		l.setSpan(d, shareSpan{off: uint32(start), n: uint32(len(ll.pool) - start)})
 	}
 	if ok {
 		if ll.meshes == nil {
 			ll.meshes = make(map[axisChoice][NumDims]shareSpan)
 		}
-		ll.meshes[key] = l.mesh
+		ll.meshes[key] = l.spans()
 	}
 }
 
@@ -679,15 +723,15 @@ func addEP(out *layoutList, l layout, c *profiles.Cluster, idx []int, tuples [][
 				return
 			}
 			v := l
-			v.deg[EP] = prod
+			v.deg[EP] = uint32(prod)
 			n := 0
 			for b := range c.Axes {
 				if e[b] > 1 {
 					n++
 				}
 			}
-			v.mesh[EP] = out.epShares(c, e, n)
-			if mesh := meshOf(out.pool, &v.mesh); meshAgrees(&mesh, fixMesh, true) {
+			v.setSpan(EP, out.epShares(c, e, n))
+			if mesh := meshOf(out.pool, &v); meshAgrees(&mesh, fixMesh, true) {
 				out.add(v)
 			}
 			return
@@ -765,17 +809,17 @@ func sortedLayouts(ls *layoutList, m *model.Spec, fp *pinned) []layout {
 	}
 	// The layouts each one makes: with the experts split over tp (or no
 	// tp), and whole.
-	slotsOf := func(d *Degrees) (splitOne, wholeOne bool) {
+	slotsOf := func(d *[NumDims]uint32) (splitOne, wholeOne bool) {
 		return d[TP] == 1 || split, d[TP] > 1 && whole
 	}
 	// Number the degree tuples in the order found, each layout's in ids,
 	// and count the layouts each tuple makes (consecutive layouts often
 	// share theirs: the last one found is looked up first).
 	ids := make([]uint32, 0, ls.n)
-	idOf := make(map[Degrees]uint32)
-	var keys []Degrees
+	idOf := make(map[[NumDims]uint32]uint32)
+	var keys [][NumDims]uint32
 	var counts []int
-	var last Degrees
+	var last [NumDims]uint32
 	lastID := -1
 	for _, c := range ls.chunks {
 		for i := range c {
@@ -890,8 +934,8 @@ func (ll *layoutList) join(o *layoutList) {
 // rebased returns layout l of chunk k with its spans into the list's pool.
 func (ll *layoutList) rebased(k int, l layout) layout {
 	if b := ll.bases[k]; b > 0 {
-		for d := range l.mesh {
-			l.mesh[d].off += b
+		for d := range l.meshOff {
+			l.meshOff[d] += b
 		}
 	}
 	return l
@@ -989,10 +1033,10 @@ func (sp *Space) Decode(genes []int, dst *Strategy) bool {
 	mb := sp.mbs[genes[GeneMB]]
 	sc := sp.schedules[genes[GeneSchedule]]
 	z := sp.zeros[genes[GeneZero]]
-	*dst = Strategy{Degree: l.deg, Zero: z, SP: l.sp, MB: mb, Schedule: sc.name, V: sc.v,
-		Recompute: sp.recomputes[genes[GeneRecompute]], Precision: sp.precision, Mesh: meshOf(sp.shares, &l.mesh)}
+	*dst = Strategy{Degree: l.degrees(), Zero: z, SP: l.sp, MB: mb, Schedule: sc.name, V: sc.v,
+		Recompute: sp.recomputes[genes[GeneRecompute]], Precision: sp.precision, Mesh: meshOf(sp.shares, l)}
 	if sp.moe && l.deg[TP] > 1 && !l.whole {
-		dst.ETP = l.deg[TP] // the experts split over tp
+		dst.ETP = int(l.deg[TP]) // the experts split over tp
 	}
 	return l.perReplica%mb == 0 && sp.valid(l, mb, z, genes[GeneSchedule])
 }
@@ -1057,7 +1101,7 @@ func (sp *Space) Encode(s Strategy) ([]int, bool) {
 		return nil, false
 	}
 	l := &sp.layouts[li]
-	if l.deg != s.Degree {
+	if l.degrees() != s.Degree {
 		return nil, false
 	}
 	genes := make([]int, NumGenes)
@@ -1079,7 +1123,7 @@ func (sp *Space) fillIndex() {
 	var ks keyScratch
 	for i := range sp.layouts {
 		l := &sp.layouts[i]
-		mesh := meshOf(sp.shares, &l.mesh)
+		mesh := meshOf(sp.shares, l)
 		buf = sp.appendLayoutKey(buf[:0], &ks, &mesh, l.sp, l.whole)
 		sp.index[string(buf)] = i
 	}
@@ -1095,7 +1139,7 @@ func (sp *Space) valid(l *layout, mb, z, k int) bool {
 		return false
 	}
 	sc, rules := sp.schedules[k], &sp.rules[k]
-	pp := l.deg[PP]
+	pp := int(l.deg[PP])
 	if pp == 1 {
 		return k == 0 && !rules.NeedsPipeline()
 	}
@@ -1137,7 +1181,7 @@ func (sp *Space) Skip(genes []int) int64 {
 		return 0
 	}
 	sc := sp.schedules[k]
-	pp := l.deg[PP]
+	pp := int(l.deg[PP])
 	if pp == 1 && k > 0 || sp.rules[k].Virtual() && (pp*sc.v > sp.layers || l.perReplica/mb < sc.name.MinMicrobatches(pp)) {
 		// Without a pipeline only the first choice is valid; the schedules
 		// with virtual stages come last, by ascending v, and fail for the

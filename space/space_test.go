@@ -947,12 +947,32 @@ func TestLayoutsIndependentOfProcs(t *testing.T) {
 			t.Fatalf("%s: %d layouts with one goroutine, %d with 16", m.Name, len(a), len(b))
 		}
 		for i := range a {
-			ma, mb := meshOf(spaces[0].shares, &a[i].mesh), meshOf(spaces[1].shares, &b[i].mesh)
+			ma, mb := meshOf(spaces[0].shares, &a[i]), meshOf(spaces[1].shares, &b[i])
 			la, lb := a[i], b[i]
-			la.mesh, lb.mesh = [NumDims]shareSpan{}, [NumDims]shareSpan{}
+			la.meshOff, lb.meshOff = [NumDims]uint32{}, [NumDims]uint32{}
 			if la != lb || !reflect.DeepEqual(ma, mb) {
 				t.Fatalf("%s: layout %d is %+v %v with one goroutine, %+v %v with 16", m.Name, i, la, ma, lb, mb)
 			}
 		}
+	}
+}
+
+// TestNewRefusesAbsurdClusters checks that New names a cluster of more
+// chips than any real one (profiles.MaxChips), whose degrees a layout could
+// not hold, instead of enumerating it.
+func TestNewRefusesAbsurdClusters(t *testing.T) {
+	huge := profiles.Cluster{Name: "huge", Axes: []profiles.Axis{
+		{Name: "gpu", Size: 8, Tier: profiles.NVLink},
+		{Name: "node", Size: 1 << 40, Tier: profiles.InfiniBand},
+		{Name: "pod", Size: 1 << 40, Tier: profiles.InfiniBand},
+	}}
+	_, err := New(smallModel(), huge, Workload{Batch: 16, SeqLen: 1024}, Fix{})
+	if err == nil || !strings.Contains(err.Error(), "cluster huge has more than 1000000 chips") {
+		t.Fatalf("New on %d-axis cluster of 2^83 chips: %v", len(huge.Axes), err)
+	}
+	real := profiles.Cluster{Name: "real", Axes: []profiles.Axis{{Name: "gpu", Size: 8}, {Name: "node", Size: profiles.MaxChips / 8}}}
+	m := smallModel()
+	if err := checkInputs(&m, &real, Workload{Batch: 16, SeqLen: 1024}); err != nil {
+		t.Fatalf("checkInputs on %d chips: %v", real.Chips(), err)
 	}
 }
