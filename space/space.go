@@ -1021,24 +1021,16 @@ func (sp *Space) Layouts() int { return len(sp.layouts) }
 // must treat as read-only. A gene vector of the wrong length or with a gene
 // out of range reports false and leaves dst unchanged.
 func (sp *Space) Decode(genes []int, dst *Strategy) bool {
-	if len(genes) != NumGenes || len(sp.cards) != NumGenes {
+	if !sp.inRange(genes) {
 		return false
 	}
-	for i, g := range genes {
-		if g < 0 || g >= sp.cards[i] {
-			return false
-		}
-	}
 	l := &sp.layouts[genes[GeneLayout]]
-	mb := sp.mbs[genes[GeneMB]]
-	sc := sp.schedules[genes[GeneSchedule]]
-	z := sp.zeros[genes[GeneZero]]
-	*dst = Strategy{Degree: l.degrees(), Zero: z, SP: l.sp, MB: mb, Schedule: sc.name, V: sc.v,
-		Recompute: sp.recomputes[genes[GeneRecompute]], Precision: sp.precision, Mesh: meshOf(sp.shares, l)}
+	*dst = Strategy{Degree: l.degrees(), SP: l.sp, Precision: sp.precision, Mesh: meshOf(sp.shares, l)}
 	if sp.moe && l.deg[TP] > 1 && !l.whole {
 		dst.ETP = int(l.deg[TP]) // the experts split over tp
 	}
-	return l.perReplica%mb == 0 && sp.valid(l, mb, z, genes[GeneSchedule])
+	sp.setInner(genes, dst)
+	return sp.validInner(genes, l, dst)
 }
 
 // DecodeInner is Decode for a dst that holds the decoding of a gene
@@ -1046,10 +1038,20 @@ func (sp *Space) Decode(genes []int, dst *Strategy) bool {
 // not): it writes only what the other genes choose (the micro-batch size,
 // schedule, recompute policy and ZeRO stage), not the layout's degrees,
 // sequence parallelism and mesh, which dst keeps: the form for a loop over
-// one layout's strategies. Given a dst of another layout it writes a
-// strategy of that layout. A gene vector of the wrong length or with a
-// gene out of range reports false and leaves dst unchanged.
+// one layout's strategies. Given a dst of another layout it would mix the
+// two layouts: the caller must not. A gene vector of the wrong length or
+// with a gene out of range reports false and leaves dst unchanged.
 func (sp *Space) DecodeInner(genes []int, dst *Strategy) bool {
+	if !sp.inRange(genes) {
+		return false
+	}
+	sp.setInner(genes, dst)
+	return sp.validInner(genes, &sp.layouts[genes[GeneLayout]], dst)
+}
+
+// inRange reports whether genes has one gene per gene of the space, each
+// in range.
+func (sp *Space) inRange(genes []int) bool {
 	if len(genes) != NumGenes || len(sp.cards) != NumGenes {
 		return false
 	}
@@ -1058,12 +1060,21 @@ func (sp *Space) DecodeInner(genes []int, dst *Strategy) bool {
 			return false
 		}
 	}
-	l := &sp.layouts[genes[GeneLayout]]
-	mb := sp.mbs[genes[GeneMB]]
+	return true
+}
+
+// setInner writes into dst what the genes (in range) but the layout's
+// choose.
+func (sp *Space) setInner(genes []int, dst *Strategy) {
 	sc := sp.schedules[genes[GeneSchedule]]
-	z := sp.zeros[genes[GeneZero]]
-	dst.Zero, dst.MB, dst.Schedule, dst.V, dst.Recompute = z, mb, sc.name, sc.v, sp.recomputes[genes[GeneRecompute]]
-	return l.perReplica%mb == 0 && sp.valid(l, mb, z, genes[GeneSchedule])
+	dst.Zero, dst.MB, dst.Schedule, dst.V = sp.zeros[genes[GeneZero]], sp.mbs[genes[GeneMB]], sc.name, sc.v
+	dst.Recompute = sp.recomputes[genes[GeneRecompute]]
+}
+
+// validInner reports whether strategy s, decoded from genes of layout l,
+// is valid (Decode).
+func (sp *Space) validInner(genes []int, l *layout, s *Strategy) bool {
+	return l.perReplica%s.MB == 0 && sp.valid(l, s.MB, s.Zero, genes[GeneSchedule])
 }
 
 // DecodeIndex decodes the i-th gene vector in mixed-radix order (the first
