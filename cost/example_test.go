@@ -85,3 +85,46 @@ func ExampleEvaluator_EvaluateTo() {
 	// cost: batch 32 does not divide into dp*fsdp*mb = 6
 	// the estimate before: 2.380 s
 }
+
+// A search that decodes strategies from a space.Space names each one's
+// placement by its layout gene: the strategies of one placement, here the
+// ZeRO stages of one data-parallel mesh, then share the mesh's part of the
+// Evaluator's key instead of comparing their meshes. The estimates are
+// EvaluateTo's.
+func ExampleEvaluator_EvaluatePlacedTo() {
+	m := model.Spec{Name: "llama3-8b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8,
+		FFNHidden: 14336, FFN: model.SwiGLU, Vocab: 128256, SeqLen: 8192}
+	gpu := profiles.Axis{Name: "gpu", Size: 8, Tier: profiles.NVLink, BandwidthBytesPerS: 450e9, LatencySeconds: 3e-6, Efficiency: 0.8}
+	node := profiles.Axis{Name: "node", Size: 2, Tier: profiles.InfiniBand, BandwidthBytesPerS: 50e9, LatencySeconds: 10e-6, Efficiency: 0.8}
+	c := profiles.Cluster{Name: "h100-16",
+		Chip: profiles.Chip{Name: "h100", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, HBMBandwidthBytesPerS: 3.35e12},
+		Axes: []profiles.Axis{gpu, node}}
+	p, err := model.NewProgram(m, model.ProgramOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	w, o := space.Workload{Batch: 32, SeqLen: 8192}, cost.Options{SkipCollectives: true}
+	named, plain := cost.NewModel(p).NewEvaluator(c, w, o), cost.NewModel(p).NewEvaluator(c, w, o)
+	s := space.Strategy{Degree: space.Degrees{space.DP: 2, space.FSDP: 1, space.TP: 8, space.CP: 1, space.PP: 1, space.EP: 1}, SP: true, MB: 1, V: 1, Schedule: space.OneFOneB, Recompute: space.RecomputeNone}
+	s.Mesh[space.TP] = []space.Share{{Axis: "gpu", Size: 8}}
+	s.Mesh[space.DP] = []space.Share{{Axis: "node", Size: 2}}
+	const placement = 0 // this mesh's name
+	for _, zero := range []int{0, 1, 2} {
+		s.Zero = zero
+		var a, b cost.Estimate
+		if err := named.EvaluatePlacedTo(&s, placement, &a); err != nil {
+			fmt.Println(err)
+			return
+		}
+		if err := plain.EvaluateTo(&s, &b); err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("zero=%d: %.3f s per step, the same as EvaluateTo's: %v\n", zero, a.StepSeconds, a.StepSeconds == b.StepSeconds)
+	}
+	// Output:
+	// zero=0: 2.425 s per step, the same as EvaluateTo's: true
+	// zero=1: 2.380 s per step, the same as EvaluateTo's: true
+	// zero=2: 2.379 s per step, the same as EvaluateTo's: true
+}
