@@ -51,22 +51,12 @@ func ExampleEvaluate() {
 // micro-batch that does not divide the batch is an error that leaves the
 // estimate as it was.
 func ExampleEvaluator_EvaluateTo() {
-	m := model.Spec{Name: "llama3-8b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8,
-		FFNHidden: 14336, FFN: model.SwiGLU, Vocab: 128256, SeqLen: 8192}
-	gpu := profiles.Axis{Name: "gpu", Size: 8, Tier: profiles.NVLink, BandwidthBytesPerS: 450e9, LatencySeconds: 3e-6, Efficiency: 0.8}
-	node := profiles.Axis{Name: "node", Size: 2, Tier: profiles.InfiniBand, BandwidthBytesPerS: 50e9, LatencySeconds: 10e-6, Efficiency: 0.8}
-	c := profiles.Cluster{Name: "h100-16",
-		Chip: profiles.Chip{Name: "h100", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, HBMBandwidthBytesPerS: 3.35e12},
-		Axes: []profiles.Axis{gpu, node}}
-	p, err := model.NewProgram(m, model.ProgramOptions{})
+	cm, c, s, err := dataParallel8B()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	ev := cost.NewModel(p).NewEvaluator(c, space.Workload{Batch: 32, SeqLen: 8192}, cost.Options{SkipCollectives: true})
-	s := space.Strategy{Degree: space.Degrees{space.DP: 2, space.FSDP: 1, space.TP: 8, space.CP: 1, space.PP: 1, space.EP: 1}, SP: true, MB: 1, V: 1, Schedule: space.OneFOneB, Recompute: space.RecomputeNone}
-	s.Mesh[space.TP] = []space.Share{{Axis: "gpu", Size: 8}}
-	s.Mesh[space.DP] = []space.Share{{Axis: "node", Size: 2}}
+	ev := cm.NewEvaluator(c, space.Workload{Batch: 32, SeqLen: 8192}, cost.Options{SkipCollectives: true})
 	var est cost.Estimate
 	for _, zero := range []int{0, 1} {
 		s.Zero = zero
@@ -92,23 +82,13 @@ func ExampleEvaluator_EvaluateTo() {
 // Evaluator's key instead of comparing their meshes. The estimates are
 // EvaluateTo's.
 func ExampleEvaluator_EvaluatePlacedTo() {
-	m := model.Spec{Name: "llama3-8b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8,
-		FFNHidden: 14336, FFN: model.SwiGLU, Vocab: 128256, SeqLen: 8192}
-	gpu := profiles.Axis{Name: "gpu", Size: 8, Tier: profiles.NVLink, BandwidthBytesPerS: 450e9, LatencySeconds: 3e-6, Efficiency: 0.8}
-	node := profiles.Axis{Name: "node", Size: 2, Tier: profiles.InfiniBand, BandwidthBytesPerS: 50e9, LatencySeconds: 10e-6, Efficiency: 0.8}
-	c := profiles.Cluster{Name: "h100-16",
-		Chip: profiles.Chip{Name: "h100", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, HBMBandwidthBytesPerS: 3.35e12},
-		Axes: []profiles.Axis{gpu, node}}
-	p, err := model.NewProgram(m, model.ProgramOptions{})
+	cm, c, s, err := dataParallel8B()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	w, o := space.Workload{Batch: 32, SeqLen: 8192}, cost.Options{SkipCollectives: true}
-	named, plain := cost.NewModel(p).NewEvaluator(c, w, o), cost.NewModel(p).NewEvaluator(c, w, o)
-	s := space.Strategy{Degree: space.Degrees{space.DP: 2, space.FSDP: 1, space.TP: 8, space.CP: 1, space.PP: 1, space.EP: 1}, SP: true, MB: 1, V: 1, Schedule: space.OneFOneB, Recompute: space.RecomputeNone}
-	s.Mesh[space.TP] = []space.Share{{Axis: "gpu", Size: 8}}
-	s.Mesh[space.DP] = []space.Share{{Axis: "node", Size: 2}}
+	named, plain := cm.NewEvaluator(c, w, o), cm.NewEvaluator(c, w, o)
 	const placement = 0 // this mesh's name
 	for _, zero := range []int{0, 1, 2} {
 		s.Zero = zero
@@ -127,4 +107,25 @@ func ExampleEvaluator_EvaluatePlacedTo() {
 	// zero=0: 2.425 s per step, the same as EvaluateTo's: true
 	// zero=1: 2.380 s per step, the same as EvaluateTo's: true
 	// zero=2: 2.379 s per step, the same as EvaluateTo's: true
+}
+
+// dataParallel8B returns the Evaluator examples' cost model (Llama 3 8B),
+// cluster (two nodes of 8 H100s) and strategy (tp over each node's GPUs,
+// dp over the nodes).
+func dataParallel8B() (*cost.Model, profiles.Cluster, space.Strategy, error) {
+	m := model.Spec{Name: "llama3-8b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8,
+		FFNHidden: 14336, FFN: model.SwiGLU, Vocab: 128256, SeqLen: 8192}
+	gpu := profiles.Axis{Name: "gpu", Size: 8, Tier: profiles.NVLink, BandwidthBytesPerS: 450e9, LatencySeconds: 3e-6, Efficiency: 0.8}
+	node := profiles.Axis{Name: "node", Size: 2, Tier: profiles.InfiniBand, BandwidthBytesPerS: 50e9, LatencySeconds: 10e-6, Efficiency: 0.8}
+	c := profiles.Cluster{Name: "h100-16",
+		Chip: profiles.Chip{Name: "h100", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, HBMBandwidthBytesPerS: 3.35e12},
+		Axes: []profiles.Axis{gpu, node}}
+	p, err := model.NewProgram(m, model.ProgramOptions{})
+	if err != nil {
+		return nil, c, space.Strategy{}, err
+	}
+	s := space.Strategy{Degree: space.Degrees{space.DP: 2, space.FSDP: 1, space.TP: 8, space.CP: 1, space.PP: 1, space.EP: 1}, SP: true, MB: 1, V: 1, Schedule: space.OneFOneB, Recompute: space.RecomputeNone}
+	s.Mesh[space.TP] = []space.Share{{Axis: "gpu", Size: 8}}
+	s.Mesh[space.DP] = []space.Share{{Axis: "node", Size: 2}}
+	return cost.NewModel(p), c, s, nil
 }
