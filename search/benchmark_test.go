@@ -271,16 +271,6 @@ func newFitWalk(tb testing.TB, p *Problem) *fitWalk {
 	return fw
 }
 
-// decodeIn decodes genes into s as unitWorker.decode does: the inner genes
-// alone when s holds a decoding of the same layout (sameLayout) and sp can
-// (in, sp's innerDecoder or nil).
-func decodeIn(sp Space, in innerDecoder, genes []int, s *space.Strategy, sameLayout bool) bool {
-	if sameLayout && in != nil {
-		return in.DecodeInner(genes, s)
-	}
-	return sp.Decode(genes, s)
-}
-
 // cost costs every strategy of fw with w as unitWorker.search does (each
 // inner value's memory once per unit, on the class's first layout), calls
 // visit, when not nil, with each strategy and its candidate, and returns

@@ -267,13 +267,20 @@ type unitWorker struct {
 
 // decode decodes genes (in range) into w.s, and reports whether the
 // strategy is valid; sameLayout says w.s holds a decoding of the same
-// layout gene, which a space that decodes the other genes alone
-// (innerDecoder) keeps.
+// layout gene (decodeIn).
 func (w *unitWorker) decode(genes []int, sameLayout bool) bool {
-	if sameLayout && w.inner != nil {
-		return w.inner.DecodeInner(genes, &w.s)
+	return decodeIn(w.sp, w.inner, genes, &w.s, sameLayout)
+}
+
+// decodeIn decodes genes (in range) into s with sp, and reports whether
+// the strategy is valid: the genes but the layout's alone when s holds a
+// decoding of the same layout gene (sameLayout) and sp can (in, sp's
+// innerDecoder or nil).
+func decodeIn(sp Space, in innerDecoder, genes []int, s *space.Strategy, sameLayout bool) bool {
+	if sameLayout && in != nil {
+		return in.DecodeInner(genes, s)
 	}
-	return w.sp.Decode(genes, &w.s)
+	return sp.Decode(genes, s)
 }
 
 // innerDecoder is a Space that decodes the genes but the first (the
