@@ -157,42 +157,51 @@ func (e *evaluator) sumRuns(b int, sc *segCost) {
 	for c := range sc.cat {
 		sc.cat[c] = fw.cat[c] + rc.cat[c] + bw.cat[c]
 	}
+	wgt := sc.wgt
 	for i, w := range e.m.wgrad[b] {
 		if w {
-			sc.wgt += bw.opSeconds[i]
+			wgt += bw.opSeconds[i]
 		}
 	}
-	for _, r := range []*runResult{fw, rc, bw} {
+	sc.wgt = wgt
+	// Accumulated in locals, in the same order as into sc: the compiler
+	// keeps them in registers instead of storing each sum through sc.
+	crit, critF, critW, a2aF, a2aB := sc.crit, sc.critF, sc.critW, sc.a2aF, sc.a2aB
+	weights, weightEdge := sc.weights, sc.weightEdge
+	for _, r := range [3]*runResult{fw, rc, bw} {
+		ops := r.opSeconds
 		for i := range r.emit {
 			em := &r.emit[i]
 			exp := em.seconds
 			if em.hideOp >= 0 {
-				exp = max(0, em.seconds-em.hideFrac*r.opSeconds[em.hideOp])
+				exp = max(0, em.seconds-em.hideFrac*ops[em.hideOp])
 			}
 			em.exposed = exp
 			switch em.class {
 			case classCritical:
-				sc.crit += exp
+				crit += exp
 				switch {
 				case em.pass == pFwd:
-					sc.critF += exp
+					critF += exp
 				case em.wgrad:
-					sc.critW += exp
+					critW += exp
 				}
 				switch {
 				case em.dispatch && em.pass == pFwd:
-					sc.a2aF += exp
+					a2aF += exp
 				case em.dispatch:
-					sc.a2aB += exp
+					a2aB += exp
 				}
 			case classWeights:
-				sc.weights += em.seconds
+				weights += em.seconds
 				if (em.pass == pFwd && em.op == opAG) || em.op == opRS {
-					sc.weightEdge += em.seconds
+					weightEdge += em.seconds
 				}
 			}
 		}
 	}
+	sc.crit, sc.critF, sc.critW, sc.a2aF, sc.a2aB = crit, critF, critW, a2aF, a2aB
+	sc.weights, sc.weightEdge = weights, weightEdge
 }
 
 // stepPart computes sc's once-per-step collectives from the gradients the
