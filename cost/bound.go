@@ -97,7 +97,7 @@ func (b *Bounder) LowerBound(s space.Strategy) (float64, error) {
 		}
 	case !ok || !b.valid || k != b.key.seg:
 		b.valid, b.commOK = false, false
-		if err := b.m.setup(st, &b.in, &s); err != nil {
+		if err := b.m.setup(st, &b.in, &s, -1); err != nil {
 			return 0, err
 		}
 		b.computeBounds(&s)
@@ -226,7 +226,7 @@ func (b *Bounder) place(s *space.Strategy) error {
 	st, e := &b.st, &b.st.e
 	zero := e.zero
 	b.valid = false
-	if err := b.m.setup(st, &b.in, s); err != nil {
+	if err := b.m.setup(st, &b.in, s, -1); err != nil {
 		return err
 	}
 	switch {

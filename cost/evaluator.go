@@ -93,6 +93,8 @@ type evaluator struct {
 	opDep      roleSet
 	// alt is scratch for the mesh of the strategy Model.remesh moves to.
 	alt space.Mesh
+	// placed are the last named placements met (Evaluator.EvaluatePlacedTo).
+	placed placedMeshes
 	// roleModel is, per role, the index of its axis groups among the
 	// roleModels first it has had in the generation (modelGroups, nModels),
 	// roleModels when they are not among them: the role's collective
@@ -402,8 +404,10 @@ type blockKey struct {
 
 // prepare resolves s on the inputs and computes the per-micro-batch block
 // costs into st: everything that does not depend on the pipeline schedule.
-func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy) error {
-	if err := cm.setup(st, in, s); err != nil {
+// name is the caller's name for s's placement (Evaluator.EvaluatePlacedTo),
+// negative when none.
+func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy, name int64) error {
+	if err := cm.setup(st, in, s, name); err != nil {
 		return err
 	}
 	p, e := cm.p, &st.e
@@ -692,20 +696,23 @@ func (st *evalState) refresh(b int, k blockKey) {
 // again only when one of them did, and then from the memo but for the ops
 // that did. A block's once-per-step collectives are priced again when the
 // placement moved a role they priced (stepFresh); the pipeline sends are
-// computed again.
-func (cm *Model) remesh(st *evalState, in *evalInputs, s *space.Strategy) (bool, error) {
+// computed again. name is the caller's name for s's placement
+// (Evaluator.EvaluatePlacedTo): a kept placement of that name is not
+// resolved again, and its collective models are taken from it.
+func (cm *Model) remesh(st *evalState, in *evalInputs, s *space.Strategy, name int64) (bool, error) {
 	policy, err := cm.check(in, s)
 	if err != nil {
 		return false, err
 	}
 	e := &st.e
-	if err := e.alt.Resolve(in.cluster, s); err != nil {
+	pl, err := e.placed.resolve(&e.alt, in, s, name)
+	if err != nil {
 		return false, err
 	}
 	if e.alt.Degrees != e.mr.Degrees {
 		return false, nil
 	}
-	moved, regrouped := e.mr.moveTo(&e.alt)
+	moved, regrouped := e.mr.moveTo(&e.alt, pl)
 	e.noteRoleModels(false, regrouped)
 	if moved != 0 {
 		for a := range e.movedAfter {
@@ -808,8 +815,9 @@ func (st *evalState) swapBlock(b int, k blockKey) {
 
 // setup resolves s on the inputs into st: the micro-batches, the roles'
 // degrees and every used tensor's size and layout, without costing
-// anything.
-func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
+// anything. name is the caller's name for s's placement, negative when
+// none (Model.prepare).
+func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy, name int64) error {
 	policy, err := cm.check(in, s)
 	if err != nil {
 		return err
@@ -820,7 +828,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy) error {
 
 	e := &st.e
 	e.m, e.p, e.o, e.policy, e.trace, e.zero = cm, p, in.options, policy, nil, s.Zero
-	if err := e.mr.resolve(in, s); err != nil {
+	if err := e.mr.resolve(in, s, &e.placed, name); err != nil {
 		return err
 	}
 	e.mr.routing = cm.routing

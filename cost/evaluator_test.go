@@ -175,7 +175,7 @@ func checkEvaluator(t *testing.T, cm *Model, c profiles.Cluster, w space.Workloa
 // TestKeyCompare checks segmentKey.compare against the equality of the
 // keys' fields it groups, on keys that differ in each field.
 func TestKeyCompare(t *testing.T) {
-	base := segmentKey{deg: space.Degrees{space.TP: 2, space.DP: 4}, mb: 1, recompute: "full"}
+	base := segmentKey{deg: space.Degrees{space.TP: 2, space.DP: 4}, mb: 1, recompute: "full", placement: -1}
 	base.shares[0].axis, base.shares[0].size = 1, 4
 	vary := []func(k *segmentKey){
 		func(k *segmentKey) {},
@@ -198,6 +198,27 @@ func TestKeyCompare(t *testing.T) {
 		shape, placed, same := k.compare(&base)
 		if shape != (a == b) || placed != forward || same != (k == base) {
 			t.Errorf("variant %d: compare = %v, %v, %v; want %v, %v, %v", i, shape, placed, same, a == b, forward, k == base)
+		}
+	}
+	// Named placements: the same name stands for the same shares, and
+	// other names compare the shares.
+	for _, tc := range []struct {
+		a, b   int64
+		shares bool // b's shares differ from a's
+		placed bool
+	}{
+		{3, 3, false, true},
+		{3, 4, false, true},
+		{3, 4, true, false},
+		{-1, -1, true, false},
+	} {
+		k, o := base, base
+		k.placement, o.placement = tc.a, tc.b
+		if tc.shares {
+			o.shares[0].size = 8
+		}
+		if _, placed, _ := k.compare(&o); placed != tc.placed {
+			t.Errorf("placements %d and %d (other shares %v): placed = %v; want %v", tc.a, tc.b, tc.shares, placed, tc.placed)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package cost
 
 import (
+	"math"
+
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -38,15 +40,111 @@ type meshRoles struct {
 	buf []space.Group
 	// flat prices collectives as one flat ring (Comm.Flat).
 	flat bool
+	// placed, when not nil, is the kept placement the mesh is a copy of,
+	// whose models the ones computed here are taken from and kept in.
+	placed *placedMesh
+}
+
+// numPlaced is the number of named placements an evaluator keeps the
+// resolved mesh and collective models of (placedMeshes): more than a
+// search's layout class usually holds.
+const numPlaced = 16
+
+// placedMeshes keeps the resolved meshes of the last numPlaced placements
+// an Evaluator was given names for (Evaluator.EvaluatePlacedTo), with the
+// collective models priced under each: a search comes back to a layout
+// class's placements once per micro-batch size, and a named placement
+// always has the same mesh, whose models depend on its groups alone.
+type placedMeshes struct {
+	entries [numPlaced]placedMesh
+	n, next int
+}
+
+// placedMesh is one kept placement: its name, its mesh, and the linear
+// collective models computed under it, slot[set]-1 in models per role set
+// (0: none) with have's bits (meshRoles.have) for the kinds computed.
+type placedMesh struct {
+	name   int64
+	mesh   space.Mesh
+	slot   [numRoleSets]uint8
+	have   []uint8
+	models [][3]linModel
+}
+
+// resolve resolves s on the inputs into m, and returns the kept placement
+// m is a copy of: the one named name when kept (m is then copied from it,
+// not resolved again), else a new one kept under name; nil, resolving
+// alone, when pm is nil, name is negative or the inputs trace.
+func (pm *placedMeshes) resolve(m *space.Mesh, in *evalInputs, s *space.Strategy, name int64) (*placedMesh, error) {
+	if pm == nil || name < 0 || in.options.Trace {
+		return nil, m.Resolve(in.cluster, s)
+	}
+	if pl := pm.find(name); pl != nil {
+		m.CopyFrom(&pl.mesh)
+		return pl, nil
+	}
+	if err := m.Resolve(in.cluster, s); err != nil {
+		return nil, err
+	}
+	return pm.keep(name, m), nil
+}
+
+// find returns the kept placement named name, or nil.
+func (pm *placedMeshes) find(name int64) *placedMesh {
+	for i := range pm.n {
+		if pm.entries[i].name == name {
+			return &pm.entries[i]
+		}
+	}
+	return nil
+}
+
+// keep keeps a copy of mesh m under name, in place of the oldest kept
+// placement when all slots are taken, and returns it.
+func (pm *placedMeshes) keep(name int64, m *space.Mesh) *placedMesh {
+	pl := &pm.entries[pm.next]
+	pm.next = (pm.next + 1) % numPlaced
+	pm.n = min(pm.n+1, numPlaced)
+	pl.name = name
+	pl.mesh.CopyFrom(m)
+	clear(pl.slot[:])
+	pl.have, pl.models = pl.have[:0], pl.models[:0]
+	return pl
+}
+
+// model returns the kept model of kind k over set, if computed.
+func (pl *placedMesh) model(set roleSet, k int) (linModel, bool) {
+	if i := pl.slot[set]; i != 0 && pl.have[i-1]&kindBits(k) != 0 {
+		return pl.models[i-1][k], true
+	}
+	return linModel{}, false
+}
+
+// keepModel keeps lm as the model of kind k over set.
+func (pl *placedMesh) keepModel(set roleSet, k int, lm linModel) {
+	i := pl.slot[set]
+	if i == 0 {
+		if len(pl.models) == math.MaxUint8 {
+			return // full: computed again when asked
+		}
+		pl.have = append(pl.have, 0)
+		pl.models = append(pl.models, [3]linModel{})
+		i = uint8(len(pl.models))
+		pl.slot[set] = i
+	}
+	pl.have[i-1] |= kindBits(k)
+	pl.models[i-1][k] = lm
 }
 
 // resolve resolves s (placed or not) on the cluster into mr and forgets
-// the memoised models of the previous strategy.
-func (mr *meshRoles) resolve(ev *evalInputs, s *space.Strategy) error {
-	if err := mr.Mesh.Resolve(ev.cluster, s); err != nil {
+// the memoised models of the previous strategy; with placed and a name
+// (placedMeshes.resolve), from and into the kept placement of that name.
+func (mr *meshRoles) resolve(ev *evalInputs, s *space.Strategy, placed *placedMeshes, name int64) error {
+	pl, err := placed.resolve(&mr.Mesh, ev, s, name)
+	if err != nil {
 		return err
 	}
-	mr.flat = ev.options.Comm.Flat
+	mr.flat, mr.placed = ev.options.Comm.Flat, pl
 	for r := range mr.deg {
 		mr.deg[r] = float64(mr.Degrees[r])
 	}
@@ -63,14 +161,16 @@ func (mr *meshRoles) resolve(ev *evalInputs, s *space.Strategy) error {
 // sets seen since resolve whose collective models m changes (a cost that
 // priced collectives only over unchanged sets holds under m bit for bit)
 // and the roles whose axis groups m changes. The seen sets' models are
-// computed for m (have), the others forgotten.
-func (mr *meshRoles) moveTo(m *space.Mesh) (changed, regrouped roleSet) {
+// computed for m (have), the others forgotten. With pl, the kept
+// placement m is a copy of, the models are taken from it and kept in it.
+func (mr *meshRoles) moveTo(m *space.Mesh, pl *placedMesh) (changed, regrouped roleSet) {
 	for r := range m.Groups {
 		if !sameGroups(m.Groups[r], mr.Groups[r]) {
 			regrouped |= bit(space.Role(r))
 		}
 	}
 	mr.Mesh, *m = *m, mr.Mesh
+	mr.placed = pl
 	mr.have = [numRoleSets]uint8{}
 	for _, set := range mr.sets {
 		mr.have[set] = mr.seen[set]
@@ -78,10 +178,9 @@ func (mr *meshRoles) moveTo(m *space.Mesh) (changed, regrouped roleSet) {
 			continue // the same groups: the same models
 		}
 		old := mr.models[set]
-		g := mr.union(set)
 		for k := range old {
 			if mr.seen[set]&kindBits(k) != 0 {
-				mr.models[set][k] = mr.modelOf(g, k)
+				mr.models[set][k] = mr.placedModel(set, k)
 			}
 		}
 		if mr.models[set] != old {
@@ -114,6 +213,21 @@ func (mr *meshRoles) modelOf(g []space.Group, k int) linModel {
 	return linModelOf(g, false, mr.flat)
 }
 
+// placedModel is the linModel of kind k over the roles in set: the kept
+// placement's when it has it, else computed (and kept there).
+func (mr *meshRoles) placedModel(set roleSet, k int) linModel {
+	pl := mr.placed
+	if pl == nil {
+		return mr.modelOf(mr.union(set), k)
+	}
+	if lm, ok := pl.model(set, k); ok {
+		return lm
+	}
+	lm := mr.modelOf(mr.union(set), k)
+	pl.keepModel(set, k, lm)
+	return lm
+}
+
 // union returns the merged axis groups of the roles in set (see
 // space.Mesh.Union), in scratch memory valid until the next call.
 func (mr *meshRoles) union(set roleSet) []space.Group {
@@ -142,7 +256,7 @@ func (mr *meshRoles) seconds(op collOp, bytes float64, set roleSet) float64 {
 	}
 	k := op.model()
 	if mr.have[set]&(1<<op) == 0 {
-		mr.models[set][k] = mr.modelOf(mr.union(set), k)
+		mr.models[set][k] = mr.placedModel(set, k)
 		mr.have[set] |= kindBits(k)
 		if mr.seen[set] == 0 {
 			mr.sets = append(mr.sets, set)

@@ -1,6 +1,8 @@
 package cost
 
 import (
+	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/meshplan/meshplan/profiles"
@@ -35,33 +37,55 @@ func TestMoveTo(t *testing.T) {
 		{"nothing priced", "tp=4,dp=16,mesh=tp:x;dp:y.z", "tp=4,dp=16,mesh=tp:x*2.y*2;dp:x*2.y*2.z",
 			nil, 0},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			from, to := parseStrategy(t, tc.from), parseStrategy(t, tc.to)
-			var mr meshRoles
-			if err := mr.resolve(in, &from); err != nil {
-				t.Fatal(err)
-			}
-			for _, set := range tc.priced {
-				mr.seconds(opAG, 1<<20, set)
-			}
-			var alt space.Mesh
-			if err := alt.Resolve(c, &to); err != nil {
-				t.Fatal(err)
-			}
-			if got, _ := mr.moveTo(&alt); got != tc.want {
-				t.Errorf("moveTo moved roles %08b; want %08b", got, tc.want)
-			}
-			// After the move every priced set prices as a fresh resolve of
-			// the new placement does, bit for bit.
-			var fresh meshRoles
-			if err := fresh.resolve(in, &to); err != nil {
-				t.Fatal(err)
-			}
-			for _, set := range tc.priced {
-				if got, want := mr.seconds(opAG, 1<<20, set), fresh.seconds(opAG, 1<<20, set); got != want {
-					t.Errorf("set %08b after the move: %g s; a fresh resolve gives %g s", set, got, want)
+		for _, named := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/named=%v", tc.name, named), func(t *testing.T) {
+				from, to := parseStrategy(t, tc.from), parseStrategy(t, tc.to)
+				// Named, the placements are kept (placedMeshes): the move
+				// there and back and there again takes the mesh and the
+				// models of the second and third from them.
+				var pm *placedMeshes
+				fromName, toName := int64(-1), int64(-1)
+				if named {
+					pm, fromName, toName = new(placedMeshes), 7, 9
 				}
-			}
-		})
+				var mr meshRoles
+				if err := mr.resolve(in, &from, pm, fromName); err != nil {
+					t.Fatal(err)
+				}
+				for _, set := range tc.priced {
+					mr.seconds(opAG, 1<<20, set)
+				}
+				var alt space.Mesh
+				for i, next := range []struct {
+					s    space.Strategy
+					name int64
+				}{{to, toName}, {from, fromName}, {to, toName}} {
+					pl, err := pm.resolve(&alt, in, &next.s, next.name)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if named && pl == nil {
+						t.Fatalf("move %d: the named placement %d was not kept", i, next.name)
+					}
+					if got, _ := mr.moveTo(&alt, pl); got != tc.want {
+						t.Errorf("move %d moved roles %08b; want %08b", i, got, tc.want)
+					}
+					// After the move every priced set prices as a fresh
+					// resolve of the new placement does, bit for bit.
+					var fresh meshRoles
+					if err := fresh.resolve(in, &next.s, nil, -1); err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(mr.Mesh.Groups, fresh.Mesh.Groups) || mr.Mesh.Degrees != fresh.Mesh.Degrees {
+						t.Errorf("move %d: the mesh differs from a fresh resolve", i)
+					}
+					for _, set := range tc.priced {
+						if got, want := mr.seconds(opAG, 1<<20, set), fresh.seconds(opAG, 1<<20, set); got != want {
+							t.Errorf("move %d, set %08b: %g s; a fresh resolve gives %g s", i, set, got, want)
+						}
+					}
+				}
+			})
+		}
 	}
 }

@@ -360,7 +360,7 @@ func (cm *Model) Evaluate(c profiles.Cluster, w space.Workload, s space.Strategy
 		st = new(evalState)
 	}
 	defer cm.states.Put(st)
-	if err := cm.prepare(st, &in, &s); err != nil {
+	if err := cm.prepare(st, &in, &s, -1); err != nil {
 		return Estimate{}, err
 	}
 	var est Estimate
@@ -466,7 +466,11 @@ func (ev *Evaluator) EvaluateTo(s *space.Strategy, est *Estimate) error {
 // pass the same s.Mesh (as a space.Space's layout gene names the mesh
 // Space.Decode writes), and a call that names the placement of the call
 // before takes the mesh's part of the segment key from it instead of
-// reading s.Mesh again. A negative placement names nothing (EvaluateTo).
+// reading s.Mesh again. The Evaluator also keeps the resolved meshes of
+// the last few placements named, with the collective models priced under
+// each, and takes them from there when a placement comes back (a search
+// visits a layout class's placements once per micro-batch size). A
+// negative placement names nothing (EvaluateTo).
 func (ev *Evaluator) EvaluatePlacedTo(s *space.Strategy, placement int64, est *Estimate) error {
 	next := ev.cur ^ 1
 	var ok bool
@@ -495,19 +499,19 @@ func (ev *Evaluator) EvaluatePlacedTo(s *space.Strategy, placement int64, est *E
 		// and layouts stay, and the outcomes that priced no collective over
 		// a role the placement moves.
 		ev.valid = false
-		moved, err := ev.m.remesh(&ev.st, &ev.in, s)
+		moved, err := ev.m.remesh(&ev.st, &ev.in, s, placement)
 		if err != nil {
 			return err
 		}
 		if !moved {
-			if err := ev.m.prepare(&ev.st, &ev.in, s); err != nil {
+			if err := ev.m.prepare(&ev.st, &ev.in, s, placement); err != nil {
 				return err
 			}
 		}
 		ev.cur, ev.valid = next, true
 	case !placed:
 		ev.valid = false
-		if err := ev.m.prepare(&ev.st, &ev.in, s); err != nil {
+		if err := ev.m.prepare(&ev.st, &ev.in, s, placement); err != nil {
 			return err
 		}
 		ev.cur, ev.valid = next, ok && !ev.in.options.Trace
@@ -534,7 +538,8 @@ const maxKeyShares = 12
 // segmentKey is everything of a strategy the per-micro-batch block costs
 // depend on: all of it but the pipeline schedule and virtual stages, and of
 // the ZeRO stage only whether it shards gradients (stage 2). compare
-// compares every field but placement: keep it in step.
+// compares every field (placement standing in for the shares when both
+// name the same): keep it in step.
 type segmentKey struct {
 	deg       space.Degrees
 	mb        int
@@ -564,10 +569,11 @@ type keyShare struct {
 // and sequence parallelism (shape: their strategies differ at most in
 // placement, recompute policy, ZeRO stage and schedule), on those and the
 // mesh shares (placed: on everything the forward passes depend on), and
-// on every field (same).
+// on every field (same). Two keys that name the same placement have the
+// same shares (Evaluator.EvaluatePlacedTo), which it then does not compare.
 func (k *segmentKey) compare(o *segmentKey) (shape, placed, same bool) {
 	shape = k.deg == o.deg && k.mb == o.mb && k.sp == o.sp
-	placed = shape && k.shares == o.shares
+	placed = shape && (k.placement >= 0 && k.placement == o.placement || k.shares == o.shares)
 	same = placed && k.zero2 == o.zero2 && k.recompute == o.recompute
 	return shape, placed, same
 }

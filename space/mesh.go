@@ -115,6 +115,36 @@ func (m *Mesh) resolve(c *profiles.Cluster, s *Strategy) error {
 	return m.carve()
 }
 
+// CopyFrom makes m a copy of o that shares no memory with it, reusing m's
+// memory: the same groups, degrees and pipeline.
+func (m *Mesh) CopyFrom(o *Mesh) {
+	m.backing = append(m.backing[:0], o.backing...)
+	m.Degrees = o.Degrees
+	for r := range m.Groups {
+		m.Groups[r] = m.rebase(o, o.Groups[r])
+	}
+	m.Pipeline = m.rebase(o, o.Pipeline)
+}
+
+// rebase returns gs, a group list of o, as the same list in m's backing
+// (a copy of o's): at the same place when gs lies in o's backing, else a
+// copy of its own (a Mesh built by hand). An empty list stays empty, and
+// nil stays nil.
+func (m *Mesh) rebase(o *Mesh, gs []Group) []Group {
+	switch {
+	case gs == nil:
+		return nil
+	case len(gs) == 0:
+		return []Group{}
+	}
+	for i := range o.backing {
+		if &o.backing[i] == &gs[0] && i+len(gs) <= len(m.backing) {
+			return m.backing[i : i+len(gs) : i+len(gs)]
+		}
+	}
+	return append([]Group(nil), gs...)
+}
+
 // carve derives the expert remainder roles EFSDP and EDP: on every axis,
 // EP's share e is taken from the FSDP share f first and the DP share d
 // after, leaving f/gcd(f, e) and d/(e/gcd(f, e)). This always divides when

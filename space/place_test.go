@@ -2,6 +2,7 @@ package space
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -219,5 +220,55 @@ func TestRoleDegreesMatchResolve(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no valid strategy")
+	}
+}
+
+// TestMeshCopyFrom checks that Mesh.CopyFrom copies a resolved mesh (the
+// groups of every role, EP's carved remainders included, and the
+// pipeline's) into memory of its own: resolving another strategy into the
+// original, or into the copy, leaves the other as it was.
+func TestMeshCopyFrom(t *testing.T) {
+	c := gpuCluster(64)
+	strategies := []string{
+		"dp=64",
+		"tp=8,pp=2,dp=4",
+		"dp=4,fsdp=16,ep=16,mesh=fsdp:gpu*8.node*2;dp:node*4;ep:gpu*4.node*4",
+		"dp=2,fsdp=32,ep=64",
+	}
+	for i, a := range strategies {
+		b := strategies[(i+1)%len(strategies)]
+		sa, err := Parse(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb, err := Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := sa.Resolve(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var orig, cp Mesh
+		if err := orig.Resolve(c, &sa); err != nil {
+			t.Fatal(err)
+		}
+		cp.CopyFrom(&orig)
+		if err := orig.Resolve(c, &sb); err != nil { // the same backing, rewritten
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(cp.Groups, want.Groups) || cp.Degrees != want.Degrees || !reflect.DeepEqual(cp.Pipeline, want.Pipeline) {
+			t.Errorf("CopyFrom(%q) after resolving %q into the original = %+v; want %+v", a, b, cp, want)
+		}
+		// Into a copy that already holds memory: the reuse keeps nothing
+		// of the mesh it held.
+		cp.CopyFrom(&orig)
+		wantB, err := sb.Resolve(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(cp.Groups, wantB.Groups) || cp.Degrees != wantB.Degrees || !reflect.DeepEqual(cp.Pipeline, wantB.Pipeline) {
+			t.Errorf("CopyFrom(%q) into a copy of %q = %+v; want %+v", b, a, cp, wantB)
+		}
 	}
 }
