@@ -48,7 +48,7 @@ type meshRoles struct {
 // numPlaced is the number of named placements an evaluator keeps the
 // resolved mesh and collective models of (placedMeshes): more than a
 // search's layout class usually holds.
-const numPlaced = 16
+const numPlaced = 64
 
 // placedMeshes keeps the resolved meshes of the last numPlaced placements
 // an Evaluator was given names for (Evaluator.EvaluatePlacedTo), with the
@@ -56,15 +56,17 @@ const numPlaced = 16
 // class's placements once per micro-batch size, and a named placement
 // always has the same mesh, whose models depend on its groups alone.
 type placedMeshes struct {
+	// names are the entries' names, apart so that find scans them in a
+	// few cache lines.
+	names   [numPlaced]int64
 	entries [numPlaced]placedMesh
 	n, next int
 }
 
-// placedMesh is one kept placement: its name, its mesh, and the linear
-// collective models computed under it, slot[set]-1 in models per role set
-// (0: none) with have's bits (meshRoles.have) for the kinds computed.
+// placedMesh is one kept placement: its mesh, and the linear collective
+// models computed under it, slot[set]-1 in models per role set (0: none)
+// with have's bits (meshRoles.have) for the kinds computed.
 type placedMesh struct {
-	name   int64
 	mesh   space.Mesh
 	slot   [numRoleSets]uint8
 	have   []uint8
@@ -91,8 +93,8 @@ func (pm *placedMeshes) resolve(m *space.Mesh, in *evalInputs, s *space.Strategy
 
 // find returns the kept placement named name, or nil.
 func (pm *placedMeshes) find(name int64) *placedMesh {
-	for i := range pm.n {
-		if pm.entries[i].name == name {
+	for i, n := range pm.names[:pm.n] {
+		if n == name {
 			return &pm.entries[i]
 		}
 	}
@@ -103,9 +105,9 @@ func (pm *placedMeshes) find(name int64) *placedMesh {
 // placement when all slots are taken, and returns it.
 func (pm *placedMeshes) keep(name int64, m *space.Mesh) *placedMesh {
 	pl := &pm.entries[pm.next]
+	pm.names[pm.next] = name
 	pm.next = (pm.next + 1) % numPlaced
 	pm.n = min(pm.n+1, numPlaced)
-	pl.name = name
 	pl.mesh.CopyFrom(m)
 	clear(pl.slot[:])
 	pl.have, pl.models = pl.have[:0], pl.models[:0]
