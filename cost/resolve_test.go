@@ -142,3 +142,53 @@ func everyChoice(e *evaluator, x *einsumCtx, r space.Role, sure roleSet) (roleCh
 	}
 	return c, legal
 }
+
+// TestResolutionLanes checks resolution's word operations against their
+// definition lane by lane: add sets role r in lane j exactly when the
+// choice has bit j+1 (the choices in lane order), keep and merge act on
+// every lane alike, and the accessors read their own lanes.
+func TestResolutionLanes(t *testing.T) {
+	choices := [...]roleChoice{choiceGA, choiceGB, choiceSplit, choiceAR, choiceRS, choiceAGC, choiceA2A, choicePartial}
+	for r := space.Role(0); r < space.NumRoles; r++ {
+		for c := roleChoice(0); c < 1<<9; c++ {
+			var res resolution
+			res.add(r, c|choiceKnown)
+			for l, ch := range choices {
+				want := roleSet(0)
+				if c&ch != 0 {
+					want = bit(r)
+				}
+				if got := res.lane(l); got != want {
+					t.Fatalf("add(%v, %09b): lane %d = %08b; want %08b", r, c, l, got, want)
+				}
+			}
+		}
+	}
+	var res resolution
+	res.add(space.RoleTP, choiceGA|choicePartial)
+	res.add(space.RoleDP, choiceAR)
+	res.add(space.RoleCP, choiceA2A|choiceSplit)
+	tp, dp, cp := bit(space.RoleTP), bit(space.RoleDP), bit(space.RoleCP)
+	for _, tc := range []struct {
+		name string
+		got  roleSet
+		want roleSet
+	}{
+		{"gA", res.gA(), tp}, {"gB", res.gB(), 0}, {"split", res.split(), cp}, {"ar", res.ar(), dp},
+		{"rs", res.rs(), 0}, {"agC", res.agC(), 0}, {"a2a", res.a2a(), cp}, {"partial", res.partial(), tp},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s = %08b; want %08b", tc.name, tc.got, tc.want)
+		}
+	}
+	kept := res
+	kept.keep(tp | cp)
+	if kept.ar() != 0 || kept.gA() != tp || kept.a2a() != cp {
+		t.Errorf("keep(tp|cp) = %016x: dp should go, tp and cp stay", uint64(kept))
+	}
+	var merged resolution
+	merged.merge(&res, dp)
+	if merged != resolution(uint64(dp)<<(8*laneAR)) {
+		t.Errorf("merge of dp alone = %016x; want dp in lane ar only", uint64(merged))
+	}
+}

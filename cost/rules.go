@@ -37,12 +37,60 @@ type einsumCtx struct {
 	cpShare float64
 }
 
-// resolution is the cheapest legal choice of the rules for every role.
-type resolution struct {
-	gA, gB           roleSet // operands gathered
-	ar, rs, agC, a2a roleSet // collectives on the product
-	split, partial   roleSet // roles that split the work; left partial
-}
+// resolution is the cheapest legal choice of the rules for every role:
+// eight role sets, one per byte (lane) in the order of the choices they
+// collect (roleChoice: lane j is choice bit j+1), so that a role's choice
+// is added, and the resolution kept or merged role-wise, in a few word
+// operations (it passes in one register):
+//
+//   - gA, gB: the operands gathered;
+//   - split: the roles that split the work;
+//   - ar, rs, agC, a2a: the collectives on the product;
+//   - partial: the roles the product is left partial over.
+type resolution uint64
+
+// The lanes of a resolution.
+const (
+	laneGA = iota
+	laneGB
+	laneSplit
+	laneAR
+	laneRS
+	laneAGC
+	laneA2A
+	lanePartial
+)
+
+// lanes has the lowest bit of every lane set: set·lanes holds set in
+// every lane.
+const lanes = 0x0101010101010101
+
+// lane returns the role set of lane l.
+func (res resolution) lane(l int) roleSet { return roleSet(res >> (8 * l)) }
+
+// gA returns the roles operand A is gathered over.
+func (res resolution) gA() roleSet { return res.lane(laneGA) }
+
+// gB returns the roles operand B is gathered over.
+func (res resolution) gB() roleSet { return res.lane(laneGB) }
+
+// split returns the roles that split the work.
+func (res resolution) split() roleSet { return res.lane(laneSplit) }
+
+// ar returns the roles the product is all-reduced over.
+func (res resolution) ar() roleSet { return res.lane(laneAR) }
+
+// rs returns the roles the product is reduce-scattered over.
+func (res resolution) rs() roleSet { return res.lane(laneRS) }
+
+// agC returns the roles the product is gathered over.
+func (res resolution) agC() roleSet { return res.lane(laneAGC) }
+
+// a2a returns the roles the product is exchanged over (AllToAll).
+func (res resolution) a2a() roleSet { return res.lane(laneA2A) }
+
+// partial returns the roles the product is left partial over.
+func (res resolution) partial() roleSet { return res.lane(lanePartial) }
 
 // newEinsumCtx prepares the rules' inputs for op o of pass ps.
 func (e *evaluator) newEinsumCtx(o *model.Op, ps pass) einsumCtx {
@@ -91,7 +139,7 @@ func (e *evaluator) newEinsumCtx(o *model.Op, ps pass) einsumCtx {
 // or ReduceScatter of a partial sum, rule 3; AllGather or AllToAll of a
 // sharded dimension; a free slice), and keeps the cheapest legal choice.
 func (e *evaluator) resolve(x *einsumCtx) resolution {
-	return e.resolveRoles(x, resolution{}, ^roleSet(0), nil, nil)
+	return e.resolveRoles(x, resolution(0), ^roleSet(0), nil, nil)
 }
 
 // roleChoice is one role's part of a resolution (chooseRole), with
@@ -335,26 +383,12 @@ func (e *evaluator) resolveRolesPlanned(x *einsumCtx, res resolution, roles role
 
 // keep clears every role of res but those in set.
 func (res *resolution) keep(set roleSet) {
-	res.gA &= set
-	res.gB &= set
-	res.ar &= set
-	res.rs &= set
-	res.agC &= set
-	res.a2a &= set
-	res.split &= set
-	res.partial &= set
+	*res &= resolution(uint64(set) * lanes)
 }
 
 // merge adds the roles in set of o to res.
 func (res *resolution) merge(o *resolution, set roleSet) {
-	res.gA |= o.gA & set
-	res.gB |= o.gB & set
-	res.ar |= o.ar & set
-	res.rs |= o.rs & set
-	res.agC |= o.agC & set
-	res.a2a |= o.a2a & set
-	res.split |= o.split & set
-	res.partial |= o.partial & set
+	*res |= *o & resolution(uint64(set)*lanes)
 }
 
 // sureRoles are the roles on the same contracted dimension of both
@@ -376,31 +410,13 @@ func sureRoles(x *einsumCtx) roleSet {
 
 // add sets role r's part of res to choice c.
 func (res *resolution) add(r space.Role, c roleChoice) {
-	b := bit(r)
-	if c&choiceGA != 0 {
-		res.gA |= b
-	}
-	if c&choiceGB != 0 {
-		res.gB |= b
-	}
-	if c&choiceSplit != 0 {
-		res.split |= b
-	}
-	if c&choiceAR != 0 {
-		res.ar |= b
-	}
-	if c&choiceRS != 0 {
-		res.rs |= b
-	}
-	if c&choiceAGC != 0 {
-		res.agC |= b
-	}
-	if c&choiceA2A != 0 {
-		res.a2a |= b
-	}
-	if c&choicePartial != 0 {
-		res.partial |= b
-	}
+	// The choice bits but choiceKnown, one per lane, spread to the lowest
+	// bit of their lanes (bit j to bit 8j), then moved to role r's bit.
+	x := uint64(c>>1) & 0xff
+	x = (x | x<<28) & 0x0000000f0000000f
+	x = (x | x<<14) & 0x0003000300030003
+	x = (x | x<<7) & lanes
+	*res |= resolution(x << r)
 }
 
 // chooseRole returns the cheapest legal choice of role r in plan p
@@ -539,18 +555,18 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 			m.plans.xgen, m.plans.sure = e.lgen, sureRoles(&m.x)
 		}
 		x = &m.x
-		rs = e.resolveRoles(x, resolution{}, ^roleSet(0), &m.choices, &m.plans)
+		rs = e.resolveRoles(x, resolution(0), ^roleSet(0), &m.choices, &m.plans)
 	} else {
 		ctx := e.newEinsumCtx(o, ps)
 		x = &ctx
-		rs = e.resolveRoles(x, resolution{}, ^roleSet(0), nil, nil)
+		rs = e.resolveRoles(x, resolution(0), ^roleSet(0), nil, nil)
 	}
 	if stale && rs == m.rs {
 		e.reprice(res, m, o, idx, ps)
 		return m
 	}
 	if x.isWGrad {
-		e.pending[x.tc.Primal] |= rs.partial
+		e.pending[x.tc.Primal] |= rs.partial()
 	}
 	first := len(res.emit)
 	e.emitEinsum(res, x, &rs, why, idx, ps)
@@ -564,16 +580,16 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 			fl *= e.size[d]
 		}
 	}
-	fl /= e.degOf(rs.split)
-	if shape.cap != model.NumDim && rs.split.Has(space.RoleTP) {
+	fl /= e.degOf(rs.split())
+	if shape.cap != model.NumDim && rs.split().Has(space.RoleTP) {
 		fl *= e.capF[shape.cap]
 	}
 	bytes := 0.0
 	if !x.ta.OnChip {
-		bytes += e.bytes(o.A, x.ra&^rs.gA)
+		bytes += e.bytes(o.A, x.ra&^rs.gA())
 	}
 	if !x.tb.OnChip {
-		bytes += e.bytes(o.B, x.rb&^rs.gB)
+		bytes += e.bytes(o.B, x.rb&^rs.gB())
 	}
 	if !x.tc.OnChip {
 		bytes += e.bytes(o.C, x.rc)
@@ -587,7 +603,7 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 	res.flops += fl
 	res.dep |= e.opDep
 	if m != nil {
-		m.addA, m.addB, m.partial, m.sec, m.fl = rs.gA, rs.gB, rs.partial, sec, fl
+		m.addA, m.addB, m.partial, m.sec, m.fl = rs.gA(), rs.gB(), rs.partial(), sec, fl
 		m.rs = rs
 		m.dep, m.at = e.opDep, e.epoch
 		m.emit = append(m.emit[:0], res.emit[first:]...)
@@ -596,7 +612,7 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 	}
 	if e.trace != nil {
 		lA, lB := e.layout(o.A), e.layout(o.B)
-		text := layoutText(x.ta, lA, 0) + " · " + layoutText(x.tb, lB, 0) + " -> " + layoutText(x.tc, x.lc, rs.partial)
+		text := layoutText(x.ta, lA, 0) + " · " + layoutText(x.tb, lB, 0) + " -> " + layoutText(x.tc, x.lc, rs.partial())
 		e.traceOp(res, ps, text, fl, sec, first)
 	}
 	return m
@@ -664,21 +680,21 @@ func (e *evaluator) emitEinsum(res *runResult, x *einsumCtx, rs *resolution, why
 		}
 		return -1, 0
 	}
-	if rs.gA != 0 {
-		h, f := hide(o.A, false, rs.gA)
-		e.emit(res, opAG, rs.gA, x.scaled(e.bytes(o.A, x.ra&^rs.gA), rs.gA), classIn(x.ta), ps, why+whyID(actGatherA), h, f)
-		e.gathered[o.A] |= rs.gA
+	if gA := rs.gA(); gA != 0 {
+		h, f := hide(o.A, false, gA)
+		e.emit(res, opAG, gA, x.scaled(e.bytes(o.A, x.ra&^gA), gA), classIn(x.ta), ps, why+whyID(actGatherA), h, f)
+		e.gathered[o.A] |= gA
 	}
-	if rs.gB != 0 {
-		h, f := hide(o.B, false, rs.gB)
-		e.emit(res, opAG, rs.gB, x.scaled(e.bytes(o.B, x.rb&^rs.gB), rs.gB), classIn(x.tb), ps, why+whyID(actGatherB), h, f)
-		e.gathered[o.B] |= rs.gB
+	if gB := rs.gB(); gB != 0 {
+		h, f := hide(o.B, false, gB)
+		e.emit(res, opAG, gB, x.scaled(e.bytes(o.B, x.rb&^gB), gB), classIn(x.tb), ps, why+whyID(actGatherB), h, f)
+		e.gathered[o.B] |= gB
 	}
 	for _, c := range [...]struct {
 		op    collOp
 		roles roleSet
 		act   action
-	}{{opAR, rs.ar, actAllReduceC}, {opRS, rs.rs, actReduceScatterC}, {opAG, rs.agC, actGatherC}, {opA2A, rs.a2a, actAllToAllC}} {
+	}{{opAR, rs.ar(), actAllReduceC}, {opRS, rs.rs(), actReduceScatterC}, {opAG, rs.agC(), actGatherC}, {opA2A, rs.a2a(), actAllToAllC}} {
 		if c.roles == 0 {
 			continue
 		}
