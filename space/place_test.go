@@ -229,46 +229,47 @@ func TestRoleDegreesMatchResolve(t *testing.T) {
 // original, or into the copy, leaves the other as it was.
 func TestMeshCopyFrom(t *testing.T) {
 	c := gpuCluster(64)
-	strategies := []string{
+	var (
+		strategies []Strategy
+		wants      []Mesh // each strategy's mesh, resolved on its own
+	)
+	for _, text := range []string{
 		"dp=64",
 		"tp=8,pp=2,dp=4",
 		"dp=4,fsdp=16,ep=16,mesh=fsdp:gpu*8.node*2;dp:node*4;ep:gpu*4.node*4",
 		"dp=2,fsdp=32,ep=64",
+	} {
+		s, err := Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.Resolve(c)
+		if err != nil {
+			t.Fatalf("Resolve(%q): %v", text, err)
+		}
+		strategies, wants = append(strategies, s), append(wants, m)
 	}
-	for i, a := range strategies {
-		b := strategies[(i+1)%len(strategies)]
-		sa, err := Parse(a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sb, err := Parse(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := sa.Resolve(c)
-		if err != nil {
-			t.Fatal(err)
-		}
+	same := func(a, b *Mesh) bool {
+		return reflect.DeepEqual(a.Groups, b.Groups) && a.Degrees == b.Degrees && reflect.DeepEqual(a.Pipeline, b.Pipeline)
+	}
+	for i := range strategies {
+		j := (i + 1) % len(strategies)
 		var orig, cp Mesh
-		if err := orig.Resolve(c, &sa); err != nil {
+		if err := orig.Resolve(c, &strategies[i]); err != nil {
 			t.Fatal(err)
 		}
 		cp.CopyFrom(&orig)
-		if err := orig.Resolve(c, &sb); err != nil { // the same backing, rewritten
+		if err := orig.Resolve(c, &strategies[j]); err != nil { // the same backing, rewritten
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(cp.Groups, want.Groups) || cp.Degrees != want.Degrees || !reflect.DeepEqual(cp.Pipeline, want.Pipeline) {
-			t.Errorf("CopyFrom(%q) after resolving %q into the original = %+v; want %+v", a, b, cp, want)
+		if !same(&cp, &wants[i]) {
+			t.Errorf("CopyFrom(%s) after resolving %s into the original = %+v; want %+v", &strategies[i], &strategies[j], cp, wants[i])
 		}
 		// Into a copy that already holds memory: the reuse keeps nothing
 		// of the mesh it held.
 		cp.CopyFrom(&orig)
-		wantB, err := sb.Resolve(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(cp.Groups, wantB.Groups) || cp.Degrees != wantB.Degrees || !reflect.DeepEqual(cp.Pipeline, wantB.Pipeline) {
-			t.Errorf("CopyFrom(%q) into a copy of %q = %+v; want %+v", b, a, cp, wantB)
+		if !same(&cp, &wants[j]) {
+			t.Errorf("CopyFrom(%s) into a copy of %s = %+v; want %+v", &strategies[j], &strategies[i], cp, wants[j])
 		}
 	}
 }
