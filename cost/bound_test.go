@@ -128,3 +128,49 @@ func TestLowerBound(t *testing.T) {
 		})
 	}
 }
+
+// TestDispatchBoundTellsPlacements checks that a Bounder bounds each
+// placement of one degree tuple by its own mesh: ep on the NVLink axis and
+// ep across the nodes (whose dispatch and combine cross InfiniBand) get
+// different dispatch bounds, a fresh Bounder's, in any order and when a
+// placement comes back. (TestLowerBound's spaces give every placement of
+// a shape the same dispatch bound.)
+func TestDispatchBoundTellsPlacements(t *testing.T) {
+	m, err := model.Preset("mixtral-8x7b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := profiles.Parse("h100-16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := space.Workload{Batch: 32, SeqLen: 4096}
+	cm := NewModel(program(m, model.ProgramOptions{}))
+	var strategies []space.Strategy
+	for _, text := range []string{
+		"dp=16,ep=8,mesh=dp:gpu*8.node*2;ep:gpu*8",
+		"dp=16,ep=8,mesh=dp:gpu*8.node*2;ep:gpu*4.node*2",
+	} {
+		s, err := space.Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		strategies = append(strategies, s)
+	}
+	want := make([]float64, len(strategies))
+	for i, s := range strategies {
+		if want[i], err = cm.NewBounder(c, w, Options{}).DispatchBound(s); err != nil {
+			t.Fatalf("DispatchBound(%v): %v", s.String(), err)
+		}
+	}
+	if want[0] == want[1] {
+		t.Fatalf("ep on NVLink and across nodes: the same dispatch bound %g s", want[0])
+	}
+	bd := cm.NewBounder(c, w, Options{})
+	for _, i := range []int{0, 1, 0, 0, 1} {
+		got, err := bd.DispatchBound(strategies[i])
+		if err != nil || got != want[i] {
+			t.Fatalf("DispatchBound(%v) after the others = %g, %v; want %g", strategies[i].String(), got, err, want[i])
+		}
+	}
+}
