@@ -136,29 +136,16 @@ func TestLowerBound(t *testing.T) {
 // placement comes back. (TestLowerBound's spaces give every placement of
 // a shape the same dispatch bound.)
 func TestDispatchBoundTellsPlacements(t *testing.T) {
-	m, err := model.Preset("mixtral-8x7b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := profiles.Parse("h100-16")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, c := presets(t, "mixtral-8x7b", "h100-16")
 	w := space.Workload{Batch: 32, SeqLen: 4096}
 	cm := NewModel(program(m, model.ProgramOptions{}))
-	var strategies []space.Strategy
-	for _, text := range []string{
-		"dp=16,ep=8,mesh=dp:gpu*8.node*2;ep:gpu*8",
-		"dp=16,ep=8,mesh=dp:gpu*8.node*2;ep:gpu*4.node*2",
-	} {
-		s, err := space.Parse(text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		strategies = append(strategies, s)
+	strategies := []space.Strategy{
+		parseStrategy(t, "dp=16,ep=8,mesh=dp:gpu*8.node*2;ep:gpu*8"),
+		parseStrategy(t, "dp=16,ep=8,mesh=dp:gpu*8.node*2;ep:gpu*4.node*2"),
 	}
 	want := make([]float64, len(strategies))
 	for i, s := range strategies {
+		var err error
 		if want[i], err = cm.NewBounder(c, w, Options{}).DispatchBound(s); err != nil {
 			t.Fatalf("DispatchBound(%v): %v", s.String(), err)
 		}
