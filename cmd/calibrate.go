@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meshplan/meshplan/results"
-	"github.com/meshplan/meshplan/search/calibrate"
+	"github.com/meshplan/meshplan/validate/calibrate"
 )
 
 // newCalibrateCommand builds `plan calibrate`: fit a chip's cost-model
@@ -31,7 +31,7 @@ per coefficient centred on its default, over: matmul_fraction,
 matmul_half_flops, hbm_fraction, overlap_fraction and, for each link tier of
 the cluster the runs use, its efficiency and latency_s. Every coefficient
 has physical bounds it never leaves (a link cannot exceed its line rate nor
-fall below half of it; go doc ./search/calibrate gives each one's bounds,
+fall below half of it; go doc ./validate/calibrate gives each one's bounds,
 prior and source).
 
 The report gives each run's measured and predicted tokens/s per chip with

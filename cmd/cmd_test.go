@@ -222,7 +222,7 @@ func TestGolden(t *testing.T) {
 		{name: "emit-default-batch", args: []string{"--model", "llama3-8b", "--cluster", "h100-8", "--quiet", "--emit", "megatron"}},
 		// The measured single-H100 steps; compared by structure only, since a
 		// small change of the models flips the sign of an error near zero.
-		{name: "validate-steps-measured-h100", args: []string{"validate", "--steps", "../search/steps/testdata/measured-h100/train-steps.csv"}, shape: true, noNumbers: true},
+		{name: "validate-steps-measured-h100", args: []string{"validate", "--steps", "../validate/steps/testdata/measured-h100/train-steps.csv"}, shape: true, noNumbers: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkGolden(t, tc) })
 	}

@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/text"
 	"io/fs"
 	"maps"
 	"math"
@@ -282,7 +283,7 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 		path := f.Value.String()
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return badInputf("--config %s: cannot read it: %s", path, oneLine(unwrapPath(err).Error()))
+			return badInputf("--config %s: cannot read it: %s", path, text.OneLine(unwrapPath(err).Error()))
 		}
 		if err := readConfigFile(v, path, data, defaults); err != nil {
 			return err

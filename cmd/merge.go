@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/meshplan/meshplan/results/sweep"
+	"github.com/meshplan/meshplan/sweep"
 )
 
 // newMergeCommand builds `plan merge`: combine the shard files of a sweep.

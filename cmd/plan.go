@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meshplan/meshplan/internal/settings"
+	"github.com/meshplan/meshplan/planner"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/results"
 	"github.com/meshplan/meshplan/search"
@@ -57,7 +58,7 @@ Flags can also come from a YAML file (--config FILE, keys as the flags with _
 for -) or from PLAN_ environment variables (PLAN_MODEL, PLAN_BATCH_TOKENS, ...).
 
 Exit codes: 0 success; 1 nothing fits (the message says what would) or an
-internal error; 2 bad input.`, DefaultBatchTokensPerChip),
+internal error; 2 bad input.`, planner.DefaultBatchTokensPerChip),
 		Example: `  plan --model llama70b --cluster v5p-256
   plan --model llama3-8b --cluster h100-64 --batch 256 --seq 8192 --format json
   plan --model llama3-405b --cluster 2xv5p-256 --fix tp=8 --search evolve --seed 7
@@ -129,9 +130,10 @@ func (a *app) runPlan(cmd *cobra.Command) error {
 		if a.cfg.MinChips || len(names) > 1 || a.cfg.Emit != "" {
 			return badInputf("--framework %s compares frameworks on one cluster: it does not combine with --min-chips, a cluster list or --emit", a.cfg.Framework)
 		}
-		plan, err := a.planFrameworks(cmd.Context(), problem{model: m, cluster: clusters[0], workload: w}, fix, strings.Split(a.cfg.Framework, ","))
+		base := a.request(problem{model: m, cluster: clusters[0], workload: w}, fix)
+		plan, err := planner.Frameworks(cmd.Context(), base, strings.Split(a.cfg.Framework, ","), a.solve)
 		if err != nil {
-			return err
+			return inputErr(err)
 		}
 		plan.ModelArg, plan.ClusterArg = a.cfg.Model, a.cfg.Cluster
 		plan.SetBatchDefault(rule)
@@ -141,19 +143,19 @@ func (a *app) runPlan(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	base := problem{model: m, workload: w, framework: f}
+	base := a.request(problem{model: m, workload: w, framework: f}, fix)
 	var plan results.Plan
 	switch {
 	case a.cfg.MinChips:
-		plan, err = a.planMinChips(cmd.Context(), base, fix, names[0])
+		plan, err = planner.MinChips(cmd.Context(), base, names[0], a.solve)
 	case len(names) > 1:
-		plan, err = a.planClusters(cmd.Context(), base, fix, clusters)
+		plan, err = planner.Clusters(cmd.Context(), base, clusters, a.solve)
 	default:
-		base.cluster = clusters[0]
-		plan, err = a.searchPlan(cmd.Context(), base, fix, true)
+		base.Cluster = clusters[0]
+		plan, err = a.solve(cmd.Context(), base, true)
 	}
 	if err != nil {
-		return err
+		return inputErr(err)
 	}
 	plan.SetBatchDefault(rule)
 	plan.ModelArg = a.cfg.Model
@@ -193,26 +195,32 @@ func (a *app) emitFramework(e results.Evaluation) error {
 	})
 }
 
-// searchPlan searches one problem and returns its plan with the training
+// request returns the planning request of problem p under fix, with the
+// configuration's top and objective.
+func (a *app) request(p problem, fix space.Fix) planner.Request {
+	return planner.Request{Model: p.model, Cluster: p.cluster, Workload: p.workload, Fix: fix.String(),
+		Options: modelOptions(p.framework), Top: a.cfg.Top, Framework: p.framework.Name, Objective: a.cfg.Objective}
+}
+
+// solve searches one request and returns its plan with the training
 // figures of --tokens and --price and, when the output needs it (md, html,
 // --emit), the traced evaluation of the recommended strategy (the one
-// planning path, results.Solve). suggest lets a plan that does not fit
-// search for what would (larger clusters, shorter sequences, smaller
-// batches); --min-chips turns it off.
-func (a *app) searchPlan(ctx context.Context, p problem, fix space.Fix, suggest bool) (results.Plan, error) {
+// planning path, planner.Solve), drawing a progress bar. suggest lets a
+// plan that does not fit search for what would (larger clusters, shorter
+// sequences, smaller batches); --min-chips turns it off. It is the
+// planner.SolveFunc of the command line.
+func (a *app) solve(ctx context.Context, req planner.Request, suggest bool) (results.Plan, error) {
 	if err := search.CheckMethod(a.cfg.Search); err != nil {
 		return results.Plan{}, badInput(err)
 	}
-	req := results.Request{Model: p.model, Cluster: p.cluster, Workload: p.workload, Fix: fix.String(),
-		Options: modelOptions(p.framework), Top: a.cfg.Top, Framework: p.framework.Name, Objective: a.cfg.Objective}
-	bar := newProgress(a.stderr, "searching "+results.Label(p.cluster.Name), a.cfg.Quiet)
+	bar := newProgress(a.stderr, "searching "+results.Label(req.Cluster.Name), a.cfg.Quiet)
 	settings := search.Settings{Method: a.cfg.Search, Seed: a.cfg.Seed, Progress: bar.update, Suggest: suggest}
 	detail := a.cfg.Emit != "" || a.cfg.Format == results.FormatMarkdown || a.cfg.Format == results.FormatHTML
-	plan, err := results.Solve(ctx, req, settings, detail)
+	plan, err := planner.Solve(ctx, req, settings, detail)
 	bar.finish()
 	var in *search.InputError
 	if errors.As(err, &in) {
-		return results.Plan{}, badInputf("cannot search %s on %s: %w", results.Label(p.model.Name), results.Label(p.cluster.Name), in.Err)
+		return results.Plan{}, badInputf("cannot search %s on %s: %w", results.Label(req.Model.Name), results.Label(req.Cluster.Name), in.Err)
 	}
 	if err != nil {
 		return results.Plan{}, err

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/meshplan/meshplan/planner"
 )
 
 // planJSON is the part of `plan --format json` the tests read; RESULTs are
@@ -87,8 +89,8 @@ func TestPlanFront(t *testing.T) {
 		t.Fatal("empty Pareto front")
 	}
 	// v5p-256 is 128 chips: the default batch is the floor, 4Mi tokens.
-	if p.Batch.Tokens != p.Batch.Sequences*p.Batch.SeqLen || p.Batch.Sequences != (MinDefaultBatchTokens+p.Batch.SeqLen/2)/p.Batch.SeqLen {
-		t.Errorf("batch = %+v, want the default %d tokens in whole sequences", p.Batch, MinDefaultBatchTokens)
+	if p.Batch.Tokens != p.Batch.Sequences*p.Batch.SeqLen || p.Batch.Sequences != (planner.MinDefaultBatchTokens+p.Batch.SeqLen/2)/p.Batch.SeqLen {
+		t.Errorf("batch = %+v, want the default %d tokens in whole sequences", p.Batch, planner.MinDefaultBatchTokens)
 	}
 	if p.Search.Evaluated <= 0 || p.Search.Feasible <= 0 || p.Search.Feasible > p.Search.Evaluated {
 		t.Errorf("search counts = %+v", p.Search)

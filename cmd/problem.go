@@ -1,14 +1,17 @@
 package cmd
 
 import (
+	"errors"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/meshplan/meshplan/framework"
 	"github.com/meshplan/meshplan/internal/settings"
 	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/planner"
 	"github.com/meshplan/meshplan/profiles"
-	"github.com/meshplan/meshplan/profiles/framework"
 	"github.com/meshplan/meshplan/results"
 	"github.com/meshplan/meshplan/search"
 	"github.com/meshplan/meshplan/space"
@@ -38,14 +41,18 @@ func addProblemFlags(fs *pflag.FlagSet) {
 
 // loadFramework resolves --framework: a built-in profile or a YAML file.
 func loadFramework(arg string) (framework.Profile, error) {
-	if arg == "" {
-		arg = framework.Default
+	f, err := planner.LoadFramework(arg)
+	return f, inputErr(err)
+}
+
+// inputErr turns a *search.InputError into bad input (exit 2); other
+// errors, and nil, stay as they are.
+func inputErr(err error) error {
+	var in *search.InputError
+	if errors.As(err, &in) {
+		return badInput(in.Err)
 	}
-	f, err := framework.Load(arg)
-	if err != nil {
-		return framework.Profile{}, badInput(err)
-	}
-	return f, nil
+	return err
 }
 
 // loadProblem resolves the model, cluster and workload of the configuration.
@@ -85,33 +92,28 @@ func (a *app) framework() (framework.Profile, error) {
 	return loadFramework(arg)
 }
 
-// workload returns the global batch and sequence length for a cluster of
-// chips: --seq or the model's seq_len; --batch, or --batch-tokens, or
-// DefaultBatchTokens(chips) when neither is given, rounded to the nearest
-// whole number of sequences, at least one. rule is empty when the user gave
-// the batch, else the default's rule in words and how to set the batch,
-// which every output repeats.
+// workload returns the global batch and sequence length of the
+// configuration for a cluster of chips (planner.Workload); rule is empty
+// when the user gave the batch.
 func workload(cfg Config, m model.Spec, chips int) (w space.Workload, rule string, err error) {
-	seq := cfg.Seq
-	if seq == 0 {
-		seq = m.SeqLen
-	}
-	if seq <= 0 {
-		return space.Workload{}, "", badInputf("model %s has no seq_len: give --seq", results.Label(m.Name))
-	}
-	batch := cfg.Batch
-	if batch == 0 {
-		tokens := cfg.BatchTokens
-		if tokens == 0 {
-			tokens = DefaultBatchTokens(chips)
-			rule = defaultBatchRule(chips, tokens)
-		}
-		batch = max(1, (tokens+seq/2)/seq)
-	}
-	return space.Workload{Batch: batch, SeqLen: seq}, rule, nil
+	w, rule, err = planner.Workload(m, cfg.Seq, cfg.Batch, cfg.BatchTokens, chips)
+	return w, rule, inputErr(err)
 }
 
 // modelOptions are the models' options of every evaluation under framework
 // profile f, shared by plan, explain, sweep, validate and calibrate so that
 // explain reproduces a plan's rows exactly.
 func modelOptions(f framework.Profile) search.Options { return f.SearchOptions() }
+
+// addReportFlags registers the flags plan and explain share for reports:
+// time and cost to train and the launch configuration.
+func addReportFlags(fs *pflag.FlagSet) {
+	fs.String("tokens", "", "train on `N` tokens (15T, 300B, 2.5M, 2e12): adds the days and chip-hours to train to each row")
+	fs.Float64("price", 0, "price of one chip for one `hour`: adds the cost to train (needs --tokens)")
+	fs.String("emit", "", "print the recommended strategy as a `framework`'s launch flags or config instead: "+strings.Join(results.Frameworks(), ", "))
+}
+
+// registerEmitCompletion completes --emit's values.
+func registerEmitCompletion(cmd *cobra.Command) {
+	_ = cmd.RegisterFlagCompletionFunc("emit", cobra.FixedCompletions(results.Frameworks(), cobra.ShellCompDirectiveNoFileComp))
+}

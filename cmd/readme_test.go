@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/meshplan/meshplan/model"
-	"github.com/meshplan/meshplan/results/sweep"
+	"github.com/meshplan/meshplan/sweep"
 )
 
 // readmeBlocks returns the fenced code blocks of the repository's README

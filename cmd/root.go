@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/text"
 	"io"
 	"strings"
 
@@ -44,7 +45,7 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) (code
 	a := &app{stdout: stdout, stderr: stderr}
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "plan: internal error: %v (please report it with the command line that caused it)\n", oneLine(fmt.Sprint(r)))
+			fmt.Fprintf(stderr, "plan: internal error: %v (please report it with the command line that caused it)\n", text.OneLine(fmt.Sprint(r)))
 			code = ExitNoFit
 		}
 	}()
@@ -131,9 +132,4 @@ func printError(w io.Writer, err error) {
 			fmt.Fprintf(w, "  %s\n", l)
 		}
 	}
-}
-
-// oneLine joins the lines of s with "; ".
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }

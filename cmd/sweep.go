@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/text"
 	"os"
 	"runtime"
 	"strings"
@@ -10,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshplan/meshplan/framework"
 	"github.com/meshplan/meshplan/internal/settings"
-	"github.com/meshplan/meshplan/profiles/framework"
-	"github.com/meshplan/meshplan/results/sweep"
+	"github.com/meshplan/meshplan/sweep"
 )
 
 // newSweepCommand builds `plan sweep`: run a grid of plans (or one shard
@@ -167,7 +168,7 @@ func loadSweepConfig(cmd *cobra.Command) (sweep.Config, error) {
 	if path != "" {
 		f, err := os.Open(path)
 		if err != nil {
-			return sweep.Config{}, badInputf("--config %s: cannot read it: %s", path, oneLine(errors.Unwrap(err).Error()))
+			return sweep.Config{}, badInputf("--config %s: cannot read it: %s", path, text.OneLine(errors.Unwrap(err).Error()))
 		}
 		defer f.Close()
 		if err := sweep.ReadConfig(v, "--config "+path, f); err != nil {

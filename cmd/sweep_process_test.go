@@ -18,7 +18,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/meshplan/meshplan/results/sweep"
+	"github.com/meshplan/meshplan/sweep"
 )
 
 // buildPlan builds the plan binary into a temporary directory.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshplan/meshplan/results/sweep"
+	"github.com/meshplan/meshplan/sweep"
 )
 
 // canonicalJSONL returns the lines of a JSON-lines file without their

@@ -11,8 +11,8 @@ import (
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/results"
 	"github.com/meshplan/meshplan/search"
-	"github.com/meshplan/meshplan/search/runs"
-	"github.com/meshplan/meshplan/search/steps"
+	"github.com/meshplan/meshplan/validate/runs"
+	"github.com/meshplan/meshplan/validate/steps"
 )
 
 // newValidateCommand builds `plan validate`: predict measured training runs

@@ -133,4 +133,36 @@
 //
 // Coefficients come from profiles.Cluster.Efficiency; zero fields fall back to
 // profiles.DefaultEfficiency for the chip family.
+//
+// # Fast paths
+//
+// Every fast path has a reference twin that computes the same thing the
+// plain way, and a test that holds the two equal, bit for bit unless
+// stated; change either side only with its guard test green:
+//
+//   - [Evaluator] (incremental: block costs kept between strategies, op
+//     outcomes memoised per gathered state, resolved meshes and collective
+//     models kept per named placement) against [Model.Evaluate] (a fresh
+//     evaluation): TestEvaluatorMatchesModel and its variants
+//     (TestEvaluatorReprices, TestMoveTo);
+//   - the rules' role choice by bit operations (chooseRole, a resolution in
+//     one word) against trying every choice: TestChooseRoleMatchesEveryChoice
+//     and TestResolutionLanes;
+//   - [Bounder] (a lower bound on the step time without pricing every op)
+//     against the evaluation it bounds: TestLowerBound and
+//     TestDispatchBoundTellsPlacements;
+//   - search's walk of the space (one Evaluator reused across a layout
+//     class) against a fresh evaluation of every strategy:
+//     search.TestWalkMatchesFresh (search.BenchmarkWalkMatchesFresh over
+//     the large spaces), and its branch and bound against brute force
+//     (search.TestBranchAndBoundExact, search.TestExhaustiveMatchesBruteForce).
+//
+// The memo invariants (memo.go): an op's outcome depends, for one forward
+// key and evaluator generation, only on the roles its operands were
+// gathered over, the pass, and ZeRO-2's sharding of a weight-gradient
+// accumulator; through the mesh only on the collective models of the role
+// sets it priced (opMemo.dep at its placement epoch). A replay appends the
+// same emissions and adds the same seconds and FLOPs in the same order, so
+// estimates are bit-identical; anything an op's cost comes to depend on
+// must enter its key or its dep, or the guard tests fail.
 package cost

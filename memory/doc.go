@@ -132,4 +132,18 @@
 // Options.AllocatorSlackFraction), per chip in docs/runtime-memory.md;
 // Options.ReservedFraction replaces both by one fraction. [Fits] compares a
 // Breakdown with it and [Dominant] names its largest component.
+//
+// # Fast paths
+//
+// [Estimator] (terms kept between strategies that share degrees, role
+// degrees and sequence parallelism; flight terms per schedule and states
+// per ZeRO stage kept) is the fast twin of [Model.Estimate]: the
+// breakdowns are equal bit for bit, held by TestEstimatorMatchesEstimate
+// (random walks of real spaces) and TestEstimatorExact (every strategy of
+// small spaces). The space's shortcuts it relies on have their own twins:
+// space.Strategy.RoleDegrees against space.Mesh.Resolve
+// (space.TestRoleDegreesMatchResolve) and space.Space.DecodeInner against
+// Decode (space.TestDecodeInnerMatchesDecode). search's memory key
+// (two placements with equal keys have equal memory) is held by
+// search.TestMemoryKey.
 package memory

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/text"
 	"io"
 	"math"
 	"slices"
@@ -226,7 +227,7 @@ func parseHF(data []byte) (Spec, []string, []string) {
 	dec.UseNumber()
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil {
-		return Spec{}, nil, []string{"malformed JSON: " + oneLine(strings.TrimPrefix(err.Error(), "json: ")) + "; a Hugging Face config.json is one JSON object"}
+		return Spec{}, nil, []string{"malformed JSON: " + text.Squash(strings.TrimPrefix(err.Error(), "json: ")) + "; a Hugging Face config.json is one JSON object"}
 	}
 	if m == nil {
 		return Spec{}, nil, []string{"the file holds null, not a JSON object with fields such as hidden_size"}

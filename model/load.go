@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/text"
 	"math"
 	"os"
 	"path/filepath"
@@ -153,7 +154,7 @@ func ParseYAML(data []byte) (Spec, error) {
 func parseYAML(data []byte) (s Spec, problems []string) {
 	var doc yaml.Node
 	if err := safeYAMLUnmarshal(data, &doc); err != nil {
-		return Spec{}, []string{"malformed YAML: " + oneLine(strings.TrimPrefix(err.Error(), "yaml: "))}
+		return Spec{}, []string{"malformed YAML: " + text.Squash(strings.TrimPrefix(err.Error(), "yaml: "))}
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode {
@@ -330,7 +331,7 @@ func (d *yamlDecoder) mapping(m *yaml.Node, prefix string, known []string, set f
 // suggestKey is the "did you mean" part of an unknown-key message.
 func suggestKey(key, prefix string, known []string) string {
 	near := nearest(key, known, 1)[0]
-	if editDistance(strings.ToLower(key), near) <= max(2, len(near)/3) || strings.Contains(strings.ToLower(key), near) {
+	if text.EditDistance(strings.ToLower(key), near) <= max(2, len(near)/3) || strings.Contains(strings.ToLower(key), near) {
 		return fmt.Sprintf("did you mean %q?", prefix+near)
 	}
 	return "known keys: " + prefix + strings.Join(known, ", "+prefix)
@@ -476,9 +477,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// oneLine joins a multi-line message into one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

@@ -110,9 +110,6 @@ func TestNearest(t *testing.T) {
 	if got[0] != "hidden" {
 		t.Errorf("nearest(hiden) = %v", got)
 	}
-	if d := editDistance("kitten", "sitting"); d != 3 {
-		t.Errorf("editDistance(kitten, sitting) = %d, want 3", d)
-	}
 	if n := lcsLen("llama70", "llama270b"); n != 7 {
 		t.Errorf("lcsLen = %d, want 7", n)
 	}

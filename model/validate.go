@@ -3,7 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
-	"github.com/agnivade/levenshtein"
+	"github.com/meshplan/meshplan/internal/text"
 	"math"
 	"strings"
 )
@@ -252,7 +252,7 @@ func nearest(s string, candidates []string, n int) []string {
 	sc := make([]scored, len(candidates))
 	for i, c := range candidates {
 		lc, ac := strings.ToLower(c), alnum(c)
-		sc[i] = scored{c, as != "" && strings.Contains(ac, as), editDistance(as, ac), editDistance(ls, lc), lcsLen(as, ac)}
+		sc[i] = scored{c, as != "" && strings.Contains(ac, as), text.EditDistance(as, ac), text.EditDistance(ls, lc), lcsLen(as, ac)}
 	}
 	less := func(a, b scored) bool {
 		switch {
@@ -292,11 +292,6 @@ func alnum(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	return levenshtein.ComputeDistance(a, b)
 }
 
 // lcsLen is the length of the longest common subsequence of a and b, in bytes.

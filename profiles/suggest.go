@@ -1,9 +1,8 @@
 package profiles
 
 import (
+	"github.com/meshplan/meshplan/internal/text"
 	"strings"
-
-	"github.com/agnivade/levenshtein"
 )
 
 // nearest returns the candidates at the smallest edit distance from s, if
@@ -13,7 +12,7 @@ func nearest(s string, candidates []string) []string {
 	best := -1
 	var out []string
 	for _, c := range candidates {
-		d := editDistance(s, c)
+		d := text.EditDistance(s, c)
 		limit := max(2, max(len(s), len(c))/3)
 		if d > limit {
 			continue
@@ -26,19 +25,6 @@ func nearest(s string, candidates []string) []string {
 		}
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance between a and b in runes. Inputs
-// longer than 64 bytes are cut, which keeps the cost bounded for any input.
-func editDistance(a, b string) int {
-	const maxLen = 64
-	if len(a) > maxLen {
-		a = a[:maxLen]
-	}
-	if len(b) > maxLen {
-		b = b[:maxLen]
-	}
-	return levenshtein.ComputeDistance(a, b)
 }
 
 // orList joins words as "a", "a or b", "a, b or c".
@@ -67,7 +53,7 @@ func closest(s string, candidates []string) string {
 		}
 	}
 	for _, c := range candidates {
-		if d := editDistance(s, c); bestD < 0 || d < bestD {
+		if d := text.EditDistance(s, c); bestD < 0 || d < bestD {
 			best, bestD = c, d
 		}
 	}

@@ -21,7 +21,7 @@ type Uncertainty struct {
 
 // uncertainties are the measured errors per chip family, separately for
 // single-chip plans and for jobs of many chips. TestUncertaintyCurrent
-// (search/runs and search/steps) recomputes them from the measurements and
+// (validate/runs and validate/steps) recomputes them from the measurements and
 // fails when they are stale.
 func uncertainties() map[string][2]Uncertainty {
 	a100 := Uncertainty{0.073, "plan validate on 42 published A100 runs: MAPE 7.0% with the defaults, 7.3% cross-validated"}

@@ -6,7 +6,7 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/meshplan/meshplan/search/steps"
+	"github.com/meshplan/meshplan/validate/steps"
 )
 
 // WriteStepsJSON prints the report of plan validate --steps as one JSON

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/meshplan/meshplan/search/calibrate"
-	"github.com/meshplan/meshplan/search/runs"
+	"github.com/meshplan/meshplan/validate/calibrate"
+	"github.com/meshplan/meshplan/validate/runs"
 )
 
 // WriteValidationJSON prints the report of plan validate in the contract's form:

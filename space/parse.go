@@ -3,10 +3,9 @@ package space
 import (
 	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/text"
 	"strconv"
 	"strings"
-
-	"github.com/agnivade/levenshtein"
 
 	"github.com/meshplan/meshplan/model"
 )
@@ -346,7 +345,7 @@ func (s Strategy) String() string {
 func closest(name string, candidates []string) string {
 	best, bestD := "", 3
 	for _, c := range candidates {
-		d := editDistance(name, c)
+		d := text.EditDistance(name, c)
 		if d < bestD {
 			best, bestD = c, d
 		}
@@ -359,15 +358,6 @@ func closest(name string, candidates []string) string {
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b in runes; names
-// longer than 64 bytes count as 64 apart from everything.
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 64
-	}
-	return levenshtein.ComputeDistance(a, b)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

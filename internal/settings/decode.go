@@ -3,6 +3,7 @@ package settings
 import (
 	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/text"
 	"math"
 	"reflect"
 	"slices"
@@ -203,7 +204,7 @@ func FieldErrors(err error) []*FieldError {
 	var out []*FieldError
 	collect(err, &out)
 	if len(out) == 0 {
-		return []*FieldError{{Err: errors.New(oneLine(err.Error()))}}
+		return []*FieldError{{Err: errors.New(text.OneLine(err.Error()))}}
 	}
 	slices.SortStableFunc(out, func(a, b *FieldError) int { return strings.Compare(a.Field, b.Field) })
 	return out
@@ -251,9 +252,4 @@ func reason(err error) error {
 		return err // ParseWhole's errors start with the quoted input
 	}
 	return errors.New("has a value of the wrong type")
-}
-
-// oneLine joins the lines of s with "; ".
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }

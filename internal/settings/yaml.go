@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/text"
 	"regexp"
 	"strings"
 
@@ -40,7 +41,7 @@ func ReadYAML(v *viper.Viper, data []byte) error {
 	}
 	v.SetConfigType("yaml")
 	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
-		return fmt.Errorf("cannot read the settings: %s", oneLine(strings.TrimPrefix(err.Error(), "While parsing config: ")))
+		return fmt.Errorf("cannot read the settings: %s", text.OneLine(strings.TrimPrefix(err.Error(), "While parsing config: ")))
 	}
 	return nil
 }
@@ -55,7 +56,7 @@ var lineRE = regexp.MustCompile(`^line (\d+): `)
 func yamlError(err error) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
-		return fmt.Errorf("not YAML: %s", oneLine(strings.TrimPrefix(err.Error(), "yaml: ")))
+		return fmt.Errorf("not YAML: %s", text.OneLine(strings.TrimPrefix(err.Error(), "yaml: ")))
 	}
 	msgs := make([]string, len(te.Errors))
 	for i, e := range te.Errors {

@@ -1,0 +1,81 @@
+package planner
+
+import (
+	"fmt"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/results"
+	"github.com/meshplan/meshplan/search"
+	"github.com/meshplan/meshplan/space"
+)
+
+// The default global batch, used when neither --batch nor --batch-tokens
+// is given, follows the batches of the largest published runs:
+// DefaultBatchTokensPerChip tokens per chip, but at least
+// MinDefaultBatchTokens and at most MaxDefaultBatchTokens.
+//
+//   - Llama 3 405B trained with 16M tokens per step on 8,192 and on 16,384
+//     H100 (Llama Team 2024, "The Llama 3 Herd of Models", Table 4;
+//     docs/formulas.md §1.3): 2,048 and 1,024 tokens per GPU. Its batch was
+//     4M tokens early in training and 16M at the end (§3.4.1).
+//   - Megatron-LM's largest runs took about one 2,048-token sequence per
+//     GPU: 3,072 sequences on 3,072 A100 for 1T parameters, 1,536 on 1,536
+//     for 175B (Narayanan et al. 2021, Table 1; docs/published-runs.md).
+//   - Llama 2 used 4M tokens at every size (Touvron et al. 2023, §2.2), as
+//     Llama 3 did at first: the floor.
+//
+// So 2,048 tokens per chip, kept between 4Mi and 16Mi: up to 2,048 chips
+// the batch is 4Mi tokens (512 sequences of 8,192, 1,024 of 4,096), from
+// 8,192 chips on it is 16Mi (2,048 sequences of 8,192, Llama 3 405B's),
+// and in between it grows with the cluster. The model enters through its
+// sequence length, which turns tokens into whole sequences. The rule says
+// nothing about the batch a model trains well at (its critical batch): a
+// capacity review should give the training recipe's --batch, and every
+// output that used the default says so.
+const (
+	// DefaultBatchTokensPerChip is the default batch's tokens per chip.
+	DefaultBatchTokensPerChip = 2 << 10
+	// MinDefaultBatchTokens is the smallest default batch: 4Mi tokens.
+	MinDefaultBatchTokens = 4 << 20
+	// MaxDefaultBatchTokens is the largest default batch: 16Mi tokens.
+	MaxDefaultBatchTokens = 16 << 20
+)
+
+// DefaultBatchTokens returns the default global batch in tokens for a
+// cluster of chips: DefaultBatchTokensPerChip × chips between
+// MinDefaultBatchTokens and MaxDefaultBatchTokens.
+func DefaultBatchTokens(chips int) int {
+	return min(MaxDefaultBatchTokens, max(MinDefaultBatchTokens, DefaultBatchTokensPerChip*max(chips, 0)))
+}
+
+// Workload returns the global batch and sequence length of a problem on a
+// cluster of chips: seq tokens, or the model's seq_len when seq is 0;
+// batch sequences, or batchTokens, or DefaultBatchTokens(chips) when both
+// are 0, rounded to the nearest whole number of sequences, at least one.
+// rule is empty when the batch was given, else the default's rule in words
+// and how to set the batch, which every output repeats. A model without a
+// sequence length and no seq is a *search.InputError.
+func Workload(m model.Spec, seq, batch, batchTokens, chips int) (w space.Workload, rule string, err error) {
+	if seq == 0 {
+		seq = m.SeqLen
+	}
+	if seq <= 0 {
+		return space.Workload{}, "", &search.InputError{Err: fmt.Errorf("model %s has no seq_len: give --seq", results.Label(m.Name))}
+	}
+	if batch == 0 {
+		tokens := batchTokens
+		if tokens == 0 {
+			tokens = DefaultBatchTokens(chips)
+			rule = DefaultBatchRule(chips, tokens)
+		}
+		batch = max(1, (tokens+seq/2)/seq) // nearest whole number of sequences
+	}
+	return space.Workload{Batch: batch, SeqLen: seq}, rule, nil
+}
+
+// DefaultBatchRule says how the default batch of tokens was chosen for
+// chips and how to set another.
+func DefaultBatchRule(chips, tokens int) string {
+	return fmt.Sprintf("defaulted to %s tokens for %d chips: %d per chip within 4Mi-16Mi, as Llama 3 and Megatron-LM ran; set --batch or --batch-tokens",
+		results.Count(float64(tokens)), chips, DefaultBatchTokensPerChip)
+}

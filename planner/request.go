@@ -1,0 +1,127 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/results"
+	"github.com/meshplan/meshplan/search"
+	"github.com/meshplan/meshplan/space"
+)
+
+// Request is one planning problem as a user states it: what `plan` and
+// every cell of a sweep ask for.
+type Request struct {
+	// Model, Cluster and Workload are the problem (a zero sequence length
+	// means the model's).
+	Model    model.Spec
+	Cluster  profiles.Cluster
+	Workload space.Workload
+	// Fix is the --fix string every strategy agrees with ("" for none).
+	Fix string
+	// Options select the models' options.
+	Options search.Options
+	// Top is the number of front rows the plan keeps (0: all).
+	Top int
+	// Framework names the framework profile Options come from ("" for the
+	// default).
+	Framework string
+	// Objective chooses the recommended row: search.ObjectiveBalanced
+	// (or empty), ObjectiveTime, ObjectiveMemory or ObjectiveCost.
+	Objective string
+}
+
+// Problem builds the search problem of r; an input it cannot plan (a
+// malformed fix, a model the layer program cannot describe) is a
+// *search.InputError.
+func (r Request) Problem() (*search.Problem, error) {
+	fix, err := space.ParseFix(r.Fix)
+	if err != nil {
+		return nil, &search.InputError{Err: fmt.Errorf("--fix %q: %w", r.Fix, err)}
+	}
+	return search.NewProblem(r.Model, r.Cluster, r.Workload, fix, r.Options)
+}
+
+// Solve is the one planning path of `plan`, `plan sweep` and their
+// variants: it builds r's problem, searches it as s says (search.Run) and
+// returns the plan `plan --format json` prints. With detail it adds the
+// recommended strategy's traced evaluation (the md and html reports,
+// --emit). Its errors are *search.InputError for bad input,
+// *search.NoFitError when nothing fits, and the context's.
+func Solve(ctx context.Context, r Request, s search.Settings, detail bool) (results.Plan, error) {
+	p, err := r.Problem()
+	if err != nil {
+		return results.Plan{}, err
+	}
+	res, err := search.Run(ctx, p, s)
+	if err != nil {
+		return results.Plan{}, err
+	}
+	plan, err := results.PlanOf(p, res, r.Top, s.Seed, r.Fix, r.Objective)
+	if err != nil {
+		return results.Plan{}, err
+	}
+	if r.Framework != "" {
+		plan.Framework = r.Framework
+	}
+	if plan.Recommended >= 0 && detail {
+		rec := res.Front[plan.Recommended]
+		d := Evaluate(p, rec.Strategy)
+		d.Framework = r.Framework
+		if d.Err != nil {
+			return results.Plan{}, fmt.Errorf("evaluating the recommended strategy %s: %w", rec.Strategy, d.Err)
+		}
+		plan.Detail = &d
+	}
+	return plan, nil
+}
+
+// Explain evaluates one strategy of r in full, as `plan explain` prints it:
+// it checks s against the problem (every violated rule is a
+// *search.InputError), places it on the mesh and traces its step.
+func Explain(r Request, s space.Strategy) (results.Evaluation, error) {
+	p, err := r.Problem()
+	if err != nil {
+		return results.Evaluation{}, err
+	}
+	m, c, w := p.Model(), p.Cluster(), p.Workload()
+	if err := s.Validate(m, c, w); err != nil {
+		return results.Evaluation{}, &search.InputError{Err: fmt.Errorf("strategy %s does not work for %s on %s with a batch of %d x %d tokens:\n%w",
+			s, m.Name, c.Name, w.Batch, w.SeqLen, err)}
+	}
+	if err := r.Options.Limits.Check(s, m.Layers); err != nil {
+		return results.Evaluation{}, &search.InputError{Err: fmt.Errorf("strategy %s: %w", s, err)}
+	}
+	placed, err := s.Place(c)
+	if err != nil {
+		return results.Evaluation{}, &search.InputError{Err: fmt.Errorf("strategy %s cannot be placed on the mesh of %s: %w", s, c.Name, err)}
+	}
+	e := Evaluate(p, placed)
+	e.Framework = r.Framework
+	if e.Err != nil {
+		return e, fmt.Errorf("evaluating strategy %s: %w", placed, e.Err)
+	}
+	return e, nil
+}
+
+// Evaluate scores the placed strategy s of problem p with its step traced
+// op by op.
+func Evaluate(p *search.Problem, s space.Strategy) results.Evaluation {
+	c := p.Evaluate(s, true)
+	e := results.Evaluation{
+		Model: p.Model(), Cluster: p.Cluster(), Workload: p.Workload(),
+		Strategy: c.Strategy, Time: c.Time, Memory: c.Memory, UsableBytes: c.UsableBytes, Err: c.Err,
+	}
+	if e.Err == nil {
+		e.MemoryParts, e.Err = p.MemoryParts(c.Strategy)
+	}
+	if s.FP8() {
+		e.FP8Recipe = model.FP8Delayed
+		if r := p.Options().FP8; r != nil {
+			e.FP8Recipe = r.Name
+		}
+	}
+	return e
+}

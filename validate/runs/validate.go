@@ -1,0 +1,311 @@
+package runs
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/meshplan/meshplan/cost"
+	"github.com/meshplan/meshplan/framework"
+	"github.com/meshplan/meshplan/memory"
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/search"
+	"github.com/meshplan/meshplan/space"
+)
+
+// Options tune Validate. The zero value predicts every run with its own
+// framework profile (Run.FrameworkName).
+type Options struct {
+	// Framework, when set, predicts every run with this profile instead.
+	Framework *framework.Profile
+}
+
+// Row is one run compared with its prediction.
+type Row struct {
+	// ID is the run's id.
+	ID string `json:"id"`
+	// Framework is the framework profile the run was predicted with.
+	Framework string `json:"framework"`
+	// Cluster is the cluster the run was predicted on, e.g. "a100-1024" or "8xv5e-256".
+	Cluster string `json:"cluster"`
+	// Chip is the profiles chip name, e.g. "a100" or "v5e".
+	Chip string `json:"chip"`
+	// Chips is the job's chip count.
+	Chips int `json:"chips"`
+	// Strategy is the contract strategy string that was evaluated.
+	Strategy string `json:"strategy"`
+	// MeasuredTokensPerSPerChip is the published throughput, converted (see Run.Measured).
+	MeasuredTokensPerSPerChip float64 `json:"measured_tokens_per_s_per_chip"`
+	// PredictedTokensPerSPerChip is batch*seq / predicted step time / chips.
+	PredictedTokensPerSPerChip float64 `json:"predicted_tokens_per_s_per_chip"`
+	// Error is PredictedTokensPerSPerChip/MeasuredTokensPerSPerChip - 1.
+	Error float64 `json:"error"`
+	// PredictedStepSeconds is the predicted time of one step.
+	PredictedStepSeconds float64 `json:"predicted_step_time_s"`
+	// MeasuredMFU and PredictedMFU are both in the contract's FLOP
+	// convention (model.ModelFLOPsPerToken over the cluster's peak), so they
+	// compare like for like whatever the source reported.
+	MeasuredMFU  float64 `json:"measured_mfu_contract"`
+	PredictedMFU float64 `json:"predicted_mfu"`
+	// MemoryGBPerChip is the predicted peak memory of the busiest chip, in 10^9 bytes.
+	MemoryGBPerChip float64 `json:"memory_gb_per_chip"`
+	// Fits says the memory estimate is within the chip's usable HBM. A run
+	// that does not fit is still predicted.
+	Fits bool `json:"fits"`
+	// Note lists the assumptions made for this row and how the measured
+	// figure was converted.
+	Note string `json:"note,omitempty"`
+}
+
+// Skip is a run that could not be predicted, with the reason.
+type Skip struct {
+	// ID is the run's id.
+	ID string `json:"id"`
+	// Reason says why, e.g. "parallel layout not published".
+	Reason string `json:"reason"`
+}
+
+// Report is the outcome of Validate, in the contract's JSON form.
+type Report struct {
+	// Rows are the predicted runs, in input order.
+	Rows []Row `json:"rows"`
+	// MAPE is the mean of |Error| over Rows (a fraction; 0 without rows).
+	MAPE float64 `json:"mape"`
+	// Skipped are the runs that could not be predicted, in input order.
+	Skipped []Skip `json:"skipped"`
+	// ByFramework and ByChip break the MAPE down per framework profile and
+	// per chip, in order of first appearance.
+	ByFramework []Group `json:"by_framework"`
+	ByChip      []Group `json:"by_chip"`
+}
+
+// Group is the error of the rows that share a framework or a chip.
+type Group struct {
+	// Name is the framework or chip.
+	Name string `json:"name"`
+	// Rows is the number of rows.
+	Rows int `json:"rows"`
+	// MAPE is the mean of |Error| over them.
+	MAPE float64 `json:"mape"`
+}
+
+// groups returns the MAPE of rows grouped by key, in order of first appearance.
+func groups(rows []Row, key func(Row) string) []Group {
+	out := []Group{}
+	for _, r := range rows {
+		k := key(r)
+		i := slices.IndexFunc(out, func(g Group) bool { return g.Name == k })
+		if i < 0 {
+			out = append(out, Group{Name: k})
+			i = len(out) - 1
+		}
+		out[i].Rows++
+		out[i].MAPE += math.Abs(r.Error)
+	}
+	for i := range out {
+		out[i].MAPE /= float64(out[i].Rows)
+	}
+	return out
+}
+
+// maxMBCandidates bounds how many micro-batch sizes Validate tries for a
+// run that does not publish its micro-batch.
+const maxMBCandidates = 16
+
+// Validate predicts every run with cost.Evaluate on its own cluster (or on
+// the override, see Run.ClusterOf) and compares the prediction with the
+// measured throughput. Runs that cannot be expressed or evaluated are
+// skipped with the reason. When a run does not publish its micro-batch,
+// Validate tries the sizes that divide the per-replica batch and keeps the
+// fastest one that fits in memory (or the smallest in memory when none
+// fits), as the run's authors would have tuned it; the row's note says so.
+func Validate(rs []Run, override *profiles.Cluster, o Options) Report {
+	rep := Report{Rows: []Row{}, Skipped: []Skip{}}
+	sum := 0.0
+	for _, r := range rs {
+		row, err := r.validate(override, o)
+		if err != nil {
+			rep.Skipped = append(rep.Skipped, Skip{ID: r.ID, Reason: reason(err)})
+			continue
+		}
+		rep.Rows = append(rep.Rows, row)
+		sum += math.Abs(row.Error)
+	}
+	if len(rep.Rows) > 0 {
+		rep.MAPE = sum / float64(len(rep.Rows))
+	}
+	rep.ByFramework = groups(rep.Rows, func(r Row) string { return r.Framework })
+	rep.ByChip = groups(rep.Rows, func(r Row) string { return r.Chip })
+	return rep
+}
+
+// SearchOptions returns the options run r is predicted with under o and
+// the name of its framework profile: the profile's options, with a
+// materialised attention core for a source that predates FlashAttention.
+func (r Run) SearchOptions(o Options) (search.Options, string, error) {
+	f := o.Framework
+	if f == nil {
+		p, err := framework.Load(r.FrameworkName())
+		if err != nil {
+			return search.Options{}, "", fmt.Errorf("runs: %w", err)
+		}
+		f = &p
+	}
+	so := f.SearchOptions()
+	if r.UnfusedAttention() {
+		so.Program.Kernels.Attention = model.AttentionMaterialized
+	}
+	return so, f.Name, nil
+}
+
+// reason turns an error into a skip reason: the sentence without this
+// package's prefix.
+func reason(err error) string {
+	return strings.TrimPrefix(strings.ReplaceAll(err.Error(), "\n", "; "), "runs: ")
+}
+
+// evaluation is one strategy's prediction.
+type evaluation struct {
+	s   space.Strategy
+	est cost.Estimate
+	mem memory.Breakdown
+	fit bool
+}
+
+// validate predicts one run.
+func (r Run) validate(override *profiles.Cluster, vo Options) (Row, error) {
+	o, fw, err := r.SearchOptions(vo)
+	if err != nil {
+		return Row{}, err
+	}
+	m, c, w, s, notes, err := r.plan(override)
+	if err != nil {
+		// Say too when the measured figure could not be used either.
+		if mm, merr := r.ModelSpec(); merr == nil {
+			if _, merr = r.Measured(mm, r.Chips, 0, max(r.SeqLen, mm.SeqLen)); merr != nil && !errors.Is(err, errLayout) {
+				err = fmt.Errorf("%w; %s", err, reason(merr))
+			}
+		}
+		return Row{}, err
+	}
+	meas, err := r.Measured(m, c.Chips(), w.Batch, w.SeqLen)
+	if err != nil {
+		return Row{}, err
+	}
+	if r.Strategy == "" && o.Limits.RequireSP && s.Degree[space.TP] > 1 && !s.SP {
+		// The framework's tensor parallelism always shards the activations
+		// between layers (MaxText's activation_embed -> tensor rule,
+		// torchtitan's sequence parallelism), whatever the row's cp_or_sp says.
+		s.SP = true
+		notes = append(notes, "sp: "+fw+"'s tensor parallelism shards the activations between layers")
+	}
+	candidates := []space.Strategy{s}
+	if r.Strategy == "" && r.MicroBatch == 0 {
+		candidates = mbCandidates(s, w)
+	}
+	if r.UnfusedAttention() {
+		notes = append(notes, "attention without FlashAttention (the source predates it)")
+	}
+	p, err := search.NewProblem(m, c, w, space.Fix{}, o)
+	if err != nil {
+		return Row{}, fmt.Errorf("runs: %w", err)
+	}
+	var best *evaluation
+	var firstErr error
+	for _, cand := range candidates {
+		e, err := evaluate(p, cand)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		if best == nil || better(e, *best) {
+			best = &e
+		}
+	}
+	if best == nil {
+		return Row{}, firstErr
+	}
+	if len(candidates) > 1 {
+		notes = append(notes, fmt.Sprintf("micro-batch not published: mb=%d chosen (fastest that fits of %d tried)", best.s.MB, len(candidates)))
+	}
+	if !best.fit {
+		notes = append(notes, fmt.Sprintf("does not fit: needs %.1f GB of %.1f GB usable per chip",
+			best.mem.TotalBytes()/1e9, p.UsableBytes()/1e9))
+	}
+	notes = append(notes, "measured = "+meas.From)
+
+	chips := float64(c.Chips())
+	tokens := float64(w.Tokens())
+	pred := tokens / best.est.StepSeconds / chips
+	peak := c.Chip.PeakBF16FLOPs
+	fpt := m.ModelFLOPsPerToken(w.SeqLen)
+	return Row{
+		ID:                         r.ID,
+		Framework:                  fw,
+		Cluster:                    c.Name,
+		Chip:                       c.Chip.Name,
+		Chips:                      c.Chips(),
+		Strategy:                   best.s.String(),
+		MeasuredTokensPerSPerChip:  meas.TokensPerSPerChip,
+		PredictedTokensPerSPerChip: pred,
+		Error:                      pred/meas.TokensPerSPerChip - 1,
+		PredictedStepSeconds:       best.est.StepSeconds,
+		MeasuredMFU:                meas.TokensPerSPerChip * fpt / peak,
+		PredictedMFU:               pred * fpt / peak,
+		MemoryGBPerChip:            best.mem.TotalBytes() / 1e9,
+		Fits:                       best.fit,
+		Note:                       strings.Join(notes, "; "),
+	}, nil
+}
+
+// better says e beats b: fitting beats not fitting; among fitting
+// strategies the faster wins, among others the smaller in memory.
+func better(e, b evaluation) bool {
+	if e.fit != b.fit {
+		return e.fit
+	}
+	if e.fit {
+		return e.est.StepSeconds < b.est.StepSeconds
+	}
+	return e.mem.TotalBytes() < b.mem.TotalBytes()
+}
+
+// mbCandidates returns s with every micro-batch size that divides the
+// per-replica batch, smallest first, at most maxMBCandidates of them.
+func mbCandidates(s space.Strategy, w space.Workload) []space.Strategy {
+	per := w.Batch / max(s.Replicas(), 1)
+	var out []space.Strategy
+	for mb := 1; mb <= per && len(out) < maxMBCandidates; mb++ {
+		if per%mb == 0 {
+			c := s
+			c.MB = mb
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, s)
+	}
+	return out
+}
+
+// evaluate validates, places and predicts one strategy on p, as plan
+// and explain do.
+func evaluate(p *search.Problem, s space.Strategy) (evaluation, error) {
+	if err := s.Validate(p.Model(), p.Cluster(), p.Workload()); err != nil {
+		return evaluation{}, fmt.Errorf("runs: strategy %s: %w", s, err)
+	}
+	placed, err := s.Place(p.Cluster())
+	if err != nil {
+		return evaluation{}, fmt.Errorf("runs: strategy %s: %w", s, err)
+	}
+	c := p.Evaluate(placed, false)
+	if c.Err != nil {
+		return evaluation{}, fmt.Errorf("runs: %w", c.Err)
+	}
+	return evaluation{s: placed, est: c.Time, mem: c.Memory, fit: c.Fits}, nil
+}
