@@ -93,9 +93,12 @@ func (p *Problem) fillCandidate(c *Candidate, sc Scorer, s *space.Strategy, inde
 		return
 	}
 	var err error
-	if w, ok := sc.(*planWorker); ok && !trace {
-		// In place, through the concrete type, so that c need not escape.
-		err = w.timeTo(s, p.placement(index), &c.Time) // c.Time is zero (fillMemoryCandidate) and stays so on an error
+	if w, ok := sc.(PlacedTimer); ok && !trace {
+		// The worker's estimate, copied, so that c need not escape.
+		var est *cost.Estimate
+		if est, err = w.PlacedTime(s, p.placement(index)); err == nil {
+			c.Time = *est // c.Time is zero (fillMemoryCandidate) and stays so on an error
+		}
 	} else {
 		var est cost.Estimate
 		if est, err = sc.Time(s, trace); err == nil {
