@@ -100,7 +100,11 @@ func (ps *Scorer) MemoryKey(s *space.Strategy) (MemoryKey, bool) {
 
 // Worker returns a scorer for one goroutine: the same estimates, through
 // cost.Evaluators of its own.
-func (ps *Scorer) Worker() *Worker { return &Worker{ps: ps} }
+func (ps *Scorer) Worker() *Worker {
+	w := &Worker{ps: ps}
+	w.pools = w.inline[:0]
+	return w
+}
 
 // Worker is a Scorer for one goroutine: not safe for concurrent use. It
 // keeps an evaluator, a bounder and an estimator per variant of the layer
@@ -109,8 +113,9 @@ type Worker struct {
 	ps *Scorer
 	// pools are the worker's evaluators per variant, in the order of first
 	// use: a few (one per Key at most), looked up by a linear scan that
-	// does not allocate.
-	pools []pool
+	// does not allocate, in inline until they outgrow it.
+	pools  []pool
+	inline [4]pool
 	// est is the estimate PlacedTime returns.
 	est cost.Estimate
 }
