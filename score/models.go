@@ -172,7 +172,8 @@ func shards(s *space.Strategy) bool {
 // pick returns the models that score s, whose key names them among a
 // worker's evaluators: the sharded program's (fsdp or cp above 1) when
 // there is one, with whole experts for etp=1 (Strategy.ExpertsWhole), in
-// fp8 for precision=fp8.
+// fp8 for precision=fp8. Its errors keep the "search:" prefix that plans
+// print.
 func (ms *Models) pick(s *space.Strategy) (*Models, error) {
 	m := ms
 	if ms.sharded != nil && shards(s) {

@@ -113,7 +113,7 @@ type Worker struct {
 	ps *Scorer
 	// pools are the worker's evaluators per variant, in the order of first
 	// use: a few (one per Key at most), looked up by a linear scan that
-	// does not allocate, in inline until they outgrow it.
+	// does not allocate, backed by inline until they outgrow it.
 	pools  []pool
 	inline [4]pool
 	// est is the estimate PlacedTime returns.
@@ -171,9 +171,9 @@ func (w *Worker) Time(s *space.Strategy, trace bool) (cost.Estimate, error) {
 // PlacedTime is Time without a trace for a strategy whose mesh placement
 // names (cost.Evaluator.EvaluatePlacedTo; negative: none), reading s in
 // place: the search's hot path. The estimate is the worker's own, good
-// until its next call; a caller copies what it keeps. A search passes a
-// pointer it need not give away (an interface call would move the
-// caller's estimate to the heap).
+// until its next call; a caller copies what it keeps. A caller that calls
+// through an interface thus passes no pointer to an estimate of its own,
+// which would move that estimate to the heap.
 func (w *Worker) PlacedTime(s *space.Strategy, placement int64) (*cost.Estimate, error) {
 	ms, err := w.ps.ms.pick(s)
 	if err != nil {
