@@ -1,6 +1,7 @@
 package search
 
 import (
+	"github.com/meshplan/meshplan/score"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -9,7 +10,7 @@ import (
 // validity and the same memory per chip whatever the other genes: for the
 // planner's models, the layouts with the same parallel degrees, sequence
 // parallelism and role degrees, that is the placements of one degree tuple
-// that differ only in which mesh axes carry a dimension (memoryKeyer). A
+// that differ only in which mesh axes carry a dimension (MemoryKeyer). A
 // search estimates the memory of one member of a class and, when nothing
 // of it fits, skips the whole class. Other scorers get a class per choice.
 type layoutClasses struct {
@@ -25,7 +26,7 @@ func (p *Problem) classes(sp Space, cards []int) layoutClasses {
 		n = cards[0]
 	}
 	lc := layoutClasses{of: make([]int, n)}
-	keyer, ok := p.scorer.(memoryKeyer)
+	keyer, ok := p.scorer.(MemoryKeyer)
 	if !ok || len(cards) == 0 {
 		lc.members = make([][]int, n)
 		for v := range n {
@@ -35,12 +36,12 @@ func (p *Problem) classes(sp Space, cards []int) layoutClasses {
 		return lc
 	}
 	genes := make([]int, len(cards))
-	byKey := make(map[memoryKey]int)
+	byKey := make(map[score.MemoryKey]int)
 	var s space.Strategy
 	for v := range n {
 		genes[0] = v
 		sp.Decode(genes, &s) // fills s for invalid vectors too; only the layout matters
-		k, ok := keyer.memoryKey(&s)
+		k, ok := keyer.MemoryKey(&s)
 		c, seen := byKey[k]
 		if !ok || !seen {
 			c = len(lc.members)

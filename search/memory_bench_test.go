@@ -5,7 +5,7 @@ import (
 )
 
 // BenchmarkWorkerMemory measures the memory estimates per second of one
-// worker (planWorker.Memory, a memory.Estimator per program) on the
+// worker (score.Worker.Memory, a memory.Estimator per program) on the
 // strategies BenchmarkCosted costs in runs, in enumeration order (runs)
 // and shuffled (cold): the memory share of BenchmarkCosted.
 //

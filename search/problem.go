@@ -10,6 +10,7 @@ import (
 	"github.com/meshplan/meshplan/memory"
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/score"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -55,16 +56,6 @@ type Options struct {
 	Limits space.Limits
 }
 
-// Scorer scores one strategy: its memory per chip and its step time.
-// Both methods must be deterministic and safe for concurrent use.
-type Scorer interface {
-	// Memory estimates the per-chip memory of s.
-	Memory(s *space.Strategy) (memory.Breakdown, error)
-	// Time estimates the step time of s; trace asks for the op-by-op
-	// program and the step's collectives, which a search leaves out.
-	Time(s *space.Strategy, trace bool) (cost.Estimate, error)
-}
-
 // Problem is one search: a model, a cluster and a workload, their strategy
 // space and the scorer. Build it with NewProblem (the planner's models) or
 // NewCustomProblem (a space and scorer of your own). A Problem is immutable
@@ -79,7 +70,7 @@ type Problem struct {
 	usable   float64
 	scorer   Scorer
 	// models are the planner's models (nil for a custom problem).
-	models *models
+	models *score.Models
 	// space is built on first use (evaluating a given strategy needs none).
 	spaceOnce sync.Once
 	space     Space
@@ -140,30 +131,14 @@ func NewProblem(m model.Spec, c profiles.Cluster, w space.Workload, fix space.Fi
 	if w.SeqLen <= 0 {
 		w.SeqLen = m.SeqLen
 	}
-	recipe, _ := model.LookupFP8Recipe(model.FP8Delayed)
-	if o.FP8 != nil {
-		recipe = *o.FP8
-	}
-	if err := recipe.Validate(); err != nil {
-		return nil, &InputError{Err: err}
-	}
-	ms, err := newModels(m, o.Program)
+	ms, err := score.New(m, o.Program, o.ShardedProgram, o.FP8)
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}
-	ms.fp8 = newLazyModels(m, o.Program, recipe)
-	ms.whole = newWholeModels(m, o.Program, recipe)
-	if o.ShardedProgram != nil {
-		if ms.sharded, err = newModels(m, *o.ShardedProgram); err != nil {
-			return nil, &InputError{Err: err}
-		}
-		ms.sharded.fp8 = newLazyModels(m, *o.ShardedProgram, recipe)
-		ms.sharded.whole = newWholeModels(m, *o.ShardedProgram, recipe)
-	}
-	prog := ms.program
+	prog := ms.Program()
 	p := &Problem{model: prog.Spec, cluster: c, workload: w, fix: fix, options: o, models: ms}
 	p.usable = memory.UsableBytes(c, o.Memory)
-	p.scorer = ms.scorer(c, w, o.Cost)
+	p.scorer = planScorer{ms.Scorer(c, w, o.Cost)}
 	return p, nil
 }
 
@@ -182,7 +157,7 @@ func (p *Problem) With(c profiles.Cluster, w space.Workload) (*Problem, error) {
 	}
 	q := &Problem{model: p.model, cluster: c, workload: w, fix: p.fix, options: p.options, models: p.models}
 	q.usable = memory.UsableBytes(c, p.options.Memory)
-	q.scorer = p.models.scorer(c, w, p.options.Cost)
+	q.scorer = planScorer{p.models.Scorer(c, w, p.options.Cost)}
 	return q, nil
 }
 
@@ -209,7 +184,7 @@ func (p *Problem) Program() *model.Program {
 	if p.models == nil {
 		return nil
 	}
-	return p.models.program
+	return p.models.Program()
 }
 
 // Space returns the strategy space, building it on first use; its error is
@@ -255,367 +230,24 @@ func (e *InputError) Error() string { return e.Err.Error() }
 // Unwrap returns the underlying error.
 func (e *InputError) Unwrap() error { return e.Err }
 
-// models are the planner's models of one layer program.
-type models struct {
-	program *model.Program
-	cost    *cost.Model
-	memory  *memory.Model
-	// sharded, when not nil, are the models of the strategies that shard
-	// the weights or the sequence (Options.ShardedProgram).
-	sharded *models
-	// fp8 are the same models with the projections in fp8 (Options.FP8),
-	// built on first use.
-	fp8 *lazyModels
-	// whole, for a mixture-of-experts model, are the same models with each
-	// expert's matrices whole on every tp chip (etp=1,
-	// model.ProgramOptions.ExpertsWhole), built on first use.
-	whole *lazyModels
-}
-
-// lazyModels builds the models of one layer program on first use; safe for
-// concurrent use.
-type lazyModels struct {
-	once sync.Once
-	spec model.Spec
-	opts model.ProgramOptions
-	// recipe, when not nil, is the fp8 recipe the built models' own fp8
-	// variant takes (for the whole-experts models).
-	recipe *model.FP8Recipe
-	ms     *models
-	err    error
-}
-
-// newLazyModels describes the models of m under o with recipe's fp8 matmuls.
-func newLazyModels(m model.Spec, o model.ProgramOptions, recipe model.FP8Recipe) *lazyModels {
-	o.FP8 = &recipe
-	return &lazyModels{spec: m, opts: o}
-}
-
-// newWholeModels describes the models of m under o with whole experts
-// (etp=1), whose fp8 variant takes recipe; nil for a dense model.
-func newWholeModels(m model.Spec, o model.ProgramOptions, recipe model.FP8Recipe) *lazyModels {
-	if m.MoE == nil {
-		return nil
-	}
-	o.ExpertsWhole = true
-	return &lazyModels{spec: m, opts: o, recipe: &recipe}
-}
-
-// get builds the models once and returns them.
-func (l *lazyModels) get() (*models, error) {
-	l.once.Do(func() {
-		l.ms, l.err = newModels(l.spec, l.opts)
-		if l.err == nil && l.recipe != nil {
-			l.ms.fp8 = newLazyModels(l.spec, l.opts, *l.recipe)
-		}
-	})
-	return l.ms, l.err
-}
-
-// newModels builds the layer program of m under o and its models.
-func newModels(m model.Spec, o model.ProgramOptions) (*models, error) {
-	prog, err := model.NewProgram(m, o)
-	if err != nil {
-		return nil, err
-	}
-	return &models{program: prog, cost: cost.NewModel(prog), memory: memory.NewModel(prog)}, nil
-}
-
-// shards reports whether s shards the weights over fsdp or splits the
-// sequence over cp, the strategies Options.ShardedProgram applies to
-// (torchtitan's ParallelDims.fsdp_enabled: dp_shard or cp above 1).
-func shards(s *space.Strategy) bool {
-	return s.Degree[space.FSDP] > 1 || s.Degree[space.CP] > 1
-}
-
-// numPicks is the number of models pick chooses from: sharded or not,
-// fp8 or not, whole experts or not.
-const numPicks = 8
-
-// pick returns the models that score s and their index among the
-// scorer's evaluator pools: the sharded program's (fsdp or cp above 1)
-// when there is one, with whole experts for etp=1 (Strategy.ExpertsWhole),
-// in fp8 for precision=fp8.
-func (ms *models) pick(s *space.Strategy) (*models, int, error) {
-	m, i := ms, 0
-	if ms.sharded != nil && shards(s) {
-		m, i = ms.sharded, 1
-	}
-	if s.ExpertsWhole() && m.whole != nil {
-		w, err := m.whole.get()
-		if err != nil {
-			return nil, 0, fmt.Errorf("search: the layer program with whole experts: %w", err)
-		}
-		m, i = w, i+4
-	}
-	if !s.FP8() {
-		return m, i, nil
-	}
-	if m.fp8 == nil {
-		return nil, 0, errors.New("search: precision=fp8 has no layer program here")
-	}
-	f, err := m.fp8.get()
-	if err != nil {
-		return nil, 0, fmt.Errorf("search: the fp8 layer program: %w", err)
-	}
-	return f, i + 2, nil
-}
-
-// scorer returns the planner's scorer on cluster c and workload w.
-func (ms *models) scorer(c profiles.Cluster, w space.Workload, o cost.Options) *planScorer {
-	c.Axes = append([]profiles.Axis(nil), c.Axes...)
-	return &planScorer{ms: ms, c: c, w: w, o: o}
-}
-
-// planScorer scores with the planner's memory and cost models. It is safe
-// for concurrent use; a search gives each of its goroutines a planWorker
-// of its own (see worker), whose cost.Evaluators keep the block costs of
-// their last strategy for the next one, and whose memory.Estimators its
-// geometry.
-type planScorer struct {
-	ms *models
-	c  profiles.Cluster
-	w  space.Workload
-	o  cost.Options
-}
-
-// Memory estimates the per-chip memory of s.
-func (ps *planScorer) Memory(s *space.Strategy) (memory.Breakdown, error) {
-	ms, _, err := ps.ms.pick(s)
-	if err != nil {
-		return memory.Breakdown{}, err
-	}
-	return ms.memory.Estimate(ps.c, ps.w, *s)
-}
-
-// Time estimates the step time of s; a search leaves trace off and lists
-// the collectives of the front rows only (Problem.addCollectives).
-func (ps *planScorer) Time(s *space.Strategy, trace bool) (cost.Estimate, error) {
-	ms, _, err := ps.ms.pick(s)
-	if err != nil {
-		return cost.Estimate{}, err
-	}
-	o := ps.o
-	o.Trace = trace
-	o.SkipCollectives = !trace
-	return ms.cost.Evaluate(ps.c, ps.w, *s, o)
-}
-
-// worker returns a scorer for one goroutine: the same estimates, through
-// cost.Evaluators of its own.
-func (ps *planScorer) worker() Scorer { return &planWorker{ps: ps} }
-
-// memoryKey returns what the memory model reads of s beyond its
-// micro-batch size, recompute policy, ZeRO stage and schedule: the
-// parallel degrees, sequence parallelism, whole experts and the degree of
-// every role (memory.Model.Estimate reads the mesh only through
-// space.Strategy.RoleDegrees, and the layer program is picked by the
-// degrees and etp). Two placements of the same degrees with the same key have the
-// same memory (TestMemoryKey).
-func (ps *planScorer) memoryKey(s *space.Strategy) (memoryKey, bool) {
-	roles, err := s.RoleDegrees(ps.c)
-	if err != nil {
-		return memoryKey{}, false
-	}
-	return memoryKey{roles: roles, degree: s.Degree, sp: s.SP, whole: s.ExpertsWhole()}, true
-}
-
-// planWorker is a planScorer for one goroutine: not safe for concurrent
-// use.
-type planWorker struct {
-	ps         *planScorer
-	evaluators [numPicks]*cost.Evaluator // per models (pick)
-	bounders   [numPicks]*cost.Bounder
-	estimators [numPicks]*memory.Estimator
-}
-
-// Memory estimates the per-chip memory of s with the worker's estimator
-// of the models that price s.
-func (w *planWorker) Memory(s *space.Strategy) (memory.Breakdown, error) {
-	ms, k, err := w.ps.ms.pick(s)
-	if err != nil {
-		return memory.Breakdown{}, err
-	}
-	est := w.estimators[k]
-	if est == nil {
-		est = ms.memory.NewEstimator(w.ps.c, w.ps.w)
-		w.estimators[k] = est
-	}
-	return est.Estimate(*s)
-}
-
-// Time estimates the step time of s with the worker's evaluator of the
-// models that price s.
-func (w *planWorker) Time(s *space.Strategy, trace bool) (cost.Estimate, error) {
-	if trace {
-		return w.ps.Time(s, true)
-	}
-	var est cost.Estimate
-	err := w.timeTo(s, -1, &est)
-	return est, err
-}
-
-// timeTo is Time without a trace, writing the estimate into est (left as
-// it was on an error) without copying it or s: the search's hot path
-// (Problem.fillCandidate) calls it on the planner's worker.
-func (w *planWorker) timeTo(s *space.Strategy, placement int64, est *cost.Estimate) error {
-	ms, k, err := w.ps.ms.pick(s)
-	if err != nil {
-		return err
-	}
-	ev := w.evaluators[k]
-	if ev == nil {
-		o := w.ps.o
-		o.SkipCollectives = true
-		ev = ms.cost.NewEvaluator(w.ps.c, w.ps.w, o)
-		w.evaluators[k] = ev
-	}
-	return ev.EvaluatePlacedTo(s, placement, est)
-}
-
-// lowerBound returns the cost model's lower bound on the step time of s
-// (0 on an error).
-func (w *planWorker) lowerBound(s *space.Strategy) float64 {
-	return w.bounded(s, (*cost.Bounder).LowerBound)
-}
-
-// dispatchBound returns the cost model's bound on what the MoE dispatch
-// and combine of s's placement add to lowerBound's (0 on an error).
-func (w *planWorker) dispatchBound(s *space.Strategy) float64 {
-	return w.bounded(s, (*cost.Bounder).DispatchBound)
-}
-
-// bounded returns bound of the worker's Bounder of the models that price
-// s, made on first use, on s (0 on an error).
-func (w *planWorker) bounded(s *space.Strategy, bound func(*cost.Bounder, space.Strategy) (float64, error)) float64 {
-	ms, k, err := w.ps.ms.pick(s)
-	if err != nil {
-		return 0
-	}
-	b := w.bounders[k]
-	if b == nil {
-		b = ms.cost.NewBounder(w.ps.c, w.ps.w, w.ps.o)
-		w.bounders[k] = b
-	}
-	lb, err := bound(b, *s)
-	if err != nil {
-		return 0
-	}
-	return lb
-}
-
-// workerScorer is a Scorer that hands out scorers for single goroutines,
-// which may be faster (planScorer).
-type workerScorer interface {
-	worker() Scorer
-}
-
-// memoryKey is what a strategy's memory depends on besides the genes other
-// than the layout (see planScorer.memoryKey).
-type memoryKey struct {
-	roles  [space.NumRoles]int
-	degree space.Degrees
-	sp     bool
-	whole  bool // the experts whole on the tp chips (the layer program picked)
-}
-
-// memoryKeyer is a Scorer that can tell when two layouts have the same
-// memory whatever the other genes: when their keys are equal.
-type memoryKeyer interface {
-	memoryKey(s *space.Strategy) (memoryKey, bool)
-}
-
 // worker returns a scorer of p for one goroutine.
 func (p *Problem) worker() Scorer {
-	if ws, ok := p.scorer.(workerScorer); ok {
-		return ws.worker()
+	if ws, ok := p.scorer.(WorkerScorer); ok {
+		return ws.Worker()
 	}
 	return p.scorer
 }
 
 // MemoryParts breaks the memory of s on its busiest chip down by part
-// (memory.Model.Parts); nil for a custom problem.
+// (memory.Model.Parts); nil for a scorer that is no [MemoryParter] (a
+// custom problem's).
 func (p *Problem) MemoryParts(s space.Strategy) ([]memory.Part, error) {
-	ps, ok := p.scorer.(*planScorer)
+	mp, ok := p.scorer.(MemoryParter)
 	if !ok {
 		return nil, nil
 	}
-	ms, _, err := ps.ms.pick(&s)
-	if err != nil {
-		return nil, err
-	}
-	return ms.memory.Parts(ps.c, ps.w, s)
+	return mp.Parts(&s)
 }
-
-// collectives lists the step's collectives of s.
-func (ps *planScorer) collectives(s *space.Strategy) ([]cost.Collective, error) {
-	o := ps.o
-	o.SkipCollectives = false
-	ms, _, err := ps.ms.pick(s)
-	if err != nil {
-		return nil, err
-	}
-	est, err := ms.cost.Evaluate(ps.c, ps.w, *s, o)
-	return est.Collectives, err
-}
-
-// Candidate is one evaluated strategy: its memory per chip and, unless it
-// was pruned by memory, its step-time estimate and the rates derived from it.
-type Candidate struct {
-	// Strategy is the placed strategy.
-	Strategy space.Strategy
-	// Index is the strategy's mixed-radix gene index in the problem's
-	// space (first gene slowest), or -1 when it did not come from the space.
-	Index int64
-
-	// Memory is the per-chip memory breakdown.
-	Memory memory.Breakdown
-	// MemoryBytes is Memory.TotalBytes(), the peak memory per chip in bytes.
-	MemoryBytes float64
-	// UsableBytes is the memory per chip the strategy may fill, in bytes.
-	UsableBytes float64
-	// Fits reports MemoryBytes <= UsableBytes.
-	Fits bool
-
-	// Costed reports that Time holds an estimate. A search does not cost
-	// strategies that do not fit.
-	Costed bool
-	// Err is the cost model's error for this strategy, if any.
-	Err error
-	// Time is the step-time breakdown.
-	Time cost.Estimate
-	// StepSeconds is Time.StepSeconds, the time of one training step in seconds.
-	StepSeconds float64
-	// TokensPerSecond is the workload's tokens per step over StepSeconds.
-	TokensPerSecond float64
-	// TokensPerSecondPerChip is TokensPerSecond over the chip count.
-	TokensPerSecondPerChip float64
-	// MFU is Time.ModelFLOPs / (StepSeconds · chips · peak bf16 FLOP/s per chip).
-	MFU float64
-	// HFU is Time.HardwareFLOPs (recomputation included) over the same denominator.
-	HFU float64
-}
-
-// Feasible reports whether c fits in memory and has a usable step time.
-func (c *Candidate) Feasible() bool {
-	return c.Fits && c.Costed && c.Err == nil && c.StepSeconds > 0 && !math.IsInf(c.StepSeconds, 0)
-}
-
-// Fitness penalties for the evolutionary search: finite, and larger than any
-// plausible step time, so that eaopt's sorting and selection stay sound.
-const (
-	// overMemoryPenaltySeconds scales the memory overflow ratio of a
-	// strategy over the memory cap, so that smaller overflows rank better.
-	overMemoryPenaltySeconds = 1e6
-	// maxOverflowRatio bounds the memory-to-cap ratio in a penalty.
-	maxOverflowRatio = 1e9
-	// failedPenaltySeconds is the fitness of a strategy the cost model
-	// rejects: worse than any strategy over the memory cap.
-	failedPenaltySeconds = 1e17
-	// invalidPenaltySeconds is the fitness of a gene vector that decodes to
-	// no valid strategy: the worst.
-	invalidPenaltySeconds = 1e18
-)
 
 // Evaluate scores strategy s (validated; placed or not): its memory per
 // chip and its step time, whether or not it fits, with the step's
@@ -641,7 +273,7 @@ func (p *Problem) StepTime(s space.Strategy) (cost.Estimate, error) {
 // evaluated without them (the hot path does not allocate); the times do
 // not change.
 func (p *Problem) addCollectives(cands []Candidate) {
-	ps, ok := p.scorer.(*planScorer)
+	cl, ok := p.scorer.(CollectiveLister)
 	if !ok {
 		return
 	}
@@ -649,108 +281,10 @@ func (p *Problem) addCollectives(cands []Candidate) {
 		if !cands[i].Costed || cands[i].Err != nil {
 			continue
 		}
-		if cs, err := ps.collectives(&cands[i].Strategy); err == nil {
+		if cs, err := cl.Collectives(&cands[i].Strategy); err == nil {
 			cands[i].Time.Collectives = cs
 		}
 	}
-}
-
-// evaluate scores s with scorer sc (p's scorer or one of its workers).
-// With prune set, a strategy that does not fit in the usable memory is not
-// costed. The candidate shares s's Mesh slices; callers that reuse s must
-// copy it (see cloneStrategy).
-func (p *Problem) evaluate(sc Scorer, s *space.Strategy, index int64, prune, trace bool) Candidate {
-	mem, err := sc.Memory(s)
-	return p.candidate(sc, s, index, mem, err, prune, trace)
-}
-
-// candidate completes the evaluation of s whose memory estimate is mem
-// (memErr its error): whether it fits and, unless prune is set and it does
-// not fit, its step time from sc.
-func (p *Problem) candidate(sc Scorer, s *space.Strategy, index int64, mem memory.Breakdown, memErr error, prune, trace bool) Candidate {
-	var c Candidate
-	p.fillCandidate(&c, sc, s, index, &mem, memErr, prune, trace)
-	return c
-}
-
-// fillCandidate is candidate writing into c: the search's hot path, which
-// keeps one Candidate per worker and copies only those it keeps.
-func (p *Problem) fillCandidate(c *Candidate, sc Scorer, s *space.Strategy, index int64, mem *memory.Breakdown, memErr error, prune, trace bool) {
-	p.fillMemoryCandidate(c, s, index, mem, memErr)
-	if memErr != nil || prune && !c.Fits {
-		return
-	}
-	var err error
-	if w, ok := sc.(*planWorker); ok && !trace {
-		// In place, through the concrete type, so that c need not escape.
-		err = w.timeTo(s, p.placement(index), &c.Time) // c.Time is zero (fillMemoryCandidate) and stays so on an error
-	} else {
-		var est cost.Estimate
-		if est, err = sc.Time(s, trace); err == nil {
-			c.Time = est
-		}
-	}
-	c.Costed = true
-	if err != nil {
-		c.Err = err
-		return
-	}
-	est := &c.Time
-	c.StepSeconds = est.StepSeconds
-	if !(est.StepSeconds > 0) || math.IsInf(est.StepSeconds, 0) {
-		c.Err = fmt.Errorf("search: step time %g s is not a positive number", est.StepSeconds)
-		return
-	}
-	chips := float64(p.cluster.Chips())
-	tokens := float64(p.workload.Tokens())
-	c.TokensPerSecond = tokens / est.StepSeconds
-	if chips > 0 {
-		c.TokensPerSecondPerChip = c.TokensPerSecond / chips
-	}
-	if den := est.StepSeconds * chips * p.cluster.Chip.PeakBF16FLOPs; den > 0 {
-		c.MFU = est.ModelFLOPs / den
-		c.HFU = est.HardwareFLOPs / den
-	}
-}
-
-// memoryCandidate is the candidate of s before costing: its memory
-// estimate mem, or the error memErr of the models, which makes it a
-// failed strategy.
-func (p *Problem) memoryCandidate(s *space.Strategy, index int64, mem memory.Breakdown, memErr error) Candidate {
-	var c Candidate
-	p.fillMemoryCandidate(&c, s, index, &mem, memErr)
-	return c
-}
-
-// fillMemoryCandidate is memoryCandidate writing into c.
-func (p *Problem) fillMemoryCandidate(c *Candidate, s *space.Strategy, index int64, mem *memory.Breakdown, memErr error) {
-	total := mem.TotalBytes()
-	*c = Candidate{
-		Strategy:    *s,
-		Index:       index,
-		Memory:      *mem,
-		MemoryBytes: total,
-		UsableBytes: p.usable,
-		Fits:        memErr == nil && p.fits(total),
-	}
-	if memErr != nil {
-		c.Costed, c.Err = true, memErr // a strategy the models cannot describe counts as failed
-	}
-}
-
-// fits reports whether a strategy of total bytes per chip fits in the
-// usable memory.
-func (p *Problem) fits(total float64) bool { return total <= p.usable && !math.IsNaN(total) }
-
-// cloneStrategy returns s with its Mesh slices copied, so that it survives
-// the next Decode into the same value.
-func cloneStrategy(s space.Strategy) space.Strategy {
-	for d := range s.Mesh {
-		if s.Mesh[d] != nil {
-			s.Mesh[d] = append([]space.Share(nil), s.Mesh[d]...)
-		}
-	}
-	return s
 }
 
 // radix returns the problem's space, its gene cardinalities and the number

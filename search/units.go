@@ -115,7 +115,7 @@ type unitSearch struct {
 //
 // It runs in two passes. The first estimates the memory of every unit
 // (one layout of its class, see layoutClasses) and a lower bound on the
-// step time of what fits (lowerBounder), and counts. The second costs the
+// step time of what fits (LowerBounder), and counts. The second costs the
 // units that have something that fits, in ascending order of their lower
 // bound, so that the fast strategies come first, and skips (branch and
 // bound) the strategies whose lower bound is already beaten by a costed
@@ -216,17 +216,6 @@ func parallel(ctx context.Context, ws []*unitWorker, n, chunk int, f func(w *uni
 	wg.Wait()
 }
 
-// lowerBounder is a Scorer that bounds step times from below (planWorker).
-type lowerBounder interface {
-	// lowerBound returns a lower bound on the step time of s, 0 when it
-	// cannot tell; the same for every placement of a layout class.
-	lowerBound(s *space.Strategy) float64
-	// dispatchBound returns what the placement of s adds to lowerBound's
-	// bound (the MoE dispatch and combine, cost.Bounder.DispatchBound), 0
-	// when it cannot tell.
-	dispatchBound(s *space.Strategy) float64
-}
-
 // unitWorker is one goroutine of a unit search: its scorer, buffers and
 // what it has found.
 type unitWorker struct {
@@ -236,7 +225,7 @@ type unitWorker struct {
 	inner  innerDecoder // nil when sp does not decode the inner genes alone
 	g      *grid
 	sc     Scorer
-	bound  lowerBounder // nil when sc bounds nothing
+	bound  LowerBounder // nil when sc bounds nothing
 	stairs *sharedStaircase
 	genes  []int
 	s      space.Strategy
@@ -316,7 +305,7 @@ func (p *Problem) newUnitWorker(sp Space, g *grid, stairs *sharedStaircase) *uni
 	w := &unitWorker{p: p, sp: sp, g: g, sc: p.worker(), stairs: stairs, genes: make([]int, len(g.cards)),
 		mem: make([]memory.Breakdown, g.nInner), memErr: make([]error, g.nInner), valid: make([]bool, g.nInner),
 		fits: make([]bool, g.nInner), lb: make([]float64, g.nInner)}
-	w.bound, _ = w.sc.(lowerBounder)
+	w.bound, _ = w.sc.(LowerBounder)
 	w.skip, _ = sp.(skipper)
 	w.inner, _ = sp.(innerDecoder)
 	return w
@@ -366,7 +355,7 @@ func (w *unitWorker) table(u unit) (valid, fit int64, least float64) {
 		fit++
 		w.lb[i] = 0
 		if w.bound != nil {
-			w.lb[i] = w.bound.lowerBound(&w.s)
+			w.lb[i] = w.bound.LowerBound(&w.s)
 		}
 		least = min(least, w.lb[i])
 	}
@@ -492,7 +481,7 @@ func (w *unitWorker) search(u unit, fits []fitEntry) {
 			}
 			if w.bound != nil && !w.hidesDispatch(w.s.Schedule) {
 				if comm < 0 {
-					comm = w.bound.dispatchBound(&w.s)
+					comm = w.bound.DispatchBound(&w.s)
 				}
 				if comm > 0 && stairs.beats(f.total, f.lb+comm) {
 					continue

@@ -20,6 +20,7 @@ var floors = [][]string{
 	{"model", "profiles", "internal/outfile", "internal/settings", "validate/internal/cells"},
 	{"space"},
 	{"cost", "memory"},
+	{"score"},
 	{"search"},
 	{"framework"},
 	{"validate/runs", "validate/steps"},
