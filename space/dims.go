@@ -347,6 +347,10 @@ func (d Dim) carved() bool { return dimSpecs[d].within != 0 }
 // DimSet is a set of parallel dimensions, one bit per Dim.
 type DimSet uint8
 
+// A ninth dimension does not fit a DimSet: this constant then overflows
+// and the package fails to compile. Widen DimSet (and its users' masks).
+const _ = DimSet(1 << (NumDims - 1))
+
 // Bit returns the set holding only d.
 func (d Dim) Bit() DimSet { return 1 << d }
 
@@ -450,6 +454,11 @@ const (
 
 // RoleSet is a set of roles, one bit per Role.
 type RoleSet uint8
+
+// A ninth role does not fit a RoleSet: this constant then overflows and
+// the package fails to compile. Widen RoleSet, and package cost's
+// resolution, a word of role sets one byte each, with it.
+const _ = RoleSet(1 << (NumRoles - 1))
 
 // Has reports whether r is in the set.
 func (s RoleSet) Has(r Role) bool { return s&(1<<r) != 0 }
