@@ -470,7 +470,7 @@ func banned(c *profiles.Cluster, fp *pinned, fixMesh *[NumDims][]Share) [][NumDi
 	out := make([][NumDims]bool, len(c.Axes))
 	fastest := -1
 	for _, ax := range c.Axes {
-		if r := tierRank(ax.Tier); fastest < 0 || r < fastest {
+		if r := ax.Tier.Rank(); fastest < 0 || r < fastest {
 			fastest = r
 		}
 	}
@@ -481,7 +481,7 @@ func banned(c *profiles.Cluster, fp *pinned, fixMesh *[NumDims][]Share) [][NumDi
 		for a, ax := range c.Axes {
 			switch spec.keep {
 			case fastestTier:
-				out[a][d] = tierRank(ax.Tier) > fastest
+				out[a][d] = ax.Tier.Rank() > fastest
 			case offDCN:
 				out[a][d] = ax.Tier == profiles.DCN
 			}
@@ -621,20 +621,6 @@ func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *pinned
 		out.join(&lists[i])
 	}
 	return out
-}
-
-// tierRank orders link tiers: 0 for the scale-up tiers (ICI, NVLink), 1
-// for InfiniBand, 2 for Ethernet, 3 for DCN and unknown tiers.
-func tierRank(t profiles.Tier) int {
-	switch t {
-	case profiles.ICI, profiles.NVLink:
-		return 0
-	case profiles.InfiniBand:
-		return 1
-	case profiles.Ethernet:
-		return 2
-	}
-	return 3
 }
 
 // buildMesh fills l.mesh from the per-axis tuple choice idx, with shares
