@@ -33,11 +33,16 @@ const (
 	kindNetwork                  // IB / Ethernet / DCN, one NIC share per chip, docs/formulas.md §4.4-4.5
 )
 
+// kindOf reads tier t's fabric from its row (profiles); an axis without a
+// tier is a ring, as ICI.
 func kindOf(t profiles.Tier) tierKind {
-	switch t {
-	case profiles.ICI, "":
+	if t == "" {
 		return kindRing
-	case profiles.NVLink:
+	}
+	switch t.Fabric() {
+	case profiles.FabricRing:
+		return kindRing
+	case profiles.FabricSwitch:
 		return kindSwitched
 	default:
 		return kindNetwork

@@ -90,18 +90,14 @@ func tpuChip(c Chip) Chip {
 // catalogue returns every known chip, TPUs first. It is built on each call
 // so that no caller can change the defaults of another.
 func catalogue() []chipSpec {
-	ici := func(bw float64) link {
-		return link{ICI, bw, iciLatencySeconds, iciEfficiency}
-	}
-	dcn := func(bw float64) link {
-		return link{DCN, bw, dcnLatencySeconds, dcnEfficiency}
-	}
+	ici := func(bw float64) link { return tierLink(ICI, bw) }
+	dcn := func(bw float64) link { return tierLink(DCN, bw) }
 	nvlink := func(bw, eff float64) link {
-		return link{NVLink, bw, nvlinkLatencySeconds, eff}
+		l := tierLink(NVLink, bw)
+		l.efficiency = eff // each GPU generation its own
+		return l
 	}
-	nic := func(bw float64) link {
-		return link{InfiniBand, bw, networkLatencySeconds, infinibandEfficiency}
-	}
+	nic := func(bw float64) link { return tierLink(InfiniBand, bw) }
 	cube := func(maxShape ...int) *torusSpec { return &torusSpec{dims: 3, maxShape: maxShape} }
 	plane := &torusSpec{dims: 2, maxShape: []int{16, 16}} // v5e/v6e: at most 16x16 [SB-TPU]
 

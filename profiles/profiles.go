@@ -1,17 +1,5 @@
 package profiles
 
-// Tier names the kind of link a mesh axis runs over.
-type Tier string
-
-// Link tiers, fastest first.
-const (
-	ICI        Tier = "ici"        // TPU inter-chip interconnect (torus)
-	NVLink     Tier = "nvlink"     // GPU scale-up domain behind NVSwitch
-	InfiniBand Tier = "infiniband" // GPU scale-out fabric (or RoCE)
-	Ethernet   Tier = "ethernet"   // plain Ethernet scale-out
-	DCN        Tier = "dcn"        // data-centre network between TPU slices
-)
-
 // Chip is one accelerator: peak rates and memory.
 type Chip struct {
 	// Name is the catalogue key, e.g. "v5p", "h100".

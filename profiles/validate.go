@@ -5,20 +5,6 @@ import (
 	"math"
 )
 
-// Valid reports whether t is one of the known tiers.
-func (t Tier) Valid() bool {
-	switch t {
-	case ICI, NVLink, InfiniBand, Ethernet, DCN:
-		return true
-	}
-	return false
-}
-
-// Tiers returns the known link tiers, fastest first.
-func Tiers() []Tier {
-	return []Tier{ICI, NVLink, InfiniBand, Ethernet, DCN}
-}
-
 // Validate checks that c describes a usable cluster: a name; a chip with
 // positive peak FLOP/s, HBM and HBM bandwidth; at least one axis, each with
 // a unique name, a positive size, a known tier, positive bandwidth,
@@ -150,14 +136,6 @@ func validAxisName(name string) bool {
 		}
 	}
 	return true
-}
-
-func tierList() string {
-	var s []string
-	for _, t := range Tiers() {
-		s = append(s, string(t))
-	}
-	return orList(s)
 }
 
 func finite(x float64) bool      { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -201,24 +201,6 @@ func decodeAxis(n *yaml.Node, i int, spec chipSpec, known bool) (Axis, error) {
 	return a, nil
 }
 
-// tierDefault gives a tier's latency and efficiency; its bandwidth is zero,
-// since bandwidth depends on the chip.
-func tierDefault(t Tier) (link, bool) {
-	switch t {
-	case ICI:
-		return link{ICI, 0, iciLatencySeconds, iciEfficiency}, true
-	case NVLink:
-		return link{NVLink, 0, nvlinkLatencySeconds, nvlinkEfficiency}, true
-	case InfiniBand:
-		return link{InfiniBand, 0, networkLatencySeconds, infinibandEfficiency}, true
-	case Ethernet:
-		return link{Ethernet, 0, networkLatencySeconds, ethernetEfficiency}, true
-	case DCN:
-		return link{DCN, 0, dcnLatencySeconds, dcnEfficiency}, true
-	}
-	return link{}, false
-}
-
 // mappingFields returns the values of a mapping by key, rejecting keys not in
 // known (naming the nearest known key) and keys given twice.
 func mappingFields(n *yaml.Node, known []string, where string) (map[string]*yaml.Node, error) {

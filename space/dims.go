@@ -1,6 +1,10 @@
 package space
 
-import "github.com/meshplan/meshplan/model"
+import (
+	"slices"
+
+	"github.com/meshplan/meshplan/model"
+)
 
 // Dim is a parallel dimension of a strategy: a key of the strategy string
 // that takes a degree and occupies mesh axes. The dimensions are the rows
@@ -36,6 +40,13 @@ type dimSpec struct {
 	// keep is the rule of thumb that limits the link tiers the enumeration
 	// puts the dimension on unless a fix pins it (see New).
 	keep tierRule
+	// divides is what the degree must divide or stay within (the heads,
+	// the experts, the batch, the sequence, the layers), with the errors
+	// that say why not: the enumeration prunes layouts with it (New) and
+	// Validate explains strategies with it. Dimensions that one rule
+	// constrains together (dp and fsdp: dp*fsdp divides the batch) share
+	// it.
+	divides *dimRule
 }
 
 // tierRule limits the link tiers a dimension is enumerated on.
@@ -64,16 +75,260 @@ var (
 )
 
 // dimTable returns the parallel dimensions, indexed by Dim. Adding a
-// dimension is a row here, its role in roleTable, and its key in keyTable.
+// dimension is a row here (with its rule below), its role in roleTable,
+// and its key in keyTable.
 func dimTable() [NumDims]dimSpec {
 	return [NumDims]dimSpec{
-		DP:   {name: "dp", fill: 4, role: RoleDP, keep: anyTier},
-		FSDP: {name: "fsdp", fill: 2, role: RoleFSDP, keep: offDCN},
-		TP:   {name: "tp", fill: 0, role: RoleTP, keep: fastestTier},
-		CP:   {name: "cp", fill: 1, role: RoleCP, keep: offDCN},
-		PP:   {name: "pp", fill: 3, role: noRole, keep: anyTier},
-		EP:   {name: "ep", fill: 5, within: FSDP.Bit() | DP.Bit(), role: RoleEP, keep: anyTier},
+		DP:   {name: "dp", fill: 4, role: RoleDP, keep: anyTier, divides: &replicaRule},
+		FSDP: {name: "fsdp", fill: 2, role: RoleFSDP, keep: offDCN, divides: &replicaRule},
+		TP:   {name: "tp", fill: 0, role: RoleTP, keep: fastestTier, divides: &tpRule},
+		CP:   {name: "cp", fill: 1, role: RoleCP, keep: offDCN, divides: &cpRule},
+		PP:   {name: "pp", fill: 3, role: noRole, keep: anyTier, divides: &ppRule},
+		EP:   {name: "ep", fill: 5, within: FSDP.Bit() | DP.Bit(), role: RoleEP, keep: anyTier, divides: &epRule},
 	}
+}
+
+// dimRule is what the degrees of one or more dimensions must divide or
+// stay within, as two checks of degrees d against sizes z. Each reports
+// whether d passes and, given a why, says through it why not and what
+// would work, once for every part that fails; with a nil why it writes no
+// message and allocates nothing, for the enumeration's loops.
+type dimRule struct {
+	// order is where the rule's errors come among Validate's (tp's heads
+	// first, then ep, the batch, the sequence and the layers).
+	order int
+	// running is the part that every divisor of a passing degree passes
+	// too (the degree divides a size, or is at most one): the enumeration
+	// checks it on the degrees' running products over the first axes and
+	// prunes a branch as soon as it fails.
+	running func(z *sizes, d Degrees, why reason) bool
+	// whole is the rest, checked on whole degrees with sequence
+	// parallelism sp; nil for none. It says nothing about what running
+	// reports (Validate applies both).
+	whole func(z *sizes, d Degrees, sp bool, why reason) bool
+}
+
+// reason receives one error of a rule, as fmt.Errorf's arguments without
+// the "space: " prefix.
+type reason func(format string, args ...any)
+
+// sizes are what the dimensions' rules check degrees against: the model's
+// shape and the workload.
+type sizes struct {
+	model                  string
+	heads, kvHeads, layers int
+	experts                int // 0 for a dense model
+	batch, seq             int // seq: the workload's, else the model's
+	// mb is the micro-batch size: 0 while the enumeration builds
+	// layouts, which take it later (a gene of its own, see Decode).
+	mb int
+}
+
+// sizesOf returns the sizes of model m and workload w with micro-batches
+// of mb sequences (0: not chosen).
+func sizesOf(m *model.Spec, w Workload, mb int) sizes {
+	z := sizes{model: m.Name, heads: m.Heads, kvHeads: m.KVHeads, layers: m.Layers, batch: w.Batch, seq: seqLen(m, w), mb: mb}
+	if m.MoE != nil && m.MoE.Experts > 0 {
+		z.experts = m.MoE.Experts
+	}
+	return z
+}
+
+// The dimensions' rules (dimTable's divides).
+var (
+	// tpRule: tp divides the attention heads, and tp and the key/value
+	// heads divide one another (when tp is a multiple of kv_heads each KV
+	// head is replicated tp/kv_heads times, as Megatron does for GQA).
+	tpRule = dimRule{order: 0, running: tpDividesHeads, whole: tpMeetsKVHeads}
+	// epRule: ep > 1 needs an MoE model and divides its experts, and ep
+	// divides dp*fsdp, the chips it is carved out of.
+	epRule = dimRule{order: 1, running: epDividesExperts, whole: epWithinReplicas}
+	// replicaRule: dp*fsdp divides the batch, and mb (once chosen)
+	// divides the per-replica batch batch/(dp*fsdp).
+	replicaRule = dimRule{order: 2, running: replicasDivideBatch, whole: mbDividesReplicaBatch}
+	// cpRule: cp divides the sequence, and with sp tp divides seq/cp.
+	cpRule = dimRule{order: 3, running: cpDividesSeq, whole: spDividesCPSeq}
+	// ppRule: pp is at most the layer count (layers need not divide
+	// evenly, see StageLayers).
+	ppRule = dimRule{order: 4, running: ppWithinLayers}
+)
+
+// dimRules are the distinct rules of dimTable in their order.
+var dimRules = rulesInOrder()
+
+// rulesInOrder returns the distinct rules of dimTable sorted by order.
+func rulesInOrder() []*dimRule {
+	var out []*dimRule
+	for _, spec := range dimTable() {
+		if spec.divides != nil && !slices.Contains(out, spec.divides) {
+			out = append(out, spec.divides)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *dimRule) int { return a.order - b.order })
+	return out
+}
+
+// runningOK reports whether the running products d of the degrees pass
+// every rule's running part.
+func runningOK(z *sizes, d Degrees) bool {
+	for _, r := range dimRules {
+		if !r.running(z, d, nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// wholeOK reports whether whole degrees d, whose running parts passed,
+// pass every rule's whole part with sequence parallelism sp.
+func wholeOK(z *sizes, d Degrees, sp bool) bool {
+	for _, r := range dimRules {
+		if r.whole != nil && !r.whole(z, d, sp, nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// ruleErrs applies every rule to degrees d with sequence parallelism sp,
+// saying through why what fails.
+func ruleErrs(z *sizes, d Degrees, sp bool, why reason) {
+	for _, r := range dimRules {
+		r.running(z, d, why)
+		if r.whole != nil {
+			r.whole(z, d, sp, why)
+		}
+	}
+}
+
+func tpDividesHeads(z *sizes, d Degrees, why reason) bool {
+	tp := d[TP]
+	switch {
+	case z.heads < 1:
+		if why != nil {
+			why("model %s has %d attention heads; tp cannot be checked", z.model, z.heads)
+		}
+		return false
+	case z.heads%tp != 0:
+		if why != nil {
+			why("tp=%d does not divide the %d attention heads of %s: use tp in %s", tp, z.heads, z.model, divisorList(z.heads))
+		}
+		return false
+	}
+	return true
+}
+
+func tpMeetsKVHeads(z *sizes, d Degrees, _ bool, why reason) bool {
+	tp := d[TP]
+	if kv := z.kvHeads; kv > 0 && kv%tp != 0 && tp%kv != 0 {
+		if why != nil {
+			why("tp=%d and the %d key/value heads of %s do not divide one another: tp must divide kv_heads (each chip holds kv_heads/tp) or be a multiple of it (each KV head is replicated tp/kv_heads times); use tp in %s or a multiple of %d",
+				tp, kv, z.model, divisorList(kv), kv)
+		}
+		return false
+	}
+	return true
+}
+
+func epDividesExperts(z *sizes, d Degrees, why reason) bool {
+	ep := d[EP]
+	switch {
+	case ep <= 1:
+		return true
+	case z.experts < 1:
+		if why != nil {
+			why("ep=%d needs a mixture-of-experts model, but %s is dense: use ep=1", ep, z.model)
+		}
+		return false
+	case z.experts%ep != 0:
+		if why != nil {
+			why("ep=%d does not divide the %d experts of %s: use ep in %s", ep, z.experts, z.model, divisorList(z.experts))
+		}
+		return false
+	}
+	return true
+}
+
+func epWithinReplicas(_ *sizes, d Degrees, _ bool, why reason) bool {
+	if ep, r := d[EP], mulSat(d[DP], d[FSDP]); ep > 1 && r%ep != 0 {
+		if why != nil {
+			why("ep=%d does not divide dp*fsdp = %d: expert parallelism is carved out of the data-parallel chips, so use ep in %s", ep, r, divisorList(r))
+		}
+		return false
+	}
+	return true
+}
+
+func replicasDivideBatch(z *sizes, d Degrees, why reason) bool {
+	r := mulSat(d[DP], d[FSDP])
+	switch {
+	case z.batch < 1:
+		if why != nil {
+			why("batch=%d must be a positive number of sequences", z.batch)
+		}
+		return false
+	case z.batch%r != 0:
+		if why != nil {
+			why("batch %d does not split over dp*fsdp = %d data-parallel replicas: use a batch that is a multiple of %d, or dp*fsdp in %s", z.batch, r, r, divisorList(z.batch))
+		}
+		return false
+	}
+	return true
+}
+
+func mbDividesReplicaBatch(z *sizes, d Degrees, _ bool, why reason) bool {
+	r := mulSat(d[DP], d[FSDP])
+	if z.mb < 1 || z.batch < 1 || z.batch%r != 0 {
+		return true // no micro-batch size yet, or replicasDivideBatch's
+	}
+	if per := z.batch / r; per%z.mb != 0 {
+		if why != nil {
+			why("mb=%d does not divide the per-replica batch of %d sequences (batch %d / dp*fsdp %d): use mb in %s", z.mb, per, z.batch, r, divisorList(per))
+		}
+		return false
+	}
+	return true
+}
+
+func cpDividesSeq(z *sizes, d Degrees, why reason) bool {
+	cp := d[CP]
+	switch {
+	case z.seq < 1:
+		if why != nil {
+			why("the sequence length %d must be positive", z.seq)
+		}
+		return false
+	case z.seq%cp != 0:
+		if why != nil {
+			why("cp=%d does not divide the sequence of %d tokens: use cp in %s", cp, z.seq, divisorList(z.seq))
+		}
+		return false
+	}
+	return true
+}
+
+func spDividesCPSeq(z *sizes, d Degrees, sp bool, why reason) bool {
+	tp, cp := d[TP], d[CP]
+	if !sp || tp <= 1 || z.seq < 1 || z.seq%cp != 0 {
+		return true // no sequence parallelism, or cpDividesSeq's
+	}
+	if per := z.seq / cp; per%tp != 0 {
+		if why != nil {
+			why("with sp, tp=%d must divide the %d tokens each cp rank holds (seq %d / cp %d): use sp=false or a tp dividing %d", tp, per, z.seq, cp, per)
+		}
+		return false
+	}
+	return true
+}
+
+func ppWithinLayers(z *sizes, d Degrees, why reason) bool {
+	if pp := d[PP]; pp > z.layers {
+		if why != nil {
+			why("pp=%d exceeds the %d layers of %s: use pp <= %d", pp, z.layers, z.model, z.layers)
+		}
+		return false
+	}
+	return true
 }
 
 // String returns the dimension's key in the strategy string: "dp", "fsdp",
@@ -91,6 +346,10 @@ func (d Dim) carved() bool { return dimSpecs[d].within != 0 }
 
 // DimSet is a set of parallel dimensions, one bit per Dim.
 type DimSet uint8
+
+// A ninth dimension does not fit a DimSet: this constant then overflows
+// and the package fails to compile. Widen DimSet (and its users' masks).
+const _ = DimSet(1 << (NumDims - 1))
 
 // Bit returns the set holding only d.
 func (d Dim) Bit() DimSet { return 1 << d }
@@ -195,6 +454,11 @@ const (
 
 // RoleSet is a set of roles, one bit per Role.
 type RoleSet uint8
+
+// A ninth role does not fit a RoleSet: this constant then overflows and
+// the package fails to compile. Widen RoleSet, and package cost's
+// resolution, a word of role sets one byte each, with it.
+const _ = RoleSet(1 << (NumRoles - 1))
 
 // Has reports whether r is in the set.
 func (s RoleSet) Has(r Role) bool { return s&(1<<r) != 0 }

@@ -270,12 +270,12 @@ func defaultShares(c *profiles.Cluster, free []int, n int, wholeFirst bool) ([]S
 		tier := -1
 		for a := range c.Axes {
 			if free[a] > 1 {
-				tier = tierRank(c.Axes[a].Tier)
+				tier = c.Axes[a].Tier.Rank()
 				break
 			}
 		}
 		for a := range c.Axes {
-			if free[a] == c.Axes[a].Size && free[a] == n && tierRank(c.Axes[a].Tier) == tier {
+			if free[a] == c.Axes[a].Size && free[a] == n && c.Axes[a].Tier.Rank() == tier {
 				free[a] = 1
 				return []Share{{Axis: c.Axes[a].Name, Size: n}}, true
 			}

@@ -470,7 +470,7 @@ func banned(c *profiles.Cluster, fp *pinned, fixMesh *[NumDims][]Share) [][NumDi
 	out := make([][NumDims]bool, len(c.Axes))
 	fastest := -1
 	for _, ax := range c.Axes {
-		if r := tierRank(ax.Tier); fastest < 0 || r < fastest {
+		if r := ax.Tier.Rank(); fastest < 0 || r < fastest {
 			fastest = r
 		}
 	}
@@ -481,7 +481,7 @@ func banned(c *profiles.Cluster, fp *pinned, fixMesh *[NumDims][]Share) [][NumDi
 		for a, ax := range c.Axes {
 			switch spec.keep {
 			case fastestTier:
-				out[a][d] = tierRank(ax.Tier) > fastest
+				out[a][d] = ax.Tier.Rank() > fastest
 			case offDCN:
 				out[a][d] = ax.Tier == profiles.DCN
 			}
@@ -494,7 +494,7 @@ func banned(c *profiles.Cluster, fp *pinned, fixMesh *[NumDims][]Share) [][NumDi
 // pinned values fp and the resolved fixMesh.
 func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *pinned, fixMesh *[NumDims][]Share, classes [][]int) *layoutList {
 	nAxes := len(c.Axes)
-	seq := seqLen(m, w)
+	z := sizesOf(m, w, 0)
 	tuples := make([][]tuple, nAxes)
 	bySize := map[int][]tuple{}
 	prevInClass := make([]int, nAxes)
@@ -523,10 +523,6 @@ func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *pinned
 	// Layouts with ep = 1 are listed unless ep is pinned above 1 or
 	// placed.
 	epOne := (!epFixed || fp.Degree[EP] == 1) && len(fixMesh[EP]) == 0
-	experts := 0
-	if m.MoE != nil && m.MoE.Experts > 1 {
-		experts = m.MoE.Experts
-	}
 	ban := banned(c, fp, fixMesh)
 
 	dims := tupleDims()
@@ -552,7 +548,7 @@ func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *pinned
 					ok = false
 				}
 			}
-			if !ok || m.Heads%deg[TP] != 0 || seq%deg[CP] != 0 || deg[PP] > m.Layers || w.Batch%(deg[DP]*deg[FSDP]) != 0 {
+			if !ok || !runningOK(&z, Degrees(deg)) {
 				return
 			}
 			idx[a] = t
@@ -562,21 +558,17 @@ func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *pinned
 		rec = func(a int) {
 			if a == nAxes {
 				deg := partial[nAxes]
-				tp, cp := deg[TP], deg[CP]
-				if kv := m.KVHeads; kv > 0 && kv%tp != 0 && tp%kv != 0 {
-					return
-				}
 				for _, d := range dims {
 					if fixDeg[d] != 0 && deg[d] != fixDeg[d] {
 						return
 					}
 				}
-				spv := tp > 1
+				spv := deg[TP] > 1
 				if spFixed {
 					spv = spVal
 				}
-				if spv && (tp == 1 || (seq/cp)%tp != 0) {
-					return
+				if spv && deg[TP] == 1 || !wholeOK(&z, Degrees(deg), spv) {
+					return // sp without tp (Validate), or a rule fails
 				}
 				l := layout{sp: spv, perReplica: w.Batch / (deg[DP] * deg[FSDP])}
 				for d, v := range deg {
@@ -589,8 +581,8 @@ func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *pinned
 				if epOne {
 					out.add(l)
 				}
-				if experts > 0 {
-					addEP(out, l, c, idx, tuples, prevInClass, experts, epFixed, fp.Degree[EP], fixMesh)
+				if z.experts > 1 {
+					addEP(out, l, c, idx, tuples, prevInClass, &z, epFixed, fp.Degree[EP], fixMesh)
 				}
 				return
 			}
@@ -629,20 +621,6 @@ func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *pinned
 		out.join(&lists[i])
 	}
 	return out
-}
-
-// tierRank orders link tiers: 0 for the scale-up tiers (ICI, NVLink), 1
-// for InfiniBand, 2 for Ethernet, 3 for DCN and unknown tiers.
-func tierRank(t profiles.Tier) int {
-	switch t {
-	case profiles.ICI, profiles.NVLink:
-		return 0
-	case profiles.InfiniBand:
-		return 1
-	case profiles.Ethernet:
-		return 2
-	}
-	return 3
 }
 
 // buildMesh fills l.mesh from the per-axis tuple choice idx, with shares
@@ -702,12 +680,16 @@ func choiceKey(idx []int) (axisChoice, bool) {
 
 // addEP adds to out the MoE variants of l with ep > 1: every per-axis
 // choice of ep factors inside the part of each axis held by the dimensions
-// EP is carved out of (dp and fsdp) whose product divides the experts,
-// listed once up to interchangeable axes.
-func addEP(out *layoutList, l layout, c *profiles.Cluster, idx []int, tuples [][]tuple, prevInClass []int, experts int, epFixed bool, fixEP int, fixMesh *[NumDims][]Share) {
+// EP is carved out of (dp and fsdp) whose product passes the running part
+// of EP's rule against sizes z (it divides the experts), listed once up to
+// interchangeable axes. The rule's whole part (ep divides dp*fsdp) holds
+// by construction: each axis's ep factor divides that axis's dp*fsdp part.
+func addEP(out *layoutList, l layout, c *profiles.Cluster, idx []int, tuples [][]tuple, prevInClass []int, z *sizes, epFixed bool, fixEP int, fixMesh *[NumDims][]Share) {
 	nAxes := len(c.Axes)
 	caps := make([]int, nAxes)
-	within := dimTable()[EP].within.inFillOrder()
+	spec := &dimSpecs[EP]
+	within, rule := spec.within.inFillOrder(), spec.divides
+	deg := l.degrees()
 	for a := range caps {
 		t := tuples[a][idx[a]]
 		caps[a] = 1
@@ -737,7 +719,7 @@ func addEP(out *layoutList, l layout, c *profiles.Cluster, idx []int, tuples [][
 			return
 		}
 		for f := caps[a]; f >= 1; f-- {
-			if caps[a]%f != 0 || experts%(prod*f) != 0 {
+			if deg[EP] = prod * f; caps[a]%f != 0 || !rule.running(z, deg, nil) {
 				continue
 			}
 			// Interchangeable axes with equal tuples: keep the larger ep

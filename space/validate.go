@@ -95,61 +95,17 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 		add("dp*fsdp*tp*cp*pp = %d*%d*%d*%d*%d = %d, but cluster %s has %d chips: the degrees must multiply to %d%s",
 			s.Degree[DP], s.Degree[FSDP], tp, s.Degree[CP], s.Degree[PP], n, c.Name, chips, chips, hint)
 	}
-	// Attention heads.
-	switch {
-	case m.Heads < 1:
-		add("model %s has %d attention heads; tp cannot be checked", m.Name, m.Heads)
-	case m.Heads%tp != 0:
-		add("tp=%d does not divide the %d attention heads of %s: use tp in %s", tp, m.Heads, m.Name, divisorList(m.Heads))
-	}
-	if kv := m.KVHeads; kv > 0 && kv%tp != 0 && tp%kv != 0 {
-		add("tp=%d and the %d key/value heads of %s do not divide one another: tp must divide kv_heads (each chip holds kv_heads/tp) or be a multiple of it (each KV head is replicated tp/kv_heads times); use tp in %s or a multiple of %d",
-			tp, kv, m.Name, divisorList(kv), kv)
-	}
-	// Experts.
-	if ep := s.Degree[EP]; ep > 1 {
-		switch {
-		case m.MoE == nil || m.MoE.Experts < 1:
-			add("ep=%d needs a mixture-of-experts model, but %s is dense: use ep=1", ep, m.Name)
-		case m.MoE.Experts%ep != 0:
-			add("ep=%d does not divide the %d experts of %s: use ep in %s", ep, m.MoE.Experts, m.Name, divisorList(m.MoE.Experts))
-		}
-		if r := s.Replicas(); r%ep != 0 {
-			add("ep=%d does not divide dp*fsdp = %d: expert parallelism is carved out of the data-parallel chips, so use ep in %s", ep, r, divisorList(r))
-		}
-	}
-	// Batch and micro-batches.
-	r := s.Replicas()
+	// The dimensions' rules (dims.go): tp and the heads, ep and the
+	// experts, dp*fsdp, mb and the batch, cp, sp and the sequence, pp and
+	// the layers.
+	z := sizesOf(&m, w, s.MB)
+	ruleErrs(&z, s.Degree, s.SP, add)
 	nmb := 0
-	switch {
-	case w.Batch < 1:
-		add("batch=%d must be a positive number of sequences", w.Batch)
-	case w.Batch%r != 0:
-		add("batch %d does not split over dp*fsdp = %d data-parallel replicas: use a batch that is a multiple of %d, or dp*fsdp in %s", w.Batch, r, r, divisorList(w.Batch))
-	default:
-		per := w.Batch / r
-		if per%s.MB != 0 {
-			add("mb=%d does not divide the per-replica batch of %d sequences (batch %d / dp*fsdp %d): use mb in %s", s.MB, per, w.Batch, r, divisorList(per))
-		} else {
-			nmb = per / s.MB
-		}
+	if r := s.Replicas(); w.Batch >= 1 && w.Batch%r == 0 && (w.Batch/r)%s.MB == 0 {
+		nmb = w.Batch / r / s.MB
 	}
-	// Sequence.
-	seq := seqLen(&m, w)
-	cp := s.Degree[CP]
-	switch {
-	case seq < 1:
-		add("the sequence length %d must be positive", seq)
-	case seq%cp != 0:
-		add("cp=%d does not divide the sequence of %d tokens: use cp in %s", cp, seq, divisorList(seq))
-	case s.SP && tp > 1 && (seq/cp)%tp != 0:
-		add("with sp, tp=%d must divide the %d tokens each cp rank holds (seq %d / cp %d): use sp=false or a tp dividing %d", tp, seq/cp, seq, cp, seq/cp)
-	}
-	// Pipeline.
+	// Pipeline schedules.
 	pp := s.Degree[PP]
-	if pp > m.Layers {
-		add("pp=%d exceeds the %d layers of %s: use pp <= %d", pp, m.Layers, m.Name, m.Layers)
-	}
 	switch {
 	case !s.Schedule.Virtual():
 		if s.V != 1 {
