@@ -175,9 +175,19 @@ func (w *Worker) Time(s *space.Strategy, trace bool) (cost.Estimate, error) {
 // through an interface thus passes no pointer to an estimate of its own,
 // which would move that estimate to the heap.
 func (w *Worker) PlacedTime(s *space.Strategy, placement int64) (*cost.Estimate, error) {
+	if err := w.TimeTo(s, placement, &w.est); err != nil {
+		return nil, err
+	}
+	return &w.est, nil
+}
+
+// TimeTo is PlacedTime writing the estimate into est (left as it was on an
+// error) instead of the worker's own: the search's hot path calls it
+// through the concrete type, so that est need not escape.
+func (w *Worker) TimeTo(s *space.Strategy, placement int64, est *cost.Estimate) error {
 	ms, err := w.ps.ms.pick(s)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p := w.pool(ms.key)
 	if p.evaluator == nil {
@@ -185,10 +195,7 @@ func (w *Worker) PlacedTime(s *space.Strategy, placement int64) (*cost.Estimate,
 		o.SkipCollectives = true
 		p.evaluator = ms.cost.NewEvaluator(w.ps.c, w.ps.w, o)
 	}
-	if err := p.evaluator.EvaluatePlacedTo(s, placement, &w.est); err != nil {
-		return nil, err
-	}
-	return &w.est, nil
+	return p.evaluator.EvaluatePlacedTo(s, placement, est)
 }
 
 // LowerBound returns the cost model's lower bound on the step time of s

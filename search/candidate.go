@@ -6,6 +6,7 @@ import (
 
 	"github.com/meshplan/meshplan/cost"
 	"github.com/meshplan/meshplan/memory"
+	"github.com/meshplan/meshplan/score"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -93,7 +94,11 @@ func (p *Problem) fillCandidate(c *Candidate, sc Scorer, s *space.Strategy, inde
 		return
 	}
 	var err error
-	if w, ok := sc.(PlacedTimer); ok && !trace {
+	if w, ok := sc.(*score.Worker); ok && !trace {
+		// The planner's worker through its concrete type, in place, so
+		// that c need not escape (the search's hot path).
+		err = w.TimeTo(s, p.placement(index), &c.Time) // c.Time is zero (fillMemoryCandidate) and stays so on an error
+	} else if w, ok := sc.(PlacedTimer); ok && !trace {
 		// The worker's estimate, copied, so that c need not escape.
 		var est *cost.Estimate
 		if est, err = w.PlacedTime(s, p.placement(index)); err == nil {
