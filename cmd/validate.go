@@ -11,6 +11,7 @@ import (
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/results"
 	"github.com/meshplan/meshplan/search"
+	"github.com/meshplan/meshplan/validate/calibrate"
 	"github.com/meshplan/meshplan/validate/runs"
 	"github.com/meshplan/meshplan/validate/steps"
 )
@@ -112,7 +113,7 @@ func (a *app) runValidateSteps(path string) error {
 
 // runValidate reads the runs, predicts them and prints the report.
 func (a *app) runValidate(path string) error {
-	rs, err := readRuns(path)
+	rs, format, err := readRuns(path)
 	if err != nil {
 		return err
 	}
@@ -132,6 +133,9 @@ func (a *app) runValidate(path string) error {
 		}
 		o.Framework = &f
 	}
+	if format != runs.FormatRuns {
+		return a.runValidatePublished(rs, format, override, o)
+	}
 	rep := runs.Validate(rs, override, o)
 	return a.emit(func(w io.Writer) error {
 		if a.cfg.Format == formatJSON {
@@ -143,25 +147,46 @@ func (a *app) runValidate(path string) error {
 
 // readRuns reads the --runs file, or the built-in runs when path is empty.
 // Every failure is bad input.
-func readRuns(path string) ([]runs.Run, error) {
+func readRuns(path string) ([]runs.Run, runs.Format, error) {
 	if path == "" {
 		rs, err := runs.Default()
 		if err != nil {
-			return nil, fmt.Errorf("the built-in runs: %w", err)
+			return nil, 0, fmt.Errorf("the built-in runs: %w", err)
 		}
-		return rs, nil
+		return rs, runs.FormatRuns, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		if pe, ok := err.(*os.PathError); ok {
 			err = pe.Err
 		}
-		return nil, badInputf("--runs %s: cannot read it: %v", path, err)
+		return nil, 0, badInputf("--runs %s: cannot read it: %v", path, err)
 	}
 	defer f.Close()
-	rs, err := runs.Read(f)
+	rs, format, err := runs.ReadFormat(f)
 	if err != nil {
-		return nil, badInputf("--runs %s: %w", path, err)
+		return nil, 0, badInputf("--runs %s: %w", path, err)
 	}
-	return rs, nil
+	return rs, format, nil
+}
+
+// runValidatePublished predicts the rows of a published-runs-2 or
+// published-memory file (or a user file in their columns) and prints the
+// per-source, per-chip and per-framework errors with the
+// leave-one-source-out time error beside the in-sample one.
+func (a *app) runValidatePublished(rs []runs.Run, format runs.Format, override *profiles.Cluster, o runs.Options) error {
+	rep := runs.ValidatePublished(rs, format, override, o)
+	var loso calibrate.SourceReport
+	if override == nil {
+		var err error
+		if loso, err = calibrate.LeaveOneSourceOut(rs, calibrate.Options{Runs: o}); err != nil {
+			return fmt.Errorf("leave-one-source-out: %w", err)
+		}
+	}
+	return a.emit(func(w io.Writer) error {
+		if a.cfg.Format == formatJSON {
+			return results.WritePublishedJSON(w, rep, loso)
+		}
+		return results.WritePublishedTable(w, rep, loso)
+	})
 }
