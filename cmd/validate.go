@@ -37,6 +37,22 @@ layers, hidden, heads, vocab; cluster or chip and chips; batch (or
 global_batch_seqs or global_batch_tokens); seq; strategy (a strategy string)
 or tp, pp, dp, ...; and measured_step_s or measured_tokens_per_s (whole job).
 
+The published data sets are read as they are written, and so is a file of
+your own runs in their columns (the format is detected from the header):
+published-runs-2.csv (89 multi-chip runs: measured_tokens_per_s_per_chip,
+measured_step_s or measured_tflops_per_chip with the source's flops_basis;
+tp, pp, cp, ep, etp, dp, vp, micro_batch, zero_or_fsdp, recompute, precision;
+the model by model_name or its columns, with moe_experts, moe_topk,
+moe_shared_experts, moe_expert_ffn, moe_layer_pattern and mla) and
+published-memory.csv (measured_peak_gb in GiB, peak_kind, oom). Each row is
+predicted with its published layout; the report gives per source, chip and
+framework the time MAPE and bias, the memory MAPE and the fit verdicts right
+and wrong, and one line per row that is not posable with the planner's own
+reason. Its headline is the leave-one-source-out time error: per chip, the
+coefficients plan calibrate fits are refitted without each source, and that
+source is predicted with the refit; the in-sample error stands beside it.
+README.md lists every column.
+
 --cluster applies a cluster profile (e.g. one fitted by plan calibrate) to the
 runs on its chip; runs on other chips are skipped. Each run is predicted with
 the framework it was measured on (its framework column, else its source's:
@@ -58,6 +74,8 @@ framework.`,
 		Example: `  plan validate
   plan validate --format json
   plan validate --runs my-runs.csv --cluster fitted-a100.yaml
+  plan validate --runs validate/runs/testdata/published-runs-2.csv
+  plan validate --runs validate/runs/testdata/published-memory.csv --format json
   plan validate --steps train-steps.csv
   plan validate --steps train-steps.csv --framework my-stack.yaml --format json`,
 		Args: cobra.NoArgs,
