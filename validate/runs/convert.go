@@ -242,7 +242,7 @@ func publishedChip(key string) (chipInfo, bool) {
 	case "h100-80gb":
 		return chipInfo{"h100", 989e12, 0}, true
 	case "h100-sxm-96gb-hbm2e":
-		// Meta's Grand Teton H100 with 96 GB of HBM2e (published-runs-2.md);
+		// Meta's Grand Teton H100 with 96 GB of HBM2e (docs/published-runs-2.md);
 		// profiles has no such variant: an h100 with 96e9 bytes.
 		return chipInfo{"h100", 989e12, 96e9}, true
 	case "b200":
@@ -590,13 +590,13 @@ func splitDP(text string, dp int) (dpOut, fsdp, zero int, note string, err error
 	case t == "" || strings.HasPrefix(t, "none"):
 		return dp, 1, 0, "", nil
 	case strings.HasPrefix(t, "no fsdp"):
-		// Megatron-Bridge's "FSDP=0, DDP" (published-runs-2.md).
+		// Megatron-Bridge's "FSDP=0, DDP" (docs/published-runs-2.md).
 		return dp, 1, 0, "", nil
 	case strings.Contains(t, "offload") || strings.Contains(t, "cpu"):
 		return 0, 0, 0, "", fmt.Errorf("runs: zero_or_fsdp %q offloads model state to the host, which the memory model does not express", text)
 	case strings.Contains(t, "gemini"):
 		// ColossalAI Gemini shards parameters, gradients and optimizer
-		// states like ZeRO-3 (published-memory.md).
+		// states like ZeRO-3 (docs/published-memory.md).
 		return 1, dp, 0, "", nil
 	case strings.HasPrefix(t, "distributed optimizer"):
 		// Megatron's --use-distributed-optimizer is ZeRO-1.

@@ -37,7 +37,7 @@ const (
 	// ConventionCausal is model FLOPs with the causal attention counted at
 	// half: the contract's count with its attention-score term halved
 	// (Megatron-Bridge's performance summaries, MaxText after PR #1988;
-	// published-runs-2.md: 51.5 GFLOP/token for Llama3-8B at 8K, against
+	// docs/published-runs-2.md: 51.5 GFLOP/token for Llama3-8B at 8K, against
 	// 57.9 un-halved).
 	ConventionCausal Convention = "causal"
 	// ConventionUnknown marks a source whose FLOP count is not stated (OPT);

@@ -58,7 +58,7 @@ func formatOf(header []string) Format {
 
 // posed reports whether the row comes from a published-runs-2 or
 // published-memory layout, whose columns are read with the conventions of
-// published-runs-2.md and published-memory.md.
+// docs/published-runs-2.md and docs/published-memory.md.
 func (r Run) posed() bool { return r.Format != FormatRuns }
 
 // frameworkProfile maps a framework as a source names it to a built-in
@@ -91,7 +91,7 @@ func frameworkProfile(text string) string {
 }
 
 // presetFor returns the preset a published model name stands for, or ""
-// (published-runs-2.md: the rows' shapes are the presets' shapes).
+// (docs/published-runs-2.md: the rows' shapes are the presets' shapes).
 func presetFor(name string) string {
 	n := strings.ToLower(name)
 	llama := strings.Contains(n, "llama")
@@ -204,7 +204,7 @@ func (r Run) SourceName() string {
 }
 
 // conventionOfBasis reads the FLOP convention from a flops_basis text
-// (published-runs-2.md "FLOP conventions"): the Megatron SC21 formula with
+// (docs/published-runs-2.md "FLOP conventions"): the Megatron SC21 formula with
 // the 96 coefficient (recompute counted) or the 72 one (model FLOPs);
 // MaxText before PR #1988; un-halved model FLOPs ("NOT causal-halved",
 // "counted full"); model FLOPs with the causal attention counted at half.

@@ -253,7 +253,7 @@ func TestFrameworkProfile(t *testing.T) {
 }
 
 // TestFLOPConventions checks the FLOPs per token of each convention on
-// hand-computed values (published-runs-2.md "FLOP conventions").
+// hand-computed values (docs/published-runs-2.md "FLOP conventions").
 func TestFLOPConventions(t *testing.T) {
 	llama8b, err := model.Load("llama3-8b")
 	if err != nil {

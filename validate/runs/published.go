@@ -10,7 +10,7 @@ import (
 	"github.com/meshplan/meshplan/space"
 )
 
-// gibBytes is one GiB: published-memory.md reads the sources' "GB" as
+// gibBytes is one GiB: docs/published-memory.md reads the sources' "GB" as
 // PyTorch byte counters divided by 2^30.
 const gibBytes = 1 << 30
 
@@ -167,7 +167,7 @@ func (r Run) validatePublished(override *profiles.Cluster, o Options) (Published
 		row.FitRight = ptr(row.Fits == !*row.OOM)
 	}
 	if r.MeasuredPeakGB > 0 {
-		// published-memory.md: the sources' "GB" are PyTorch byte counters / 2^30.
+		// docs/published-memory.md: the sources' "GB" are PyTorch byte counters / 2^30.
 		row.MeasuredPeakBytes = r.MeasuredPeakGB * gibBytes
 		if r.OOM != "1" {
 			e := row.PredictedPeakBytes/row.MeasuredPeakBytes - 1

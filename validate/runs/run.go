@@ -26,7 +26,7 @@ var publishedRunsCSV []byte
 type Run struct {
 	// Format is the layout of the file the row was read from (Read sets
 	// it from the header); FormatPublished and FormatMemory rows are read
-	// with the conventions of published-runs-2.md and published-memory.md.
+	// with the conventions of docs/published-runs-2.md and docs/published-memory.md.
 	Format Format
 	// Line is the 1-based line of the row in its file (the header is line 1).
 	Line int
@@ -111,7 +111,7 @@ type Run struct {
 	Notes string
 
 	// The columns of the published-runs-2 and published-memory files
-	// (docs/published-data.md); a user file may use them too.
+	// (docs/published-runs-2.md and docs/published-memory.md); a user file may use them too.
 
 	// CP is the context-parallel degree ("cp" column); it replaces a
 	// numeric cp_or_sp.
@@ -145,7 +145,7 @@ type Run struct {
 	// Optimizer is the optimizer as published.
 	Optimizer string
 	// MeasuredPeakGB is the measured per-chip peak memory in GiB (2^30
-	// bytes; published-memory.md: PyTorch byte counters printed as "GB").
+	// bytes; docs/published-memory.md: PyTorch byte counters printed as "GB").
 	MeasuredPeakGB float64
 	// PeakKind is the counter behind MeasuredPeakGB: "allocated",
 	// "reserved" or "unknown".
