@@ -66,7 +66,9 @@
 // strategy parser, so that the reason a row is not posable is the
 // planner's own error. ValidatePublished compares time rows' tokens/s per
 // chip and memory rows' peaks and fit verdicts, per source, chip and
-// framework. Read refuses input over MaxFileBytes or MaxRows rows and
+// framework; where a row leaves the optimizer-state sharding open (blank
+// zero_or_fsdp or "not stated") it tries zero=0 and zero=1 and keeps the
+// fastest that fits, as for an unpublished micro-batch. Read refuses input over MaxFileBytes or MaxRows rows and
 // lists at most 20 row problems.
 //
 // Every error the package returns is a lowercase sentence prefixed "runs:".

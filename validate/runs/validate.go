@@ -259,6 +259,16 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 	if r.Strategy == "" && r.MicroBatch == 0 {
 		candidates = mbCandidates(s, w)
 	}
+	zeroTried := false
+	if r.Strategy == "" && r.posed() && s.Zero == 0 && s.Degree[space.DP] > 1 && zeroUnstated(r.ZeroOrFSDP) {
+		// Whether the optimizer states are sharded (Megatron's distributed
+		// optimizer) is not published: try both, as the mb above.
+		for _, c := range candidates {
+			c.Zero = 1
+			candidates = append(candidates, c)
+		}
+		zeroTried = true
+	}
 	if r.UnfusedAttention() {
 		notes = append(notes, "attention without FlashAttention (the source predates it)")
 	}
@@ -283,8 +293,14 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 	if best == nil {
 		return prediction{}, firstErr
 	}
-	if len(candidates) > 1 {
+	if len(candidates) > 1 && !zeroTried {
 		notes = append(notes, fmt.Sprintf("micro-batch not published: mb=%d chosen (fastest that fits of %d tried)", best.s.MB, len(candidates)))
+	}
+	if zeroTried {
+		if len(candidates) > 2 {
+			notes = append(notes, fmt.Sprintf("micro-batch not published: mb=%d chosen", best.s.MB))
+		}
+		notes = append(notes, fmt.Sprintf("optimizer sharding not published: zero=%d chosen (fastest that fits of %d tried)", best.s.Zero, len(candidates)))
 	}
 	if !best.fit {
 		notes = append(notes, fmt.Sprintf("does not fit: needs %.1f GB of %.1f GB usable per chip",
@@ -338,4 +354,12 @@ func evaluate(p *search.Problem, s space.Strategy) (evaluation, error) {
 		return evaluation{}, fmt.Errorf("runs: %w", c.Err)
 	}
 	return evaluation{s: placed, est: c.Time, mem: c.Memory, fit: c.Fits}, nil
+}
+
+// zeroUnstated reports whether a published zero_or_fsdp text leaves the
+// optimizer-state sharding open: blank, or "not stated" (Megatron-Bridge's
+// "no FSDP (FSDP=0, DDP; distributed-optimizer use not stated)").
+func zeroUnstated(text string) bool {
+	t := strings.ToLower(strings.TrimSpace(text))
+	return t == "" || strings.Contains(t, "not stated")
 }
