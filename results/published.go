@@ -110,6 +110,8 @@ func WritePublishedTable(w io.Writer, rep runs.PublishedReport, loso calibrate.S
 		}
 	} else if rep.All.TimeRows == 0 {
 		fmt.Fprintln(w, "\nno time rows: no coefficient is fitted, so there is no leave-one-source-out error.")
+	} else {
+		fmt.Fprintln(w, "\nno leave-one-source-out error: --cluster fixes the coefficients, so none is refitted.")
 	}
 
 	if len(rep.NotPosable) > 0 {
