@@ -75,7 +75,7 @@ func (a *app) runCalibrate(path string) error {
 	if err != nil {
 		return err
 	}
-	rs, err := readRuns(path)
+	rs, _, err := readRuns(path)
 	if err != nil {
 		return err
 	}

@@ -223,6 +223,10 @@ func TestGolden(t *testing.T) {
 		// The measured single-H100 steps; compared by structure only, since a
 		// small change of the models flips the sign of an error near zero.
 		{name: "validate-steps-measured-h100", args: []string{"validate", "--steps", "../validate/steps/testdata/measured-h100/train-steps.csv"}, shape: true, noNumbers: true},
+		// The published runs and memory as written (issue 38): numbers within
+		// the shape tolerance; a row that becomes posable changes the shape.
+		{name: "validate-published-runs-2", args: []string{"validate", "--runs", "../validate/runs/testdata/published-runs-2.csv"}, shape: true},
+		{name: "validate-published-memory", args: []string{"validate", "--runs", "../validate/runs/testdata/published-memory.csv"}, shape: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkGolden(t, tc) })
 	}

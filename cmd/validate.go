@@ -11,6 +11,7 @@ import (
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/results"
 	"github.com/meshplan/meshplan/search"
+	"github.com/meshplan/meshplan/validate/calibrate"
 	"github.com/meshplan/meshplan/validate/runs"
 	"github.com/meshplan/meshplan/validate/steps"
 )
@@ -36,6 +37,22 @@ layers, hidden, heads, vocab; cluster or chip and chips; batch (or
 global_batch_seqs or global_batch_tokens); seq; strategy (a strategy string)
 or tp, pp, dp, ...; and measured_step_s or measured_tokens_per_s (whole job).
 
+The published data sets are read as they are written, and so is a file of
+your own runs in their columns (the format is detected from the header):
+published-runs-2.csv (89 multi-chip runs: measured_tokens_per_s_per_chip,
+measured_step_s or measured_tflops_per_chip with the source's flops_basis;
+tp, pp, cp, ep, etp, dp, vp, micro_batch, zero_or_fsdp, recompute, precision;
+the model by model_name or its columns, with moe_experts, moe_topk,
+moe_shared_experts, moe_expert_ffn, moe_layer_pattern and mla) and
+published-memory.csv (measured_peak_gb in GiB, peak_kind, oom). Each row is
+predicted with its published layout; the report gives per source, chip and
+framework the time MAPE and bias, the memory MAPE and the fit verdicts right
+and wrong, and one line per row that is not posable with the planner's own
+reason. Its headline is the leave-one-source-out time error: per chip, the
+coefficients plan calibrate fits are refitted without each source, and that
+source is predicted with the refit; the in-sample error stands beside it.
+README.md lists every column.
+
 --cluster applies a cluster profile (e.g. one fitted by plan calibrate) to the
 runs on its chip; runs on other chips are skipped. Each run is predicted with
 the framework it was measured on (its framework column, else its source's:
@@ -57,6 +74,8 @@ framework.`,
 		Example: `  plan validate
   plan validate --format json
   plan validate --runs my-runs.csv --cluster fitted-a100.yaml
+  plan validate --runs validate/runs/testdata/published-runs-2.csv
+  plan validate --runs validate/runs/testdata/published-memory.csv --format json
   plan validate --steps train-steps.csv
   plan validate --steps train-steps.csv --framework my-stack.yaml --format json`,
 		Args: cobra.NoArgs,
@@ -112,7 +131,7 @@ func (a *app) runValidateSteps(path string) error {
 
 // runValidate reads the runs, predicts them and prints the report.
 func (a *app) runValidate(path string) error {
-	rs, err := readRuns(path)
+	rs, format, err := readRuns(path)
 	if err != nil {
 		return err
 	}
@@ -132,6 +151,9 @@ func (a *app) runValidate(path string) error {
 		}
 		o.Framework = &f
 	}
+	if format != runs.FormatRuns {
+		return a.runValidatePublished(rs, format, override, o)
+	}
 	rep := runs.Validate(rs, override, o)
 	return a.emit(func(w io.Writer) error {
 		if a.cfg.Format == formatJSON {
@@ -143,25 +165,46 @@ func (a *app) runValidate(path string) error {
 
 // readRuns reads the --runs file, or the built-in runs when path is empty.
 // Every failure is bad input.
-func readRuns(path string) ([]runs.Run, error) {
+func readRuns(path string) ([]runs.Run, runs.Format, error) {
 	if path == "" {
 		rs, err := runs.Default()
 		if err != nil {
-			return nil, fmt.Errorf("the built-in runs: %w", err)
+			return nil, 0, fmt.Errorf("the built-in runs: %w", err)
 		}
-		return rs, nil
+		return rs, runs.FormatRuns, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		if pe, ok := err.(*os.PathError); ok {
 			err = pe.Err
 		}
-		return nil, badInputf("--runs %s: cannot read it: %v", path, err)
+		return nil, 0, badInputf("--runs %s: cannot read it: %v", path, err)
 	}
 	defer f.Close()
-	rs, err := runs.Read(f)
+	rs, format, err := runs.ReadFormat(f)
 	if err != nil {
-		return nil, badInputf("--runs %s: %w", path, err)
+		return nil, 0, badInputf("--runs %s: %w", path, err)
 	}
-	return rs, nil
+	return rs, format, nil
+}
+
+// runValidatePublished predicts the rows of a published-runs-2 or
+// published-memory file (or a user file in their columns) and prints the
+// per-source, per-chip and per-framework errors with the
+// leave-one-source-out time error beside the in-sample one.
+func (a *app) runValidatePublished(rs []runs.Run, format runs.Format, override *profiles.Cluster, o runs.Options) error {
+	rep := runs.ValidatePublished(rs, format, override, o)
+	var loso calibrate.SourceReport
+	if override == nil {
+		var err error
+		if loso, err = calibrate.LeaveOneSourceOut(rs, calibrate.Options{Runs: o}); err != nil {
+			return fmt.Errorf("leave-one-source-out: %w", err)
+		}
+	}
+	return a.emit(func(w io.Writer) error {
+		if a.cfg.Format == formatJSON {
+			return results.WritePublishedJSON(w, rep, loso)
+		}
+		return results.WritePublishedTable(w, rep, loso)
+	})
 }

@@ -106,6 +106,14 @@
 // each. The full fit and the fold fits run concurrently on private copies
 // of the samples; every result is deterministic.
 //
+// # Leave one source out
+//
+// LeaveOneSourceOut fits, per chip, the coefficients on every run of the
+// chip (in sample) and, for each source, on the other sources' runs only,
+// predicting that source with the refit (out of source); a chip with a
+// single source keeps the defaults out of source and says so. It returns
+// every run's default, in-sample and out-of-source errors.
+//
 // Every error the package returns is a lowercase sentence prefixed
 // "calibrate:".
 package calibrate

@@ -66,6 +66,9 @@ var (
 	// Llama (1, 2, 3; torchtitan; Mixtral): RMSNorm, SwiGLU, no biases,
 	// untied output layer.
 	llama = family{name: "llama", ffn: model.SwiGLU, norm: model.RMSNorm, tied: false}
+	// GPT-OSS: RMSNorm, gated SiLU experts, untied output layer, biased
+	// attention projections (attention_bias in its Hugging Face config).
+	gptOSS = family{name: "gpt-oss", ffn: model.SwiGLU, norm: model.RMSNorm, tied: false}
 	// MaxText's synthetic global_parameter_scale models: Llama-like with
 	// gated SiLU, RMSNorm and untied logits, and head_dim fixed at 128 while
 	// the head count scales, so heads*head_dim need not equal hidden
@@ -118,6 +121,9 @@ func (r Run) sourceOf() (source, bool) {
 // torch.compile), and the default profile for any other row.
 func (r Run) FrameworkName() string {
 	if r.Framework != "" {
+		if r.posed() {
+			return frameworkProfile(r.Framework)
+		}
 		return r.Framework
 	}
 	s, ok := r.sourceOf()
@@ -150,6 +156,7 @@ func (r Run) familyOf() (family, string) {
 		word string
 		f    family
 	}{
+		{"gpt-oss", gptOSS}, {"internlm", llama},
 		{"neox", gptNeoX}, {"bloom", bloom}, {"mpt", mpt},
 		{"llama", llama}, {"mistral", llama}, {"mixtral", llama}, {"qwen", llama},
 		{"gpt", megatronGPT}, {"opt", megatronGPT}, {"nlg", megatronGPT},
@@ -169,6 +176,9 @@ func (r Run) familyOf() (family, string) {
 // the shape columns and the source's architecture family, normalised and
 // validated.
 func (r Run) ModelSpec() (model.Spec, error) {
+	if r.posed() {
+		return r.posedModel()
+	}
 	var m model.Spec
 	if r.Model != "" {
 		var err error
@@ -212,8 +222,9 @@ func (r Run) ModelSpec() (model.Spec, error) {
 // chipInfo maps a chip as the published rows name it to a profiles chip and
 // the peak the sources use (docs/published-runs.md §1 "chip names").
 type chipInfo struct {
-	profile string  // profiles chip name
-	peak    float64 // dense bf16 FLOP/s per chip the sources divide by
+	profile  string  // profiles chip name
+	peak     float64 // dense bf16 FLOP/s per chip the sources divide by
+	hbmBytes float64 // the chip's HBM when it differs from the profile's (0: the profile's)
 }
 
 // publishedChip returns the profiles chip and source peak of a chip as the
@@ -221,25 +232,33 @@ type chipInfo struct {
 func publishedChip(key string) (chipInfo, bool) {
 	switch key {
 	case "a100-sxm-80gb":
-		return chipInfo{"a100", 312e12}, true
+		return chipInfo{"a100", 312e12, 0}, true
 	case "a100-sxm-40gb":
-		return chipInfo{"a100-40gb", 312e12}, true
+		return chipInfo{"a100-40gb", 312e12, 0}, true
 	case "h100-sxm-80gb":
-		return chipInfo{"h100", 989e12}, true
+		return chipInfo{"h100", 989e12, 0}, true
 	case "h800":
-		return chipInfo{"h800", 989e12}, true
+		return chipInfo{"h800", 989e12, 0}, true
+	case "h100-80gb":
+		return chipInfo{"h100", 989e12, 0}, true
+	case "h100-sxm-96gb-hbm2e":
+		// Meta's Grand Teton H100 with 96 GB of HBM2e (docs/published-runs-2.md);
+		// profiles has no such variant: an h100 with 96e9 bytes.
+		return chipInfo{"h100", 989e12, 96e9}, true
+	case "b200":
+		return chipInfo{"b200", 2250e12, 0}, true
 	case "gb200":
-		return chipInfo{"gb200", 2.5e15}, true // "about 2.5 PFLOP/s", unverified ?
+		return chipInfo{"gb200", 2.5e15, 0}, true // "about 2.5 PFLOP/s", unverified ?
 	case "tpuv3":
-		return chipInfo{"v3", 123e12}, true
+		return chipInfo{"v3", 123e12, 0}, true
 	case "tpuv4":
-		return chipInfo{"v4", 275e12}, true
+		return chipInfo{"v4", 275e12, 0}, true
 	case "tpuv5e":
-		return chipInfo{"v5e", 197e12}, true
+		return chipInfo{"v5e", 197e12, 0}, true
 	case "tpuv5p":
-		return chipInfo{"v5p", 459e12}, true
+		return chipInfo{"v5p", 459e12, 0}, true
 	case "tpuv6e":
-		return chipInfo{"v6e", 918e12}, true
+		return chipInfo{"v6e", 918e12, 0}, true
 	}
 	return chipInfo{}, false
 }
@@ -295,6 +314,13 @@ func (r Run) ClusterName() (string, error) {
 	if !strings.HasPrefix(c.Family, "tpu") {
 		return fmt.Sprintf("%s-%d", c.Name, r.Chips), nil
 	}
+	if m := numSlicesRe.FindStringSubmatch(r.Notes); m != nil && r.posed() {
+		// MaxText's num_slices=K: K slices of chips/K chips each.
+		k, _ := strconv.Atoi(m[1])
+		if k > 1 && r.Chips%k == 0 {
+			return fmt.Sprintf("%dx%s-%d", k, c.Name, r.Chips*cores/k), nil
+		}
+	}
 	if m := slicesRe.FindStringSubmatch(r.Notes); m != nil {
 		k, _ := strconv.Atoi(m[1])
 		size, _ := strconv.Atoi(m[3])
@@ -314,6 +340,18 @@ func (r Run) ClusterName() (string, error) {
 // chip, efficiency and per-tier link figures; rows on another chip are an
 // error.
 func (r Run) ClusterOf(override *profiles.Cluster) (profiles.Cluster, error) {
+	c, err := r.clusterOf(override)
+	if err != nil {
+		return c, err
+	}
+	if ci, ok := publishedChip(chipKey(r.Chip)); ok && ci.hbmBytes > 0 && r.Cluster == "" {
+		c.Chip.HBMBytes = ci.hbmBytes
+	}
+	return c, nil
+}
+
+// clusterOf is ClusterOf before the published chip's own HBM.
+func (r Run) clusterOf(override *profiles.Cluster) (profiles.Cluster, error) {
 	name, err := r.ClusterName()
 	if err != nil {
 		return profiles.Cluster{}, err
@@ -363,6 +401,10 @@ func (r Run) withNetwork(c profiles.Cluster) profiles.Cluster {
 		gbitPerNode = n * g
 	} else if m := totalPerNode.FindStringSubmatch(text); m != nil {
 		gbitPerNode, _ = strconv.ParseFloat(m[1], 64)
+	} else if m := fabricRe.FindStringSubmatch(text); m != nil && r.posed() {
+		n, _ := strconv.ParseFloat(m[1], 64)
+		g, _ := strconv.ParseFloat(m[2], 64)
+		gbitPerNode = n * g
 	}
 	if gbitPerNode <= 0 {
 		return c
@@ -389,6 +431,9 @@ func (r Run) withNetwork(c profiles.Cluster) profiles.Cluster {
 func (r Run) Workload(seqLen int) (space.Workload, error) {
 	if r.SeqLen > 0 {
 		seqLen = r.SeqLen
+	} else if r.posed() {
+		// A preset's own length is not the run's.
+		return space.Workload{}, errors.New("runs: the sequence length is not given (seq_len is blank)")
 	}
 	if seqLen <= 0 {
 		return space.Workload{}, errors.New("runs: the sequence length is not given")
@@ -443,6 +488,9 @@ func (r Run) Layout(chips int, w space.Workload) (space.Strategy, []string, erro
 	s.Degree[space.TP], s.Degree[space.PP], s.Degree[space.EP] = max(r.TP, 1), max(r.PP, 1), max(r.EP, 1)
 
 	switch v := strings.TrimSpace(r.CPOrSP); {
+	case v == "" && r.CP > 0:
+		s.Degree[space.CP] = r.CP
+		s.SP = s.Degree[space.TP] > 1
 	case v == "":
 		s.SP = s.Degree[space.TP] > 1
 	case strings.EqualFold(v, "sp"):
@@ -482,7 +530,7 @@ func (r Run) Layout(chips int, w space.Workload) (space.Strategy, []string, erro
 	}
 	src, _ := r.sourceOf()
 	switch {
-	case src.perDeviceBatch:
+	case src.perDeviceBatch || (r.posed() && r.FrameworkName() == "maxtext"):
 		// MaxText: per_device_batch_size * chips = global batch, one step,
 		// no gradient accumulation: each replica's whole share is one micro-batch.
 		if r.MicroBatch > 0 && r.MicroBatch*chips != w.Batch {
@@ -503,7 +551,18 @@ func (r Run) Layout(chips int, w space.Workload) (space.Strategy, []string, erro
 	}
 
 	if s.Recompute, note, err = recomputePolicy(r.Recompute); err != nil {
-		return space.Strategy{}, nil, err
+		if !r.posed() {
+			return space.Strategy{}, nil, err
+		}
+		if s.Recompute, err = recomputeNamed(r.Recompute); err != nil {
+			return space.Strategy{}, nil, err
+		}
+	}
+	if r.posed() {
+		if s.Precision, err = precisionOf(r.Precision); err != nil {
+			return space.Strategy{}, nil, err
+		}
+		s.ETP = r.ETP
 	}
 	if note != "" {
 		notes = append(notes, note)
@@ -530,6 +589,18 @@ func splitDP(text string, dp int) (dpOut, fsdp, zero int, note string, err error
 	switch {
 	case t == "" || strings.HasPrefix(t, "none"):
 		return dp, 1, 0, "", nil
+	case strings.HasPrefix(t, "no fsdp"):
+		// Megatron-Bridge's "FSDP=0, DDP" (docs/published-runs-2.md).
+		return dp, 1, 0, "", nil
+	case strings.Contains(t, "offload") || strings.Contains(t, "cpu"):
+		return 0, 0, 0, "", fmt.Errorf("runs: zero_or_fsdp %q offloads model state to the host, which the memory model does not express", text)
+	case strings.Contains(t, "gemini"):
+		// ColossalAI Gemini shards parameters, gradients and optimizer
+		// states like ZeRO-3 (docs/published-memory.md).
+		return 1, dp, 0, "", nil
+	case strings.HasPrefix(t, "distributed optimizer"):
+		// Megatron's --use-distributed-optimizer is ZeRO-1.
+		return dp, 1, 1, "", nil
 	case maxtextMeshRe.MatchString(t):
 		m := maxtextMeshRe.FindStringSubmatch(t)
 		ici, _ := strconv.Atoi(m[1])

@@ -53,5 +53,23 @@
 // plus the mean absolute error (MAPE) and the rows it skipped with their
 // reasons, in the order of the input.
 //
+// # Published runs and memory
+//
+// ReadFormat also reads the later published data sets as they are written
+// and tells them apart by their header (Format): published-runs-2.csv
+// (per-chip tokens/s, cp, vp, etp, precision, MoE layer patterns, MLA
+// widths, the FLOP convention in words) and published-memory.csv
+// (measured_peak_gb in GiB, peak_kind, oom). Their rows take a preset when
+// the model's name says one, map the published chip labels and framework
+// names to profiles, and pass precisions and recompute policies the
+// planner may not know (mxfp8, int8, MaxText's custom offload) to the
+// strategy parser, so that the reason a row is not posable is the
+// planner's own error. ValidatePublished compares time rows' tokens/s per
+// chip and memory rows' peaks and fit verdicts, per source, chip and
+// framework; where a row leaves the optimizer-state sharding open (blank
+// zero_or_fsdp or "not stated") it tries zero=0 and zero=1 and keeps the
+// fastest that fits, as for an unpublished micro-batch. Read refuses input over MaxFileBytes or MaxRows rows and
+// lists at most 20 row problems.
+//
 // Every error the package returns is a lowercase sentence prefixed "runs:".
 package runs

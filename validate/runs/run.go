@@ -24,6 +24,10 @@ var publishedRunsCSV []byte
 // zero and text fields empty where the row leaves the cell blank ("not
 // published").
 type Run struct {
+	// Format is the layout of the file the row was read from (Read sets
+	// it from the header); FormatPublished and FormatMemory rows are read
+	// with the conventions of docs/published-runs-2.md and docs/published-memory.md.
+	Format Format
 	// Line is the 1-based line of the row in its file (the header is line 1).
 	Line int
 	// ID names the row; in the published data it starts with a source
@@ -105,6 +109,50 @@ type Run struct {
 
 	// Notes are free text: caveats, derived figures, "?" for uncertain values.
 	Notes string
+
+	// The columns of the published-runs-2 and published-memory files
+	// (docs/published-runs-2.md and docs/published-memory.md); a user file may use them too.
+
+	// CP is the context-parallel degree ("cp" column); it replaces a
+	// numeric cp_or_sp.
+	CP int
+	// ETP is the expert-tensor-parallel degree ("etp"), 0 when not published.
+	ETP int
+	// MoESharedExperts is the number of shared experts per MoE layer.
+	MoESharedExperts int
+	// MoEExpertFFN is the width of one routed expert ("moe_expert_ffn");
+	// when it is given, FFNHidden is the dense layers' width.
+	MoEExpertFFN int
+	// MoELayerPattern says which layers are MoE, e.g. "first 3 layers dense
+	// (ffn 18432) then 58 MoE layers", and may name the attention pattern
+	// ("attention alternates sliding-window(128)/full every other layer").
+	MoELayerPattern string
+	// MLA holds the multi-head latent attention widths
+	// q_lora/kv_lora/rope/nope/v, e.g. "1536/512/64/128/128".
+	MLA string
+	// Precision is the matmul precision as published: "BF16", "FP8-CS",
+	// "MXFP8", "INT8 (AQT)", "fp16 AMP", ...
+	Precision string
+	// MeasuredTokensPerSPerChip is the published throughput per chip.
+	MeasuredTokensPerSPerChip float64
+	// FLOPsBasis describes the FLOP count behind measured_tflops_per_chip
+	// in words; FLOPsConvention is read from it when not given.
+	FLOPsBasis string
+	// HBMGB is the chip's memory as the source states it, in GB.
+	HBMGB float64
+	// SequenceParallel is the published sequence-parallel setting ("yes", blank).
+	SequenceParallel string
+	// Optimizer is the optimizer as published.
+	Optimizer string
+	// MeasuredPeakGB is the measured per-chip peak memory in GiB (2^30
+	// bytes; docs/published-memory.md: PyTorch byte counters printed as "GB").
+	MeasuredPeakGB float64
+	// PeakKind is the counter behind MeasuredPeakGB: "allocated",
+	// "reserved" or "unknown".
+	PeakKind string
+	// OOM is "1" when the source says the run ran out of memory, "0" when
+	// it says the run ran, "" when it says neither.
+	OOM string
 }
 
 // column is one known CSV column and how it sets a Run field.
@@ -185,6 +233,29 @@ func columns() []column {
 			r.FLOPsConvention = c
 			return err
 		}},
+		// The published-runs-2 and published-memory columns.
+		intCol("cp", func(r *Run) *int { return &r.CP }),
+		intCol("etp", func(r *Run) *int { return &r.ETP }),
+		intCol("vp", func(r *Run) *int { return &r.InterleaveV }),
+		intCol("moe_shared_experts", func(r *Run) *int { return &r.MoESharedExperts }),
+		intCol("moe_expert_ffn", func(r *Run) *int { return &r.MoEExpertFFN }),
+		textCol("moe_layer_pattern", func(r *Run) *string { return &r.MoELayerPattern }),
+		textCol("mla", func(r *Run) *string { return &r.MLA }),
+		textCol("precision", func(r *Run) *string { return &r.Precision }),
+		floatCol("measured_tokens_per_s_per_chip", func(r *Run) *float64 { return &r.MeasuredTokensPerSPerChip }),
+		textCol("flops_basis", func(r *Run) *string { return &r.FLOPsBasis }),
+		floatCol("hbm_gb", func(r *Run) *float64 { return &r.HBMGB }),
+		textCol("sequence_parallel", func(r *Run) *string { return &r.SequenceParallel }),
+		textCol("optimizer", func(r *Run) *string { return &r.Optimizer }),
+		floatCol("measured_peak_gb", func(r *Run) *float64 { return &r.MeasuredPeakGB }),
+		textCol("peak_kind", func(r *Run) *string { return &r.PeakKind }),
+		column{"oom", func(r *Run, v string) error {
+			if v != "0" && v != "1" {
+				return fmt.Errorf("%q is not 0 (ran) or 1 (out of memory)", v)
+			}
+			r.OOM = v
+			return nil
+		}},
 		// Short aliases for user files.
 		intCol("batch", func(r *Run) *int { return &r.GlobalBatchSeqs }),
 		intCol("seq", func(r *Run) *int { return &r.SeqLen }),
@@ -198,6 +269,8 @@ func alias(name string) (string, bool) {
 		return "global_batch_seqs", true
 	case "seq":
 		return "seq_len", true
+	case "vp":
+		return "interleave_v", true
 	}
 	return "", false
 }
@@ -219,50 +292,103 @@ func Default() ([]Run, error) {
 	return Read(bytes.NewReader(publishedRunsCSV))
 }
 
+// MaxFileBytes bounds a runs file: Read refuses a larger input (a pipe
+// included), which no file of training runs needs.
+const MaxFileBytes = 16 << 20
+
+// MaxRows bounds the rows of a runs file.
+const MaxRows = 100_000
+
+// maxProblems is how many row problems Read lists before "and N more".
+const maxProblems = 20
+
 // Read parses a runs file: a CSV with a header row naming the columns (see
-// the package documentation). It fails on an unknown or repeated column, on
-// a missing required column (naming it), and on a cell that is not a number
-// where one is expected (naming the row id and the column). Rows that parse
-// but cannot be planned are not errors here; Plan and Validate say why.
+// the package documentation). It fails on an input over MaxFileBytes or
+// MaxRows rows, on an unknown or repeated column, on a missing required
+// column (naming it), and on cells that are not a number where one is
+// expected (naming the row id and the column); row problems are listed
+// together, at most 20 and then "and N more". Rows that parse but cannot
+// be planned are not errors here; Plan and Validate say why.
 func Read(r io.Reader) ([]Run, error) {
-	cr := csv.NewReader(r)
+	rs, _, err := ReadFormat(r)
+	return rs, err
+}
+
+// ReadFormat is Read that also returns the file's format, detected from
+// its header (see Format).
+func ReadFormat(r io.Reader) ([]Run, Format, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
+	if err != nil {
+		return nil, 0, fmt.Errorf("runs: reading the runs file: %w", err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, 0, fmt.Errorf("runs: the runs file is over %d MiB; split it into smaller files", MaxFileBytes>>20)
+	}
+	cr := csv.NewReader(bytes.NewReader(data))
 	cr.FieldsPerRecord = 0 // every row as long as the header
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, errors.New("runs: the runs file is empty; it needs a header row naming the columns")
+		return nil, 0, errors.New("runs: the runs file is empty; it needs a header row naming the columns")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("runs: %v", cells.CSVError(err))
+		return nil, 0, fmt.Errorf("runs: %v", cells.CSVError(err))
 	}
+	format := formatOf(header)
 	setters, err := readHeader(header)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var out []Run
+	var problems []string
 	seen := map[string]int{}
-	for {
+	for rows := 0; ; rows++ {
+		if rows >= MaxRows {
+			return nil, 0, fmt.Errorf("runs: the runs file has more than %d rows; split it into smaller files", MaxRows)
+		}
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("runs: %v", cells.CSVError(err))
+			// A broken record (quotes, field count) leaves the rest unreadable.
+			problems = append(problems, cells.CSVError(err).Error())
+			break
 		}
 		line, _ := cr.FieldPos(0)
 		if cells.Blank(rec) {
 			continue
 		}
 		run, err := readRow(rec, header, setters, line)
+		run.Format = format
 		if err != nil {
-			return nil, err
+			problems = append(problems, strings.TrimPrefix(err.Error(), "runs: "))
+			continue
 		}
 		if first, dup := seen[run.ID]; dup {
-			return nil, fmt.Errorf("runs: line %d: id %q is already used on line %d", line, run.ID, first)
+			problems = append(problems, fmt.Sprintf("line %d: id %q is already used on line %d", line, run.ID, first))
+			continue
 		}
 		seen[run.ID] = line
 		out = append(out, run)
 	}
-	return out, nil
+	if len(problems) > 0 {
+		return nil, 0, problemsError(problems)
+	}
+	return out, format, nil
+}
+
+// problemsError joins row problems into one error: the only one as it
+// stands, else at most maxProblems of them and "and N more".
+func problemsError(problems []string) error {
+	if len(problems) == 1 {
+		return errors.New("runs: " + problems[0])
+	}
+	shown := problems[:min(len(problems), maxProblems)]
+	msg := fmt.Sprintf("runs: %d problems: %s", len(problems), strings.Join(shown, "; "))
+	if n := len(problems) - len(shown); n > 0 {
+		msg += fmt.Sprintf("; and %d more", n)
+	}
+	return errors.New(msg)
 }
 
 // readHeader maps each header cell to its column setter and checks the
@@ -336,8 +462,9 @@ func requireColumns(has map[string]bool) error {
 			missing("chip", "chips"))
 	case !anyOf("global_batch_seqs", "global_batch_tokens"):
 		return errors.New(`runs: missing batch column: give "global_batch_seqs" (or "batch") or "global_batch_tokens"`)
-	case !anyOf("measured_step_s", "measured_tokens_per_s", "measured_mfu", "measured_tflops_per_chip"):
-		return errors.New(`runs: missing measured column: give "measured_step_s", "measured_tokens_per_s", "measured_mfu" or "measured_tflops_per_chip"`)
+	case !anyOf("measured_step_s", "measured_tokens_per_s", "measured_tokens_per_s_per_chip", "measured_mfu",
+		"measured_tflops_per_chip", "measured_peak_gb", "oom"):
+		return errors.New(`runs: missing measured column: give "measured_step_s", "measured_tokens_per_s", "measured_tokens_per_s_per_chip", "measured_mfu", "measured_tflops_per_chip", "measured_peak_gb" or "oom"`)
 	}
 	return nil
 }

@@ -365,8 +365,9 @@ func TestClusterName(t *testing.T) {
 	if _, err := (Run{Chip: "A100-SXM-80GB", Chips: 12}).ClusterOf(nil); err == nil {
 		t.Errorf("ClusterOf(12 A100s) succeeded, want an error")
 	}
-	if _, err := (Run{Chip: "H100-SXM-96GB-HBM2e", Chips: 8}).ClusterOf(nil); err == nil {
-		t.Errorf("ClusterOf(H100 96GB) succeeded, want an error (no profile)")
+	// Grand Teton's 96 GB H100 (docs/published-runs-2.md) is an h100 with 96e9 bytes.
+	if c, err := (Run{Chip: "H100-SXM-96GB-HBM2e (500W cap)", Chips: 8}).ClusterOf(nil); err != nil || c.Chip.Name != "h100" || c.Chip.HBMBytes != 96e9 {
+		t.Errorf("ClusterOf(H100 96GB) = %s with %g bytes, %v; want h100 with 96e9 bytes", c.Chip.Name, c.Chip.HBMBytes, err)
 	}
 }
 

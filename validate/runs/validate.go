@@ -177,23 +177,76 @@ type evaluation struct {
 
 // validate predicts one run.
 func (r Run) validate(override *profiles.Cluster, vo Options) (Row, error) {
-	o, fw, err := r.SearchOptions(vo)
+	var meas Measurement
+	p, err := r.predict(override, vo, func(m model.Spec, c profiles.Cluster, w space.Workload) error {
+		var err error
+		meas, err = r.Measured(m, c.Chips(), w.Batch, w.SeqLen)
+		return err
+	})
 	if err != nil {
 		return Row{}, err
+	}
+	notes := append(p.notes, "measured = "+meas.From)
+	m, c, w, best := p.m, p.c, p.w, p.best
+
+	chips := float64(c.Chips())
+	tokens := float64(w.Tokens())
+	pred := tokens / best.est.StepSeconds / chips
+	peak := c.Chip.PeakBF16FLOPs
+	fpt := m.ModelFLOPsPerToken(w.SeqLen)
+	return Row{
+		ID:                         r.ID,
+		Framework:                  p.fw,
+		Cluster:                    c.Name,
+		Chip:                       c.Chip.Name,
+		Chips:                      c.Chips(),
+		Strategy:                   best.s.String(),
+		MeasuredTokensPerSPerChip:  meas.TokensPerSPerChip,
+		PredictedTokensPerSPerChip: pred,
+		Error:                      pred/meas.TokensPerSPerChip - 1,
+		PredictedStepSeconds:       best.est.StepSeconds,
+		MeasuredMFU:                meas.TokensPerSPerChip * fpt / peak,
+		PredictedMFU:               pred * fpt / peak,
+		MemoryGBPerChip:            best.mem.TotalBytes() / 1e9,
+		Fits:                       best.fit,
+		Note:                       strings.Join(notes, "; "),
+	}, nil
+}
+
+// prediction is one run's best evaluation and what it was made from.
+type prediction struct {
+	m      model.Spec
+	c      profiles.Cluster
+	w      space.Workload
+	fw     string
+	best   evaluation
+	usable float64 // usable HBM per chip, bytes
+	notes  []string
+}
+
+// predict converts run r and evaluates its strategy (or, without a
+// published micro-batch, the best of its micro-batch sizes). check, when
+// not nil, runs once the run is converted (validate reads the measured
+// figure there) and its error stops the prediction.
+func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Spec, profiles.Cluster, space.Workload) error) (prediction, error) {
+	o, fw, err := r.SearchOptions(vo)
+	if err != nil {
+		return prediction{}, err
 	}
 	m, c, w, s, notes, err := r.plan(override)
 	if err != nil {
 		// Say too when the measured figure could not be used either.
-		if mm, merr := r.ModelSpec(); merr == nil {
+		if mm, merr := r.ModelSpec(); merr == nil && check != nil {
 			if _, merr = r.Measured(mm, r.Chips, 0, max(r.SeqLen, mm.SeqLen)); merr != nil && !errors.Is(err, errLayout) {
 				err = fmt.Errorf("%w; %s", err, reason(merr))
 			}
 		}
-		return Row{}, err
+		return prediction{}, err
 	}
-	meas, err := r.Measured(m, c.Chips(), w.Batch, w.SeqLen)
-	if err != nil {
-		return Row{}, err
+	if check != nil {
+		if err := check(m, c, w); err != nil {
+			return prediction{}, err
+		}
 	}
 	if r.Strategy == "" && o.Limits.RequireSP && s.Degree[space.TP] > 1 && !s.SP {
 		// The framework's tensor parallelism always shards the activations
@@ -206,12 +259,22 @@ func (r Run) validate(override *profiles.Cluster, vo Options) (Row, error) {
 	if r.Strategy == "" && r.MicroBatch == 0 {
 		candidates = mbCandidates(s, w)
 	}
+	zeroTried := false
+	if r.Strategy == "" && r.posed() && s.Zero == 0 && s.Degree[space.DP] > 1 && zeroUnstated(r.ZeroOrFSDP) {
+		// Whether the optimizer states are sharded (Megatron's distributed
+		// optimizer) is not published: try both, as the mb above.
+		for _, c := range candidates {
+			c.Zero = 1
+			candidates = append(candidates, c)
+		}
+		zeroTried = true
+	}
 	if r.UnfusedAttention() {
 		notes = append(notes, "attention without FlashAttention (the source predates it)")
 	}
 	p, err := search.NewProblem(m, c, w, space.Fix{}, o)
 	if err != nil {
-		return Row{}, fmt.Errorf("runs: %w", err)
+		return prediction{}, fmt.Errorf("runs: %w", err)
 	}
 	var best *evaluation
 	var firstErr error
@@ -228,39 +291,22 @@ func (r Run) validate(override *profiles.Cluster, vo Options) (Row, error) {
 		}
 	}
 	if best == nil {
-		return Row{}, firstErr
+		return prediction{}, firstErr
 	}
-	if len(candidates) > 1 {
+	if len(candidates) > 1 && !zeroTried {
 		notes = append(notes, fmt.Sprintf("micro-batch not published: mb=%d chosen (fastest that fits of %d tried)", best.s.MB, len(candidates)))
+	}
+	if zeroTried {
+		if len(candidates) > 2 {
+			notes = append(notes, fmt.Sprintf("micro-batch not published: mb=%d chosen", best.s.MB))
+		}
+		notes = append(notes, fmt.Sprintf("optimizer sharding not published: zero=%d chosen (fastest that fits of %d tried)", best.s.Zero, len(candidates)))
 	}
 	if !best.fit {
 		notes = append(notes, fmt.Sprintf("does not fit: needs %.1f GB of %.1f GB usable per chip",
 			best.mem.TotalBytes()/1e9, p.UsableBytes()/1e9))
 	}
-	notes = append(notes, "measured = "+meas.From)
-
-	chips := float64(c.Chips())
-	tokens := float64(w.Tokens())
-	pred := tokens / best.est.StepSeconds / chips
-	peak := c.Chip.PeakBF16FLOPs
-	fpt := m.ModelFLOPsPerToken(w.SeqLen)
-	return Row{
-		ID:                         r.ID,
-		Framework:                  fw,
-		Cluster:                    c.Name,
-		Chip:                       c.Chip.Name,
-		Chips:                      c.Chips(),
-		Strategy:                   best.s.String(),
-		MeasuredTokensPerSPerChip:  meas.TokensPerSPerChip,
-		PredictedTokensPerSPerChip: pred,
-		Error:                      pred/meas.TokensPerSPerChip - 1,
-		PredictedStepSeconds:       best.est.StepSeconds,
-		MeasuredMFU:                meas.TokensPerSPerChip * fpt / peak,
-		PredictedMFU:               pred * fpt / peak,
-		MemoryGBPerChip:            best.mem.TotalBytes() / 1e9,
-		Fits:                       best.fit,
-		Note:                       strings.Join(notes, "; "),
-	}, nil
+	return prediction{m: m, c: c, w: w, fw: fw, best: *best, usable: p.UsableBytes(), notes: notes}, nil
 }
 
 // better says e beats b: fitting beats not fitting; among fitting
@@ -308,4 +354,12 @@ func evaluate(p *search.Problem, s space.Strategy) (evaluation, error) {
 		return evaluation{}, fmt.Errorf("runs: %w", c.Err)
 	}
 	return evaluation{s: placed, est: c.Time, mem: c.Memory, fit: c.Fits}, nil
+}
+
+// zeroUnstated reports whether a published zero_or_fsdp text leaves the
+// optimizer-state sharding open: blank, or "not stated" (Megatron-Bridge's
+// "no FSDP (FSDP=0, DDP; distributed-optimizer use not stated)").
+func zeroUnstated(text string) bool {
+	t := strings.ToLower(strings.TrimSpace(text))
+	return t == "" || strings.Contains(t, "not stated")
 }
