@@ -78,6 +78,7 @@ internal error; 2 bad input.`, planner.DefaultBatchTokensPerChip),
 	fs.Var(settings.NewInt(0, 0), "top", "print only the `K` fastest rows of the Pareto front (0: all)")
 	fs.Bool("quiet", false, "no progress bar on stderr")
 	addReportFlags(fs)
+	fs.String("deadline", "", "with --tokens, plan the sizes of --cluster's family (h100 or h100-1024 alike) and pick the smallest that trains within this wall `time` (90d, 2160h, 13w), or with --price the cheapest")
 	fs.Bool("min-chips", false, "search the sizes of --cluster's family upwards and plan on the smallest on which the model fits")
 	registerEmitCompletion(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("cluster", cobra.FixedCompletions(profiles.Names(), cobra.ShellCompDirectiveDefault))
@@ -227,6 +228,9 @@ func (a *app) solve(ctx context.Context, req planner.Request, suggest bool) (res
 	}
 	plan.Search.Fix = a.cfg.Fix
 	plan.SetTraining(a.cfg.Training())
+	if err := plan.ApplyBudget(req.Cluster); err != nil {
+		return results.Plan{}, badInput(err)
+	}
 	return plan, nil
 }
 

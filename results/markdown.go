@@ -221,6 +221,8 @@ func withTrainingHead(head, sep string, t Training) (string, string) {
 		head += " | cost"
 		sep += " | ---:"
 	}
+	head += budgetHead(t, " | ")
+	sep += strings.Repeat(" | ---:", budgetColumns(t))
 	return head, sep
 }
 

@@ -230,6 +230,7 @@ func (p Plan) WriteTable(w io.Writer) error {
 	if p.MinChips != nil {
 		ew.printf("min      %s\n", p.MinChips.text(Label(p.Model.Name)))
 	}
+	p.writeBudgetLines(ew)
 	ew.printf("framework %s\n", Label(p.Framework))
 	ew.printf("band     %s\n", p.bandText())
 	ew.printf("search   %s\n", p.searchText())
@@ -249,6 +250,7 @@ func (p Plan) WriteTable(w io.Writer) error {
 			head += "\tCOST"
 		}
 	}
+	head += budgetHead(t, "\t")
 	fmt.Fprintln(tw, head+"\tSTRATEGY")
 	for i, r := range p.Pareto {
 		mark := ""
@@ -356,7 +358,7 @@ func trainingCells(r Result, t Training, sep string) string {
 	if t.PricePerChipHour > 0 {
 		s += sep + optional(r.Cost, Money)
 	}
-	return s
+	return s + budgetCells(r, t, sep)
 }
 
 // optional formats *v with f, or "-" when v is nil.

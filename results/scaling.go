@@ -106,6 +106,7 @@ func (p Plan) writeClustersTable(w io.Writer) error {
 			head += "\tCOST"
 		}
 	}
+	head += budgetHead(t, "\t")
 	fmt.Fprintln(tw, head+"\tSTRATEGY")
 	for _, o := range p.Clusters {
 		mark := ""
@@ -140,9 +141,9 @@ func trainingColumns(t Training) int {
 	case !t.Given():
 		return 0
 	case t.PricePerChipHour > 0:
-		return 3
+		return 3 + budgetColumns(t)
 	default:
-		return 2
+		return 2 + budgetColumns(t)
 	}
 }
 
