@@ -91,6 +91,9 @@ internal error; 2 bad input.`, planner.DefaultBatchTokensPerChip),
 // one cluster, on each cluster of a list or range (--cluster a,b or
 // a..b), or on the smallest cluster of the family that fits (--min-chips).
 func (a *app) runPlan(cmd *cobra.Command) error {
+	if a.cfg.Deadline != "" {
+		return a.runDeadline(cmd) // deadline.go
+	}
 	names := []string{a.cfg.Cluster}
 	if a.cfg.Cluster != "" {
 		var err error

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/meshplan/meshplan/goodput"
@@ -393,4 +394,58 @@ func (p Plan) writeBudgetLines(ew *errWriter) {
 		}
 		ew.printf("%s%s\n", head, l)
 	}
+}
+
+// BudgetCSVColumns are the columns `--format csv` inserts before spec with
+// --goodput or --deadline, in order: the goodput fraction, the effective
+// days, chip-hours and cost (empty without --price), the run's MWh and
+// energy cost (empty without the chip's power or --energy-price), the
+// checkpoint interval in steps and, under --deadline, whether the row
+// meets it.
+var BudgetCSVColumns = []string{
+	"goodput", "effective_days", "effective_chip_hours", "effective_cost", "mwh", "energy_cost",
+	"checkpoint_interval_steps", "meets_deadline",
+}
+
+// csvHeader is CSVColumns, with BudgetCSVColumns before spec when t has a
+// budget.
+func csvHeader(t Training) []string {
+	if t.Budget == nil || !t.Given() {
+		return CSVColumns
+	}
+	n := len(CSVColumns) - 1 // spec is last
+	return slices.Concat(CSVColumns[:n], BudgetCSVColumns, CSVColumns[n:])
+}
+
+// withBudgetCSV inserts r's budget cells before the last cell of row, the
+// spec, when t has a budget; meets is the row's deadline verdict, nil to
+// take r's own.
+func withBudgetCSV(row []string, t Training, r *Result, meets *bool) []string {
+	if t.Budget == nil || !t.Given() {
+		return row
+	}
+	cells := make([]string, len(BudgetCSVColumns))
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	if r != nil && r.Goodput != nil {
+		g := r.Goodput
+		cells[0], cells[1], cells[2] = f(g.Fraction), f(g.Days), f(g.ChipHours)
+		if g.Cost != nil {
+			cells[3] = f(*g.Cost)
+		}
+		cells[6] = strconv.Itoa(g.CheckpointIntervalSteps)
+		if g.MeetsDeadline != nil && meets == nil {
+			meets = g.MeetsDeadline
+		}
+	}
+	if r != nil && r.Energy != nil {
+		cells[4] = f(r.Energy.MWh)
+		if r.Energy.Cost != nil {
+			cells[5] = f(*r.Energy.Cost)
+		}
+	}
+	if meets != nil {
+		cells[7] = strconv.FormatBool(*meets)
+	}
+	spec := row[len(row)-1]
+	return append(append(row[:len(row)-1:len(row)-1], cells...), spec)
 }

@@ -61,6 +61,11 @@ type htmlReport struct {
 	Frameworks []FrameworkOption
 	SizeChart  *scatter
 	ExplainCmd string
+	// BudgetHead heads the front's goodput and energy columns (--goodput,
+	// --deadline); each htmlRow carries its cells.
+	BudgetHead []string
+	// Deadline is the --deadline section; nil without one.
+	Deadline *htmlDeadline
 
 	// Detail is the breakdown of the recommended (or explained) strategy.
 	Detail *htmlDetail
@@ -78,6 +83,8 @@ type htmlRow struct {
 	// InBand marks a row within the recommendation's step-time band.
 	InBand bool
 	R      Result
+	// Budget is the row's goodput and energy cells, under BudgetHead.
+	Budget []string
 }
 
 // htmlCluster is one row of the clusters table.
@@ -217,11 +224,17 @@ func (p Plan) WriteHTML(w io.Writer) error {
 			Percent(p.Recommendation.Band), p.objectiveText())
 	}
 	for i, r := range p.Pareto {
-		rep.Front = append(rep.Front, htmlRow{Rank: i + 1, Recommended: i == p.Recommended, InBand: p.Recommendation.InBand(i), R: r})
+		rep.Front = append(rep.Front, htmlRow{Rank: i + 1, Recommended: i == p.Recommended, InBand: p.Recommendation.InBand(i), R: r,
+			Budget: splitCells(budgetCells(r, t, "\x00"))})
 	}
 	if len(p.Pareto) > 0 {
 		rep.Scatter = frontScatter(p)
 		rep.TimeBars, rep.MemBars = frontBars(p.Pareto)
+	}
+	rep.BudgetHead = splitCells(budgetHead(t, "\x00"))
+	if p.Deadline != nil {
+		rep.Deadline = p.htmlDeadline()
+		rep.Inputs = append(rep.Inputs, [2]string{"deadline", p.Deadline.text()})
 	}
 	if len(p.Clusters) > 0 {
 		for _, o := range p.Clusters {

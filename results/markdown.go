@@ -32,6 +32,9 @@ func (p Plan) WriteMarkdown(w io.Writer) error {
 	if p.MinChips != nil {
 		ew.printf("| smallest cluster | %s |\n", mdText(p.MinChips.text(p.Model.Name)))
 	}
+	if p.Deadline != nil {
+		ew.printf("| deadline | %s |\n", mdText(p.Deadline.text()))
+	}
 	ew.printf("| framework | %s |\n", mdText(p.Framework))
 	ew.printf("| band | %s |\n", mdText(p.bandText()))
 	ew.printf("| search | %s |\n", mdText(p.searchText()))
@@ -55,6 +58,9 @@ func (p Plan) WriteMarkdown(w io.Writer) error {
 		ew.printf(".\n\n")
 	}
 
+	if p.Deadline != nil {
+		p.writeDeadlineMarkdown(ew)
+	}
 	if len(p.Clusters) > 0 {
 		ew.printf("## Clusters\n\nThe best strategy on each cluster; **bold** clusters are on the front of (days to train, cost), the recommended one is marked ★.\n\n")
 		head, sep := "| cluster | chips | step | tokens/s | MFU | memory/chip", "| --- | ---: | ---: | ---: | ---: | ---:"

@@ -125,6 +125,10 @@ type Plan struct {
 	// family on which the model fits, and the smaller ones tried. The rest of
 	// the plan is then the plan of that cluster.
 	MinChips *MinChips `json:"min_chips,omitempty"`
+	// Deadline is present with --deadline: the sizes of the family planned
+	// with their effective days, cost and energy, and the one chosen. The
+	// rest of the plan is then the plan of that size.
+	Deadline *Deadline `json:"deadline,omitempty"`
 
 	// Detail is the traced evaluation of the recommended strategy, which
 	// the md and html reports break down; nil leaves the breakdown out.
@@ -214,6 +218,9 @@ func (p Plan) WriteJSON(w io.Writer) error { return writeJSON(w, p) }
 // clusters prints one row per cluster instead (see [ClusterOption]). The
 // search's wall time is left out so that the table repeats byte for byte.
 func (p Plan) WriteTable(w io.Writer) error {
+	if p.Deadline != nil {
+		return p.writeDeadlineTable(w)
+	}
 	if len(p.Clusters) > 0 {
 		return p.writeClustersTable(w)
 	}
