@@ -449,3 +449,24 @@ func withBudgetCSV(row []string, t Training, r *Result, meets *bool) []string {
 	spec := row[len(row)-1]
 	return append(append(row[:len(row)-1:len(row)-1], cells...), spec)
 }
+
+// budgetSummary is r's goodput and energy in words for a summary
+// sentence, "" without them: "; with interruptions, checkpoints and
+// restarts (goodput 91.7%), 78.7 d, 30.9M chip-hours, cost 77.4M; 38.5K MWh".
+func budgetSummary(r Result) string {
+	g := r.Goodput
+	if g == nil {
+		return ""
+	}
+	s := fmt.Sprintf("; with interruptions, checkpoints and restarts (goodput %s), %s, %s chip-hours", Percent(g.Fraction), Days(g.Days), Count(g.ChipHours))
+	if g.Cost != nil {
+		s += ", cost " + Money(*g.Cost)
+	}
+	if e := r.Energy; e != nil {
+		s += "; " + MWh(e.MWh)
+		if e.Cost != nil {
+			s += ", energy cost " + Money(*e.Cost)
+		}
+	}
+	return s
+}

@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -153,8 +154,12 @@ func (p Plan) writeDeadlineTable(w io.Writer) error {
 		return err
 	}
 	ew.printf("\n* chosen. Effective days and cost include interruptions, checkpoints and restarts; MWh is the facility's energy over the effective days.\n")
-	ew.printf("See the chosen size's whole front with: plan --model %s --cluster %s --batch %d --seq %d --tokens %s --goodput\n",
-		p.ModelArg, d.Cluster, p.Batch.Sequences, p.Batch.SeqLen, Count(p.training().Tokens))
+	price := ""
+	if t := p.training(); t.PricePerChipHour > 0 {
+		price = " --price " + strconv.FormatFloat(t.PricePerChipHour, 'f', -1, 64)
+	}
+	ew.printf("See the chosen size's whole front with: plan --model %s --cluster %s --batch %d --seq %d --tokens %s%s --goodput\n",
+		p.ModelArg, d.Cluster, p.Batch.Sequences, p.Batch.SeqLen, strconv.FormatFloat(p.training().Tokens, 'f', -1, 64), price)
 	return ew.err
 }
 
@@ -163,7 +168,7 @@ func (p Plan) writeDeadlineMarkdown(ew *errWriter) {
 	d := p.Deadline
 	ew.printf("## Deadline: %s\n\n%s.\n\n", Days(d.Days), mdText(d.text()))
 	head := p.deadlineHead()
-	ew.printf("| | cluster | %s | strategy |\n| --- | --- |%s | --- |\n", strings.Join(head, " | "), strings.Repeat(" ---: |", len(head)))
+	ew.printf("| | cluster | %s | strategy |\n| --- | --- |%s --- |\n", strings.Join(head, " | "), strings.Repeat(" ---: |", len(head)))
 	for _, s := range d.Sizes {
 		mark := ""
 		if s.Chosen {

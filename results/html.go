@@ -267,7 +267,7 @@ func summaryText(r Result) string {
 			s += ", cost " + Money(*r.Cost)
 		}
 	}
-	return s + "."
+	return s + budgetSummary(r) + "."
 }
 
 // specHTML renders a strategy string so that a browser wraps it only

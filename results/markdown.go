@@ -55,7 +55,7 @@ func (p Plan) WriteMarkdown(w io.Writer) error {
 				ew.printf(", costing %s", Money(*r.Cost))
 			}
 		}
-		ew.printf(".\n\n")
+		ew.printf("%s.\n\n", budgetSummary(r))
 	}
 
 	if p.Deadline != nil {
