@@ -124,15 +124,15 @@ func (t Training) applyBudget(r *Result, c profiles.Cluster, framework string) e
 	chips := c.Chips()
 	rate := goodput.InterruptionsPerChipDay(c.Chip.Family)
 	if b.InterruptionsPerChipDay > 0 {
-		rate = goodput.Sourced{Value: b.InterruptionsPerChipDay, Source: "--interruptions-per-chip-day"}
+		rate = goodput.Sourced{Value: b.InterruptionsPerChipDay, Source: "given"}
 	}
 	storage := goodput.StorageBytesPerSPerChip()
 	if b.CheckpointGBPerSPerChip > 0 {
-		storage = goodput.Sourced{Value: b.CheckpointGBPerSPerChip * GB, Source: "--checkpoint-bandwidth"}
+		storage = goodput.Sourced{Value: b.CheckpointGBPerSPerChip * GB, Source: "given"}
 	}
 	restart := goodput.RestartSeconds()
 	if b.RestartMinutes > 0 {
-		restart = goodput.Sourced{Value: b.RestartMinutes * 60, Source: "--restart-minutes"}
+		restart = goodput.Sourced{Value: b.RestartMinutes * 60, Source: "given"}
 	}
 	async, asyncWhy := goodput.Async(framework)
 	s := r.Strategy
@@ -207,7 +207,7 @@ func (t Training) energy(r Result, c profiles.Cluster, days float64) (*Energy, e
 		if !ok {
 			p = goodput.Power{IdleFraction: goodput.IdleFraction, HostSource: "assumed: no host power for this chip"}
 		}
-		p.ChipWatts, p.ChipSource = b.ChipWatts, "--chip-watts"
+		p.ChipWatts, p.ChipSource = b.ChipWatts, "given"
 		ok = true
 	}
 	if !ok {
@@ -215,7 +215,7 @@ func (t Training) energy(r Result, c profiles.Cluster, days float64) (*Energy, e
 	}
 	pue := goodput.PUE()
 	if b.PUE > 0 {
-		pue = goodput.Sourced{Value: b.PUE, Source: "--pue"}
+		pue = goodput.Sourced{Value: b.PUE, Source: "given"}
 	}
 	busy := min(1, max(0, r.Time.ComputeS/r.StepTimeS)) // the share of a step the chip computes
 	e, err := goodput.RunEnergy(p, busy, pue.Value, c.Chips(), days*goodput.SecondsPerDay)
@@ -469,4 +469,33 @@ func budgetSummary(r Result) string {
 		}
 	}
 	return s
+}
+
+// writeBudgetExplain writes explain's account of r's goodput and energy:
+// the effective figures, then every input with its source and flag.
+func writeBudgetExplain(ew *errWriter, r Result) {
+	g := r.Goodput
+	if g == nil {
+		return
+	}
+	ew.printf("\nWITH INTERRUPTIONS, CHECKPOINTS AND RESTARTS\n")
+	tw := newTable(ew)
+	fmt.Fprintf(tw, "goodput\t%s of wall time on useful steps\n", Percent(g.Fraction))
+	fmt.Fprintf(tw, "effective days\t%s\n", Days(g.Days))
+	fmt.Fprintf(tw, "effective chip-hours\t%s\n", Count(g.ChipHours))
+	if g.Cost != nil {
+		fmt.Fprintf(tw, "effective cost\t%s\n", Money(*g.Cost))
+	}
+	if e := r.Energy; e != nil {
+		fmt.Fprintf(tw, "energy\t%s at %s per chip with host and PUE\n", MWh(e.MWh), watts(e.WattsPerChip))
+		if e.Cost != nil {
+			fmt.Fprintf(tw, "energy cost\t%s at %s per kWh\n", Money(*e.Cost), strconv.FormatFloat(e.PricePerKWh, 'f', -1, 64))
+		}
+	}
+	if ew.err == nil {
+		ew.err = tw.Flush()
+	}
+	for _, l := range budgetText(r) {
+		ew.printf("  %s\n", l)
+	}
 }
