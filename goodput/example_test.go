@@ -38,3 +38,10 @@ func ExampleRunEnergy() {
 	fmt.Printf("%.0f W per chip, %.0f W with host and PUE, %.1f MWh\n", e.ChipWatts, e.WattsPerChip, e.MWh)
 	// Output: 602 W per chip, 1295 W with host and PUE, 509.1 MWh
 }
+
+// The Young/Daly interval for a 10 s checkpoint and an interruption every
+// hour: sqrt(2 · 10 · 3600) − 10.
+func ExampleYoungDaly() {
+	fmt.Printf("%.1f s\n", goodput.YoungDaly(10, 3600))
+	// Output: 258.3 s
+}
