@@ -105,6 +105,8 @@ type htmlDetail struct {
 	ModelTF  string
 	HWTF     string
 	Replicas int
+	// Budget is the goodput and energy in words ("" without --goodput).
+	Budget string
 }
 
 // htmlMem is one memory component.
@@ -232,6 +234,11 @@ func (p Plan) WriteHTML(w io.Writer) error {
 		rep.TimeBars, rep.MemBars = frontBars(p.Pareto)
 	}
 	rep.BudgetHead = splitCells(budgetHead(t, "\x00"))
+	if r := p.budgetRow(); r != nil && p.Deadline == nil {
+		for _, l := range budgetText(*r) {
+			rep.Inputs = append(rep.Inputs, [2]string{"goodput and energy", l})
+		}
+	}
 	if p.Deadline != nil {
 		rep.Deadline = p.htmlDeadline()
 		rep.Inputs = append(rep.Inputs, [2]string{"deadline", p.Deadline.text()})
@@ -317,6 +324,10 @@ func WriteExplainHTML(w io.Writer, e Evaluation, t Training) error {
 	if t.Given() {
 		rep.Inputs = append(rep.Inputs, [2]string{"training", trainingText(t)})
 	}
+	r := NewTrainingResult(e, t)
+	for _, l := range budgetText(r) {
+		rep.Inputs = append(rep.Inputs, [2]string{"goodput and energy", l})
+	}
 	return renderHTML(w, rep)
 }
 
@@ -339,6 +350,7 @@ func newHTMLDetail(e Evaluation, t Training) *htmlDetail {
 	d := &htmlDetail{
 		Spec: r.Strategy.Spec, R: r, Usable: e.UsableBytes / GB, Fits: r.Fits,
 		ModelTF: FLOPs(e.Time.ModelFLOPs), HWTF: FLOPs(e.Time.HardwareFLOPs), Replicas: e.Strategy.Replicas(),
+		Budget: strings.TrimPrefix(budgetSummary(r), "; "),
 	}
 	for _, m := range memoryRows(e) {
 		d.MemRows = append(d.MemRows, htmlMem{Name: m.name, GB: m.bytes / GB, Share: percentOf(m.bytes, total)})

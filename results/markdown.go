@@ -151,7 +151,13 @@ func WriteExplainMarkdown(w io.Writer, e Evaluation, t Training) error {
 			ew.printf(", costing %s", Money(*r.Cost))
 		}
 	}
-	ew.printf(".\n\n")
+	ew.printf("%s.\n\n", budgetSummary(r))
+	for _, l := range budgetText(r) {
+		ew.printf("- %s\n", mdText(l))
+	}
+	if r.Goodput != nil {
+		ew.printf("\n")
+	}
 	writeBreakdownMarkdown(ew, e)
 	return ew.err
 }
