@@ -81,12 +81,15 @@ func deadlineSizes(arg string) ([]string, error) {
 	if len(names) > 1 {
 		return names, nil
 	}
-	name := arg
-	if !strings.Contains(name, "-") {
+	name, bare := arg, !strings.Contains(arg, "-")
+	if bare {
 		name += "-1" // a bare family: its sizes from the smallest
 	}
 	sizes, err := profiles.FamilySizes(name)
-	if err != nil {
+	switch {
+	case err != nil && bare:
+		return nil, badInputf("--cluster %s is no chip family: --deadline needs a family such as h100 or v5p (see plan clusters), or one of its sizes such as h100-1024", arg)
+	case err != nil:
 		return nil, badInputf("--cluster %s: --deadline needs a family such as h100 or v5p, or one of its sizes such as h100-1024 (%v)", arg, err)
 	}
 	return sizes, nil

@@ -90,6 +90,7 @@ func (p Plan) writeClustersTable(w io.Writer) error {
 	if t.Given() {
 		ew.printf("train    %s\n", trainingText(t))
 	}
+	p.writeBudgetLines(ew)
 	ew.printf("clusters %d, best strategy of each (search %s, seed %d)\n", len(p.Clusters), p.Search.Method, p.Search.Seed)
 	if p.Recommendation != nil {
 		ew.printf("recommend on each cluster %s\n", objectiveRule(p.Recommendation.Objective))
