@@ -92,22 +92,25 @@ func TestBudgetBadInput(t *testing.T) {
 	base := []string{"--model", "llama3-8b", "--cluster", "v5p-16", "--tokens", "1T", "--goodput", "--quiet"}
 	tests := []struct {
 		flag, value, want string
+		more              []string
 	}{
-		{"--interruptions-per-chip-day", "-1", "--interruptions-per-chip-day must be a positive number"},
-		{"--interruptions-per-chip-day", "100", "--interruptions-per-chip-day 100 is more than 10"},
-		{"--checkpoint-bandwidth", "NaN", "is not a finite number"},
-		{"--restart-minutes", "1e9", "--restart-minutes 1e+09 is more than 10080"},
-		{"--chip-watts", "-700", "--chip-watts must be a positive number"},
-		{"--pue", "0.5", "--pue must be at least 1"},
-		{"--energy-price", "1000", "--energy-price 1000 is more than 100"},
-		{"--deadline", "0d", "--deadline: \"0d\" must be a positive wall time"},
-		{"--deadline", "9e9", "is more than 36500 days"},
-		{"--deadline", "90 days", "is not a wall time"},
+		{"--interruptions-per-chip-day", "-1", "--interruptions-per-chip-day must be a positive number", nil},
+		{"--interruptions-per-chip-day", "100", "--interruptions-per-chip-day 100 is more than 10", nil},
+		{"--checkpoint-bandwidth", "NaN", "is not a finite number", nil},
+		{"--restart-minutes", "1e9", "--restart-minutes 1e+09 is more than 10080", nil},
+		{"--chip-watts", "-700", "--chip-watts must be a positive number", nil},
+		{"--pue", "0.5", "--pue must be at least 1", nil},
+		{"--energy-price", "1000", "--energy-price 1000 is more than 100", nil},
+		{"--deadline", "0d", "--deadline: \"0d\" must be a positive wall time", nil},
+		{"--deadline", "9e9", "is more than 36500 days", nil},
+		{"--deadline", "90 days", "is not a wall time", nil},
+		// 10 per chip-day on 8 chips: every 1080 s, less than a 600-minute restart.
+		{"--interruptions-per-chip-day", "10", "is zero: an interruption every 18.0 min", []string{"--restart-minutes", "600"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flag+"="+tt.value, func(t *testing.T) {
 			clearEnv(t)
-			_, stderr, code := run(t, append(append([]string{}, base...), tt.flag, tt.value)...)
+			_, stderr, code := run(t, append(append(append([]string{}, base...), tt.flag, tt.value), tt.more...)...)
 			if code != ExitBadInput || !strings.Contains(stderr, tt.want) {
 				t.Errorf("%s %s: exit %d, stderr %q; want exit 2 naming %q", tt.flag, tt.value, code, stderr, tt.want)
 			}

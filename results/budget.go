@@ -175,8 +175,8 @@ func (t Training) applyBudget(r *Result, c profiles.Cluster, framework string) e
 		LostSPerInterruption:          e.LostSecondsPerInterruption,
 	}
 	if e.Goodput <= 0 {
-		return fmt.Errorf("goodput of %s on %s is zero: an interruption every %s costs %s of restart and lost work", s.Spec, c.Name,
-			Seconds(e.MeanSecondsBetweenInterruptions), Seconds(e.LostSecondsPerInterruption))
+		return fmt.Errorf("goodput of %s on %s is zero: an interruption every %s costs %s of restart and lost work; lower --interruptions-per-chip-day or --restart-minutes", s.Spec, c.Name,
+			hours(e.MeanSecondsBetweenInterruptions), hours(e.LostSecondsPerInterruption))
 	}
 	g.Days = *r.Days / e.Goodput               // wall time = failure-free time / goodput
 	g.ChipHours = g.Days * 24 * float64(chips) // days x 24 x chips
@@ -498,4 +498,13 @@ func writeBudgetExplain(ew *errWriter, r Result) {
 	for _, l := range budgetText(r) {
 		ew.printf("  %s\n", l)
 	}
+}
+
+// CheckBudget reports why the goodput of evaluation e cannot be computed
+// for t (a job interrupted faster than it restarts), nil when it can or t
+// asks for none. The renderers leave such a row without a goodput.
+func (t Training) CheckBudget(e Evaluation) error {
+	r := NewResult(e)
+	t.apply(&r, e.Cluster.Chips())
+	return t.applyBudget(&r, e.Cluster, e.FrameworkName())
 }
