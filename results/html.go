@@ -90,6 +90,8 @@ type htmlRow struct {
 // htmlCluster is one row of the clusters table.
 type htmlCluster struct {
 	O ClusterOption
+	// Budget is the cluster's goodput and energy cells, under BudgetHead.
+	Budget []string
 }
 
 // htmlDetail is the explain breakdown of one strategy.
@@ -245,7 +247,13 @@ func (p Plan) WriteHTML(w io.Writer) error {
 	}
 	if len(p.Clusters) > 0 {
 		for _, o := range p.Clusters {
-			rep.Clusters = append(rep.Clusters, htmlCluster{O: o})
+			hc := htmlCluster{O: o}
+			if o.Best != nil {
+				hc.Budget = splitCells(budgetCells(*o.Best, t, "\x00"))
+			} else {
+				hc.Budget = make([]string, budgetColumns(t))
+			}
+			rep.Clusters = append(rep.Clusters, hc)
 		}
 		rep.SizeChart = clusterScatter(p.Clusters, t)
 	}
