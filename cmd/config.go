@@ -82,6 +82,22 @@ type Config struct {
 	// Framework is the training framework's profile: a built-in name or a
 	// YAML file; empty means the default, generic.
 	Framework string `mapstructure:"framework"`
+
+	// Goodput adds, with Tokens, the time to train with interruptions,
+	// checkpoints and restarts, and the energy of the run (budget.go).
+	Goodput bool `mapstructure:"goodput"`
+	// InterruptionsPerChipDay, CheckpointBandwidth (10^9 bytes/s per chip),
+	// RestartMinutes, ChipWatts, PUE and EnergyPrice (per kWh) override the
+	// budget's defaults; zero keeps the default (EnergyPrice: no energy cost).
+	InterruptionsPerChipDay float64 `mapstructure:"interruptions_per_chip_day"`
+	CheckpointBandwidth     float64 `mapstructure:"checkpoint_bandwidth"`
+	RestartMinutes          float64 `mapstructure:"restart_minutes"`
+	ChipWatts               float64 `mapstructure:"chip_watts"`
+	PUE                     float64 `mapstructure:"pue"`
+	EnergyPrice             float64 `mapstructure:"energy_price"`
+	// Deadline is the wall time the run must finish in (90d, 2160h, 13w);
+	// with Tokens it plans the sizes of the cluster's family.
+	Deadline string `mapstructure:"deadline"`
 }
 
 // DefaultConfig returns the defaults of every setting.
@@ -166,6 +182,7 @@ func (c Config) Validate() error {
 	} else if c.Price > 0 && c.Tokens == "" {
 		errs = append(errs, fmt.Errorf("--price %g needs --tokens: the cost is for training on that many tokens", c.Price))
 	}
+	errs = append(errs, c.validateBudget()...)
 	if c.Emit != "" && !slices.Contains(results.Frameworks(), c.Emit) {
 		errs = append(errs, fmt.Errorf("--emit must be %s, got %q", orList(results.Frameworks()), c.Emit))
 	}
@@ -187,7 +204,7 @@ func (c Config) Training() results.Training {
 		return results.Training{}
 	}
 	n, _ := results.ParseCount(c.Tokens)
-	return results.Training{Tokens: n, PricePerChipHour: c.Price}
+	return results.Training{Tokens: n, PricePerChipHour: c.Price, Budget: c.budget()}
 }
 
 // flagOfKey maps each Config key to its flag name.

@@ -61,5 +61,8 @@ func (a *app) runExplain() error {
 		return a.emitFramework(ev)
 	}
 	t := a.cfg.Training()
+	if err := t.CheckBudget(ev); err != nil {
+		return badInput(err)
+	}
 	return a.emit(func(w io.Writer) error { return results.WriteExplain(w, a.cfg.Format, ev, t) })
 }

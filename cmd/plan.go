@@ -78,6 +78,7 @@ internal error; 2 bad input.`, planner.DefaultBatchTokensPerChip),
 	fs.Var(settings.NewInt(0, 0), "top", "print only the `K` fastest rows of the Pareto front (0: all)")
 	fs.Bool("quiet", false, "no progress bar on stderr")
 	addReportFlags(fs)
+	fs.String("deadline", "", "with --tokens, plan the sizes of --cluster's family (h100 or h100-1024 alike) and pick the smallest that trains within this wall `time` (90d, 2160h, 13w), or with --price the cheapest")
 	fs.Bool("min-chips", false, "search the sizes of --cluster's family upwards and plan on the smallest on which the model fits")
 	registerEmitCompletion(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("cluster", cobra.FixedCompletions(profiles.Names(), cobra.ShellCompDirectiveDefault))
@@ -90,6 +91,9 @@ internal error; 2 bad input.`, planner.DefaultBatchTokensPerChip),
 // one cluster, on each cluster of a list or range (--cluster a,b or
 // a..b), or on the smallest cluster of the family that fits (--min-chips).
 func (a *app) runPlan(cmd *cobra.Command) error {
+	if a.cfg.Deadline != "" {
+		return a.runDeadline(cmd) // deadline.go
+	}
 	names := []string{a.cfg.Cluster}
 	if a.cfg.Cluster != "" {
 		var err error
@@ -227,6 +231,9 @@ func (a *app) solve(ctx context.Context, req planner.Request, suggest bool) (res
 	}
 	plan.Search.Fix = a.cfg.Fix
 	plan.SetTraining(a.cfg.Training())
+	if err := plan.ApplyBudget(req.Cluster); err != nil {
+		return results.Plan{}, badInput(err)
+	}
 	return plan, nil
 }
 

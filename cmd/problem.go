@@ -111,6 +111,7 @@ func addReportFlags(fs *pflag.FlagSet) {
 	fs.String("tokens", "", "train on `N` tokens (15T, 300B, 2.5M, 2e12): adds the days and chip-hours to train to each row")
 	fs.Float64("price", 0, "price of one chip for one `hour`: adds the cost to train (needs --tokens)")
 	fs.String("emit", "", "print the recommended strategy as a `framework`'s launch flags or config instead: "+strings.Join(results.Frameworks(), ", "))
+	addBudgetFlags(fs)
 }
 
 // registerEmitCompletion completes --emit's values.

@@ -38,12 +38,21 @@ var CSVColumns = []string{
 // over several clusters.
 func (p Plan) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write(CSVColumns)
+	t := p.training()
+	_ = cw.Write(csvHeader(t))
+	if p.Deadline != nil {
+		for i, sz := range p.Deadline.Sizes {
+			row := csvRow(i+1, sz.Chosen, p.Model.Name, p.Framework, sz.Cluster, p.Batch, sz.Best)
+			_ = cw.Write(withBudgetCSV(row, t, sz.Best, &sz.MeetsDeadline))
+		}
+		cw.Flush()
+		return cw.Error()
+	}
 	if len(p.Clusters) > 0 {
 		for i, o := range p.Clusters {
 			row := csvRow(i+1, o.Recommended, p.Model.Name, p.Framework, o.Cluster, p.Batch, o.Best)
 			row[slices.Index(CSVColumns, "cluster_pareto_optimal")] = strconv.FormatBool(o.ParetoOptimal)
-			_ = cw.Write(row)
+			_ = cw.Write(withBudgetCSV(row, t, o.Best, nil))
 		}
 	} else {
 		for i := range p.Pareto {
@@ -52,7 +61,7 @@ func (p Plan) WriteCSV(w io.Writer) error {
 				row[slices.Index(CSVColumns, "objective")] = p.Recommendation.Objective
 				row[slices.Index(CSVColumns, "in_band")] = strconv.FormatBool(p.Recommendation.InBand(i))
 			}
-			_ = cw.Write(row)
+			_ = cw.Write(withBudgetCSV(row, t, &p.Pareto[i], nil))
 		}
 	}
 	cw.Flush()
@@ -66,8 +75,8 @@ func WriteExplainCSV(w io.Writer, e Evaluation, t Training) error {
 	cl := PlanCluster{Name: e.Cluster.Name, Chip: e.Cluster.Chip.Name, Chips: e.Cluster.Chips()}
 	b := e.Batch()
 	cw := csv.NewWriter(w)
-	_ = cw.Write(CSVColumns)
-	_ = cw.Write(csvRow(1, true, e.Model.Name, e.FrameworkName(), cl, b, &r))
+	_ = cw.Write(csvHeader(t))
+	_ = cw.Write(withBudgetCSV(csvRow(1, true, e.Model.Name, e.FrameworkName(), cl, b, &r), t, &r, nil))
 	cw.Flush()
 	return cw.Error()
 }

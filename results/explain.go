@@ -157,6 +157,7 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		writeBudgetExplain(ew, r)
 	}
 
 	ew.printf("\nMEMORY PER CHIP\n")

@@ -61,6 +61,11 @@ type htmlReport struct {
 	Frameworks []FrameworkOption
 	SizeChart  *scatter
 	ExplainCmd string
+	// BudgetHead heads the front's goodput and energy columns (--goodput,
+	// --deadline); each htmlRow carries its cells.
+	BudgetHead []string
+	// Deadline is the --deadline section; nil without one.
+	Deadline *htmlDeadline
 
 	// Detail is the breakdown of the recommended (or explained) strategy.
 	Detail *htmlDetail
@@ -78,11 +83,15 @@ type htmlRow struct {
 	// InBand marks a row within the recommendation's step-time band.
 	InBand bool
 	R      Result
+	// Budget is the row's goodput and energy cells, under BudgetHead.
+	Budget []string
 }
 
 // htmlCluster is one row of the clusters table.
 type htmlCluster struct {
 	O ClusterOption
+	// Budget is the cluster's goodput and energy cells, under BudgetHead.
+	Budget []string
 }
 
 // htmlDetail is the explain breakdown of one strategy.
@@ -98,6 +107,8 @@ type htmlDetail struct {
 	ModelTF  string
 	HWTF     string
 	Replicas int
+	// Budget is the goodput and energy in words ("" without --goodput).
+	Budget string
 }
 
 // htmlMem is one memory component.
@@ -217,15 +228,32 @@ func (p Plan) WriteHTML(w io.Writer) error {
 			Percent(p.Recommendation.Band), p.objectiveText())
 	}
 	for i, r := range p.Pareto {
-		rep.Front = append(rep.Front, htmlRow{Rank: i + 1, Recommended: i == p.Recommended, InBand: p.Recommendation.InBand(i), R: r})
+		rep.Front = append(rep.Front, htmlRow{Rank: i + 1, Recommended: i == p.Recommended, InBand: p.Recommendation.InBand(i), R: r,
+			Budget: splitCells(budgetCells(r, t, "\x00"))})
 	}
 	if len(p.Pareto) > 0 {
 		rep.Scatter = frontScatter(p)
 		rep.TimeBars, rep.MemBars = frontBars(p.Pareto)
 	}
+	rep.BudgetHead = splitCells(budgetHead(t, "\x00"))
+	if r := p.budgetRow(); r != nil && p.Deadline == nil {
+		for _, l := range budgetText(*r) {
+			rep.Inputs = append(rep.Inputs, [2]string{"goodput and energy", l})
+		}
+	}
+	if p.Deadline != nil {
+		rep.Deadline = p.htmlDeadline()
+		rep.Inputs = append(rep.Inputs, [2]string{"deadline", p.Deadline.text()})
+	}
 	if len(p.Clusters) > 0 {
 		for _, o := range p.Clusters {
-			rep.Clusters = append(rep.Clusters, htmlCluster{O: o})
+			hc := htmlCluster{O: o}
+			if o.Best != nil {
+				hc.Budget = splitCells(budgetCells(*o.Best, t, "\x00"))
+			} else {
+				hc.Budget = make([]string, budgetColumns(t))
+			}
+			rep.Clusters = append(rep.Clusters, hc)
 		}
 		rep.SizeChart = clusterScatter(p.Clusters, t)
 	}
@@ -254,7 +282,7 @@ func summaryText(r Result) string {
 			s += ", cost " + Money(*r.Cost)
 		}
 	}
-	return s + "."
+	return s + budgetSummary(r) + "."
 }
 
 // specHTML renders a strategy string so that a browser wraps it only
@@ -304,6 +332,10 @@ func WriteExplainHTML(w io.Writer, e Evaluation, t Training) error {
 	if t.Given() {
 		rep.Inputs = append(rep.Inputs, [2]string{"training", trainingText(t)})
 	}
+	r := NewTrainingResult(e, t)
+	for _, l := range budgetText(r) {
+		rep.Inputs = append(rep.Inputs, [2]string{"goodput and energy", l})
+	}
 	return renderHTML(w, rep)
 }
 
@@ -326,6 +358,7 @@ func newHTMLDetail(e Evaluation, t Training) *htmlDetail {
 	d := &htmlDetail{
 		Spec: r.Strategy.Spec, R: r, Usable: e.UsableBytes / GB, Fits: r.Fits,
 		ModelTF: FLOPs(e.Time.ModelFLOPs), HWTF: FLOPs(e.Time.HardwareFLOPs), Replicas: e.Strategy.Replicas(),
+		Budget: strings.TrimPrefix(budgetSummary(r), "; "),
 	}
 	for _, m := range memoryRows(e) {
 		d.MemRows = append(d.MemRows, htmlMem{Name: m.name, GB: m.bytes / GB, Share: percentOf(m.bytes, total)})

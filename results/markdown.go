@@ -32,6 +32,9 @@ func (p Plan) WriteMarkdown(w io.Writer) error {
 	if p.MinChips != nil {
 		ew.printf("| smallest cluster | %s |\n", mdText(p.MinChips.text(p.Model.Name)))
 	}
+	if p.Deadline != nil {
+		ew.printf("| deadline | %s |\n", mdText(p.Deadline.text()))
+	}
 	ew.printf("| framework | %s |\n", mdText(p.Framework))
 	ew.printf("| band | %s |\n", mdText(p.bandText()))
 	ew.printf("| search | %s |\n", mdText(p.searchText()))
@@ -52,9 +55,12 @@ func (p Plan) WriteMarkdown(w io.Writer) error {
 				ew.printf(", costing %s", Money(*r.Cost))
 			}
 		}
-		ew.printf(".\n\n")
+		ew.printf("%s.\n\n", budgetSummary(r))
 	}
 
+	if p.Deadline != nil {
+		p.writeDeadlineMarkdown(ew)
+	}
 	if len(p.Clusters) > 0 {
 		ew.printf("## Clusters\n\nThe best strategy on each cluster; **bold** clusters are on the front of (days to train, cost), the recommended one is marked ★.\n\n")
 		head, sep := "| cluster | chips | step | tokens/s | MFU | memory/chip", "| --- | ---: | ---: | ---: | ---: | ---:"
@@ -145,7 +151,13 @@ func WriteExplainMarkdown(w io.Writer, e Evaluation, t Training) error {
 			ew.printf(", costing %s", Money(*r.Cost))
 		}
 	}
-	ew.printf(".\n\n")
+	ew.printf("%s.\n\n", budgetSummary(r))
+	for _, l := range budgetText(r) {
+		ew.printf("- %s\n", mdText(l))
+	}
+	if r.Goodput != nil {
+		ew.printf("\n")
+	}
 	writeBreakdownMarkdown(ew, e)
 	return ew.err
 }
@@ -221,6 +233,8 @@ func withTrainingHead(head, sep string, t Training) (string, string) {
 		head += " | cost"
 		sep += " | ---:"
 	}
+	head += budgetHead(t, " | ")
+	sep += strings.Repeat(" | ---:", budgetColumns(t))
 	return head, sep
 }
 

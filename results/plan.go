@@ -125,6 +125,10 @@ type Plan struct {
 	// family on which the model fits, and the smaller ones tried. The rest of
 	// the plan is then the plan of that cluster.
 	MinChips *MinChips `json:"min_chips,omitempty"`
+	// Deadline is present with --deadline: the sizes of the family planned
+	// with their effective days, cost and energy, and the one chosen. The
+	// rest of the plan is then the plan of that size.
+	Deadline *Deadline `json:"deadline,omitempty"`
 
 	// Detail is the traced evaluation of the recommended strategy, which
 	// the md and html reports break down; nil leaves the breakdown out.
@@ -214,6 +218,9 @@ func (p Plan) WriteJSON(w io.Writer) error { return writeJSON(w, p) }
 // clusters prints one row per cluster instead (see [ClusterOption]). The
 // search's wall time is left out so that the table repeats byte for byte.
 func (p Plan) WriteTable(w io.Writer) error {
+	if p.Deadline != nil {
+		return p.writeDeadlineTable(w)
+	}
 	if len(p.Clusters) > 0 {
 		return p.writeClustersTable(w)
 	}
@@ -230,6 +237,7 @@ func (p Plan) WriteTable(w io.Writer) error {
 	if p.MinChips != nil {
 		ew.printf("min      %s\n", p.MinChips.text(Label(p.Model.Name)))
 	}
+	p.writeBudgetLines(ew)
 	ew.printf("framework %s\n", Label(p.Framework))
 	ew.printf("band     %s\n", p.bandText())
 	ew.printf("search   %s\n", p.searchText())
@@ -249,6 +257,7 @@ func (p Plan) WriteTable(w io.Writer) error {
 			head += "\tCOST"
 		}
 	}
+	head += budgetHead(t, "\t")
 	fmt.Fprintln(tw, head+"\tSTRATEGY")
 	for i, r := range p.Pareto {
 		mark := ""
@@ -356,7 +365,7 @@ func trainingCells(r Result, t Training, sep string) string {
 	if t.PricePerChipHour > 0 {
 		s += sep + optional(r.Cost, Money)
 	}
-	return s
+	return s + budgetCells(r, t, sep)
 }
 
 // optional formats *v with f, or "-" when v is nil.

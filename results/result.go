@@ -105,6 +105,11 @@ type Result struct {
 	Days      *float64 `json:"days,omitempty"`
 	ChipHours *float64 `json:"chip_hours,omitempty"`
 	Cost      *float64 `json:"cost,omitempty"`
+	// Goodput and Energy are the time to train with interruptions,
+	// checkpoints and restarts, and the energy of the run; present only
+	// with --goodput or --deadline (and --tokens).
+	Goodput *Goodput `json:"goodput,omitempty"`
+	Energy  *Energy  `json:"energy,omitempty"`
 
 	// BatchDefault says how the batch was defaulted and how to set it, in
 	// the RESULT `plan explain --format json` prints (a plan says it once,
@@ -287,5 +292,8 @@ func newCollective(c cost.Collective) Collective {
 func NewTrainingResult(e Evaluation, t Training) Result {
 	r := NewResult(e)
 	t.apply(&r, e.Cluster.Chips())
+	// A budget that cannot be computed leaves the row without it (the
+	// inputs are checked by the command line before).
+	_ = t.applyBudget(&r, e.Cluster, e.FrameworkName())
 	return r
 }

@@ -90,6 +90,7 @@ func (p Plan) writeClustersTable(w io.Writer) error {
 	if t.Given() {
 		ew.printf("train    %s\n", trainingText(t))
 	}
+	p.writeBudgetLines(ew)
 	ew.printf("clusters %d, best strategy of each (search %s, seed %d)\n", len(p.Clusters), p.Search.Method, p.Search.Seed)
 	if p.Recommendation != nil {
 		ew.printf("recommend on each cluster %s\n", objectiveRule(p.Recommendation.Objective))
@@ -106,6 +107,7 @@ func (p Plan) writeClustersTable(w io.Writer) error {
 			head += "\tCOST"
 		}
 	}
+	head += budgetHead(t, "\t")
 	fmt.Fprintln(tw, head+"\tSTRATEGY")
 	for _, o := range p.Clusters {
 		mark := ""
@@ -140,9 +142,9 @@ func trainingColumns(t Training) int {
 	case !t.Given():
 		return 0
 	case t.PricePerChipHour > 0:
-		return 3
+		return 3 + budgetColumns(t)
 	default:
-		return 2
+		return 2 + budgetColumns(t)
 	}
 }
 

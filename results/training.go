@@ -17,6 +17,9 @@ type Training struct {
 	// PricePerChipHour is the price of one chip for one hour, in any
 	// currency; zero means not given.
 	PricePerChipHour float64 `json:"price_per_chip_hour,omitempty"`
+	// Budget asks for the goodput and energy of every row (--goodput,
+	// --deadline); nil leaves them out.
+	Budget *Budget `json:"budget,omitempty"`
 }
 
 // Given reports whether a number of tokens was given.

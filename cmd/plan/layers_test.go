@@ -17,7 +17,7 @@ const module = "github.com/meshplan/meshplan/"
 // above. Every package of the module must be on a floor.
 var floors = [][]string{
 	{"internal/text"},
-	{"model", "profiles", "internal/outfile", "internal/settings", "validate/internal/cells"},
+	{"model", "profiles", "internal/outfile", "internal/settings", "validate/internal/cells", "goodput"},
 	{"space"},
 	{"cost", "memory"},
 	{"score"},
