@@ -34,6 +34,10 @@ type chipSpec struct {
 	scaleOut link
 	// domain is the number of GPUs per NVLink domain (GPU only).
 	domain int
+	// node is the number of GPUs per node, the unit a scheduler hands a job
+	// (GPU only): a GB200 NVL72 compute tray holds 4; zero means a node is
+	// the whole domain (DGX/HGX: 8).
+	node int
 	// peerBytesPerS, when set, is the one-way bandwidth between one pair of
 	// GPUs of a point-to-point mesh (MI300X): a group of g GPUs inside the
 	// domain gets (g-1) times it, not the whole egress.
@@ -233,6 +237,7 @@ func catalogue() []chipSpec {
 			chip: gpuChip(Chip{Name: "gb200", Family: "nvidia-grace-blackwell", PeakBF16FLOPs: 2500e12, PeakFP8FLOPs: 5000e12,
 				HBMBytes: 197.9e9, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: nvlinkC2CBps}),
 			domain: 72, // NVL72: 72 GPUs, 18 NVSwitch chips [SB-GPU][MLE-NET]
+			node:   4,  // 18 compute trays of 4 GPUs, one ConnectX-7 each [MLE-NET][SB-GPU]
 			// 900 GB/s one way [MLE-NET]; efficiency assumed equal to B200's 0.76.
 			scaleUp:  nvlink(900*gb, 0.76),
 			scaleOut: nic(50 * gb), // 400 Gb/s ConnectX-7 per GPU [MLE-NET][SB-GPU]
