@@ -237,6 +237,9 @@ type geometry struct {
 	// strategy's collective communicators.
 	micro float64
 	comm  float64
+	// int8 is precision=int8: AQT quantises each weight inside its matmul,
+	// so no 8-bit weight copies persist.
+	int8 bool
 }
 
 // bytes is a tensor's (or group's) bytes per chip under its own layout, or
@@ -412,7 +415,7 @@ func (mm *Model) geometryOf(c profiles.Cluster, w space.Workload, s *space.Strat
 // shapeKey holds and its replicas (its degrees).
 func (mm *Model) shapeOf(c profiles.Cluster, w space.Workload, s *space.Strategy, deg [space.NumRoles]int, g *geometry) {
 	p := mm.p
-	*g = geometry{}
+	*g = geometry{int8: s.Int8()}
 	for r, d := range deg {
 		g.deg[r] = float64(d)
 		g.inv[r] = 1 / float64(d)
@@ -557,8 +560,13 @@ func (mm *Model) kindParams(g *geometry, k int, kt *kindTerms) {
 	var d0, e0 float64
 	kt.dense, kt.expert, d0, e0 = mm.paramsAndUnit(g, mm.kindWeights[k])
 	kt.unit = d0 + e0
-	d8, e8 := mm.params(g, mm.kindFP8[k], fsdp)
-	kt.fp8 = d8 + e8
+	if !g.int8 {
+		// AQT's int8 weights live inside one matmul (geometry.int8).
+		d8, e8 := mm.params(g, mm.kindFP8[k], fsdp)
+		kt.fp8 = d8 + e8
+	} else {
+		kt.fp8 = 0
+	}
 	kt.hasMoE = mm.p.Kinds[k].MoE && mm.p.Kinds[k].Name != "mtp"
 }
 

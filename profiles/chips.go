@@ -107,7 +107,7 @@ func catalogue() []chipSpec {
 
 	return []chipSpec{
 		{
-			// TPU v4 [GC-v4]: 275 TFLOP/s bf16, no fp8, 32 GiB HBM2 at 1200 GB/s, 2 TensorCores;
+			// TPU v4 [GC-v4]: 275 TFLOP/s bf16, no fp8, int8 at the bf16 rate (so 0), 32 GiB HBM2 at 1200 GB/s, 2 TensorCores;
 			// JAX's bytes_limit is 34,088,157,184 (31.75 GiB) [HBM-RT].
 			chip: tpuChip(Chip{Name: "v4", Family: "tpu-v4", PeakBF16FLOPs: 275e12,
 				HBMBytes: 34088157184, HBMBandwidthBytesPerS: 1200 * gb, TensorCoresPerChip: 2}),
@@ -120,9 +120,9 @@ func catalogue() []chipSpec {
 			scaleOut: dcn(6.25e9),
 		},
 		{
-			// TPU v5e [GC-v5e]: 197 TFLOP/s bf16 (int8 393, no fp8), 16 GiB HBM2 at 819 GB/s,
+			// TPU v5e [GC-v5e]: 197 TFLOP/s bf16 (int8 393 TOP/s, no fp8), 16 GiB HBM2 at 819 GB/s,
 			// 1 TensorCore; bytes_limit 16,909,332,480 (15.75 GiB) [HBM-RT].
-			chip: tpuChip(Chip{Name: "v5e", Family: "tpu-v5e", PeakBF16FLOPs: 197e12,
+			chip: tpuChip(Chip{Name: "v5e", Family: "tpu-v5e", PeakBF16FLOPs: 197e12, PeakInt8OPs: 393e12,
 				HBMBytes: 16909332480, HBMBandwidthBytesPerS: 819 * gb, TensorCoresPerChip: 1}),
 			aliases: []string{"v5litepod"},
 			torus:   plane,
@@ -133,10 +133,10 @@ func catalogue() []chipSpec {
 			scaleOut: dcn(3.125e9), // 2x100 Gb/s per 8-chip host = 25 Gb/s per chip [GC-v5e][SB-TPU]
 		},
 		{
-			// TPU v5p [GC-v5p]: 459 TFLOP/s bf16 (fp8 at the same rate, so 0),
-			// 95 GiB HBM2e (96 GB in [SB-TPU]) at 2765 GB/s (2.8e12 in [SB-TPU]), 2 TensorCores;
-			// bytes_limit 102,803,439,616 (95.74 GiB) [HBM-RT].
-			chip: tpuChip(Chip{Name: "v5p", Family: "tpu-v5p", PeakBF16FLOPs: 459e12,
+			// TPU v5p [GC-v5p]: 459 TFLOP/s bf16 (fp8 at the same rate, so 0; int8 918 TOP/s
+			// [SB-TPU][MLE-ACC]), 95 GiB HBM2e (96 GB in [SB-TPU]) at 2765 GB/s (2.8e12 in
+			// [SB-TPU]), 2 TensorCores; bytes_limit 102,803,439,616 (95.74 GiB) [HBM-RT].
+			chip: tpuChip(Chip{Name: "v5p", Family: "tpu-v5p", PeakBF16FLOPs: 459e12, PeakInt8OPs: 918e12,
 				HBMBytes: 102803439616, HBMBandwidthBytesPerS: 2765 * gb, TensorCoresPerChip: 2}),
 			torus: cube(16, 20, 28), // full pod 8960 chips [SB-TPU]; the doc's largest slice is 6144 [GC-v5p]
 			// 9e10 B/s per link one way [SB-TPU]; the doc's 1200 GB/s bidi over 6 links gives 1e11 [GC-v5p].
@@ -144,9 +144,9 @@ func catalogue() []chipSpec {
 			scaleOut: dcn(6.25e9), // 50 Gb/s per chip [GC-v5p][SB-TPU]
 		},
 		{
-			// TPU v6e Trillium [GC-v6e]: 918 TFLOP/s bf16 (fp8 same rate, so 0),
+			// TPU v6e Trillium [GC-v6e]: 918 TFLOP/s bf16 (fp8 same rate, so 0; int8 1836 TOP/s),
 			// 32 GiB HBM at 1640 GB/s, 1 TensorCore; bytes_limit 33,550,237,696 (31.25 GiB) [HBM-RT].
-			chip: tpuChip(Chip{Name: "v6e", Family: "tpu-v6e", PeakBF16FLOPs: 918e12,
+			chip: tpuChip(Chip{Name: "v6e", Family: "tpu-v6e", PeakBF16FLOPs: 918e12, PeakInt8OPs: 1836e12,
 				HBMBytes: 33550237696, HBMBandwidthBytesPerS: 1640 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: pcie5Bytes}),
 			aliases: []string{"trillium"},
 			torus:   plane,
@@ -169,9 +169,9 @@ func catalogue() []chipSpec {
 			scaleOut: dcn(12.5e9), // unknown; assumed equal to v6e (uncertain)
 		},
 		{
-			// A100 SXM 40GB: 312 TFLOP/s bf16, no fp8, 40 GiB HBM2 at 1555 GB/s [KL-A100][MLE-ACC];
-			// CUDA reports 42,298,834,944 bytes [HBM-RT].
-			chip: gpuChip(Chip{Name: "a100-40gb", Family: "nvidia-ampere", PeakBF16FLOPs: 312e12,
+			// A100 SXM 40GB: 312 TFLOP/s bf16, no fp8 (int8 624 TOP/s), 40 GiB HBM2 at 1555 GB/s
+			// [KL-A100][MLE-ACC]; CUDA reports 42,298,834,944 bytes [HBM-RT].
+			chip: gpuChip(Chip{Name: "a100-40gb", Family: "nvidia-ampere", PeakBF16FLOPs: 312e12, PeakInt8OPs: 624e12,
 				HBMBytes: 42298834944, HBMBandwidthBytesPerS: 1555 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: pcie4Bytes}),
 			domain: 8, // 8 GPUs, 6 NVSwitches [SB-GPU][MLE-NET]
 			// NVLink 3: 300 GB/s one way [MLE-NET]; 8xA100 AllReduce busbw 234.9 GB/s = 0.78 [MLE-NET].
@@ -180,9 +180,9 @@ func catalogue() []chipSpec {
 			scaleOut: nic(25 * gb),
 		},
 		{
-			// A100 SXM 80GB: 312 TFLOP/s bf16, 80 GiB HBM2e at 2039 GB/s [KL-A100][MLE-ACC];
+			// A100 SXM 80GB: 312 TFLOP/s bf16 (int8 624 TOP/s), 80 GiB HBM2e at 2039 GB/s [KL-A100][MLE-ACC];
 			// CUDA reports 84,987,740,160 to 85,197,848,576 bytes by driver, the lowest here [HBM-RT].
-			chip: gpuChip(Chip{Name: "a100", Family: "nvidia-ampere", PeakBF16FLOPs: 312e12,
+			chip: gpuChip(Chip{Name: "a100", Family: "nvidia-ampere", PeakBF16FLOPs: 312e12, PeakInt8OPs: 624e12,
 				HBMBytes: 84987740160, HBMBandwidthBytesPerS: 2039 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: pcie4Bytes}),
 			aliases:  []string{"a100-80gb"},
 			domain:   8,

@@ -278,6 +278,32 @@ func TestStandardShapes(t *testing.T) {
 	}
 }
 
+func TestInt8Peaks(t *testing.T) {
+	// Dense int8 OP/s, docs/hardware.md §1.1 and §2.1; zero where int8 runs
+	// at the bf16 rate (v4) or is not listed (chips with fp8).
+	tests := []struct {
+		name string
+		int8 float64
+	}{
+		{"v4", 0},        // 275, the bf16 rate [GC-v4]
+		{"v5e", 393e12},  // [GC-v5e]
+		{"v5p", 918e12},  // [SB-TPU][MLE-ACC]
+		{"v6e", 1836e12}, // [GC-v6e]
+		{"a100", 624e12}, // [KL-A100]
+		{"a100-40gb", 624e12},
+		{"h100", 0}, // has fp8
+	}
+	for _, tt := range tests {
+		c, err := LookupChip(tt.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.PeakInt8OPs != tt.int8 {
+			t.Errorf("%s: PeakInt8OPs %g, want %g", tt.name, c.PeakInt8OPs, tt.int8)
+		}
+	}
+}
+
 func TestChips(t *testing.T) {
 	// Peak bf16 FLOP/s per chip, docs/hardware.md §1.1 and §2.1; HBM as the
 	// runtime reports it (CUDA's total, JAX's bytes_limit), docs/runtime-memory.md [HBM-RT].

@@ -343,7 +343,10 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 		return nil, err
 	}
 	if sp.precision == PrecisionFP8 && c.Chip.PeakFP8FLOPs <= 0 {
-		return nil, fmt.Errorf("space: --fix precision=fp8: %s", noFP8(c.Chip.Name))
+		return nil, fmt.Errorf("space: --fix precision=fp8: %s", noFP8(c.Chip))
+	}
+	if sp.precision == PrecisionInt8 && c.Chip.PeakInt8OPs <= 0 {
+		return nil, fmt.Errorf("space: --fix precision=int8: %s", noInt8(c.Chip.Name))
 	}
 	sp.cards = make([]int, NumGenes)
 	sp.cards[GeneLayout], sp.cards[GeneMB], sp.cards[GeneSchedule] = len(sp.layouts), len(sp.mbs), len(sp.schedules)
@@ -1085,7 +1088,7 @@ func (sp *Space) DecodeIndex(i int64, genes []int, dst *Strategy) bool {
 // per-replica batch).
 func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	p, err := s.Place(sp.cluster)
-	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) {
+	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) || (s.Int8() != (sp.precision == PrecisionInt8)) {
 		return nil, false
 	}
 	sp.indexOnce.Do(sp.fillIndex)
