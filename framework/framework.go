@@ -218,6 +218,7 @@ func maxtext() Profile {
 			Schedules: []space.Schedule{space.GPipe, space.Interleaved},
 			Recomputes: []string{model.RecomputeNone, model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,
 				model.RecomputeSaveDotExceptMLP, model.RecomputeSaveQKVProj, model.RecomputeQKVProjOffloaded,
-				model.RecomputeMinimalOffloaded, model.RecomputeOffloadInput, model.RecomputeFull}},
+				model.RecomputeMinimalOffloaded, model.RecomputeOffloadInput, model.RecomputeOffloadInputQKV,
+				model.RecomputeOffloadInputQKVO, model.RecomputeFull}},
 	}
 }

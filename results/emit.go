@@ -358,7 +358,16 @@ func emitMaxText(e Evaluation) (string, error) {
 	if policy == space.RecomputeSelective {
 		policy = model.RecomputeMinimal
 	}
-	fmt.Fprintf(&b, "remat_policy: %s\n", policy)
+	switch policy {
+	case model.RecomputeOffloadInputQKV, model.RecomputeOffloadInputQKVO:
+		// MaxText's custom policy names each offloaded tensor; the rest remat.
+		b.WriteString("remat_policy: custom\ndecoder_layer_input: offload\nquery_proj: offload\nkey_proj: offload\nvalue_proj: offload\n")
+		if policy == model.RecomputeOffloadInputQKVO {
+			b.WriteString("out_proj: offload\n")
+		}
+	default:
+		fmt.Fprintf(&b, "remat_policy: %s\n", policy)
+	}
 	switch {
 	case s.FP8():
 		b.WriteString("quantization: fp8\n")

@@ -101,3 +101,38 @@ func TestEmitInt8(t *testing.T) {
 		}
 	}
 }
+
+// TestEmitCustomOffload checks that MaxText's custom offload policies come
+// out as remat_policy: custom with each offloaded tensor named.
+func TestEmitCustomOffload(t *testing.T) {
+	m, err := model.Preset("llama3-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := profiles.Parse("v6e-8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := space.Workload{Batch: 24, SeqLen: 8192}
+	qkv := "remat_policy: custom\ndecoder_layer_input: offload\nquery_proj: offload\nkey_proj: offload\nvalue_proj: offload\n"
+	for _, tc := range []struct {
+		policy, want string
+		outProj      bool
+	}{
+		{model.RecomputeOffloadInputQKV, qkv, false},
+		{model.RecomputeOffloadInputQKVO, qkv + "out_proj: offload\n", true},
+	} {
+		s, err := space.Parse("fsdp=8,recompute=" + tc.policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, err = s.Place(c); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		err = Emit(&b, MaxText, Evaluation{Model: m, Cluster: c, Workload: w, Strategy: s})
+		if err != nil || !strings.Contains(b.String(), tc.want) || strings.Contains(b.String(), "out_proj") != tc.outProj {
+			t.Errorf("%s: error %v, output\n%s\nwant %q", tc.policy, err, b.String(), tc.want)
+		}
+	}
+}
