@@ -198,6 +198,8 @@ func deepspeed() Profile {
 func maxtext() Profile {
 	pr := model.MixedPrecision()
 	pr.WeightCopies, pr.TransientGrads = true, true
+	// XLA gathers each weight tensor at its use, not a layer at once.
+	pr.TensorUnits = true
 	return Profile{
 		Name: "maxtext",
 		Description: "MaxText on JAX/XLA: fused elementwise kernels, splash (flash) attention, fp32 parameters cast to bf16 for the matmuls, " +
