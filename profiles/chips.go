@@ -62,13 +62,18 @@ const (
 )
 
 // Host links, one way, at the 80% that large DMA transfers reach (an
-// assumption): PCIe Gen4 x16 is 32 GB/s (A100, TPU v4/v5e/v5p), Gen5 x16
-// 64 GB/s (H100, H200, H800, B200, MI300X, TPU v6e and 7x, assumed),
-// NVLink-C2C 450 GB/s (GB200's Grace) [MLE-NET][GC-v5p].
+// assumption): PCIe Gen4 x16 is 32 GB/s (A100), Gen5 x16 64 GB/s (H100,
+// H200, H800, B200, MI300X, TPU 7x, assumed), NVLink-C2C 450 GB/s (GB200's
+// Grace) [MLE-NET]. TPUs v4 to v6e take the scaling book's host-to-chip
+// figures per chip, not measured here: ~1.6e10 B/s for v4 (PCIe Gen3
+// x16), v5e and v5p, ~3.2e10 for v6e (Gen5) [SB-TPU][GC-v6e md]
+// (docs/hardware.md §1.1).
 const (
 	pcie4Bytes   = 0.8 * 32 * gb
 	pcie5Bytes   = 0.8 * 64 * gb
 	nvlinkC2CBps = 0.8 * 450 * gb
+	tpuHostBytes = 1.6e10 // v4, v5e, v5p host-to-chip [SB-TPU]
+	v6eHostBytes = 3.2e10 // v6e host-to-chip, PCIe Gen5 [GC-v6e md][SB-TPU]
 )
 
 // gpuChip sets a GPU's runtime reserves and its host link (PCIe Gen5 unless
@@ -86,7 +91,7 @@ func gpuChip(c Chip) Chip {
 // assigned statically and collective scratch lives in the program's memory.
 func tpuChip(c Chip) Chip {
 	if c.HostBandwidthBytesPerS == 0 {
-		c.HostBandwidthBytesPerS = pcie4Bytes
+		c.HostBandwidthBytesPerS = tpuHostBytes
 	}
 	return c
 }
@@ -147,7 +152,7 @@ func catalogue() []chipSpec {
 			// TPU v6e Trillium [GC-v6e]: 918 TFLOP/s bf16 (fp8 same rate, so 0; int8 1836 TOP/s),
 			// 32 GiB HBM at 1640 GB/s, 1 TensorCore; bytes_limit 33,550,237,696 (31.25 GiB) [HBM-RT].
 			chip: tpuChip(Chip{Name: "v6e", Family: "tpu-v6e", PeakBF16FLOPs: 918e12, PeakInt8OPs: 1836e12,
-				HBMBytes: 33550237696, HBMBandwidthBytesPerS: 1640 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: pcie5Bytes}),
+				HBMBytes: 33550237696, HBMBandwidthBytesPerS: 1640 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: v6eHostBytes}),
 			aliases: []string{"trillium"},
 			torus:   plane,
 			// 9e10 B/s per link one way [SB-TPU]; the doc's 800 GB/s bidi over 4 ports gives 1e11 [GC-v6e].

@@ -304,6 +304,30 @@ func TestInt8Peaks(t *testing.T) {
 	}
 }
 
+func TestHostBandwidth(t *testing.T) {
+	// One way per chip, docs/hardware.md §1.1 and §2.1.
+	tests := []struct {
+		name      string
+		bytesPerS float64
+	}{
+		{"v4", 1.6e10},         // Gen3 x16 [SB-TPU]
+		{"v5p", 1.6e10},        // [SB-TPU]
+		{"v6e", 3.2e10},        // Gen5 [GC-v6e md][SB-TPU]
+		{"h100", 0.8 * 64e9},   // Gen5 x16 at 80% [MLE-NET]
+		{"a100", 0.8 * 32e9},   // Gen4 x16 at 80% [MLE-NET]
+		{"gb200", 0.8 * 450e9}, // NVLink-C2C at 80% [MLE-NET]
+	}
+	for _, tt := range tests {
+		c, err := LookupChip(tt.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.HostBandwidthBytesPerS != tt.bytesPerS {
+			t.Errorf("%s: host %g B/s, want %g", tt.name, c.HostBandwidthBytesPerS, tt.bytesPerS)
+		}
+	}
+}
+
 func TestChips(t *testing.T) {
 	// Peak bf16 FLOP/s per chip, docs/hardware.md §1.1 and §2.1; HBM as the
 	// runtime reports it (CUDA's total, JAX's bytes_limit), docs/runtime-memory.md [HBM-RT].
