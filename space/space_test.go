@@ -421,6 +421,10 @@ func TestNewErrors(t *testing.T) {
 		{"fixed schedule", llama3_8b(), gpuCluster(8), Workload{32, 8192}, "schedule=interleaved,v=1", "no pipeline schedule agrees"},
 		{"fixed zero", llama3_8b(), gpuCluster(8), Workload{32, 8192}, "zero=1,tp=8", "the fixed zero=1 needs dp > 1"},
 		{"fp8 without a peak", llama3_8b(), gpuCluster(8), Workload{32, 8192}, "precision=fp8", "--fix precision=fp8: the chip has no FP8 matmul speed-up"},
+		// 16 chips / (tp 2 · pp 2) = 4 data-parallel chips, which ep=8
+		// does not divide (Megatron would carve it out of tp x dp).
+		{"ep beyond dp", mixtral(), gpuCluster(16), Workload{32, 4096}, "tp=2,pp=2,ep=8,etp=1",
+			"ep=8 does not divide the 4 data-parallel chips (dp*fsdp = 16 chips / tp*cp*pp 4); the planner carves expert parallelism out of dp and fsdp only, not out of the tensor- and context-parallel ranks as Megatron's expert grid does with etp=1: use ep in 1, 2, 4"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
