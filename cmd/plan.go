@@ -148,6 +148,15 @@ func (a *app) runPlan(cmd *cobra.Command) error {
 		return err
 	}
 	base := a.request(problem{model: m, workload: w, framework: f}, fix)
+	seen := map[string]bool{}
+	for _, c := range clusters {
+		r := base
+		r.Cluster = c
+		if n := r.EightBitNote(); n != "" && !seen[n] {
+			seen[n] = true
+			fmt.Fprintf(a.stderr, "plan: note: %s\n", n)
+		}
+	}
 	var plan results.Plan
 	switch {
 	case a.cfg.MinChips:

@@ -21,7 +21,8 @@ type evaluator struct {
 	o     Options
 	eff   profiles.Efficiency
 	peak  float64 // bf16 FLOP/s
-	peak8 float64 // fp8 FLOP/s, 0 without an fp8 speed-up
+	peak8 float64 // 8-bit matmul FLOP/s: fp8, or int8 under int8; 0 without a speed-up
+	int8  bool    // precision=int8: the 8-bit projections at the int8 rate (AQT)
 	// traceHideA2A says the traced strategy's schedule overlaps the MoE
 	// dispatch and combine with the paired chunk's compute (DualPipe).
 	traceHideA2A bool
@@ -834,7 +835,10 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy, name in
 	e.mr.routing = cm.routing
 	e.eff = in.eff
 	e.peak, e.hbm = in.cluster.Chip.PeakBF16FLOPs, in.cluster.Chip.HBMBandwidthBytesPerS
-	e.peak8 = in.cluster.Chip.PeakFP8FLOPs
+	e.peak8, e.int8 = in.cluster.Chip.PeakFP8FLOPs, s.Int8()
+	if e.int8 {
+		e.peak8 = in.cluster.Chip.PeakInt8OPs
+	}
 	e.gen++
 	e.epoch, e.movedAfter = 0, append(e.movedAfter[:0], 0)
 	e.noteRoleModels(true, 0)

@@ -646,6 +646,11 @@ func (e *evaluator) flopSeconds(o *model.Op, fl float64, ps pass) float64 {
 		return e.eff.AttentionSeconds(ps == pBwd, fl, scores, kv, e.peak) / p.Options.Kernels.AttentionRate
 	case o.Group == model.GroupCore:
 		return e.eff.MatmulSeconds(fl, e.peak) / attnKernelFraction
+	case o.FP8 && e.int8 && e.peak8 > 0:
+		// An int8 (AQT) matmul at the chip's int8 rate, with the bf16
+		// curve's fraction and t₀ (an assumption: no int8 matmul is
+		// measured): fl·peak/peak8 bf16 FLOPs' time, fl/(f·peak8) + t₀.
+		return e.eff.MatmulSeconds(fl*e.peak/e.peak8, e.peak)
 	case o.FP8 && e.peak8 > 0:
 		// An fp8 matmul at the chip's fp8 rate (profiles.Efficiency.
 		// MatmulFP8Seconds, fitted on docs/measured-h100.md's gemm-fp8.csv).

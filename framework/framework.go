@@ -154,7 +154,7 @@ func megatron() Profile {
 	// Transformer Engine's delayed per-tensor scaling (--fp8-recipe
 	// delayed; blockwise in a YAML profile for DeepSeek-V3's recipe).
 	p.FP8 = recipe(model.FP8Delayed)
-	p.Limits = space.Limits{Framework: p.Name, NoDims: []space.Dim{space.FSDP},
+	p.Limits = space.Limits{Framework: p.Name, NoDims: []space.Dim{space.FSDP}, NoInt8: true,
 		Schedules: []space.Schedule{space.OneFOneB, space.Interleaved}, EqualChunks: true,
 		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull, model.RecomputeDeepSeek}}
 	return p
@@ -183,7 +183,7 @@ func deepspeed() Profile {
 		// ZeRO stages 0-3 and full activation checkpointing; tensor,
 		// pipeline, context and expert parallelism live in the model code
 		// (use the megatron profile for Megatron-DeepSpeed layouts).
-		Limits: space.Limits{Framework: "deepspeed", NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP},
+		Limits: space.Limits{Framework: "deepspeed", NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP}, NoInt8: true,
 			Recomputes: []string{model.RecomputeNone, model.RecomputeFull}},
 	}
 }
@@ -198,6 +198,8 @@ func deepspeed() Profile {
 func maxtext() Profile {
 	pr := model.MixedPrecision()
 	pr.WeightCopies, pr.TransientGrads = true, true
+	// XLA gathers each weight tensor at its use, not a layer at once.
+	pr.TensorUnits = true
 	return Profile{
 		Name: "maxtext",
 		Description: "MaxText on JAX/XLA: fused elementwise kernels, splash (flash) attention, fp32 parameters cast to bf16 for the matmuls, " +
@@ -218,6 +220,7 @@ func maxtext() Profile {
 			Schedules: []space.Schedule{space.GPipe, space.Interleaved},
 			Recomputes: []string{model.RecomputeNone, model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,
 				model.RecomputeSaveDotExceptMLP, model.RecomputeSaveQKVProj, model.RecomputeQKVProjOffloaded,
-				model.RecomputeMinimalOffloaded, model.RecomputeOffloadInput, model.RecomputeFull}},
+				model.RecomputeMinimalOffloaded, model.RecomputeOffloadInput, model.RecomputeOffloadInputQKV,
+				model.RecomputeOffloadInputQKVO, model.RecomputeFull}},
 	}
 }

@@ -71,7 +71,7 @@ func torchtitan() Profile {
 		// schedules need two or more stages per rank, so the zero-bubble
 		// InterleavedZeroBubble cannot run ZB-H1's one, and it has no
 		// two-direction DualPipe [PT-SCHED][TT-PP].
-		Limits: space.Limits{Framework: "torchtitan", Zeros: []int{0}, RequireSP: true,
+		Limits: space.Limits{Framework: "torchtitan", Zeros: []int{0}, RequireSP: true, NoInt8: true,
 			Schedules:  []space.Schedule{space.OneFOneB, space.GPipe, space.Interleaved, space.ZBV, space.DualPipeV},
 			Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull}},
 		Sharded: fullyShardVariant(k),
@@ -155,7 +155,7 @@ func pytorch() Profile {
 		AllocatorSlackFraction: 0.07,
 		// The Hugging Face Trainer and hand-written loops replicate (DDP)
 		// or shard (FSDP) the model and checkpoint whole layers.
-		Limits: space.Limits{Framework: "pytorch", NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP}, Zeros: []int{0},
+		Limits: space.Limits{Framework: "pytorch", NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP}, Zeros: []int{0}, NoInt8: true,
 			Recomputes: []string{model.RecomputeNone, model.RecomputeFull}},
 	}
 }

@@ -176,6 +176,7 @@ type shapeKey struct {
 	degree space.Degrees
 	sp     bool
 	mb     int
+	int8   bool
 }
 
 // rankEntry is one candidate pipeline rank r of an Estimator: its stage
@@ -223,7 +224,7 @@ func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
 		}
 		e.recompute, e.pol, e.actsOK, e.sumsOK = s.Recompute, pol, false, false
 	}
-	if k := (shapeKey{roles: roles, degree: s.Degree, sp: s.SP, mb: s.MB}); !e.shapeOK || k != e.shape {
+	if k := (shapeKey{roles: roles, degree: s.Degree, sp: s.SP, mb: s.MB, int8: s.Int8()}); !e.shapeOK || k != e.shape {
 		mm.shapeOf(e.c, e.w, &s, roles, &e.g)
 		for k := range e.terms {
 			mm.kindParams(&e.g, k, &e.terms[k])

@@ -103,11 +103,11 @@ func NewModel(p *model.Program) *Model {
 				}
 			}
 		}
-		mm.kindWeights = append(mm.kindWeights, mm.group(ws))
+		mm.kindWeights = append(mm.kindWeights, mm.weightGroups(ws))
 		mm.kindFP8 = append(mm.kindFP8, mm.group(f8))
 	}
-	mm.embedWeights = mm.group(p.Blocks[p.Embedding].Weights)
-	mm.outputWeights = mm.group(p.Blocks[p.Output].Weights)
+	mm.embedWeights = mm.weightGroups(p.Blocks[p.Embedding].Weights)
+	mm.outputWeights = mm.weightGroups(p.Blocks[p.Output].Weights)
 	for _, o := range p.Blocks[p.Output].Fwd {
 		if o.Kind == model.Einsum && o.B >= 0 && p.Tensors[o.B].Weight && !slices.Contains(p.Blocks[p.Output].Weights, o.B) {
 			mm.tiedCopy = mm.group([]int{o.B})
@@ -165,6 +165,20 @@ func (mm *Model) group(ts []int) []tensorInfo {
 			continue
 		}
 		out[i].bytes += in.bytes
+	}
+	return out
+}
+
+// weightGroups is group for weights ws, except under
+// Precision.TensorUnits, where each weight stays its own entry so that
+// paramsAndUnit finds the largest one tensor.
+func (mm *Model) weightGroups(ws []int) []tensorInfo {
+	if !mm.p.Options.Precision.TensorUnits {
+		return mm.group(ws)
+	}
+	out := make([]tensorInfo, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, mm.info[w])
 	}
 	return out
 }
@@ -237,6 +251,9 @@ type geometry struct {
 	// strategy's collective communicators.
 	micro float64
 	comm  float64
+	// int8 is precision=int8: AQT quantises each weight inside its matmul,
+	// so no 8-bit weight copies persist.
+	int8 bool
 }
 
 // bytes is a tensor's (or group's) bytes per chip under its own layout, or
@@ -297,10 +314,13 @@ func (mm *Model) params(g *geometry, ws []tensorInfo, drop space.RoleSet) (dense
 // efsdp) in one pass: the per-chip parameters of weights ws under their
 // storage layout (dense, expert) and before FSDP sharding (unitDense,
 // unitExpert, the FSDP unit). A group no active FSDP role shards has the
-// same bytes in both, computed once.
+// same bytes in both, computed once. Under Precision.TensorUnits the unit
+// is the largest one tensor before FSDP sharding, in unitDense or
+// unitExpert (the other zero).
 func (mm *Model) paramsAndUnit(g *geometry, ws []tensorInfo) (dense, expert, unitDense, unitExpert float64) {
 	wb := mm.p.ClassBytes(model.ClassWeight)
 	fsdp := space.RoleFSDP.Bit() | space.RoleEFSDP.Bit()
+	perTensor := mm.p.Options.Precision.TensorUnits
 	for i := range ws {
 		in := &ws[i]
 		n := mm.bytes(g, in, 0) / wb
@@ -308,10 +328,26 @@ func (mm *Model) paramsAndUnit(g *geometry, ws []tensorInfo) (dense, expert, uni
 		if in.roles[g.sp]&g.active&fsdp != 0 {
 			u = mm.bytes(g, in, fsdp) / wb
 		}
-		if in.expert {
+		switch {
+		case perTensor:
+			// XLA gathers one tensor at a time (model.Precision.TensorUnits).
+			if in.expert {
+				expert += n
+			} else {
+				dense += n
+			}
+			if u > unitDense+unitExpert {
+				unitDense, unitExpert = 0, 0
+				if in.expert {
+					unitExpert = u
+				} else {
+					unitDense = u
+				}
+			}
+		case in.expert:
 			expert += n
 			unitExpert += u
-		} else {
+		default:
 			dense += n
 			unitDense += u
 		}
@@ -412,7 +448,7 @@ func (mm *Model) geometryOf(c profiles.Cluster, w space.Workload, s *space.Strat
 // shapeKey holds and its replicas (its degrees).
 func (mm *Model) shapeOf(c profiles.Cluster, w space.Workload, s *space.Strategy, deg [space.NumRoles]int, g *geometry) {
 	p := mm.p
-	*g = geometry{}
+	*g = geometry{int8: s.Int8()}
 	for r, d := range deg {
 		g.deg[r] = float64(d)
 		g.inv[r] = 1 / float64(d)
@@ -557,8 +593,13 @@ func (mm *Model) kindParams(g *geometry, k int, kt *kindTerms) {
 	var d0, e0 float64
 	kt.dense, kt.expert, d0, e0 = mm.paramsAndUnit(g, mm.kindWeights[k])
 	kt.unit = d0 + e0
-	d8, e8 := mm.params(g, mm.kindFP8[k], fsdp)
-	kt.fp8 = d8 + e8
+	if !g.int8 {
+		// AQT's int8 weights live inside one matmul (geometry.int8).
+		d8, e8 := mm.params(g, mm.kindFP8[k], fsdp)
+		kt.fp8 = d8 + e8
+	} else {
+		kt.fp8 = 0
+	}
 	kt.hasMoE = mm.p.Kinds[k].MoE && mm.p.Kinds[k].Name != "mtp"
 }
 

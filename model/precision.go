@@ -42,6 +42,13 @@ type Precision struct {
 	// weight-gradient matmul accumulates into them directly (Megatron's
 	// gradient-accumulation fusion).
 	GradCast bool `json:"grad_cast" yaml:"grad_cast"`
+	// TensorUnits says that FSDP gathers each weight tensor by itself and
+	// reduce-scatters its gradient as soon as it is made (XLA's SPMD
+	// partitioner: one all-gather per parameter at its use, the
+	// latency-hiding scheduler prefetching the next): the gathered unit is
+	// a layer's largest weight tensor, not the whole layer (PyTorch FSDP
+	// and DeepSpeed ZeRO-3 gather a wrapped layer at once).
+	TensorUnits bool `json:"tensor_units,omitempty" yaml:"tensor_units"`
 }
 
 // MixedPrecision is the mixed-precision recipe of Megatron-LM

@@ -19,6 +19,8 @@ const (
 	RecomputeQKVProjOffloaded   = "qkv_proj_offloaded"    // MaxText: that, kept in host memory
 	RecomputeMinimalOffloaded   = "minimal_offloaded"     // MaxText: minimal, kept in host memory
 	RecomputeOffloadInput       = "offload_layer_input"   // full recompute with the layer input in host memory
+	RecomputeOffloadInputQKV    = "offload_input_qkv"     // MaxText custom: the layer input and q, k, v in host memory
+	RecomputeOffloadInputQKVO   = "offload_input_qkvo"    // MaxText custom: those and the output projection's
 	RecomputeDeepSeek           = "deepseek"              // DeepSeek-V3: norms, MLA up-projections and SwiGLU outputs re-run
 	RecomputeNormAct            = "norm_act"              // fused kernels: norms and MLP activation outputs re-run, no matmul
 )
@@ -46,6 +48,10 @@ type Policy struct {
 	// around part of a layer keeps what leaves the checkpointed region
 	// (Megatron's selective recompute keeps the core attention's output).
 	RecomputeUsed bool
+	// Keep names ops whose outputs are kept although their group re-runs
+	// (MaxText's save_qkv_proj and the named tensors of remat_policy
+	// custom).
+	Keep []string
 	// Offload names ops whose kept outputs live in host memory between the
 	// forward and the backward pass ("input" names the layer's input):
 	// they leave HBM and cross the host link twice per micro-batch.
@@ -75,12 +81,21 @@ func Policies() []Policy {
 		{Name: RecomputeMinimal, Rerun: dots, Layers: true, RecomputeUsed: true},
 		{Name: RecomputeSaveDotExceptMLPWi, Rerun: dots, RerunOps: []string{"ffn_in", "expert_in", "shared_in"}, Layers: true, RecomputeUsed: true},
 		{Name: RecomputeSaveDotExceptMLP, Rerun: dots, RerunOps: []string{"ffn_in", "ffn_out", "expert_in", "expert_out", "shared_in", "shared_out"}, Layers: true, RecomputeUsed: true},
-		{Name: RecomputeSaveQKVProj, Rerun: all, RerunOps: nil, Layers: true, RecomputeUsed: true, Offload: nil},
-		{Name: RecomputeQKVProjOffloaded, Rerun: all, Layers: true, RecomputeUsed: true, Offload: qkvProjections()},
+		{Name: RecomputeSaveQKVProj, Rerun: all, RerunOps: nil, Layers: true, RecomputeUsed: true, Keep: qkvProjections(), Offload: nil},
+		{Name: RecomputeQKVProjOffloaded, Rerun: all, Layers: true, RecomputeUsed: true, Keep: qkvProjections(), Offload: qkvProjections()},
 		{Name: RecomputeMinimalOffloaded, Rerun: dots, Layers: true, RecomputeUsed: true,
 			Offload: []string{"qkv", "out", "ffn_in", "ffn_out", "router", "expert_in", "expert_out", "shared_in", "shared_out",
 				"q_down", "q_up", "q_proj", "kv_down", "kv_up", "k_rope", "mtp_proj"}},
 		{Name: RecomputeOffloadInput, Rerun: all, Layers: true, Offload: []string{"input"}},
+		// MaxText's remat_policy custom as the tpu-recipes run it on v6e
+		// (decoder_layer_input, query_proj, key_proj, value_proj and, for
+		// the 8B and Mistral recipes, out_proj set to offload; every other
+		// named tensor left to remat): the layer re-runs, the named outputs
+		// are kept in host memory [MT-REMAT].
+		{Name: RecomputeOffloadInputQKV, Rerun: all, Layers: true, RecomputeUsed: true, Keep: qkvProjections(),
+			Offload: append([]string{"input"}, qkvProjections()...)},
+		{Name: RecomputeOffloadInputQKVO, Rerun: all, Layers: true, RecomputeUsed: true, Keep: append(qkvProjections(), "out"),
+			Offload: append(append([]string{"input"}, qkvProjections()...), "out")},
 		// DeepSeek-V3 §3.2.3: every RMSNorm and MLA's up-projections are
 		// re-run in the backward pass, and the SwiGLU keeps its inputs and
 		// re-runs its output (Megatron-Core's --recompute-modules layernorm
@@ -107,10 +122,9 @@ func Policies() []Policy {
 func qkvProjections() []string { return []string{"qkv", "q_up", "q_proj", "kv_up"} }
 
 // keeps reports whether pol keeps op o's output although o's group re-runs
-// (save_qkv_proj and qkv_proj_offloaded keep the q, k, v projection).
-func (pol Policy) keeps(o *Op) bool {
-	return (pol.Name == RecomputeSaveQKVProj || pol.Name == RecomputeQKVProjOffloaded) && slices.Contains(qkvProjections(), o.Name)
-}
+// (Policy.Keep: save_qkv_proj and qkv_proj_offloaded keep the q, k, v
+// projection).
+func (pol Policy) keeps(o *Op) bool { return slices.Contains(pol.Keep, o.Name) }
 
 // PolicyNames returns the names of the known policies.
 func PolicyNames() []string {

@@ -35,13 +35,27 @@ type Request struct {
 
 // Problem builds the search problem of r; an input it cannot plan (a
 // malformed fix, a model the layer program cannot describe) is a
-// *search.InputError.
+// *search.InputError. A fix of precision=fp8 on a chip with int8 matmuls but
+// no FP8 ones plans int8 (EightBitNote says so).
 func (r Request) Problem() (*search.Problem, error) {
 	fix, err := space.ParseFix(r.Fix)
 	if err != nil {
 		return nil, &search.InputError{Err: fmt.Errorf("--fix %q: %w", r.Fix, err)}
 	}
+	fix, _ = r.Options.Limits.EightBitFix(fix, r.Cluster.Chip)
 	return search.NewProblem(r.Model, r.Cluster, r.Workload, fix, r.Options)
+}
+
+// EightBitNote is the one-line note for stderr when r's precision=fp8 is
+// planned as int8 on its chip (space.Limits.EightBitFix), and "" otherwise
+// or for a fix that does not parse.
+func (r Request) EightBitNote() string {
+	fix, err := space.ParseFix(r.Fix)
+	if err != nil {
+		return ""
+	}
+	_, note := r.Options.Limits.EightBitFix(fix, r.Cluster.Chip)
+	return note
 }
 
 // Solve is the one planning path of `plan`, `plan sweep` and their
@@ -117,7 +131,7 @@ func Evaluate(p *search.Problem, s space.Strategy) results.Evaluation {
 	if e.Err == nil {
 		e.MemoryParts, e.Err = p.MemoryParts(c.Strategy)
 	}
-	if s.FP8() {
+	if s.FP8() { // int8 has no recipe to name: AQT's
 		e.FP8Recipe = model.FP8Delayed
 		if r := p.Options().FP8; r != nil {
 			e.FP8Recipe = r.Name

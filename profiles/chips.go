@@ -34,6 +34,10 @@ type chipSpec struct {
 	scaleOut link
 	// domain is the number of GPUs per NVLink domain (GPU only).
 	domain int
+	// node is the number of GPUs per node, the unit a scheduler hands a job
+	// (GPU only): a GB200 NVL72 compute tray holds 4; zero means a node is
+	// the whole domain (DGX/HGX: 8).
+	node int
 	// peerBytesPerS, when set, is the one-way bandwidth between one pair of
 	// GPUs of a point-to-point mesh (MI300X): a group of g GPUs inside the
 	// domain gets (g-1) times it, not the whole egress.
@@ -58,13 +62,18 @@ const (
 )
 
 // Host links, one way, at the 80% that large DMA transfers reach (an
-// assumption): PCIe Gen4 x16 is 32 GB/s (A100, TPU v4/v5e/v5p), Gen5 x16
-// 64 GB/s (H100, H200, H800, B200, MI300X, TPU v6e and 7x, assumed),
-// NVLink-C2C 450 GB/s (GB200's Grace) [MLE-NET][GC-v5p].
+// assumption): PCIe Gen4 x16 is 32 GB/s (A100), Gen5 x16 64 GB/s (H100,
+// H200, H800, B200, MI300X, TPU 7x, assumed), NVLink-C2C 450 GB/s (GB200's
+// Grace) [MLE-NET]. TPUs v4 to v6e take the scaling book's host-to-chip
+// figures per chip, not measured here: ~1.6e10 B/s for v4 (PCIe Gen3
+// x16), v5e and v5p, ~3.2e10 for v6e (Gen5) [SB-TPU][GC-v6e md]
+// (docs/hardware.md §1.1).
 const (
 	pcie4Bytes   = 0.8 * 32 * gb
 	pcie5Bytes   = 0.8 * 64 * gb
 	nvlinkC2CBps = 0.8 * 450 * gb
+	tpuHostBytes = 1.6e10 // v4, v5e, v5p host-to-chip [SB-TPU]
+	v6eHostBytes = 3.2e10 // v6e host-to-chip, PCIe Gen5 [GC-v6e md][SB-TPU]
 )
 
 // gpuChip sets a GPU's runtime reserves and its host link (PCIe Gen5 unless
@@ -82,7 +91,7 @@ func gpuChip(c Chip) Chip {
 // assigned statically and collective scratch lives in the program's memory.
 func tpuChip(c Chip) Chip {
 	if c.HostBandwidthBytesPerS == 0 {
-		c.HostBandwidthBytesPerS = pcie4Bytes
+		c.HostBandwidthBytesPerS = tpuHostBytes
 	}
 	return c
 }
@@ -103,7 +112,7 @@ func catalogue() []chipSpec {
 
 	return []chipSpec{
 		{
-			// TPU v4 [GC-v4]: 275 TFLOP/s bf16, no fp8, 32 GiB HBM2 at 1200 GB/s, 2 TensorCores;
+			// TPU v4 [GC-v4]: 275 TFLOP/s bf16, no fp8, int8 at the bf16 rate (so 0), 32 GiB HBM2 at 1200 GB/s, 2 TensorCores;
 			// JAX's bytes_limit is 34,088,157,184 (31.75 GiB) [HBM-RT].
 			chip: tpuChip(Chip{Name: "v4", Family: "tpu-v4", PeakBF16FLOPs: 275e12,
 				HBMBytes: 34088157184, HBMBandwidthBytesPerS: 1200 * gb, TensorCoresPerChip: 2}),
@@ -116,9 +125,9 @@ func catalogue() []chipSpec {
 			scaleOut: dcn(6.25e9),
 		},
 		{
-			// TPU v5e [GC-v5e]: 197 TFLOP/s bf16 (int8 393, no fp8), 16 GiB HBM2 at 819 GB/s,
+			// TPU v5e [GC-v5e]: 197 TFLOP/s bf16 (int8 393 TOP/s, no fp8), 16 GiB HBM2 at 819 GB/s,
 			// 1 TensorCore; bytes_limit 16,909,332,480 (15.75 GiB) [HBM-RT].
-			chip: tpuChip(Chip{Name: "v5e", Family: "tpu-v5e", PeakBF16FLOPs: 197e12,
+			chip: tpuChip(Chip{Name: "v5e", Family: "tpu-v5e", PeakBF16FLOPs: 197e12, PeakInt8OPs: 393e12,
 				HBMBytes: 16909332480, HBMBandwidthBytesPerS: 819 * gb, TensorCoresPerChip: 1}),
 			aliases: []string{"v5litepod"},
 			torus:   plane,
@@ -129,10 +138,10 @@ func catalogue() []chipSpec {
 			scaleOut: dcn(3.125e9), // 2x100 Gb/s per 8-chip host = 25 Gb/s per chip [GC-v5e][SB-TPU]
 		},
 		{
-			// TPU v5p [GC-v5p]: 459 TFLOP/s bf16 (fp8 at the same rate, so 0),
-			// 95 GiB HBM2e (96 GB in [SB-TPU]) at 2765 GB/s (2.8e12 in [SB-TPU]), 2 TensorCores;
-			// bytes_limit 102,803,439,616 (95.74 GiB) [HBM-RT].
-			chip: tpuChip(Chip{Name: "v5p", Family: "tpu-v5p", PeakBF16FLOPs: 459e12,
+			// TPU v5p [GC-v5p]: 459 TFLOP/s bf16 (fp8 at the same rate, so 0; int8 918 TOP/s
+			// [SB-TPU][MLE-ACC]), 95 GiB HBM2e (96 GB in [SB-TPU]) at 2765 GB/s (2.8e12 in
+			// [SB-TPU]), 2 TensorCores; bytes_limit 102,803,439,616 (95.74 GiB) [HBM-RT].
+			chip: tpuChip(Chip{Name: "v5p", Family: "tpu-v5p", PeakBF16FLOPs: 459e12, PeakInt8OPs: 918e12,
 				HBMBytes: 102803439616, HBMBandwidthBytesPerS: 2765 * gb, TensorCoresPerChip: 2}),
 			torus: cube(16, 20, 28), // full pod 8960 chips [SB-TPU]; the doc's largest slice is 6144 [GC-v5p]
 			// 9e10 B/s per link one way [SB-TPU]; the doc's 1200 GB/s bidi over 6 links gives 1e11 [GC-v5p].
@@ -140,10 +149,10 @@ func catalogue() []chipSpec {
 			scaleOut: dcn(6.25e9), // 50 Gb/s per chip [GC-v5p][SB-TPU]
 		},
 		{
-			// TPU v6e Trillium [GC-v6e]: 918 TFLOP/s bf16 (fp8 same rate, so 0),
+			// TPU v6e Trillium [GC-v6e]: 918 TFLOP/s bf16 (fp8 same rate, so 0; int8 1836 TOP/s),
 			// 32 GiB HBM at 1640 GB/s, 1 TensorCore; bytes_limit 33,550,237,696 (31.25 GiB) [HBM-RT].
-			chip: tpuChip(Chip{Name: "v6e", Family: "tpu-v6e", PeakBF16FLOPs: 918e12,
-				HBMBytes: 33550237696, HBMBandwidthBytesPerS: 1640 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: pcie5Bytes}),
+			chip: tpuChip(Chip{Name: "v6e", Family: "tpu-v6e", PeakBF16FLOPs: 918e12, PeakInt8OPs: 1836e12,
+				HBMBytes: 33550237696, HBMBandwidthBytesPerS: 1640 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: v6eHostBytes}),
 			aliases: []string{"trillium"},
 			torus:   plane,
 			// 9e10 B/s per link one way [SB-TPU]; the doc's 800 GB/s bidi over 4 ports gives 1e11 [GC-v6e].
@@ -165,9 +174,9 @@ func catalogue() []chipSpec {
 			scaleOut: dcn(12.5e9), // unknown; assumed equal to v6e (uncertain)
 		},
 		{
-			// A100 SXM 40GB: 312 TFLOP/s bf16, no fp8, 40 GiB HBM2 at 1555 GB/s [KL-A100][MLE-ACC];
-			// CUDA reports 42,298,834,944 bytes [HBM-RT].
-			chip: gpuChip(Chip{Name: "a100-40gb", Family: "nvidia-ampere", PeakBF16FLOPs: 312e12,
+			// A100 SXM 40GB: 312 TFLOP/s bf16, no fp8 (int8 624 TOP/s), 40 GiB HBM2 at 1555 GB/s
+			// [KL-A100][MLE-ACC]; CUDA reports 42,298,834,944 bytes [HBM-RT].
+			chip: gpuChip(Chip{Name: "a100-40gb", Family: "nvidia-ampere", PeakBF16FLOPs: 312e12, PeakInt8OPs: 624e12,
 				HBMBytes: 42298834944, HBMBandwidthBytesPerS: 1555 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: pcie4Bytes}),
 			domain: 8, // 8 GPUs, 6 NVSwitches [SB-GPU][MLE-NET]
 			// NVLink 3: 300 GB/s one way [MLE-NET]; 8xA100 AllReduce busbw 234.9 GB/s = 0.78 [MLE-NET].
@@ -176,9 +185,9 @@ func catalogue() []chipSpec {
 			scaleOut: nic(25 * gb),
 		},
 		{
-			// A100 SXM 80GB: 312 TFLOP/s bf16, 80 GiB HBM2e at 2039 GB/s [KL-A100][MLE-ACC];
+			// A100 SXM 80GB: 312 TFLOP/s bf16 (int8 624 TOP/s), 80 GiB HBM2e at 2039 GB/s [KL-A100][MLE-ACC];
 			// CUDA reports 84,987,740,160 to 85,197,848,576 bytes by driver, the lowest here [HBM-RT].
-			chip: gpuChip(Chip{Name: "a100", Family: "nvidia-ampere", PeakBF16FLOPs: 312e12,
+			chip: gpuChip(Chip{Name: "a100", Family: "nvidia-ampere", PeakBF16FLOPs: 312e12, PeakInt8OPs: 624e12,
 				HBMBytes: 84987740160, HBMBandwidthBytesPerS: 2039 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: pcie4Bytes}),
 			aliases:  []string{"a100-80gb"},
 			domain:   8,
@@ -233,6 +242,7 @@ func catalogue() []chipSpec {
 			chip: gpuChip(Chip{Name: "gb200", Family: "nvidia-grace-blackwell", PeakBF16FLOPs: 2500e12, PeakFP8FLOPs: 5000e12,
 				HBMBytes: 197.9e9, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: nvlinkC2CBps}),
 			domain: 72, // NVL72: 72 GPUs, 18 NVSwitch chips [SB-GPU][MLE-NET]
+			node:   4,  // 18 compute trays of 4 GPUs, one ConnectX-7 each [MLE-NET][SB-GPU]
 			// 900 GB/s one way [MLE-NET]; efficiency assumed equal to B200's 0.76.
 			scaleUp:  nvlink(900*gb, 0.76),
 			scaleOut: nic(50 * gb), // 400 Gb/s ConnectX-7 per GPU [MLE-NET][SB-GPU]

@@ -33,9 +33,16 @@
 //   - A prefix Kx joins K identical slices over the data-centre network:
 //     2xv5p-256 is 256 chips, with an outer axis "slice" of size 2, tier dcn.
 //   - GPUs: CHIP-N where N counts GPUs, e.g. h100-1024, a100-40gb-64,
-//     gb200-144. N must be a whole number of NVLink domains (8 GPUs, 72 for
-//     gb200), or a part of one domain that divides it (h100-1, -2, -4);
-//     h100-12 is an error.
+//     gb200-144. N must be a whole number of nodes, or a part of one node
+//     that divides it (h100-1, -2, -4); h100-12 is an error. A node is the
+//     whole NVLink domain on DGX/HGX machines (8 GPUs) and one 4-GPU compute
+//     tray of a 72-GPU GB200 NVL72 domain. A job that fits one domain uses
+//     one (gb200-64 is 16 trays of one domain); a larger one is cut into
+//     equal segments of whole nodes, each inside one domain, of the most
+//     nodes up to a domain's worth that divide the job's nodes, as
+//     Megatron-Bridge's GB200 launcher asks Slurm to place it (--segment,
+//     scripts/performance/utils/executors.py): gb200-128 is 2 domains of 64
+//     GPUs, gb200-256 4 of 64, gb200-144 2 of 72.
 //
 // TPU axes are named x, y and z, innermost first, in the order of Google's
 // topology string: 4x4x8 is x=4, y=4, z=8. GPU axes are gpu (NVLink, inside a

@@ -157,29 +157,61 @@ func exampleName(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, spec.domain)
 }
 
-// gpuCluster builds a GPU cluster of n GPUs: an NVLink axis "gpu" inside each
-// domain and an InfiniBand axis "node" across domains.
+// gpuLayout splits a job of n GPUs into NVLink domains the way a scheduler
+// places it: whole nodes of node GPUs (or a part of one node that divides
+// it), at most domain GPUs per domain. A job that fits one domain stays in
+// one; a larger one is cut into equal segments of whole nodes, each inside
+// one domain, the segment the largest number of nodes, at most a domain's
+// worth, that divides the job's nodes: Megatron-Bridge's GB200 launcher asks
+// Slurm for such a --segment (scripts/performance/utils/executors.py), so
+// gb200-128 is two domains of 64 and gb200-256 four of 64. With node equal
+// to domain (DGX/HGX) this is whole domains. ok is false for a job that is
+// not a whole number of nodes.
+func gpuLayout(n, node, domain int) (perDomain, domains int, ok bool) {
+	switch {
+	case n < node:
+		return n, 1, node%n == 0
+	case n%node != 0:
+		return 0, 0, false
+	case n <= domain:
+		return n, 1, true
+	}
+	nodes := n / node
+	seg := domain / node
+	for nodes%seg != 0 {
+		seg--
+	}
+	return seg * node, nodes / seg, true
+}
+
+// gpuCluster builds a GPU cluster of n GPUs (gpuLayout places them): an
+// NVLink axis "gpu" inside each domain and an InfiniBand axis "node" across
+// domains.
 func gpuCluster(name, prefix string, spec chipSpec, n int) (Cluster, error) {
 	d := spec.domain
-	perDomain, domains := d, n/d
-	switch {
-	case n%d == 0:
-	case n < d && d%n == 0:
-		perDomain, domains = n, 1
-	default:
+	node := spec.node
+	if node == 0 {
+		node = d
+	}
+	perDomain, domains, ok := gpuLayout(n, node, d)
+	if !ok {
 		var near []string
 		for lo := n - 1; lo >= 1; lo-- {
-			if lo%d == 0 || d%lo == 0 {
+			if _, _, ok := gpuLayout(lo, node, d); ok {
 				near = append(near, fmt.Sprintf("%s-%d", prefix, lo))
 				break
 			}
 		}
-		hi := (n/d + 1) * d
-		if n < d {
-			for hi = n + 1; d%hi != 0; hi++ {
+		hi := n + 1
+		for ; ; hi++ {
+			if _, _, ok := gpuLayout(hi, node, d); ok {
+				break
 			}
 		}
 		near = append(near, fmt.Sprintf("%s-%d", prefix, hi))
+		if node < d {
+			return Cluster{}, fmt.Errorf("profiles: %s is not a whole number of %d-GPU trays (an NVLink domain holds %d); use %s", name, node, d/node, orList(near))
+		}
 		return Cluster{}, fmt.Errorf("profiles: %s is not a whole number of %d-GPU NVLink domains; use %s", name, d, orList(near))
 	}
 	up := spec.scaleUp.bandwidthBytesPerS

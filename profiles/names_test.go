@@ -64,6 +64,20 @@ func TestParse(t *testing.T) {
 		{"a100-80gb-16", "a100", 16, []wantAxis{{"gpu", 8, NVLink, false}, {"node", 2, InfiniBand, false}}},
 		// gb200-144: two NVL72 domains [SB-GPU].
 		{"gb200-144", "gb200", 144, []wantAxis{{"gpu", 72, NVLink, false}, {"node", 2, InfiniBand, false}}},
+		// GB200 jobs take whole 4-GPU trays; one that fits a domain stays in it:
+		// gb200-64 is 16 of the 18 trays of one NVL72 domain.
+		{"gb200-64", "gb200", 64, []wantAxis{{"gpu", 64, NVLink, false}}},
+		// Larger jobs are equal segments of whole trays, the segment the most
+		// trays up to 18 that divide the job's (Megatron-Bridge's --segment):
+		// 32 trays -> 2 segments of 16 trays = 2 x 64 GPUs; 64 trays -> 4 x 64.
+		{"gb200-128", "gb200", 128, []wantAxis{{"gpu", 64, NVLink, false}, {"node", 2, InfiniBand, false}}},
+		{"gb200-256", "gb200", 256, []wantAxis{{"gpu", 64, NVLink, false}, {"node", 4, InfiniBand, false}}},
+		// 1152 GPUs = 288 trays = 16 segments of 18 trays, whole domains.
+		{"gb200-1152", "gb200", 1152, []wantAxis{{"gpu", 72, NVLink, false}, {"node", 16, InfiniBand, false}}},
+		// 100 GPUs = 25 trays: 18..6 do not divide 25, 5 does: 5 x 20 GPUs.
+		{"gb200-100", "gb200", 100, []wantAxis{{"gpu", 20, NVLink, false}, {"node", 5, InfiniBand, false}}},
+		// Part of one tray that divides it.
+		{"gb200-2", "gb200", 2, []wantAxis{{"gpu", 2, NVLink, false}}},
 		{"mi300x-64", "mi300x", 64, []wantAxis{{"gpu", 8, NVLink, false}, {"node", 8, InfiniBand, false}}},
 	}
 	for _, tt := range tests {
@@ -122,6 +136,8 @@ func TestParseBandwidths(t *testing.T) {
 		{"a100-16", "gpu", 300e9},       // NVLink 3 [MLE-NET]
 		{"mi300x-8", "gpu", 448e9},      // 7 x 64 GB/s [MLE-NET]
 		{"mi300x-2", "gpu", 64e9},       // one peer link [MLE-NET]
+		{"gb200-64", "gpu", 900e9},      // NVSwitch: a part of a domain keeps the whole egress [MLE-NET]
+		{"gb200-128", "node", 50e9},     // 400 Gb/s ConnectX-7 per GPU [MLE-NET][SB-GPU]
 	}
 	for _, tt := range tests {
 		c, err := Parse(tt.cluster)
@@ -141,6 +157,37 @@ func TestParseBandwidths(t *testing.T) {
 	}
 }
 
+func TestGPULayout(t *testing.T) {
+	// Hand-computed: nodes = n/node; one domain when n <= domain, else
+	// the most nodes s <= domain/node that divide the nodes, per segment.
+	tests := []struct {
+		n, node, domain    int
+		perDomain, domains int
+		ok                 bool
+	}{
+		{64, 4, 72, 64, 1, true},  // 16 trays, one NVL72
+		{72, 4, 72, 72, 1, true},  // 18 trays, the whole domain
+		{128, 4, 72, 64, 2, true}, // 32 trays: 18,17 no; 16 yes
+		{256, 4, 72, 64, 4, true}, // 64 trays: 16 x 4
+		{144, 4, 72, 72, 2, true}, // 36 trays: 18 x 2
+		{216, 4, 72, 72, 3, true}, // 54 trays: 18 x 3
+		{192, 4, 72, 64, 3, true}, // 48 trays: 18, 17 no; 16 yes: 3 x 64
+		{76, 4, 72, 4, 19, true},  // 19 trays, prime: 19 domains of one tray
+		{2, 4, 72, 2, 1, true},    // part of a tray that divides it
+		{3, 4, 72, 0, 0, false},   // part of a tray that does not divide it
+		{66, 4, 72, 0, 0, false},  // 16.5 trays
+		{16, 8, 8, 8, 2, true},    // DGX: whole 8-GPU domains
+		{4, 8, 8, 4, 1, true},     // h100-4
+		{12, 8, 8, 0, 0, false},   // h100-12
+	}
+	for _, tt := range tests {
+		per, doms, ok := gpuLayout(tt.n, tt.node, tt.domain)
+		if ok != tt.ok || (ok && (per != tt.perDomain || doms != tt.domains)) {
+			t.Errorf("gpuLayout(%d, %d, %d) = %d x %d, %t; want %d x %d, %t", tt.n, tt.node, tt.domain, per, doms, ok, tt.perDomain, tt.domains, tt.ok)
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	// Each error must name the problem and what would work.
 	tests := []struct {
@@ -156,7 +203,9 @@ func TestParseErrors(t *testing.T) {
 		{"v5p-20000", []string{"largest", "v5p-17920", "2x"}},
 		{"h100-12", []string{"h100-8 or h100-16"}},
 		{"h100-3", []string{"h100-2 or h100-4"}},
-		{"gb200-100", []string{"gb200-72 or gb200-144"}},
+		{"gb200-102", []string{"4-GPU trays", "gb200-100 or gb200-104"}},
+		{"gb200-3", []string{"4-GPU trays", "gb200-2 or gb200-4"}},
+		{"gb200-18", []string{"4-GPU trays", "gb200-16 or gb200-20"}},
 		{"h10-8", []string{"unknown chip", "h100"}},
 		{"mi300-8", []string{"unknown chip", "mi300x"}},
 		{"zzzzzzzz-8", []string{"unknown chip", "known chips"}},
@@ -225,6 +274,56 @@ func TestStandardShapes(t *testing.T) {
 	for chips, want := range listed {
 		if got := shapeString(spec.torus.shape(chips)); got != want {
 			t.Errorf("v5p shape for %d chips = %q, want %q", chips, got, want)
+		}
+	}
+}
+
+func TestInt8Peaks(t *testing.T) {
+	// Dense int8 OP/s, docs/hardware.md §1.1 and §2.1; zero where int8 runs
+	// at the bf16 rate (v4) or is not listed (chips with fp8).
+	tests := []struct {
+		name string
+		int8 float64
+	}{
+		{"v4", 0},        // 275, the bf16 rate [GC-v4]
+		{"v5e", 393e12},  // [GC-v5e]
+		{"v5p", 918e12},  // [SB-TPU][MLE-ACC]
+		{"v6e", 1836e12}, // [GC-v6e]
+		{"a100", 624e12}, // [KL-A100]
+		{"a100-40gb", 624e12},
+		{"h100", 0}, // has fp8
+	}
+	for _, tt := range tests {
+		c, err := LookupChip(tt.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.PeakInt8OPs != tt.int8 {
+			t.Errorf("%s: PeakInt8OPs %g, want %g", tt.name, c.PeakInt8OPs, tt.int8)
+		}
+	}
+}
+
+func TestHostBandwidth(t *testing.T) {
+	// One way per chip, docs/hardware.md §1.1 and §2.1.
+	tests := []struct {
+		name      string
+		bytesPerS float64
+	}{
+		{"v4", 1.6e10},         // Gen3 x16 [SB-TPU]
+		{"v5p", 1.6e10},        // [SB-TPU]
+		{"v6e", 3.2e10},        // Gen5 [GC-v6e md][SB-TPU]
+		{"h100", 0.8 * 64e9},   // Gen5 x16 at 80% [MLE-NET]
+		{"a100", 0.8 * 32e9},   // Gen4 x16 at 80% [MLE-NET]
+		{"gb200", 0.8 * 450e9}, // NVLink-C2C at 80% [MLE-NET]
+	}
+	for _, tt := range tests {
+		c, err := LookupChip(tt.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.HostBandwidthBytesPerS != tt.bytesPerS {
+			t.Errorf("%s: host %g B/s, want %g", tt.name, c.HostBandwidthBytesPerS, tt.bytesPerS)
 		}
 	}
 }

@@ -10,6 +10,10 @@ type Chip struct {
 	PeakBF16FLOPs float64 `json:"peak_bf16_flops" yaml:"peak_bf16_flops"`
 	// PeakFP8FLOPs is the dense fp8 peak in FLOP/s per chip; zero where fp8 has no speed-up or does not exist.
 	PeakFP8FLOPs float64 `json:"peak_fp8_flops,omitempty" yaml:"peak_fp8_flops"`
+	// PeakInt8OPs is the dense int8 matmul peak in OP/s per chip (the rate of
+	// precision=int8, MaxText's AQT); zero where int8 has no speed-up over
+	// bf16 or does not exist.
+	PeakInt8OPs float64 `json:"peak_int8_ops,omitempty" yaml:"peak_int8_ops"`
 	// HBMBytes is the memory per chip in bytes.
 	HBMBytes float64 `json:"hbm_bytes" yaml:"hbm_bytes"`
 	// HBMBandwidthBytesPerS is the memory bandwidth per chip in bytes/s.

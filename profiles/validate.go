@@ -62,6 +62,8 @@ func (ch Chip) validate() error {
 		return fmt.Errorf("chip %q: peak_bf16_flops must be positive, not %g", ch.Name, ch.PeakBF16FLOPs)
 	case !nonNegative(ch.PeakFP8FLOPs):
 		return fmt.Errorf("chip %q: peak_fp8_flops must be zero or positive, not %g", ch.Name, ch.PeakFP8FLOPs)
+	case !nonNegative(ch.PeakInt8OPs):
+		return fmt.Errorf("chip %q: peak_int8_ops must be zero or positive, not %g", ch.Name, ch.PeakInt8OPs)
 	case !positive(ch.HBMBytes):
 		return fmt.Errorf("chip %q: hbm_bytes must be positive, not %g", ch.Name, ch.HBMBytes)
 	case !positive(ch.HBMBandwidthBytesPerS):

@@ -137,6 +137,9 @@ func emitMegatron(e Evaluation) (string, error) {
 	if s.Degree[space.FSDP] > 1 {
 		bad = append(bad, fmt.Sprintf("fsdp=%d: Megatron-LM's data parallelism replicates the weights (its distributed optimizer is ZeRO-1); search without it with --fix fsdp=1", s.Degree[space.FSDP]))
 	}
+	if s.Int8() {
+		bad = append(bad, "precision=int8: Megatron-LM trains in bf16 or fp8, not int8; search with --fix precision=fp8 or bf16")
+	}
 	if s.Degree[space.PP] > 1 {
 		switch s.Schedule {
 		case space.GPipe:
@@ -355,9 +358,21 @@ func emitMaxText(e Evaluation) (string, error) {
 	if policy == space.RecomputeSelective {
 		policy = model.RecomputeMinimal
 	}
-	fmt.Fprintf(&b, "remat_policy: %s\n", policy)
-	if s.FP8() {
+	switch policy {
+	case model.RecomputeOffloadInputQKV, model.RecomputeOffloadInputQKVO:
+		// MaxText's custom policy names each offloaded tensor; the rest remat.
+		b.WriteString("remat_policy: custom\ndecoder_layer_input: offload\nquery_proj: offload\nkey_proj: offload\nvalue_proj: offload\n")
+		if policy == model.RecomputeOffloadInputQKVO {
+			b.WriteString("out_proj: offload\n")
+		}
+	default:
+		fmt.Fprintf(&b, "remat_policy: %s\n", policy)
+	}
+	switch {
+	case s.FP8():
 		b.WriteString("quantization: fp8\n")
+	case s.Int8():
+		b.WriteString("quantization: int8\n") // AQT's int8 matmuls
 	}
 	return b.String(), nil
 }
@@ -377,6 +392,9 @@ func emitTorchTitan(e Evaluation) (string, error) {
 	}
 	if r := e.fp8Recipe(); s.FP8() && r != model.FP8Tensorwise {
 		bad = append(bad, fmt.Sprintf("precision=fp8 with the %s recipe: torchtitan's float8 converter scales per tensor or per row (a framework profile with fp8_recipe: tensorwise)", r))
+	}
+	if s.Int8() {
+		bad = append(bad, "precision=int8: torchtitan's converters train in float8, not int8; search with --fix precision=fp8 or bf16")
 	}
 	stages := s.VirtualStages() // torchtitan's stages per rank
 	if pp := s.Degree[space.PP]; pp > 1 {
@@ -462,6 +480,9 @@ func emitDeepSpeed(e Evaluation) (string, error) {
 	}
 	if s.FP8() {
 		bad = append(bad, "precision=fp8: a DeepSpeed config has no FP8 matmuls (Transformer Engine is set up in the model code); search with --fix precision=bf16")
+	}
+	if s.Int8() {
+		bad = append(bad, "precision=int8: a DeepSpeed config has no int8 training matmuls; search with --fix precision=bf16")
 	}
 	if len(bad) > 0 {
 		return "", &EmitError{Framework: DeepSpeed, Parts: bad}

@@ -62,3 +62,77 @@ func TestEmitSchedules(t *testing.T) {
 		}
 	}
 }
+
+// TestEmitInt8 checks that MaxText's config runs precision=int8 as AQT's
+// quantization: int8 and that the GPU frameworks refuse it.
+func TestEmitInt8(t *testing.T) {
+	m, err := model.Preset("llama3-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := profiles.Parse("v6e-64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := space.Workload{Batch: 64, SeqLen: 8192}
+	s, err := space.Parse("fsdp=64,precision=int8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err = s.Place(c); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		framework, want string
+		refused         bool
+	}{
+		{MaxText, "quantization: int8\n", false},
+		{Megatron, "precision=int8: Megatron-LM trains in bf16 or fp8", true},
+		{TorchTitan, "precision=int8: torchtitan's converters train in float8", true},
+		{DeepSpeed, "precision=int8: a DeepSpeed config has no int8", true},
+	} {
+		var b strings.Builder
+		err := Emit(&b, tc.framework, Evaluation{Model: m, Cluster: c, Workload: w, Strategy: s})
+		switch {
+		case tc.refused && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v, want one naming %q", tc.framework, err, tc.want)
+		case !tc.refused && (err != nil || !strings.Contains(b.String(), tc.want)):
+			t.Errorf("%s: error %v, output\n%s\nwant %q", tc.framework, err, b.String(), tc.want)
+		}
+	}
+}
+
+// TestEmitCustomOffload checks that MaxText's custom offload policies come
+// out as remat_policy: custom with each offloaded tensor named.
+func TestEmitCustomOffload(t *testing.T) {
+	m, err := model.Preset("llama3-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := profiles.Parse("v6e-8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := space.Workload{Batch: 24, SeqLen: 8192}
+	qkv := "remat_policy: custom\ndecoder_layer_input: offload\nquery_proj: offload\nkey_proj: offload\nvalue_proj: offload\n"
+	for _, tc := range []struct {
+		policy, want string
+		outProj      bool
+	}{
+		{model.RecomputeOffloadInputQKV, qkv, false},
+		{model.RecomputeOffloadInputQKVO, qkv + "out_proj: offload\n", true},
+	} {
+		s, err := space.Parse("fsdp=8,recompute=" + tc.policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, err = s.Place(c); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		err = Emit(&b, MaxText, Evaluation{Model: m, Cluster: c, Workload: w, Strategy: s})
+		if err != nil || !strings.Contains(b.String(), tc.want) || strings.Contains(b.String(), "out_proj") != tc.outProj {
+			t.Errorf("%s: error %v, output\n%s\nwant %q", tc.policy, err, b.String(), tc.want)
+		}
+	}
+}

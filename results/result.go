@@ -204,8 +204,8 @@ func NewStrategy(s space.Strategy, w space.Workload) Strategy {
 	}
 	nmb := s.NumMicrobatches(w)
 	prec := space.PrecisionBF16
-	if s.FP8() {
-		prec = space.PrecisionFP8
+	if s.EightBit() {
+		prec = s.Precision
 	}
 	return Strategy{
 		DP: s.Degree[space.DP], Zero: s.Zero, FSDP: s.Degree[space.FSDP], TP: s.Degree[space.TP], SP: s.SP, CP: s.Degree[space.CP], PP: s.Degree[space.PP], EP: s.Degree[space.EP],

@@ -13,7 +13,6 @@
 package score
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 
@@ -171,8 +170,8 @@ func shards(s *space.Strategy) bool {
 
 // pick returns the models that score s, whose key names them among a
 // worker's evaluators: the sharded program's (fsdp or cp above 1) when
-// there is one, with whole experts for etp=1 (Strategy.ExpertsWhole), in
-// fp8 for precision=fp8. Its errors keep the "search:" prefix that plans
+// there is one, with whole experts for etp=1 (Strategy.ExpertsWhole), with
+// 8-bit projections for precision=fp8 and int8 (the int8 rate is cost's). Its errors keep the "search:" prefix that plans
 // print.
 func (ms *Models) pick(s *space.Strategy) (*Models, error) {
 	m := ms
@@ -186,11 +185,11 @@ func (ms *Models) pick(s *space.Strategy) (*Models, error) {
 		}
 		m = w
 	}
-	if !s.FP8() {
+	if !s.EightBit() {
 		return m, nil
 	}
 	if m.fp8 == nil {
-		return nil, errors.New("search: precision=fp8 has no layer program here")
+		return nil, fmt.Errorf("search: precision=%s has no layer program here", s.Precision)
 	}
 	f, err := m.fp8.get()
 	if err != nil {

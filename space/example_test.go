@@ -76,3 +76,20 @@ func ExampleSpace_DecodeInner() {
 	// true dp=2,tp=8,mb=2,mesh=tp:gpu*8;dp:node*2
 	// true dp=2,tp=8,mb=4,mesh=tp:gpu*8;dp:node*2
 }
+
+// On a chip with int8 matmuls but no FP8 ones (TPU v6e), a fix of
+// precision=fp8 is planned as int8 under a framework that runs int8
+// (MaxText's AQT), with a note for stderr.
+func ExampleLimits_EightBitFix() {
+	v6e, _ := profiles.LookupChip("v6e")
+	fix, _ := space.ParseFix("tp=1,precision=fp8")
+	f, note := space.Limits{Framework: "maxtext"}.EightBitFix(fix, v6e)
+	fmt.Println(f)
+	fmt.Println(note)
+	_, note = space.Limits{Framework: "megatron", NoInt8: true}.EightBitFix(fix, v6e)
+	fmt.Printf("%q\n", note)
+	// Output:
+	// tp=1,precision=int8
+	// v6e has no FP8: 8-bit matmuls planned as int8 (AQT)
+	// ""
+}

@@ -45,6 +45,14 @@ func fp8Cluster(n int) profiles.Cluster {
 	return c
 }
 
+// int8Cluster is gpuCluster's n GPUs with an int8 peak and no fp8 one (an
+// A100: int8 624 TOP/s, docs/hardware.md §2.1).
+func int8Cluster(n int) profiles.Cluster {
+	c := gpuCluster(n)
+	c.Chip.Name, c.Chip.PeakInt8OPs = "a100", 624e12
+	return c
+}
+
 // v5p256 is a v5p-256 slice: 128 chips as a 4x4x8 torus, wraparound on
 // every axis (docs/hardware.md §1.2).
 func v5p256() profiles.Cluster {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
 )
 
 // Limits is what a training framework can express (docs/frameworks.md):
@@ -35,6 +36,8 @@ type Limits struct {
 	EqualChunks bool
 	// NoFP8 says the framework has no FP8 matmuls (precision=fp8).
 	NoFP8 bool
+	// NoInt8 says the framework has no int8 matmuls (precision=int8, AQT).
+	NoInt8 bool
 }
 
 // checkPrecision reports a precision the framework cannot run.
@@ -42,15 +45,47 @@ func (l Limits) checkPrecision(p string) error {
 	if l.NoFP8 && p == PrecisionFP8 {
 		return fmt.Errorf("%s cannot express precision=fp8: it has no FP8 matmuls (use precision=bf16 or a framework with an FP8 recipe)", l.name())
 	}
+	if l.NoInt8 && p == PrecisionInt8 {
+		return fmt.Errorf("%s cannot express precision=int8: it has no int8 matmuls (use precision=bf16 or --framework maxtext, whose AQT runs them)", l.name())
+	}
 	return nil
 }
 
-// noFP8 says a chip has no fp8 matmul speed-up.
-func noFP8(chip string) string {
+// noFP8 says a chip has no fp8 matmul speed-up, and what would work.
+func noFP8(chip profiles.Chip) string {
+	name := chip.Name
+	if name == "" {
+		name = "chip"
+	}
+	if chip.PeakInt8OPs > 0 {
+		return fmt.Sprintf("the %s has no FP8 matmul speed-up (peak_fp8_flops is 0): use precision=int8 or bf16", name)
+	}
+	return fmt.Sprintf("the %s has no FP8 matmul speed-up (peak_fp8_flops is 0): use precision=bf16", name)
+}
+
+// noInt8 says a chip has no int8 matmul speed-up.
+func noInt8(chip string) string {
 	if chip == "" {
 		chip = "chip"
 	}
-	return fmt.Sprintf("the %s has no FP8 matmul speed-up (peak_fp8_flops is 0): use precision=bf16", chip)
+	return fmt.Sprintf("the %s has no int8 matmul speed-up (peak_int8_ops is 0): use precision=bf16", chip)
+}
+
+// EightBitFix returns f for a cluster of chip: where f pins precision=fp8,
+// the chip has no FP8 speed-up but an int8 one and the framework (l) runs
+// int8 matmuls, the fix pins precision=int8 instead and note says so in one
+// line ("v6e has no FP8: 8-bit matmuls planned as int8 (AQT)"); otherwise f
+// itself and no note. Users name MaxText's quantization: int8 runs fp8.
+func (l Limits) EightBitFix(f Fix, chip profiles.Chip) (Fix, string) {
+	if f.Set["precision"] != PrecisionFP8 || chip.PeakFP8FLOPs > 0 || chip.PeakInt8OPs <= 0 || l.NoInt8 {
+		return f, ""
+	}
+	g := Fix{Set: make(map[string]string, len(f.Set))}
+	for k, v := range f.Set {
+		g.Set[k] = v
+	}
+	g.Set["precision"] = PrecisionInt8
+	return g, fmt.Sprintf("%s has no FP8: 8-bit matmuls planned as int8 (AQT)", chip.Name)
 }
 
 // recomputes returns the policy names of l.

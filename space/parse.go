@@ -101,8 +101,8 @@ func keyTable() []keySpec {
 		}, func(st *Strategy) string { return st.Recompute }, func(st *Strategy) bool { return st.Recompute == RecomputeNone }),
 		knob("precision", func(st *Strategy, val string) error {
 			v := strings.ToLower(val)
-			if v != PrecisionBF16 && v != PrecisionFP8 {
-				return unknownErr("space: precision", val, []string{PrecisionBF16, PrecisionFP8})
+			if v != PrecisionBF16 && v != PrecisionFP8 && v != PrecisionInt8 {
+				return unknownErr("space: precision", val, []string{PrecisionBF16, PrecisionFP8, PrecisionInt8})
 			}
 			st.Precision = v
 			return nil
@@ -111,7 +111,7 @@ func keyTable() []keySpec {
 				return PrecisionBF16
 			}
 			return st.Precision
-		}, func(st *Strategy) bool { return !st.FP8() }),
+		}, func(st *Strategy) bool { return !st.EightBit() }),
 		knob("mesh", func(st *Strategy, val string) error {
 			m, err := parseMesh(val)
 			if err != nil {

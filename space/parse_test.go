@@ -43,6 +43,7 @@ func TestParseString(t *testing.T) {
 		{"ep=2,dp=2,mesh=ep:gpu*2;dp:gpu*2", "dp=2,ep=2,mesh=dp:gpu*2;ep:gpu*2"},
 		{"precision=FP8,tp=8", "tp=8,precision=fp8"},
 		{"precision=bf16", "dp=1"},
+		{"precision=INT8", "precision=int8"},
 		{"etp=1", "dp=1"},
 		{"tp=2,etp=2", "tp=2,etp=2"},
 		{"tp=4,etp=1", "tp=4"},

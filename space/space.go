@@ -343,7 +343,10 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 		return nil, err
 	}
 	if sp.precision == PrecisionFP8 && c.Chip.PeakFP8FLOPs <= 0 {
-		return nil, fmt.Errorf("space: --fix precision=fp8: %s", noFP8(c.Chip.Name))
+		return nil, fmt.Errorf("space: --fix precision=fp8: %s", noFP8(c.Chip))
+	}
+	if sp.precision == PrecisionInt8 && c.Chip.PeakInt8OPs <= 0 {
+		return nil, fmt.Errorf("space: --fix precision=int8: %s", noInt8(c.Chip.Name))
 	}
 	sp.cards = make([]int, NumGenes)
 	sp.cards[GeneLayout], sp.cards[GeneMB], sp.cards[GeneSchedule] = len(sp.layouts), len(sp.mbs), len(sp.schedules)
@@ -398,10 +401,38 @@ func noLayoutErr(m *model.Spec, c *profiles.Cluster, w Workload, fix Fix) error 
 		var noMesh [NumDims][]Share
 		none := pinned{Strategy: Defaults(), set: make([]bool, len(strategyKeys))}
 		if n := enumerateLayouts(m, c, w, &none, &noMesh, axisClasses(c)).n; n > 0 {
+			if why := epBeyondReplicas(c, fix); why != "" {
+				return fmt.Errorf("%s that agrees with --fix %q: %s", base, fix.String(), why)
+			}
 			return fmt.Errorf("%s that agrees with --fix %q; without the fix %d layouts fit: relax the fix", base, fix.String(), n)
 		}
 	}
 	return errors.New(base + ": dp*fsdp must divide the batch, tp the heads, cp the sequence, and pp at most the layers; try a batch that is a multiple of the chip count or a smaller cluster")
+}
+
+// epBeyondReplicas says why a fix that pins ep, tp, cp and pp leaves no
+// layout when ep does not divide the data-parallel chips dp*fsdp =
+// chips/(tp*cp*pp) that remain: Megatron's expert grid with etp=1 carves
+// ep out of tp x cp x dp (megatron/core/parallel_state.py, the expert
+// ranks in the order tp-ep-dp-pp with tp the expert tensor size), which the
+// planner does not model; "" when that is not the reason.
+func epBeyondReplicas(c *profiles.Cluster, fix Fix) string {
+	p, err := fix.pins()
+	if err != nil || !p.hasDim(EP) || !p.hasDim(TP) || !p.hasDim(PP) {
+		return ""
+	}
+	// An unpinned cp is 1 (Defaults), the most chips it leaves to dp*fsdp.
+	own := p.Degree[TP] * p.Degree[PP] * max(p.Degree[CP], 1)
+	ep := p.Degree[EP]
+	if own < 1 || c.Chips()%own != 0 || ep <= 1 {
+		return ""
+	}
+	r := c.Chips() / own
+	if r%ep == 0 {
+		return ""
+	}
+	return fmt.Sprintf("ep=%d does not divide the %d data-parallel chips (dp*fsdp = %d chips / tp*cp*pp %d); the planner carves expert parallelism out of dp and fsdp only, "+
+		"not out of the tensor- and context-parallel ranks as Megatron's expert grid does with etp=1: use ep in %s", ep, r, c.Chips(), own, divisorList(r))
 }
 
 // axisClasses groups the axes of c that are interchangeable: same size,
@@ -1085,7 +1116,7 @@ func (sp *Space) DecodeIndex(i int64, genes []int, dst *Strategy) bool {
 // per-replica batch).
 func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	p, err := s.Place(sp.cluster)
-	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) {
+	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) || (s.Int8() != (sp.precision == PrecisionInt8)) {
 		return nil, false
 	}
 	sp.indexOnce.Do(sp.fillIndex)

@@ -421,6 +421,10 @@ func TestNewErrors(t *testing.T) {
 		{"fixed schedule", llama3_8b(), gpuCluster(8), Workload{32, 8192}, "schedule=interleaved,v=1", "no pipeline schedule agrees"},
 		{"fixed zero", llama3_8b(), gpuCluster(8), Workload{32, 8192}, "zero=1,tp=8", "the fixed zero=1 needs dp > 1"},
 		{"fp8 without a peak", llama3_8b(), gpuCluster(8), Workload{32, 8192}, "precision=fp8", "--fix precision=fp8: the chip has no FP8 matmul speed-up"},
+		// 16 chips / (tp 2 · pp 2) = 4 data-parallel chips, which ep=8
+		// does not divide (Megatron would carve it out of tp x dp).
+		{"ep beyond dp", mixtral(), gpuCluster(16), Workload{32, 4096}, "tp=2,pp=2,ep=8,etp=1",
+			"ep=8 does not divide the 4 data-parallel chips (dp*fsdp = 16 chips / tp*cp*pp 4); the planner carves expert parallelism out of dp and fsdp only, not out of the tensor- and context-parallel ranks as Megatron's expert grid does with etp=1: use ep in 1, 2, 4"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -488,6 +492,54 @@ func TestPrecision(t *testing.T) {
 	s, _ := Parse("tp=8,precision=fp8")
 	if err := lim.Check(s, 32); err == nil {
 		t.Error("Limits.Check accepted precision=fp8 without fp8")
+	}
+	// int8: every strategy of the space pins it; a framework without int8
+	// refuses it.
+	fix, _ = ParseFix("precision=int8")
+	sp, err := New(llama3_8b(), int8Cluster(8), Workload{32, 8192}, fix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st Strategy
+	if !sp.DecodeIndex(0, make([]int, NumGenes), &st) || !st.Int8() || !st.EightBit() || st.FP8() {
+		t.Errorf("precision=int8 space decodes %s", st)
+	}
+	no8 := Limits{Framework: "megatron", NoInt8: true}
+	if _, err := NewLimited(llama3_8b(), int8Cluster(8), Workload{32, 8192}, fix, no8); err == nil || !strings.Contains(err.Error(), "megatron cannot express precision=int8") {
+		t.Errorf("NewLimited without int8: %v", err)
+	}
+}
+
+// TestEightBitFix: precision=fp8 becomes int8 only on a chip with an int8
+// peak and no fp8 one, under a framework with int8 matmuls.
+func TestEightBitFix(t *testing.T) {
+	v6e := profiles.Chip{Name: "v6e", PeakBF16FLOPs: 918e12, PeakInt8OPs: 1836e12}
+	h100 := profiles.Chip{Name: "h100", PeakBF16FLOPs: 989e12, PeakFP8FLOPs: 1979e12}
+	v4 := profiles.Chip{Name: "v4", PeakBF16FLOPs: 275e12}
+	tests := []struct {
+		name, fix string
+		chip      profiles.Chip
+		lim       Limits
+		want      string // the fixed precision
+		note      string
+	}{
+		{"v6e fp8", "tp=1,precision=fp8", v6e, Limits{}, "int8", "v6e has no FP8: 8-bit matmuls planned as int8 (AQT)"},
+		{"h100 fp8", "precision=fp8", h100, Limits{}, "fp8", ""},
+		{"v4 fp8", "precision=fp8", v4, Limits{}, "fp8", ""},
+		{"v6e bf16", "precision=bf16", v6e, Limits{}, "bf16", ""},
+		{"v6e no precision", "tp=1", v6e, Limits{}, "", ""},
+		{"framework without int8", "precision=fp8", v6e, Limits{NoInt8: true}, "fp8", ""},
+	}
+	for _, tt := range tests {
+		f, _ := ParseFix(tt.fix)
+		before := f.String()
+		g, note := tt.lim.EightBitFix(f, tt.chip)
+		if g.Set["precision"] != tt.want || note != tt.note {
+			t.Errorf("%s: precision %q, note %q; want %q, %q", tt.name, g.Set["precision"], note, tt.want, tt.note)
+		}
+		if f.String() != before {
+			t.Errorf("%s: EightBitFix changed its argument to %s", tt.name, f)
+		}
 	}
 }
 

@@ -51,8 +51,10 @@ type Strategy struct {
 	// Recompute is the activation recomputation policy: RecomputeNone,
 	// RecomputeSelective or RecomputeFull.
 	Recompute string
-	// Precision is the matmul precision: PrecisionBF16 (also for "") or
-	// PrecisionFP8, the framework's FP8 recipe (model.FP8Recipe).
+	// Precision is the matmul precision: PrecisionBF16 (also for ""),
+	// PrecisionFP8, the framework's FP8 recipe (model.FP8Recipe), or
+	// PrecisionInt8, the same 8-bit projections at the chip's int8 rate
+	// (MaxText's AQT).
 	Precision string
 	// Mesh lists, per dimension, the axis shares it occupies, innermost first.
 	// An empty Mesh means "not placed yet": Place fills it with the default placement.
@@ -93,10 +95,19 @@ func (s Strategy) ExpertsWhole() bool { return s.ETP <= 1 && s.Degree[TP] > 1 }
 const (
 	PrecisionBF16 = "bf16"
 	PrecisionFP8  = "fp8"
+	PrecisionInt8 = "int8"
 )
 
 // FP8 reports whether s runs its projections in fp8.
 func (s Strategy) FP8() bool { return s.Precision == PrecisionFP8 }
+
+// Int8 reports whether s runs its projections in int8 (AQT).
+func (s Strategy) Int8() bool { return s.Precision == PrecisionInt8 }
+
+// EightBit reports whether s runs its projections on 8-bit copies of their
+// operands, in fp8 or in int8: the same layer program, at the chip's fp8 or
+// int8 rate.
+func (s Strategy) EightBit() bool { return s.FP8() || s.Int8() }
 
 // With returns s with the degrees of the given dimensions set, for
 // building strategies in code: space.Defaults().With(space.TP, 8, space.PP, 4).

@@ -78,10 +78,12 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 		add("recompute %q is unknown: use %s", s.Recompute, strings.Join(model.PolicyNames(), ", "))
 	}
 	switch {
-	case s.Precision != "" && s.Precision != PrecisionBF16 && s.Precision != PrecisionFP8:
-		add("precision %q is unknown: use %s or %s", s.Precision, PrecisionBF16, PrecisionFP8)
+	case s.Precision != "" && s.Precision != PrecisionBF16 && s.Precision != PrecisionFP8 && s.Precision != PrecisionInt8:
+		add("precision %q is unknown: use %s, %s or %s", s.Precision, PrecisionBF16, PrecisionFP8, PrecisionInt8)
 	case s.FP8() && c.Chip.PeakFP8FLOPs <= 0:
-		add("precision=fp8: %s", noFP8(c.Chip.Name))
+		add("precision=fp8: %s", noFP8(c.Chip))
+	case s.Int8() && c.Chip.PeakInt8OPs <= 0:
+		add("precision=int8: %s", noInt8(c.Chip.Name))
 	}
 	if !degreesOK {
 		return errors.Join(errs...)

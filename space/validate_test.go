@@ -129,7 +129,12 @@ func TestValidate(t *testing.T) {
 			want: []string{"precision=fp8: the chip has no FP8 matmul speed-up (peak_fp8_flops is 0): use precision=bf16"}},
 		{name: "fp8", m: llama3_8b(), c: fp8Cluster(8), w: w8b, s: "tp=8,precision=fp8"},
 		{name: "precision name", m: llama3_8b(), c: gpuCluster(8), w: w8b, st: &Strategy{Degree: Degrees{DP: 8, FSDP: 1, TP: 1, CP: 1, PP: 1, EP: 1}, MB: 1, Schedule: OneFOneB, V: 1, Recompute: RecomputeNone, Precision: "int4"},
-			want: []string{`precision "int4" is unknown: use bf16 or fp8`}},
+			want: []string{`precision "int4" is unknown: use bf16, fp8 or int8`}},
+		{name: "int8 without an int8 peak", m: llama3_8b(), c: fp8Cluster(8), w: w8b, s: "tp=8,precision=int8",
+			want: []string{"precision=int8: the h100 has no int8 matmul speed-up (peak_int8_ops is 0): use precision=bf16"}},
+		{name: "int8", m: llama3_8b(), c: int8Cluster(8), w: w8b, s: "tp=8,precision=int8"},
+		{name: "fp8 on an int8 chip", m: llama3_8b(), c: int8Cluster(8), w: w8b, s: "tp=8,precision=fp8",
+			want: []string{"use precision=int8 or bf16"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
