@@ -30,5 +30,5 @@ mine_int8,my-lab/notes@1,torchtitan (FSDP2),Llama-3.1-8B,32,4096,14336,32,8,1282
 	// Output:
 	// published-runs 1 posable
 	// mine_fsdp my-lab/notes torchtitan h100-8 fsdp=8,mb=2,recompute=full,mesh=fsdp:gpu*8
-	// mine_int8: precision INT8: space: precision "int8" is unknown (known: bf16, fp8)
+	// mine_int8: strategy fsdp=8,mb=2,recompute=full,precision=int8: space: precision=int8: the h100 has no int8 matmul speed-up (peak_int8_ops is 0): use precision=bf16
 }

@@ -247,6 +247,9 @@ func recomputeNamed(text string) (string, error) {
 			return space.RecomputeSelective, nil
 		}
 	}
+	if name, ok := maxTextOffload(t); ok {
+		return name, nil
+	}
 	name, _, _ := strings.Cut(t, " ")
 	name = strings.TrimRight(name, ":,;")
 	s, err := space.Parse("recompute=" + name)
@@ -254,6 +257,27 @@ func recomputeNamed(text string) (string, error) {
 		return "", fmt.Errorf("recompute %q: %w", text, err)
 	}
 	return s.Recompute, nil
+}
+
+// maxTextOffload maps the text of a MaxText `remat_policy: custom` whose
+// offloaded tensors the planner has a policy for (model/remat.go: the
+// layer input, with q/k/v and the output projection or not) to that
+// policy's name; false for any other list, which stays the parser's to
+// refuse.
+func maxTextOffload(t string) (string, bool) {
+	if !strings.HasPrefix(t, "custom") || !strings.Contains(t, "offloaded") {
+		return "", false
+	}
+	list, _, _ := strings.Cut(strings.TrimPrefix(t, "custom:"), "offloaded")
+	switch strings.Join(strings.Fields(list), " ") {
+	case "decoder_layer_input":
+		return model.RecomputeOffloadInput, true
+	case "decoder_layer_input + q/k/v proj":
+		return model.RecomputeOffloadInputQKV, true
+	case "decoder_layer_input + q/k/v/out proj":
+		return model.RecomputeOffloadInputQKVO, true
+	}
+	return "", false
 }
 
 // posedModel is ModelSpec for a published-runs-2 or published-memory row:

@@ -173,7 +173,8 @@ func TestPublishedChips(t *testing.T) {
 		{"TPUv6e (Trillium)", 8, "", "v6e-8", 0, ""},
 		{"TPUv6e (Trillium)", 512, "config x, num_slices=2 (multi-slice over DCN)", "2xv6e-256", 0, ""},
 		{"TPUv5p", 512, "", "v5p-1024", 0, ""},
-		{"GB200", 64, "", "", 0, "72-GPU NVLink"},
+		{"GB200", 64, "", "gb200-64", 0, ""}, // whole 4-GPU trays in one NVL72 domain
+		{"GB200", 66, "", "", 0, "4-GPU trays"},
 	}
 	for _, tt := range tests {
 		r := Run{Chip: tt.chip, Chips: tt.chips, Notes: tt.notes, Format: FormatPublished}
@@ -212,7 +213,7 @@ func TestPrecisionOf(t *testing.T) {
 		{"FP8 (hybrid format; scaling recipe not stated)", "fp8", ""},
 		{"MXFP8", "", `precision "mxfp8" is unknown`},
 		{"FP8-MX", "", `precision "mxfp8" is unknown`},
-		{"INT8 (AQT; folder is named fp8)", "", `precision "int8" is unknown`},
+		{"INT8 (AQT; folder is named fp8)", "int8", ""},
 		{"NVFP4", "", `precision "nvfp4" is unknown`},
 		{"tf32", "", "is not bf16"},
 	}
@@ -379,5 +380,27 @@ func TestReadBounds(t *testing.T) {
 	_, err := Read(strings.NewReader(b.String()))
 	if err == nil || !strings.Contains(err.Error(), "25 problems") || !strings.HasSuffix(err.Error(), "and 5 more") {
 		t.Errorf("Read(25 bad rows) = %v, want 25 problems ending in \"and 5 more\"", err)
+	}
+}
+
+// TestMaxTextOffload maps the tpu-recipes' custom offload lists to the
+// planner's MaxText offload policies, and leaves any other list to the
+// strategy parser.
+func TestMaxTextOffload(t *testing.T) {
+	for _, tt := range []struct {
+		text, want string
+		ok         bool
+	}{
+		{"custom: decoder_layer_input offloaded to host", model.RecomputeOffloadInput, true},
+		{"custom: decoder_layer_input + q/k/v proj offloaded to host", model.RecomputeOffloadInputQKV, true},
+		{"custom: decoder_layer_input + q/k/v/out proj offloaded to host", model.RecomputeOffloadInputQKVO, true},
+		{"custom: decoder_layer_input + out_proj offloaded to host", "", false},
+		{"custom: context + mlpwo offloaded to host", "", false},
+		{"full", "", false},
+	} {
+		got, ok := maxTextOffload(strings.ToLower(tt.text))
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("maxTextOffload(%q) = %q, %v; want %q, %v", tt.text, got, ok, tt.want, tt.ok)
+		}
 	}
 }
