@@ -144,16 +144,16 @@ func bruteForce(t *testing.T, m model.Spec, c profiles.Cluster, w Workload, fix 
 		}
 		recEP(0, s)
 	}
-	schedules := []scheduleChoice{{OneFOneB, 1}, {GPipe, 1}}
+	schedules := []scheduleChoice{{name: OneFOneB, v: 1}, {name: GPipe, v: 1}}
 	// The schedules the search lists only when asked for, when the fix
 	// names one.
 	for _, sc := range Schedules() {
 		if !sc.Virtual() && !sc.Rules().Searched() && fix.Has("schedule") {
-			schedules = append(schedules, scheduleChoice{sc, 1})
+			schedules = append(schedules, scheduleChoice{name: sc, v: 1})
 		}
 	}
 	for v := 2; v <= m.Layers; v++ {
-		schedules = append(schedules, scheduleChoice{Interleaved, v})
+		schedules = append(schedules, scheduleChoice{name: Interleaved, v: v})
 	}
 	rename := func(s Strategy, perm []int) string {
 		r := s
