@@ -41,6 +41,15 @@ func TestValidate(t *testing.T) {
 		{name: "405b placed interleaved", m: llama3_405b(), c: gpuCluster(16384), w: Workload{2048, 8192},
 			s: "dp=128,tp=8,pp=16,schedule=interleaved,v=4,recompute=selective,zero=1,mesh=tp:gpu;pp:node*16;dp:node*128"},
 		{name: "8b defaults mesh chosen", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "fsdp=8"},
+		// 126 layers, pp=8, v=8: 15, 16, ..., 15 in chunks of 1 or 2.
+		{name: "405b pp8 v8 uneven chunks", m: llama3_405b(), c: gpuCluster(1024), w: Workload{1536, 8192}, s: "dp=16,tp=8,pp=8,schedule=interleaved,v=8"},
+		{name: "405b pp8 first last", m: llama3_405b(), c: gpuCluster(1024), w: Workload{1536, 8192}, s: "dp=16,tp=8,pp=8,first=16,last=14,schedule=interleaved,v=8"},
+		{name: "405b split does not add up", m: llama3_405b(), c: gpuCluster(1024), w: Workload{1536, 8192}, s: "dp=16,tp=8,pp=8,first=14,last=14",
+			want: []string{"first=14,last=14 with pp=8 leaves 98 of the 126 layers for the other 6 stages, which do not share them evenly: make 126 minus first and last a multiple of 6 (e.g. first=15,last=15)"}},
+		{name: "split chunk empty", m: llama3_405b(), c: gpuCluster(1024), w: Workload{1536, 8192}, s: "dp=16,tp=8,pp=8,first=6,last=6,schedule=interleaved,v=8",
+			want: []string{"v=8 splits each stage's layers into 8 chunks, but first=6,last=6 leaves a stage with 6 layers: use v <= 6 or give that stage more layers"}},
+		{name: "split without pipeline", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "dp=8,first=4",
+			want: []string{"first=4 sets the layers of a pipeline stage, but pp=1: set pp > 1 or drop first and last"}},
 		{name: "mixtral ep", m: mixtral(), c: gpuCluster(16), w: Workload{32, 4096}, s: "tp=2,fsdp=8,ep=8"},
 		{name: "mixtral etp = tp", m: mixtral(), c: gpuCluster(16), w: Workload{32, 4096}, s: "tp=2,fsdp=8,ep=8,etp=2"},
 		{name: "mixtral whole experts", m: mixtral(), c: gpuCluster(16), w: Workload{32, 4096}, s: "tp=2,fsdp=8,ep=8,etp=1"},
@@ -485,4 +494,41 @@ func TestSplits(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzSplit: no split panics; a split that fits gives every rank at least
+// one layer, the layers add up, and RankOf finds each layer's rank.
+func FuzzSplit(f *testing.F) {
+	f.Add(126, 8, 0, 0)
+	f.Add(126, 8, 16, 14)
+	f.Add(61, 16, 0, 1)
+	f.Add(11, 2, 4, 7)
+	f.Add(5, 9, 1, 1)
+	f.Add(-3, 0, -1, 2)
+	f.Fuzz(func(t *testing.T, n, p, first, last int) {
+		if n < -1000 || n > 1000 || p < -10 || p > 64 {
+			return
+		}
+		sp := Split{First: first, Last: last}
+		_ = sp.Check(n, p)
+		if !sp.Fits(n, p) || n < max(p, 1) {
+			return
+		}
+		at := 0
+		for r := range max(p, 1) {
+			start, c := sp.StageLayers(n, p, r)
+			if start != at || c < 1 {
+				t.Fatalf("%v over %d layers, pp=%d: rank %d at %d with %d layers, want at %d with at least 1", sp, n, p, r, start, c, at)
+			}
+			for l := start; l < start+c; l++ {
+				if got := sp.RankOf(n, p, l); got != r {
+					t.Fatalf("%v RankOf(%d, %d, %d) = %d, want %d", sp, n, p, l, got, r)
+				}
+			}
+			at += c
+		}
+		if at != n {
+			t.Fatalf("%v over %d layers, pp=%d: ranks hold %d", sp, n, p, at)
+		}
+	})
 }
