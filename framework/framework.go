@@ -157,7 +157,7 @@ func megatron() Profile {
 	// delayed; blockwise in a YAML profile for DeepSeek-V3's recipe).
 	p.FP8 = recipe(model.FP8Delayed)
 	p.Limits = space.Limits{Framework: p.Name, NoDims: []space.Dim{space.FSDP},
-		Schedules: []space.Schedule{space.OneFOneB, space.Interleaved},
+		Schedules:  []space.Schedule{space.OneFOneB, space.Interleaved},
 		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull, model.RecomputeDeepSeek}}
 	return p
 }
