@@ -176,9 +176,13 @@ func tupleDims() []Dim { return ownDims() }
 // with every v that splits the busiest rank's ceil(layers/pp) layers into
 // equal chunks of whole layers for some layout's pp (no fixed cap: GPT-3's
 // 96 layers on 4 stages give v up to 24); Decode takes such a v for the
-// layouts whose pp it divides that way (Megatron-LM and MaxText interleave
-// equal chunks only), and any v with pp*v <= layers when fix pins v. With
-// pp=1 only the first choice decodes as valid. Stages of ZeRO above 0 decode
+// layouts whose pp it divides that way (under Limits.EqualChunks only when
+// pp*v divides the layers), and any v with pp*v <= layers when fix pins v.
+// Each schedule choice comes with the default split of the layers over the
+// stages and, for up to two pipeline depths that do not divide the layers,
+// the explicit splits Splits offers for that depth (a fix pinning first or
+// last puts its split on every choice). With pp=1 only the first choice
+// decodes as valid. Stages of ZeRO above 0 decode
 // as valid only with dp > 1. sp is true when tp > 1 unless fix pins it.
 //
 // New returns an error when the inputs are malformed or when no layout
@@ -211,6 +215,11 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	}
 	if lim.NoSplit && fp.Split.Explicit() {
 		return nil, fmt.Errorf("space: --fix %s: %s cannot set the layers of a pipeline stage", fp.Split, lim.name())
+	}
+	if fp.Split.Explicit() && fp.hasDim(PP) {
+		if err := fp.Split.Check(m.Layers, fp.Degree[PP]); err != nil {
+			return nil, fmt.Errorf("%w (in --fix %q)", err, fix.String())
+		}
 	}
 	if err := checkInputs(&m, &c, w); err != nil {
 		return nil, err
