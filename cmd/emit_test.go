@@ -73,12 +73,21 @@ func TestEmitMegatron(t *testing.T) {
 		t.Errorf("derived data-parallel size %d, want 8", dp)
 	}
 
-	// Layers that do not divide over the stages go to the first stage.
+	// Layers that do not divide over the stages: the split the cost model
+	// read, 30 middle stages of 4 and 3 on each end.
 	flags = megatronFlags(t, emitOut(t, "explain", "--model", "llama3-405b", "--cluster", "h100-2048", "--batch", "512",
 		"--strategy", "dp=8,tp=8,pp=32,recompute=full", "--emit", "megatron"))
-	if flags["--decoder-first-pipeline-num-layers"] != "2" || flags["--decoder-last-pipeline-num-layers"] != "4" {
-		t.Errorf("126 layers over 32 stages: first %q, last %q; want 2 and 4 (30 middle stages of 4)",
+	if flags["--decoder-first-pipeline-num-layers"] != "3" || flags["--decoder-last-pipeline-num-layers"] != "3" {
+		t.Errorf("126 layers over 32 stages: first %q, last %q; want 3 and 3 (30 middle stages of 4)",
 			flags["--decoder-first-pipeline-num-layers"], flags["--decoder-last-pipeline-num-layers"])
+	}
+	// An explicit split, v=8 with uneven chunks: the layout. Rank 7's 14
+	// layers run in chunks 2, 2, 2, 2, 2, 2, 1, 1: stages 55 and 63 (chunk
+	// j of rank r is stage 8j+r) hold one layer, the last with the loss.
+	flags = megatronFlags(t, emitOut(t, "explain", "--model", "llama3-405b", "--cluster", "h100-1024", "--batch", "1536", "--seq", "8192",
+		"--strategy", "dp=16,zero=1,tp=8,pp=8,first=16,last=14,schedule=interleaved,v=8,recompute=full", "--emit", "megatron"))
+	if got, want := flags["--pipeline-model-parallel-layout"], "'Et*2|(t*2|)*54t|(t*2|)*7tL'"; got != want {
+		t.Errorf("first=16,last=14 at v=8: layout %q, want %q", got, want)
 	}
 }
 

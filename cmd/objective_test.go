@@ -56,7 +56,7 @@ func TestObjective(t *testing.T) {
 	}{
 		{"table", []string{"recommend balanced: among the strategies within ±", "* recommended (balanced; --objective"}},
 		{"md", []string{"| recommend | balanced: among the strategies within ±", "★ recommended, balanced:"}},
-		{"csv", []string{",objective,in_band,spec", ",balanced,true,", ",balanced,false,"}},
+		{"csv", []string{",objective,in_band,first,last,spec", ",balanced,true,", ",balanced,false,"}},
 		{"html", []string{"<th>recommend</th>", `class="band"`, `data-band="true"`, "Shaded rows are within the model"}},
 		{"json", []string{`"recommendation": {`, `"band_rows":`, `"band_basis":`}},
 	} {

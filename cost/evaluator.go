@@ -351,6 +351,8 @@ type evalState struct {
 	// one's composition; kindStarts the layers where the program's layer
 	// kind changes.
 	ranks, rankStage, kindStarts []int
+	// split is the split of the layers st.stages are of (planStages).
+	split space.Split
 	// lin is a rank of a linear placement (rankView, sharing a stage
 	// plan's multiplicities), view one that runs two stages' layers and
 	// best the busiest of those.
@@ -462,7 +464,7 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy, name 
 	}
 
 	st.fillSends(s.Degree[space.PP])
-	st.planStages(p, s.Degree[space.PP])
+	st.planStages(p, s.Degree[space.PP], s.Split)
 	st.keepParams()
 	st.keepOffload()
 	return nil

@@ -527,6 +527,12 @@ func (ev *Evaluator) EvaluatePlacedTo(s *space.Strategy, placement int64, est *E
 		// in the once-per-step collectives.
 		ev.st.stepParts(s.Zero)
 	}
+	if s.Split != ev.st.split {
+		// Another split of the layers over the same stages: the stages'
+		// compositions and the views' sums go.
+		ev.st.planStages(ev.m.p, s.Degree[space.PP], s.Split)
+		ev.st.sumsGen++
+	}
 	ev.m.assemble(&ev.st, &ev.in, s, est)
 	return nil
 }

@@ -18,12 +18,13 @@ type stagePlan struct {
 	mult []float64
 }
 
-// planStages lists the distinct compositions of the pipeline's ranks (one
-// rank without a pipeline; only the ranks space.CandidateRanks names can
+// planStages lists the distinct compositions of the pipeline's ranks under
+// split (one rank without a pipeline; only the ranks space.CandidateRanks names can
 // differ from the rank before them), reusing st's memory. The busiest of
 // them sets the step time.
-func (st *evalState) planStages(p *model.Program, pp int) {
+func (st *evalState) planStages(p *model.Program, pp int, split space.Split) {
 	pp = max(pp, 1)
+	st.split = split
 	nk := len(p.Kinds)
 	n := p.NumLayers()
 	st.stages = st.stages[:0]
@@ -39,10 +40,10 @@ func (st *evalState) planStages(p *model.Program, pp int) {
 	if cap(st.mults) < nb*maxStages {
 		st.mults = make([]float64, nb*maxStages)
 	}
-	st.ranks = space.CandidateRanks(n, pp, st.kindStarts, st.ranks[:0])
+	st.ranks = split.CandidateRanks(n, pp, st.kindStarts, st.ranks[:0])
 	st.rankStage = st.rankStage[:0]
 	for _, r := range st.ranks {
-		first, cnt := space.StageLayers(n, pp, r)
+		first, cnt := split.StageLayers(n, pp, r)
 		i := len(st.stages)
 		buf := st.counts[i*nk : (i+1)*nk]
 		p.CountLayers(first, first+cnt, buf)

@@ -141,7 +141,9 @@ func recipe(name string) *model.FP8Recipe {
 
 // megatron is Megatron-Core with Transformer Engine. It has no FSDP (its
 // distributed optimizer is ZeRO-1/2 over data parallelism), runs 1F1B and
-// interleaved pipelines with equal virtual chunks (mainline Megatron-Core
+// interleaved pipelines, uneven stages and chunks included
+// (--decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers,
+// --pipeline-model-parallel-layout [MEG-UNEVEN]) (mainline Megatron-Core
 // has no zero-bubble or DualPipe schedule: NVIDIA/Megatron-LM#1399 asks
 // for them, #5254 ported DualPipe unwired and was closed), and recomputes
 // selectively (the core attention) or fully (--emit megatron's rules).
@@ -155,7 +157,7 @@ func megatron() Profile {
 	// delayed; blockwise in a YAML profile for DeepSeek-V3's recipe).
 	p.FP8 = recipe(model.FP8Delayed)
 	p.Limits = space.Limits{Framework: p.Name, NoDims: []space.Dim{space.FSDP}, NoInt8: true,
-		Schedules: []space.Schedule{space.OneFOneB, space.Interleaved}, EqualChunks: true,
+		Schedules:  []space.Schedule{space.OneFOneB, space.Interleaved},
 		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull, model.RecomputeDeepSeek}}
 	return p
 }
@@ -216,7 +218,7 @@ func maxtext() Profile {
 		// what sequence parallelism does, so tp runs with sp.
 		// FP8 on GPUs through flax's fp8 dot_general with delayed scaling.
 		FP8: recipe(model.FP8Delayed),
-		Limits: space.Limits{Framework: "maxtext", Zeros: []int{0}, RequireSP: true,
+		Limits: space.Limits{Framework: "maxtext", Zeros: []int{0}, RequireSP: true, NoSplit: true,
 			Schedules: []space.Schedule{space.GPipe, space.Interleaved},
 			Recomputes: []string{model.RecomputeNone, model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,
 				model.RecomputeSaveDotExceptMLP, model.RecomputeSaveQKVProj, model.RecomputeQKVProjOffloaded,

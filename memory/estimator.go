@@ -67,18 +67,19 @@ type Estimator struct {
 	rulesOK bool
 
 	// ranks are the candidate ranks of a pipeline of ranksPP ranks under
-	// placement ranksPl, when ranksOK, in the order Model.peakOf visits
+	// split ranksSplit and placement ranksPl, when ranksOK, in the order Model.peakOf visits
 	// them; counts holds their layers of each kind, one run of len(terms)
 	// per rank, and other and rankBuf are scratch. sumsOK reports whether
 	// the ranks' sums are those of the current terms.
-	ranks   []rankEntry
-	ranksPP int
-	ranksPl space.Placement
-	ranksOK bool
-	sumsOK  bool
-	counts  []int
-	other   []int
-	rankBuf []int
+	ranks      []rankEntry
+	ranksPP    int
+	ranksSplit space.Split
+	ranksPl    space.Placement
+	ranksOK    bool
+	sumsOK     bool
+	counts     []int
+	other      []int
+	rankBuf    []int
 
 	// flightKeys are the schedules whose flight terms the ranks hold under
 	// the current sums, nFlights of them: slot j's are flights[j*len(ranks):]
@@ -248,8 +249,8 @@ func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
 	if pp == 1 {
 		pl = space.PlaceLinear
 	}
-	if !e.ranksOK || pp != e.ranksPP || pl != e.ranksPl {
-		e.fillRanks(pp, pl)
+	if !e.ranksOK || pp != e.ranksPP || pl != e.ranksPl || s.Split != e.ranksSplit {
+		e.fillRanks(pp, s.Split, pl)
 		e.sumsOK = false
 	}
 	if !e.sumsOK {
@@ -281,11 +282,11 @@ func (e *Estimator) flightOf(k flightKey) int {
 }
 
 // fillRanks fills e.ranks with the candidate ranks of a pipeline of pp
-// ranks under placement pl, as Model.peakOf visits them.
-func (e *Estimator) fillRanks(pp int, pl space.Placement) {
+// ranks under split and placement pl, as Model.peakOf visits them.
+func (e *Estimator) fillRanks(pp int, split space.Split, pl space.Placement) {
 	mm := e.mm
 	nk := len(e.terms)
-	e.rankBuf = space.CandidateRanks(mm.layers, pp, mm.kindStarts, e.rankBuf[:0])
+	e.rankBuf = split.CandidateRanks(mm.layers, pp, mm.kindStarts, e.rankBuf[:0])
 	e.ranks, e.counts = e.ranks[:0], e.counts[:0]
 	for _, c := range e.rankBuf {
 		// A paired placement's rank r holds linear ranks r and pp-1-r
@@ -301,7 +302,7 @@ func (e *Estimator) fillRanks(pp int, pl space.Placement) {
 			e.ranks = slices.Grow(e.ranks, 1)[:len(e.ranks)+1]
 			en := &e.ranks[len(e.ranks)-1]
 			en.r, en.off = r, off
-			en.st = mm.rankStage(r, pp, pl, e.counts[off:off+nk], e.other)
+			en.st = mm.rankStage(r, pp, split, pl, e.counts[off:off+nk], e.other)
 		}
 	}
 	// The counts may have moved while they grew.
@@ -314,7 +315,7 @@ func (e *Estimator) fillRanks(pp int, pl space.Placement) {
 	} else {
 		e.flights = e.flights[:n]
 	}
-	e.ranksPP, e.ranksPl, e.ranksOK = pp, pl, true
+	e.ranksPP, e.ranksSplit, e.ranksPl, e.ranksOK = pp, split, pl, true
 }
 
 // fillFlight fills fl, one per rank, with the ranks' flight terms under

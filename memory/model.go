@@ -512,7 +512,7 @@ func (mm *Model) peakOf(w space.Workload, s *space.Strategy, g *geometry, terms 
 		cnt2 = make([]int, len(p.Kinds))
 	}
 	var rankBuf [maxRanks]int
-	ranks := space.CandidateRanks(mm.layers, pp, mm.kindStarts, rankBuf[:0])
+	ranks := s.Split.CandidateRanks(mm.layers, pp, mm.kindStarts, rankBuf[:0])
 	var (
 		bz    busiest
 		ss    stageSums
@@ -529,7 +529,7 @@ func (mm *Model) peakOf(w space.Workload, s *space.Strategy, g *geometry, terms 
 			if j == 1 && pl == space.PlaceLinear || r < 0 || r >= pp {
 				continue
 			}
-			st := mm.rankStage(r, pp, pl, cnt, cnt2)
+			st := mm.rankStage(r, pp, s.Split, pl, cnt, cnt2)
 			st.inFlight, st.lastInFlight = rules.InFlight(r, pp, v, m), pk.lastInFlight
 			mm.stageSums(terms, ends, &st, &ss)
 			mm.rankStates(g, &ss, &rs)
@@ -610,7 +610,7 @@ func (mm *Model) kindActs(g *geometry, k int, kt *kindTerms) {
 	kt.work = mm.sum(g, mm.working[g.policy][k], 0)
 }
 
-// rankStage returns pipeline rank r of pp under placement pl with its
+// rankStage returns pipeline rank r of pp under split and placement pl with its
 // layers of each kind counted into cnt (other is scratch of the same
 // length). A linear rank holds its own stage, the multi-token-prediction
 // modules with the output layer on the last. A paired rank holds linear
@@ -619,12 +619,12 @@ func (mm *Model) kindActs(g *geometry, k int, kt *kindTerms) {
 // (PlaceMirror), both stages' parameters, gradients, optimizer state and
 // activations, the ends on ranks 0 and pp-1 ([DSV3 §3.2.1], Table 2: two
 // copies of the parameters).
-func (mm *Model) rankStage(r, pp int, pl space.Placement, cnt, other []int) stage {
-	mm.countStage(r, pp, cnt)
+func (mm *Model) rankStage(r, pp int, split space.Split, pl space.Placement, cnt, other []int) stage {
+	mm.countStage(r, pp, split, cnt)
 	if pl == space.PlaceLinear {
 		return stage{counts: cnt, first: r == 0, last: r == pp-1, pp: pp, scale: 1}
 	}
-	mm.countStage(pp-1-r, pp, other)
+	mm.countStage(pp-1-r, pp, split, other)
 	for k := range cnt {
 		cnt[k] += other[k]
 	}
@@ -639,10 +639,11 @@ func (mm *Model) rankStage(r, pp int, pl space.Placement, cnt, other []int) stag
 }
 
 // countStage counts linear pipeline stage r of pp's layers of each kind
-// into cnt, the multi-token-prediction modules on the last stage.
-func (mm *Model) countStage(r, pp int, cnt []int) {
+// under split into cnt, the multi-token-prediction modules on the last
+// stage.
+func (mm *Model) countStage(r, pp int, split space.Split, cnt []int) {
 	p := mm.p
-	first, count := space.StageLayers(mm.layers, pp, r)
+	first, count := split.StageLayers(mm.layers, pp, r)
 	p.CountLayers(first, first+count, cnt)
 	if r == pp-1 && p.MTP.Count > 0 {
 		cnt[p.MTP.Kind] += p.MTP.Count // the multi-token-prediction modules sit with the output layer

@@ -40,7 +40,7 @@ func (mm *Model) Parts(c profiles.Cluster, w space.Workload, s space.Strategy) (
 		terms[k] = mm.kindTerms(g, k)
 	}
 	ends := mm.ends(g)
-	st := mm.rankStage(pk.rank, pk.pp, pk.pl, make([]int, len(p.Kinds)), make([]int, len(p.Kinds)))
+	st := mm.rankStage(pk.rank, pk.pp, s.Split, pk.pl, make([]int, len(p.Kinds)), make([]int, len(p.Kinds)))
 	st.inFlight, st.lastInFlight = pk.inFlight, pk.lastInFlight
 	fwd, step, bufs := mm.stagePhases(g, terms, &ends, &st)
 	isStep := step.TotalBytes() > fwd.TotalBytes()

@@ -18,7 +18,9 @@ import (
 // was defaulted, and then says how it was chosen and how to set it;
 // objective (the recommendation's) and in_band (whether the row's step time
 // is within the model's band of the fastest, the rows the balanced
-// objective chooses among) are empty except on the rows of a plan's front.
+// objective chooses among) are empty except on the rows of a plan's front;
+// first and last (the decoder layers of the first and last pipeline stage,
+// the strategy's keys) are empty for the default split.
 var CSVColumns = []string{
 	"rank", "recommended", "model", "cluster", "chips", "batch_sequences", "seq_len",
 	"step_time_s", "tokens_per_s", "tokens_per_s_per_chip", "mfu", "hfu",
@@ -30,7 +32,7 @@ var CSVColumns = []string{
 	"days", "chip_hours", "cost", "cluster_pareto_optimal",
 	"matmul_s", "attention_s", "memory_bound_s", "optimizer_s",
 	"step_time_s_lo", "step_time_s_hi", "framework", "precision", "batch_default",
-	"objective", "in_band", "spec",
+	"objective", "in_band", "first", "last", "spec",
 }
 
 // WriteCSV writes the plan as CSV: a header of [CSVColumns], then one row
@@ -110,7 +112,7 @@ func csvRow(rank int, rec bool, model, framework string, c PlanCluster, b Batch,
 		CSVText(s.Schedule), i(s.V), CSVText(s.Recompute),
 		opt(r.Days), opt(r.ChipHours), opt(r.Cost), "",
 		f(r.Time.MatmulS), f(r.Time.AttentionS), f(r.Time.MemoryBoundS), f(r.Time.OptimizerS),
-		rangeCell(r.StepTimeSRange, 0), rangeCell(r.StepTimeSRange, 1), CSVText(framework), s.Precision, CSVText(b.Default), "", "", CSVText(s.Spec),
+		rangeCell(r.StepTimeSRange, 0), rangeCell(r.StepTimeSRange, 1), CSVText(framework), s.Precision, CSVText(b.Default), "", "", optInt(s.First), optInt(s.Last), CSVText(s.Spec),
 	)
 	return row
 }
@@ -121,4 +123,12 @@ func rangeCell(r *[2]float64, i int) string {
 		return ""
 	}
 	return strconv.FormatFloat(r[i], 'g', -1, 64)
+}
+
+// optInt formats a count that is 0 when not set as "" or the number.
+func optInt(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
 }

@@ -148,23 +148,10 @@ func emitMegatron(e Evaluation) (string, error) {
 			bad = append(bad, fmt.Sprintf("schedule=%s: mainline Megatron-Core runs 1F1B or interleaved 1F1B pipelines, with no zero-bubble or DualPipe schedule; search with --fix schedule=1f1b", s.Schedule))
 		}
 	}
-	var split [][2]string
-	if s.Degree[space.PP] > 1 {
-		switch {
-		case s.Schedule == space.Interleaved && L%(s.Degree[space.PP]*s.V) != 0:
-			bad = append(bad, fmt.Sprintf("schedule=interleaved,v=%d with %d layers over pp=%d: the interleaved schedule needs the layers to divide into pp x v = %d equal chunks", s.V, L, s.Degree[space.PP], s.Degree[space.PP]*s.V))
-		case s.Schedule == space.Interleaved:
-			split = append(split, [2]string{"--num-layers-per-virtual-pipeline-stage", strconv.Itoa(L / (s.Degree[space.PP] * s.V))})
-		case L%s.Degree[space.PP] != 0:
-			first, last, ok := unevenSplit(L, s.Degree[space.PP])
-			if !ok {
-				bad = append(bad, fmt.Sprintf("pp=%d with %d layers: Megatron-LM cannot split them with at most %d layers per stage", s.Degree[space.PP], L, space.MaxStageLayers(L, s.Degree[space.PP])))
-			} else {
-				split = append(split, [2]string{"--decoder-first-pipeline-num-layers", strconv.Itoa(first)},
-					[2]string{"--decoder-last-pipeline-num-layers", strconv.Itoa(last)})
-			}
-		}
+	if err := s.Split.Check(L, s.Degree[space.PP]); err != nil {
+		bad = append(bad, err.Error())
 	}
+	split := megatronSplit(s, L, e.Model.MTPLayers)
 	if len(bad) > 0 {
 		return "", &EmitError{Framework: Megatron, Parts: bad}
 	}
@@ -178,6 +165,9 @@ func emitMegatron(e Evaluation) (string, error) {
 		{"--pipeline-model-parallel-size", strconv.Itoa(s.Degree[space.PP])},
 	}
 	flags = append(flags, split...)
+	if e.Model.MTPLayers > 0 {
+		flags = append(flags, [2]string{"--mtp-num-layers", strconv.Itoa(e.Model.MTPLayers)})
+	}
 	flags = append(flags, [2]string{"--context-parallel-size", strconv.Itoa(s.Degree[space.CP])})
 	if s.Degree[space.EP] > 1 {
 		flags = append(flags, [2]string{"--expert-model-parallel-size", strconv.Itoa(s.Degree[space.EP])})
@@ -232,20 +222,142 @@ func emitMegatron(e Evaluation) (string, error) {
 	return b.String(), nil
 }
 
-// unevenSplit splits layers over pp stages as Megatron-LM allows when they
-// do not divide: the middle stages take ceil(layers/pp) each and the first
-// and last stages the rest, each at most that.
-func unevenSplit(layers, pp int) (first, last int, ok bool) {
+// megatronSplit returns Megatron-LM's flags for the split of L decoder
+// layers (and mtp multi-token-prediction modules, on the last stage) over
+// the pipeline of s, exactly as the cost model splits them (space.Split):
+// none for equal stages; --num-layers-per-virtual-pipeline-stage for equal
+// chunks; --decoder-first-pipeline-num-layers and
+// --decoder-last-pipeline-num-layers (with
+// --num-virtual-stages-per-pipeline-rank when interleaved) when the middle
+// stages hold the same layers and every stage's layers divide into its v
+// chunks; else --pipeline-model-parallel-layout, one virtual stage per
+// chunk [MEG-UNEVEN].
+func megatronSplit(s space.Strategy, L, mtp int) [][2]string {
+	pp := s.Degree[space.PP]
 	if pp < 2 {
-		return 0, 0, false
+		return nil
 	}
-	c := (layers + pp - 1) / pp
-	r := layers - (pp-2)*c
-	if r < 2 || r > 2*c {
-		return 0, 0, false
+	v := 1
+	if s.Schedule == space.Interleaved {
+		v = max(s.V, 1)
 	}
-	last = min(c, r-1)
-	return r - last, last, true
+	counts := make([]int, pp)
+	for r := range counts {
+		_, counts[r] = s.Split.StageLayers(L, pp, r)
+	}
+	even, middleEven, chunksEven := true, true, true
+	for r, c := range counts {
+		even = even && c == counts[0]
+		middleEven = middleEven && (r == 0 || r == pp-1 || c == counts[1])
+		chunksEven = chunksEven && c%v == 0
+	}
+	switch {
+	case even && chunksEven && v == 1:
+		return nil
+	case even && chunksEven:
+		return [][2]string{{"--num-layers-per-virtual-pipeline-stage", strconv.Itoa(counts[0] / v)}}
+	case middleEven && chunksEven:
+		var flags [][2]string
+		if pp == 2 || counts[0] != counts[1] {
+			flags = append(flags, [2]string{"--decoder-first-pipeline-num-layers", strconv.Itoa(counts[0])})
+		}
+		if pp == 2 || counts[pp-1] != counts[1] {
+			flags = append(flags, [2]string{"--decoder-last-pipeline-num-layers", strconv.Itoa(counts[pp-1])})
+		}
+		if v > 1 {
+			flags = append(flags, [2]string{"--num-virtual-stages-per-pipeline-rank", strconv.Itoa(v)})
+		}
+		return flags
+	}
+	return [][2]string{{"--pipeline-model-parallel-layout", "'" + megatronLayout(s.Split, L, pp, v, mtp) + "'"}}
+}
+
+// megatronLayout writes Megatron-Core's --pipeline-model-parallel-layout
+// for L decoder layers and mtp multi-token-prediction modules over pp
+// ranks of v chunks under split: the pp*v virtual stages in order (chunk j
+// of rank r is stage j*pp+r), "|" between stages, E the embedding, t a
+// decoder layer, m an MTP module and L the loss, "t*n" n decoder layers
+// and "(...|)*k" k equal stages in a row (parse_str_to_list [MEG-UNEVEN]).
+func megatronLayout(split space.Split, L, pp, v, mtp int) string {
+	n := pp * v
+	stages := make([]string, n)
+	for i := range stages {
+		j, r := i/pp, i%pp
+		var b strings.Builder
+		if i == 0 {
+			b.WriteString("E")
+		}
+		if c := split.ChunkLayers(L, pp, v, r, j); c == 1 {
+			b.WriteString("t")
+		} else if c > 1 {
+			fmt.Fprintf(&b, "t*%d", c)
+		}
+		if i == n-1 {
+			b.WriteString(strings.Repeat("m", mtp) + "L")
+		}
+		stages[i] = b.String()
+	}
+	var b strings.Builder
+	for i := 0; i < n; {
+		k := 1
+		for i+k < n && stages[i+k] == stages[i] {
+			k++
+		}
+		switch {
+		case k > 1:
+			fmt.Fprintf(&b, "(%s|)*%d", stages[i], k)
+		case i+k < n:
+			b.WriteString(stages[i] + "|")
+		default:
+			b.WriteString(stages[i])
+		}
+		i += k
+	}
+	return b.String()
+}
+
+// titanStages returns torchtitan's module_fqns_per_model_part (v0.2.2:
+// the modules of each virtual stage, in stage order, chunk j of rank r
+// being stage j*pp+r) for the split of L layers over the pipeline of s
+// with stages chunks per rank, when its stages do not all hold the same
+// layers; "" when they do (pipeline_parallel_layers_per_stage says it) or
+// for a V-shaped schedule, whose stages the emitter writes only equal.
+func titanStages(s space.Strategy, L, stages int) string {
+	pp := s.Degree[space.PP]
+	if pp < 2 || s.Schedule.Rules().Placement() != space.PlaceLinear {
+		return ""
+	}
+	n := pp * stages
+	counts := make([]int, n)
+	even := true
+	for i := range counts {
+		counts[i] = s.Split.ChunkLayers(L, pp, stages, i%pp, i/pp)
+		even = even && counts[i] == counts[0]
+	}
+	if even {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("module_fqns_per_model_part = [\n")
+	layer := 0
+	for i, c := range counts {
+		b.WriteString("  [")
+		var mods []string
+		if i == 0 {
+			mods = append(mods, `"tok_embeddings"`)
+		}
+		for range c {
+			mods = append(mods, fmt.Sprintf(`"layers.%d"`, layer))
+			layer++
+		}
+		if i == n-1 {
+			mods = append(mods, `"norm"`, `"output"`)
+		}
+		b.WriteString(strings.Join(mods, ", "))
+		b.WriteString("],\n")
+	}
+	b.WriteString("]\n")
+	return b.String()
 }
 
 // meshText is the strategy's mesh, "tp:gpu;dp:node", or "-".
@@ -387,8 +499,8 @@ func emitTorchTitan(e Evaluation) (string, error) {
 	if s.Degree[space.TP] > 1 && !s.SP {
 		bad = append(bad, "sp=false: torchtitan's tensor parallelism always shards the sequence in norms and dropout")
 	}
-	if s.Degree[space.PP] > 1 && s.Schedule == space.Interleaved && L%(s.Degree[space.PP]*s.V) != 0 {
-		bad = append(bad, fmt.Sprintf("schedule=interleaved,v=%d with %d layers over pp=%d: the layers must divide into pp x v = %d stages", s.V, L, s.Degree[space.PP], s.Degree[space.PP]*s.V))
+	if err := s.Split.Check(L, s.Degree[space.PP]); err != nil {
+		bad = append(bad, err.Error())
 	}
 	if r := e.fp8Recipe(); s.FP8() && r != model.FP8Tensorwise {
 		bad = append(bad, fmt.Sprintf("precision=fp8 with the %s recipe: torchtitan's float8 converter scales per tensor or per row (a framework profile with fp8_recipe: tensorwise)", r))
@@ -404,8 +516,8 @@ func emitTorchTitan(e Evaluation) (string, error) {
 		case space.DualPipe:
 			bad = append(bad, "schedule=dualpipe: torchtitan runs DualPipe's V-shaped half (DualPipeV, one copy of the parameters), not its two directions; search with --fix schedule=dualpipev")
 		case space.ZBV, space.DualPipeV:
-			if L%(pp*stages) != 0 {
-				bad = append(bad, fmt.Sprintf("schedule=%s with %d layers over pp=%d: the layers must divide into 2 x pp = %d stages", s.Schedule, L, pp, pp*stages))
+			if L%(pp*stages) != 0 || s.Split.Explicit() {
+				bad = append(bad, fmt.Sprintf("schedule=%s with %d layers over pp=%d: the emitter writes a V-shaped pipeline's stages only when the layers divide into 2 x pp = %d equal stages (drop first and last)", s.Schedule, L, pp, pp*stages))
 			}
 		}
 	}
@@ -438,7 +550,9 @@ func emitTorchTitan(e Evaluation) (string, error) {
 		}
 		fmt.Fprintf(&b, "pipeline_parallel_schedule = %q\n", sched)
 		fmt.Fprintf(&b, "pipeline_parallel_microbatch_size = %d\n", s.MB)
-		if L%(s.Degree[space.PP]*stages) == 0 {
+		if fqns := titanStages(s, L, stages); fqns != "" {
+			b.WriteString(fqns)
+		} else if L%(s.Degree[space.PP]*stages) == 0 {
 			fmt.Fprintf(&b, "pipeline_parallel_layers_per_stage = %d\n", L/(s.Degree[space.PP]*stages))
 		}
 		local = e.Workload.Batch / replicas

@@ -113,8 +113,16 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 		ew.printf("\nPIPELINE STAGES (layers each rank holds, by kind; the busiest sets the step)\n")
 		tw := newTable(ew)
 		for r := 0; r < pp; r++ {
-			first, n := space.StageLayers(e.Model.Layers, pp, r)
-			fmt.Fprintf(tw, "rank %d\tlayers %d-%d\t%s\n", r, first, first+n-1, stageKinds(e.Model, first, n, r == 0, r == pp-1))
+			first, n := e.Strategy.Split.StageLayers(e.Model.Layers, pp, r)
+			chunks := ""
+			if v := e.Strategy.VirtualStages(); e.Strategy.Schedule.Virtual() && v > 1 {
+				var cs []string
+				for j := range v {
+					cs = append(cs, strconv.Itoa(e.Strategy.Split.ChunkLayers(e.Model.Layers, pp, v, r, j)))
+				}
+				chunks = "\tchunks " + strings.Join(cs, "+")
+			}
+			fmt.Fprintf(tw, "rank %d\tlayers %d-%d\t%s%s\n", r, first, first+n-1, stageKinds(e.Model, first, n, r == 0, r == pp-1), chunks)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -2,9 +2,11 @@ package results
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/meshplan/meshplan/search"
+	"github.com/meshplan/meshplan/space"
 )
 
 func TestParseCount(t *testing.T) {
@@ -86,26 +88,50 @@ func TestMarkClusterFront(t *testing.T) {
 	}
 }
 
-func TestUnevenSplit(t *testing.T) {
+func TestMegatronSplit(t *testing.T) {
+	st := func(pp, v int, sp space.Split) space.Strategy {
+		s := space.Defaults().With(space.PP, pp)
+		if v > 1 {
+			s.Schedule, s.V = space.Interleaved, v
+		}
+		s.Split = sp
+		return s
+	}
 	for _, tc := range []struct {
-		layers, pp, first, last int
-		ok                      bool
+		name       string
+		s          space.Strategy
+		layers, mt int
+		want       string
 	}{
-		{126, 32, 2, 4, true}, // Llama 3 405B: 30 middle stages of 4
-		{126, 16, 6, 8, true}, // 14 x 8 = 112, 14 left
-		{80, 32, 0, 0, false}, // 30 x 3 = 90 > 80
-		{10, 1, 0, 0, false},
+		// 128 layers in 8 stages of 16: nothing to say.
+		{"even", st(8, 1, space.Split{}), 128, 0, ""},
+		{"even chunks", st(8, 4, space.Split{}), 128, 0, "--num-layers-per-virtual-pipeline-stage 4"},
+		// Llama 3.1 405B, 126 layers: 15, six of 16, 15 (Megatron-Bridge's
+		// account for the embedding and the loss: (126+2)/8 = 16).
+		{"405b pp=8", st(8, 1, space.Split{}), 126, 0, "--decoder-first-pipeline-num-layers 15 --decoder-last-pipeline-num-layers 15"},
+		// v=8: 16 layers a rank in chunks of 2; the first chunk of rank 0
+		// and the last of rank 7 hold 1 (128/64 = 2 with E and L).
+		{"405b pp=8 v=8", st(8, 8, space.Split{}), 126, 0, "--pipeline-model-parallel-layout 'Et|(t*2|)*62tL'"},
+		// Qwen3-235B, 94 layers: 11, six of 12, 11.
+		{"qwen3 pp=8", st(8, 1, space.Split{}), 94, 0, "--decoder-first-pipeline-num-layers 11 --decoder-last-pipeline-num-layers 11"},
+		// DeepSeek-V3 at pp=16 as Megatron-Bridge lays it out: 4 on the
+		// first, 14 of 4, 1 with the MTP module on the last.
+		{"dsv3 pp=16", st(16, 1, space.Split{First: 4, Last: 1}), 61, 1, "--decoder-last-pipeline-num-layers 1"},
+		// pp=4, v=4: 16, 16, 16, 13; rank 3's chunks 4, 3, 3, 3: 4+24+3+12+3+12+3 = 61.
+		{"dsv3 pp=4 v=4", st(4, 4, space.Split{First: 16, Last: 13}), 61, 1, "--pipeline-model-parallel-layout 'Et*4|(t*4|)*6t*3|(t*4|)*3t*3|(t*4|)*3t*3mL'"},
+		// 60 layers, pp=4, v=2, first=14,last=14: the middle stages 16 each,
+		// every stage's layers in 2 equal chunks.
+		{"first and last with v", st(4, 2, space.Split{First: 14, Last: 14}), 60, 0, "--decoder-first-pipeline-num-layers 14 --decoder-last-pipeline-num-layers 14 --num-virtual-stages-per-pipeline-rank 2"},
 	} {
-		first, last, ok := unevenSplit(tc.layers, tc.pp)
-		if ok != tc.ok || ok && (first != tc.first || last != tc.last) {
-			t.Errorf("unevenSplit(%d, %d) = %d, %d, %t; want %d, %d, %t", tc.layers, tc.pp, first, last, ok, tc.first, tc.last, tc.ok)
-		}
-		if ok {
-			c := (tc.layers + tc.pp - 1) / tc.pp
-			if first+last+(tc.pp-2)*c != tc.layers || first > c || last > c || first < 1 {
-				t.Errorf("unevenSplit(%d, %d) = %d, %d does not split the layers with at most %d per stage", tc.layers, tc.pp, first, last, c)
+		t.Run(tc.name, func(t *testing.T) {
+			var parts []string
+			for _, f := range megatronSplit(tc.s, tc.layers, tc.mt) {
+				parts = append(parts, f[0]+" "+f[1])
 			}
-		}
+			if got := strings.Join(parts, " "); got != tc.want {
+				t.Errorf("megatronSplit = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
 
@@ -160,5 +186,30 @@ func TestLabelAndEscapeControls(t *testing.T) {
 		if got := EscapeControls(tt.in); got != tt.want {
 			t.Errorf("EscapeControls(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+func TestTitanStages(t *testing.T) {
+	s := space.Defaults().With(space.PP, 4)
+	s.Schedule, s.V = space.Interleaved, 2
+	// 10 layers over 4 ranks of 2 chunks: ranks 2, 3, 3, 2 (the default
+	// split); rank 0's chunks 1, 1, the middle ranks' 1, 2, rank 3's 1, 1:
+	// stages (j*4+r) 1, 1, 1, 1, 1, 2, 2, 1.
+	want := `module_fqns_per_model_part = [
+  ["tok_embeddings", "layers.0"],
+  ["layers.1"],
+  ["layers.2"],
+  ["layers.3"],
+  ["layers.4"],
+  ["layers.5", "layers.6"],
+  ["layers.7", "layers.8"],
+  ["layers.9", "norm", "output"],
+]
+`
+	if got := titanStages(s, 10, 2); got != want {
+		t.Errorf("titanStages:\n%s\nwant\n%s", got, want)
+	}
+	if got := titanStages(s, 16, 2); got != "" {
+		t.Errorf("titanStages of equal stages = %q, want none", got)
 	}
 }

@@ -22,6 +22,8 @@ type Strategy struct {
 	SP              bool                `json:"sp"`
 	CP              int                 `json:"cp"`
 	PP              int                 `json:"pp"`
+	First           int                 `json:"first,omitempty"`
+	Last            int                 `json:"last,omitempty"`
 	EP              int                 `json:"ep"`
 	MB              int                 `json:"mb"`
 	ETP             int                 `json:"etp"`
@@ -209,6 +211,7 @@ func NewStrategy(s space.Strategy, w space.Workload) Strategy {
 	}
 	return Strategy{
 		DP: s.Degree[space.DP], Zero: s.Zero, FSDP: s.Degree[space.FSDP], TP: s.Degree[space.TP], SP: s.SP, CP: s.Degree[space.CP], PP: s.Degree[space.PP], EP: s.Degree[space.EP],
+		First: s.Split.First, Last: s.Split.Last,
 		MB: s.MB, ETP: s.ExpertTP(), NumMicrobatches: nmb, Schedule: string(s.Schedule), V: s.V, Recompute: s.Recompute,
 		Precision: prec,
 		Mesh:      mesh,

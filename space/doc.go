@@ -16,6 +16,8 @@
 //	sp [tp>1]         Megatron sequence parallelism inside the tp group
 //	cp [1]            context parallel degree (ring attention)
 //	pp [1]            pipeline stages
+//	first [even]      decoder layers on the first pipeline stage (Split)
+//	last [even]       decoder layers on the last pipeline stage (Split)
 //	ep [1]            expert parallel degree, carved out of the dp*fsdp chips
 //	mb [1]            micro-batch size in sequences per data-parallel replica
 //	schedule [1f1b]   gpipe, 1f1b, interleaved, zb-h1, zb-v, dualpipe or dualpipev (Schedules)
@@ -86,7 +88,8 @@
 // V-shaped, mirrored with two copies of the parameters), what it overlaps
 // ([Overlap]), what it needs of pp and the micro-batches, and whether the
 // search lists it unasked. [StageLayers] splits the layers over
-// the ranks for both models. docs/layers.md says what it takes to add a
+// the ranks for both models; a [Split] (first, last) sets the end ranks'
+// layers, the middle ranks sharing the rest evenly. docs/layers.md says what it takes to add a
 // dimension or a schedule.
 //
 // # Validity
@@ -96,14 +99,17 @@
 // for the list. Notable choices: tp may exceed the key/value heads when it
 // is a multiple of them (each KV head is then replicated tp/kv_heads
 // times); layers need not divide evenly across pipeline stages
-// ([StageLayers]); ZeRO stages above 0 need dp > 1.
+// ([StageLayers], [Split]) nor a rank's layers into its v chunks
+// ([Split.ChunkLayers]); ZeRO stages above 0 need dp > 1.
 //
 // # Enumeration
 //
 // [New] builds a [Space]: the product of a layout gene (degrees, ep and
 // placement, precomputed with the model-level checks applied), a
 // micro-batch gene, a schedule gene (every schedule the search lists
-// unasked, with interleaving at every v the layers allow, and the
+// unasked, with interleaving at every v the layers allow, each with the
+// default split and, when pp does not divide the layers, the few explicit
+// ones [Splits] offers for that pp, and the
 // zero-bubble and DualPipe schedules when a fix or the framework names
 // them), a recompute gene and a ZeRO gene.
 // On clusters with several link tiers, layouts with tensor parallelism

@@ -93,3 +93,32 @@ func ExampleLimits_EightBitFix() {
 	// v6e has no FP8: 8-bit matmuls planned as int8 (AQT)
 	// ""
 }
+
+func ExampleSplit() {
+	// Llama 3.1 405B's 126 layers on 8 stages: the default split, then the
+	// last stage lighter, in 8 chunks a rank.
+	s, err := space.Parse("pp=8,first=16,last=14,schedule=interleaved,v=8")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, sp := range []space.Split{{}, s.Split} {
+		var counts []int
+		for r := range 8 {
+			_, n := sp.StageLayers(126, 8, r)
+			counts = append(counts, n)
+		}
+		fmt.Printf("%q %v, rank 7's chunks:", sp, counts)
+		for j := range 8 {
+			fmt.Print(" ", sp.ChunkLayers(126, 8, 8, 7, j))
+		}
+		fmt.Println()
+	}
+	fmt.Println(space.Splits(126, 8))
+	fmt.Println(space.Split{First: 14, Last: 14}.Check(126, 8))
+	// Output:
+	// "" [15 16 16 16 16 16 16 15], rank 7's chunks: 2 2 2 2 2 2 2 1
+	// "first=16,last=14" [16 16 16 16 16 16 16 14], rank 7's chunks: 2 2 2 2 2 2 1 1
+	// [first=16,last=14 first=14,last=16]
+	// space: first=14,last=14 with pp=8 leaves 98 of the 126 layers for the other 6 stages, which do not share them evenly: make 126 minus first and last a multiple of 6 (e.g. first=15,last=15)
+}

@@ -38,6 +38,9 @@ type Limits struct {
 	NoFP8 bool
 	// NoInt8 says the framework has no int8 matmuls (precision=int8, AQT).
 	NoInt8 bool
+	// NoSplit says the framework cannot set the layers of a pipeline
+	// stage (the first and last keys, Split): only the default split runs.
+	NoSplit bool
 }
 
 // checkPrecision reports a precision the framework cannot run.
@@ -132,6 +135,9 @@ func (l Limits) Check(s Strategy, layers int) error {
 	}
 	if pp := s.Degree[PP]; l.EqualChunks && pp > 1 && s.Schedule.Virtual() && layers%(pp*s.V) != 0 {
 		return fmt.Errorf("%s cannot express schedule=%s,v=%d over pp=%d: its virtual stages need the %d layers in %d equal chunks", l.name(), s.Schedule, s.V, pp, layers, pp*s.V)
+	}
+	if l.NoSplit && s.Split.Explicit() {
+		return fmt.Errorf("%s cannot express %s: it cannot set the layers of a pipeline stage (drop first and last for the default split)", l.name(), s.Split)
 	}
 	if l.RequireSP && s.Degree[TP] > 1 && !s.SP {
 		return fmt.Errorf("%s cannot express tp=%d without sequence parallelism: use sp=true", l.name(), s.Degree[TP])

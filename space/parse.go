@@ -67,6 +67,16 @@ func keyTable() []keySpec {
 		}, func(st *Strategy) string { return strconv.FormatBool(st.SP) }, func(st *Strategy) bool { return st.SP == (st.Degree[TP] > 1) }),
 		deg(CP),
 		deg(PP),
+		knob("first", func(st *Strategy, val string) error {
+			n, err := positive("first", val)
+			st.Split.First = n
+			return err
+		}, func(st *Strategy) string { return strconv.Itoa(st.Split.First) }, func(st *Strategy) bool { return st.Split.First == 0 }),
+		knob("last", func(st *Strategy, val string) error {
+			n, err := positive("last", val)
+			st.Split.Last = n
+			return err
+		}, func(st *Strategy) string { return strconv.Itoa(st.Split.Last) }, func(st *Strategy) bool { return st.Split.Last == 0 }),
 		deg(EP),
 		knob("mb", func(st *Strategy, val string) error {
 			n, err := positive("mb", val)
@@ -315,8 +325,8 @@ func meshString(m *[NumDims][]Share) string {
 }
 
 // String returns the canonical strategy string: the keys in the contract's
-// order (dp, zero, fsdp, tp, sp, cp, pp, ep, mb, etp, schedule, v, recompute,
-// precision, mesh), each key only when it differs from its default (sp's default is
+// order (dp, zero, fsdp, tp, sp, cp, pp, first, last, ep, mb, etp,
+// schedule, v, recompute, precision, mesh), each key only when it differs from its default (sp's default is
 // tp>1), and the mesh whenever any dimension has shares. A share is written
 // axis*k when its Size is known (always after Place) and plain axis when
 // Size is 0 (whole axis, not yet resolved). The all-default strategy prints

@@ -38,6 +38,8 @@ func TestParseString(t *testing.T) {
 		{"schedule=gpipe,recompute=full,", "schedule=gpipe,recompute=full"},
 		{"pp=4,schedule=ZBH1", "pp=4,schedule=zb-h1"},
 		{"pp=4,schedule=zbv", "pp=4,schedule=zb-v"},
+		{"last=14,FIRST=16,pp=8,schedule=interleaved,v=8", "pp=8,first=16,last=14,schedule=interleaved,v=8"},
+		{"pp=16,last=1", "pp=16,last=1"},
 		{"pp=4,schedule=DualPipe-V", "pp=4,schedule=dualpipev"},
 		{"pp=4,schedule=dualpipe", "pp=4,schedule=dualpipe"},
 		{"ep=2,dp=2,mesh=ep:gpu*2;dp:gpu*2", "dp=2,ep=2,mesh=dp:gpu*2;ep:gpu*2"},
@@ -72,6 +74,8 @@ func TestParseErrors(t *testing.T) {
 		{"tp=0", "space: tp=0 must be a positive integer"},
 		{"tp=x", "space: tp=x must be a positive integer"},
 		{"mb=-1", "space: mb=-1 must be a positive integer"},
+		{"first=0", "space: first=0 must be a positive integer"},
+		{"pp=8,last=x", "space: last=x must be a positive integer"},
 		{"tp8", `space: strategy item "tp8" is not key=value`},
 		{"tp=2,tp=4", `space: strategy key "tp" is given twice`},
 		{"zero=3", "space: zero=3 must be 0, 1 or 2"},
@@ -99,7 +103,7 @@ func TestParseErrors(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"", "tp=8,pp=16,dp=128", "mesh=tp:gpu;pp:node*16;dp:node*8", "sp=false,tp=2",
-		"schedule=interleaved,v=3,pp=4", "zero=2,recompute=selective", "tp=8,fsdp=16,mesh=tp:z;fsdp:x.y", "mesh=ep:x*2"} {
+		"schedule=interleaved,v=3,pp=4", "zero=2,recompute=selective", "pp=8,first=15,last=15", "first=0", "last=-3,pp=2", "first=99999999999999999999", "tp=8,fsdp=16,mesh=tp:z;fsdp:x.y", "mesh=ep:x*2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {

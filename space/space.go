@@ -95,6 +95,10 @@ func meshOf(pool []Share, l *layout) [NumDims][]Share {
 type scheduleChoice struct {
 	name Schedule
 	v    int
+	// split is the split of the layers over the stages; splitPP the only
+	// pp it is offered for (0: any).
+	split   Split
+	splitPP int
 }
 
 // Space is the set of strategies for one model, cluster and workload, as a
@@ -172,9 +176,13 @@ func tupleDims() []Dim { return ownDims() }
 // with every v that splits the busiest rank's ceil(layers/pp) layers into
 // equal chunks of whole layers for some layout's pp (no fixed cap: GPT-3's
 // 96 layers on 4 stages give v up to 24); Decode takes such a v for the
-// layouts whose pp it divides that way (Megatron-LM and MaxText interleave
-// equal chunks only), and any v with pp*v <= layers when fix pins v. With
-// pp=1 only the first choice decodes as valid. Stages of ZeRO above 0 decode
+// layouts whose pp it divides that way (under Limits.EqualChunks only when
+// pp*v divides the layers), and any v with pp*v <= layers when fix pins v.
+// Each schedule choice comes with the default split of the layers over the
+// stages and, for up to two pipeline depths that do not divide the layers,
+// the explicit splits Splits offers for that depth (a fix pinning first or
+// last puts its split on every choice). With pp=1 only the first choice
+// decodes as valid. Stages of ZeRO above 0 decode
 // as valid only with dp > 1. sp is true when tp > 1 unless fix pins it.
 //
 // New returns an error when the inputs are malformed or when no layout
@@ -204,6 +212,14 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	}
 	if lim.RequireSP && fp.has("sp") && !fp.SP {
 		return nil, fmt.Errorf("space: --fix sp=false: %s runs tensor parallelism only with sequence parallelism", lim.name())
+	}
+	if lim.NoSplit && fp.Split.Explicit() {
+		return nil, fmt.Errorf("space: --fix %s: %s cannot set the layers of a pipeline stage", fp.Split, lim.name())
+	}
+	if fp.Split.Explicit() && fp.hasDim(PP) {
+		if err := fp.Split.Check(m.Layers, fp.Degree[PP]); err != nil {
+			return nil, fmt.Errorf("%w (in --fix %q)", err, fix.String())
+		}
 	}
 	if err := checkInputs(&m, &c, w); err != nil {
 		return nil, err
@@ -275,16 +291,17 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	for _, sc := range Schedules() {
 		if !sc.Virtual() {
 			if minPP > 0 || !sc.Rules().NeedsPipeline() {
-				all = append(all, scheduleChoice{sc, 1})
+				all = append(all, scheduleChoice{name: sc, v: 1})
 			}
 			continue
 		}
 		for _, v := range vs {
 			if v >= 2 && minPP > 0 && minPP*v <= m.Layers {
-				all = append(all, scheduleChoice{sc, v})
+				all = append(all, scheduleChoice{name: sc, v: v})
 			}
 		}
 	}
+	all = withSplits(all, sp.layouts, m.Layers, &fp, lim)
 	for _, sc := range all {
 		if fp.has("schedule") && sc.name != fp.Schedule || fp.has("v") && sc.v != fp.V {
 			continue
@@ -1080,7 +1097,7 @@ func (sp *Space) inRange(genes []int) bool {
 // choose.
 func (sp *Space) setInner(genes []int, dst *Strategy) {
 	sc := sp.schedules[genes[GeneSchedule]]
-	dst.Zero, dst.MB, dst.Schedule, dst.V = sp.zeros[genes[GeneZero]], sp.mbs[genes[GeneMB]], sc.name, sc.v
+	dst.Zero, dst.MB, dst.Schedule, dst.V, dst.Split = sp.zeros[genes[GeneZero]], sp.mbs[genes[GeneMB]], sc.name, sc.v, sc.split
 	dst.Recompute = sp.recomputes[genes[GeneRecompute]]
 }
 
@@ -1131,7 +1148,9 @@ func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	genes := make([]int, NumGenes)
 	genes[GeneLayout] = li
 	genes[GeneMB] = slices.Index(sp.mbs, s.MB)
-	genes[GeneSchedule] = slices.Index(sp.schedules, scheduleChoice{s.Schedule, s.V})
+	genes[GeneSchedule] = slices.IndexFunc(sp.schedules, func(sc scheduleChoice) bool {
+		return sc.name == s.Schedule && sc.v == s.V && sc.split == s.Split && (sc.splitPP == 0 || sc.splitPP == s.Degree[PP])
+	})
 	genes[GeneRecompute] = slices.Index(sp.recomputes, s.Recompute)
 	genes[GeneZero] = slices.Index(sp.zeros, s.Zero)
 	if slices.Contains(genes, -1) {
@@ -1162,18 +1181,25 @@ func (sp *Space) valid(l *layout, mb, z, k int) bool {
 	if z > 0 && l.deg[DP] == 1 {
 		return false
 	}
-	sc, rules := sp.schedules[k], &sp.rules[k]
+	sc, rules := &sp.schedules[k], &sp.rules[k]
 	pp := int(l.deg[PP])
 	if pp == 1 {
-		return k == 0 && !rules.NeedsPipeline()
+		return k == 0 && !rules.NeedsPipeline() && !sc.split.Explicit()
 	}
 	if k == 0 && sp.firstForPP1 {
+		return false
+	}
+	explicit := sc.split.Explicit()
+	if explicit && (sc.splitPP != 0 && sc.splitPP != pp || !sc.split.Fits(sp.layers, pp)) {
 		return false
 	}
 	if !rules.Virtual() {
 		return rules.Fits(pp, l.perReplica/mb, sp.layers)
 	}
-	if pp*sc.v > sp.layers || !sp.anyV && MaxStageLayers(sp.layers, pp)%sc.v != 0 || sp.equalChunks && sp.layers%(pp*sc.v) != 0 {
+	if pp*sc.v > sp.layers || !sp.anyV && sc.split.MaxStageLayers(sp.layers, pp)%sc.v != 0 || sp.equalChunks && sp.layers%(pp*sc.v) != 0 {
+		return false
+	}
+	if explicit && sc.split.MinStageLayers(sp.layers, pp) < sc.v {
 		return false
 	}
 	return l.perReplica/mb >= rules.MinMicrobatches(pp)
@@ -1244,4 +1270,52 @@ func (sp *Space) String() string {
 	fmt.Fprintf(&b, "space: %d layouts x %d micro-batch sizes x %d schedules x %d recompute x %d zero = %d",
 		len(sp.layouts), len(sp.mbs), len(sp.schedules), len(sp.recomputes), len(sp.zeros), sp.Size())
 	return b.String()
+}
+
+// maxSplitDepths is the most pipeline depths not dividing the layers for
+// which New offers explicit splits (a --fix pinning pp gives one).
+const maxSplitDepths = 2
+
+// withSplits returns the schedule choices all, each with the split of
+// the layers over the stages: a pinned split (first, last) on every
+// choice; else the default split and, after it, for every pp of the
+// layouts that does not divide the layers, the few explicit splits Splits
+// offers for that pp (none when the framework cannot set a stage's
+// layers, or when more than maxSplitDepths such pp occur). A choice's splits stay next to it, so the choices keep their
+// order by schedule and v (Space.Skip).
+func withSplits(all []scheduleChoice, layouts []layout, layers int, fp *pinned, lim Limits) []scheduleChoice {
+	if fp.has("first") || fp.has("last") {
+		for i := range all {
+			all[i].split = fp.Split
+		}
+		return all
+	}
+	var pps []int
+	if !lim.NoSplit {
+		for i := range layouts {
+			if pp := int(layouts[i].deg[PP]); pp > 1 && !slices.Contains(pps, pp) && len(Splits(layers, pp)) > 0 {
+				pps = append(pps, pp)
+			}
+		}
+		slices.Sort(pps)
+	}
+	if len(pps) == 0 || len(pps) > maxSplitDepths {
+		// Beyond a few pipeline depths the explicit splits would multiply
+		// the schedule gene past a sane space: the default split (already
+		// balanced, its end ranks lighter) stands alone.
+		return all
+	}
+	var out []scheduleChoice
+	for _, sc := range all {
+		out = append(out, sc)
+		for _, pp := range pps {
+			if pp*sc.v > layers {
+				continue
+			}
+			for _, x := range Splits(layers, pp) {
+				out = append(out, scheduleChoice{name: sc.name, v: sc.v, split: x, splitPP: pp})
+			}
+		}
+	}
+	return out
 }

@@ -144,16 +144,16 @@ func bruteForce(t *testing.T, m model.Spec, c profiles.Cluster, w Workload, fix 
 		}
 		recEP(0, s)
 	}
-	schedules := []scheduleChoice{{OneFOneB, 1}, {GPipe, 1}}
+	schedules := []scheduleChoice{{name: OneFOneB, v: 1}, {name: GPipe, v: 1}}
 	// The schedules the search lists only when asked for, when the fix
 	// names one.
 	for _, sc := range Schedules() {
 		if !sc.Virtual() && !sc.Rules().Searched() && fix.Has("schedule") {
-			schedules = append(schedules, scheduleChoice{sc, 1})
+			schedules = append(schedules, scheduleChoice{name: sc, v: 1})
 		}
 	}
 	for v := 2; v <= m.Layers; v++ {
-		schedules = append(schedules, scheduleChoice{Interleaved, v})
+		schedules = append(schedules, scheduleChoice{name: Interleaved, v: v})
 	}
 	rename := func(s Strategy, perm []int) string {
 		r := s
@@ -1026,5 +1026,49 @@ func TestNewRefusesAbsurdClusters(t *testing.T) {
 	m := smallModel()
 	if err := checkInputs(&m, &real, Workload{Batch: 16, SeqLen: 1024}); err != nil {
 		t.Fatalf("checkInputs on %d chips: %v", real.Chips(), err)
+	}
+}
+
+// TestSpaceSplits: with pp pinned to 8, the 126 layers of Llama 3.1 405B
+// come with the default split and the two Splits offers (16/14, 14/16),
+// every decoded strategy valid; a pinned split that does not add up is
+// New's error, in one sentence naming it.
+func TestSpaceSplits(t *testing.T) {
+	m, c, w := llama3_405b(), gpuCluster(1024), Workload{1536, 8192}
+	fix, err := ParseFix("tp=8,pp=8,schedule=interleaved,v=8,mb=1,recompute=full,zero=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := New(m, c, w, fix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[Split]bool{}
+	genes := make([]int, NumGenes)
+	for i := range sp.Size() {
+		var s Strategy
+		if !sp.DecodeIndex(i, genes, &s) {
+			continue
+		}
+		if err := s.Validate(m, c, w); err != nil {
+			t.Fatalf("%s decodes but: %v", s, err)
+		}
+		if back, ok := sp.Encode(s); !ok || !slices.Equal(back, genes) {
+			t.Errorf("Encode(%s) = %v, %t; want %v", s, back, ok, genes)
+		}
+		seen[s.Split] = true
+	}
+	for _, want := range []Split{{}, {First: 16, Last: 14}, {First: 14, Last: 16}} {
+		if !seen[want] {
+			t.Errorf("split %q never decoded (saw %v)", want, seen)
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("splits decoded %v, want 3", seen)
+	}
+	bad, _ := ParseFix("tp=8,pp=8,first=14,last=14")
+	_, err = New(m, c, w, bad)
+	if want := `space: first=14,last=14 with pp=8 leaves 98 of the 126 layers for the other 6 stages, which do not share them evenly: make 126 minus first and last a multiple of 6 (e.g. first=15,last=15) (in --fix "tp=8,pp=8,first=14,last=14")`; err == nil || err.Error() != want {
+		t.Errorf("New with --fix first=14,last=14: %v, want %s", err, want)
 	}
 }

@@ -48,6 +48,10 @@ type Strategy struct {
 	Schedule Schedule
 	// V is the number of virtual stages per pipeline rank (interleaved only).
 	V int
+	// Split is how the pipeline spreads the decoder layers over its ranks
+	// (the first and last keys); the zero Split is the default rule of
+	// StageLayers.
+	Split Split
 	// Recompute is the activation recomputation policy: RecomputeNone,
 	// RecomputeSelective or RecomputeFull.
 	Recompute string

@@ -35,7 +35,9 @@ func seqLen(m *model.Spec, w Workload) int {
 //     batch/(dp*fsdp);
 //   - cp divides the sequence, and with sp tp divides seq/cp;
 //   - pp is at most the layer count (layers need not divide evenly, see
-//     StageLayers); v > 1 only with a schedule with virtual stages
+//     StageLayers); first and last (Split) need pp > 1 and leave the
+//     other stages at least one layer each, the same number on each
+//     (Split.Check), and with v every stage at least v layers; v > 1 only with a schedule with virtual stages
 //     (interleaved), which needs v >= 2, pp > 1 and pp*v <= layers; each
 //     schedule's fewest micro-batches (interleaved and zb-h1: pp, zb-v:
 //     2*pp-1, dualpipe and dualpipev: 2*pp); zb-h1, zb-v, dualpipe and
@@ -106,8 +108,12 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 	if r := s.Replicas(); w.Batch >= 1 && w.Batch%r == 0 && (w.Batch/r)%s.MB == 0 {
 		nmb = w.Batch / r / s.MB
 	}
-	// Pipeline schedules.
+	// Pipeline schedules and the split of the layers over the stages.
 	pp := s.Degree[PP]
+	splitErr := s.Split.Check(m.Layers, pp)
+	if splitErr != nil {
+		errs = append(errs, splitErr)
+	}
 	switch {
 	case !s.Schedule.Virtual():
 		if s.V != 1 {
@@ -124,6 +130,8 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 			add("schedule=%s needs pp > 1: use 1f1b, or pipeline stages", s.Schedule)
 		} else if mulSat(pp, s.V) > m.Layers {
 			add("pp*v = %d*%d = %d exceeds the %d layers of %s: use v <= %d", pp, s.V, pp*s.V, m.Layers, m.Name, max(1, m.Layers/pp))
+		} else if least := s.Split.MinStageLayers(m.Layers, pp); splitErr == nil && least < s.V {
+			add("v=%d splits each stage's layers into %d chunks, but %s leaves a stage with %d layers: use v <= %d or give that stage more layers", s.V, s.V, s.Split, least, least)
 		}
 		if need := s.Schedule.MinMicrobatches(pp); pp > 1 && nmb > 0 && nmb < need {
 			add("schedule=%s needs at least pp=%d micro-batches, but batch/(dp*fsdp*mb) = %d: lower mb or dp*fsdp, raise the batch, or use 1f1b", s.Schedule, need, nmb)

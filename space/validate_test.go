@@ -41,6 +41,15 @@ func TestValidate(t *testing.T) {
 		{name: "405b placed interleaved", m: llama3_405b(), c: gpuCluster(16384), w: Workload{2048, 8192},
 			s: "dp=128,tp=8,pp=16,schedule=interleaved,v=4,recompute=selective,zero=1,mesh=tp:gpu;pp:node*16;dp:node*128"},
 		{name: "8b defaults mesh chosen", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "fsdp=8"},
+		// 126 layers, pp=8, v=8: 15, 16, ..., 15 in chunks of 1 or 2.
+		{name: "405b pp8 v8 uneven chunks", m: llama3_405b(), c: gpuCluster(1024), w: Workload{1536, 8192}, s: "dp=16,tp=8,pp=8,schedule=interleaved,v=8"},
+		{name: "405b pp8 first last", m: llama3_405b(), c: gpuCluster(1024), w: Workload{1536, 8192}, s: "dp=16,tp=8,pp=8,first=16,last=14,schedule=interleaved,v=8"},
+		{name: "405b split does not add up", m: llama3_405b(), c: gpuCluster(1024), w: Workload{1536, 8192}, s: "dp=16,tp=8,pp=8,first=14,last=14",
+			want: []string{"first=14,last=14 with pp=8 leaves 98 of the 126 layers for the other 6 stages, which do not share them evenly: make 126 minus first and last a multiple of 6 (e.g. first=15,last=15)"}},
+		{name: "split chunk empty", m: llama3_405b(), c: gpuCluster(1024), w: Workload{1536, 8192}, s: "dp=16,tp=8,pp=8,first=6,last=6,schedule=interleaved,v=8",
+			want: []string{"v=8 splits each stage's layers into 8 chunks, but first=6,last=6 leaves a stage with 6 layers: use v <= 6 or give that stage more layers"}},
+		{name: "split without pipeline", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "dp=8,first=4",
+			want: []string{"first=4 sets the layers of a pipeline stage, but pp=1: set pp > 1 or drop first and last"}},
 		{name: "mixtral ep", m: mixtral(), c: gpuCluster(16), w: Workload{32, 4096}, s: "tp=2,fsdp=8,ep=8"},
 		{name: "mixtral etp = tp", m: mixtral(), c: gpuCluster(16), w: Workload{32, 4096}, s: "tp=2,fsdp=8,ep=8,etp=2"},
 		{name: "mixtral whole experts", m: mixtral(), c: gpuCluster(16), w: Workload{32, 4096}, s: "tp=2,fsdp=8,ep=8,etp=1"},
@@ -180,20 +189,40 @@ func TestValidateJoinsEveryRule(t *testing.T) {
 func TestStageLayers(t *testing.T) {
 	tests := []struct {
 		layers, pp int
+		split      Split
 		want       []int // layers per rank
 	}{
-		{126, 16, []int{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7}}, // Llama 3 405B: lighter first and last stages
-		{80, 4, []int{20, 20, 20, 20}},
-		{32, 3, []int{11, 11, 10}},
-		{10, 2, []int{5, 5}},
-		{11, 2, []int{6, 5}},
-		{32, 1, []int{32}},
-		{61, 16, []int{3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 3, 3}},
+		{126, 16, Split{}, []int{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7}}, // Llama 3 405B: lighter first and last stages
+		// Llama 3.1 405B at pp=8: Megatron-Bridge's split, (126+2)/8 = 16
+		// with the embedding and the loss counted as layers.
+		{126, 8, Split{}, []int{15, 16, 16, 16, 16, 16, 16, 15}},
+		{126, 8, Split{First: 16, Last: 14}, []int{16, 16, 16, 16, 16, 16, 16, 14}},
+		{126, 8, Split{First: 14, Last: 16}, []int{14, 16, 16, 16, 16, 16, 16, 16}},
+		{80, 4, Split{}, []int{20, 20, 20, 20}},
+		{80, 4, Split{First: 20, Last: 20}, []int{20, 20, 20, 20}}, // the default, explicit
+		{32, 3, Split{}, []int{11, 11, 10}},
+		{10, 2, Split{}, []int{5, 5}},
+		{11, 2, Split{}, []int{6, 5}},
+		{11, 2, Split{First: 4, Last: 7}, []int{4, 7}},
+		{32, 1, Split{}, []int{32}},
+		{61, 16, Split{}, []int{3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 3, 3}},
+		// DeepSeek-V3 at pp=16 as Megatron-Bridge lays it out: the last
+		// stage one layer with the MTP module and the loss.
+		{61, 16, Split{Last: 1}, []int{4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1}},
+		{61, 16, Split{First: 4, Last: 1}, []int{4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1}},
+		{61, 4, Split{First: 16, Last: 13}, []int{16, 16, 16, 13}},
+		// Qwen3-235B, 94 layers at pp=8: 11, six of 12, 11.
+		{94, 8, Split{}, []int{11, 12, 12, 12, 12, 12, 12, 11}},
+		{94, 8, Split{First: 12, Last: 10}, []int{12, 12, 12, 12, 12, 12, 12, 10}},
+		{94, 8, Split{First: 10}, []int{10, 12, 12, 12, 12, 12, 12, 12}},
 	}
 	for _, tt := range tests {
+		if err := tt.split.Check(tt.layers, tt.pp); err != nil || !tt.split.Fits(tt.layers, tt.pp) {
+			t.Errorf("%s over %d layers, pp=%d: %v", tt.split, tt.layers, tt.pp, err)
+		}
 		at := 0
 		for r, want := range tt.want {
-			first, n := StageLayers(tt.layers, tt.pp, r)
+			first, n := tt.split.StageLayers(tt.layers, tt.pp, r)
 			if first != at || n != want {
 				t.Errorf("StageLayers(%d, %d, %d) = %d, %d; want %d, %d", tt.layers, tt.pp, r, first, n, at, want)
 			}
@@ -205,22 +234,25 @@ func TestStageLayers(t *testing.T) {
 		at = 0
 		for r, count := range tt.want {
 			for l := at; l < at+count; l++ {
-				if got := RankOf(tt.layers, tt.pp, l); got != r {
+				if got := tt.split.RankOf(tt.layers, tt.pp, l); got != r {
 					t.Errorf("RankOf(%d, %d, %d) = %d, want %d", tt.layers, tt.pp, l, got, r)
 				}
 			}
 			at += count
 		}
 		var starts [4]int
-		k := CountStarts(tt.layers, tt.pp, starts[:])
+		k := tt.split.CountStarts(tt.layers, tt.pp, starts[:])
 		for r := 1; r < len(tt.want); r++ {
 			isStart := slices.Contains(starts[:k], r)
 			if (tt.want[r] != tt.want[r-1] || r == len(tt.want)-1) && !isStart {
 				t.Errorf("CountStarts(%d, %d) = %v misses rank %d", tt.layers, tt.pp, starts[:k], r)
 			}
 		}
-		if got := MaxStageLayers(tt.layers, tt.pp); got < slices.Max(tt.want) {
-			t.Errorf("MaxStageLayers(%d, %d) = %d < %d", tt.layers, tt.pp, got, slices.Max(tt.want))
+		if got := tt.split.MaxStageLayers(tt.layers, tt.pp); got != slices.Max(tt.want) {
+			t.Errorf("MaxStageLayers(%d, %d) = %d, want %d", tt.layers, tt.pp, got, slices.Max(tt.want))
+		}
+		if got := tt.split.MinStageLayers(tt.layers, tt.pp); got != slices.Min(tt.want) {
+			t.Errorf("MinStageLayers(%d, %d) = %d, want %d", tt.layers, tt.pp, got, slices.Min(tt.want))
 		}
 	}
 }
@@ -384,4 +416,124 @@ func TestScheduleRules(t *testing.T) {
 	if _, ok := LookupSchedule("zb"); ok {
 		t.Error(`LookupSchedule("zb") found a schedule`)
 	}
+}
+
+func TestChunkLayers(t *testing.T) {
+	tests := []struct {
+		layers, pp, v int
+		split         Split
+		want          [][]int // per rank, its chunks' layers in order
+	}{
+		// Llama 3.1 405B, pp=8, v=8: 16 layers a rank in chunks of 2; the
+		// first chunk of rank 0 and the last of rank 7 hold one (Megatron-
+		// Bridge: (126+2)/64 = 2 with the embedding and the loss).
+		{126, 8, 8, Split{}, [][]int{
+			{1, 2, 2, 2, 2, 2, 2, 2}, {2, 2, 2, 2, 2, 2, 2, 2}, {2, 2, 2, 2, 2, 2, 2, 2}, {2, 2, 2, 2, 2, 2, 2, 2},
+			{2, 2, 2, 2, 2, 2, 2, 2}, {2, 2, 2, 2, 2, 2, 2, 2}, {2, 2, 2, 2, 2, 2, 2, 2}, {2, 2, 2, 2, 2, 2, 2, 1}}},
+		// DeepSeek-V3, pp=4, v=4, first=16,last=13: rank 3's 13 in 4, 3, 3, 3.
+		{61, 4, 4, Split{First: 16, Last: 13}, [][]int{{4, 4, 4, 4}, {4, 4, 4, 4}, {4, 4, 4, 4}, {4, 3, 3, 3}}},
+		{10, 1, 3, Split{}, [][]int{{3, 3, 4}}},
+	}
+	for _, tt := range tests {
+		for r, chunks := range tt.want {
+			for j, want := range chunks {
+				if got := tt.split.ChunkLayers(tt.layers, tt.pp, tt.v, r, j); got != want {
+					t.Errorf("%q ChunkLayers(%d, %d, %d, %d, %d) = %d, want %d", tt.split, tt.layers, tt.pp, tt.v, r, j, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestSplitCheck(t *testing.T) {
+	tests := []struct {
+		layers, pp int
+		split      Split
+		want       string // "" when valid
+	}{
+		{126, 8, Split{First: 15, Last: 15}, ""},
+		{126, 8, Split{First: 14, Last: 14}, "space: first=14,last=14 with pp=8 leaves 98 of the 126 layers for the other 6 stages, which do not share them evenly: make 126 minus first and last a multiple of 6 (e.g. first=15,last=15)"},
+		{126, 8, Split{First: 120}, "space: first=120 with pp=8 leaves 6 of the 126 layers for the other 7 stages, fewer than one each: lower first or last (e.g. first=15,last=15)"},
+		{11, 2, Split{First: 4, Last: 4}, "space: first=4,last=4 with pp=2 puts 8 of the 11 layers on the two stages: first+last must be 11 (e.g. first=6,last=5)"},
+		{32, 1, Split{Last: 3}, "space: last=3 sets the layers of a pipeline stage, but pp=1: set pp > 1 or drop first and last"},
+		{32, 1, Split{}, ""},
+	}
+	for _, tt := range tests {
+		err := tt.split.Check(tt.layers, tt.pp)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("%q.Check(%d, %d) = %q, want %q", tt.split, tt.layers, tt.pp, got, tt.want)
+		}
+		if tt.split.Fits(tt.layers, tt.pp) != (tt.want == "") {
+			t.Errorf("%q.Fits(%d, %d) = %t, want %t", tt.split, tt.layers, tt.pp, !(tt.want == ""), tt.want == "")
+		}
+	}
+}
+
+func TestSplits(t *testing.T) {
+	tests := []struct {
+		layers, pp int
+		want       []Split
+	}{
+		{128, 8, nil}, // divides: every rank 16
+		// 126/8: middle 16, rest 30: halved is the default (15, 15).
+		{126, 8, []Split{{First: 16, Last: 14}, {First: 14, Last: 16}}},
+		// 61/16: middle 4, rest 5: 3+2, 4+1 (Megatron-Bridge's), 1+4.
+		{61, 16, []Split{{First: 3, Last: 2}, {First: 4, Last: 1}, {First: 1, Last: 4}}},
+		// 61/4: middle 16, rest 29.
+		{61, 4, []Split{{First: 15, Last: 14}, {First: 16, Last: 13}, {First: 13, Last: 16}}},
+		{94, 8, []Split{{First: 12, Last: 10}, {First: 10, Last: 12}}},
+		{5, 1, nil},
+	}
+	for _, tt := range tests {
+		got := Splits(tt.layers, tt.pp)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("Splits(%d, %d) = %v, want %v", tt.layers, tt.pp, got, tt.want)
+		}
+		for _, sp := range got {
+			if !sp.Fits(tt.layers, tt.pp) {
+				t.Errorf("Splits(%d, %d) offers %v, which does not fit", tt.layers, tt.pp, sp)
+			}
+		}
+	}
+}
+
+// FuzzSplit: no split panics; a split that fits gives every rank at least
+// one layer, the layers add up, and RankOf finds each layer's rank.
+func FuzzSplit(f *testing.F) {
+	f.Add(126, 8, 0, 0)
+	f.Add(126, 8, 16, 14)
+	f.Add(61, 16, 0, 1)
+	f.Add(11, 2, 4, 7)
+	f.Add(5, 9, 1, 1)
+	f.Add(-3, 0, -1, 2)
+	f.Fuzz(func(t *testing.T, n, p, first, last int) {
+		if n < -1000 || n > 1000 || p < -10 || p > 64 {
+			return
+		}
+		sp := Split{First: first, Last: last}
+		_ = sp.Check(n, p)
+		if !sp.Fits(n, p) || n < max(p, 1) {
+			return
+		}
+		at := 0
+		for r := range max(p, 1) {
+			start, c := sp.StageLayers(n, p, r)
+			if start != at || c < 1 {
+				t.Fatalf("%v over %d layers, pp=%d: rank %d at %d with %d layers, want at %d with at least 1", sp, n, p, r, start, c, at)
+			}
+			for l := start; l < start+c; l++ {
+				if got := sp.RankOf(n, p, l); got != r {
+					t.Fatalf("%v RankOf(%d, %d, %d) = %d, want %d", sp, n, p, l, got, r)
+				}
+			}
+			at += c
+		}
+		if at != n {
+			t.Fatalf("%v over %d layers, pp=%d: ranks hold %d", sp, n, p, at)
+		}
+	})
 }
