@@ -106,7 +106,9 @@ func CheckTrace(data []byte) (TraceMeta, error) {
 	for k := range lanes {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i][0] < keys[j][0] || keys[i][0] == keys[j][0] && keys[i][1] < keys[j][1] })
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i][0] < keys[j][0] || keys[i][0] == keys[j][0] && keys[i][1] < keys[j][1]
+	})
 	for _, k := range keys {
 		spans := lanes[k]
 		sort.Slice(spans, func(i, j int) bool { return spans[i].ts < spans[j].ts })
