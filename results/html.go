@@ -95,6 +95,9 @@ type htmlDetail struct {
 	MemRows  []htmlMem
 	Ops      []htmlOp
 	Fits     bool
+	// Timeline is the step per pipeline rank and stream (nil when the
+	// estimate carries no passes).
+	Timeline *htmlTimeline
 	ModelTF  string
 	HWTF     string
 	Replicas int
@@ -336,6 +339,11 @@ func newHTMLDetail(e Evaluation, t Training) *htmlDetail {
 			axes = axesText(op.Collective.Axes)
 		}
 		d.Ops = append(d.Ops, htmlOp{Pass: op.Pass, FLOPs: FLOPs(op.FLOPs), Time: Seconds(op.Seconds), Collective: axes, Text: op.Text})
+	}
+	if e.Time.Passes != nil {
+		if tl, err := Timeline(e); err == nil {
+			d.Timeline = newHTMLTimeline(tl)
+		}
 	}
 	d.TimeBar, d.MemBar = frontBars([]Result{r})
 	d.TimeBar.Rows[0].Label, d.MemBar.Rows[0].Label = "step", "chip"
