@@ -87,20 +87,21 @@ type htmlCluster struct {
 
 // htmlDetail is the explain breakdown of one strategy.
 type htmlDetail struct {
-	Spec    string
-	R       Result
-	Usable  float64
-	TimeBar *bars
-	MemBar  *bars
-	MemRows []htmlMem
-	Ops     []htmlOp
-	Fits    bool
-	// Timeline is the step per pipeline rank and stream (nil when the
-	// estimate carries no passes).
-	Timeline *htmlTimeline
+	Spec     string
+	R        Result
+	Usable   float64
+	TimeBar  *bars
+	MemBar   *bars
+	MemRows  []htmlMem
+	Ops      []htmlOp
+	Fits     bool
 	ModelTF  string
 	HWTF     string
 	Replicas int
+
+	// Timeline is the step per pipeline rank and stream (nil when the
+	// estimate carries no passes).
+	Timeline *htmlTimeline
 }
 
 // htmlMem is one memory component.
