@@ -75,8 +75,8 @@ func withFormat(args []string, f string) []string {
 
 // checkTraceTotals runs args as a trace and as JSON and checks the trace
 // against the trace-event format, its size, and its totals against
-// explain's breakdown; it returns the trace's events.
-func checkTraceTotals(t *testing.T, args []string) []map[string]any {
+// explain's breakdown; it returns the trace's events and otherData.
+func checkTraceTotals(t *testing.T, args []string) ([]map[string]any, timeline.TraceMeta) {
 	t.Helper()
 	trace, stderr, code := run(t, withFormat(args, "trace")...)
 	if code != 0 {
@@ -125,7 +125,7 @@ func checkTraceTotals(t *testing.T, args []string) []map[string]any {
 	if err := json.Unmarshal([]byte(trace), &f); err != nil {
 		t.Fatal(err)
 	}
-	return f.TraceEvents
+	return f.TraceEvents, meta
 }
 
 // TestExplainTraceREADME: the trace of every `plan explain` example of the
@@ -133,7 +133,7 @@ func checkTraceTotals(t *testing.T, args []string) []map[string]any {
 func TestExplainTraceREADME(t *testing.T) {
 	clearEnv(t)
 	for _, args := range explainCommands(t) {
-		t.Run(strings.Join(args[1:5], " "), func(t *testing.T) { checkTraceTotals(t, args) })
+		t.Run(strings.Join(args[1:5], " "), func(t *testing.T) { _, _ = checkTraceTotals(t, args) })
 	}
 }
 
@@ -148,24 +148,32 @@ func TestExplainTraceSchedules(t *testing.T) {
 		args []string
 		// overlappedA2A wants an ep event that hides under compute.
 		overlappedA2A bool
+		// folded wants ranks sampled or steps folded.
+		folded bool
 	}{
-		{"1f1b", append(small, "tp=8,dp=2,pp=4,schedule=1f1b"), false},
-		{"gpipe", append(small, "tp=8,dp=2,pp=4,schedule=gpipe"), false},
-		{"interleaved", append(small, "tp=8,dp=2,pp=4,schedule=interleaved,v=2"), false},
-		{"zb-h1", append(small, "tp=8,dp=2,pp=4,schedule=zb-h1"), false},
-		{"zb-v", append(small, "tp=8,dp=2,pp=4,schedule=zb-v"), false},
-		{"dualpipe", append(small, "tp=8,dp=2,pp=4,schedule=dualpipe"), false},
-		{"dualpipev", append(small, "tp=8,dp=2,pp=4,schedule=dualpipev"), false},
-		{"fsdp", append(small, "tp=8,fsdp=8,recompute=full"), false},
+		{"1f1b", append(small, "tp=8,dp=2,pp=4,schedule=1f1b"), false, false},
+		{"gpipe", append(small, "tp=8,dp=2,pp=4,schedule=gpipe"), false, false},
+		{"interleaved", append(small, "tp=8,dp=2,pp=4,schedule=interleaved,v=2"), false, false},
+		{"zb-h1", append(small, "tp=8,dp=2,pp=4,schedule=zb-h1"), false, false},
+		{"zb-v", append(small, "tp=8,dp=2,pp=4,schedule=zb-v"), false, false},
+		{"dualpipe", append(small, "tp=8,dp=2,pp=4,schedule=dualpipe"), false, false},
+		{"dualpipev", append(small, "tp=8,dp=2,pp=4,schedule=dualpipev"), false, false},
+		{"fsdp", append(small, "tp=8,fsdp=8,recompute=full"), false, false},
 		{"llama3-70b interleaved", []string{"explain", "--model", "llama3-70b", "--cluster", "h100-1024", "--batch", "1024",
-			"--strategy", "tp=8,pp=4,dp=32,schedule=interleaved,v=5"}, false},
+			"--strategy", "tp=8,pp=4,dp=32,schedule=interleaved,v=5"}, false, false},
 		{"llama3-70b zb-h1", []string{"explain", "--model", "llama3-70b", "--cluster", "h100-1024", "--batch", "1024",
-			"--strategy", "tp=8,pp=8,dp=16,schedule=zb-h1,recompute=selective"}, false},
+			"--strategy", "tp=8,pp=8,dp=16,schedule=zb-h1,recompute=selective"}, false, false},
 		{"deepseek-v3 dualpipe", []string{"explain", "--model", "deepseek-v3", "--cluster", "h800-2048", "--batch", "15360", "--seq", "4096",
-			"--strategy", "dp=128,zero=1,pp=16,ep=64,schedule=dualpipe,recompute=deepseek,precision=fp8,mesh=ep:gpu*8.node*8;pp:node*16;dp:gpu*8.node*16"}, true},
+			"--strategy", "dp=128,zero=1,pp=16,ep=64,schedule=dualpipe,recompute=deepseek,precision=fp8,mesh=ep:gpu*8.node*8;pp:node*16;dp:gpu*8.node*16"}, true, true},
+		// 16,384 chips, pp=16, 2,048 micro-batches of 4 chunks.
+		{"llama3-405b 16k chips", []string{"explain", "--model", "llama3-405b", "--cluster", "h100-16384", "--batch", "262144",
+			"--strategy", "tp=8,pp=16,dp=128,schedule=interleaved,v=4"}, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			events := checkTraceTotals(t, tc.args)
+			events, meta := checkTraceTotals(t, tc.args)
+			if folded := meta.Folding != ""; folded != tc.folded {
+				t.Errorf("folding %q, want folded %v", meta.Folding, tc.folded)
+			}
 			var cats []string
 			overlapped := false
 			for _, e := range events {

@@ -70,13 +70,13 @@ func newHTMLTimeline(t *timeline.Timeline) *htmlTimeline {
 	x := func(s float64) float64 { return round1(h.Left + s/step*h.PlotW) }
 	// The legend: each class once, in this order.
 	legend := []legendItem{{Class: "t-fwd", Name: "forward"}, {Class: "t-bwd", Name: "backward"}, {Class: "t-wgt", Name: "weight grad"},
-		{Class: "t-rec", Name: "recompute"}, {Class: "t-pair", Name: "F&B pair"}, {Class: "t-opt", Name: "optimizer"},
+		{Class: "t-rec", Name: "recompute"}, {Class: "t-pair", Name: "F&B pair"}, {Class: "t-steady", Name: "F+B folded"}, {Class: "t-opt", Name: "optimizer"},
 		{Class: "t-bubble", Name: "bubble"}, {Class: "t-exp", Name: "comm exposed"}, {Class: "t-ovl", Name: "comm overlapped"}}
 	lx := h.Left
 	for _, l := range legend {
 		l.X = lx
 		h.Legend = append(h.Legend, l)
-		lx += 14 + 6.5*float64(len(l.Name)) + 14
+		lx += 14 + 7*float64(len(l.Name)) + 16
 	}
 	h.AxisY = tlTop
 	y := float64(tlTop) + 8
@@ -135,6 +135,8 @@ func eventClass(e timeline.Event) string {
 		return "t-rec"
 	case timeline.CatPair:
 		return "t-pair"
+	case timeline.CatSteady:
+		return "t-steady"
 	case timeline.CatOptimizer:
 		return "t-opt"
 	case timeline.CatBubble:

@@ -440,6 +440,10 @@ func (l *rankLayout) step(pl plan, ph phase, i, rep int) {
 	case stepF:
 		fwd()
 	case stepFB:
+		if rep > 1 {
+			l.steady(pl, fi, bi, rep)
+			return
+		}
 		fwd()
 		bwd()
 		if pl.split {
@@ -463,6 +467,26 @@ func (l *rankLayout) step(pl plan, ph phase, i, rep int) {
 		l.exposed(StreamEP, "dispatch+combine "+name+" (exposed)", n*u.pairEP, 0, u.ep, n, reps, mb)
 		l.send("send "+name, 2*n, reps, mb)
 	}
+}
+
+// steady lays out rep steady-state steps from forward fi and backward bi
+// folded into one event of each stream: the compute of their forwards,
+// recomputes and backwards (weight gradients included), then their exposed
+// communication.
+func (l *rankLayout) steady(pl plan, fi, bi, rep int) {
+	u := l.u
+	n := float64(rep)
+	mb := "F " + pl.labels[fi] + "-" + pl.labels[fi+rep-1] + ", B " + pl.back[bi] + "-" + pl.back[bi+rep-1]
+	name := fmt.Sprintf("F+B x%d", rep)
+	start := l.t
+	l.compute(name, CatSteady, n*(u.f+u.r+u.b+u.w), rep, mb)
+	if u.wtO > 0 {
+		l.hidden(StreamDP, "weight gather "+name+" (prefetch)", start, n*u.wtO, u.wt, n, rep, mb)
+	}
+	l.exposed(StreamTP, "tp/cp "+name, n*u.fTP, 0, u.tpF, n, rep, mb)
+	l.exposed(StreamTP, "tp/cp "+name+" (bwd)", n*(u.bTP+u.wTP), 0, u.tpB, n, rep, mb)
+	l.exposed(StreamEP, "dispatch+combine "+name, n*(u.fEP+u.bEP), 0, u.ep, n, rep, mb)
+	l.send("send "+name, 2*n, rep, mb)
 }
 
 // send adds n pipeline sends: their overlapped lead-in before the cursor

@@ -24,7 +24,7 @@
 // [DSV3 §3.2.1] in outline, not op for op.
 //
 // Long steps are summarised: pipelines of more than maxRanks ranks draw the
-// first, the last and a few between, and a phase of more than foldAbove
+// first, the last and a few between (sampled in all), and a phase of more than foldAbove
 // identical steps (warm-up, steady state, cool-down) keeps its first and
 // last few and folds the rest into one event marked "xN" whose duration is
 // the N steps', so the totals hold. Timeline.Folding says what was folded.
@@ -91,6 +91,7 @@ const (
 	CatWeightGrad = "weight-grad" // the weight gradients, deferred (zero-bubble, DualPipe)
 	CatRecompute  = "recompute"
 	CatPair       = "forward+backward" // an overlapped pair of chunks (DualPipe)
+	CatSteady     = "steady"           // folded steady-state steps: their forwards and backwards
 	CatOptimizer  = "optimizer"
 	CatBubble     = "bubble"
 	CatComm       = "comm"
@@ -162,13 +163,16 @@ type Timeline struct {
 	Note string
 }
 
-// maxRanks is the most pipeline ranks a timeline draws; foldAbove the most
-// steps of one phase it draws one by one, foldKeep the steps it keeps at
-// each end of a folded phase.
+// maxRanks is the most pipeline ranks a timeline draws all of, sampled
+// the ranks it draws of a longer pipeline; foldAbove the most steps of one
+// phase it draws one by one, foldKeep the steps it keeps at each end of a
+// folded phase. A phase of 160 steps of ten events on 8 ranks is about 2
+// MB of trace.
 const (
-	maxRanks  = 5
-	foldAbove = 8
-	foldKeep  = 2
+	maxRanks  = 8
+	sampled   = 5
+	foldAbove = 160
+	foldKeep  = 4
 )
 
 // Build lays out the step of strategy s on workload w that est prices. est
@@ -189,7 +193,7 @@ func Build(est cost.Estimate, s space.Strategy, w space.Workload) (*Timeline, er
 	c := max(int(p.Chunks), 1)
 	m := int(p.Microbatches)
 	t := &Timeline{Schedule: sched, Stages: pp, Microbatches: m, Chunk: c, StepSeconds: est.StepSeconds,
-		Note: "every rank runs the busiest rank's pass times, as the cost model prices the step"}
+		Note: "Every rank runs the busiest rank's pass times, as the cost model prices the step"}
 	if n := s.NumMicrobatches(w); n > 0 && n != m {
 		return nil, fmt.Errorf("timeline: the estimate has %d micro-batches, the strategy %d", m, n)
 	}
@@ -216,7 +220,7 @@ func Build(est cost.Estimate, s space.Strategy, w space.Workload) (*Timeline, er
 }
 
 // sampleRanks returns every rank of pp, or for more than maxRanks the
-// first, the last and evenly spaced ones between.
+// first, the last and evenly spaced ones between, sampled in all.
 func sampleRanks(pp int) []int {
 	if pp <= maxRanks {
 		out := make([]int, pp)
@@ -226,8 +230,8 @@ func sampleRanks(pp int) []int {
 		return out
 	}
 	var out []int
-	for i := range maxRanks {
-		r := i * (pp - 1) / (maxRanks - 1)
+	for i := range sampled {
+		r := i * (pp - 1) / (sampled - 1)
 		if !slices.Contains(out, r) {
 			out = append(out, r)
 		}

@@ -90,6 +90,13 @@ func TestTotalsPerSchedule(t *testing.T) {
 						counts[e.Cat] += max(e.Repeat, 1)
 					}
 				}
+				// A folded steady state holds its forwards, backwards and
+				// weight gradients.
+				counts[CatForward] += counts[CatSteady]
+				counts[CatBackward] += counts[CatSteady]
+				if tc.w > 0 {
+					counts[CatWeightGrad] += counts[CatSteady]
+				}
 				if counts[CatForward] != tc.f || counts[CatBackward] != tc.b || counts[CatWeightGrad] != tc.w || counts[CatPair] != tc.fb {
 					t.Errorf("rank %d: F %d B %d W %d F&B %d, want %d %d %d %d", r, counts[CatForward], counts[CatBackward],
 						counts[CatWeightGrad], counts[CatPair], tc.f, tc.b, tc.w, tc.fb)
