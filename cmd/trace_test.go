@@ -60,11 +60,11 @@ func shellWords(line string) []string {
 	return words
 }
 
-// withFormat returns args with --format set to f (and no --emit).
+// withFormat returns args with --format set to f (no --emit, and to stdout).
 func withFormat(args []string, f string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
-		if args[i] == "--format" || args[i] == "--emit" {
+		if args[i] == "--format" || args[i] == "--emit" || args[i] == "--out" {
 			i++
 			continue
 		}

@@ -34,18 +34,17 @@ type tlLane struct {
 
 // tlRect is one event drawn.
 type tlRect struct {
-	X, Y, W, H  float64
-	Class       string
-	Title       string
-	Rank        int
-	Stream      string
-	Folded      bool
-	LabelX      float64
-	Label       string
-	ShowLabel   bool
-	LabelY      float64
-	Exposed     bool
-	ExposedText string
+	X, Y, W, H float64
+	Class      string
+	Title      string
+	Rank       int
+	Stream     string
+	Folded     bool
+	LabelX     float64
+	Label      string
+	ShowLabel  bool
+	LabelY     float64
+	Exposed    bool
 }
 
 // Timeline geometry, in pixels.
@@ -102,7 +101,7 @@ func newHTMLTimeline(t *timeline.Timeline) *htmlTimeline {
 				rc := tlRect{X: x0, Y: y, W: math.Max(round1(x1-x0), 0.5), H: tlLaneH, Class: eventClass(e), Rank: r, Stream: s.String(),
 					Folded: e.Repeat > 1, Title: eventTitle(e), Exposed: e.ExposedSeconds > 0}
 				// A name inside its rect when it fits (about 6 px a character).
-				if name := e.Name; e.Stream == timeline.StreamCompute && rc.W > 6.2*float64(len(name))+6 {
+				if name := e.Name; e.Stream == timeline.StreamCompute && e.Cat != timeline.CatBubble && rc.W > 6.2*float64(len(name))+6 {
 					rc.ShowLabel, rc.Label, rc.LabelX, rc.LabelY = true, name, x0+3, y+11
 				}
 				h.Rects = append(h.Rects, rc)
