@@ -67,12 +67,19 @@ func newHTMLTimeline(t *timeline.Timeline) *htmlTimeline {
 		return nil
 	}
 	x := func(s float64) float64 { return round1(h.Left + s/step*h.PlotW) }
-	// The legend: each class once, in this order.
+	// The legend: each class drawn, once, in this order.
 	legend := []legendItem{{Class: "t-fwd", Name: "forward"}, {Class: "t-bwd", Name: "backward"}, {Class: "t-wgt", Name: "weight grad"},
 		{Class: "t-rec", Name: "recompute"}, {Class: "t-pair", Name: "F&B pair"}, {Class: "t-steady", Name: "F+B folded"}, {Class: "t-opt", Name: "optimizer"},
 		{Class: "t-bubble", Name: "bubble"}, {Class: "t-exp", Name: "comm exposed"}, {Class: "t-ovl", Name: "comm overlapped"}}
+	seen := map[string]bool{}
+	for _, e := range t.Events {
+		seen[eventClass(e)] = true
+	}
 	lx := h.Left
 	for _, l := range legend {
+		if !seen[l.Class] {
+			continue
+		}
 		l.X = lx
 		h.Legend = append(h.Legend, l)
 		lx += 14 + 7*float64(len(l.Name)) + 16

@@ -274,6 +274,8 @@ type rankLayout struct {
 	events []Event
 	comms  []placed
 	folded bool
+	// midGap is the bubble still to come before the first backward.
+	midGap float64
 }
 
 // compute adds a compute event of d seconds at the cursor.
@@ -352,13 +354,19 @@ func (l *rankLayout) run(pl plan) {
 		l.hidden(StreamHost, "activation offload (overlapped)", l.t, u.offO, comm{what: "host copies"}, 0, 0, "")
 	}
 	for _, ph := range pl.phases {
-		if ph.mid {
+		switch {
+		case ph.mid && ph.kind == stepFB:
+			// The first steady step's forward runs, then the rank waits
+			// for its first backward [NARA §2.2].
+			l.midGap, mid = mid, 0
+		case ph.mid:
 			l.gap("bubble", mid)
 			mid = 0
 		}
 		l.phase(pl, ph)
 	}
-	l.gap("bubble", mid)
+	l.gap("bubble", mid+l.midGap)
+	l.midGap = 0
 	l.exposed(StreamPP, "pipeline ramp-down", u.ramp/2, 0, u.send, 0, 0, "")
 	// The gradient reduction overlaps the last backward; its last bucket
 	// is exposed [MEG-DDP].
@@ -445,6 +453,8 @@ func (l *rankLayout) step(pl plan, ph phase, i, rep int) {
 			return
 		}
 		fwd()
+		l.gap("bubble", l.midGap)
+		l.midGap = 0
 		bwd()
 		if pl.split {
 			wgt(bi)
