@@ -167,7 +167,7 @@ func (c Config) Validate() error {
 	if !slices.Contains([]string{"auto", "exhaustive", "evolve"}, c.Search) {
 		errs = append(errs, fmt.Errorf("--search must be auto, exhaustive or evolve, got %q", c.Search))
 	}
-	if !slices.Contains(results.Formats(), c.Format) {
+	if !slices.Contains(results.ExplainFormats(), c.Format) {
 		errs = append(errs, fmt.Errorf("--format must be %s, got %q", orList(results.Formats()), c.Format))
 	}
 	if c.Tokens != "" {
@@ -319,6 +319,9 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 	}
 	if err := errors.Join(explicitZeros(cmd, v, &cfg), cfg.Validate()); err != nil {
 		return badInput(err)
+	}
+	if cfg.Format == results.FormatTrace && cmd.Name() != "explain" {
+		return badInputf("--format trace is for plan explain only (the timeline of one strategy's step)")
 	}
 	if slices.Contains(tableOrJSONOnly(), cmd.Name()) && cfg.Format != formatTable && cfg.Format != formatJSON {
 		return badInputf("--format must be table or json for plan %s, got %q", cmd.Name(), cfg.Format)

@@ -24,12 +24,15 @@ dp, zero, fsdp, tp, sp, cp, pp, ep, mb, schedule, v, recompute, mesh.
 Each row of a plan prints the string that reproduces it here.
 
 --format csv, md and html print the same breakdown as a CSV row, a Markdown
-summary or a self-contained HTML page; --tokens and --price add the days,
+summary or a self-contained HTML page (with the step's timeline as an SVG);
+--format trace prints the step's timeline per pipeline rank and stream as
+Chrome/Perfetto trace-event JSON (open it in ui.perfetto.dev); --tokens and --price add the days,
 chip-hours and cost to train; --emit prints the strategy as a training
 framework's launch flags or config instead.`,
 		Example: `  plan explain --model llama3-8b --cluster v5p-16 --batch 32 --strategy fsdp=8
   plan explain --model llama70b --cluster v5p-256 --batch 512 --strategy 'fsdp=16,tp=8,mesh=tp:z;fsdp:x.y' --format json
-  plan explain --model llama3-8b --cluster h100-64 --batch 256 --strategy tp=8,dp=8 --emit megatron`,
+  plan explain --model llama3-8b --cluster h100-64 --batch 256 --strategy tp=8,dp=8 --emit megatron
+  plan explain --model llama3-70b --cluster h100-1024 --batch 1024 --strategy tp=8,pp=4,dp=32,schedule=interleaved,v=5 --format trace --out step.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runExplain() },
 	}

@@ -82,7 +82,7 @@ func newRootCommand(a *app) *cobra.Command {
 	root.SilenceUsage = true
 	root.CompletionOptions.HiddenDefaultCmd = true
 	root.PersistentFlags().String("config", "", "read flag values from this YAML `file` (keys as the flags, with _ for -)")
-	root.PersistentFlags().String("format", DefaultConfig().Format, "output format: table, json, csv, md or html (plan and explain; the other commands print table or json)")
+	root.PersistentFlags().String("format", DefaultConfig().Format, "output format: table, json, csv, md or html (plan and explain), trace (explain only); the other commands print table or json")
 	root.PersistentFlags().String("out", "", "write the output to this `file` instead of stdout: a regular file atomically, a device or pipe directly, - for stdout")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		a.started = true

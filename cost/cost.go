@@ -53,7 +53,29 @@ type Collective struct {
 	Overlapped bool `json:"overlapped"`
 	// Why names the op and the sharding rule that causes it.
 	Why string `json:"why"`
+	// Kind says when in the step the collective runs (KindActivation,
+	// KindMoE, KindWeights, KindStep, KindPipeline), for a timeline.
+	Kind string `json:"-"`
+	// Pass is the pass of a per micro-batch collective ("fwd",
+	// "recompute" or "bwd", as Op.Pass; the first pass it was found in),
+	// "" for the others.
+	Pass string `json:"-"`
 }
+
+// The kinds of a collective (Collective.Kind).
+const (
+	// KindActivation: a tp, sp or cp collective on a pass's critical path.
+	KindActivation = "activation"
+	// KindMoE: the MoE dispatch or combine (expert parallelism's AllToAll).
+	KindMoE = "moe"
+	// KindWeights: a per micro-batch weight gather or gradient reduction
+	// (FSDP, ZeRO-2/3), prefetched under compute.
+	KindWeights = "weights"
+	// KindStep: a once-per-step gradient reduction or parameter gather.
+	KindStep = "step"
+	// KindPipeline: the pipeline's sends and receives.
+	KindPipeline = "pipeline"
+)
 
 // Op is one einsum (or elementwise op) of the traced program, for explain.
 type Op struct {
@@ -109,4 +131,7 @@ type Estimate struct {
 	Collectives []Collective
 	// Ops is the traced program when Options.Trace is set.
 	Ops []Op
+	// Passes splits the step into the busiest rank's passes and exposed
+	// parts when Options.Trace is set (nil otherwise), for package timeline.
+	Passes *Passes
 }

@@ -112,7 +112,8 @@ func checkEvaluator(t *testing.T, cm *Model, c profiles.Cluster, w space.Workloa
 		if err != nil {
 			t.Fatalf("traced Evaluate(%v): %v", s.String(), err)
 		}
-		ref.Ops = nil
+		checkPasses(t, s.String(), ref)
+		ref.Ops, ref.Passes = nil, nil
 		if o.SkipCollectives {
 			ref.Collectives = nil
 		}

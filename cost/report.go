@@ -30,7 +30,7 @@ func (e *evaluator) collectives(st *evalState, mult, held []float64, M, v float6
 		return a
 	}
 	names := collNames()
-	add := func(em *emission, count float64, overlapped bool) {
+	add := func(em *emission, count float64, overlapped bool, kind, pass string) {
 		if count <= 0 {
 			return
 		}
@@ -47,7 +47,7 @@ func (e *evaluator) collectives(st *evalState, mult, held []float64, M, v float6
 			}
 		}
 		out = append(out, Collective{Op: names[em.op], Axes: axesOf(em.roles), Bytes: em.bytes,
-			Count: int(math.Round(count)), Seconds: count * em.seconds, Overlapped: overlapped, Why: why})
+			Count: int(math.Round(count)), Seconds: count * em.seconds, Overlapped: overlapped, Why: why, Kind: kind, Pass: pass})
 	}
 	for b := range p.Blocks {
 		sc := st.blocks[b]
@@ -56,12 +56,19 @@ func (e *evaluator) collectives(st *evalState, mult, held []float64, M, v float6
 				run := &sc.runs[r]
 				for i := range run.emit {
 					em := &run.emit[i]
-					add(em, n*M, em.class != classCritical || em.exposed < em.seconds || hideA2A && em.dispatch)
+					kind := KindActivation
+					switch {
+					case em.class != classCritical:
+						kind = KindWeights
+					case em.dispatch:
+						kind = KindMoE
+					}
+					add(em, n*M, em.class != classCritical || em.exposed < em.seconds || hideA2A && em.dispatch, kind, [3]string{"fwd", "recompute", "bwd"}[r])
 				}
 			}
 		}
 		for i := range sc.stepEmit {
-			add(&sc.stepEmit[i], held[b], true)
+			add(&sc.stepEmit[i], held[b], true, KindStep, "")
 		}
 	}
 	if pp > 1 && len(e.mr.Pipeline) > 0 {
@@ -70,7 +77,7 @@ func (e *evaluator) collectives(st *evalState, mult, held []float64, M, v float6
 			ax = append(ax, g.Axis.Name)
 		}
 		out = append(out, Collective{Op: SendRecv, Axes: ax, Bytes: e.sendBytes(),
-			Count: int(2 * M * v), Seconds: 2 * M * v * st.pSend, Overlapped: true,
+			Count: int(2 * M * v), Seconds: 2 * M * v * st.pSend, Overlapped: true, Kind: KindPipeline,
 			Why: "pipeline: activations forward and gradients backward across each stage boundary, per micro-batch (×v interleaved), bounded by the slowest hop"})
 	}
 	return out

@@ -285,6 +285,9 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy, out 
 			mult, held = st.stages[bestStage].mult, st.stages[bestStage].mult
 		}
 		best.Collectives = e.collectives(st, mult, held, M, float64(v), pp, sr.hideA2A)
+		if best.Passes != nil {
+			best.Passes.RecomputeSeconds = st.recomputeSeconds(mult)
+		}
 	}
 	if e.trace != nil {
 		best.Ops = *e.trace
@@ -446,32 +449,38 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 	// FSDP/ZeRO-3: prefetch hides the per-micro-batch weight traffic
 	// under OverlapFraction of the compute; the first gather and the last
 	// reduction stay exposed ([TORCH-FSDP], docs/formulas.md §6).
+	var wExp, gExp, pExp, ppExp, offT, offExp float64
 	if wmb > 0 {
-		exposed += max(edge, M*wmb-sr.wof*est.ComputeSeconds)
+		wExp = max(edge, M*wmb-sr.wof*est.ComputeSeconds)
+		exposed += wExp
 	}
 	// Gradient reduction overlaps the last micro-batch's backward and the
 	// ZeRO parameter gather the first forward; the last bucket (one
 	// layer) is exposed ([MEG-DDP], docs/formulas.md §6).
 	if sg > 0 {
-		exposed += max(sg/units, sg-sr.gof*bc)
+		gExp = max(sg/units, sg-sr.gof*bc)
+		exposed += gExp
 	}
 	if spar > 0 {
-		exposed += max(spar/units, spar-sr.gof*fc)
+		pExp = max(spar/units, spar-sr.gof*fc)
+		exposed += pExp
 	}
 	// Pipeline sends: one forward and one backward per micro-batch per
 	// virtual stage; the ramp-up and ramp-down walks over the stage
 	// boundaries are exposed, the steady-state sends (on the slowest hop)
 	// overlap up to OverlapFraction ([SB-GPU], docs/formulas.md §5-6).
 	if sr.pp > 1 {
-		exposed += 2*st.pRamp + (1-sr.of)*2*M*sr.v*st.pSend
+		ppExp = (1 - sr.of) * 2 * M * sr.v * st.pSend
+		exposed += 2*st.pRamp + ppExp
 	}
 	// Offloaded activations cross the host link to host memory in the
 	// forward pass and back in the backward pass, asynchronously: they
 	// hide under OverlapFraction of the compute (docs/frameworks.md).
 	if host := in.cluster.Chip.HostBandwidthBytesPerS; host > 0 {
 		if off := rs.off; off > 0 {
-			t := 2 * M * off / host
-			exposed += max(0, t-sr.of*est.ComputeSeconds)
+			offT = 2 * M * off / host
+			offExp = max(0, offT-sr.of*est.ComputeSeconds)
+			exposed += offExp
 		}
 	}
 	est.ExposedCommSeconds = exposed
@@ -489,6 +498,21 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 		est.BubbleSeconds = max(0, b.F*tF+b.B*tB+b.W*tW+b.FB*tFB)
 	}
 	est.StepSeconds = est.ComputeSeconds + est.ExposedCommSeconds + est.BubbleSeconds
+	if in.options.Trace {
+		est.Passes = &Passes{Microbatches: M, Chunks: sr.v, ForwardSeconds: fc, BackwardSeconds: bc, WeightGradSeconds: wc,
+			CriticalSeconds: crit, CriticalForwardSeconds: critF, CriticalWeightGradSeconds: critW,
+			A2AForwardSeconds: a2aF, A2ABackwardSeconds: a2aB, HiddenA2ASeconds: hidden, OverlappedMicrobatches: sr.overlapped,
+			OptimizerSeconds: est.OptimizerSeconds, FP8CastSeconds: cast8,
+			WeightTrafficSeconds: M * wmb, WeightTrafficExposedSeconds: wExp,
+			GradReduceSeconds: sg, GradReduceExposedSeconds: gExp, ParamGatherSeconds: spar, ParamGatherExposedSeconds: pExp,
+			OffloadSeconds: offT, OffloadExposedSeconds: offExp}
+		if sr.pp > 1 {
+			est.Passes.PipelineRampSeconds = 2 * st.pRamp
+			est.Passes.PipelineSends = 2 * M * sr.v
+			est.Passes.PipelineSendSeconds = st.pSend
+			est.Passes.PipelineSendExposedSeconds = ppExp
+		}
+	}
 }
 
 // fillParams sets st.sharded (st.params for both ZeRO shardings),

@@ -13,12 +13,19 @@ const (
 	FormatCSV      = "csv"
 	FormatMarkdown = "md"
 	FormatHTML     = "html"
+	// FormatTrace is `plan explain`'s only: the step's timeline as
+	// Chrome/Perfetto trace-event JSON (package timeline).
+	FormatTrace = "trace"
 )
 
 // Formats returns every output format of `plan` and `plan explain`.
 func Formats() []string {
 	return []string{FormatTable, FormatJSON, FormatCSV, FormatMarkdown, FormatHTML}
 }
+
+// ExplainFormats returns every output format of `plan explain`: those of
+// `plan` and trace.
+func ExplainFormats() []string { return append(Formats(), FormatTrace) }
 
 // Write renders the plan in format: table, json, csv, md or html.
 func (p Plan) Write(w io.Writer, format string) error {
@@ -53,6 +60,8 @@ func WriteExplain(w io.Writer, format string, e Evaluation, t Training) error {
 		return WriteExplainMarkdown(w, e, t)
 	case FormatHTML:
 		return WriteExplainHTML(w, e, t)
+	case FormatTrace:
+		return WriteExplainTrace(w, e)
 	}
 	return unknownFormat(format)
 }

@@ -109,6 +109,10 @@ type htmlDetail struct {
 	Replicas int
 	// Budget is the goodput and energy in words ("" without --goodput).
 	Budget string
+
+	// Timeline is the step per pipeline rank and stream (nil when the
+	// estimate carries no passes).
+	Timeline *htmlTimeline
 }
 
 // htmlMem is one memory component.
@@ -369,6 +373,11 @@ func newHTMLDetail(e Evaluation, t Training) *htmlDetail {
 			axes = axesText(op.Collective.Axes)
 		}
 		d.Ops = append(d.Ops, htmlOp{Pass: op.Pass, FLOPs: FLOPs(op.FLOPs), Time: Seconds(op.Seconds), Collective: axes, Text: op.Text})
+	}
+	if e.Time.Passes != nil {
+		if tl, err := Timeline(e); err == nil {
+			d.Timeline = newHTMLTimeline(tl)
+		}
 	}
 	d.TimeBar, d.MemBar = frontBars([]Result{r})
 	d.TimeBar.Rows[0].Label, d.MemBar.Rows[0].Label = "step", "chip"

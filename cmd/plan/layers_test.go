@@ -20,7 +20,7 @@ var floors = [][]string{
 	{"model", "profiles", "internal/outfile", "internal/settings", "validate/internal/cells", "goodput"},
 	{"space"},
 	{"cost", "memory"},
-	{"score"},
+	{"score", "timeline"},
 	{"search"},
 	{"framework"},
 	{"validate/runs", "validate/steps"},
