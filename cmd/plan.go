@@ -220,7 +220,9 @@ func (a *app) solve(ctx context.Context, req planner.Request, suggest bool) (res
 	bar.finish()
 	var in *search.InputError
 	if errors.As(err, &in) {
-		return results.Plan{}, badInputf("cannot search %s on %s: %w", results.Label(req.Model.Name), results.Label(req.Cluster.Name), in.Err)
+		// Still a *search.InputError beneath, so that a cluster list
+		// (planner.Clusters) can tell a cluster without a layout.
+		return results.Plan{}, badInput(&search.InputError{Err: fmt.Errorf("cannot search %s on %s: %w", results.Label(req.Model.Name), results.Label(req.Cluster.Name), in.Err)})
 	}
 	if err != nil {
 		return results.Plan{}, err
