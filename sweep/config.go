@@ -74,6 +74,21 @@ type Search struct {
 	Objective string `mapstructure:"objective" json:"objective,omitempty"`
 }
 
+// String says the settings in words, as the sweep file's keys: "method
+// auto, seed 1, top 5, objective balanced" (top 0 is "top all", an empty
+// objective the default, balanced).
+func (s Search) String() string {
+	top := "all"
+	if s.Top > 0 {
+		top = fmt.Sprint(s.Top)
+	}
+	objective := s.Objective
+	if objective == "" {
+		objective = "balanced"
+	}
+	return fmt.Sprintf("method %s, seed %d, top %s, objective %s", s.Method, s.Seed, top, objective)
+}
+
 // DefaultConfig returns the defaults: an empty grid, the default framework
 // profile (Framework empty) and plan's search defaults (auto, seed 1, the
 // whole front).
