@@ -214,7 +214,7 @@ func (a *app) solve(ctx context.Context, req planner.Request, suggest bool) (res
 		return results.Plan{}, badInput(err)
 	}
 	bar := newProgress(a.stderr, "searching "+results.Label(req.Cluster.Name), a.cfg.Quiet)
-	settings := search.Settings{Method: a.cfg.Search, Seed: a.cfg.Seed, Progress: bar.update, Suggest: suggest}
+	settings := search.Settings{Method: a.cfg.Search, Seed: a.cfg.Seed, Progress: bar.update, Stage: bar.stage, Suggest: suggest}
 	detail := a.cfg.Emit != "" || a.cfg.Format == results.FormatMarkdown || a.cfg.Format == results.FormatHTML
 	plan, err := planner.Solve(ctx, req, settings, detail)
 	bar.finish()
