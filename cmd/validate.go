@@ -78,9 +78,14 @@ framework.`,
 			case stepsPath != "":
 				return a.runValidateSteps(stepsPath)
 			}
-			return a.runValidate(path)
+			quiet, err := fs.GetBool("quiet")
+			if err != nil {
+				return err
+			}
+			return a.runValidate(path, quiet)
 		},
 	}
+	cmd.Flags().Bool("quiet", false, "no progress bar on stderr (it counts the runs predicted, on a terminal, after a second)")
 	cmd.Flags().String("runs", "", "a runs `file` (CSV); default: the built-in published runs")
 	cmd.Flags().String("cluster", "", "apply this cluster `name` or YAML file to the runs on its chip (default: each run's own cluster)")
 	cmd.Flags().String("steps", "", "a `file` (CSV) of single-chip training steps measured on your hardware, instead of the runs")
@@ -110,8 +115,9 @@ func (a *app) runValidateSteps(path string) error {
 	})
 }
 
-// runValidate reads the runs, predicts them and prints the report.
-func (a *app) runValidate(path string) error {
+// runValidate reads the runs, predicts them with a progress bar on stderr
+// unless quiet, and prints the report.
+func (a *app) runValidate(path string, quiet bool) error {
 	rs, err := readRuns(path)
 	if err != nil {
 		return err
@@ -132,7 +138,10 @@ func (a *app) runValidate(path string) error {
 		}
 		o.Framework = &f
 	}
+	bar := newProgress(a.stderr, "validating", quiet)
+	o.Progress = bar.update
 	rep := runs.Validate(rs, override, o)
+	bar.finish()
 	return a.emit(func(w io.Writer) error {
 		if a.cfg.Format == formatJSON {
 			return results.WriteValidationJSON(w, rep)
