@@ -29,15 +29,15 @@ func helpRule(t *testing.T, help, pattern string) []string {
 }
 
 // TestHelpStatesBehaviour holds the rules plan --help states to what plan
-// does: --top K prints the K fastest rows and the recommended row when it
-// is not among them; the default batch is the stated tokens per chip within
+// does: --top K prints the K fastest rows, or down to the recommended row
+// when it is slower; the default batch is the stated tokens per chip within
 // the stated bounds, in whole sequences; and the exit codes.
 func TestHelpStatesBehaviour(t *testing.T) {
 	clearEnv(t)
 	help := helpText(t)
 
 	t.Run("top", func(t *testing.T) {
-		helpRule(t, help, "--top K print the K fastest rows of the Pareto front, and the recommended row when it is not among them")
+		helpRule(t, help, "--top K print the K fastest rows of the Pareto front, or down to the recommended row when it is slower")
 		for _, c := range []struct {
 			args []string
 			top  int
@@ -45,6 +45,8 @@ func TestHelpStatesBehaviour(t *testing.T) {
 			// The balanced rule recommends row 2 here: --top 1 prints 2 rows.
 			{[]string{"--model", "llama70b", "--cluster", "v5p-256"}, 1},
 			{[]string{"--model", "llama70b", "--cluster", "v5p-256"}, 3},
+			// Row 5 here: --top 2 prints rows 1 to 5.
+			{[]string{"--model", "llama3-405b", "--cluster", "h100-16384"}, 2},
 			{[]string{"--model", "llama3-8b", "--cluster", "v5p-16", "--batch", "64"}, 2},
 		} {
 			all := planRows(t, c.args...)
@@ -54,18 +56,18 @@ func TestHelpStatesBehaviour(t *testing.T) {
 					rec = i
 				}
 			}
-			want := min(c.top, len(all))
-			if rec >= c.top {
-				want++
-			}
+			want := min(max(c.top, rec+1), len(all))
 			got := planRows(t, append(c.args, "--top", strconv.Itoa(c.top))...)
 			if len(got) != want {
 				t.Errorf("%v --top %d: %d rows, want %d (the front has %d, the recommended is row %d)", c.args, c.top, len(got), want, len(all), rec+1)
 			}
-			for i := range min(c.top, len(got)) {
-				if got[i].Rank != i+1 {
-					t.Errorf("%v --top %d: row %d has rank %d, want the %d fastest", c.args, c.top, i+1, got[i].Rank, c.top)
+			for i, r := range got {
+				if r.Rank != i+1 {
+					t.Errorf("%v --top %d: row %d has rank %d, want the fastest rows in order", c.args, c.top, i+1, r.Rank)
 				}
+			}
+			if rec >= 0 && (rec >= len(got) || !got[rec].Recommended) {
+				t.Errorf("%v --top %d: the recommended row %d is not printed as recommended", c.args, c.top, rec+1)
 			}
 		}
 	})

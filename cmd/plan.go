@@ -75,7 +75,7 @@ internal error; 2 bad input.`, planner.DefaultBatchTokensPerChip),
 	fs.String("search", DefaultConfig().Search, "search `method`: auto (exhaustive when the space is small, else evolve), exhaustive or evolve")
 	fs.String("objective", DefaultConfig().Objective, "what the recommended `row` optimises: balanced (among the rows within the model's error band of the fastest, the most memory headroom), time (the fastest), memory (the least) or cost (the cheapest, needs --price)")
 	fs.Var(settings.NewInt(DefaultConfig().Seed, 64), "seed", "random `seed` of the evolutionary search; the same seed and input give the same output")
-	fs.Var(settings.NewInt(0, 0), "top", "print the `K` fastest rows of the Pareto front, and the recommended row when it is not among them (0: all)")
+	fs.Var(settings.NewInt(0, 0), "top", "print the `K` fastest rows of the Pareto front, or down to the recommended row when it is slower (0: all)")
 	fs.Bool("quiet", false, "no progress bar on stderr")
 	addReportFlags(fs, "the recommended strategy")
 	fs.Bool("min-chips", false, "search the sizes of --cluster's family upwards and plan on the smallest on which the model fits")

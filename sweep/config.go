@@ -66,7 +66,8 @@ type Search struct {
 	Method string `mapstructure:"method" json:"method"`
 	// Seed seeds the evolutionary search.
 	Seed int64 `mapstructure:"seed" json:"seed"`
-	// Top keeps only the K fastest rows of each cell's Pareto front; 0 keeps all.
+	// Top keeps the K fastest rows of each cell's Pareto front, or down to
+	// its recommended row when that is slower; 0 keeps all.
 	Top int `mapstructure:"top" json:"top"`
 	// Objective chooses each cell's recommended row, as plan's --objective:
 	// balanced (the default), time or memory (cost needs a price, which a
