@@ -54,9 +54,14 @@ plan --model M --cluster fitted.yaml.`,
 			if err != nil {
 				return err
 			}
-			return a.runCalibrate(path)
+			quiet, err := cmd.Flags().GetBool("quiet")
+			if err != nil {
+				return err
+			}
+			return a.runCalibrate(path, quiet)
 		},
 	}
+	cmd.Flags().Bool("quiet", false, "no progress bar on stderr")
 	cmd.Flags().String("runs", "", "a runs `file` (CSV); default: the built-in published runs")
 	cmd.Flags().String("cluster", "", "the base cluster `name` or YAML file: its chip's runs are fitted, its coefficients are the defaults")
 	return cmd
@@ -64,7 +69,9 @@ plan --model M --cluster fitted.yaml.`,
 
 // runCalibrate reads the runs and the base cluster, fits, prints the
 // report to stdout and writes the profile to --out.
-func (a *app) runCalibrate(path string) error {
+// A progress bar on stderr counts the runs read, the fits and the
+// cross-validation folds, unless quiet.
+func (a *app) runCalibrate(path string, quiet bool) error {
 	if a.cfg.Out == "-" {
 		return badInputf("--out - would send the fitted profile to standard output, where the report goes; name a file for the profile")
 	}
@@ -79,7 +86,9 @@ func (a *app) runCalibrate(path string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := calibrate.Calibrate(rs, base, calibrate.Options{})
+	bar := newProgress(a.stderr, "calibrating "+results.Label(base.Name), quiet)
+	rep, err := calibrate.Calibrate(rs, base, calibrate.Options{Progress: bar.update})
+	bar.finish()
 	if errors.Is(err, calibrate.ErrNoRuns) {
 		return badInput(err)
 	}

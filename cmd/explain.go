@@ -38,7 +38,7 @@ framework's launch flags or config instead.`,
 	}
 	addProblemFlags(cmd.Flags())
 	cmd.Flags().String("strategy", "", "the strategy `SPEC` to evaluate, e.g. fsdp=16,tp=8,mb=1")
-	addReportFlags(cmd.Flags())
+	addReportFlags(cmd.Flags(), "the strategy (--strategy)")
 	return cmd
 }
 

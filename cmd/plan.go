@@ -75,9 +75,9 @@ internal error; 2 bad input.`, planner.DefaultBatchTokensPerChip),
 	fs.String("search", DefaultConfig().Search, "search `method`: auto (exhaustive when the space is small, else evolve), exhaustive or evolve")
 	fs.String("objective", DefaultConfig().Objective, "what the recommended `row` optimises: balanced (among the rows within the model's error band of the fastest, the most memory headroom), time (the fastest), memory (the least) or cost (the cheapest, needs --price)")
 	fs.Var(settings.NewInt(DefaultConfig().Seed, 64), "seed", "random `seed` of the evolutionary search; the same seed and input give the same output")
-	fs.Var(settings.NewInt(0, 0), "top", "print only the `K` fastest rows of the Pareto front (0: all)")
+	fs.Var(settings.NewInt(0, 0), "top", "print the `K` fastest rows of the Pareto front, or down to the recommended row when it is slower (0: all)")
 	fs.Bool("quiet", false, "no progress bar on stderr")
-	addReportFlags(fs)
+	addReportFlags(fs, "the recommended strategy")
 	fs.String("deadline", "", "with --tokens, plan the sizes of --cluster's family (h100 or h100-1024 alike) and pick the smallest that trains within this wall `time` (90d, 2160h, 13w), or with --price the cheapest")
 	fs.Bool("min-chips", false, "search the sizes of --cluster's family upwards and plan on the smallest on which the model fits")
 	registerEmitCompletion(cmd)
@@ -227,13 +227,15 @@ func (a *app) solve(ctx context.Context, req planner.Request, suggest bool) (res
 		return results.Plan{}, badInput(err)
 	}
 	bar := newProgress(a.stderr, "searching "+results.Label(req.Cluster.Name), a.cfg.Quiet)
-	settings := search.Settings{Method: a.cfg.Search, Seed: a.cfg.Seed, Progress: bar.update, Suggest: suggest}
+	settings := search.Settings{Method: a.cfg.Search, Seed: a.cfg.Seed, Progress: bar.update, Stage: bar.stage, Suggest: suggest}
 	detail := a.cfg.Emit != "" || a.cfg.Format == results.FormatMarkdown || a.cfg.Format == results.FormatHTML
 	plan, err := planner.Solve(ctx, req, settings, detail)
 	bar.finish()
 	var in *search.InputError
 	if errors.As(err, &in) {
-		return results.Plan{}, badInputf("cannot search %s on %s: %w", results.Label(req.Model.Name), results.Label(req.Cluster.Name), in.Err)
+		// Still a *search.InputError beneath, so that a cluster list
+		// (planner.Clusters) can tell a cluster without a layout.
+		return results.Plan{}, badInput(&search.InputError{Err: fmt.Errorf("cannot search %s on %s: %w", results.Label(req.Model.Name), results.Label(req.Cluster.Name), in.Err)})
 	}
 	if err != nil {
 		return results.Plan{}, err

@@ -106,11 +106,12 @@ func workload(cfg Config, m model.Spec, chips int) (w space.Workload, rule strin
 func modelOptions(f framework.Profile) search.Options { return f.SearchOptions() }
 
 // addReportFlags registers the flags plan and explain share for reports:
-// time and cost to train and the launch configuration.
-func addReportFlags(fs *pflag.FlagSet) {
+// time and cost to train and the launch configuration; what is emitted names
+// what --emit prints: plan's recommended strategy or explain's --strategy.
+func addReportFlags(fs *pflag.FlagSet, emitted string) {
 	fs.String("tokens", "", "train on `N` tokens (15T, 300B, 2.5M, 2e12): adds the days and chip-hours to train to each row")
 	fs.Float64("price", 0, "price of one chip for one `hour`: adds the cost to train (needs --tokens)")
-	fs.String("emit", "", "print the recommended strategy as a `framework`'s launch flags or config instead: "+strings.Join(results.Frameworks(), ", "))
+	fs.String("emit", "", "print "+emitted+" as a `framework`'s launch flags or config instead: "+strings.Join(results.Frameworks(), ", "))
 	addBudgetFlags(fs)
 }
 

@@ -201,7 +201,7 @@ func scatterSVG(t *testing.T, page string) string {
 // every point's hover title carry the days and cost to train. It writes its
 // findings as JSON into <pre id="result">, which --dump-dom prints.
 const layoutProbe = `<!DOCTYPE html><html><body>
-<iframe id="wide" src="report.html" width="1400" height="900"></iframe>
+<iframe id="wide" src="report.html" width="1280" height="900"></iframe>
 <iframe id="phone" src="report.html" width="390" height="900"></iframe>
 <pre id="result">pending</pre>
 <script>
@@ -211,7 +211,7 @@ function measure(frame) {
   out.scrollWidth = d.documentElement.scrollWidth;
   if (out.scrollWidth > out.width + 1) out.problems.push("page " + out.scrollWidth + "px wide in a " + out.width + "px frame");
   const svg = d.querySelector("svg.scatter");
-  const labels = [...svg.querySelectorAll("text.plabel, text.reclabel")];
+  const labels = [...svg.querySelectorAll("text.plabel, text.reclabel")].filter(l => frame.contentWindow.getComputedStyle(l).display !== "none");
   const points = [...svg.querySelectorAll("circle[data-point]")];
   out.labels = labels.length;
   labels.forEach((l, i) => {
@@ -224,6 +224,29 @@ function measure(frame) {
   const summary = d.querySelector(".summary");
   if (!summary || !/to train/.test(summary.textContent) || !/cost/.test(summary.textContent)) out.problems.push("the summary lacks days or cost: " + (summary && summary.textContent));
   points.forEach(p => { const t = p.querySelector("title").textContent; if (!/to train/.test(t) || !/cost/.test(t)) out.problems.push("point " + p.dataset.point + "'s hover lacks days or cost: " + t); });
+  // Chart text as drawn on screen: its font size times the chart's scale.
+  out.minFont = 99;
+  d.querySelectorAll("svg.scatter, svg.bars").forEach(s => {
+    const scale = s.getBoundingClientRect().width / s.viewBox.baseVal.width;
+    s.querySelectorAll("text").forEach(t => {
+      const cs = frame.contentWindow.getComputedStyle(t);
+      if (cs.display === "none") return;
+      const px = parseFloat(cs.fontSize) * scale;
+      out.minFont = Math.min(out.minFont, Math.round(px * 10) / 10);
+      if (px < 9.5) out.problems.push("chart text '" + t.textContent + "' is " + px.toFixed(1) + " px on screen");
+    });
+    const legend = [...s.querySelectorAll("text")].filter(t => t.getAttribute("dx") === "14");
+    legend.forEach((l, i) => legend.slice(i + 1).forEach(m => { if (overlap(l.getBoundingClientRect(), m.getBoundingClientRect())) out.problems.push("legend '" + l.textContent + "' overlaps '" + m.textContent + "'"); }));
+  });
+  // Every front row's step, memory and strategy on screen without
+  // scrolling sideways.
+  d.querySelectorAll("table.front tr[data-row]").forEach(r => {
+    [r.children[2], r.children[7], r.querySelector("td.spec")].forEach(c => {
+      const b = c.getBoundingClientRect();
+      if (b.width === 0 || b.left < 0 || b.right > out.width + 1) out.problems.push("row " + r.dataset.row + ": '" + c.textContent + "' is off screen (" + Math.round(b.left) + " to " + Math.round(b.right) + " px)");
+    });
+  });
+  out.height = d.documentElement.scrollHeight;
   return out;
 }
 let loaded = 0;
@@ -242,17 +265,23 @@ type layout struct {
 	Labels      int      `json:"labels"`
 	Wrapped     int      `json:"wrapped"`
 	Problems    []string `json:"problems"`
+	// MinFont is the smallest chart text on screen, in px; Height the
+	// page's.
+	MinFont float64 `json:"minFont"`
+	Height  int     `json:"height"`
 }
 
 // TestHTMLInChromium renders the HTML report of the README's example in
 // headless Chromium (Debian's chromium package): the DOM Chromium builds
 // must hold one scatter point per front row, each with its hover label;
-// at 1400 px and at a phone's 390 px the layout must keep labels off each
-// other and off the points, strategy items whole and the page no wider
-// than the screen, with days and cost in the summary and the hover; and
+// at 1280 px and at a phone's 390 px the layout must keep labels off each
+// other and off the points, strategy items whole, chart text at least 9.5
+// px on screen, legends apart, every front row's step, memory and strategy
+// on screen and the page no wider than the screen (at 390 px at most 7,000
+// px long), with days and cost in the summary and the hover; and
 // screenshots at both widths must be written. It is skipped where chromium
 // is not installed. Set MESHPLAN_SCREENSHOT=FILE.png to keep the
-// screenshots (FILE.png at 1400 px, FILE-phone.png at 390 px).
+// screenshots (FILE.png at 1280 px, FILE-phone.png at 390 px).
 func TestHTMLInChromium(t *testing.T) {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
@@ -307,16 +336,21 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Fatalf("the layout probe's result %q: %v", m[1], err)
 	}
 	for _, f := range frames {
-		t.Logf("%d px: page %d px wide, %d scatter labels shown of %d points, %d strategy cells on several lines",
-			f.Width, f.ScrollWidth, f.Labels, len(p.Pareto), f.Wrapped)
+		t.Logf("%d px: page %d px wide and %d px long, %d scatter labels shown of %d points, %d strategy cells on several lines, chart text at least %.1f px",
+			f.Width, f.ScrollWidth, f.Height, f.Labels, len(p.Pareto), f.Wrapped, f.MinFont)
 		for _, problem := range f.Problems {
 			t.Errorf("at %d px: %s", f.Width, problem)
+		}
+		// A phone's page of this 17-row front was 9,000 px long, most of
+		// it the front table's wrapped columns; its cards keep it near 6,000.
+		if f.Width < 600 && f.Height > 7000 {
+			t.Errorf("at %d px the page is %d px long, want at most 7000", f.Width, f.Height)
 		}
 	}
 
 	for _, shot := range []struct {
 		name, size string
-	}{{"report.png", "1400,2400"}, {"report-phone.png", "390,2400"}} {
+	}{{"report.png", "1280,2400"}, {"report-phone.png", "390,2400"}} {
 		png := filepath.Join(dir, shot.name)
 		browse(report, "--screenshot="+png, "--window-size="+shot.size, "--hide-scrollbars")
 		data, err := os.ReadFile(png)

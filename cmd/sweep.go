@@ -137,6 +137,7 @@ func (a *app) runSweep(cmd *cobra.Command) error {
 	// loaded once by Expand, with the options plan --framework gives it.
 	solver := &sweep.Solver{Grid: grid, Options: modelOptions(grid.Framework), Workers: max(1, runtime.GOMAXPROCS(0)/jobs)}
 	bar := newProgress(a.stderr, "sweep", quiet)
+	bar.resumed = resume
 	r := &sweep.Runner{Dir: out, Shard: sh, Resume: resume, Jobs: jobs, Solve: solver.Solve, Progress: bar.updateInt}
 	st, err := r.Run(cmd.Context(), grid)
 	bar.finish()

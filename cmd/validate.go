@@ -97,9 +97,14 @@ framework.`,
 			case stepsPath != "":
 				return a.runValidateSteps(stepsPath)
 			}
-			return a.runValidate(path)
+			quiet, err := fs.GetBool("quiet")
+			if err != nil {
+				return err
+			}
+			return a.runValidate(path, quiet)
 		},
 	}
+	cmd.Flags().Bool("quiet", false, "no progress bar on stderr (it counts the runs predicted, on a terminal, after a second)")
 	cmd.Flags().String("runs", "", "a runs `file` (CSV); default: the built-in published runs")
 	cmd.Flags().String("cluster", "", "apply this cluster `name` or YAML file to the runs on its chip (default: each run's own cluster)")
 	cmd.Flags().String("steps", "", "a `file` (CSV) of single-chip training steps measured on your hardware, instead of the runs")
@@ -129,8 +134,9 @@ func (a *app) runValidateSteps(path string) error {
 	})
 }
 
-// runValidate reads the runs, predicts them and prints the report.
-func (a *app) runValidate(path string) error {
+// runValidate reads the runs, predicts them with a progress bar on stderr
+// unless quiet, and prints the report.
+func (a *app) runValidate(path string, quiet bool) error {
 	rs, format, err := readRuns(path)
 	if err != nil {
 		return err
@@ -152,9 +158,12 @@ func (a *app) runValidate(path string) error {
 		o.Framework = &f
 	}
 	if format != runs.FormatRuns {
-		return a.runValidatePublished(rs, format, override, o)
+		return a.runValidatePublished(rs, format, override, o, quiet)
 	}
+	bar := newProgress(a.stderr, "validating", quiet)
+	o.Progress = bar.update
 	rep := runs.Validate(rs, override, o)
+	bar.finish()
 	return a.emit(func(w io.Writer) error {
 		if a.cfg.Format == formatJSON {
 			return results.WriteValidationJSON(w, rep)
@@ -191,13 +200,17 @@ func readRuns(path string) ([]runs.Run, runs.Format, error) {
 // runValidatePublished predicts the rows of a published-runs-2 or
 // published-memory file (or a user file in their columns) and prints the
 // per-source, per-chip and per-framework errors with the
-// leave-one-source-out time error beside the in-sample one.
-func (a *app) runValidatePublished(rs []runs.Run, format runs.Format, override *profiles.Cluster, o runs.Options) error {
+// leave-one-source-out time error beside the in-sample one, with a
+// progress bar on stderr for the refits unless quiet.
+func (a *app) runValidatePublished(rs []runs.Run, format runs.Format, override *profiles.Cluster, o runs.Options, quiet bool) error {
 	rep := runs.ValidatePublished(rs, format, override, o)
 	var loso calibrate.SourceReport
 	if override == nil {
 		var err error
-		if loso, err = calibrate.LeaveOneSourceOut(rs, calibrate.Options{Runs: o}); err != nil {
+		bar := newProgress(a.stderr, "leaving each source out", quiet)
+		loso, err = calibrate.LeaveOneSourceOut(rs, calibrate.Options{Runs: o, Progress: bar.update})
+		bar.finish()
+		if err != nil {
 			return fmt.Errorf("leave-one-source-out: %w", err)
 		}
 	}

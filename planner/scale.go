@@ -21,8 +21,10 @@ type SolveFunc func(ctx context.Context, r Request, suggest bool) (results.Plan,
 // Clusters searches base on every cluster of a list or range and returns
 // the plan of the recommended cluster (on the front of days against cost,
 // chosen by base.Objective) with one ClusterOption per cluster. A cluster
-// on which nothing fits is an option with its reason; nothing fitting
-// anywhere is a *search.NoFitError (exit 1).
+// on which nothing fits, or on which no layout suits the model and batch
+// (solve returns a *search.InputError), is an option with its reason.
+// Nothing fitting anywhere is a *search.NoFitError (exit 1), or a
+// *search.InputError (exit 2) when no cluster has any layout.
 func Clusters(ctx context.Context, base Request, clusters []profiles.Cluster, solve SolveFunc) (results.Plan, error) {
 	reqs := make([]Request, len(clusters))
 	names := make([]string, len(clusters))
@@ -31,7 +33,7 @@ func Clusters(ctx context.Context, base Request, clusters []profiles.Cluster, so
 		reqs[i].Cluster = c
 		names[i] = c.Name
 	}
-	plans, noFit, err := solveEach(ctx, reqs, solve)
+	plans, noFit, bad, err := solveEach(ctx, reqs, solve, true)
 	if err != nil {
 		return results.Plan{}, err
 	}
@@ -39,11 +41,18 @@ func Clusters(ctx context.Context, base Request, clusters []profiles.Cluster, so
 	for i, r := range reqs {
 		c := r.Cluster
 		opts[i].Cluster = results.PlanCluster{Name: c.Name, Chip: c.Chip.Name, Chips: c.Chips()}
-		opts[i].Best, opts[i].Feasible, opts[i].Error = best(plans[i], noFit[i])
+		opts[i].Best, opts[i].Feasible, opts[i].Error = best(plans[i], firstErr([]error{noFit[i], bad[i]}))
+		opts[i].NoLayout = bad[i] != nil
 	}
 	rec := results.MarkClusterFront(opts, base.Objective)
 	if rec < 0 {
-		return results.Plan{}, fmt.Errorf("nothing fits on any of %s: %w", strings.Join(names, ", "), firstErr(noFit))
+		if nf := firstErr(noFit); nf != nil {
+			return results.Plan{}, fmt.Errorf("nothing fits on any of %s: %w", strings.Join(names, ", "), nf)
+		}
+		if in := firstErr(bad); in != nil {
+			return results.Plan{}, &search.InputError{Err: fmt.Errorf("no layout suits the model on any of %s: %w", strings.Join(names, ", "), in)}
+		}
+		return results.Plan{}, fmt.Errorf("nothing fits on any of %s", strings.Join(names, ", "))
 	}
 	plan := plans[rec]
 	plan.Clusters = opts
@@ -119,7 +128,7 @@ func Frameworks(ctx context.Context, base Request, names []string, solve SolveFu
 		}
 		reqs[i] = base.WithFramework(f)
 	}
-	plans, noFit, err := solveEach(ctx, reqs, solve)
+	plans, noFit, _, err := solveEach(ctx, reqs, solve, false)
 	if err != nil {
 		return results.Plan{}, err
 	}
@@ -160,22 +169,27 @@ func (r Request) WithFramework(f framework.Profile) Request {
 }
 
 // solveEach searches every request; where nothing fits, noFit holds the
-// *search.NoFitError instead of a plan. Any other error stops it.
-func solveEach(ctx context.Context, reqs []Request, solve SolveFunc) (plans []results.Plan, noFit []error, err error) {
-	plans, noFit = make([]results.Plan, len(reqs)), make([]error, len(reqs))
+// *search.NoFitError instead of a plan, and with keepBad, where the request
+// is bad input (a *search.InputError: no layout suits it), bad holds that
+// error. Any other error stops it.
+func solveEach(ctx context.Context, reqs []Request, solve SolveFunc, keepBad bool) (plans []results.Plan, noFit, bad []error, err error) {
+	plans, noFit, bad = make([]results.Plan, len(reqs)), make([]error, len(reqs)), make([]error, len(reqs))
 	for i, r := range reqs {
 		p, err := solve(ctx, r, false)
 		var nf *search.NoFitError
+		var in *search.InputError
 		switch {
 		case errors.As(err, &nf):
 			noFit[i] = err
+		case keepBad && errors.As(err, &in):
+			bad[i] = err
 		case err != nil:
-			return nil, nil, err
+			return nil, nil, nil, err
 		default:
 			plans[i] = p
 		}
 	}
-	return plans, noFit, nil
+	return plans, noFit, bad, nil
 }
 
 // best returns a searched plan's recommended row, its feasible count and,

@@ -147,6 +147,8 @@ type scatter struct {
 type tick struct {
 	Pos   float64
 	Label string
+	// Alt marks every other tick, whose label a narrow screen hides.
+	Alt bool
 }
 
 // point is one scatter point.
@@ -486,11 +488,11 @@ func newScatter(xlabel, ylabel string, maxX, maxY float64) *scatter {
 	s.PlotWidth, s.PlotHeight = s.Right-s.Left, s.Bot-s.Top
 	s.LabelX, s.LabelY = (s.Left+s.Right)/2, chartHeight-12
 	s.YLabX, s.YLabY = 18, (s.Top+s.Bot)/2
-	for _, v := range niceTicks(maxX) {
-		s.XTicks = append(s.XTicks, tick{Pos: s.x(v, maxX), Label: tickLabel(v)})
+	for i, v := range niceTicks(maxX) {
+		s.XTicks = append(s.XTicks, tick{Pos: s.x(v, maxX), Label: tickLabel(v), Alt: i%2 == 1})
 	}
-	for _, v := range niceTicks(maxY) {
-		s.YTicks = append(s.YTicks, tick{Pos: s.y(v, maxY), Label: tickLabel(v)})
+	for i, v := range niceTicks(maxY) {
+		s.YTicks = append(s.YTicks, tick{Pos: s.y(v, maxY), Label: tickLabel(v), Alt: i%2 == 1})
 	}
 	return s
 }
@@ -563,9 +565,9 @@ func frontBars(rows []Result) (timeBars, memBars *bars) {
 		b := &bars{Width: width, Height: int(rowH*float64(len(rows))) + 34, LabelWidth: labelW}
 		x := labelW
 		for _, n := range names {
-			n.X = x
+			n.X = round1(x)
 			b.Legend = append(b.Legend, n)
-			x += 14 + 7*float64(len(n.Name)) + 16
+			x += 14 + 8.6*float64(len(n.Name)) + 10 // room for 15 px text (a phone draws it so)
 		}
 		return b
 	}

@@ -75,7 +75,7 @@ func (p Plan) WriteMarkdown(w io.Writer) error {
 				name += " ★"
 			}
 			if o.Best == nil {
-				ew.printf("| %s | %d | - | - | - | -%s | nothing fits |\n", name, o.Cluster.Chips, strings.Repeat(" | -", trainingColumns(t)))
+				ew.printf("| %s | %d | - | - | - | -%s | %s: %s |\n", name, o.Cluster.Chips, strings.Repeat(" | -", trainingColumns(t)), o.Why(), mdText(o.Error))
 				continue
 			}
 			r := *o.Best

@@ -31,6 +31,19 @@ type ClusterOption struct {
 	Recommended   bool  `json:"recommended"`
 	// Error says why nothing fits on the cluster; empty when something does.
 	Error string `json:"error,omitempty"`
+	// NoLayout says that no layout of the cluster's chips suits the model,
+	// batch and sequence at all (Error says which rule fails), rather than
+	// that none fits in memory.
+	NoLayout bool `json:"no_layout,omitempty"`
+}
+
+// Why is the short reason of a cluster without a best strategy: "no
+// layout" or "nothing fits".
+func (o ClusterOption) Why() string {
+	if o.NoLayout {
+		return "no layout"
+	}
+	return "nothing fits"
 }
 
 // MarkClusterFront sets ParetoOptimal and Recommended on the options and
@@ -119,7 +132,7 @@ func (p Plan) writeClustersTable(w io.Writer) error {
 		}
 		if o.Best == nil {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t-\t-\t-\t-", mark, Label(o.Cluster.Name), o.Cluster.Chips)
-			fmt.Fprintf(tw, "%s\tnothing fits\n", strings.Repeat("\t-", trainingColumns(t)))
+			fmt.Fprintf(tw, "%s\t%s\n", strings.Repeat("\t-", trainingColumns(t)), o.Why())
 			continue
 		}
 		r := *o.Best
@@ -130,7 +143,13 @@ func (p Plan) writeClustersTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	ew.printf("\n* recommended: the fastest cluster on the front of (days, cost); + also on that front.\n")
+	ew.printf("\n")
+	for _, o := range p.Clusters {
+		if o.Best == nil && o.Error != "" {
+			ew.printf("%s: %s\n", Label(o.Cluster.Name), o.Error)
+		}
+	}
+	ew.printf("* recommended: the fastest cluster on the front of (days, cost); + also on that front.\n")
 	ew.printf("See a cluster's whole front with: plan --model %s --cluster NAME --batch %d --seq %d\n",
 		p.ModelArg, p.Batch.Sequences, p.Batch.SeqLen)
 	return ew.err

@@ -126,10 +126,16 @@ type Evolve struct {
 	// Workers is the number of goroutines of the polish; zero means
 	// GOMAXPROCS. The result does not depend on it.
 	Workers int
-	// Progress, when not nil, is called with the generations done and
-	// the most generations of all runs, at most once per ProgressInterval
-	// and once at the end.
+	// Progress, when not nil, is called with the work done and its total
+	// in each stage, at most once per ProgressInterval and once at the end
+	// of the stage, when done is total: while evolving, the generations of
+	// all runs (a run that stops early counts its remaining generations as
+	// done); while polishing, the rounds, up to maxPolishRounds (a polish
+	// that converges early counts the remaining rounds as done).
 	Progress func(done, total int64)
+	// Stage, when not nil, is called with "evolving" and then "polishing"
+	// as the search enters each stage.
+	Stage func(name string)
 }
 
 // withDefaults fills the zero fields.
@@ -204,6 +210,9 @@ func (e Evolve) Search(ctx context.Context, p *Problem) (*Result, error) {
 		if e.Progress != nil {
 			e.Progress(run*int64(e.Generations)+int64(gen), runs*int64(e.Generations))
 		}
+	}
+	if e.Stage != nil {
+		e.Stage("evolving")
 	}
 	for run, frac := range e.MemoryCaps {
 		if n := m.len(); ctx.Err() != nil || n >= size || e.MaxEvaluations > 0 && n >= e.MaxEvaluations {
@@ -290,9 +299,17 @@ func (e Evolve) Search(ctx context.Context, p *Problem) (*Result, error) {
 			}
 		}
 		generations += int(ga.Generations)
+		if ctx.Err() == nil {
+			report(int64(run)+1, 0)
+		}
 	}
-	report(runs, 0)
-	acc := m.polish(ctx, e.PolishTuples, e.Workers)
+	if ctx.Err() == nil {
+		report(runs, 0)
+	}
+	if e.Stage != nil {
+		e.Stage("polishing")
+	}
+	acc := m.polish(ctx, e.PolishTuples, e.Workers, e.Progress)
 	r := acc.result(MethodEvolve, size)
 	r.Generations = generations
 	r.Seed = e.Seed
@@ -686,7 +703,10 @@ func (m *memo) archive(skip func(index int64) bool) *accumulator {
 // the archive and the polish in one accumulator: the archive's entries
 // inside the polished units are counted once, by the polish. n <= 0
 // polishes nothing.
-func (m *memo) polish(ctx context.Context, n, workers int) *accumulator {
+func (m *memo) polish(ctx context.Context, n, workers int, progress func(done, total int64)) *accumulator {
+	if progress == nil {
+		progress = func(int64, int64) {}
+	}
 	g := newGrid(m.cards, m.p.classes(m.sp, m.cards))
 	polished := make(map[unit]bool)
 	skip := func(idx int64) bool {
@@ -734,6 +754,10 @@ func (m *memo) polish(ctx context.Context, n, workers int) *accumulator {
 		// search over the degree tuples that crosses a slower tuple between
 		// two basins, where a greedy climb stops.
 		centres = beam(append(seed, r.front...), around, max(n, 1))
+		progress(int64(round)+1, maxPolishRounds)
+	}
+	if ctx.Err() == nil {
+		progress(maxPolishRounds, maxPolishRounds)
 	}
 	acc := m.archive(skip)
 	if pol != nil {

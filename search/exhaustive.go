@@ -44,6 +44,9 @@ type Exhaustive struct {
 	// visited and the space size, from one goroutine, at most once per
 	// ProgressInterval and once at the end.
 	Progress func(done, total int64)
+	// Stage, when not nil, is called with "enumerating" as the search
+	// starts.
+	Stage func(name string)
 
 	// unbounded costs every strategy that fits (no branch and bound), for
 	// tests and benchmarks.
@@ -62,6 +65,9 @@ func (e Exhaustive) Search(ctx context.Context, p *Problem) (*Result, error) {
 	}
 	if size == math.MaxInt64 {
 		return nil, errors.New("search: space too large for exhaustive search")
+	}
+	if e.Stage != nil {
+		e.Stage("enumerating")
 	}
 	g := newGrid(cards, p.classes(sp, cards))
 	all := p.searchUnits(ctx, sp, g, g.units(), unitSearch{workers: e.Workers, chunk: e.ChunkSize, progress: e.Progress, total: size, unbounded: e.unbounded, maxKept: e.maxKept})

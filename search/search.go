@@ -159,9 +159,17 @@ type Settings struct {
 	// Workers is the number of goroutines of an exhaustive search; zero
 	// means GOMAXPROCS. The result does not depend on it.
 	Workers int
-	// Progress, when not nil, is called with the work done and the total,
-	// at most once per ProgressInterval and once at the end.
+	// Progress, when not nil, is called with the work done and the total
+	// of the current stage, at most once per ProgressInterval and once at
+	// the end of the stage, when done is total (unless ctx was cancelled):
+	// the gene vectors of the space for an exhaustive search, the count
+	// its result states; generations, then polish rounds, for an
+	// evolutionary one (see Evolve.Progress).
 	Progress func(done, total int64)
+	// Stage, when not nil, is called as the search enters each stage:
+	// "enumerating" for an exhaustive search, "evolving" and then
+	// "polishing" for an evolutionary one.
+	Stage func(name string)
 	// Suggest makes a search where nothing fits look for what would: the
 	// smallest larger cluster of the same chip, a shorter sequence, a
 	// smaller batch (see NoFitError).
@@ -170,8 +178,8 @@ type Settings struct {
 
 // method returns the search method the settings name.
 func (s Settings) method() (Method, error) {
-	ex := Exhaustive{Workers: s.Workers, Progress: s.Progress}
-	ev := Evolve{Seed: s.Seed, Workers: s.Workers, Progress: s.Progress}
+	ex := Exhaustive{Workers: s.Workers, Progress: s.Progress, Stage: s.Stage}
+	ev := Evolve{Seed: s.Seed, Workers: s.Workers, Progress: s.Progress, Stage: s.Stage}
 	switch s.Method {
 	case "", MethodAuto:
 		return Auto{Exhaustive: ex, Evolve: ev}, nil

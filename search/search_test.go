@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -585,5 +586,65 @@ func TestTinySpace(t *testing.T) {
 		if len(r.Front) != 1 || r.SpaceSize != 1 || r.Feasible != 1 {
 			t.Errorf("%T.Search: front %d rows, size %d, feasible %d; want 1, 1, 1", m, len(r.Front), r.SpaceSize, r.Feasible)
 		}
+	}
+}
+
+// TestProgressEndsAtTotal wants every stage of a search to report its
+// total as done at its end: the exhaustive search the space size its result
+// states (layouts no class holds included), the evolutionary search its
+// generations and then its polish rounds, each stage announced first.
+func TestProgressEndsAtTotal(t *testing.T) {
+	p := realProblem(t, "llama3-8b", "v5p-16", 32, 8192)
+	for _, c := range []struct {
+		name   string
+		method func(prog func(done, total int64), stage func(string)) Method
+		stages []string
+	}{
+		{"exhaustive", func(prog func(done, total int64), stage func(string)) Method {
+			return Exhaustive{Progress: prog, Stage: stage}
+		}, []string{"enumerating"}},
+		{"evolve", func(prog func(done, total int64), stage func(string)) Method {
+			return Evolve{Seed: 1, Progress: prog, Stage: stage}
+		}, []string{"evolving", "polishing"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var stages []string
+			var last []int64 // last done of each stage
+			var totals []int64
+			prog := func(done, total int64) {
+				mu.Lock()
+				defer mu.Unlock()
+				if len(stages) == 0 {
+					t.Errorf("progress %d/%d before any stage", done, total)
+					return
+				}
+				i := len(stages) - 1
+				if done < last[i] || done > total || totals[i] != 0 && totals[i] != total {
+					t.Errorf("stage %s: progress %d/%d after %d/%d", stages[i], done, total, last[i], totals[i])
+				}
+				last[i], totals[i] = done, total
+			}
+			stage := func(name string) {
+				mu.Lock()
+				defer mu.Unlock()
+				stages, last, totals = append(stages, name), append(last, 0), append(totals, 0)
+			}
+			r, err := c.method(prog, stage).Search(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(stages, c.stages) {
+				t.Fatalf("stages %v, want %v", stages, c.stages)
+			}
+			for i := range stages {
+				if totals[i] == 0 || last[i] != totals[i] {
+					t.Errorf("stage %s ended at %d of %d", stages[i], last[i], totals[i])
+				}
+			}
+			if c.name == "exhaustive" && totals[0] != r.SpaceSize {
+				t.Errorf("exhaustive total %d, the result states %d gene vectors", totals[0], r.SpaceSize)
+			}
+		})
 	}
 }

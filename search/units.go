@@ -149,6 +149,14 @@ func (p *Problem) searchUnits(ctx context.Context, sp Space, g *grid, units []un
 	for i := range o.seed {
 		stairs.add(o.seed[i].MemoryBytes, o.seed[i].StepSeconds)
 	}
+	// The gene vectors of the total in no unit (layouts no class holds:
+	// invalid) are visited at once, so that a finished search reports its
+	// whole total, the count its result states.
+	var inUnits int64
+	for _, u := range units {
+		inUnits += g.size(u)
+	}
+	done.Add(max(o.total-inUnits, 0))
 	stopProgress := startProgress(o.progress, &done, o.total)
 
 	// First pass: memory, bounds and counts of every unit, and what fits

@@ -66,12 +66,28 @@ type Search struct {
 	Method string `mapstructure:"method" json:"method"`
 	// Seed seeds the evolutionary search.
 	Seed int64 `mapstructure:"seed" json:"seed"`
-	// Top keeps only the K fastest rows of each cell's Pareto front; 0 keeps all.
+	// Top keeps the K fastest rows of each cell's Pareto front, or down to
+	// its recommended row when that is slower; 0 keeps all.
 	Top int `mapstructure:"top" json:"top"`
 	// Objective chooses each cell's recommended row, as plan's --objective:
 	// balanced (the default), time or memory (cost needs a price, which a
 	// sweep has not).
 	Objective string `mapstructure:"objective" json:"objective,omitempty"`
+}
+
+// String says the settings in words, as the sweep file's keys: "method
+// auto, seed 1, top 5, objective balanced" (top 0 is "top all", an empty
+// objective the default, balanced).
+func (s Search) String() string {
+	top := "all"
+	if s.Top > 0 {
+		top = fmt.Sprint(s.Top)
+	}
+	objective := s.Objective
+	if objective == "" {
+		objective = "balanced"
+	}
+	return fmt.Sprintf("method %s, seed %d, top %s, objective %s", s.Method, s.Seed, top, objective)
 }
 
 // DefaultConfig returns the defaults: an empty grid, the default framework

@@ -159,7 +159,7 @@ func writeManifest(dir string, m Manifest) error {
 			return inputErr(err)
 		}
 		if old.Fingerprint != m.Fingerprint {
-			return inputErr(fmt.Errorf("%s belongs to another sweep (framework %s, %d cells, search %+v; this one has framework %s, %d cells, search %+v): use another --out directory",
+			return inputErr(fmt.Errorf("%s belongs to another sweep (framework %s, %d cells, search %s; this one has framework %s, %d cells, search %s): use another --out directory",
 				path, old.frameworkLabel(), len(old.Cells), old.Search, m.frameworkLabel(), len(m.Cells), m.Search))
 		}
 		return nil

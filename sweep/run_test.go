@@ -178,6 +178,10 @@ func TestRunRefusesAnotherSweep(t *testing.T) {
 	if err == nil || !errors.As(err, &in) || !strings.Contains(err.Error(), "belongs to another sweep") {
 		t.Fatalf("another sweep in the same directory: %v", err)
 	}
+	// The settings in words, never a Go struct.
+	if msg := err.Error(); strings.ContainsAny(msg, "{}") || !strings.Contains(msg, "search method ") {
+		t.Errorf("the mismatch prints a Go value: %s", msg)
+	}
 }
 
 func TestRunCellFailures(t *testing.T) {

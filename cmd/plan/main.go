@@ -5,8 +5,21 @@ package main
 import (
 	"context"
 	"os"
+	"os/signal"
 
 	"github.com/meshplan/meshplan/cmd"
 )
 
-func main() { os.Exit(cmd.Execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr)) }
+// main runs the command line. The first Ctrl-C cancels the run's context,
+// so that a search stops, ends its progress bar on a newline and says that
+// it stopped; a second one kills the process at once.
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	go func() {
+		<-ctx.Done()
+		stop() // the next Ctrl-C gets the default behaviour
+	}()
+	code := cmd.Execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

@@ -69,6 +69,36 @@ type Options struct {
 	// Runs selects the framework profiles the runs are predicted with, as
 	// for runs.Validate (the zero value: each run's own).
 	Runs runs.Options
+	// Progress, when not nil, is called with the work done and its total,
+	// one call at a time, after each step: the runs read, each fit (the
+	// full fit and one per fold, run concurrently, each weighing
+	// fitWeight), the prediction with the fitted profile and each fold's
+	// cross-validation. The last call of a calibration that succeeds has
+	// done equal to total.
+	Progress func(done, total int64)
+}
+
+// fitWeight is a fit's share of the progress, against 1 for reading the
+// runs, for predicting them with the fitted profile and for each fold's
+// cross-validation: the fits take nearly all the time.
+const fitWeight = 10
+
+// progressOf returns a goroutine-safe step counter reporting to o.Progress
+// with the given total, and a function that adds to it.
+func (o Options) progressOf(total int64) func(steps int64) {
+	if o.Progress == nil {
+		return func(int64) {}
+	}
+	var (
+		mu   sync.Mutex
+		done int64
+	)
+	return func(steps int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		done += steps
+		o.Progress(done, total)
+	}
 }
 
 func (o Options) huberK() float64 {
@@ -198,6 +228,13 @@ func Calibrate(rs []runs.Run, base profiles.Cluster, o Options) (Report, error) 
 		used  []runs.Run
 		other = map[string]int{}
 	)
+	// The steps, weighed by their time: reading the runs 1, the full fit
+	// and each fold's fitWeight, the prediction with the fitted profile 1,
+	// each fold's cross-validation 1. The folds are counted for every run
+	// and the ones fewer runs leave out are added as done once the runs
+	// are read.
+	maxFolds := int64(o.folds(len(rs)))
+	step := o.progressOf(1 + fitWeight*(1+maxFolds) + 1 + maxFolds)
 	for _, r := range rs {
 		own, err := r.ClusterOf(nil)
 		if err == nil && own.Chip.Name != base.Chip.Name {
@@ -237,6 +274,7 @@ func Calibrate(rs []runs.Run, base profiles.Cluster, o Options) (Report, error) 
 	// concurrently, each on its own copy of the samples (predict writes
 	// into a sample's cluster), and collect them by index.
 	rep.Folds = o.folds(len(ss))
+	step(1 + (fitWeight+1)*(maxFolds-int64(rep.Folds)))
 	jobs := make([]fitJob, 1+rep.Folds)
 	for f := range jobs {
 		jobs[f].ps = slices.Clone(ps)
@@ -246,7 +284,7 @@ func Calibrate(rs []runs.Run, base profiles.Cluster, o Options) (Report, error) 
 			}
 		}
 	}
-	runJobs(jobs, o)
+	runJobs(jobs, o, step)
 	for f, j := range jobs {
 		if j.err != nil {
 			if f == 0 {
@@ -273,6 +311,7 @@ func Calibrate(rs []runs.Run, base profiles.Cluster, o Options) (Report, error) 
 
 	// After: what `plan validate --cluster fitted.yaml` predicts.
 	after := runs.Validate(used, &rep.Fitted, o.Runs)
+	step(1)
 	afterOf := byID(after)
 	sumB, sumA := 0.0, 0.0
 	for i := range rep.Rows {
@@ -297,7 +336,7 @@ func Calibrate(rs []runs.Run, base profiles.Cluster, o Options) (Report, error) 
 
 	rep.CVMAPE = math.NaN()
 	if rep.Folds > 0 {
-		crossValidate(&rep, ss, used, base, jobs[1:], o)
+		crossValidate(&rep, ss, used, base, jobs[1:], o, step)
 	}
 	return rep, nil
 }
@@ -420,8 +459,8 @@ type fitJob struct {
 
 // runJobs runs fitAll for every job, at most GOMAXPROCS at a time. Each
 // job is deterministic and writes only its own fields, so the outcome does
-// not depend on the scheduling.
-func runJobs(jobs []fitJob, o Options) {
+// not depend on the scheduling; step counts each job done.
+func runJobs(jobs []fitJob, o Options, step func(int64)) {
 	sem := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
 	var wg sync.WaitGroup
 	for f := range jobs {
@@ -430,6 +469,7 @@ func runJobs(jobs []fitJob, o Options) {
 		go func(j *fitJob) {
 			defer func() { <-sem; wg.Done() }()
 			j.res, j.err = fitAll(j.train, j.ps, o)
+			step(fitWeight)
 		}(&jobs[f])
 	}
 	wg.Wait()
@@ -437,8 +477,9 @@ func runJobs(jobs []fitJob, o Options) {
 
 // crossValidate predicts each held-out fold with runs.Validate and the
 // profile fitted on the other folds (folds[f], fitted without the runs i
-// with i mod k = f), and sets the rows' CV figures and rep.CVMAPE.
-func crossValidate(rep *Report, ss []*sample, used []runs.Run, base profiles.Cluster, folds []fitJob, o Options) {
+// with i mod k = f), and sets the rows' CV figures and rep.CVMAPE; step
+// counts each fold done.
+func crossValidate(rep *Report, ss []*sample, used []runs.Run, base profiles.Cluster, folds []fitJob, o Options, step func(int64)) {
 	k := len(folds)
 	sum := 0.0
 	for f, job := range folds {
@@ -464,6 +505,7 @@ func crossValidate(rep *Report, ss []*sample, used []runs.Run, base profiles.Clu
 			row.CVError = row.CV/row.Measured - 1
 			sum += math.Abs(row.CVError)
 		}
+		step(1)
 	}
 	rep.CVMAPE = sum / float64(len(ss))
 }

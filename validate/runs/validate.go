@@ -21,6 +21,9 @@ import (
 type Options struct {
 	// Framework, when set, predicts every run with this profile instead.
 	Framework *framework.Profile
+	// Progress, when not nil, is called by Validate with the runs done and
+	// their total after each run.
+	Progress func(done, total int64)
 }
 
 // Row is one run compared with its prediction.
@@ -125,8 +128,11 @@ const maxMBCandidates = 16
 func Validate(rs []Run, override *profiles.Cluster, o Options) Report {
 	rep := Report{Rows: []Row{}, Skipped: []Skip{}}
 	sum := 0.0
-	for _, r := range rs {
+	for i, r := range rs {
 		row, err := r.validate(override, o)
+		if o.Progress != nil {
+			o.Progress(int64(i)+1, int64(len(rs)))
+		}
 		if err != nil {
 			rep.Skipped = append(rep.Skipped, Skip{ID: r.ID, Reason: reason(err)})
 			continue
