@@ -1,0 +1,88 @@
+package results
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/space"
+)
+
+func emitTorchTitan(e Evaluation) (string, error) {
+	s := e.Strategy
+	L := e.Model.Layers
+	var bad []string
+	if s.Zero > 0 && s.Degree[space.DP] > 1 {
+		bad = append(bad, fmt.Sprintf("zero=%d on dp=%d: torchtitan shards optimizer state only through FSDP (data_parallel_shard_degree); search with --fix zero=0 or use fsdp", s.Zero, s.Degree[space.DP]))
+	}
+	if s.Degree[space.TP] > 1 && !s.SP {
+		bad = append(bad, "sp=false: torchtitan's tensor parallelism always shards the sequence in norms and dropout")
+	}
+	if s.Degree[space.PP] > 1 && s.Schedule == space.Interleaved && L%(s.Degree[space.PP]*s.V) != 0 {
+		bad = append(bad, fmt.Sprintf("schedule=interleaved,v=%d with %d layers over pp=%d: the layers must divide into pp x v = %d stages", s.V, L, s.Degree[space.PP], s.Degree[space.PP]*s.V))
+	}
+	if r := e.fp8Recipe(); s.FP8() && r != model.FP8Tensorwise {
+		bad = append(bad, fmt.Sprintf("precision=fp8 with the %s recipe: torchtitan's float8 converter scales per tensor or per row (a framework profile with fp8_recipe: tensorwise)", r))
+	}
+	stages := s.VirtualStages() // torchtitan's stages per rank
+	if pp := s.Degree[space.PP]; pp > 1 {
+		switch s.Schedule {
+		case space.ZBH1:
+			bad = append(bad, "schedule=zb-h1: torchtitan's zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) run two or more stages per rank; search with --fix schedule=zb-v")
+		case space.DualPipe:
+			bad = append(bad, "schedule=dualpipe: torchtitan runs DualPipe's V-shaped half (DualPipeV, one copy of the parameters), not its two directions; search with --fix schedule=dualpipev")
+		case space.ZBV, space.DualPipeV:
+			if L%(pp*stages) != 0 {
+				bad = append(bad, fmt.Sprintf("schedule=%s with %d layers over pp=%d: the layers must divide into 2 x pp = %d stages", s.Schedule, L, pp, pp*stages))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return "", &EmitError{Framework: TorchTitan, Parts: bad}
+	}
+	var b strings.Builder
+	emitHeader(&b, "#", "torchtitan job config", e)
+	fmt.Fprintf(&b, "# placement: %s\n\n", meshText(s))
+	b.WriteString("[parallelism]\n")
+	fmt.Fprintf(&b, "data_parallel_replicate_degree = %d\n", s.Degree[space.DP])
+	fmt.Fprintf(&b, "data_parallel_shard_degree = %d\n", s.Degree[space.FSDP])
+	fmt.Fprintf(&b, "tensor_parallel_degree = %d\n", s.Degree[space.TP])
+	fmt.Fprintf(&b, "context_parallel_degree = %d\n", s.Degree[space.CP])
+	fmt.Fprintf(&b, "pipeline_parallel_degree = %d\n", s.Degree[space.PP])
+	if s.Degree[space.EP] > 1 {
+		fmt.Fprintf(&b, "expert_parallel_degree = %d\n", s.Degree[space.EP])
+		if s.Degree[space.TP] > 1 {
+			// The experts split over tp or whole (space.Strategy.ETP).
+			fmt.Fprintf(&b, "expert_tensor_parallel_degree = %d\n", s.ExpertTP())
+		}
+	}
+	replicas := s.Replicas()
+	local := s.MB
+	if s.Degree[space.PP] > 1 {
+		sched := map[space.Schedule]string{space.GPipe: "GPipe", space.OneFOneB: "1F1B", space.Interleaved: "Interleaved1F1B",
+			space.ZBV: "ZBVZeroBubble", space.DualPipeV: "DualPipeV"}[s.Schedule]
+		if s.Schedule == space.ZBV || s.Schedule == space.DualPipeV {
+			b.WriteString("# torch.distributed.pipelining runs the split backward of ZBVZeroBubble and DualPipeV only on stages without torch.compile\n")
+		}
+		fmt.Fprintf(&b, "pipeline_parallel_schedule = %q\n", sched)
+		fmt.Fprintf(&b, "pipeline_parallel_microbatch_size = %d\n", s.MB)
+		if L%(s.Degree[space.PP]*stages) == 0 {
+			fmt.Fprintf(&b, "pipeline_parallel_layers_per_stage = %d\n", L/(s.Degree[space.PP]*stages))
+		}
+		local = e.Workload.Batch / replicas
+	}
+	b.WriteString("\n[training]\n")
+	fmt.Fprintf(&b, "local_batch_size = %d\n", local)
+	fmt.Fprintf(&b, "global_batch_size = %d\n", e.Workload.Batch)
+	fmt.Fprintf(&b, "seq_len = %d\n", e.Workload.SeqLen)
+	b.WriteString("mixed_precision_param = \"bfloat16\"\n")
+	if s.FP8() {
+		b.WriteString("\n[model]\nconverters = [\"float8\"]\n\n[float8]\nrecipe_name = \"tensorwise\"\n")
+	}
+	b.WriteString("\n[activation_checkpoint]\n")
+	fmt.Fprintf(&b, "mode = %q\n", s.Recompute)
+	if s.Recompute == space.RecomputeSelective {
+		b.WriteString("selective_ac_option = \"op\"\n")
+	}
+	return b.String(), nil
+}
