@@ -128,7 +128,7 @@ func TestEmitMaxText(t *testing.T) {
 
 func TestEmitTorchTitan(t *testing.T) {
 	out := emitOut(t, "explain", "--model", "llama3-70b", "--cluster", "h100-256", "--batch", "256",
-		"--strategy", "dp=2,fsdp=4,tp=8,pp=4,mb=2,schedule=interleaved,v=2,recompute=selective", "--emit", "torchtitan")
+		"--strategy", "dp=2,fsdp=4,tp=8,pp=4,mb=2,schedule=interleaved,v=2,recompute=full", "--emit", "torchtitan")
 	var cfg struct {
 		Parallelism struct {
 			Replicate     int    `toml:"data_parallel_replicate_degree"`
@@ -139,6 +139,8 @@ func TestEmitTorchTitan(t *testing.T) {
 			Schedule      string `toml:"pipeline_parallel_schedule"`
 			Microbatch    int    `toml:"pipeline_parallel_microbatch_size"`
 			LayersByStage int    `toml:"pipeline_parallel_layers_per_stage"`
+			FirstLess     *int   `toml:"pipeline_parallel_first_stage_less_layers"`
+			LastLess      *int   `toml:"pipeline_parallel_last_stage_less_layers"`
 		} `toml:"parallelism"`
 		Training struct {
 			Local  int `toml:"local_batch_size"`
@@ -156,8 +158,13 @@ func TestEmitTorchTitan(t *testing.T) {
 	if p.Replicate != 2 || p.Shard != 4 || p.TP != 8 || p.CP != 1 || p.PP != 4 || p.Schedule != "Interleaved1F1B" || p.Microbatch != 2 || p.LayersByStage != 10 {
 		t.Errorf("[parallelism] = %+v, want dp 2, fsdp 4, tp 8, cp 1, pp 4, Interleaved1F1B, microbatch 2, 10 layers per stage", p)
 	}
-	if cfg.Training.Local != 32 || cfg.Training.Global != 256 || cfg.Training.Seq != 8192 || cfg.AC.Mode != "selective" {
-		t.Errorf("[training] %+v, [activation_checkpoint] %+v; want local 32 (256 / 8 replicas), global 256, seq 8192, selective", cfg.Training, cfg.AC)
+	// torchtitan makes ceil((layers + first + last) / layers per stage)
+	// stages: the weights must be 0 for 80 / 10 = 8 = pp x v.
+	if p.FirstLess == nil || *p.FirstLess != 0 || p.LastLess == nil || *p.LastLess != 0 {
+		t.Errorf("[parallelism] first and last stage weights %v, %v; want both 0", p.FirstLess, p.LastLess)
+	}
+	if cfg.Training.Local != 32 || cfg.Training.Global != 256 || cfg.Training.Seq != 8192 || cfg.AC.Mode != "full" {
+		t.Errorf("[training] %+v, [activation_checkpoint] %+v; want local 32 (256 / 8 replicas), global 256, seq 8192, full", cfg.Training, cfg.AC)
 	}
 }
 
@@ -258,12 +265,14 @@ func TestEmitFP8(t *testing.T) {
 	if err := toml.Unmarshal([]byte(tt), &cfg); err != nil {
 		t.Fatalf("torchtitan output is not TOML: %v\n%s", err, tt)
 	}
-	conv, _ := cfg["model"].(map[string]any)["converters"].([]any)
-	rec, _ := cfg["float8"].(map[string]any)["recipe_name"].(string)
-	if len(conv) != 1 || conv[0] != "float8" || rec != "tensorwise" {
+	// torchtitan v0.2.2's converter registry name and config section
+	// (torchtitan/components/quantization/float8.py:238).
+	conv, _ := tomlPath(cfg, "model", "converters").([]any)
+	rec, _ := tomlPath(cfg, "quantize", "linear", "float8", "recipe_name").(string)
+	if len(conv) != 1 || conv[0] != "quantize.linear.float8" || rec != "tensorwise" {
 		t.Errorf("torchtitan fp8: converters %v, recipe %q", conv, rec)
 	}
-	mt := emitOut(t, append(strings.Fields(args), "--strategy", "fsdp=8,tp=8,precision=fp8", "--emit", "maxtext")...)
+	mt := emitOut(t, append(strings.Fields(args), "--strategy", "fsdp=8,tp=8,precision=fp8,recompute=minimal", "--emit", "maxtext")...)
 	if !strings.Contains(mt, "\nquantization: fp8\n") {
 		t.Errorf("maxtext fp8: no quantization key in\n%s", mt)
 	}
@@ -271,6 +280,19 @@ func TestEmitFP8(t *testing.T) {
 	if code != ExitBadInput || stdout != "" || !strings.Contains(stderr, "precision=fp8") {
 		t.Errorf("deepspeed fp8: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
+}
+
+// tomlPath returns the value at the keys' path in a decoded TOML table, or
+// nil.
+func tomlPath(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
 }
 
 // TestEmitExpertTensor checks that the experts' split over tp or whole

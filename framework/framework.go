@@ -154,9 +154,22 @@ func megatron() Profile {
 	// Transformer Engine's delayed per-tensor scaling (--fp8-recipe
 	// delayed; blockwise in a YAML profile for DeepSeek-V3's recipe).
 	p.FP8 = recipe(model.FP8Delayed)
+	// Its rules, as read from NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553
+	// (results/emit_megatron.go cites each): CUDA only; ranks in the order
+	// tp-cp-ep-dp-pp from the innermost (megatron/training/initialize.py:395,
+	// megatron/core/parallel_state.py:617); the distributed optimizer shards
+	// the optimizer state only and keeps a full-size gradient buffer
+	// (megatron/core/distributed/param_and_grad_buffer.py:1190-1192), so
+	// ZeRO 0 or 1; no "deepseek" policy: --recompute-modules moe_act touches
+	// MoE experts only and needs --moe-grouped-gemm
+	// (megatron/core/transformer/transformer_config.py:1964-1967), so a
+	// dense SwiGLU output cannot be re-made alone.
 	p.Limits = space.Limits{Framework: p.Name, NoDims: []space.Dim{space.FSDP},
 		Schedules: []space.Schedule{space.OneFOneB, space.Interleaved}, EqualChunks: true,
-		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull, model.RecomputeDeepSeek}}
+		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull},
+		Zeros:      []int{0, 1},
+		GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)",
+		RankOrder: []space.Dim{space.TP, space.CP, space.DP, space.PP}}
 	return p
 }
 
@@ -183,8 +196,14 @@ func deepspeed() Profile {
 		// ZeRO stages 0-3 and full activation checkpointing; tensor,
 		// pipeline, context and expert parallelism live in the model code
 		// (use the megatron profile for Megatron-DeepSpeed layouts).
+		// DeepSpeed has no TPU accelerator
+		// (deepspeedai/DeepSpeed@edaa7221267243c7be7fb49c5d5f5c4fb97b4641:accelerator/real_accelerator.py:23),
+		// and fsdp next to dp becomes MiCS (mics_shard_size), which shards
+		// every model state inside the fsdp group and replicates it across
+		// groups (runtime/zero/mics.py:391): ZeRO over dp is lost there.
 		Limits: space.Limits{Framework: "deepspeed", NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP},
-			Recomputes: []string{model.RecomputeNone, model.RecomputeFull}},
+			Recomputes: []string{model.RecomputeNone, model.RecomputeFull},
+			GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)", NoZeroWithFSDP: true},
 	}
 }
 
@@ -214,9 +233,16 @@ func maxtext() Profile {
 		// what sequence parallelism does, so tp runs with sp.
 		// FP8 on GPUs through flax's fp8 dot_general with delayed scaling.
 		FP8: recipe(model.FP8Delayed),
+		// Read from AI-Hypercomputer/maxtext@e591f30cbbf217ed67ef71263ec0538239f9c3b8:
+		// remat_policy "none" becomes None and every layer is still wrapped
+		// in nn.remat (src/maxtext/configs/pyconfig.py:274,
+		// layers/decoders.py:346-350, 541-566): full rematerialisation, so
+		// the profile has no "none"; the pipeline needs the layers to divide
+		// over stages x repeats (configs/types.py:3598-3621); the expert
+		// axis is its own mesh axis, carved here out of fsdp or data.
 		Limits: space.Limits{Framework: "maxtext", Zeros: []int{0}, RequireSP: true,
-			Schedules: []space.Schedule{space.GPipe, space.Interleaved},
-			Recomputes: []string{model.RecomputeNone, model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,
+			Schedules: []space.Schedule{space.GPipe, space.Interleaved}, EqualStages: true, ExpertsPerTier: true,
+			Recomputes: []string{model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,
 				model.RecomputeSaveDotExceptMLP, model.RecomputeSaveQKVProj, model.RecomputeQKVProjOffloaded,
 				model.RecomputeMinimalOffloaded, model.RecomputeOffloadInput, model.RecomputeFull}},
 	}

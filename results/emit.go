@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"github.com/meshplan/meshplan/internal/text"
 	"io"
+	"slices"
 	"strings"
 
+	"github.com/meshplan/meshplan/framework"
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/space"
@@ -52,45 +54,58 @@ func frameworkName(f string) string {
 }
 
 // Emit writes the strategy of e as the launch configuration of a training
-// framework:
+// framework, for the release Releases names (the text outputs say it in
+// their header). The framework's built-in profile (framework.Builtin) is
+// held first: a strategy outside its limits or placed where the framework
+// would put its ranks elsewhere is refused, as is a GPU-only framework on
+// a TPU cluster, so that what is emitted runs the strategy the row costed.
 //
 //   - megatron: Megatron-LM command-line flags, one per line with shell
 //     continuations: --tensor-model-parallel-size, --pipeline-model-parallel-size,
 //     --num-layers-per-virtual-pipeline-stage (interleaved), --context-parallel-size,
 //     --expert-model-parallel-size, --sequence-parallel, --micro-batch-size,
 //     --global-batch-size, --seq-length, --recompute-granularity/--recompute-method,
-//     --use-distributed-optimizer (zero 1 or 2) and, when the layers do not
-//     divide over the stages, --decoder-first/last-pipeline-num-layers. The
-//     data-parallel size is what Megatron derives (world size over
-//     tp x pp x cp). FSDP and the GPipe schedule cannot be expressed.
-//   - maxtext: MaxText YAML keys ici_*_parallelism and dcn_*_parallelism
-//     (data, fsdp, tensor, context, pipeline, expert; a degree's part on
-//     data-centre or scale-out links goes to dcn_*), per_device_batch_size,
-//     gradient_accumulation_steps or num_pipeline_microbatches,
-//     num_layers_per_pipeline_stage, max_target_length and remat_policy
-//     (none -> none, selective -> minimal, which saves the matmul outputs and
-//     recomputes the rest, full -> full). ZeRO on pure data parallelism and
-//     the 1F1B schedule cannot be expressed; expert parallelism is taken out
-//     of the fsdp (else data) degree of the same links.
-//   - torchtitan: TOML tables [parallelism] (data_parallel_replicate_degree =
+//     --overlap-grad-reduce (dp > 1), --use-distributed-optimizer and
+//     --overlap-param-gather (zero 1; Megatron keeps full-size gradients,
+//     so zero 2 is refused) and, when the layers do not divide over the
+//     stages, --decoder-first/last-pipeline-num-layers. The data-parallel
+//     size is what Megatron derives (world size over tp x pp x cp). FSDP and
+//     the GPipe schedule cannot be expressed. Megatron-DeepSpeed does not
+//     take these flags (it has no --context-parallel-size, for one).
+//   - maxtext: MaxText YAML keys hardware (gpu on GPU clusters),
+//     ici_*_parallelism and dcn_*_parallelism (data, fsdp, tensor, context,
+//     pipeline, expert; a degree's part on data-centre or scale-out links
+//     goes to dcn_*), per_device_batch_size, gradient_accumulation_steps or
+//     num_pipeline_microbatches, num_layers_per_pipeline_stage,
+//     max_target_length and remat_policy by MaxText's own names
+//     (offload_layer_input -> custom with decoder_layer_input: offload).
+//     MaxText has no "keep everything" policy, ZeRO on pure data
+//     parallelism nor the 1F1B schedule; expert parallelism is taken out of
+//     the fsdp (else data) degree of the same links.
+//   - torchtitan: v0.2.2 TOML tables [parallelism] (data_parallel_replicate_degree =
 //     dp, data_parallel_shard_degree = fsdp, tensor, context, pipeline and
-//     expert degrees, pipeline_parallel_schedule 1F1B, GPipe or
-//     Interleaved1F1B, microbatch size, layers per stage), [training]
-//     (local and global batch, seq_len) and [activation_checkpoint] mode.
-//     ZeRO on pure data parallelism and tensor parallelism without sequence
-//     parallelism cannot be expressed.
+//     expert degrees, pipeline_parallel_schedule 1F1B, GPipe,
+//     Interleaved1F1B, ZBVZeroBubble or DualPipeV, microbatch size, layers
+//     per stage with no first or last stage weights), [training] (local and
+//     global batch, seq_len) and [activation_checkpoint] mode (none or
+//     full), and the float8 converter for fp8. ZeRO on pure data
+//     parallelism, tensor parallelism without sequence parallelism and
+//     selective recomputation cannot be expressed.
 //   - deepspeed: a DeepSpeed JSON config (train_batch_size,
 //     train_micro_batch_size_per_gpu, gradient_accumulation_steps, bf16,
 //     zero_optimization.stage: the zero stage, or 3 for fsdp, with
-//     mics_shard_size when fsdp and dp are combined; activation_checkpointing
-//     for full recomputation). A plain DeepSpeed config cannot express
+//     mics_shard_size when fsdp and dp are combined, which only zero 0
+//     may; activation_checkpointing for full recomputation, which the model
+//     code must still call). A plain DeepSpeed config cannot express
 //     tensor, pipeline, context or expert parallelism (those live in the
-//     model code or in Megatron-DeepSpeed, which takes --emit megatron's
-//     flags), nor selective recomputation.
+//     model code), nor selective recomputation.
 //
 // A strategy the framework cannot express is an *[EmitError] naming the
 // parts, and nothing is written.
 func Emit(w io.Writer, framework string, e Evaluation) error {
+	if !slices.Contains(Frameworks(), framework) {
+		return fmt.Errorf("results: unknown framework %q (want %s)", framework, strings.Join(Frameworks(), ", "))
+	}
 	var out string
 	var err error
 	switch framework {
@@ -108,13 +123,78 @@ func Emit(w io.Writer, framework string, e Evaluation) error {
 	if err != nil {
 		return err
 	}
+	if parts := profileParts(framework, e); len(parts) > 0 {
+		return &EmitError{Framework: framework, Parts: parts}
+	}
 	_, err = io.WriteString(w, out)
 	return err
 }
 
+// Release is the release of a framework an emitter writes for: its
+// flags or keys were read from that source, and the tests' tables
+// (results/testdata/emit) hold them.
+type Release struct {
+	// Framework is the --emit value.
+	Framework string
+	// Name is the release as people name it (a tag, a version, or the
+	// branch and date of a commit).
+	Name string
+	// Repo is the GitHub repository, owner/name.
+	Repo string
+	// Commit is the full commit the rules were read from.
+	Commit string
+}
+
+// Releases returns the release each emitter targets, in --emit's order.
+func Releases() []Release {
+	return []Release{
+		{Megatron, "main of 2026-08-22", "NVIDIA/Megatron-LM", "d98e8a64ddf34856e74b24714e3bedb2f5a39553"},
+		{MaxText, "main of 2026-08-22", "AI-Hypercomputer/maxtext", "e591f30cbbf217ed67ef71263ec0538239f9c3b8"},
+		{TorchTitan, "v0.2.2, the last release that reads TOML", "pytorch/torchtitan", "73a0e6979dd10b6b1904098eb3c8f62c18ab87ce"},
+		{DeepSpeed, "0.19.6", "deepspeedai/DeepSpeed", "edaa7221267243c7be7fb49c5d5f5c4fb97b4641"},
+	}
+}
+
+// releaseOf returns the release framework f's emitter targets.
+func releaseOf(f string) Release {
+	for _, r := range Releases() {
+		if r.Framework == f {
+			return r
+		}
+	}
+	return Release{Framework: f}
+}
+
+// String is "owner/name@commit (name)".
+func (r Release) String() string {
+	return fmt.Sprintf("%s@%s (%s)", r.Repo, r.Commit, r.Name)
+}
+
+// profileParts returns the parts of e's strategy that the framework's
+// built-in profile (framework.Builtin) cannot run as placed: the rules the
+// search honours, held again here so that a strategy from anywhere
+// (explain, evaluate, another profile) emits only when the framework runs
+// it as costed.
+func profileParts(f string, e Evaluation) []string {
+	p, err := framework.Builtin(f)
+	if err != nil {
+		return nil
+	}
+	err = p.Limits.Check(e.Strategy, e.Model.Layers)
+	if err == nil {
+		err = p.Limits.CheckPlacement(e.Strategy, e.Cluster)
+	}
+	if err == nil {
+		return nil
+	}
+	// EmitError's message names the framework already.
+	return []string{strings.TrimPrefix(err.Error(), p.Limits.Framework+" cannot express ")}
+}
+
 // emitHeader is the comment lines every text output starts with.
-func emitHeader(b *strings.Builder, prefix, what string, e Evaluation) {
+func emitHeader(b *strings.Builder, prefix, framework, what string, e Evaluation) {
 	fmt.Fprintf(b, "%s %s for %s on %s (%d x %s)\n", prefix, what, text.Squash(e.Model.Name), text.Squash(e.Cluster.Name), e.Cluster.Chips(), text.Squash(e.Cluster.Chip.Name))
+	fmt.Fprintf(b, "%s for %s\n", prefix, releaseOf(framework))
 	fmt.Fprintf(b, "%s strategy: %s\n", prefix, e.Strategy.String())
 	fmt.Fprintf(b, "%s batch: %d sequences of %d tokens per step; generated by meshplan\n", prefix, e.Workload.Batch, e.Workload.SeqLen)
 }
@@ -153,6 +233,16 @@ func tierDegrees(s space.Strategy, c profiles.Cluster) (fast, slow [space.NumDim
 		}
 	}
 	return fast, slow
+}
+
+// isTPU reports whether c is a TPU cluster: one with ICI or DCN axes.
+func isTPU(c profiles.Cluster) bool {
+	for _, a := range c.Axes {
+		if a.Tier == profiles.ICI || a.Tier == profiles.DCN {
+			return true
+		}
+	}
+	return false
 }
 
 // IsEmitError reports whether err says a framework cannot express a strategy.

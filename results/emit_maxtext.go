@@ -9,10 +9,18 @@ import (
 	"github.com/meshplan/meshplan/space"
 )
 
+// emitMaxText writes MaxText's YAML keys for e, by the rules of
+// AI-Hypercomputer/maxtext@e591f30cbbf217ed67ef71263ec0538239f9c3b8
+// (src/maxtext/configs/base.yml, configs/types.py;
+// results/testdata/emit/maxtext-keys.txt holds its keys).
 func emitMaxText(e Evaluation) (string, error) {
 	s := e.Strategy
 	L := e.Model.Layers
 	var bad []string
+	switch s.Recompute {
+	case space.RecomputeNone, space.RecomputeSelective:
+		bad = append(bad, fmt.Sprintf("recompute=%s: MaxText has no such remat_policy (its \"none\" still wraps every layer in nn.remat, i.e. recomputes it whole: src/maxtext/layers/decoders.py:346-350, 541-566); search with its own policies, e.g. --fix recompute=minimal", s.Recompute))
+	}
 	if s.Zero > 0 && s.Degree[space.DP] > 1 {
 		bad = append(bad, fmt.Sprintf("zero=%d on dp=%d: MaxText shards optimizer state only along its fsdp axis; search with --fix zero=0 or use fsdp", s.Zero, s.Degree[space.DP]))
 	}
@@ -56,7 +64,11 @@ func emitMaxText(e Evaluation) (string, error) {
 		return "", &EmitError{Framework: MaxText, Parts: bad}
 	}
 	var b strings.Builder
-	emitHeader(&b, "#", "MaxText parallelism keys", e)
+	emitHeader(&b, "#", MaxText, "MaxText parallelism keys", e)
+	if !isTPU(e.Cluster) {
+		// base.yml:521 defaults to tpu, which takes the TPU start-up path.
+		b.WriteString("hardware: gpu\n")
+	}
 	b.WriteString("# ici_* is the part of a degree inside a slice (ICI or NVLink), dcn_* the part across slices or nodes\n")
 	for _, k := range []struct {
 		name string
@@ -86,13 +98,15 @@ func emitMaxText(e Evaluation) (string, error) {
 	}
 	fmt.Fprintf(&b, "per_device_batch_size: %s\n", strconv.FormatFloat(perDevice, 'f', -1, 64))
 	fmt.Fprintf(&b, "max_target_length: %d\n", e.Workload.SeqLen)
-	// MaxText's remat policies carry their own names; Megatron's selective
-	// recompute is closest to minimal.
-	policy := s.Recompute
-	if policy == space.RecomputeSelective {
-		policy = model.RecomputeMinimal
+	// MaxText's remat policies carry their own names (layers/decoders.py's
+	// get_remat_policy); the layer input kept in host memory is the custom
+	// policy with decoder_layer_input offloaded (base.yml:361).
+	switch s.Recompute {
+	case model.RecomputeOffloadInput:
+		b.WriteString("remat_policy: custom\ndecoder_layer_input: offload\n")
+	default:
+		fmt.Fprintf(&b, "remat_policy: %s\n", s.Recompute)
 	}
-	fmt.Fprintf(&b, "remat_policy: %s\n", policy)
 	if s.FP8() {
 		b.WriteString("quantization: fp8\n")
 	}

@@ -5,16 +5,24 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/space"
 )
 
+// emitMegatron writes Megatron-LM's flags for e, by the rules of
+// NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553
+// (megatron/training/arguments.py; results/testdata/emit/megatron-flags.txt
+// holds its flags and choices).
 func emitMegatron(e Evaluation) (string, error) {
 	s := e.Strategy
 	L := e.Model.Layers
 	var bad []string
-	if s.Degree[space.FSDP] > 1 {
-		bad = append(bad, fmt.Sprintf("fsdp=%d: Megatron-LM's data parallelism replicates the weights (its distributed optimizer is ZeRO-1); search without it with --fix fsdp=1", s.Degree[space.FSDP]))
+	switch s.Recompute {
+	case space.RecomputeNone, space.RecomputeSelective, space.RecomputeFull:
+	default:
+		bad = append(bad, fmt.Sprintf("recompute=%s: Megatron-LM recomputes the core attention (selective) or whole layers (full); its --recompute-modules re-run MoE activations only with --moe-grouped-gemm, never a dense MLP's", s.Recompute))
+	}
+	if s.Zero > 1 {
+		bad = append(bad, fmt.Sprintf("zero=%d: Megatron-LM's distributed optimizer shards the optimizer state and keeps a full-size gradient buffer on every rank (ZeRO-1); search with --fix zero=1", s.Zero))
 	}
 	if s.Degree[space.PP] > 1 {
 		switch s.Schedule {
@@ -45,10 +53,13 @@ func emitMegatron(e Evaluation) (string, error) {
 		return "", &EmitError{Framework: Megatron, Parts: bad}
 	}
 	var b strings.Builder
-	emitHeader(&b, "#", "Megatron-LM launch flags", e)
+	emitHeader(&b, "#", Megatron, "Megatron-LM launch flags", e)
 	fmt.Fprintf(&b, "# data-parallel size %d = %d GPUs / (tp %d x pp %d x cp %d), derived by Megatron-LM\n",
 		s.Replicas(), e.Cluster.Chips(), s.Degree[space.TP], s.Degree[space.PP], s.Degree[space.CP])
-	fmt.Fprintf(&b, "# placement: %s (Megatron-LM orders ranks tp, cp, dp, pp from the innermost)\n", meshText(s))
+	fmt.Fprintf(&b, "# placement: %s (Megatron-LM orders ranks tp, cp, ep, dp, pp from the innermost: megatron/training/initialize.py:395)\n", meshText(s))
+	if s.Degree[space.TP] > 1 || s.Degree[space.CP] > 1 {
+		b.WriteString("# set CUDA_DEVICE_MAX_CONNECTIONS=1 in the environment (validate_args asserts it for tp or cp)\n")
+	}
 	flags := [][2]string{
 		{"--tensor-model-parallel-size", strconv.Itoa(s.Degree[space.TP])},
 		{"--pipeline-model-parallel-size", strconv.Itoa(s.Degree[space.PP])},
@@ -72,21 +83,24 @@ func emitMegatron(e Evaluation) (string, error) {
 	)
 	switch s.Recompute {
 	case space.RecomputeSelective:
+		// The core attention (Megatron's default --recompute-modules).
 		flags = append(flags, [2]string{"--recompute-granularity", "selective"})
 	case space.RecomputeFull:
 		flags = append(flags, [2]string{"--recompute-granularity", "full"}, [2]string{"--recompute-method", "uniform"}, [2]string{"--recompute-num-layers", "1"})
-	case model.RecomputeDeepSeek:
-		// Megatron-Core's selective recompute of named modules.
-		mods := "layernorm moe_act"
-		if e.Model.MLA != nil {
-			mods = "layernorm mla_up_proj moe_act"
-		}
-		flags = append(flags, [2]string{"--recompute-granularity", "selective"}, [2]string{"--recompute-modules", mods})
 	}
-	if s.Zero >= 1 {
-		if s.Zero == 2 {
-			b.WriteString("# zero=2: the distributed optimizer shards optimizer state and reduce-scatters gradients\n")
+	if s.Degree[space.DP] > 1 {
+		// The plan hides the data-parallel gradient reduction (and with the
+		// distributed optimizer the parameter all-gather) under compute;
+		// both are off by default (megatron/training/arguments.py:3121,
+		// 3148), and the gather needs the reduction (arguments.py:1024-1029).
+		flags = append(flags, [2]string{"--overlap-grad-reduce", ""})
+		if s.Zero == 1 {
+			flags = append(flags, [2]string{"--overlap-param-gather", ""})
 		}
+	}
+	if s.Zero == 1 {
+		// ZeRO-1: the optimizer state sharded over dp, a full-size gradient
+		// buffer on every rank (param_and_grad_buffer.py:1190-1192).
 		flags = append(flags, [2]string{"--use-distributed-optimizer", ""})
 	}
 	flags = append(flags, [2]string{"--bf16", ""})

@@ -8,6 +8,10 @@ import (
 	"github.com/meshplan/meshplan/space"
 )
 
+// emitTorchTitan writes torchtitan's TOML job config for e, by the rules
+// of torchtitan v0.2.2 (pytorch/torchtitan@73a0e6979dd10b6b1904098eb3c8f62c18ab87ce:
+// torchtitan/config/job_config.py; results/testdata/emit/torchtitan-keys.txt
+// holds its keys).
 func emitTorchTitan(e Evaluation) (string, error) {
 	s := e.Strategy
 	L := e.Model.Layers
@@ -18,8 +22,11 @@ func emitTorchTitan(e Evaluation) (string, error) {
 	if s.Degree[space.TP] > 1 && !s.SP {
 		bad = append(bad, "sp=false: torchtitan's tensor parallelism always shards the sequence in norms and dropout")
 	}
-	if s.Degree[space.PP] > 1 && s.Schedule == space.Interleaved && L%(s.Degree[space.PP]*s.V) != 0 {
-		bad = append(bad, fmt.Sprintf("schedule=interleaved,v=%d with %d layers over pp=%d: the layers must divide into pp x v = %d stages", s.V, L, s.Degree[space.PP], s.Degree[space.PP]*s.V))
+	if pp := s.Degree[space.PP]; pp > 1 && L%(pp*s.VirtualStages()) != 0 {
+		bad = append(bad, fmt.Sprintf("pp=%d with %d stages per rank and %d layers: the emitted pipeline_parallel_layers_per_stage needs the layers in %d equal stages", pp, s.VirtualStages(), L, pp*s.VirtualStages()))
+	}
+	if s.Recompute != space.RecomputeNone && s.Recompute != space.RecomputeFull {
+		bad = append(bad, fmt.Sprintf("recompute=%s: torchtitan's activation checkpointing is full, every n-th layer, or per-op selective, which saves the matmul and attention outputs and recomputes the rest (torchtitan/models/llama3/infra/parallelize.py:36-51); search with --fix recompute=full or none", s.Recompute))
 	}
 	if r := e.fp8Recipe(); s.FP8() && r != model.FP8Tensorwise {
 		bad = append(bad, fmt.Sprintf("precision=fp8 with the %s recipe: torchtitan's float8 converter scales per tensor or per row (a framework profile with fp8_recipe: tensorwise)", r))
@@ -31,18 +38,15 @@ func emitTorchTitan(e Evaluation) (string, error) {
 			bad = append(bad, "schedule=zb-h1: torchtitan's zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) run two or more stages per rank; search with --fix schedule=zb-v")
 		case space.DualPipe:
 			bad = append(bad, "schedule=dualpipe: torchtitan runs DualPipe's V-shaped half (DualPipeV, one copy of the parameters), not its two directions; search with --fix schedule=dualpipev")
-		case space.ZBV, space.DualPipeV:
-			if L%(pp*stages) != 0 {
-				bad = append(bad, fmt.Sprintf("schedule=%s with %d layers over pp=%d: the layers must divide into 2 x pp = %d stages", s.Schedule, L, pp, pp*stages))
-			}
 		}
 	}
 	if len(bad) > 0 {
 		return "", &EmitError{Framework: TorchTitan, Parts: bad}
 	}
 	var b strings.Builder
-	emitHeader(&b, "#", "torchtitan job config", e)
-	fmt.Fprintf(&b, "# placement: %s\n\n", meshText(s))
+	emitHeader(&b, "#", TorchTitan, "torchtitan job config", e)
+	b.WriteString("# TOML for torchtitan's --job.config_file; releases after v0.2.2 take Python config modules instead\n")
+	fmt.Fprintf(&b, "# placement: %s (torchtitan orders ranks pp, dp_replicate, dp_shard, cp, tp from the outermost)\n\n", meshText(s))
 	b.WriteString("[parallelism]\n")
 	fmt.Fprintf(&b, "data_parallel_replicate_degree = %d\n", s.Degree[space.DP])
 	fmt.Fprintf(&b, "data_parallel_shard_degree = %d\n", s.Degree[space.FSDP])
@@ -66,9 +70,13 @@ func emitTorchTitan(e Evaluation) (string, error) {
 		}
 		fmt.Fprintf(&b, "pipeline_parallel_schedule = %q\n", sched)
 		fmt.Fprintf(&b, "pipeline_parallel_microbatch_size = %d\n", s.MB)
-		if L%(s.Degree[space.PP]*stages) == 0 {
-			fmt.Fprintf(&b, "pipeline_parallel_layers_per_stage = %d\n", L/(s.Degree[space.PP]*stages))
-		}
+		// torchtitan counts ceil((layers + first + last) / layers_per_stage)
+		// stages, the first and last stage weights 1 by default
+		// (torchtitan/distributed/pipeline_parallel.py:71-108): 0 here, so
+		// that the stages are the row's equal ones.
+		fmt.Fprintf(&b, "pipeline_parallel_layers_per_stage = %d\n", L/(s.Degree[space.PP]*stages))
+		b.WriteString("pipeline_parallel_first_stage_less_layers = 0\n")
+		b.WriteString("pipeline_parallel_last_stage_less_layers = 0\n")
 		local = e.Workload.Batch / replicas
 	}
 	b.WriteString("\n[training]\n")
@@ -77,12 +85,11 @@ func emitTorchTitan(e Evaluation) (string, error) {
 	fmt.Fprintf(&b, "seq_len = %d\n", e.Workload.SeqLen)
 	b.WriteString("mixed_precision_param = \"bfloat16\"\n")
 	if s.FP8() {
-		b.WriteString("\n[model]\nconverters = [\"float8\"]\n\n[float8]\nrecipe_name = \"tensorwise\"\n")
+		// The converter registry's name and its config section
+		// (torchtitan/components/quantization/float8.py:238).
+		b.WriteString("\n[model]\nconverters = [\"quantize.linear.float8\"]\n\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n")
 	}
 	b.WriteString("\n[activation_checkpoint]\n")
 	fmt.Fprintf(&b, "mode = %q\n", s.Recompute)
-	if s.Recompute == space.RecomputeSelective {
-		b.WriteString("selective_ac_option = \"op\"\n")
-	}
 	return b.String(), nil
 }
