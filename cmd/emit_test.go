@@ -321,3 +321,44 @@ func TestEmitExpertTensor(t *testing.T) {
 		t.Errorf("etp=2 with tp=4: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestPlanEmitRecommendedRowEmits checks that after a successful search
+// with --emit F the recommended row is one F runs: the search holds F's
+// limits and placement rules, so the emitter never refuses it (no exit 2
+// after a search), and a GPU-only framework refuses a TPU cluster before
+// searching, naming what would run there.
+func TestPlanEmitRecommendedRowEmits(t *testing.T) {
+	clearEnv(t)
+	plans := []string{
+		"--model llama3-8b --cluster h100-64 --batch 256 --seq 8192",
+		"--model llama3-8b --cluster h100-64 --seq 131072 --batch 32",
+		"--model llama3-70b --cluster h100-256 --batch 256",
+		"--model llama3-70b --cluster h100-256 --batch 256 --fix pp=4,schedule=interleaved",
+		"--model llama3-70b --cluster h100-256 --batch 256 --fix recompute=full,pp=8",
+		"--model mixtral-8x7b --cluster h100-64 --batch 256 --seq 4096",
+		"--model llama3-8b --cluster h100-64 --batch 256 --seq 8192 --fix zero=0",
+		"--model llama3-8b --cluster v5p-64",
+		"--model llama3-70b --cluster 2xv5p-64 --batch 128",
+	}
+	for _, p := range plans {
+		for _, f := range []string{"megatron", "torchtitan", "maxtext", "deepspeed"} {
+			args := append(strings.Fields(p), "--quiet", "--emit", f)
+			stdout, stderr, code := run(t, args...)
+			switch {
+			case code == 0:
+				if stdout == "" {
+					t.Errorf("plan %s: exit 0 with nothing emitted", strings.Join(args, " "))
+				}
+			case code == ExitBadInput && strings.Contains(stderr, "GPUs only"):
+				if !strings.Contains(p, "v5p") || !strings.Contains(stderr, "maxtext") {
+					t.Errorf("plan %s: %q; want a GPU-only refusal on TPU clusters only, naming maxtext", strings.Join(args, " "), stderr)
+				}
+			case code == ExitBadInput && strings.HasPrefix(stderr, "plan: cannot search"):
+				// The problem itself has no strategy for f (e.g. a batch
+				// smaller than the GPUs for plain ZeRO): no search ran.
+			default:
+				t.Errorf("plan %s: exit %d, stderr %q; want the recommended row emitted", strings.Join(args, " "), code, stderr)
+			}
+		}
+	}
+}
