@@ -308,13 +308,15 @@ func TestEmitExpertTensor(t *testing.T) {
 	if !strings.Contains(tt, "\nexpert_tensor_parallel_degree = 4\n") {
 		t.Errorf("torchtitan: no expert_tensor_parallel_degree = 4 in\n%s", tt)
 	}
-	mg = megatronFlags(t, emitOut(t, append(strings.Fields(args), "--strategy", "dp=16,tp=4,ep=8,etp=1", "--emit", "megatron")...))
-	if mg["--expert-tensor-parallel-size"] != "1" {
-		t.Errorf("megatron etp=1: etp %q", mg["--expert-tensor-parallel-size"])
-	}
-	tt = emitOut(t, append(strings.Fields(args), "--strategy", "fsdp=16,tp=4,ep=8,etp=1", "--emit", "torchtitan")...)
-	if !strings.Contains(tt, "\nexpert_tensor_parallel_degree = 1\n") {
-		t.Errorf("torchtitan etp=1: no expert_tensor_parallel_degree = 1 in\n%s", tt)
+	// Whole experts (etp=1) lie over the tp ranks first in both
+	// frameworks' expert grids, where the planner never carves ep: refused
+	// as placed rather than run on another mesh.
+	for _, f := range []string{"megatron", "torchtitan"} {
+		strategy := map[string]string{"megatron": "dp=16,tp=4,ep=8,etp=1", "torchtitan": "fsdp=16,tp=4,ep=8,etp=1"}[f]
+		_, stderr, code := run(t, append(strings.Fields(args), "--strategy", strategy, "--emit", f)...)
+		if code != ExitBadInput || !strings.Contains(stderr, "expert grid") {
+			t.Errorf("%s etp=1: exit %d, stderr %q; want a refusal naming the expert grid", f, code, stderr)
+		}
 	}
 	_, stderr, code := run(t, append(strings.Fields(args), "--strategy", "dp=16,tp=4,ep=8,etp=2")...)
 	if code != ExitBadInput || !strings.Contains(stderr, "etp=2 with tp=4") {

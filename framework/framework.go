@@ -163,13 +163,16 @@ func megatron() Profile {
 	// ZeRO 0 or 1; no "deepseek" policy: --recompute-modules moe_act touches
 	// MoE experts only and needs --moe-grouped-gemm
 	// (megatron/core/transformer/transformer_config.py:1964-1967), so a
-	// dense SwiGLU output cannot be re-made alone.
+	// dense SwiGLU output cannot be re-made alone; the expert grid lays
+	// etp, ep, edp over the tp, cp, dp ranks (parallel_state.py's
+	// expert RankGenerator).
 	p.Limits = space.Limits{Framework: p.Name, NoDims: []space.Dim{space.FSDP},
 		Schedules: []space.Schedule{space.OneFOneB, space.Interleaved}, EqualChunks: true,
 		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull},
 		Zeros:      []int{0, 1},
 		GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)",
-		RankOrder: []space.Dim{space.TP, space.CP, space.DP, space.PP}}
+		RankOrder:   []space.Dim{space.TP, space.CP, space.DP, space.PP},
+		ExpertOrder: []space.Dim{space.TP, space.CP, space.DP}}
 	return p
 }
 

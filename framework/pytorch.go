@@ -77,7 +77,7 @@ func torchtitan() Profile {
 		// CUDA/ROCm only; ranks ordered pp, dp_replicate, dp_shard, cp, tp
 		// from the outermost (torchtitan/distributed/parallel_dims.py:140-160);
 		// experts spread over dp_shard x cp (x tp when etp=1), the efsdp
-		// mesh; DDP only one-dimensional (models/llama3/infra/parallelize.py:151);
+		// mesh, laid etp, ep, efsdp from the innermost; DDP only one-dimensional (models/llama3/infra/parallelize.py:151);
 		// equal stages (pipeline_parallel_layers_per_stage with no first or
 		// last stage weights); per-op selective AC saves the matmuls and the
 		// attention output and recomputes the rest (parallelize.py:36-51),
@@ -87,6 +87,7 @@ func torchtitan() Profile {
 			Recomputes: []string{model.RecomputeNone, model.RecomputeFull},
 			GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)",
 			RankOrder:   []space.Dim{space.TP, space.CP, space.FSDP, space.DP, space.PP},
+			ExpertOrder: []space.Dim{space.TP, space.CP, space.FSDP},
 			EqualStages: true, ReplicateAlone: true, ExpertsFromShard: true},
 		Sharded: fullyShardVariant(k),
 		// torchao's float8 training with dynamic tensorwise scaling

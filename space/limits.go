@@ -2,6 +2,7 @@ package space
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,6 +63,13 @@ type Limits struct {
 	// alike, out of the fsdp (else data) part of that tier (MaxText's
 	// separate expert mesh axis).
 	ExpertsPerTier bool
+	// ExpertOrder are the dense dimensions whose ranks the framework's
+	// expert grid lays the experts over, innermost first, after the
+	// expert-tensor ranks (all of tp unless the experts are whole):
+	// Megatron-LM's expert grid etp-ep-dp over tp, cp, dp; torchtitan's
+	// etp, ep, efsdp over tp, cp, dp_shard. Only layouts whose ep lies
+	// where that grid puts it are searched. Empty means any placement.
+	ExpertOrder []Dim
 	// NoZeroWithFSDP says ZeRO over dp cannot combine with fsdp (a
 	// DeepSpeed config shards inside fsdp groups only: MiCS).
 	NoZeroWithFSDP bool
@@ -204,7 +212,69 @@ func (l Limits) checkLayout(c *profiles.Cluster, deg Degrees, mesh *[NumDims][]S
 			return err
 		}
 	}
+	if len(l.ExpertOrder) > 0 && deg[EP] > 1 {
+		if err := l.checkExpertOrder(c, deg, mesh, whole); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// checkExpertOrder reports an ep placement other than the one the
+// framework's expert grid gives: the ep ranks that follow the
+// expert-tensor ones along ExpertOrder, each dimension's shares innermost
+// axis first.
+func (l Limits) checkExpertOrder(c *profiles.Cluster, deg Degrees, mesh *[NumDims][]Share, whole bool) error {
+	want := map[string]int{}
+	need := deg[EP]
+	for _, d := range l.ExpertOrder {
+		if d == TP && !whole {
+			continue // the expert-tensor ranks: all of tp
+		}
+		shares := slices.Clone(mesh[d])
+		slices.SortStableFunc(shares, func(a, b Share) int { return axisIndex(c, a.Axis) - axisIndex(c, b.Axis) })
+		for _, sh := range shares {
+			if need == 1 || sh.Size <= 1 {
+				continue
+			}
+			take := sh.Size
+			if take > need {
+				if take%need != 0 {
+					return fmt.Errorf("%s cannot express ep=%d here: its expert grid would split the %s share %s*%d", l.name(), deg[EP], d, sh.Axis, sh.Size)
+				}
+				take = need
+			}
+			if _, ok := want[sh.Axis]; !ok {
+				want[sh.Axis] = 1
+			}
+			want[sh.Axis] *= take
+			need /= take
+		}
+	}
+	got := map[string]int{}
+	for _, sh := range mesh[EP] {
+		if sh.Size > 1 {
+			got[sh.Axis] = sh.Size
+		}
+	}
+	if need != 1 || !maps.Equal(want, got) {
+		return fmt.Errorf("%s cannot place ep=%d as %s: its expert grid lays the experts over the %s ranks after the expert-tensor ones (%s)", l.name(), deg[EP], shareText(got, c), dimList(l.ExpertOrder), shareText(want, c))
+	}
+	return nil
+}
+
+// shareText writes per-axis sizes as "gpu*2.node*4", innermost axis first.
+func shareText(m map[string]int, c *profiles.Cluster) string {
+	var parts []string
+	for _, a := range c.Axes {
+		if n := m[a.Name]; n > 1 {
+			parts = append(parts, fmt.Sprintf("%s*%d", a.Name, n))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ".")
 }
 
 // tierParts splits each degree of mesh into its part on fast links (ICI,
