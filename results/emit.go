@@ -235,6 +235,25 @@ func tierDegrees(s space.Strategy, c profiles.Cluster) (fast, slow [space.NumDim
 	return fast, slow
 }
 
+// EmitNotes returns what a launch of e's strategy with framework's
+// configuration needs beyond it, one sentence each, for stderr (a JSON
+// config has no comments): the release it targets where the output has no
+// header, and setup that lives in the model code.
+func EmitNotes(framework string, e Evaluation) []string {
+	if framework != DeepSpeed {
+		return nil
+	}
+	s := e.Strategy
+	notes := []string{"the DeepSpeed config is for " + releaseOf(DeepSpeed).String()}
+	if s.Recompute == space.RecomputeFull {
+		notes = append(notes, "activation_checkpointing only configures deepspeed.checkpointing.checkpoint: the model code must call it on every layer (or gradient_checkpointing_enable) for recompute=full")
+	}
+	if s.Degree[space.FSDP] > 1 && s.Degree[space.DP] > 1 {
+		notes = append(notes, "mics_shard_size needs the model built under deepspeed.zero.MiCS_Init (runtime/zero/mics.py:385-389)")
+	}
+	return notes
+}
+
 // isTPU reports whether c is a TPU cluster: one with ICI or DCN axes.
 func isTPU(c profiles.Cluster) bool {
 	for _, a := range c.Axes {

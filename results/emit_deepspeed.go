@@ -38,6 +38,11 @@ func emitDeepSpeed(e Evaluation) (string, error) {
 		zero = map[string]any{"stage": 3, "mics_shard_size": s.Degree[space.FSDP]}
 	case s.Degree[space.FSDP] > 1:
 		zero = map[string]any{"stage": 3}
+	case s.Zero > 0:
+		// The plan hides the gradient reduce-scatter under the backward
+		// pass; stages 1 and 2 overlap it only when asked
+		// (runtime/zero/config.py's overlap_comm, off below stage 3).
+		zero["overlap_comm"] = true
 	}
 	cfg := map[string]any{
 		"train_batch_size":               e.Workload.Batch,
