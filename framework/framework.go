@@ -43,11 +43,32 @@ type Profile struct {
 	// FP8 is the recipe of its fp8 matmuls (precision=fp8); nil when it has
 	// none, which Limits.NoFP8 says to the search.
 	FP8 *model.FP8Recipe `json:"fp8,omitempty" yaml:"-"`
+	// Release is the release of the framework whose rules Limits hold and
+	// whose flags or keys --emit writes; zero for a profile without an
+	// emitter.
+	Release Release `json:"-" yaml:"-"`
 	// Sharded, when not nil, replaces Kernels and Precision for the
 	// strategies that shard the weights over fsdp or the sequence over cp
 	// (torchtitan: FSDP2's mixed precision with bf16 parameters there,
 	// torch.autocast over fp32 parameters elsewhere).
 	Sharded *Variant `json:"sharded,omitempty" yaml:"-"`
+}
+
+// Release names one release of a framework by the commit its rules were
+// read from.
+type Release struct {
+	// Name is the release as people name it (a tag, a version, or the
+	// branch and date of a commit).
+	Name string
+	// Repo is the GitHub repository, owner/name.
+	Repo string
+	// Commit is the full commit the rules were read from.
+	Commit string
+}
+
+// String is "owner/name@commit (name)".
+func (r Release) String() string {
+	return fmt.Sprintf("%s@%s (%s)", r.Repo, r.Commit, r.Name)
 }
 
 // Variant is a kernel and precision setup a framework runs under some
@@ -166,6 +187,7 @@ func megatron() Profile {
 	// dense SwiGLU output cannot be re-made alone; the expert grid lays
 	// etp, ep, edp over the tp, cp, dp ranks (parallel_state.py's
 	// expert RankGenerator).
+	p.Release = Release{Name: "main of 2026-08-22", Repo: "NVIDIA/Megatron-LM", Commit: "d98e8a64ddf34856e74b24714e3bedb2f5a39553"}
 	p.Limits = space.Limits{Framework: p.Name, NoDims: []space.Dim{space.FSDP},
 		Schedules: []space.Schedule{space.OneFOneB, space.Interleaved}, EqualChunks: true,
 		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull},
@@ -195,6 +217,7 @@ func deepspeed() Profile {
 		Precision: model.MixedPrecision(),
 		Optimizer: model.Optimizer{ClipPasses: 3},
 		Comm:      cost.Comm{WeightOverlap: &none, Flat: true, PerTensor: true},
+		Release:   Release{Name: "0.19.6", Repo: "deepspeedai/DeepSpeed", Commit: "edaa7221267243c7be7fb49c5d5f5c4fb97b4641"},
 		// A DeepSpeed config (--emit deepspeed) expresses data parallelism,
 		// ZeRO stages 0-3 and full activation checkpointing; tensor,
 		// pipeline, context and expert parallelism live in the model code
@@ -235,7 +258,8 @@ func maxtext() Profile {
 		// logical rule activation_embed -> tensor), which costs and saves
 		// what sequence parallelism does, so tp runs with sp.
 		// FP8 on GPUs through flax's fp8 dot_general with delayed scaling.
-		FP8: recipe(model.FP8Delayed),
+		FP8:     recipe(model.FP8Delayed),
+		Release: Release{Name: "main of 2026-08-22", Repo: "AI-Hypercomputer/maxtext", Commit: "e591f30cbbf217ed67ef71263ec0538239f9c3b8"},
 		// Read from AI-Hypercomputer/maxtext@e591f30cbbf217ed67ef71263ec0538239f9c3b8:
 		// remat_policy "none" becomes None and every layer is still wrapped
 		// in nn.remat (src/maxtext/configs/pyconfig.py:274,

@@ -90,6 +90,7 @@ func torchtitan() Profile {
 			ExpertOrder: []space.Dim{space.TP, space.CP, space.FSDP},
 			EqualStages: true, ReplicateAlone: true, ExpertsFromShard: true},
 		Sharded: fullyShardVariant(k),
+		Release: Release{Name: "v0.2.2, the last release that reads TOML", Repo: "pytorch/torchtitan", Commit: "73a0e6979dd10b6b1904098eb3c8f62c18ab87ce"},
 		// torchao's float8 training with dynamic tensorwise scaling
 		// (torchtitan's float8 converter).
 		FP8: recipe(model.FP8Tensorwise),

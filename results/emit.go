@@ -131,43 +131,31 @@ func Emit(w io.Writer, framework string, e Evaluation) error {
 }
 
 // Release is the release of a framework an emitter writes for: its
-// flags or keys were read from that source, and the tests' tables
-// (results/testdata/emit) hold them.
+// flags or keys were read from that source (the tests' tables in
+// results/testdata/emit hold them).
 type Release struct {
 	// Framework is the --emit value.
 	Framework string
-	// Name is the release as people name it (a tag, a version, or the
-	// branch and date of a commit).
-	Name string
-	// Repo is the GitHub repository, owner/name.
-	Repo string
-	// Commit is the full commit the rules were read from.
-	Commit string
+	framework.Release
 }
 
-// Releases returns the release each emitter targets, in --emit's order.
+// Releases returns the release each emitter targets, in --emit's order:
+// the built-in profile's (framework.Profile.Release).
 func Releases() []Release {
-	return []Release{
-		{Megatron, "main of 2026-08-22", "NVIDIA/Megatron-LM", "d98e8a64ddf34856e74b24714e3bedb2f5a39553"},
-		{MaxText, "main of 2026-08-22", "AI-Hypercomputer/maxtext", "e591f30cbbf217ed67ef71263ec0538239f9c3b8"},
-		{TorchTitan, "v0.2.2, the last release that reads TOML", "pytorch/torchtitan", "73a0e6979dd10b6b1904098eb3c8f62c18ab87ce"},
-		{DeepSpeed, "0.19.6", "deepspeedai/DeepSpeed", "edaa7221267243c7be7fb49c5d5f5c4fb97b4641"},
+	var out []Release
+	for _, f := range Frameworks() {
+		out = append(out, releaseOf(f))
 	}
+	return out
 }
 
 // releaseOf returns the release framework f's emitter targets.
 func releaseOf(f string) Release {
-	for _, r := range Releases() {
-		if r.Framework == f {
-			return r
-		}
+	p, err := framework.Builtin(f)
+	if err != nil {
+		return Release{Framework: f}
 	}
-	return Release{Framework: f}
-}
-
-// String is "owner/name@commit (name)".
-func (r Release) String() string {
-	return fmt.Sprintf("%s@%s (%s)", r.Repo, r.Commit, r.Name)
+	return Release{Framework: f, Release: p.Release}
 }
 
 // profileParts returns the parts of e's strategy that the framework's
