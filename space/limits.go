@@ -162,6 +162,11 @@ func (l Limits) CheckPlacement(s Strategy, c profiles.Cluster) error {
 	return l.checkLayout(&c, s.Degree, &s.Mesh, s.ExpertsWhole())
 }
 
+// CheckCluster reports, in one sentence, a cluster the framework does not
+// run on (a GPU-only framework on TPUs), naming what would; nil when it
+// runs there.
+func (l Limits) CheckCluster(c profiles.Cluster) error { return l.checkCluster(&c) }
+
 // isTPU reports whether c is a TPU cluster: one with ICI or DCN axes.
 func isTPU(c *profiles.Cluster) bool {
 	for _, a := range c.Axes {
