@@ -14,8 +14,8 @@ func emitDeepSpeed(e Evaluation) (string, error) {
 		key, why string
 		v        int
 	}{
-		{"tp", "tensor parallelism lives in the model code or Megatron-DeepSpeed (use --emit megatron)", s.Degree[space.TP]},
-		{"pp", "pipeline parallelism needs a PipelineModule in the model code or Megatron-DeepSpeed (use --emit megatron)", s.Degree[space.PP]},
+		{"tp", "tensor parallelism lives in the model code (Megatron-DeepSpeed does not take --emit megatron's flags)", s.Degree[space.TP]},
+		{"pp", "pipeline parallelism needs a PipelineModule in the model code (Megatron-DeepSpeed does not take --emit megatron's flags)", s.Degree[space.PP]},
 		{"cp", "context parallelism is not a DeepSpeed config setting (Ulysses sequence parallelism is set up in the model code)", s.Degree[space.CP]},
 		{"ep", "expert parallelism is set per MoE layer in the model code (deepspeed.moe ep_size)", s.Degree[space.EP]},
 	} {
