@@ -202,7 +202,7 @@ func TestGolden(t *testing.T) {
 		{name: "plan-min-chips", args: []string{"--model", "llama3-70b", "--cluster", "h100-1024", "--min-chips", "--batch", "32", "--top", "3", "--quiet"}},
 		{name: "emit-megatron", args: []string{"explain", "--model", "llama3-70b", "--cluster", "h100-512", "--batch", "512", "--strategy", "dp=8,zero=1,tp=8,cp=2,pp=4,schedule=interleaved,v=2,recompute=selective", "--emit", "megatron"}},
 		{name: "emit-maxtext", args: []string{"explain", "--model", "llama3-8b", "--cluster", "2xv5p-64", "--batch", "64", "--strategy", "dp=2,fsdp=32,recompute=full", "--emit", "maxtext"}},
-		{name: "emit-torchtitan", args: []string{"explain", "--model", "llama3-8b", "--cluster", "h100-64", "--batch", "64", "--strategy", "dp=2,fsdp=4,tp=8,recompute=selective", "--emit", "torchtitan"}},
+		{name: "emit-torchtitan", args: []string{"explain", "--model", "llama3-8b", "--cluster", "h100-64", "--batch", "64", "--strategy", "dp=2,fsdp=4,tp=8,recompute=full", "--emit", "torchtitan"}},
 		{name: "emit-deepspeed", args: []string{"explain", "--model", "llama3-8b", "--cluster", "h100-8", "--batch", "32", "--strategy", "fsdp=8,mb=2", "--emit", "deepspeed"}},
 		{name: "error-emit-megatron-fsdp", args: []string{"explain", "--model", "llama3-8b", "--cluster", "h100-64", "--batch", "64", "--strategy", "fsdp=8,tp=8", "--emit", "megatron"}, code: ExitBadInput},
 		{name: "error-emit-deepspeed-tp-pp", args: []string{"explain", "--model", "llama3-8b", "--cluster", "h100-64", "--batch", "64", "--strategy", "tp=8,pp=8", "--emit", "deepspeed"}, code: ExitBadInput},

@@ -137,7 +137,7 @@ func TestEmitMaxText(t *testing.T) {
 
 func TestEmitTorchTitan(t *testing.T) {
 	out := emitOut(t, "explain", "--model", "llama3-70b", "--cluster", "h100-256", "--batch", "256",
-		"--strategy", "dp=2,fsdp=4,tp=8,pp=4,mb=2,schedule=interleaved,v=2,recompute=selective", "--emit", "torchtitan")
+		"--strategy", "dp=2,fsdp=4,tp=8,pp=4,mb=2,schedule=interleaved,v=2,recompute=full", "--emit", "torchtitan")
 	var cfg struct {
 		Parallelism struct {
 			Replicate     int    `toml:"data_parallel_replicate_degree"`
@@ -148,6 +148,8 @@ func TestEmitTorchTitan(t *testing.T) {
 			Schedule      string `toml:"pipeline_parallel_schedule"`
 			Microbatch    int    `toml:"pipeline_parallel_microbatch_size"`
 			LayersByStage int    `toml:"pipeline_parallel_layers_per_stage"`
+			FirstLess     *int   `toml:"pipeline_parallel_first_stage_less_layers"`
+			LastLess      *int   `toml:"pipeline_parallel_last_stage_less_layers"`
 		} `toml:"parallelism"`
 		Training struct {
 			Local  int `toml:"local_batch_size"`
@@ -165,8 +167,13 @@ func TestEmitTorchTitan(t *testing.T) {
 	if p.Replicate != 2 || p.Shard != 4 || p.TP != 8 || p.CP != 1 || p.PP != 4 || p.Schedule != "Interleaved1F1B" || p.Microbatch != 2 || p.LayersByStage != 10 {
 		t.Errorf("[parallelism] = %+v, want dp 2, fsdp 4, tp 8, cp 1, pp 4, Interleaved1F1B, microbatch 2, 10 layers per stage", p)
 	}
-	if cfg.Training.Local != 32 || cfg.Training.Global != 256 || cfg.Training.Seq != 8192 || cfg.AC.Mode != "selective" {
-		t.Errorf("[training] %+v, [activation_checkpoint] %+v; want local 32 (256 / 8 replicas), global 256, seq 8192, selective", cfg.Training, cfg.AC)
+	// torchtitan makes ceil((layers + first + last) / layers per stage)
+	// stages: the weights must be 0 for 80 / 10 = 8 = pp x v.
+	if p.FirstLess == nil || *p.FirstLess != 0 || p.LastLess == nil || *p.LastLess != 0 {
+		t.Errorf("[parallelism] first and last stage weights %v, %v; want both 0", p.FirstLess, p.LastLess)
+	}
+	if cfg.Training.Local != 32 || cfg.Training.Global != 256 || cfg.Training.Seq != 8192 || cfg.AC.Mode != "full" {
+		t.Errorf("[training] %+v, [activation_checkpoint] %+v; want local 32 (256 / 8 replicas), global 256, seq 8192, full", cfg.Training, cfg.AC)
 	}
 }
 
@@ -267,12 +274,14 @@ func TestEmitFP8(t *testing.T) {
 	if err := toml.Unmarshal([]byte(tt), &cfg); err != nil {
 		t.Fatalf("torchtitan output is not TOML: %v\n%s", err, tt)
 	}
-	conv, _ := cfg["model"].(map[string]any)["converters"].([]any)
-	rec, _ := cfg["float8"].(map[string]any)["recipe_name"].(string)
-	if len(conv) != 1 || conv[0] != "float8" || rec != "tensorwise" {
+	// torchtitan v0.2.2's converter registry name and config section
+	// (torchtitan/components/quantization/float8.py:238).
+	conv, _ := tomlPath(cfg, "model", "converters").([]any)
+	rec, _ := tomlPath(cfg, "quantize", "linear", "float8", "recipe_name").(string)
+	if len(conv) != 1 || conv[0] != "quantize.linear.float8" || rec != "tensorwise" {
 		t.Errorf("torchtitan fp8: converters %v, recipe %q", conv, rec)
 	}
-	mt := emitOut(t, append(strings.Fields(args), "--strategy", "fsdp=8,tp=8,precision=fp8", "--emit", "maxtext")...)
+	mt := emitOut(t, append(strings.Fields(args), "--strategy", "fsdp=8,tp=8,precision=fp8,recompute=minimal", "--emit", "maxtext")...)
 	if !strings.Contains(mt, "\nquantization: fp8\n") {
 		t.Errorf("maxtext fp8: no quantization key in\n%s", mt)
 	}
@@ -280,6 +289,19 @@ func TestEmitFP8(t *testing.T) {
 	if code != ExitBadInput || stdout != "" || !strings.Contains(stderr, "precision=fp8") {
 		t.Errorf("deepspeed fp8: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
+}
+
+// tomlPath returns the value at the keys' path in a decoded TOML table, or
+// nil.
+func tomlPath(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
 }
 
 // TestEmitExpertTensor checks that the experts' split over tp or whole
@@ -295,16 +317,59 @@ func TestEmitExpertTensor(t *testing.T) {
 	if !strings.Contains(tt, "\nexpert_tensor_parallel_degree = 4\n") {
 		t.Errorf("torchtitan: no expert_tensor_parallel_degree = 4 in\n%s", tt)
 	}
-	mg = megatronFlags(t, emitOut(t, append(strings.Fields(args), "--strategy", "dp=16,tp=4,ep=8,etp=1", "--emit", "megatron")...))
-	if mg["--expert-tensor-parallel-size"] != "1" {
-		t.Errorf("megatron etp=1: etp %q", mg["--expert-tensor-parallel-size"])
-	}
-	tt = emitOut(t, append(strings.Fields(args), "--strategy", "fsdp=16,tp=4,ep=8,etp=1", "--emit", "torchtitan")...)
-	if !strings.Contains(tt, "\nexpert_tensor_parallel_degree = 1\n") {
-		t.Errorf("torchtitan etp=1: no expert_tensor_parallel_degree = 1 in\n%s", tt)
+	// Whole experts (etp=1) lie over the tp ranks first in both
+	// frameworks' expert grids, where the planner never carves ep: refused
+	// as placed rather than run on another mesh.
+	for _, f := range []string{"megatron", "torchtitan"} {
+		strategy := map[string]string{"megatron": "dp=16,tp=4,ep=8,etp=1", "torchtitan": "fsdp=16,tp=4,ep=8,etp=1"}[f]
+		_, stderr, code := run(t, append(strings.Fields(args), "--strategy", strategy, "--emit", f)...)
+		if code != ExitBadInput || !strings.Contains(stderr, "expert grid") {
+			t.Errorf("%s etp=1: exit %d, stderr %q; want a refusal naming the expert grid", f, code, stderr)
+		}
 	}
 	_, stderr, code := run(t, append(strings.Fields(args), "--strategy", "dp=16,tp=4,ep=8,etp=2")...)
 	if code != ExitBadInput || !strings.Contains(stderr, "etp=2 with tp=4") {
 		t.Errorf("etp=2 with tp=4: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestPlanEmitRecommendedRowEmits checks that after a successful search
+// with --emit F the recommended row is one F runs: the search holds F's
+// limits and placement rules, so the emitter never refuses it (no exit 2
+// after a search), and a GPU-only framework refuses a TPU cluster before
+// searching, naming what would run there.
+func TestPlanEmitRecommendedRowEmits(t *testing.T) {
+	clearEnv(t)
+	plans := []string{
+		"--model llama3-8b --cluster h100-64 --batch 256 --seq 8192",
+		"--model llama3-8b --cluster h100-64 --seq 131072 --batch 32",
+		"--model llama3-70b --cluster h100-256 --batch 256",
+		"--model llama3-70b --cluster h100-256 --batch 256 --fix pp=4,schedule=interleaved",
+		"--model llama3-70b --cluster h100-256 --batch 256 --fix recompute=full,pp=8",
+		"--model mixtral-8x7b --cluster h100-64 --batch 256 --seq 4096",
+		"--model llama3-8b --cluster h100-64 --batch 256 --seq 8192 --fix zero=0",
+		"--model llama3-8b --cluster v5p-64",
+		"--model llama3-70b --cluster 2xv5p-64 --batch 128",
+	}
+	for _, p := range plans {
+		for _, f := range []string{"megatron", "torchtitan", "maxtext", "deepspeed"} {
+			args := append(strings.Fields(p), "--quiet", "--emit", f)
+			stdout, stderr, code := run(t, args...)
+			switch {
+			case code == 0:
+				if stdout == "" {
+					t.Errorf("plan %s: exit 0 with nothing emitted", strings.Join(args, " "))
+				}
+			case code == ExitBadInput && strings.Contains(stderr, "GPUs only"):
+				if !strings.Contains(p, "v5p") || !strings.Contains(stderr, "maxtext") {
+					t.Errorf("plan %s: %q; want a GPU-only refusal on TPU clusters only, naming maxtext", strings.Join(args, " "), stderr)
+				}
+			case code == ExitBadInput && strings.HasPrefix(stderr, "plan: cannot search"):
+				// The problem itself has no strategy for f (e.g. a batch
+				// smaller than the GPUs for plain ZeRO): no search ran.
+			default:
+				t.Errorf("plan %s: exit %d, stderr %q; want the recommended row emitted", strings.Join(args, " "), code, stderr)
+			}
+		}
 	}
 }

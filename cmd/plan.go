@@ -204,6 +204,9 @@ func (a *app) emitFramework(e results.Evaluation) error {
 			}
 			return err
 		}
+		for _, n := range results.EmitNotes(a.cfg.Emit, e) {
+			fmt.Fprintf(a.stderr, "plan: note: --emit %s: %s\n", a.cfg.Emit, n)
+		}
 		return nil
 	})
 }

@@ -43,11 +43,32 @@ type Profile struct {
 	// FP8 is the recipe of its fp8 matmuls (precision=fp8); nil when it has
 	// none, which Limits.NoFP8 says to the search.
 	FP8 *model.FP8Recipe `json:"fp8,omitempty" yaml:"-"`
+	// Release is the release of the framework whose rules Limits hold and
+	// whose flags or keys --emit writes; zero for a profile without an
+	// emitter.
+	Release Release `json:"-" yaml:"-"`
 	// Sharded, when not nil, replaces Kernels and Precision for the
 	// strategies that shard the weights over fsdp or the sequence over cp
 	// (torchtitan: FSDP2's mixed precision with bf16 parameters there,
 	// torch.autocast over fp32 parameters elsewhere).
 	Sharded *Variant `json:"sharded,omitempty" yaml:"-"`
+}
+
+// Release names one release of a framework by the commit its rules were
+// read from.
+type Release struct {
+	// Name is the release as people name it (a tag, a version, or the
+	// branch and date of a commit).
+	Name string
+	// Repo is the GitHub repository, owner/name.
+	Repo string
+	// Commit is the full commit the rules were read from.
+	Commit string
+}
+
+// String is "owner/name@commit (name)".
+func (r Release) String() string {
+	return fmt.Sprintf("%s@%s (%s)", r.Repo, r.Commit, r.Name)
 }
 
 // Variant is a kernel and precision setup a framework runs under some
@@ -156,9 +177,26 @@ func megatron() Profile {
 	// Transformer Engine's delayed per-tensor scaling (--fp8-recipe
 	// delayed; blockwise in a YAML profile for DeepSeek-V3's recipe).
 	p.FP8 = recipe(model.FP8Delayed)
+	// Its rules, as read from NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553
+	// (results/emit_megatron.go cites each): CUDA only; ranks in the order
+	// tp-cp-ep-dp-pp from the innermost (megatron/training/initialize.py:395,
+	// megatron/core/parallel_state.py:617); the distributed optimizer shards
+	// the optimizer state only and keeps a full-size gradient buffer
+	// (megatron/core/distributed/param_and_grad_buffer.py:1190-1192), so
+	// ZeRO 0 or 1; no "deepseek" policy: --recompute-modules moe_act touches
+	// MoE experts only and needs --moe-grouped-gemm
+	// (megatron/core/transformer/transformer_config.py:1964-1967), so a
+	// dense SwiGLU output cannot be re-made alone; the expert grid lays
+	// etp, ep, edp over the tp, cp, dp ranks (parallel_state.py's
+	// expert RankGenerator).
+	p.Release = Release{Name: "main of 2026-08-22", Repo: "NVIDIA/Megatron-LM", Commit: "d98e8a64ddf34856e74b24714e3bedb2f5a39553"}
 	p.Limits = space.Limits{Framework: p.Name, NoDims: []space.Dim{space.FSDP}, NoInt8: true,
 		Schedules:  []space.Schedule{space.OneFOneB, space.Interleaved},
-		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull, model.RecomputeDeepSeek}}
+		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull},
+		Zeros:      []int{0, 1},
+		GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)",
+		RankOrder:   []space.Dim{space.TP, space.CP, space.DP, space.PP},
+		ExpertOrder: []space.Dim{space.TP, space.CP, space.DP}}
 	return p
 }
 
@@ -181,12 +219,19 @@ func deepspeed() Profile {
 		Precision: model.MixedPrecision(),
 		Optimizer: model.Optimizer{ClipPasses: 3},
 		Comm:      cost.Comm{WeightOverlap: &none, Flat: true, PerTensor: true},
+		Release:   Release{Name: "0.19.6", Repo: "deepspeedai/DeepSpeed", Commit: "edaa7221267243c7be7fb49c5d5f5c4fb97b4641"},
 		// A DeepSpeed config (--emit deepspeed) expresses data parallelism,
 		// ZeRO stages 0-3 and full activation checkpointing; tensor,
 		// pipeline, context and expert parallelism live in the model code
 		// (use the megatron profile for Megatron-DeepSpeed layouts).
+		// DeepSpeed has no TPU accelerator
+		// (deepspeedai/DeepSpeed@edaa7221267243c7be7fb49c5d5f5c4fb97b4641:accelerator/real_accelerator.py:23),
+		// and fsdp next to dp becomes MiCS (mics_shard_size), which shards
+		// every model state inside the fsdp group and replicates it across
+		// groups (runtime/zero/mics.py:391): ZeRO over dp is lost there.
 		Limits: space.Limits{Framework: "deepspeed", NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP}, NoInt8: true,
-			Recomputes: []string{model.RecomputeNone, model.RecomputeFull}},
+			Recomputes: []string{model.RecomputeNone, model.RecomputeFull},
+			GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)", NoZeroWithFSDP: true},
 	}
 }
 
@@ -217,10 +262,18 @@ func maxtext() Profile {
 		// logical rule activation_embed -> tensor), which costs and saves
 		// what sequence parallelism does, so tp runs with sp.
 		// FP8 on GPUs through flax's fp8 dot_general with delayed scaling.
-		FP8: recipe(model.FP8Delayed),
+		FP8:     recipe(model.FP8Delayed),
+		Release: Release{Name: "main of 2026-08-22", Repo: "AI-Hypercomputer/maxtext", Commit: "e591f30cbbf217ed67ef71263ec0538239f9c3b8"},
+		// Read from AI-Hypercomputer/maxtext@e591f30cbbf217ed67ef71263ec0538239f9c3b8:
+		// remat_policy "none" becomes None and every layer is still wrapped
+		// in nn.remat (src/maxtext/configs/pyconfig.py:274,
+		// layers/decoders.py:346-350, 541-566): full rematerialisation, so
+		// the profile has no "none"; the pipeline needs the layers to divide
+		// over stages x repeats (configs/types.py:3598-3621); the expert
+		// axis is its own mesh axis, carved here out of fsdp or data.
 		Limits: space.Limits{Framework: "maxtext", Zeros: []int{0}, RequireSP: true, NoSplit: true,
-			Schedules: []space.Schedule{space.GPipe, space.Interleaved},
-			Recomputes: []string{model.RecomputeNone, model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,
+			Schedules: []space.Schedule{space.GPipe, space.Interleaved}, EqualStages: true, ExpertsPerTier: true,
+			Recomputes: []string{model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,
 				model.RecomputeSaveDotExceptMLP, model.RecomputeSaveQKVProj, model.RecomputeQKVProjOffloaded,
 				model.RecomputeMinimalOffloaded, model.RecomputeOffloadInput, model.RecomputeOffloadInputQKV,
 				model.RecomputeOffloadInputQKVO, model.RecomputeFull}},

@@ -71,10 +71,26 @@ func torchtitan() Profile {
 		// schedules need two or more stages per rank, so the zero-bubble
 		// InterleavedZeroBubble cannot run ZB-H1's one, and it has no
 		// two-direction DualPipe [PT-SCHED][TT-PP].
+		//
+		// Its rules at v0.2.2, the last release that reads TOML
+		// (pytorch/torchtitan@73a0e6979dd10b6b1904098eb3c8f62c18ab87ce):
+		// CUDA/ROCm only; ranks ordered pp, dp_replicate, dp_shard, cp, tp
+		// from the outermost (torchtitan/distributed/parallel_dims.py:140-160);
+		// experts spread over dp_shard x cp (x tp when etp=1), the efsdp
+		// mesh, laid etp, ep, efsdp from the innermost; DDP only one-dimensional (models/llama3/infra/parallelize.py:151);
+		// equal stages (pipeline_parallel_layers_per_stage with no first or
+		// last stage weights); per-op selective AC saves the matmuls and the
+		// attention output and recomputes the rest (parallelize.py:36-51),
+		// the opposite of the planner's selective, so it is not offered.
 		Limits: space.Limits{Framework: "torchtitan", Zeros: []int{0}, RequireSP: true, NoInt8: true,
 			Schedules:  []space.Schedule{space.OneFOneB, space.GPipe, space.Interleaved, space.ZBV, space.DualPipeV},
-			Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull}},
+			Recomputes: []string{model.RecomputeNone, model.RecomputeFull},
+			GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)",
+			RankOrder:   []space.Dim{space.TP, space.CP, space.FSDP, space.DP, space.PP},
+			ExpertOrder: []space.Dim{space.TP, space.CP, space.FSDP},
+			EqualStages: true, ReplicateAlone: true, ExpertsFromShard: true},
 		Sharded: fullyShardVariant(k),
+		Release: Release{Name: "v0.2.2, the last release that reads TOML", Repo: "pytorch/torchtitan", Commit: "73a0e6979dd10b6b1904098eb3c8f62c18ab87ce"},
 		// torchao's float8 training with dynamic tensorwise scaling
 		// (torchtitan's float8 converter).
 		FP8: recipe(model.FP8Tensorwise),

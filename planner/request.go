@@ -112,6 +112,9 @@ func Explain(r Request, s space.Strategy) (results.Evaluation, error) {
 	if err != nil {
 		return results.Evaluation{}, &search.InputError{Err: fmt.Errorf("strategy %s cannot be placed on the mesh of %s: %w", s, c.Name, err)}
 	}
+	if err := r.Options.Limits.CheckPlacement(placed, c); err != nil {
+		return results.Evaluation{}, &search.InputError{Err: fmt.Errorf("strategy %s: %w", placed, err)}
+	}
 	e := Evaluate(p, placed)
 	e.Framework = r.Framework
 	if e.Err != nil {

@@ -175,6 +175,12 @@ func (r Request) WithFramework(f framework.Profile) Request {
 func solveEach(ctx context.Context, reqs []Request, solve SolveFunc, keepBad bool) (plans []results.Plan, noFit, bad []error, err error) {
 	plans, noFit, bad = make([]results.Plan, len(reqs)), make([]error, len(reqs)), make([]error, len(reqs))
 	for i, r := range reqs {
+		if err := r.Options.Limits.CheckCluster(r.Cluster); err != nil {
+			// A framework that does not run on the chips (a GPU-only one on
+			// TPUs) is a row that says so, not the end of the comparison.
+			noFit[i] = err
+			continue
+		}
 		p, err := solve(ctx, r, false)
 		var nf *search.NoFitError
 		var in *search.InputError

@@ -90,8 +90,16 @@ func TestEveryDimensionShownAndEmitted(t *testing.T) {
 		jsonTags[strings.Split(st.Field(i).Tag.Get("json"), ",")[0]] = true
 	}
 	emit := func(spec, framework string) (string, error) {
-		if framework == MaxText && strings.Contains(spec, "pp=") {
-			spec += ",schedule=gpipe" // MaxText runs no 1F1B
+		switch {
+		case framework == MaxText:
+			spec += ",recompute=minimal" // MaxText's "none" recomputes the whole layer
+			if strings.Contains(spec, "pp=") {
+				spec += ",schedule=gpipe" // MaxText runs no 1F1B
+			}
+		case framework == Megatron && spec == "dp=32,pp=2":
+			spec += ",mesh=dp:gpu*8.node*4;pp:node*2" // Megatron lays dp inside pp
+		case framework == TorchTitan && strings.HasPrefix(spec, "dp=") && strings.Contains(spec, ","):
+			spec = "fs" + spec // torchtitan's pure replication (DDP) is one-dimensional
 		}
 		s, err := space.Parse(spec)
 		if err != nil {

@@ -1,14 +1,14 @@
 package results
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/meshplan/meshplan/internal/text"
 	"io"
-	"strconv"
+	"slices"
 	"strings"
 
+	"github.com/meshplan/meshplan/framework"
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/space"
@@ -54,45 +54,58 @@ func frameworkName(f string) string {
 }
 
 // Emit writes the strategy of e as the launch configuration of a training
-// framework:
+// framework, for the release Releases names (the text outputs say it in
+// their header). The framework's built-in profile (framework.Builtin) is
+// held first: a strategy outside its limits or placed where the framework
+// would put its ranks elsewhere is refused, as is a GPU-only framework on
+// a TPU cluster, so that what is emitted runs the strategy the row costed.
 //
 //   - megatron: Megatron-LM command-line flags, one per line with shell
 //     continuations: --tensor-model-parallel-size, --pipeline-model-parallel-size,
 //     --num-layers-per-virtual-pipeline-stage (interleaved), --context-parallel-size,
 //     --expert-model-parallel-size, --sequence-parallel, --micro-batch-size,
 //     --global-batch-size, --seq-length, --recompute-granularity/--recompute-method,
-//     --use-distributed-optimizer (zero 1 or 2) and, when the layers do not
-//     divide over the stages, --decoder-first/last-pipeline-num-layers. The
-//     data-parallel size is what Megatron derives (world size over
-//     tp x pp x cp). FSDP and the GPipe schedule cannot be expressed.
-//   - maxtext: MaxText YAML keys ici_*_parallelism and dcn_*_parallelism
-//     (data, fsdp, tensor, context, pipeline, expert; a degree's part on
-//     data-centre or scale-out links goes to dcn_*), per_device_batch_size,
-//     gradient_accumulation_steps or num_pipeline_microbatches,
-//     num_layers_per_pipeline_stage, max_target_length and remat_policy
-//     (none -> none, selective -> minimal, which saves the matmul outputs and
-//     recomputes the rest, full -> full). ZeRO on pure data parallelism and
-//     the 1F1B schedule cannot be expressed; expert parallelism is taken out
-//     of the fsdp (else data) degree of the same links.
-//   - torchtitan: TOML tables [parallelism] (data_parallel_replicate_degree =
+//     --overlap-grad-reduce (dp > 1), --use-distributed-optimizer and
+//     --overlap-param-gather (zero 1; Megatron keeps full-size gradients,
+//     so zero 2 is refused) and, when the layers do not divide over the
+//     stages, --decoder-first/last-pipeline-num-layers. The data-parallel
+//     size is what Megatron derives (world size over tp x pp x cp). FSDP and
+//     the GPipe schedule cannot be expressed. Megatron-DeepSpeed does not
+//     take these flags (it has no --context-parallel-size, for one).
+//   - maxtext: MaxText YAML keys hardware (gpu on GPU clusters),
+//     ici_*_parallelism and dcn_*_parallelism (data, fsdp, tensor, context,
+//     pipeline, expert; a degree's part on data-centre or scale-out links
+//     goes to dcn_*), per_device_batch_size, gradient_accumulation_steps or
+//     num_pipeline_microbatches, num_layers_per_pipeline_stage,
+//     max_target_length and remat_policy by MaxText's own names
+//     (offload_layer_input -> custom with decoder_layer_input: offload).
+//     MaxText has no "keep everything" policy, ZeRO on pure data
+//     parallelism nor the 1F1B schedule; expert parallelism is taken out of
+//     the fsdp (else data) degree of the same links.
+//   - torchtitan: v0.2.2 TOML tables [parallelism] (data_parallel_replicate_degree =
 //     dp, data_parallel_shard_degree = fsdp, tensor, context, pipeline and
-//     expert degrees, pipeline_parallel_schedule 1F1B, GPipe or
-//     Interleaved1F1B, microbatch size, layers per stage), [training]
-//     (local and global batch, seq_len) and [activation_checkpoint] mode.
-//     ZeRO on pure data parallelism and tensor parallelism without sequence
-//     parallelism cannot be expressed.
+//     expert degrees, pipeline_parallel_schedule 1F1B, GPipe,
+//     Interleaved1F1B, ZBVZeroBubble or DualPipeV, microbatch size, layers
+//     per stage with no first or last stage weights), [training] (local and
+//     global batch, seq_len) and [activation_checkpoint] mode (none or
+//     full), and the float8 converter for fp8. ZeRO on pure data
+//     parallelism, tensor parallelism without sequence parallelism and
+//     selective recomputation cannot be expressed.
 //   - deepspeed: a DeepSpeed JSON config (train_batch_size,
 //     train_micro_batch_size_per_gpu, gradient_accumulation_steps, bf16,
 //     zero_optimization.stage: the zero stage, or 3 for fsdp, with
-//     mics_shard_size when fsdp and dp are combined; activation_checkpointing
-//     for full recomputation). A plain DeepSpeed config cannot express
+//     mics_shard_size when fsdp and dp are combined, which only zero 0
+//     may; activation_checkpointing for full recomputation, which the model
+//     code must still call). A plain DeepSpeed config cannot express
 //     tensor, pipeline, context or expert parallelism (those live in the
-//     model code or in Megatron-DeepSpeed, which takes --emit megatron's
-//     flags), nor selective recomputation.
+//     model code), nor selective recomputation.
 //
 // A strategy the framework cannot express is an *[EmitError] naming the
 // parts, and nothing is written.
 func Emit(w io.Writer, framework string, e Evaluation) error {
+	if !slices.Contains(Frameworks(), framework) {
+		return fmt.Errorf("results: unknown framework %q (want %s)", framework, strings.Join(Frameworks(), ", "))
+	}
 	var out string
 	var err error
 	switch framework {
@@ -110,13 +123,66 @@ func Emit(w io.Writer, framework string, e Evaluation) error {
 	if err != nil {
 		return err
 	}
+	if parts := profileParts(framework, e); len(parts) > 0 {
+		return &EmitError{Framework: framework, Parts: parts}
+	}
 	_, err = io.WriteString(w, out)
 	return err
 }
 
+// Release is the release of a framework an emitter writes for: its
+// flags or keys were read from that source (the tests' tables in
+// results/testdata/emit hold them).
+type Release struct {
+	// Framework is the --emit value.
+	Framework string
+	framework.Release
+}
+
+// Releases returns the release each emitter targets, in --emit's order:
+// the built-in profile's (framework.Profile.Release).
+func Releases() []Release {
+	var out []Release
+	for _, f := range Frameworks() {
+		out = append(out, releaseOf(f))
+	}
+	return out
+}
+
+// releaseOf returns the release framework f's emitter targets.
+func releaseOf(f string) Release {
+	p, err := framework.Builtin(f)
+	if err != nil {
+		return Release{Framework: f}
+	}
+	return Release{Framework: f, Release: p.Release}
+}
+
+// profileParts returns the parts of e's strategy that the framework's
+// built-in profile (framework.Builtin) cannot run as placed: the rules the
+// search honours, held again here so that a strategy from anywhere
+// (explain, evaluate, another profile) emits only when the framework runs
+// it as costed.
+func profileParts(f string, e Evaluation) []string {
+	p, err := framework.Builtin(f)
+	if err != nil {
+		return nil
+	}
+	err = p.Limits.Check(e.Strategy, e.Model.Layers)
+	if err == nil {
+		err = p.Limits.CheckPlacement(e.Strategy, e.Cluster)
+	}
+	if err == nil {
+		return nil
+	}
+	// EmitError's message names the framework already.
+	return []string{strings.TrimPrefix(err.Error(), p.Limits.Framework+" cannot express ")}
+}
+
 // emitHeader is the comment lines every text output starts with.
-func emitHeader(b *strings.Builder, prefix, what string, e Evaluation) {
+func emitHeader(b *strings.Builder, prefix, framework, what string, e Evaluation) {
 	fmt.Fprintf(b, "%s %s for %s on %s (%d x %s)\n", prefix, what, text.Squash(e.Model.Name), text.Squash(e.Cluster.Name), e.Cluster.Chips(), text.Squash(e.Cluster.Chip.Name))
+	fmt.Fprintf(b, "%s for %s\n", prefix, releaseOf(framework))
 	fmt.Fprintf(b, "%s strategy: %s\n", prefix, e.Strategy.String())
 	fmt.Fprintf(b, "%s batch: %d sequences of %d tokens per step; generated by meshplan\n", prefix, e.Workload.Batch, e.Workload.SeqLen)
 }
@@ -128,236 +194,6 @@ func (e Evaluation) fp8Recipe() string {
 		return model.FP8Delayed
 	}
 	return e.FP8Recipe
-}
-
-func emitMegatron(e Evaluation) (string, error) {
-	s := e.Strategy
-	L := e.Model.Layers
-	var bad []string
-	if s.Degree[space.FSDP] > 1 {
-		bad = append(bad, fmt.Sprintf("fsdp=%d: Megatron-LM's data parallelism replicates the weights (its distributed optimizer is ZeRO-1); search without it with --fix fsdp=1", s.Degree[space.FSDP]))
-	}
-	if s.Int8() {
-		bad = append(bad, "precision=int8: Megatron-LM trains in bf16 or fp8, not int8; search with --fix precision=fp8 or bf16")
-	}
-	if s.Degree[space.PP] > 1 {
-		switch s.Schedule {
-		case space.GPipe:
-			bad = append(bad, "schedule=gpipe: Megatron-LM runs 1F1B or interleaved 1F1B pipelines")
-		case space.ZBH1, space.ZBV, space.DualPipe, space.DualPipeV:
-			bad = append(bad, fmt.Sprintf("schedule=%s: mainline Megatron-Core runs 1F1B or interleaved 1F1B pipelines, with no zero-bubble or DualPipe schedule; search with --fix schedule=1f1b", s.Schedule))
-		}
-	}
-	if err := s.Split.Check(L, s.Degree[space.PP]); err != nil {
-		bad = append(bad, err.Error())
-	}
-	split := megatronSplit(s, L, e.Model.MTPLayers)
-	if len(bad) > 0 {
-		return "", &EmitError{Framework: Megatron, Parts: bad}
-	}
-	var b strings.Builder
-	emitHeader(&b, "#", "Megatron-LM launch flags", e)
-	fmt.Fprintf(&b, "# data-parallel size %d = %d GPUs / (tp %d x pp %d x cp %d), derived by Megatron-LM\n",
-		s.Replicas(), e.Cluster.Chips(), s.Degree[space.TP], s.Degree[space.PP], s.Degree[space.CP])
-	fmt.Fprintf(&b, "# placement: %s (Megatron-LM orders ranks tp, cp, dp, pp from the innermost)\n", meshText(s))
-	flags := [][2]string{
-		{"--tensor-model-parallel-size", strconv.Itoa(s.Degree[space.TP])},
-		{"--pipeline-model-parallel-size", strconv.Itoa(s.Degree[space.PP])},
-	}
-	flags = append(flags, split...)
-	if e.Model.MTPLayers > 0 {
-		flags = append(flags, [2]string{"--mtp-num-layers", strconv.Itoa(e.Model.MTPLayers)})
-	}
-	flags = append(flags, [2]string{"--context-parallel-size", strconv.Itoa(s.Degree[space.CP])})
-	if s.Degree[space.EP] > 1 {
-		flags = append(flags, [2]string{"--expert-model-parallel-size", strconv.Itoa(s.Degree[space.EP])})
-		if s.Degree[space.TP] > 1 {
-			// The experts split over tp or whole (space.Strategy.ETP).
-			flags = append(flags, [2]string{"--expert-tensor-parallel-size", strconv.Itoa(s.ExpertTP())})
-		}
-	}
-	if s.SP && s.Degree[space.TP] > 1 {
-		flags = append(flags, [2]string{"--sequence-parallel", ""})
-	}
-	flags = append(flags,
-		[2]string{"--micro-batch-size", strconv.Itoa(s.MB)},
-		[2]string{"--global-batch-size", strconv.Itoa(e.Workload.Batch)},
-		[2]string{"--seq-length", strconv.Itoa(e.Workload.SeqLen)},
-	)
-	switch s.Recompute {
-	case space.RecomputeSelective:
-		flags = append(flags, [2]string{"--recompute-granularity", "selective"})
-	case space.RecomputeFull:
-		flags = append(flags, [2]string{"--recompute-granularity", "full"}, [2]string{"--recompute-method", "uniform"}, [2]string{"--recompute-num-layers", "1"})
-	case model.RecomputeDeepSeek:
-		// Megatron-Core's selective recompute of named modules.
-		mods := "layernorm moe_act"
-		if e.Model.MLA != nil {
-			mods = "layernorm mla_up_proj moe_act"
-		}
-		flags = append(flags, [2]string{"--recompute-granularity", "selective"}, [2]string{"--recompute-modules", mods})
-	}
-	if s.Zero >= 1 {
-		if s.Zero == 2 {
-			b.WriteString("# zero=2: the distributed optimizer shards optimizer state and reduce-scatters gradients\n")
-		}
-		flags = append(flags, [2]string{"--use-distributed-optimizer", ""})
-	}
-	flags = append(flags, [2]string{"--bf16", ""})
-	if s.FP8() {
-		// Transformer Engine's E4M3 forward and E5M2 backward formats, the
-		// profile's scaling recipe.
-		flags = append(flags, [2]string{"--fp8-format", "hybrid"}, [2]string{"--fp8-recipe", e.fp8Recipe()})
-	}
-	for i, f := range flags {
-		line := f[0]
-		if f[1] != "" {
-			line += " " + f[1]
-		}
-		if i < len(flags)-1 {
-			line += " \\"
-		}
-		b.WriteString(line + "\n")
-	}
-	return b.String(), nil
-}
-
-// megatronSplit returns Megatron-LM's flags for the split of L decoder
-// layers (and mtp multi-token-prediction modules, on the last stage) over
-// the pipeline of s, exactly as the cost model splits them (space.Split):
-// none for equal stages; --num-layers-per-virtual-pipeline-stage for equal
-// chunks; --decoder-first-pipeline-num-layers and
-// --decoder-last-pipeline-num-layers (with
-// --num-virtual-stages-per-pipeline-rank when interleaved) when the middle
-// stages hold the same layers and every stage's layers divide into its v
-// chunks; else --pipeline-model-parallel-layout, one virtual stage per
-// chunk [MEG-UNEVEN].
-func megatronSplit(s space.Strategy, L, mtp int) [][2]string {
-	pp := s.Degree[space.PP]
-	if pp < 2 {
-		return nil
-	}
-	v := 1
-	if s.Schedule == space.Interleaved {
-		v = max(s.V, 1)
-	}
-	counts := make([]int, pp)
-	for r := range counts {
-		_, counts[r] = s.Split.StageLayers(L, pp, r)
-	}
-	even, middleEven, chunksEven := true, true, true
-	for r, c := range counts {
-		even = even && c == counts[0]
-		middleEven = middleEven && (r == 0 || r == pp-1 || c == counts[1])
-		chunksEven = chunksEven && c%v == 0
-	}
-	switch {
-	case even && chunksEven && v == 1:
-		return nil
-	case even && chunksEven:
-		return [][2]string{{"--num-layers-per-virtual-pipeline-stage", strconv.Itoa(counts[0] / v)}}
-	case middleEven && chunksEven:
-		var flags [][2]string
-		if pp == 2 || counts[0] != counts[1] {
-			flags = append(flags, [2]string{"--decoder-first-pipeline-num-layers", strconv.Itoa(counts[0])})
-		}
-		if pp == 2 || counts[pp-1] != counts[1] {
-			flags = append(flags, [2]string{"--decoder-last-pipeline-num-layers", strconv.Itoa(counts[pp-1])})
-		}
-		if v > 1 {
-			flags = append(flags, [2]string{"--num-virtual-stages-per-pipeline-rank", strconv.Itoa(v)})
-		}
-		return flags
-	}
-	return [][2]string{{"--pipeline-model-parallel-layout", "'" + megatronLayout(s.Split, L, pp, v, mtp) + "'"}}
-}
-
-// megatronLayout writes Megatron-Core's --pipeline-model-parallel-layout
-// for L decoder layers and mtp multi-token-prediction modules over pp
-// ranks of v chunks under split: the pp*v virtual stages in order (chunk j
-// of rank r is stage j*pp+r), "|" between stages, E the embedding, t a
-// decoder layer, m an MTP module and L the loss, "t*n" n decoder layers
-// and "(...|)*k" k equal stages in a row (parse_str_to_list [MEG-UNEVEN]).
-func megatronLayout(split space.Split, L, pp, v, mtp int) string {
-	n := pp * v
-	stages := make([]string, n)
-	for i := range stages {
-		j, r := i/pp, i%pp
-		var b strings.Builder
-		if i == 0 {
-			b.WriteString("E")
-		}
-		if c := split.ChunkLayers(L, pp, v, r, j); c == 1 {
-			b.WriteString("t")
-		} else if c > 1 {
-			fmt.Fprintf(&b, "t*%d", c)
-		}
-		if i == n-1 {
-			b.WriteString(strings.Repeat("m", mtp) + "L")
-		}
-		stages[i] = b.String()
-	}
-	var b strings.Builder
-	for i := 0; i < n; {
-		k := 1
-		for i+k < n && stages[i+k] == stages[i] {
-			k++
-		}
-		switch {
-		case k > 1:
-			fmt.Fprintf(&b, "(%s|)*%d", stages[i], k)
-		case i+k < n:
-			b.WriteString(stages[i] + "|")
-		default:
-			b.WriteString(stages[i])
-		}
-		i += k
-	}
-	return b.String()
-}
-
-// titanStages returns torchtitan's module_fqns_per_model_part (v0.2.2:
-// the modules of each virtual stage, in stage order, chunk j of rank r
-// being stage j*pp+r) for the split of L layers over the pipeline of s
-// with stages chunks per rank, when its stages do not all hold the same
-// layers; "" when they do (pipeline_parallel_layers_per_stage says it) or
-// for a V-shaped schedule, whose stages the emitter writes only equal.
-func titanStages(s space.Strategy, L, stages int) string {
-	pp := s.Degree[space.PP]
-	if pp < 2 || s.Schedule.Rules().Placement() != space.PlaceLinear {
-		return ""
-	}
-	n := pp * stages
-	counts := make([]int, n)
-	even := true
-	for i := range counts {
-		counts[i] = s.Split.ChunkLayers(L, pp, stages, i%pp, i/pp)
-		even = even && counts[i] == counts[0]
-	}
-	if even {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("module_fqns_per_model_part = [\n")
-	layer := 0
-	for i, c := range counts {
-		b.WriteString("  [")
-		var mods []string
-		if i == 0 {
-			mods = append(mods, `"tok_embeddings"`)
-		}
-		for range c {
-			mods = append(mods, fmt.Sprintf(`"layers.%d"`, layer))
-			layer++
-		}
-		if i == n-1 {
-			mods = append(mods, `"norm"`, `"output"`)
-		}
-		b.WriteString(strings.Join(mods, ", "))
-		b.WriteString("],\n")
-	}
-	b.WriteString("]\n")
-	return b.String()
 }
 
 // meshText is the strategy's mesh, "tp:gpu;dp:node", or "-".
@@ -387,246 +223,33 @@ func tierDegrees(s space.Strategy, c profiles.Cluster) (fast, slow [space.NumDim
 	return fast, slow
 }
 
-func emitMaxText(e Evaluation) (string, error) {
+// EmitNotes returns what a launch of e's strategy with framework's
+// configuration needs beyond it, one sentence each, for stderr (a JSON
+// config has no comments): the release it targets where the output has no
+// header, and setup that lives in the model code.
+func EmitNotes(framework string, e Evaluation) []string {
+	if framework != DeepSpeed {
+		return nil
+	}
 	s := e.Strategy
-	L := e.Model.Layers
-	var bad []string
-	if s.Zero > 0 && s.Degree[space.DP] > 1 {
-		bad = append(bad, fmt.Sprintf("zero=%d on dp=%d: MaxText shards optimizer state only along its fsdp axis; search with --fix zero=0 or use fsdp", s.Zero, s.Degree[space.DP]))
-	}
-	if s.Degree[space.PP] > 1 {
-		switch s.Schedule {
-		case space.OneFOneB:
-			bad = append(bad, "schedule=1f1b: MaxText's pipeline runs GPipe-like or circular (interleaved) schedules; search with --fix schedule=gpipe")
-		case space.GPipe:
-			if L%s.Degree[space.PP] != 0 {
-				bad = append(bad, fmt.Sprintf("pp=%d with %d layers: MaxText needs the layers to divide over the stages", s.Degree[space.PP], L))
-			}
-		case space.Interleaved:
-			if L%(s.Degree[space.PP]*s.V) != 0 {
-				bad = append(bad, fmt.Sprintf("schedule=interleaved,v=%d with %d layers over pp=%d: MaxText needs pp x v = %d to divide the layers", s.V, L, s.Degree[space.PP], s.Degree[space.PP]*s.V))
-			}
-		case space.ZBH1, space.ZBV, space.DualPipe, space.DualPipeV:
-			bad = append(bad, fmt.Sprintf("schedule=%s: MaxText's pipeline runs GPipe-like or circular (interleaved) schedules, with no zero-bubble or DualPipe schedule; search with --fix schedule=gpipe", s.Schedule))
-		}
-	}
-	if s.Degree[space.TP] > 1 && !s.SP {
-		bad = append(bad, "sp=false: MaxText's tensor axis also shards the activations between layers (logical rule activation_embed -> tensor); search with --fix sp=true")
-	}
-	fast, slow := tierDegrees(s, e.Cluster)
-	// Expert parallelism is its own MaxText axis: take it out of the fsdp
-	// (else data) degree of the same links.
-	for _, deg := range []*[space.NumDims]int{&fast, &slow} {
-		ep := deg[space.EP]
-		if ep <= 1 {
-			continue
-		}
-		switch {
-		case deg[space.FSDP]%ep == 0:
-			deg[space.FSDP] /= ep
-		case deg[space.DP]%ep == 0:
-			deg[space.DP] /= ep
-		default:
-			bad = append(bad, fmt.Sprintf("ep=%d: its chips straddle the data and fsdp axes, which MaxText's separate expert axis cannot express", s.Degree[space.EP]))
-		}
-	}
-	if len(bad) > 0 {
-		return "", &EmitError{Framework: MaxText, Parts: bad}
-	}
-	var b strings.Builder
-	emitHeader(&b, "#", "MaxText parallelism keys", e)
-	b.WriteString("# ici_* is the part of a degree inside a slice (ICI or NVLink), dcn_* the part across slices or nodes\n")
-	for _, k := range []struct {
-		name string
-		d    space.Dim
-	}{{"data", space.DP}, {"fsdp", space.FSDP}, {"tensor", space.TP}, {"context", space.CP}, {"pipeline", space.PP}, {"expert", space.EP}} {
-		fmt.Fprintf(&b, "ici_%s_parallelism: %d\n", k.name, fast[k.d])
-	}
-	for _, k := range []struct {
-		name string
-		d    space.Dim
-	}{{"data", space.DP}, {"fsdp", space.FSDP}, {"tensor", space.TP}, {"context", space.CP}, {"pipeline", space.PP}, {"expert", space.EP}} {
-		fmt.Fprintf(&b, "dcn_%s_parallelism: %d\n", k.name, slow[k.d])
-	}
-	chips := e.Cluster.Chips()
-	nmb := s.NumMicrobatches(e.Workload)
-	perDevice := float64(e.Workload.Batch) / float64(chips)
-	if s.Degree[space.PP] > 1 {
-		v := 1
-		if s.Schedule == space.Interleaved {
-			v = s.V
-		}
-		fmt.Fprintf(&b, "num_pipeline_microbatches: %d\n", nmb)
-		fmt.Fprintf(&b, "num_layers_per_pipeline_stage: %d\n", L/(s.Degree[space.PP]*v))
-	} else if nmb > 1 {
-		perDevice /= float64(nmb)
-		fmt.Fprintf(&b, "gradient_accumulation_steps: %d\n", nmb)
-	}
-	fmt.Fprintf(&b, "per_device_batch_size: %s\n", strconv.FormatFloat(perDevice, 'f', -1, 64))
-	fmt.Fprintf(&b, "max_target_length: %d\n", e.Workload.SeqLen)
-	// MaxText's remat policies carry their own names; Megatron's selective
-	// recompute is closest to minimal.
-	policy := s.Recompute
-	if policy == space.RecomputeSelective {
-		policy = model.RecomputeMinimal
-	}
-	switch policy {
-	case model.RecomputeOffloadInputQKV, model.RecomputeOffloadInputQKVO:
-		// MaxText's custom policy names each offloaded tensor; the rest remat.
-		b.WriteString("remat_policy: custom\ndecoder_layer_input: offload\nquery_proj: offload\nkey_proj: offload\nvalue_proj: offload\n")
-		if policy == model.RecomputeOffloadInputQKVO {
-			b.WriteString("out_proj: offload\n")
-		}
-	default:
-		fmt.Fprintf(&b, "remat_policy: %s\n", policy)
-	}
-	switch {
-	case s.FP8():
-		b.WriteString("quantization: fp8\n")
-	case s.Int8():
-		b.WriteString("quantization: int8\n") // AQT's int8 matmuls
-	}
-	return b.String(), nil
-}
-
-func emitTorchTitan(e Evaluation) (string, error) {
-	s := e.Strategy
-	L := e.Model.Layers
-	var bad []string
-	if s.Zero > 0 && s.Degree[space.DP] > 1 {
-		bad = append(bad, fmt.Sprintf("zero=%d on dp=%d: torchtitan shards optimizer state only through FSDP (data_parallel_shard_degree); search with --fix zero=0 or use fsdp", s.Zero, s.Degree[space.DP]))
-	}
-	if s.Degree[space.TP] > 1 && !s.SP {
-		bad = append(bad, "sp=false: torchtitan's tensor parallelism always shards the sequence in norms and dropout")
-	}
-	if err := s.Split.Check(L, s.Degree[space.PP]); err != nil {
-		bad = append(bad, err.Error())
-	}
-	if r := e.fp8Recipe(); s.FP8() && r != model.FP8Tensorwise {
-		bad = append(bad, fmt.Sprintf("precision=fp8 with the %s recipe: torchtitan's float8 converter scales per tensor or per row (a framework profile with fp8_recipe: tensorwise)", r))
-	}
-	if s.Int8() {
-		bad = append(bad, "precision=int8: torchtitan's converters train in float8, not int8; search with --fix precision=fp8 or bf16")
-	}
-	stages := s.VirtualStages() // torchtitan's stages per rank
-	if pp := s.Degree[space.PP]; pp > 1 {
-		switch s.Schedule {
-		case space.ZBH1:
-			bad = append(bad, "schedule=zb-h1: torchtitan's zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) run two or more stages per rank; search with --fix schedule=zb-v")
-		case space.DualPipe:
-			bad = append(bad, "schedule=dualpipe: torchtitan runs DualPipe's V-shaped half (DualPipeV, one copy of the parameters), not its two directions; search with --fix schedule=dualpipev")
-		case space.ZBV, space.DualPipeV:
-			if L%(pp*stages) != 0 || s.Split.Explicit() {
-				bad = append(bad, fmt.Sprintf("schedule=%s with %d layers over pp=%d: the emitter writes a V-shaped pipeline's stages only when the layers divide into 2 x pp = %d equal stages (drop first and last)", s.Schedule, L, pp, pp*stages))
-			}
-		}
-	}
-	if len(bad) > 0 {
-		return "", &EmitError{Framework: TorchTitan, Parts: bad}
-	}
-	var b strings.Builder
-	emitHeader(&b, "#", "torchtitan job config", e)
-	fmt.Fprintf(&b, "# placement: %s\n\n", meshText(s))
-	b.WriteString("[parallelism]\n")
-	fmt.Fprintf(&b, "data_parallel_replicate_degree = %d\n", s.Degree[space.DP])
-	fmt.Fprintf(&b, "data_parallel_shard_degree = %d\n", s.Degree[space.FSDP])
-	fmt.Fprintf(&b, "tensor_parallel_degree = %d\n", s.Degree[space.TP])
-	fmt.Fprintf(&b, "context_parallel_degree = %d\n", s.Degree[space.CP])
-	fmt.Fprintf(&b, "pipeline_parallel_degree = %d\n", s.Degree[space.PP])
-	if s.Degree[space.EP] > 1 {
-		fmt.Fprintf(&b, "expert_parallel_degree = %d\n", s.Degree[space.EP])
-		if s.Degree[space.TP] > 1 {
-			// The experts split over tp or whole (space.Strategy.ETP).
-			fmt.Fprintf(&b, "expert_tensor_parallel_degree = %d\n", s.ExpertTP())
-		}
-	}
-	replicas := s.Replicas()
-	local := s.MB
-	if s.Degree[space.PP] > 1 {
-		sched := map[space.Schedule]string{space.GPipe: "GPipe", space.OneFOneB: "1F1B", space.Interleaved: "Interleaved1F1B",
-			space.ZBV: "ZBVZeroBubble", space.DualPipeV: "DualPipeV"}[s.Schedule]
-		if s.Schedule == space.ZBV || s.Schedule == space.DualPipeV {
-			b.WriteString("# torch.distributed.pipelining runs the split backward of ZBVZeroBubble and DualPipeV only on stages without torch.compile\n")
-		}
-		fmt.Fprintf(&b, "pipeline_parallel_schedule = %q\n", sched)
-		fmt.Fprintf(&b, "pipeline_parallel_microbatch_size = %d\n", s.MB)
-		if fqns := titanStages(s, L, stages); fqns != "" {
-			b.WriteString(fqns)
-		} else if L%(s.Degree[space.PP]*stages) == 0 {
-			fmt.Fprintf(&b, "pipeline_parallel_layers_per_stage = %d\n", L/(s.Degree[space.PP]*stages))
-		}
-		local = e.Workload.Batch / replicas
-	}
-	b.WriteString("\n[training]\n")
-	fmt.Fprintf(&b, "local_batch_size = %d\n", local)
-	fmt.Fprintf(&b, "global_batch_size = %d\n", e.Workload.Batch)
-	fmt.Fprintf(&b, "seq_len = %d\n", e.Workload.SeqLen)
-	b.WriteString("mixed_precision_param = \"bfloat16\"\n")
-	if s.FP8() {
-		b.WriteString("\n[model]\nconverters = [\"float8\"]\n\n[float8]\nrecipe_name = \"tensorwise\"\n")
-	}
-	b.WriteString("\n[activation_checkpoint]\n")
-	fmt.Fprintf(&b, "mode = %q\n", s.Recompute)
-	if s.Recompute == space.RecomputeSelective {
-		b.WriteString("selective_ac_option = \"op\"\n")
-	}
-	return b.String(), nil
-}
-
-func emitDeepSpeed(e Evaluation) (string, error) {
-	s := e.Strategy
-	var bad []string
-	for _, d := range []struct {
-		key, why string
-		v        int
-	}{
-		{"tp", "tensor parallelism lives in the model code or Megatron-DeepSpeed (use --emit megatron)", s.Degree[space.TP]},
-		{"pp", "pipeline parallelism needs a PipelineModule in the model code or Megatron-DeepSpeed (use --emit megatron)", s.Degree[space.PP]},
-		{"cp", "context parallelism is not a DeepSpeed config setting (Ulysses sequence parallelism is set up in the model code)", s.Degree[space.CP]},
-		{"ep", "expert parallelism is set per MoE layer in the model code (deepspeed.moe ep_size)", s.Degree[space.EP]},
-	} {
-		if d.v > 1 {
-			bad = append(bad, fmt.Sprintf("%s=%d: %s", d.key, d.v, d.why))
-		}
-	}
-	if s.Recompute == space.RecomputeSelective {
-		bad = append(bad, "recompute=selective: DeepSpeed's activation checkpointing recomputes whole layers; search with --fix recompute=full or none")
-	}
-	if s.FP8() {
-		bad = append(bad, "precision=fp8: a DeepSpeed config has no FP8 matmuls (Transformer Engine is set up in the model code); search with --fix precision=bf16")
-	}
-	if s.Int8() {
-		bad = append(bad, "precision=int8: a DeepSpeed config has no int8 training matmuls; search with --fix precision=bf16")
-	}
-	if len(bad) > 0 {
-		return "", &EmitError{Framework: DeepSpeed, Parts: bad}
-	}
-	zero := map[string]any{"stage": s.Zero}
-	switch {
-	case s.Degree[space.FSDP] > 1 && s.Degree[space.DP] > 1:
-		zero = map[string]any{"stage": 3, "mics_shard_size": s.Degree[space.FSDP]}
-	case s.Degree[space.FSDP] > 1:
-		zero = map[string]any{"stage": 3}
-	}
-	cfg := map[string]any{
-		"train_batch_size":               e.Workload.Batch,
-		"train_micro_batch_size_per_gpu": s.MB,
-		"gradient_accumulation_steps":    s.NumMicrobatches(e.Workload),
-		"bf16":                           map[string]any{"enabled": true},
-		"zero_optimization":              zero,
-	}
+	notes := []string{"the DeepSpeed config is for " + releaseOf(DeepSpeed).String()}
 	if s.Recompute == space.RecomputeFull {
-		cfg["activation_checkpointing"] = map[string]any{
-			"partition_activations":          false,
-			"contiguous_memory_optimization": false,
-			"cpu_checkpointing":              false,
+		notes = append(notes, "activation_checkpointing only configures deepspeed.checkpointing.checkpoint: the model code must call it on every layer (or gradient_checkpointing_enable) for recompute=full")
+	}
+	if s.Degree[space.FSDP] > 1 && s.Degree[space.DP] > 1 {
+		notes = append(notes, "mics_shard_size needs the model built under deepspeed.zero.MiCS_Init (runtime/zero/mics.py:385-389)")
+	}
+	return notes
+}
+
+// isTPU reports whether c is a TPU cluster: one with ICI or DCN axes.
+func isTPU(c profiles.Cluster) bool {
+	for _, a := range c.Axes {
+		if a.Tier == profiles.ICI || a.Tier == profiles.DCN {
+			return true
 		}
 	}
-	data, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		return "", fmt.Errorf("results: writing the DeepSpeed config: %w", err)
-	}
-	return string(data) + "\n", nil
+	return false
 }
 
 // IsEmitError reports whether err says a framework cannot express a strategy.

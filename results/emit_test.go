@@ -75,7 +75,7 @@ func TestEmitInt8(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := space.Workload{Batch: 64, SeqLen: 8192}
-	s, err := space.Parse("fsdp=64,precision=int8")
+	s, err := space.Parse("fsdp=64,recompute=full,precision=int8")
 	if err != nil {
 		t.Fatal(err)
 	}

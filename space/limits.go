@@ -2,6 +2,7 @@ package space
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +42,42 @@ type Limits struct {
 	// NoSplit says the framework cannot set the layers of a pipeline
 	// stage (the first and last keys, Split): only the default split runs.
 	NoSplit bool
+	// GPUOnly says the framework runs on GPUs only: a TPU cluster (one
+	// with ICI or DCN axes) is refused, naming Instead.
+	GPUOnly bool
+	// Instead names what runs where the framework does not (GPUOnly's
+	// message), e.g. "--framework maxtext".
+	Instead string
+	// RankOrder is the order, innermost first, in which the framework
+	// lays its parallel dimensions over the ranks (Megatron-LM: tp, cp,
+	// dp, pp). Only layouts whose dimensions cover the cluster's axes,
+	// innermost axis first, in that order are searched, so that the job
+	// runs the mesh the row costed. Empty means any placement.
+	RankOrder []Dim
+	// EqualStages says every pipeline stage holds the same whole number
+	// of layers: layers divide into pp x (stages per rank).
+	EqualStages bool
+	// ReplicateAlone says pure replication (dp > 1 with fsdp = cp = 1)
+	// runs with no other parallel dimension (torchtitan's DDP is 1-D).
+	ReplicateAlone bool
+	// ExpertsFromShard says the experts are spread over the fsdp x cp
+	// ranks and, for experts whole on every tensor rank (etp=1), the tp
+	// ranks too: ep divides fsdp x cp (x tp) (torchtitan's efsdp mesh).
+	ExpertsFromShard bool
+	// ExpertsPerTier says the expert axis is carved, on each link tier
+	// alike, out of the fsdp (else data) part of that tier (MaxText's
+	// separate expert mesh axis).
+	ExpertsPerTier bool
+	// ExpertOrder are the dense dimensions whose ranks the framework's
+	// expert grid lays the experts over, innermost first, after the
+	// expert-tensor ranks (all of tp unless the experts are whole):
+	// Megatron-LM's expert grid etp-ep-dp over tp, cp, dp; torchtitan's
+	// etp, ep, efsdp over tp, cp, dp_shard. Only layouts whose ep lies
+	// where that grid puts it are searched. Empty means any placement.
+	ExpertOrder []Dim
+	// NoZeroWithFSDP says ZeRO over dp cannot combine with fsdp (a
+	// DeepSpeed config shards inside fsdp groups only: MiCS).
+	NoZeroWithFSDP bool
 }
 
 // checkPrecision reports a precision the framework cannot run.
@@ -145,7 +182,205 @@ func (l Limits) Check(s Strategy, layers int) error {
 	if err := l.checkPrecision(s.Precision); err != nil {
 		return err
 	}
+	if pp := s.Degree[PP]; l.EqualStages && pp > 1 && layers%(pp*s.VirtualStages()) != 0 {
+		return fmt.Errorf("%s cannot express pp=%d with %d stages per rank: its stages need the %d layers in %d equal parts", l.name(), pp, s.VirtualStages(), layers, pp*s.VirtualStages())
+	}
+	if l.NoZeroWithFSDP && s.Zero > 0 && s.Degree[DP] > 1 && s.Degree[FSDP] > 1 {
+		return fmt.Errorf("%s cannot express zero=%d over dp=%d next to fsdp=%d: it shards inside the fsdp groups only (use zero=0 or fsdp alone)", l.name(), s.Zero, s.Degree[DP], s.Degree[FSDP])
+	}
 	return nil
+}
+
+// CheckPlacement reports, in one sentence, why the framework cannot run
+// the placed strategy s on cluster c as placed: a TPU cluster for a
+// GPU-only framework, a placement outside its rank order, experts it
+// cannot carve or replication it cannot combine; nil when it can.
+func (l Limits) CheckPlacement(s Strategy, c profiles.Cluster) error {
+	if err := l.checkCluster(&c); err != nil {
+		return err
+	}
+	return l.checkLayout(&c, s.Degree, &s.Mesh, s.ExpertsWhole())
+}
+
+// CheckCluster reports, in one sentence, a cluster the framework does not
+// run on (a GPU-only framework on TPUs), naming what would; nil when it
+// runs there.
+func (l Limits) CheckCluster(c profiles.Cluster) error { return l.checkCluster(&c) }
+
+// isTPU reports whether c is a TPU cluster: one with ICI or DCN axes.
+func isTPU(c *profiles.Cluster) bool {
+	for _, a := range c.Axes {
+		if a.Tier == profiles.ICI || a.Tier == profiles.DCN {
+			return true
+		}
+	}
+	return false
+}
+
+// checkCluster reports a cluster the framework cannot run on.
+func (l Limits) checkCluster(c *profiles.Cluster) error {
+	if l.GPUOnly && isTPU(c) {
+		instead := ""
+		if l.Instead != "" {
+			instead = ": use " + l.Instead
+		}
+		return fmt.Errorf("%s runs on GPUs only and %s is a TPU cluster (%s chips)%s", l.name(), c.Name, c.Chip.Name, instead)
+	}
+	return nil
+}
+
+// checkLayout reports a layout (degrees deg placed on mesh, experts whole
+// on every tensor rank when whole) the framework cannot run as placed.
+func (l Limits) checkLayout(c *profiles.Cluster, deg Degrees, mesh *[NumDims][]Share, whole bool) error {
+	if l.ReplicateAlone && deg[DP] > 1 && deg[FSDP] == 1 && deg[CP] == 1 && (deg[TP] > 1 || deg[PP] > 1 || deg[EP] > 1) {
+		return fmt.Errorf("%s cannot express dp=%d next to tp, pp or ep without fsdp or cp: its pure replication (DDP) is one-dimensional (use fsdp)", l.name(), deg[DP])
+	}
+	if ep := deg[EP]; l.ExpertsFromShard && ep > 1 {
+		from := deg[FSDP] * deg[CP]
+		if whole {
+			from *= deg[TP]
+		}
+		if from%ep != 0 {
+			return fmt.Errorf("%s cannot express ep=%d: it spreads the experts over the fsdp x cp%s ranks (%d), which ep must divide", l.name(), ep, map[bool]string{true: " x tp"}[whole], from)
+		}
+	}
+	if ep := deg[EP]; l.ExpertsPerTier && ep > 1 {
+		fast, slow := tierParts(c, mesh)
+		for _, part := range []*Degrees{&fast, &slow} {
+			if e := part[EP]; e > 1 && part[FSDP]%e != 0 && part[DP]%e != 0 {
+				return fmt.Errorf("%s cannot express ep=%d as placed: on each link tier its expert axis is carved out of the fsdp or the data axis alone", l.name(), ep)
+			}
+		}
+	}
+	if len(l.RankOrder) > 0 {
+		if err := l.checkRankOrder(c, deg, mesh); err != nil {
+			return err
+		}
+	}
+	if len(l.ExpertOrder) > 0 && deg[EP] > 1 {
+		if err := l.checkExpertOrder(c, deg, mesh, whole); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkExpertOrder reports an ep placement other than the one the
+// framework's expert grid gives: the ep ranks that follow the
+// expert-tensor ones along ExpertOrder, each dimension's shares innermost
+// axis first.
+func (l Limits) checkExpertOrder(c *profiles.Cluster, deg Degrees, mesh *[NumDims][]Share, whole bool) error {
+	want := map[string]int{}
+	need := deg[EP]
+	for _, d := range l.ExpertOrder {
+		if d == TP && !whole {
+			continue // the expert-tensor ranks: all of tp
+		}
+		shares := slices.Clone(mesh[d])
+		slices.SortStableFunc(shares, func(a, b Share) int { return axisIndex(c, a.Axis) - axisIndex(c, b.Axis) })
+		for _, sh := range shares {
+			if need == 1 || sh.Size <= 1 {
+				continue
+			}
+			take := sh.Size
+			if take > need {
+				if take%need != 0 {
+					return fmt.Errorf("%s cannot express ep=%d here: its expert grid would split the %s share %s*%d", l.name(), deg[EP], d, sh.Axis, sh.Size)
+				}
+				take = need
+			}
+			if _, ok := want[sh.Axis]; !ok {
+				want[sh.Axis] = 1
+			}
+			want[sh.Axis] *= take
+			need /= take
+		}
+	}
+	got := map[string]int{}
+	for _, sh := range mesh[EP] {
+		if sh.Size > 1 {
+			got[sh.Axis] = sh.Size
+		}
+	}
+	if need != 1 || !maps.Equal(want, got) {
+		return fmt.Errorf("%s cannot place ep=%d as %s: its expert grid lays the experts over the %s ranks after the expert-tensor ones (%s)", l.name(), deg[EP], shareText(got, c), dimList(l.ExpertOrder), shareText(want, c))
+	}
+	return nil
+}
+
+// shareText writes per-axis sizes as "gpu*2.node*4", innermost axis first.
+func shareText(m map[string]int, c *profiles.Cluster) string {
+	var parts []string
+	for _, a := range c.Axes {
+		if n := m[a.Name]; n > 1 {
+			parts = append(parts, fmt.Sprintf("%s*%d", a.Name, n))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ".")
+}
+
+// tierParts splits each degree of mesh into its part on fast links (ICI,
+// NVLink) and its part on the others.
+func tierParts(c *profiles.Cluster, mesh *[NumDims][]Share) (fast, slow Degrees) {
+	for d := range NumDims {
+		fast[d], slow[d] = 1, 1
+		for _, sh := range mesh[d] {
+			a, ok := c.Axis(sh.Axis)
+			if !ok || sh.Size < 1 {
+				continue
+			}
+			if a.Tier == profiles.ICI || a.Tier == profiles.NVLink {
+				fast[d] *= sh.Size
+			} else {
+				slow[d] *= sh.Size
+			}
+		}
+	}
+	return fast, slow
+}
+
+// checkRankOrder reports a placement the framework's rank order cannot
+// produce: its ranks fill the cluster's axes innermost axis first, so the
+// dimensions on an outer axis may not come before those on an inner one
+// in the rank order. Dimensions sharing one axis may lie in either order:
+// a link tier's groups cost the same whichever is inner.
+func (l Limits) checkRankOrder(c *profiles.Cluster, deg Degrees, mesh *[NumDims][]Share) error {
+	prevHi, prevDim := -1, Dim(-1)
+	for _, a := range c.Axes {
+		lo, hi, loDim, hiDim := len(l.RankOrder), -1, Dim(-1), Dim(-1)
+		for _, d := range l.RankOrder {
+			if deg[d] <= 1 || !slices.ContainsFunc(mesh[d], func(sh Share) bool { return sh.Axis == a.Name && sh.Size > 1 }) {
+				continue
+			}
+			pos := slices.Index(l.RankOrder, d)
+			if pos < lo {
+				lo, loDim = pos, d
+			}
+			if pos > hi {
+				hi, hiDim = pos, d
+			}
+		}
+		if hi < 0 {
+			continue
+		}
+		if lo < prevHi {
+			return fmt.Errorf("%s cannot place %s on axis %s outside %s, which lies on an inner axis: it orders its ranks %s from the innermost", l.name(), loDim, a.Name, prevDim, dimList(l.RankOrder))
+		}
+		prevHi, prevDim = hi, hiDim
+	}
+	return nil
+}
+
+// dimList joins dimension names.
+func dimList(ds []Dim) string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.String())
+	}
+	return strings.Join(out, ", ")
 }
 
 // scheduleList joins schedule names.

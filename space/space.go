@@ -127,8 +127,12 @@ type Space struct {
 	// firstForPP1 says the first schedule choice is valid only without a
 	// pipeline (the framework does not run it).
 	equalChunks, firstForPP1 bool
-	cluster                  profiles.Cluster
-	classes                  [][]int // interchangeable axes, by index, each class in axis order
+	// equalStages requires layers in pp x (stages per rank) equal parts
+	// (Limits.EqualStages); noZeroWithFSDP refuses ZeRO above 0 next to
+	// fsdp (Limits.NoZeroWithFSDP).
+	equalStages, noZeroWithFSDP bool
+	cluster                     profiles.Cluster
+	classes                     [][]int // interchangeable axes, by index, each class in axis order
 	// index maps each layout's key to its index, for Encode alone: built
 	// on the first Encode (indexOnce), as a search never encodes and
 	// the table of a large space takes as long to build as its layouts.
@@ -224,7 +228,10 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	if err := checkInputs(&m, &c, w); err != nil {
 		return nil, err
 	}
-	sp := &Space{layers: m.Layers, cluster: c, equalChunks: lim.EqualChunks}
+	if err := lim.checkCluster(&c); err != nil {
+		return nil, fmt.Errorf("space: %w", err)
+	}
+	sp := &Space{layers: m.Layers, cluster: c, equalChunks: lim.EqualChunks, equalStages: lim.EqualStages, noZeroWithFSDP: lim.NoZeroWithFSDP}
 	sp.classes = axisClasses(&c)
 	var fixMesh [NumDims][]Share
 	if fp.has("mesh") {
@@ -242,6 +249,24 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	sp.moe = m.MoE != nil
 	if len(sp.layouts) == 0 {
 		return nil, noLayoutErr(&m, &c, w, fix)
+	}
+	// The layouts the framework runs as placed (Limits.checkLayout).
+	var firstErr error
+	kept := sp.layouts[:0]
+	for i := range sp.layouts {
+		l := &sp.layouts[i]
+		mesh := meshOf(sp.shares, l)
+		if err := lim.checkLayout(&c, l.degrees(), &mesh, l.whole); err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		kept = append(kept, *l)
+	}
+	sp.layouts = kept
+	if len(sp.layouts) == 0 {
+		return nil, fmt.Errorf("space: no layout that agrees with --fix %q runs as placed: %w", fix.String(), firstErr)
 	}
 	// Micro-batch sizes.
 	maxPer, anyDP, minPP := 0, false, 0
@@ -1178,7 +1203,7 @@ func (sp *Space) fillIndex() {
 // choice stands for all; a schedule with virtual stages needs pp*v within
 // the layers; and the schedule's fewest micro-batches.
 func (sp *Space) valid(l *layout, mb, z, k int) bool {
-	if z > 0 && l.deg[DP] == 1 {
+	if z > 0 && (l.deg[DP] == 1 || sp.noZeroWithFSDP && l.deg[FSDP] > 1) {
 		return false
 	}
 	sc, rules := &sp.schedules[k], &sp.rules[k]
@@ -1194,9 +1219,12 @@ func (sp *Space) valid(l *layout, mb, z, k int) bool {
 		return false
 	}
 	if !rules.Virtual() {
+		if sp.equalStages && sp.layers%(pp*rules.VirtualStages(1)) != 0 {
+			return false
+		}
 		return rules.Fits(pp, l.perReplica/mb, sp.layers)
 	}
-	if pp*sc.v > sp.layers || !sp.anyV && sc.split.MaxStageLayers(sp.layers, pp)%sc.v != 0 || sp.equalChunks && sp.layers%(pp*sc.v) != 0 {
+	if pp*sc.v > sp.layers || !sp.anyV && sc.split.MaxStageLayers(sp.layers, pp)%sc.v != 0 || (sp.equalChunks || sp.equalStages) && sp.layers%(pp*sc.v) != 0 {
 		return false
 	}
 	if explicit && sc.split.MinStageLayers(sp.layers, pp) < sc.v {

@@ -1,0 +1,123 @@
+package results
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/space"
+)
+
+// emitMaxText writes MaxText's YAML keys for e, by the rules of
+// AI-Hypercomputer/maxtext@e591f30cbbf217ed67ef71263ec0538239f9c3b8
+// (src/maxtext/configs/base.yml, configs/types.py;
+// results/testdata/emit/maxtext-keys.txt holds its keys).
+func emitMaxText(e Evaluation) (string, error) {
+	s := e.Strategy
+	L := e.Model.Layers
+	var bad []string
+	switch s.Recompute {
+	case space.RecomputeNone, space.RecomputeSelective:
+		bad = append(bad, fmt.Sprintf("recompute=%s: MaxText has no such remat_policy (its \"none\" still wraps every layer in nn.remat, i.e. recomputes it whole: src/maxtext/layers/decoders.py:346-350, 541-566); search with its own policies, e.g. --fix recompute=minimal", s.Recompute))
+	}
+	if s.Zero > 0 && s.Degree[space.DP] > 1 {
+		bad = append(bad, fmt.Sprintf("zero=%d on dp=%d: MaxText shards optimizer state only along its fsdp axis; search with --fix zero=0 or use fsdp", s.Zero, s.Degree[space.DP]))
+	}
+	if s.Degree[space.PP] > 1 {
+		switch s.Schedule {
+		case space.OneFOneB:
+			bad = append(bad, "schedule=1f1b: MaxText's pipeline runs GPipe-like or circular (interleaved) schedules; search with --fix schedule=gpipe")
+		case space.GPipe:
+			if L%s.Degree[space.PP] != 0 {
+				bad = append(bad, fmt.Sprintf("pp=%d with %d layers: MaxText needs the layers to divide over the stages", s.Degree[space.PP], L))
+			}
+		case space.Interleaved:
+			if L%(s.Degree[space.PP]*s.V) != 0 {
+				bad = append(bad, fmt.Sprintf("schedule=interleaved,v=%d with %d layers over pp=%d: MaxText needs pp x v = %d to divide the layers", s.V, L, s.Degree[space.PP], s.Degree[space.PP]*s.V))
+			}
+		case space.ZBH1, space.ZBV, space.DualPipe, space.DualPipeV:
+			bad = append(bad, fmt.Sprintf("schedule=%s: MaxText's pipeline runs GPipe-like or circular (interleaved) schedules, with no zero-bubble or DualPipe schedule; search with --fix schedule=gpipe", s.Schedule))
+		}
+	}
+	if s.Degree[space.TP] > 1 && !s.SP {
+		bad = append(bad, "sp=false: MaxText's tensor axis also shards the activations between layers (logical rule activation_embed -> tensor); search with --fix sp=true")
+	}
+	fast, slow := tierDegrees(s, e.Cluster)
+	// Expert parallelism is its own MaxText axis: take it out of the fsdp
+	// (else data) degree of the same links.
+	for _, deg := range []*[space.NumDims]int{&fast, &slow} {
+		ep := deg[space.EP]
+		if ep <= 1 {
+			continue
+		}
+		switch {
+		case deg[space.FSDP]%ep == 0:
+			deg[space.FSDP] /= ep
+		case deg[space.DP]%ep == 0:
+			deg[space.DP] /= ep
+		default:
+			bad = append(bad, fmt.Sprintf("ep=%d: its chips straddle the data and fsdp axes, which MaxText's separate expert axis cannot express", s.Degree[space.EP]))
+		}
+	}
+	if len(bad) > 0 {
+		return "", &EmitError{Framework: MaxText, Parts: bad}
+	}
+	var b strings.Builder
+	emitHeader(&b, "#", MaxText, "MaxText parallelism keys", e)
+	if !isTPU(e.Cluster) {
+		// base.yml:521 defaults to tpu, which takes the TPU start-up path.
+		b.WriteString("hardware: gpu\n")
+	}
+	b.WriteString("# ici_* is the part of a degree inside a slice (ICI or NVLink), dcn_* the part across slices or nodes\n")
+	for _, k := range []struct {
+		name string
+		d    space.Dim
+	}{{"data", space.DP}, {"fsdp", space.FSDP}, {"tensor", space.TP}, {"context", space.CP}, {"pipeline", space.PP}, {"expert", space.EP}} {
+		fmt.Fprintf(&b, "ici_%s_parallelism: %d\n", k.name, fast[k.d])
+	}
+	for _, k := range []struct {
+		name string
+		d    space.Dim
+	}{{"data", space.DP}, {"fsdp", space.FSDP}, {"tensor", space.TP}, {"context", space.CP}, {"pipeline", space.PP}, {"expert", space.EP}} {
+		fmt.Fprintf(&b, "dcn_%s_parallelism: %d\n", k.name, slow[k.d])
+	}
+	chips := e.Cluster.Chips()
+	nmb := s.NumMicrobatches(e.Workload)
+	perDevice := float64(e.Workload.Batch) / float64(chips)
+	if s.Degree[space.PP] > 1 {
+		v := 1
+		if s.Schedule == space.Interleaved {
+			v = s.V
+		}
+		fmt.Fprintf(&b, "num_pipeline_microbatches: %d\n", nmb)
+		fmt.Fprintf(&b, "num_layers_per_pipeline_stage: %d\n", L/(s.Degree[space.PP]*v))
+	} else if nmb > 1 {
+		perDevice /= float64(nmb)
+		fmt.Fprintf(&b, "gradient_accumulation_steps: %d\n", nmb)
+	}
+	fmt.Fprintf(&b, "per_device_batch_size: %s\n", strconv.FormatFloat(perDevice, 'f', -1, 64))
+	fmt.Fprintf(&b, "max_target_length: %d\n", e.Workload.SeqLen)
+	// MaxText's remat policies carry their own names (layers/decoders.py's
+	// get_remat_policy); the layer input kept in host memory is the custom
+	// policy with decoder_layer_input offloaded (base.yml:361).
+	switch s.Recompute {
+	case model.RecomputeOffloadInput:
+		b.WriteString("remat_policy: custom\ndecoder_layer_input: offload\n")
+	case model.RecomputeOffloadInputQKV, model.RecomputeOffloadInputQKVO:
+		// MaxText's custom policy names each offloaded tensor; the rest remat.
+		b.WriteString("remat_policy: custom\ndecoder_layer_input: offload\nquery_proj: offload\nkey_proj: offload\nvalue_proj: offload\n")
+		if s.Recompute == model.RecomputeOffloadInputQKVO {
+			b.WriteString("out_proj: offload\n")
+		}
+	default:
+		fmt.Fprintf(&b, "remat_policy: %s\n", s.Recompute)
+	}
+	switch {
+	case s.FP8():
+		b.WriteString("quantization: fp8\n")
+	case s.Int8():
+		b.WriteString("quantization: int8\n") // AQT's int8 matmuls
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,210 @@
+package results
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/meshplan/meshplan/space"
+)
+
+// emitMegatron writes Megatron-LM's flags for e, by the rules of
+// NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553
+// (megatron/training/arguments.py; results/testdata/emit/megatron-flags.txt
+// holds its flags and choices).
+func emitMegatron(e Evaluation) (string, error) {
+	s := e.Strategy
+	L := e.Model.Layers
+	var bad []string
+	switch s.Recompute {
+	case space.RecomputeNone, space.RecomputeSelective, space.RecomputeFull:
+	default:
+		bad = append(bad, fmt.Sprintf("recompute=%s: Megatron-LM recomputes the core attention (selective) or whole layers (full); its --recompute-modules re-run MoE activations only with --moe-grouped-gemm, never a dense MLP's", s.Recompute))
+	}
+	if s.Zero > 1 {
+		bad = append(bad, fmt.Sprintf("zero=%d: Megatron-LM's distributed optimizer shards the optimizer state and keeps a full-size gradient buffer on every rank (ZeRO-1); search with --fix zero=1", s.Zero))
+	}
+	if s.Int8() {
+		bad = append(bad, "precision=int8: Megatron-LM trains in bf16 or fp8, not int8; search with --fix precision=fp8 or bf16")
+	}
+	if s.Degree[space.PP] > 1 {
+		switch s.Schedule {
+		case space.GPipe:
+			bad = append(bad, "schedule=gpipe: Megatron-LM runs 1F1B or interleaved 1F1B pipelines")
+		case space.ZBH1, space.ZBV, space.DualPipe, space.DualPipeV:
+			bad = append(bad, fmt.Sprintf("schedule=%s: mainline Megatron-Core runs 1F1B or interleaved 1F1B pipelines, with no zero-bubble or DualPipe schedule; search with --fix schedule=1f1b", s.Schedule))
+		}
+	}
+	if err := s.Split.Check(L, s.Degree[space.PP]); err != nil {
+		bad = append(bad, err.Error())
+	}
+	split := megatronSplit(s, L, e.Model.MTPLayers)
+	if len(bad) > 0 {
+		return "", &EmitError{Framework: Megatron, Parts: bad}
+	}
+	var b strings.Builder
+	emitHeader(&b, "#", Megatron, "Megatron-LM launch flags", e)
+	fmt.Fprintf(&b, "# data-parallel size %d = %d GPUs / (tp %d x pp %d x cp %d), derived by Megatron-LM\n",
+		s.Replicas(), e.Cluster.Chips(), s.Degree[space.TP], s.Degree[space.PP], s.Degree[space.CP])
+	fmt.Fprintf(&b, "# placement: %s (Megatron-LM orders ranks tp, cp, ep, dp, pp from the innermost: megatron/training/initialize.py:395)\n", meshText(s))
+	if s.Degree[space.TP] > 1 || s.Degree[space.CP] > 1 {
+		b.WriteString("# set CUDA_DEVICE_MAX_CONNECTIONS=1 in the environment (validate_args asserts it for tp or cp)\n")
+	}
+	flags := [][2]string{
+		{"--tensor-model-parallel-size", strconv.Itoa(s.Degree[space.TP])},
+		{"--pipeline-model-parallel-size", strconv.Itoa(s.Degree[space.PP])},
+	}
+	flags = append(flags, split...)
+	if e.Model.MTPLayers > 0 {
+		flags = append(flags, [2]string{"--mtp-num-layers", strconv.Itoa(e.Model.MTPLayers)})
+	}
+	flags = append(flags, [2]string{"--context-parallel-size", strconv.Itoa(s.Degree[space.CP])})
+	if s.Degree[space.EP] > 1 {
+		flags = append(flags, [2]string{"--expert-model-parallel-size", strconv.Itoa(s.Degree[space.EP])})
+		if s.Degree[space.TP] > 1 {
+			// The experts split over tp or whole (space.Strategy.ETP).
+			flags = append(flags, [2]string{"--expert-tensor-parallel-size", strconv.Itoa(s.ExpertTP())})
+		}
+	}
+	if s.SP && s.Degree[space.TP] > 1 {
+		flags = append(flags, [2]string{"--sequence-parallel", ""})
+	}
+	flags = append(flags,
+		[2]string{"--micro-batch-size", strconv.Itoa(s.MB)},
+		[2]string{"--global-batch-size", strconv.Itoa(e.Workload.Batch)},
+		[2]string{"--seq-length", strconv.Itoa(e.Workload.SeqLen)},
+	)
+	switch s.Recompute {
+	case space.RecomputeSelective:
+		// The core attention (Megatron's default --recompute-modules).
+		flags = append(flags, [2]string{"--recompute-granularity", "selective"})
+	case space.RecomputeFull:
+		flags = append(flags, [2]string{"--recompute-granularity", "full"}, [2]string{"--recompute-method", "uniform"}, [2]string{"--recompute-num-layers", "1"})
+	}
+	if s.Degree[space.DP] > 1 {
+		// The plan hides the data-parallel gradient reduction (and with the
+		// distributed optimizer the parameter all-gather) under compute;
+		// both are off by default (megatron/training/arguments.py:3121,
+		// 3148), and the gather needs the reduction (arguments.py:1024-1029).
+		flags = append(flags, [2]string{"--overlap-grad-reduce", ""})
+		if s.Zero == 1 {
+			flags = append(flags, [2]string{"--overlap-param-gather", ""})
+		}
+	}
+	if s.Zero == 1 {
+		// ZeRO-1: the optimizer state sharded over dp, a full-size gradient
+		// buffer on every rank (param_and_grad_buffer.py:1190-1192).
+		flags = append(flags, [2]string{"--use-distributed-optimizer", ""})
+	}
+	flags = append(flags, [2]string{"--bf16", ""})
+	if s.FP8() {
+		// Transformer Engine's E4M3 forward and E5M2 backward formats, the
+		// profile's scaling recipe.
+		flags = append(flags, [2]string{"--fp8-format", "hybrid"}, [2]string{"--fp8-recipe", e.fp8Recipe()})
+	}
+	for i, f := range flags {
+		line := f[0]
+		if f[1] != "" {
+			line += " " + f[1]
+		}
+		if i < len(flags)-1 {
+			line += " \\"
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String(), nil
+}
+
+// megatronSplit returns Megatron-LM's flags for the split of L decoder
+// layers (and mtp multi-token-prediction modules, on the last stage) over
+// the pipeline of s, exactly as the cost model splits them (space.Split):
+// none for equal stages; --num-layers-per-virtual-pipeline-stage for equal
+// chunks; --decoder-first-pipeline-num-layers and
+// --decoder-last-pipeline-num-layers (with
+// --num-virtual-stages-per-pipeline-rank when interleaved) when the middle
+// stages hold the same layers and every stage's layers divide into its v
+// chunks; else --pipeline-model-parallel-layout, one virtual stage per
+// chunk [MEG-UNEVEN].
+func megatronSplit(s space.Strategy, L, mtp int) [][2]string {
+	pp := s.Degree[space.PP]
+	if pp < 2 {
+		return nil
+	}
+	v := 1
+	if s.Schedule == space.Interleaved {
+		v = max(s.V, 1)
+	}
+	counts := make([]int, pp)
+	for r := range counts {
+		_, counts[r] = s.Split.StageLayers(L, pp, r)
+	}
+	even, middleEven, chunksEven := true, true, true
+	for r, c := range counts {
+		even = even && c == counts[0]
+		middleEven = middleEven && (r == 0 || r == pp-1 || c == counts[1])
+		chunksEven = chunksEven && c%v == 0
+	}
+	switch {
+	case even && chunksEven && v == 1:
+		return nil
+	case even && chunksEven:
+		return [][2]string{{"--num-layers-per-virtual-pipeline-stage", strconv.Itoa(counts[0] / v)}}
+	case middleEven && chunksEven:
+		var flags [][2]string
+		if pp == 2 || counts[0] != counts[1] {
+			flags = append(flags, [2]string{"--decoder-first-pipeline-num-layers", strconv.Itoa(counts[0])})
+		}
+		if pp == 2 || counts[pp-1] != counts[1] {
+			flags = append(flags, [2]string{"--decoder-last-pipeline-num-layers", strconv.Itoa(counts[pp-1])})
+		}
+		if v > 1 {
+			flags = append(flags, [2]string{"--num-virtual-stages-per-pipeline-rank", strconv.Itoa(v)})
+		}
+		return flags
+	}
+	return [][2]string{{"--pipeline-model-parallel-layout", "'" + megatronLayout(s.Split, L, pp, v, mtp) + "'"}}
+}
+
+// megatronLayout writes Megatron-Core's --pipeline-model-parallel-layout
+// for L decoder layers and mtp multi-token-prediction modules over pp
+// ranks of v chunks under split: the pp*v virtual stages in order (chunk j
+// of rank r is stage j*pp+r), "|" between stages, E the embedding, t a
+// decoder layer, m an MTP module and L the loss, "t*n" n decoder layers
+// and "(...|)*k" k equal stages in a row (parse_str_to_list [MEG-UNEVEN]).
+func megatronLayout(split space.Split, L, pp, v, mtp int) string {
+	n := pp * v
+	stages := make([]string, n)
+	for i := range stages {
+		j, r := i/pp, i%pp
+		var b strings.Builder
+		if i == 0 {
+			b.WriteString("E")
+		}
+		if c := split.ChunkLayers(L, pp, v, r, j); c == 1 {
+			b.WriteString("t")
+		} else if c > 1 {
+			fmt.Fprintf(&b, "t*%d", c)
+		}
+		if i == n-1 {
+			b.WriteString(strings.Repeat("m", mtp) + "L")
+		}
+		stages[i] = b.String()
+	}
+	var b strings.Builder
+	for i := 0; i < n; {
+		k := 1
+		for i+k < n && stages[i+k] == stages[i] {
+			k++
+		}
+		switch {
+		case k > 1:
+			fmt.Fprintf(&b, "(%s|)*%d", stages[i], k)
+		case i+k < n:
+			b.WriteString(stages[i] + "|")
+		default:
+			b.WriteString(stages[i])
+		}
+		i += k
+	}
+	return b.String()
+}

@@ -1,0 +1,91 @@
+package space
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/meshplan/meshplan/profiles"
+)
+
+// TestCheckPlacement holds the placement rules of Limits: GPU-only
+// frameworks on TPU clusters, rank orders, expert grids, one-dimensional
+// replication, expert carving per tier, and ZeRO next to fsdp.
+func TestCheckPlacement(t *testing.T) {
+	megatron := Limits{Framework: "megatron", GPUOnly: true, Instead: "--framework maxtext",
+		RankOrder: []Dim{TP, CP, DP, PP}, ExpertOrder: []Dim{TP, CP, DP}}
+	titan := Limits{Framework: "torchtitan", GPUOnly: true, RankOrder: []Dim{TP, CP, FSDP, DP, PP},
+		ExpertOrder: []Dim{TP, CP, FSDP}, ReplicateAlone: true, ExpertsFromShard: true}
+	maxtext := Limits{Framework: "maxtext", ExpertsPerTier: true}
+	for _, tc := range []struct {
+		name     string
+		lim      Limits
+		cluster  string
+		strategy string
+		want     string // "" when it runs as placed
+	}{
+		{"gpu-only on tpu", megatron, "v5p-64", "dp=32", "GPUs only"},
+		{"gpu-only names instead", megatron, "v5p-64", "dp=32", "maxtext"},
+		{"gpu-only on gpu", megatron, "h100-64", "dp=64", ""},
+		{"tp inside dp", megatron, "h100-64", "dp=8,tp=8,mesh=tp:gpu*8;dp:node*8", ""},
+		{"cp across nodes with dp inside", megatron, "h100-64", "dp=8,cp=8,mesh=dp:gpu*8;cp:node*8", "cannot place"},
+		{"pp and dp on one axis", megatron, "h100-64", "dp=4,tp=8,pp=2,mesh=tp:gpu*8;pp:node*2;dp:node*4", ""},
+		{"pp inside dp across axes", megatron, "h100-64", "dp=32,pp=2,mesh=pp:gpu*2;dp:gpu*4.node*8", "cannot place"},
+		{"tp across nodes", titan, "h100-64", "fsdp=16,tp=4,mesh=fsdp:gpu*4.node*4;tp:node*4", "cannot place"},
+		{"ddp next to tp", titan, "h100-64", "dp=8,tp=8", "one-dimensional"},
+		{"ddp alone", titan, "h100-64", "dp=64", ""},
+		{"ep inside fsdp", titan, "mixtral-h100-64", "fsdp=16,tp=4,ep=8,etp=4,mesh=tp:gpu*4;fsdp:gpu*2.node*8;ep:gpu*2.node*4", ""},
+		{"ep outer", titan, "mixtral-h100-64", "fsdp=16,tp=4,ep=8,etp=4,mesh=tp:gpu*4;fsdp:gpu*2.node*8;ep:node*8", "expert grid"},
+		{"ep over dp", titan, "mixtral-h100-64", "dp=2,fsdp=4,tp=8,ep=8,etp=8,mesh=tp:gpu*8;fsdp:node*4;dp:node*2;ep:node*8", "fsdp x cp ranks"},
+		{"ep per tier", maxtext, "mixtral-h100-64", "fsdp=16,tp=4,ep=8,etp=4,mesh=tp:gpu*4;fsdp:gpu*2.node*8;ep:gpu*2.node*4", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := profiles.Parse(strings.TrimPrefix(tc.cluster, "mixtral-"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := Parse(tc.strategy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s, err = s.Place(c); err != nil {
+				if tc.want == "" {
+					t.Fatalf("%s: %v", tc.strategy, err)
+				}
+				return
+			}
+			err = tc.lim.CheckPlacement(s, c)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("%s on %s: %v, want it to run as placed", tc.strategy, tc.cluster, err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("%s on %s: %v, want an error naming %q", tc.strategy, tc.cluster, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestLimitsStagesAndZero holds EqualStages and NoZeroWithFSDP in Check.
+func TestLimitsStagesAndZero(t *testing.T) {
+	for _, tc := range []struct {
+		lim      Limits
+		strategy string
+		layers   int
+		bad      bool
+	}{
+		{Limits{EqualStages: true}, "dp=8,pp=4", 32, false},
+		{Limits{EqualStages: true}, "dp=8,pp=3", 32, true},
+		{Limits{EqualStages: true}, "dp=8,pp=4,schedule=zb-v", 32, false},
+		{Limits{EqualStages: true}, "dp=8,pp=4,schedule=zb-v", 36, true},
+		{Limits{NoZeroWithFSDP: true}, "dp=2,fsdp=4,zero=1", 32, true},
+		{Limits{NoZeroWithFSDP: true}, "dp=2,fsdp=4", 32, false},
+		{Limits{NoZeroWithFSDP: true}, "dp=8,zero=2", 32, false},
+	} {
+		s, err := Parse(tc.strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tc.lim.Check(s, tc.layers); (err != nil) != tc.bad {
+			t.Errorf("%s with %d layers: %v, want refused %t", tc.strategy, tc.layers, err, tc.bad)
+		}
+	}
+}
