@@ -235,6 +235,9 @@ func parseHF(data []byte) (Spec, []string, []string) {
 	if _, err := dec.Token(); err != io.EOF {
 		return Spec{}, nil, []string{"malformed JSON: data follows the config object; a config.json holds one object"}
 	}
+	if dups := jsonDuplicates(data); len(dups) > 0 {
+		return Spec{}, nil, dups
+	}
 	c := &hfConfig{m: m}
 	typ := strings.ToLower(c.str("model_type"))
 	name := c.str("_name_or_path")
@@ -506,4 +509,81 @@ func (c *hfConfig) deepSeek(typ string) Spec {
 		"seq %d = min(max_position_embeddings, %d)",
 		typ, s.Heads, m.QLoRARank, m.KVLoRARank, m.QKNopeHeadDim, m.QKRopeHeadDim, m.VHeadDim, s.MTPLayers, s.SeqLen, MaxHFSeqLen)
 	return s
+}
+
+// jsonDuplicates returns one problem for each field given more than once in
+// an object of the JSON document data, which decodes: encoding/json keeps
+// the last copy silently, where the YAML form refuses a repeated key.
+func jsonDuplicates(data []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, []byte("\ufeff"))))
+	type object struct {
+		path  string
+		count map[string]int
+		order []string
+		key   bool // the next string token is a field name
+		last  string
+	}
+	var stack []*object
+	var problems []string
+	fieldPath := func(o *object, k string) string {
+		if o.path == "" {
+			return k
+		}
+		return o.path + "." + k
+	}
+	// valuePath is the path of the value that opens in o: its field's in
+	// an object, the array's own in an array.
+	valuePath := func(o *object) string {
+		switch {
+		case o == nil:
+			return ""
+		case o.count == nil:
+			return o.path
+		default:
+			return fieldPath(o, o.last)
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return problems
+		}
+		var top *object
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, &object{path: valuePath(top), count: map[string]int{}, key: true})
+				continue
+			case '}':
+				for _, k := range top.order {
+					if n := top.count[k]; n > 1 {
+						problems = append(problems, fmt.Sprintf("field %q is given %d times; give it once (encoding/json would keep the last silently)", text.Squash(fieldPath(top, k)), n))
+					}
+				}
+				stack = stack[:len(stack)-1]
+			case '[':
+				stack = append(stack, &object{path: valuePath(top)})
+				continue
+			case ']':
+				stack = stack[:len(stack)-1]
+			}
+		case string:
+			if top != nil && top.count != nil && top.key {
+				if top.count[t] == 0 {
+					top.order = append(top.order, t)
+				}
+				top.count[t]++
+				top.last = t
+				top.key = false
+				continue
+			}
+		}
+		if len(stack) > 0 && stack[len(stack)-1].count != nil {
+			stack[len(stack)-1].key = true
+		}
+	}
 }

@@ -181,6 +181,10 @@ func TestParseHFErrors(t *testing.T) {
 		{"null", `null`, []string{"holds null"}},
 		{"trailing", `{"model_type":"llama"} {}`, []string{"data follows the config object"}},
 		{"truncated", `{"model_type":`, []string{"malformed JSON"}},
+		{"repeated field", `{"model_type":"llama","hidden_size":64,"hidden_size":128}`,
+			[]string{`model: config.json: field "hidden_size" is given 2 times; give it once (encoding/json would keep the last silently)`}},
+		{"repeated nested field", `{"model_type":"gemma3","text_config":{"x":[{"a":1,"a":2}],"y":1,"y":2}}`,
+			[]string{`field "text_config.x.a" is given 2 times`, `field "text_config.y" is given 2 times`}},
 	}
 	for _, tt := range tests {
 		_, err := ParseHF([]byte(tt.in))

@@ -120,8 +120,18 @@ func Problems(problems []string) []string {
 	return append(unique[:MaxProblems-1:MaxProblems-1], fmt.Sprintf("and %d more problems", more))
 }
 
-// Join is Problems joined into one error, one problem a line, each line
-// after prefix; nil for none.
+// ProblemsError is an error of several problems, at most MaxProblems, one
+// a line.
+type ProblemsError struct {
+	// Problems are the lines of the error.
+	Problems []string
+}
+
+// Error joins the problems, one a line.
+func (e *ProblemsError) Error() string { return strings.Join(e.Problems, "\n") }
+
+// Join is Problems as one *ProblemsError, each line after prefix; nil for
+// none.
 func Join(prefix string, problems []string) error {
 	if len(problems) == 0 {
 		return nil
@@ -130,7 +140,7 @@ func Join(prefix string, problems []string) error {
 	for i, l := range lines {
 		lines[i] = prefix + l
 	}
-	return errors.New(strings.Join(lines, "\n"))
+	return &ProblemsError{Problems: lines}
 }
 
 // Cut returns s cut to at most maxBytes bytes on a rune boundary, with
