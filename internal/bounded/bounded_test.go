@@ -104,20 +104,21 @@ func TestYAML(t *testing.T) {
 }
 
 // TestYAMLManyRepeats holds the report of a file of one key repeated
-// 100,000 times, and of 20,000 keys each repeated, to one line and to
+// 100,000 times, and of 20,000 mappings each with a repeated key, to one line and to
 // MaxProblems lines.
 func TestYAMLManyRepeats(t *testing.T) {
 	one := strings.Repeat("x: 1\n", 100_000)
 	_, err := YAML([]byte(one))
-	if want := `line 1: key "x" is given 100000 times (lines 1, 2, 3, ...); give it once`; err == nil || err.Error() != want {
+	if want := "line 1: the mapping has 100000 keys, more than the 1000 a mapping may have\n" +
+		`line 1: key "x" is given 100000 times (lines 1, 2, 3, ...); give it once`; err == nil || err.Error() != want {
 		t.Errorf("YAML(one key) = %v, want %q", err, want)
 	}
 	var b strings.Builder
 	for i := range 20_000 {
-		fmt.Fprintf(&b, "k%d: 1\nk%d: 2\n", i, i)
+		fmt.Fprintf(&b, "m%d: {k: 1, k: 2}\n", i)
 	}
 	_, err = YAML([]byte(b.String()))
-	if err == nil || strings.Count(err.Error(), "\n")+1 != MaxProblems || !strings.HasSuffix(err.Error(), "and 19981 more problems") {
+	if err == nil || strings.Count(err.Error(), "\n")+1 != MaxProblems || !strings.HasSuffix(err.Error(), "and 19982 more problems") {
 		t.Errorf("YAML(many keys) = %.200q..., want %d lines ending in 'and 19981 more problems'", err, MaxProblems)
 	}
 }

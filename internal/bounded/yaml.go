@@ -14,10 +14,17 @@ import (
 // maxDuplicateLines is how many lines of a repeated key a message lists.
 const maxDuplicateLines = 3
 
+// MaxMappingKeys is the most keys one mapping of a YAML file may have. The
+// YAML library compares every pair of keys of a mapping it decodes into
+// Go values, which for a mapping of n keys costs n(n-1)/2 comparisons;
+// the planner's files have tens of keys a mapping.
+const MaxMappingKeys = 1000
+
 // YAML parses data, which must hold at most one YAML document, into a node
 // tree (a *yaml.Node of kind DocumentNode, or of kind 0 for an empty
 // input). A second document, a syntax error or a key given more than once
-// in a mapping is an error: each repeated key is named once, with how
+// in a mapping, or a mapping of more than MaxMappingKeys keys, is an
+// error: each repeated key is named once, with how
 // many times and on which lines it is given, and the problems are bounded
 // as Join bounds them, one a line. The YAML library's own report of a
 // repeated key names every pair of copies, n(n-1)/2 messages; a tree
@@ -60,11 +67,15 @@ func safeDecode(dec *yaml.Decoder, n *yaml.Node) (err error) {
 }
 
 // duplicates appends to problems one message for each key given more than
-// once in a mapping of the tree n (aliases are not followed: the node they
-// point to is checked where it stands).
+// once in a mapping of the tree n, and one for each mapping of more than
+// MaxMappingKeys keys (aliases are not followed: the node they point to is
+// checked where it stands).
 func duplicates(n *yaml.Node, problems *[]string) {
 	if n == nil || n.Kind == yaml.AliasNode {
 		return
+	}
+	if n.Kind == yaml.MappingNode && len(n.Content)/2 > MaxMappingKeys {
+		*problems = append(*problems, fmt.Sprintf("line %d: the mapping has %d keys, more than the %d a mapping may have", n.Line, len(n.Content)/2, MaxMappingKeys))
 	}
 	if n.Kind == yaml.MappingNode {
 		type seen struct {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -97,4 +98,16 @@ func Check(t testing.TB, start time.Time, err error, maxLines int) {
 	if n := strings.Count(err.Error(), "\n") + 1; n > maxLines {
 		t.Errorf("the error has %d lines, more than %d: %.300s", n, maxLines, err)
 	}
+}
+
+// Link returns the path of a symbolic link named name, in a temporary
+// directory of the test, to target: for a reader that knows its files by
+// their extension (.yaml, .csv).
+func Link(t testing.TB, target, name string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
