@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/bounded"
 	"github.com/meshplan/meshplan/internal/text"
 	"io/fs"
 	"maps"
@@ -281,9 +282,9 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 	v := newConfigViper(defaults)
 	if f := cmd.Flags().Lookup("config"); f != nil && f.Value.String() != "" {
 		path := f.Value.String()
-		data, err := os.ReadFile(path)
+		data, err := bounded.ReadFile(path, bounded.ConfigBytes)
 		if err != nil {
-			return badInputf("--config %s: cannot read it: %s", path, text.OneLine(unwrapPath(err).Error()))
+			return badInputf("--config %s: cannot read it: %s", path, text.OneLine(err.Error()))
 		}
 		if err := readConfigFile(v, path, data, defaults); err != nil {
 			return err

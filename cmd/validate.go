@@ -1,10 +1,11 @@
 package cmd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/bounded"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -141,8 +142,9 @@ func (a *app) runValidate(path string) error {
 	})
 }
 
-// readRuns reads the --runs file, or the built-in runs when path is empty.
-// Every failure is bad input.
+// readRuns reads the --runs file (at most bounded.TableBytes of it, from
+// any source), or the built-in runs when path is empty. Every failure is
+// bad input.
 func readRuns(path string) ([]runs.Run, error) {
 	if path == "" {
 		rs, err := runs.Default()
@@ -151,15 +153,11 @@ func readRuns(path string) ([]runs.Run, error) {
 		}
 		return rs, nil
 	}
-	f, err := os.Open(path)
+	data, err := bounded.ReadFile(path, bounded.TableBytes)
 	if err != nil {
-		if pe, ok := err.(*os.PathError); ok {
-			err = pe.Err
-		}
 		return nil, badInputf("--runs %s: cannot read it: %v", path, err)
 	}
-	defer f.Close()
-	rs, err := runs.Read(f)
+	rs, err := runs.Read(bytes.NewReader(data))
 	if err != nil {
 		return nil, badInputf("--runs %s: %w", path, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/bounded"
 	"io"
 	"maps"
 	"os"
@@ -110,10 +111,11 @@ func NewViper() (*viper.Viper, error) {
 	return v, nil
 }
 
-// ReadConfig reads the YAML configuration r (named name in errors) into v
-// and rejects keys that Config does not have.
+// ReadConfig reads the YAML configuration r (named name in errors), at
+// most bounded.ConfigBytes of it, into v and rejects keys that Config does
+// not have.
 func ReadConfig(v *viper.Viper, name string, r io.Reader) error {
-	data, err := io.ReadAll(r)
+	data, err := bounded.Read(r, bounded.ConfigBytes)
 	if err != nil {
 		return fmt.Errorf("%s: cannot read it: %w", name, err)
 	}

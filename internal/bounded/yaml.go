@@ -45,7 +45,7 @@ func YAML(data []byte) (*yaml.Node, error) {
 	case err != nil:
 		return nil, fmt.Errorf("the file holds more than one YAML document, and the second is not YAML (%s); keep one document, without ---", strings.TrimPrefix(err.Error(), "yaml: "))
 	default:
-		return nil, fmt.Errorf("the file holds more than one YAML document (the second begins at line %d); keep one document, without ---", next.Line)
+		return nil, &ProblemsError{Problems: []string{fmt.Sprintf("the file holds more than one YAML document (the second begins at line %d); keep one document, without ---", next.Line)}}
 	}
 	var problems []string
 	duplicates(&doc, &problems)

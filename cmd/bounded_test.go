@@ -1,0 +1,54 @@
+package cmd
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshplan/meshplan/internal/bounded/boundedtest"
+)
+
+// TestFloodEveryReader feeds each file the CLI reads 100 MB through a
+// pipe, as --model <(curl ...) does: exit 2 within 2 s, at most 20 lines
+// of stderr, nothing on stdout.
+func TestFloodEveryReader(t *testing.T) {
+	clearEnv(t)
+	readers := []struct {
+		name string
+		args func(path string) []string
+		ext  string
+	}{
+		{"--config", func(p string) []string { return []string{"--config", p} }, ""},
+		{"--model", func(p string) []string { return []string{"--model", p, "--cluster", "h100-8"} }, ""},
+		{"--cluster", func(p string) []string { return []string{"--model", "llama3-8b", "--cluster", p} }, "cluster.yaml"},
+		{"--framework", func(p string) []string { return []string{"--model", "llama3-8b", "--cluster", "h100-8", "--framework", p} }, "framework.yaml"},
+		{"plan validate --runs", func(p string) []string { return []string{"validate", "--runs", p} }, ""},
+		{"plan validate --steps", func(p string) []string { return []string{"validate", "--steps", p} }, ""},
+		{"plan sweep --config", func(p string) []string { return []string{"sweep", "--config", p, "--out", t.TempDir()} }, ""},
+	}
+	floods := boundedtest.Floods()
+	for _, r := range readers {
+		for _, kind := range []string{"random bytes", "repeated key", "unknown keys"} {
+			t.Run(r.name+"/"+kind, func(t *testing.T) {
+				path := boundedtest.Pipe(t, floods[kind])
+				if r.ext != "" {
+					path = boundedtest.Link(t, path, r.ext)
+				}
+				start := time.Now()
+				stdout, stderr, code := run(t, r.args(path)...)
+				if d := time.Since(start); d > 2*time.Second {
+					t.Errorf("took %v", d)
+				}
+				if code != ExitBadInput || stdout != "" {
+					t.Errorf("exit %d, stdout %.200q, want exit 2 and no output; stderr %.300q", code, stdout, stderr)
+				}
+				if n := strings.Count(strings.TrimSuffix(stderr, "\n"), "\n") + 1; n > 20 {
+					t.Errorf("%d lines of stderr: %.300q", n, stderr)
+				}
+				if !strings.Contains(stderr, "more than") {
+					t.Errorf("stderr %.300q does not say the input is too large", stderr)
+				}
+			})
+		}
+	}
+}
