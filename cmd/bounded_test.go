@@ -21,7 +21,9 @@ func TestFloodEveryReader(t *testing.T) {
 		{"--config", func(p string) []string { return []string{"--config", p} }, ""},
 		{"--model", func(p string) []string { return []string{"--model", p, "--cluster", "h100-8"} }, ""},
 		{"--cluster", func(p string) []string { return []string{"--model", "llama3-8b", "--cluster", p} }, "cluster.yaml"},
-		{"--framework", func(p string) []string { return []string{"--model", "llama3-8b", "--cluster", "h100-8", "--framework", p} }, "framework.yaml"},
+		{"--framework", func(p string) []string {
+			return []string{"--model", "llama3-8b", "--cluster", "h100-8", "--framework", p}
+		}, "framework.yaml"},
 		{"plan validate --runs", func(p string) []string { return []string{"validate", "--runs", p} }, ""},
 		{"plan validate --steps", func(p string) []string { return []string{"validate", "--steps", p} }, ""},
 		{"plan sweep --config", func(p string) []string { return []string{"sweep", "--config", p, "--out", t.TempDir()} }, ""},
