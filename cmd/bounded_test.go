@@ -54,3 +54,19 @@ func TestFloodEveryReader(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedLayerKindsExit2: a config.json of layers the planner does not
+// model exits 2 naming the layer kind, with no plan.
+func TestRefusedLayerKindsExit2(t *testing.T) {
+	clearEnv(t)
+	for file, kind := range map[string]string{
+		"nemotron-h-8b.config.json":     `model_type "nemotron_h" has state-space (Mamba) layers mixed with attention layers`,
+		"jamba-v0.1.config.json":        `model_type "jamba" has state-space (Mamba) layers mixed with attention layers`,
+		"bert-base-uncased.config.json": `model_type "bert" has bidirectional encoder layers`,
+	} {
+		stdout, stderr, code := run(t, "--model", "../model/testdata/"+file, "--cluster", "h100-8")
+		if code != ExitBadInput || stdout != "" || !strings.Contains(stderr, kind) {
+			t.Errorf("%s: exit %d, stdout %.100q, stderr %q; want exit 2 naming %q", file, code, stdout, stderr, kind)
+		}
+	}
+}

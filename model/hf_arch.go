@@ -3,8 +3,11 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/meshplan/meshplan/internal/text"
 )
 
 // The loaders of the architectures whose layers differ along the stack
@@ -372,10 +375,104 @@ func (c *hfConfig) unknown(typ string) (Spec, []string) {
 	if !c.has("max_position_embeddings") {
 		w = append(w, fmt.Sprintf("assumed: sequences of %d tokens (max_position_embeddings is absent)", hfDefaultPositions))
 	}
+	if ig := c.ignoredFields(typ); ig != "" {
+		w = append(w, ig)
+	}
 	s := c.decoder()
 	s.FFNHidden = c.int(true, 0, "intermediate_size")
 	c.unreadExperts(typ)
 	s.Description = fmt.Sprintf("Hugging Face config.json, model_type %s (unknown): read as a Llama-like decoder (gated MLP, RMSNorm, no biases, full attention); seq %d = min(max_position_embeddings, %d)",
 		typ, s.SeqLen, MaxHFSeqLen)
 	return s, w
+}
+
+// glm4MoE reads GLM-4.5 and GLM-4.5-Air (transformers' Glm4MoeConfig):
+// grouped-query attention with q, k, v biases (attention_bias) and, with
+// use_qk_norm, per-head q/k norms; the first first_k_dense_replace layers
+// dense of width intermediate_size, the others n_routed_experts experts of
+// width moe_intermediate_size, num_experts_per_tok a token, and
+// n_shared_experts shared ones; num_nextn_predict_layers
+// multi-token-prediction modules. Absent expert counts take the class's
+// defaults (one dense layer, one shared expert).
+func (c *hfConfig) glm4MoE() Spec {
+	s := c.decoder()
+	s.FFNHidden = c.int(true, 0, "intermediate_size")
+	s.MoE = &MoE{
+		Experts:          c.int(true, 0, "n_routed_experts"),
+		TopK:             c.int(true, 0, "num_experts_per_tok"),
+		ExpertFFNHidden:  c.int(true, 0, "moe_intermediate_size"),
+		SharedExperts:    c.int(false, 1, "n_shared_experts"),
+		FirstDenseLayers: c.int(false, 1, "first_k_dense_replace"),
+	}
+	if g := c.int(false, 0, "n_group"); g > 1 {
+		s.MoE.Groups, s.MoE.GroupLimit = g, c.int(false, g, "topk_group")
+	}
+	// Glm4MoeAttention: biases on q, k and v (attention_bias), none on o.
+	s.QKVBias = c.bool(false, "attention_bias")
+	s.QKNorm = c.bool(false, "use_qk_norm")
+	s.MTPLayers = c.int(false, 0, "num_nextn_predict_layers")
+	desc := fmt.Sprintf("Hugging Face config.json, model_type glm4_moe: gated MLP counted as swiglu, RMSNorm; %d dense layers, then %d experts (top-%d) and %d shared",
+		s.MoE.FirstDenseLayers, s.MoE.Experts, s.MoE.TopK, s.MoE.SharedExperts)
+	if s.QKVBias {
+		desc += "; q, k, v biases"
+	}
+	if s.QKNorm {
+		desc += "; per-head q/k norms"
+	}
+	s.Description = desc + fmt.Sprintf("; %d multi-token-prediction modules (their parameters apart from the total); the partial rotary factor changes no count; seq %d = min(max_position_embeddings, %d)",
+		s.MTPLayers, s.SeqLen, MaxHFSeqLen)
+	return s
+}
+
+// olmoe reads OLMoE (transformers' OlmoeConfig): every layer a mixture of
+// num_experts gated experts of width intermediate_size, num_experts_per_tok
+// a token, no shared expert; q and k normed over their whole projections,
+// counted as per-head norms as for OLMo 2 (a difference under 0.01% of
+// the parameters).
+func (c *hfConfig) olmoe() Spec {
+	s := c.decoder()
+	f := c.int(true, 0, "intermediate_size")
+	s.FFNHidden = f
+	s.MoE = &MoE{
+		Experts:         c.int(true, 0, "num_experts"),
+		TopK:            c.int(true, 0, "num_experts_per_tok"),
+		ExpertFFNHidden: f,
+	}
+	s.QKNorm = true
+	desc := "Hugging Face config.json, model_type olmoe: gated experts counted as swiglu, RMSNorm, q/k norms"
+	if c.bool(false, "attention_bias") {
+		s.QKVBias, s.OutBias = true, true
+		desc += "; attention biases (q, k, v, o)"
+	}
+	s.Description = desc + fmt.Sprintf("; seq %d = min(max_position_embeddings, %d)", s.SeqLen, MaxHFSeqLen)
+	return s
+}
+
+// unknownReads are the fields that unknown reads; every other field of the
+// config is named in its warnings as ignored.
+func unknownReads() []string {
+	return []string{"model_type", "_name_or_path", "num_hidden_layers", "hidden_size", "num_attention_heads",
+		"num_key_value_heads", "head_dim", "intermediate_size", "vocab_size", "max_position_embeddings", "tie_word_embeddings"}
+}
+
+// maxIgnoredNames is how many ignored fields a warning names.
+const maxIgnoredNames = 40
+
+// ignoredFields is the warning that names the fields of the config that
+// unknown does not read, "" when there are none.
+func (c *hfConfig) ignoredFields(typ string) string {
+	var ignored []string
+	for _, k := range sortedKeys(c.m) {
+		if !slices.Contains(unknownReads(), k) {
+			ignored = append(ignored, strconv.Quote(text.Squash(k)))
+		}
+	}
+	if len(ignored) == 0 {
+		return ""
+	}
+	list := strings.Join(ignored[:min(len(ignored), maxIgnoredNames)], ", ")
+	if len(ignored) > maxIgnoredNames {
+		list += fmt.Sprintf(" and %d more", len(ignored)-maxIgnoredNames)
+	}
+	return fmt.Sprintf("ignored: %d fields that a Llama-like decoder does not have or that change no count, not read for model_type %q: %s", len(ignored), typ, list)
 }

@@ -150,7 +150,7 @@ func TestParseHFErrors(t *testing.T) {
 			[]string{`field "hidden_size" is 1e300, far too large`}},
 		{"bool tie", `{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100,"tie_word_embeddings":"yes"}`,
 			[]string{`field "tie_word_embeddings" is "yes"; it must be true or false`}},
-		{"unknown type without the standard fields", `{"model_type":"t5"}`, []string{`missing required field "num_hidden_layers"`, `missing required field "intermediate_size"`}},
+		{"unknown type without the standard fields", `{"model_type":"newarch"}`, []string{`missing required field "num_hidden_layers"`, `missing required field "intermediate_size"`}},
 		{"invalid numbers", `{"model_type":"llama","hidden_size":64,"num_hidden_layers":0,"num_attention_heads":5,"intermediate_size":128,"vocab_size":100}`,
 			[]string{"model: config.json: layers is 0", "hidden 64 is not a multiple of heads 5"}},
 		{"bad positions", `{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100,"max_position_embeddings":0}`,
