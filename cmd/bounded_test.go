@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -68,5 +71,38 @@ func TestRefusedLayerKindsExit2(t *testing.T) {
 		if code != ExitBadInput || stdout != "" || !strings.Contains(stderr, kind) {
 			t.Errorf("%s: exit %d, stdout %.100q, stderr %q; want exit 2 naming %q", file, code, stdout, stderr, kind)
 		}
+	}
+}
+
+// TestSweepTooManyCells: a 10-million-cell grid exits 2 within 1 s,
+// naming the count, and writes nothing.
+func TestSweepTooManyCells(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	batches := make([]string, 1000)
+	for i := range batches {
+		batches[i] = fmt.Sprint(i + 1)
+	}
+	seqs := make([]string, 100)
+	for i := range seqs {
+		seqs[i] = fmt.Sprint(1024 * (i + 1))
+	}
+	cfg := filepath.Join(dir, "big.yaml")
+	data := fmt.Sprintf("models: [llama3-8b, llama2-7b, llama3-70b, m3, m4, m5, m6, m7, m8, m9]\nclusters: [h100-8, c1, c2, c3, c4, c5, c6, c7, c8, c9]\nbatches: [%s]\nseqs: [%s]\n",
+		strings.Join(batches, ", "), strings.Join(seqs, ", "))
+	if err := os.WriteFile(cfg, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	start := time.Now()
+	stdout, stderr, code := run(t, "sweep", "--config", cfg, "--out", out, "--quiet")
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("took %v", d)
+	}
+	if code != ExitBadInput || stdout != "" || !strings.Contains(stderr, "the sweep has 10000000 cells") || !strings.Contains(stderr, "--shard") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 naming 10000000 cells and --shard", code, stdout, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("the sweep wrote %s: %v", out, err)
 	}
 }

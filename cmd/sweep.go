@@ -78,7 +78,7 @@ framework, and --search, --seed and --top override search.*.`,
 		"; default "+framework.Default+") or a YAML file (overrides framework)")
 	fs.String("search", sweep.DefaultConfig().Search.Method, "search `method` of every cell: auto, exhaustive or evolve (overrides search.method)")
 	fs.Var(settings.NewInt(sweep.DefaultConfig().Search.Seed, 64), "seed", "random `seed` of the evolutionary search (overrides search.seed)")
-	fs.Var(settings.NewInt(0, 0), "top", "keep only the `K` fastest rows of each cell's front, 0 all (overrides search.top)")
+	fs.Var(settings.NewInt(sweep.DefaultTop, 0), "top", "keep only the `K` fastest rows of each cell's front, 0 all (overrides search.top)")
 	fs.String("objective", "", "what each cell's recommended `row` optimises: balanced (the default), time or memory (overrides search.objective)")
 	fs.Bool("quiet", false, "no progress bar on stderr")
 	return cmd
