@@ -32,6 +32,11 @@ const MaxBatch = 10_000_000
 // for a few dollars an hour), and it keeps every cost a readable number.
 const MaxPrice = 1e6
 
+// MinPrice is the smallest --price: a millionth of a currency unit per
+// chip-hour. A smaller one is a typo, and would print as hundreds of
+// digits.
+const MinPrice = 1e-6
+
 // Config is every setting a flag, the --config file or a PLAN_ environment
 // variable can give. The mapstructure tag is the key in the file; the
 // environment variable is PLAN_ followed by the key in upper case.
@@ -97,7 +102,7 @@ const (
 )
 
 // explicitZeros reports a zero given on purpose for a count whose zero
-// value means "not given" (--batch, --batch-tokens, --seq): from a flag, the
+// value means "not given" (--batch, --batch-tokens, --seq, --price): from a flag, the
 // environment or the config file. Such a zero is bad input, not a default.
 func explicitZeros(cmd *cobra.Command, v *viper.Viper, cfg *Config) error {
 	var errs []error
@@ -113,6 +118,12 @@ func explicitZeros(cmd *cobra.Command, v *viper.Viper, cfg *Config) error {
 		inEnv := os.Getenv("PLAN_"+strings.ToUpper(n.key)) != "" // viper ignores empty variables too
 		if (f != nil && f.Changed) || inEnv || v.InConfig(n.key) {
 			errs = append(errs, fmt.Errorf("--%s must be a positive number of %s, got 0 (leave it out for the default)", flag, n.what))
+		}
+	}
+	if cfg.Price == 0 {
+		f := cmd.Flags().Lookup("price")
+		if (f != nil && f.Changed) || os.Getenv("PLAN_PRICE") != "" || v.InConfig("price") {
+			errs = append(errs, errors.New("--price must be a positive price per chip-hour, got 0 (leave it out for no cost)"))
 		}
 	}
 	return errors.Join(errs...)
@@ -162,6 +173,8 @@ func (c Config) Validate() error {
 	}
 	if c.Price < 0 || math.IsNaN(c.Price) || math.IsInf(c.Price, 0) {
 		errs = append(errs, fmt.Errorf("--price must be a positive price per chip-hour, got %g", c.Price))
+	} else if c.Price > 0 && c.Price < MinPrice {
+		errs = append(errs, fmt.Errorf("--price %g is less than %g per chip-hour: give the price of one chip for one hour", c.Price, MinPrice))
 	} else if c.Price > MaxPrice {
 		errs = append(errs, fmt.Errorf("--price %g is more than %.0f per chip-hour: give the price of one chip for one hour", c.Price, float64(MaxPrice)))
 	} else if c.Price > 0 && c.Tokens == "" {

@@ -161,5 +161,8 @@ func readRuns(path string) ([]runs.Run, error) {
 	if err != nil {
 		return nil, badInputf("--runs %s: %w", path, err)
 	}
+	if len(rs) == 0 {
+		return nil, badInputf("--runs %s: no runs: the file has a header but no rows; add one row per measured run", path)
+	}
 	return rs, nil
 }

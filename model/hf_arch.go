@@ -160,6 +160,9 @@ func (c *hfConfig) gemma(typ string) Spec {
 			return AttnFull
 		})
 		s.Pattern = layerPattern(attn, nil)
+		if countOf(attn, AttnSliding) == 0 {
+			s.Window = 0 // no sliding layer: the window is not used
+		}
 		// Gemma 2 and 3 norm each block's output too (Gemma2DecoderLayer's
 		// post_attention_layernorm and post_feedforward_layernorm); Gemma 2
 		// soft-caps the logits (final_logit_softcapping, 30 by default) and
@@ -208,6 +211,9 @@ func (c *hfConfig) gptOSS() Spec {
 		return AttnFull
 	})
 	s.Pattern = layerPattern(attn, nil)
+	if countOf(attn, AttnSliding) == 0 {
+		s.Window = 0 // no sliding layer: the window is not used
+	}
 	s.Description = fmt.Sprintf("Hugging Face config.json, model_type gpt_oss: %d sliding-window (%d) and %d full-attention layers, "+
 		"gated experts, attention biases; the expert biases and the attention sinks (under 0.1%% of the parameters) are not counted; "+
 		"seq %d = min(max_position_embeddings, %d)", countOf(attn, AttnSliding), s.Window, countOf(attn, AttnFull), s.SeqLen, MaxHFSeqLen)
@@ -283,6 +289,9 @@ func (c *hfConfig) llama4() Spec {
 		return AttnFull
 	})
 	s.Pattern = layerPattern(attn, moe)
+	if countOf(attn, AttnChunked) == 0 {
+		s.Chunk = 0 // no chunked layer: the chunk is not used
+	}
 	s.Description = fmt.Sprintf("Hugging Face config.json, model_type llama4 (text): %d chunked-attention (%d) and %d full-attention layers, "+
 		"experts with one shared expert; the q/k norms change no count; seq %d = min(max_position_embeddings, %d)",
 		countOf(attn, AttnChunked), s.Chunk, countOf(attn, AttnFull), s.SeqLen, MaxHFSeqLen)

@@ -2,6 +2,7 @@ package steps
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"github.com/meshplan/meshplan/internal/bounded"
 	"github.com/meshplan/meshplan/internal/text"
@@ -149,6 +150,9 @@ func ValidateFile(path string, o Options) (Report, error) {
 	rows, err := Read(bytes.NewReader(data))
 	if err != nil {
 		return Report{}, &search.InputError{Err: err}
+	}
+	if len(rows) == 0 {
+		return Report{}, &search.InputError{Err: errors.New("steps: no steps: the file has a header but no rows; add one row per measured step")}
 	}
 	if o.Dir == "" {
 		o.Dir = filepath.Dir(path)
