@@ -106,3 +106,18 @@ func TestSweepTooManyCells(t *testing.T) {
 		t.Errorf("the sweep wrote %s: %v", out, err)
 	}
 }
+
+// TestSweepUnwritableOut: a sweep that cannot write its --out directory
+// (here a directory where its cells file goes, as a full or read-only disk
+// would fail) exits 2 naming --out, as plan --out does, not 1.
+func TestSweepUnwritableOut(t *testing.T) {
+	clearEnv(t)
+	out := t.TempDir()
+	if err := os.Mkdir(filepath.Join(out, "cells-0-of-1.jsonl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := run(t, "sweep", "--config", "testdata/sweep-small.yaml", "--out", out, "--quiet")
+	if code != ExitBadInput || !strings.Contains(stderr, "plan: --out "+out+": cannot write the sweep: ") {
+		t.Errorf("exit %d, stderr %q; want exit 2 naming --out", code, stderr)
+	}
+}

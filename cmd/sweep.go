@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"github.com/meshplan/meshplan/internal/text"
+	"io/fs"
 	"os"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -145,6 +147,9 @@ func (a *app) runSweep(cmd *cobra.Command) error {
 		if errors.As(err, &in) {
 			return badInput(err)
 		}
+		if isDiskError(err) {
+			return badInputf("--out %s: cannot write the sweep: %w", out, err)
+		}
 		return err
 	}
 	torn := ""
@@ -188,4 +193,13 @@ func loadSweepConfig(cmd *cobra.Command) (sweep.Config, error) {
 		return sweep.Config{}, badInput(err)
 	}
 	return cfg, nil
+}
+
+// isDiskError reports whether err is a failure to write the --out
+// directory (a full or read-only disk, a quota, a permission): bad input
+// (exit 2), as for plan --out, not a failure of the planner.
+func isDiskError(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EROFS) ||
+		errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
 }
