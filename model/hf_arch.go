@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/bounded"
 	"slices"
 	"strconv"
 	"strings"
@@ -363,6 +364,7 @@ func (c *hfConfig) falcon() Spec {
 // num_hidden_layers, num_attention_heads, intermediate_size, vocab_size),
 // and returns a warning for every assumption it makes.
 func (c *hfConfig) unknown(typ string) (Spec, []string) {
+	typ = bounded.Cut(text.Squash(typ), 60) // a name for the messages, however long the field
 	w := []string{fmt.Sprintf("model_type %q is not one the planner knows (%s); it is read as a Llama-like decoder from the standard fields",
 		typ, strings.Join(HFModelTypes(), ", "))}
 	w = append(w, "assumed: a gated MLP of three matrices (gate, up, down) of width intermediate_size, as Llama's")
@@ -473,7 +475,7 @@ func (c *hfConfig) ignoredFields(typ string) string {
 	var ignored []string
 	for _, k := range sortedKeys(c.m) {
 		if !slices.Contains(unknownReads(), k) {
-			ignored = append(ignored, strconv.Quote(text.Squash(k)))
+			ignored = append(ignored, strconv.Quote(bounded.Cut(text.Squash(k), 60)))
 		}
 	}
 	if len(ignored) == 0 {

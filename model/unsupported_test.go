@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,5 +150,28 @@ func TestUnknownTypeNamesIgnoredFields(t *testing.T) {
 	want := `ignored: 2 fields that a Llama-like decoder does not have or that change no count, not read for model_type "newarch": "qk_layernorm", "rope_theta"`
 	if !strings.Contains(strings.Join(warnings, "\n"), want) {
 		t.Errorf("warnings %q lack %q", warnings, want)
+	}
+}
+
+// TestUnknownTypeWarningsBounded: the warnings of an unknown model_type
+// stay short however long its name and its fields' names are.
+func TestUnknownTypeWarningsBounded(t *testing.T) {
+	long := strings.Repeat("k", 100_000)
+	var b strings.Builder
+	b.WriteString(`{"model_type":"` + long + `","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100`)
+	for i := range 1000 {
+		fmt.Fprintf(&b, `,"%s%d":1`, long[:1000], i)
+	}
+	b.WriteString("}")
+	_, warnings, err := ParseHFWarnings([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, w := range warnings {
+		total += len(w)
+	}
+	if total > 10_000 {
+		t.Errorf("%d bytes of warnings", total)
 	}
 }
