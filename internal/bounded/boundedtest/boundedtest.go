@@ -46,7 +46,8 @@ func jsonSep(i int) string {
 }
 
 // Pipe returns the path of the read end of a pipe (/dev/fd/N) into which a
-// goroutine writes chunk(0), chunk(1), ... up to FloodBytes. The writer
+// goroutine writes chunk(0), chunk(1), ... (64 KiB of them, then those
+// from chunk(1) on again and again) up to FloodBytes. The writer
 // stops when the test ends, which closes the read end, so that a reader
 // that stops early leaves nothing running.
 func Pipe(t testing.TB, chunk func(i int) string) string {
@@ -55,20 +56,26 @@ func Pipe(t testing.TB, chunk func(i int) string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Two blocks of 64 KiB are built once, the first from chunk(0) on and
+	// the next from chunk(1) on (no opening brace), and the second is
+	// written again and again: a flood costs the writer next to nothing,
+	// so that the test times the reader.
+	block := func(from int) string {
+		var b strings.Builder
+		for i := from; b.Len() < 64<<10; i++ {
+			b.WriteString(chunk(i))
+		}
+		return b.String()
+	}
+	first, next := block(0), block(1)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		defer w.Close()
-		var buf strings.Builder
-		written := 0
-		for i := 0; written < FloodBytes; i++ {
-			buf.WriteString(chunk(i))
-			if buf.Len() < 64<<10 {
-				continue
-			}
-			n, err := w.WriteString(buf.String())
+		data := first
+		for written := 0; written < FloodBytes; data = next {
+			n, err := w.WriteString(data)
 			written += n
-			buf.Reset()
 			if err != nil {
 				return
 			}
