@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/bounded"
 	"github.com/meshplan/meshplan/internal/text"
 	"io/fs"
 	"maps"
@@ -30,6 +31,11 @@ const MaxBatch = 10_000_000
 // in any currency is a typo or a price per something else (an H100 rents
 // for a few dollars an hour), and it keeps every cost a readable number.
 const MaxPrice = 1e6
+
+// MinPrice is the smallest --price: a millionth of a currency unit per
+// chip-hour. A smaller one is a typo, and would print as hundreds of
+// digits.
+const MinPrice = 1e-6
 
 // Config is every setting a flag, the --config file or a PLAN_ environment
 // variable can give. The mapstructure tag is the key in the file; the
@@ -112,7 +118,7 @@ const (
 )
 
 // explicitZeros reports a zero given on purpose for a count whose zero
-// value means "not given" (--batch, --batch-tokens, --seq): from a flag, the
+// value means "not given" (--batch, --batch-tokens, --seq, --price): from a flag, the
 // environment or the config file. Such a zero is bad input, not a default.
 func explicitZeros(cmd *cobra.Command, v *viper.Viper, cfg *Config) error {
 	var errs []error
@@ -128,6 +134,12 @@ func explicitZeros(cmd *cobra.Command, v *viper.Viper, cfg *Config) error {
 		inEnv := os.Getenv("PLAN_"+strings.ToUpper(n.key)) != "" // viper ignores empty variables too
 		if (f != nil && f.Changed) || inEnv || v.InConfig(n.key) {
 			errs = append(errs, fmt.Errorf("--%s must be a positive number of %s, got 0 (leave it out for the default)", flag, n.what))
+		}
+	}
+	if cfg.Price == 0 {
+		f := cmd.Flags().Lookup("price")
+		if (f != nil && f.Changed) || os.Getenv("PLAN_PRICE") != "" || v.InConfig("price") {
+			errs = append(errs, errors.New("--price must be a positive price per chip-hour, got 0 (leave it out for no cost)"))
 		}
 	}
 	return errors.Join(errs...)
@@ -177,6 +189,8 @@ func (c Config) Validate() error {
 	}
 	if c.Price < 0 || math.IsNaN(c.Price) || math.IsInf(c.Price, 0) {
 		errs = append(errs, fmt.Errorf("--price must be a positive price per chip-hour, got %g", c.Price))
+	} else if c.Price > 0 && c.Price < MinPrice {
+		errs = append(errs, fmt.Errorf("--price %g is less than %g per chip-hour: give the price of one chip for one hour", c.Price, MinPrice))
 	} else if c.Price > MaxPrice {
 		errs = append(errs, fmt.Errorf("--price %g is more than %.0f per chip-hour: give the price of one chip for one hour", c.Price, float64(MaxPrice)))
 	} else if c.Price > 0 && c.Tokens == "" {
@@ -298,9 +312,9 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 	v := newConfigViper(defaults)
 	if f := cmd.Flags().Lookup("config"); f != nil && f.Value.String() != "" {
 		path := f.Value.String()
-		data, err := os.ReadFile(path)
+		data, err := bounded.ReadFile(path, bounded.ConfigBytes)
 		if err != nil {
-			return badInputf("--config %s: cannot read it: %s", path, text.OneLine(unwrapPath(err).Error()))
+			return badInputf("--config %s: cannot read it: %s", path, text.OneLine(err.Error()))
 		}
 		if err := readConfigFile(v, path, data, defaults); err != nil {
 			return err

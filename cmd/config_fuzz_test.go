@@ -77,7 +77,10 @@ func TestConfigFileMessages(t *testing.T) {
 		{"a list", "- a\n", "--config c.yaml: line 1: want a mapping of keys to values (e.g. batch: 16), got a list"},
 		{"a word", "hello\n", `--config c.yaml: line 1: want a mapping of keys to values (e.g. batch: 16), got the value "hello"`},
 		{"a list as a key", "[a]: 1\n", "--config c.yaml: line 1: a key must be a plain name (e.g. batch), not a list, a mapping or a null"},
-		{"a key twice", "batch: 1\nbatch: 2\n", `--config c.yaml: line 2: mapping key "batch" already defined at line 1`},
+		{"a key twice", "batch: 1\nbatch: 2\n", `--config c.yaml: line 1: key "batch" is given 2 times (lines 1, 2); give it once`},
+		{"a key 2000 times", strings.Repeat("batch: 1\n", 2000), "--config c.yaml: line 1: the mapping has 2000 keys, more than the 1000 a mapping may have; " +
+			`line 1: key "batch" is given 2000 times (lines 1, 2, 3, ...); give it once`},
+		{"two documents", "batch: 1\n---\nbatch: 2\n", "--config c.yaml: the file holds more than one YAML document (the second begins at line 2); keep one document, without ---"},
 		{"unknown key", "modle: x\n", `--config c.yaml: unknown key "modle"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -71,7 +71,7 @@ internal error; 2 bad input.`, planner.DefaultBatchTokensPerChip),
 	}
 	fs := cmd.Flags()
 	addProblemFlags(fs)
-	fs.String("fix", "", "partial strategy `SPEC` every searched strategy must agree with, e.g. tp=8,pp=4")
+	fs.Var(settings.NewOnce(""), "fix", "partial strategy `SPEC` every searched strategy must agree with, e.g. tp=8,pp=4")
 	fs.String("search", DefaultConfig().Search, "search `method`: auto (exhaustive when the space is small, else evolve), exhaustive or evolve")
 	fs.String("objective", DefaultConfig().Objective, "what the recommended `row` optimises: balanced (among the rows within the model's error band of the fastest, the most memory headroom), time (the fastest), memory (the least) or cost (the cheapest, needs --price)")
 	fs.Var(settings.NewInt(DefaultConfig().Seed, 64), "seed", "random `seed` of the evolutionary search; the same seed and input give the same output")
@@ -134,8 +134,12 @@ func (a *app) runPlan(cmd *cobra.Command) error {
 		if a.cfg.MinChips || len(names) > 1 || a.cfg.Emit != "" {
 			return badInputf("--framework %s compares frameworks on one cluster: it does not combine with --min-chips, a cluster list or --emit", a.cfg.Framework)
 		}
+		fws := strings.Split(a.cfg.Framework, ",")
+		if err := frameworkList(fws); err != nil {
+			return err
+		}
 		base := a.request(problem{model: m, cluster: clusters[0], workload: w}, fix)
-		plan, err := planner.Frameworks(cmd.Context(), base, strings.Split(a.cfg.Framework, ","), a.solve)
+		plan, err := planner.Frameworks(cmd.Context(), base, fws, a.solve)
 		if err != nil {
 			return inputErr(err)
 		}
@@ -255,4 +259,21 @@ func (a *app) solve(ctx context.Context, req planner.Request, suggest bool) (res
 func isNoFit(err error) bool {
 	var nf *search.NoFitError
 	return errors.As(err, &nf)
+}
+
+// frameworkList checks the entries of a --framework list: none empty and
+// none named twice (a repeated framework would print the same row twice).
+func frameworkList(names []string) error {
+	seen := map[string]bool{}
+	for _, n := range names {
+		n = strings.ToLower(strings.TrimSpace(n))
+		if n == "" {
+			return badInputf("--framework has an empty entry; list framework names or YAML files separated by commas, e.g. megatron,maxtext")
+		}
+		if seen[n] {
+			return badInputf("--framework names %s twice; name each framework once", n)
+		}
+		seen[n] = true
+	}
+	return nil
 }

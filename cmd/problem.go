@@ -30,8 +30,8 @@ type problem struct {
 
 // addProblemFlags registers the flags that name a problem.
 func addProblemFlags(fs *pflag.FlagSet) {
-	fs.String("model", "", "model: a preset `name` (see plan models), a YAML file or a Hugging Face config.json")
-	fs.String("cluster", "", "cluster: a `name` such as v5p-256, 2xv5p-256 or h100-1024 (see plan clusters), or a YAML file")
+	fs.Var(settings.NewOnce(""), "model", "model: a preset `name` (see plan models), a YAML file or a Hugging Face config.json")
+	fs.Var(settings.NewOnce(""), "cluster", "cluster: a `name` such as v5p-256, 2xv5p-256 or h100-1024 (see plan clusters), or a YAML file")
 	fs.Var(settings.NewInt(0, 0), "batch", "global batch in `sequences` per step (default: chosen from the cluster and the model, see --help)")
 	fs.Var(settings.NewInt(0, 0), "batch-tokens", "global batch in `tokens` per step (4M, 4Mi, 2e6, ...), rounded to whole sequences")
 	fs.Var(settings.NewInt(0, 0), "seq", "sequence length in `tokens` (8192, 8Ki, ...; default: the model's seq_len)")

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"github.com/meshplan/meshplan/internal/text"
+	"io/fs"
 	"os"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -78,7 +80,7 @@ framework, and --search, --seed and --top override search.*.`,
 		"; default "+framework.Default+") or a YAML file (overrides framework)")
 	fs.String("search", sweep.DefaultConfig().Search.Method, "search `method` of every cell: auto, exhaustive or evolve (overrides search.method)")
 	fs.Var(settings.NewInt(sweep.DefaultConfig().Search.Seed, 64), "seed", "random `seed` of the evolutionary search (overrides search.seed)")
-	fs.Var(settings.NewInt(0, 0), "top", "keep only the `K` fastest rows of each cell's front, 0 all (overrides search.top)")
+	fs.Var(settings.NewInt(sweep.DefaultTop, 0), "top", "keep only the `K` fastest rows of each cell's front, 0 all (overrides search.top)")
 	fs.String("objective", "", "what each cell's recommended `row` optimises: balanced (the default), time or memory (overrides search.objective)")
 	fs.Bool("quiet", false, "no progress bar on stderr")
 	return cmd
@@ -146,6 +148,9 @@ func (a *app) runSweep(cmd *cobra.Command) error {
 		if errors.As(err, &in) {
 			return badInput(err)
 		}
+		if isDiskError(err) {
+			return badInputf("--out %s: cannot write the sweep: %w", out, err)
+		}
 		return err
 	}
 	torn := ""
@@ -189,4 +194,13 @@ func loadSweepConfig(cmd *cobra.Command) (sweep.Config, error) {
 		return sweep.Config{}, badInput(err)
 	}
 	return cfg, nil
+}
+
+// isDiskError reports whether err is a failure to write the --out
+// directory (a full or read-only disk, a quota, a permission): bad input
+// (exit 2), as for plan --out, not a failure of the planner.
+func isDiskError(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EROFS) ||
+		errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
 }

@@ -1,10 +1,11 @@
 package cmd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/bounded"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -172,8 +173,9 @@ func (a *app) runValidate(path string, quiet bool) error {
 	})
 }
 
-// readRuns reads the --runs file, or the built-in runs when path is empty.
-// Every failure is bad input.
+// readRuns reads the --runs file (at most bounded.TableBytes of it, from
+// any source) in whichever of its formats it is, or the built-in runs when
+// path is empty. Every failure is bad input.
 func readRuns(path string) ([]runs.Run, runs.Format, error) {
 	if path == "" {
 		rs, err := runs.Default()
@@ -182,17 +184,16 @@ func readRuns(path string) ([]runs.Run, runs.Format, error) {
 		}
 		return rs, runs.FormatRuns, nil
 	}
-	f, err := os.Open(path)
+	data, err := bounded.ReadFile(path, bounded.TableBytes)
 	if err != nil {
-		if pe, ok := err.(*os.PathError); ok {
-			err = pe.Err
-		}
 		return nil, 0, badInputf("--runs %s: cannot read it: %v", path, err)
 	}
-	defer f.Close()
-	rs, format, err := runs.ReadFormat(f)
+	rs, format, err := runs.ReadFormat(bytes.NewReader(data))
 	if err != nil {
 		return nil, 0, badInputf("--runs %s: %w", path, err)
+	}
+	if len(rs) == 0 {
+		return nil, 0, badInputf("--runs %s: no runs: the file has a header but no rows; add one row per measured run", path)
 	}
 	return rs, format, nil
 }

@@ -1,6 +1,7 @@
 package framework_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -30,6 +31,15 @@ func stepBytes(p framework.Profile) float64 {
 
 // checkOneSentence fails unless err is one line that starts with the
 // package's prefix.
+// manyKeys returns n distinct unknown keys, one a line.
+func manyKeys(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "key%d: 1\n", i)
+	}
+	return b.String()
+}
+
 func checkOneSentence(t *testing.T, err error) {
 	t.Helper()
 	msg := err.Error()
@@ -298,6 +308,9 @@ func TestParseErrors(t *testing.T) {
 		{"malformed YAML", "passes: [\n", "line 1: did not find expected node content"},
 		{"wrong type", "attention_rate: fast\n", "line 1: cannot unmarshal !!str `fast` into float64"},
 		{"list for base", "base: [megatron]\n", "line 1: cannot unmarshal !!seq into string"},
+		{"repeated key", strings.Repeat("attention_rate: 1\n", 10_000), `line 1: key "attention_rate" is given 10000 times (lines 1, 2, 3, ...); give it once`},
+		{"many unknown keys", strings.Repeat("a: 1\nb: 2\n", 1) + manyKeys(900), "; and 883 more problems"},
+		{"two documents", "base: megatron\n---\nbase: maxtext\n", "the file holds more than one YAML document (the second begins at line 2)"},
 		{"over 1 MiB", "# " + strings.Repeat("x", 1<<20) + "\n", "bytes is too large for a framework description (at most 1048576)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/bounded"
+	"github.com/meshplan/meshplan/internal/text"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -85,12 +86,8 @@ func Load(arg string) (Profile, error) {
 	if !strings.HasSuffix(lower, ".yaml") && !strings.HasSuffix(lower, ".yml") {
 		return Builtin(arg)
 	}
-	data, err := os.ReadFile(arg)
+	data, err := bounded.ReadFile(arg, bounded.ConfigBytes)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
 		return Profile{}, fmt.Errorf("framework: cannot read framework file %s: %v", arg, err)
 	}
 	base := filepath.Base(arg)
@@ -107,24 +104,12 @@ func parse(data []byte, defaultName string) (Profile, error) {
 	if len(data) > maxYAMLBytes {
 		return Profile{}, fmt.Errorf("%d bytes is too large for a framework description (at most %d)", len(data), maxYAMLBytes)
 	}
-	var docs []yaml.Node
-	dec0 := yaml.NewDecoder(bytes.NewReader(data))
-	for {
-		var n yaml.Node
-		err := dec0.Decode(&n)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return Profile{}, yamlError(err)
-		}
-		docs = append(docs, n)
+	doc, err := bounded.YAML(data)
+	if err != nil {
+		return Profile{}, yamlError(err)
 	}
-	if len(docs) > 1 {
-		return Profile{}, fmt.Errorf("the file holds %d YAML documents; a framework profile is one mapping", len(docs))
-	}
-	if len(docs) == 1 && len(docs[0].Content) > 0 && docs[0].Content[0].Kind != yaml.MappingNode {
-		return Profile{}, fmt.Errorf("line %d: a framework profile is a mapping of keys such as base, attention and passes", docs[0].Content[0].Line)
+	if len(doc.Content) > 0 && doc.Content[0].Kind != yaml.MappingNode {
+		return Profile{}, fmt.Errorf("line %d: a framework profile is a mapping of keys such as base, attention and passes", doc.Content[0].Line)
 	}
 	var head struct {
 		Base string `yaml:"base"`
@@ -278,6 +263,18 @@ func (p Profile) Validate() error {
 
 // yamlError shortens the YAML library's messages to one sentence.
 func yamlError(err error) error {
+	// One line, of at most bounded.MaxProblems problems.
+	if pe, ok := errors.AsType[*bounded.ProblemsError](err); ok {
+		return errors.New(strings.Join(pe.Problems, "; "))
+	}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, len(te.Errors))
+		for i, e := range te.Errors {
+			msgs[i] = strings.ReplaceAll(text.Squash(e), " in type framework.file", "")
+		}
+		return errors.New(strings.Join(bounded.Problems(msgs), "; "))
+	}
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
 	msg = strings.ReplaceAll(msg, " in type framework.file", "")

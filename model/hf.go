@@ -27,17 +27,20 @@ const hfDefaultPositions = DefaultSeqLen
 
 // HFModelTypes returns the Hugging Face model_type values ParseHF reads, sorted.
 func HFModelTypes() []string {
-	return []string{"deepseek_v2", "deepseek_v3", "falcon", "gemma", "gemma2", "gemma3", "gemma3_text", "gpt2", "gpt_neox",
-		"gpt_oss", "granite", "llama", "llama4", "llama4_text", "mistral", "mixtral", "olmo2", "phi3",
+	return []string{"deepseek_v2", "deepseek_v3", "falcon", "gemma", "gemma2", "gemma3", "gemma3_text", "glm4_moe", "gpt2", "gpt_neox",
+		"gpt_oss", "granite", "kimi_k2", "llama", "llama4", "llama4_text", "mistral", "mixtral", "olmo2", "olmoe", "phi3",
 		"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "starcoder2"}
 }
 
 // ParseHF reads a Hugging Face config.json. Supported model_type values are
 // listed by HFModelTypes; a config without model_type is read as GPT-2 when
 // it has n_embd and as Llama otherwise; a multimodal config (gemma3,
-// llama4) is read from its text_config. A model_type it does not know is
-// read as a Llama-like decoder when the config has the standard fields,
-// with warnings that ParseHFWarnings returns (ParseHF drops them). Llama-family MLPs are gated, so they
+// llama4) is read from its text_config. A model_type of layers the planner
+// does not model (state-space, linear attention, recurrent, encoder,
+// encoder-decoder: unsupportedKinds), or an unknown one whose fields
+// signal such layers, is an error naming the kind. Another model_type it
+// does not know is read as a Llama-like decoder when the config has the
+// standard fields, with warnings that ParseHFWarnings returns (ParseHF drops them). Llama-family MLPs are gated, so they
 // count as SwiGLU whatever hidden_act says. SeqLen is
 // min(max_position_embeddings, MaxHFSeqLen), or DefaultSeqLen when the config
 // has no length. Name is _name_or_path, or empty (Load then names the model
@@ -194,9 +197,13 @@ func (c *hfConfig) unreadExperts(typ string) {
 		if n, isNum := c.m[k].(json.Number); isNum && n.String() == "0" {
 			continue
 		}
-		if read == nil {
+		switch {
+		case !slices.Contains(HFModelTypes(), typ):
+			c.addf("field %q is %s, but model_type %s is not one the planner knows, so its experts cannot be read (a Llama-like decoder has none); "+
+				"describe the model in a YAML file with a moe section, or set the model_type whose layout it has (mixtral, qwen3_moe, deepseek_v3, glm4_moe, olmoe)", k, jsonText(c.m[k]), typ)
+		case read == nil:
 			c.addf("field %q is %s, but model_type %s has no experts (transformers ignores the field); set model_type to mixtral, qwen2_moe, qwen3_moe or deepseek_v3 for a mixture of experts, or remove the field", k, jsonText(c.m[k]), typ)
-		} else {
+		default:
 			c.addf("field %q is %s, which model_type %s does not read; remove it, or set the model_type whose field it is", k, jsonText(c.m[k]), typ)
 		}
 	}
@@ -235,6 +242,9 @@ func parseHF(data []byte) (Spec, []string, []string) {
 	if _, err := dec.Token(); err != io.EOF {
 		return Spec{}, nil, []string{"malformed JSON: data follows the config object; a config.json holds one object"}
 	}
+	if dups := jsonDuplicates(data); len(dups) > 0 {
+		return Spec{}, nil, dups
+	}
 	c := &hfConfig{m: m}
 	typ := strings.ToLower(c.str("model_type"))
 	name := c.str("_name_or_path")
@@ -258,6 +268,9 @@ func parseHF(data []byte) (Spec, []string, []string) {
 			return Spec{}, nil, c.problems
 		}
 	}
+	if p := c.unsupported(typ, slices.Contains(HFModelTypes(), typ)); p != "" {
+		return Spec{}, nil, []string{p}
+	}
 	inferred := typ == ""
 	if inferred {
 		typ = "llama"
@@ -277,8 +290,12 @@ func parseHF(data []byte) (Spec, []string, []string) {
 		s = c.gpt2()
 	case "gpt_neox":
 		s = c.gptNeoX()
-	case "deepseek_v2", "deepseek_v3":
+	case "deepseek_v2", "deepseek_v3", "kimi_k2":
 		s = c.deepSeek(typ)
+	case "glm4_moe":
+		s = c.glm4MoE()
+	case "olmoe":
+		s = c.olmoe()
 	case "gemma", "gemma2", "gemma3", "gemma3_text":
 		s = c.gemma(typ)
 	case "gpt_oss":
@@ -506,4 +523,81 @@ func (c *hfConfig) deepSeek(typ string) Spec {
 		"seq %d = min(max_position_embeddings, %d)",
 		typ, s.Heads, m.QLoRARank, m.KVLoRARank, m.QKNopeHeadDim, m.QKRopeHeadDim, m.VHeadDim, s.MTPLayers, s.SeqLen, MaxHFSeqLen)
 	return s
+}
+
+// jsonDuplicates returns one problem for each field given more than once in
+// an object of the JSON document data, which decodes: encoding/json keeps
+// the last copy silently, where the YAML form refuses a repeated key.
+func jsonDuplicates(data []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, []byte("\ufeff"))))
+	type object struct {
+		path  string
+		count map[string]int
+		order []string
+		key   bool // the next string token is a field name
+		last  string
+	}
+	var stack []*object
+	var problems []string
+	fieldPath := func(o *object, k string) string {
+		if o.path == "" {
+			return k
+		}
+		return o.path + "." + k
+	}
+	// valuePath is the path of the value that opens in o: its field's in
+	// an object, the array's own in an array.
+	valuePath := func(o *object) string {
+		switch {
+		case o == nil:
+			return ""
+		case o.count == nil:
+			return o.path
+		default:
+			return fieldPath(o, o.last)
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return problems
+		}
+		var top *object
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, &object{path: valuePath(top), count: map[string]int{}, key: true})
+				continue
+			case '}':
+				for _, k := range top.order {
+					if n := top.count[k]; n > 1 {
+						problems = append(problems, fmt.Sprintf("field %q is given %d times; give it once (encoding/json would keep the last silently)", text.Squash(fieldPath(top, k)), n))
+					}
+				}
+				stack = stack[:len(stack)-1]
+			case '[':
+				stack = append(stack, &object{path: valuePath(top)})
+				continue
+			case ']':
+				stack = stack[:len(stack)-1]
+			}
+		case string:
+			if top != nil && top.count != nil && top.key {
+				if top.count[t] == 0 {
+					top.order = append(top.order, t)
+				}
+				top.count[t]++
+				top.last = t
+				top.key = false
+				continue
+			}
+		}
+		if len(stack) > 0 && stack[len(stack)-1].count != nil {
+			stack[len(stack)-1].key = true
+		}
+	}
 }

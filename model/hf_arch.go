@@ -3,8 +3,12 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/bounded"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/meshplan/meshplan/internal/text"
 )
 
 // The loaders of the architectures whose layers differ along the stack
@@ -157,6 +161,9 @@ func (c *hfConfig) gemma(typ string) Spec {
 			return AttnFull
 		})
 		s.Pattern = layerPattern(attn, nil)
+		if countOf(attn, AttnSliding) == 0 {
+			s.Window = 0 // no sliding layer: the window is not used
+		}
 		// Gemma 2 and 3 norm each block's output too (Gemma2DecoderLayer's
 		// post_attention_layernorm and post_feedforward_layernorm); Gemma 2
 		// soft-caps the logits (final_logit_softcapping, 30 by default) and
@@ -205,6 +212,9 @@ func (c *hfConfig) gptOSS() Spec {
 		return AttnFull
 	})
 	s.Pattern = layerPattern(attn, nil)
+	if countOf(attn, AttnSliding) == 0 {
+		s.Window = 0 // no sliding layer: the window is not used
+	}
 	s.Description = fmt.Sprintf("Hugging Face config.json, model_type gpt_oss: %d sliding-window (%d) and %d full-attention layers, "+
 		"gated experts, attention biases; the expert biases and the attention sinks (under 0.1%% of the parameters) are not counted; "+
 		"seq %d = min(max_position_embeddings, %d)", countOf(attn, AttnSliding), s.Window, countOf(attn, AttnFull), s.SeqLen, MaxHFSeqLen)
@@ -280,6 +290,9 @@ func (c *hfConfig) llama4() Spec {
 		return AttnFull
 	})
 	s.Pattern = layerPattern(attn, moe)
+	if countOf(attn, AttnChunked) == 0 {
+		s.Chunk = 0 // no chunked layer: the chunk is not used
+	}
 	s.Description = fmt.Sprintf("Hugging Face config.json, model_type llama4 (text): %d chunked-attention (%d) and %d full-attention layers, "+
 		"experts with one shared expert; the q/k norms change no count; seq %d = min(max_position_embeddings, %d)",
 		countOf(attn, AttnChunked), s.Chunk, countOf(attn, AttnFull), s.SeqLen, MaxHFSeqLen)
@@ -351,6 +364,7 @@ func (c *hfConfig) falcon() Spec {
 // num_hidden_layers, num_attention_heads, intermediate_size, vocab_size),
 // and returns a warning for every assumption it makes.
 func (c *hfConfig) unknown(typ string) (Spec, []string) {
+	typ = bounded.Cut(text.Squash(typ), 60) // a name for the messages, however long the field
 	w := []string{fmt.Sprintf("model_type %q is not one the planner knows (%s); it is read as a Llama-like decoder from the standard fields",
 		typ, strings.Join(HFModelTypes(), ", "))}
 	w = append(w, "assumed: a gated MLP of three matrices (gate, up, down) of width intermediate_size, as Llama's")
@@ -372,10 +386,104 @@ func (c *hfConfig) unknown(typ string) (Spec, []string) {
 	if !c.has("max_position_embeddings") {
 		w = append(w, fmt.Sprintf("assumed: sequences of %d tokens (max_position_embeddings is absent)", hfDefaultPositions))
 	}
+	if ig := c.ignoredFields(typ); ig != "" {
+		w = append(w, ig)
+	}
 	s := c.decoder()
 	s.FFNHidden = c.int(true, 0, "intermediate_size")
 	c.unreadExperts(typ)
 	s.Description = fmt.Sprintf("Hugging Face config.json, model_type %s (unknown): read as a Llama-like decoder (gated MLP, RMSNorm, no biases, full attention); seq %d = min(max_position_embeddings, %d)",
 		typ, s.SeqLen, MaxHFSeqLen)
 	return s, w
+}
+
+// glm4MoE reads GLM-4.5 and GLM-4.5-Air (transformers' Glm4MoeConfig):
+// grouped-query attention with q, k, v biases (attention_bias) and, with
+// use_qk_norm, per-head q/k norms; the first first_k_dense_replace layers
+// dense of width intermediate_size, the others n_routed_experts experts of
+// width moe_intermediate_size, num_experts_per_tok a token, and
+// n_shared_experts shared ones; num_nextn_predict_layers
+// multi-token-prediction modules. Absent expert counts take the class's
+// defaults (one dense layer, one shared expert).
+func (c *hfConfig) glm4MoE() Spec {
+	s := c.decoder()
+	s.FFNHidden = c.int(true, 0, "intermediate_size")
+	s.MoE = &MoE{
+		Experts:          c.int(true, 0, "n_routed_experts"),
+		TopK:             c.int(true, 0, "num_experts_per_tok"),
+		ExpertFFNHidden:  c.int(true, 0, "moe_intermediate_size"),
+		SharedExperts:    c.int(false, 1, "n_shared_experts"),
+		FirstDenseLayers: c.int(false, 1, "first_k_dense_replace"),
+	}
+	if g := c.int(false, 0, "n_group"); g > 1 {
+		s.MoE.Groups, s.MoE.GroupLimit = g, c.int(false, g, "topk_group")
+	}
+	// Glm4MoeAttention: biases on q, k and v (attention_bias), none on o.
+	s.QKVBias = c.bool(false, "attention_bias")
+	s.QKNorm = c.bool(false, "use_qk_norm")
+	s.MTPLayers = c.int(false, 0, "num_nextn_predict_layers")
+	desc := fmt.Sprintf("Hugging Face config.json, model_type glm4_moe: gated MLP counted as swiglu, RMSNorm; %d dense layers, then %d experts (top-%d) and %d shared",
+		s.MoE.FirstDenseLayers, s.MoE.Experts, s.MoE.TopK, s.MoE.SharedExperts)
+	if s.QKVBias {
+		desc += "; q, k, v biases"
+	}
+	if s.QKNorm {
+		desc += "; per-head q/k norms"
+	}
+	s.Description = desc + fmt.Sprintf("; %d multi-token-prediction modules (their parameters apart from the total); the partial rotary factor changes no count; seq %d = min(max_position_embeddings, %d)",
+		s.MTPLayers, s.SeqLen, MaxHFSeqLen)
+	return s
+}
+
+// olmoe reads OLMoE (transformers' OlmoeConfig): every layer a mixture of
+// num_experts gated experts of width intermediate_size, num_experts_per_tok
+// a token, no shared expert; q and k normed over their whole projections,
+// counted as per-head norms as for OLMo 2 (a difference under 0.01% of
+// the parameters).
+func (c *hfConfig) olmoe() Spec {
+	s := c.decoder()
+	f := c.int(true, 0, "intermediate_size")
+	s.FFNHidden = f
+	s.MoE = &MoE{
+		Experts:         c.int(true, 0, "num_experts"),
+		TopK:            c.int(true, 0, "num_experts_per_tok"),
+		ExpertFFNHidden: f,
+	}
+	s.QKNorm = true
+	desc := "Hugging Face config.json, model_type olmoe: gated experts counted as swiglu, RMSNorm, q/k norms"
+	if c.bool(false, "attention_bias") {
+		s.QKVBias, s.OutBias = true, true
+		desc += "; attention biases (q, k, v, o)"
+	}
+	s.Description = desc + fmt.Sprintf("; seq %d = min(max_position_embeddings, %d)", s.SeqLen, MaxHFSeqLen)
+	return s
+}
+
+// unknownReads are the fields that unknown reads; every other field of the
+// config is named in its warnings as ignored.
+func unknownReads() []string {
+	return []string{"model_type", "_name_or_path", "num_hidden_layers", "hidden_size", "num_attention_heads",
+		"num_key_value_heads", "head_dim", "intermediate_size", "vocab_size", "max_position_embeddings", "tie_word_embeddings"}
+}
+
+// maxIgnoredNames is how many ignored fields a warning names.
+const maxIgnoredNames = 40
+
+// ignoredFields is the warning that names the fields of the config that
+// unknown does not read, "" when there are none.
+func (c *hfConfig) ignoredFields(typ string) string {
+	var ignored []string
+	for _, k := range sortedKeys(c.m) {
+		if !slices.Contains(unknownReads(), k) {
+			ignored = append(ignored, strconv.Quote(bounded.Cut(text.Squash(k), 60)))
+		}
+	}
+	if len(ignored) == 0 {
+		return ""
+	}
+	list := strings.Join(ignored[:min(len(ignored), maxIgnoredNames)], ", ")
+	if len(ignored) > maxIgnoredNames {
+		list += fmt.Sprintf(" and %d more", len(ignored)-maxIgnoredNames)
+	}
+	return fmt.Sprintf("ignored: %d fields that a Llama-like decoder does not have or that change no count, not read for model_type %q: %s", len(ignored), typ, list)
 }

@@ -226,6 +226,9 @@ func TestPatternProblems(t *testing.T) {
 		{"layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nwindow: 8\npattern: [sliding, full, full]\n", "pattern has 3 entries"},
 		{"layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nwindow: -1\n", "window is -1"},
 		{"layers: 2\nhidden: 64\nheads: 4\nvocab: 100\npattern: {a: 1}\n", `key "pattern" at line 5 is a mapping`},
+		{"layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nwindow: 8\n", "window is 8, but no layer of pattern is sliding, so it would be ignored"},
+		{"layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nwindow: 8\npattern: [full]\n", "window is 8, but no layer of pattern is sliding"},
+		{"layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nchunk: 8\n", "chunk is 8, but no layer of pattern is chunked"},
 	}
 	for _, tt := range tests {
 		_, err := ParseYAML([]byte(tt.yaml))

@@ -150,7 +150,7 @@ func TestParseHFErrors(t *testing.T) {
 			[]string{`field "hidden_size" is 1e300, far too large`}},
 		{"bool tie", `{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100,"tie_word_embeddings":"yes"}`,
 			[]string{`field "tie_word_embeddings" is "yes"; it must be true or false`}},
-		{"unknown type without the standard fields", `{"model_type":"t5"}`, []string{`missing required field "num_hidden_layers"`, `missing required field "intermediate_size"`}},
+		{"unknown type without the standard fields", `{"model_type":"newarch"}`, []string{`missing required field "num_hidden_layers"`, `missing required field "intermediate_size"`}},
 		{"invalid numbers", `{"model_type":"llama","hidden_size":64,"num_hidden_layers":0,"num_attention_heads":5,"intermediate_size":128,"vocab_size":100}`,
 			[]string{"model: config.json: layers is 0", "hidden 64 is not a multiple of heads 5"}},
 		{"bad positions", `{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100,"max_position_embeddings":0}`,
@@ -181,6 +181,10 @@ func TestParseHFErrors(t *testing.T) {
 		{"null", `null`, []string{"holds null"}},
 		{"trailing", `{"model_type":"llama"} {}`, []string{"data follows the config object"}},
 		{"truncated", `{"model_type":`, []string{"malformed JSON"}},
+		{"repeated field", `{"model_type":"llama","hidden_size":64,"hidden_size":128}`,
+			[]string{`model: config.json: field "hidden_size" is given 2 times; give it once (encoding/json would keep the last silently)`}},
+		{"repeated nested field", `{"model_type":"gemma3","text_config":{"x":[{"a":1,"a":2}],"y":1,"y":2}}`,
+			[]string{`field "text_config.x.a" is given 2 times`, `field "text_config.y" is given 2 times`}},
 	}
 	for _, tt := range tests {
 		_, err := ParseHF([]byte(tt.in))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/bounded"
 	"github.com/meshplan/meshplan/internal/text"
 	"math"
 	"os"
@@ -13,9 +14,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 )
-
-// maxFileBytes bounds the size of a model file Load reads.
-const maxFileBytes = 16 << 20
 
 // Load returns the model named by arg, as a user passes it to --model: a
 // preset name (see Preset), a YAML file in the contract's form (.yaml or
@@ -57,12 +55,9 @@ func load(arg string) (Spec, []string, error) {
 		_, err := Preset(arg)
 		return Spec{}, nil, err
 	}
-	if info.Size() > maxFileBytes {
-		return Spec{}, nil, fmt.Errorf("model: %s is %d bytes, more than the %d a model file may have", arg, info.Size(), maxFileBytes)
-	}
-	data, err := os.ReadFile(arg)
+	data, err := bounded.ReadFile(arg, bounded.ConfigBytes)
 	if err != nil {
-		return Spec{}, nil, fmt.Errorf("model: cannot read model file %q: %v", arg, unwrapPathError(err))
+		return Spec{}, nil, fmt.Errorf("model: cannot read model file %q: %v", arg, err)
 	}
 
 	var s Spec
@@ -152,11 +147,13 @@ func ParseYAML(data []byte) (Spec, error) {
 // parseYAML decodes data into a Spec, lowercasing ffn and norm, without
 // validating the numbers.
 func parseYAML(data []byte) (s Spec, problems []string) {
-	var doc yaml.Node
-	if err := safeYAMLUnmarshal(data, &doc); err != nil {
+	root, err := bounded.YAML(data)
+	if err != nil {
+		if pe, ok := errors.AsType[*bounded.ProblemsError](err); ok {
+			return Spec{}, pe.Problems
+		}
 		return Spec{}, []string{"malformed YAML: " + text.Squash(strings.TrimPrefix(err.Error(), "yaml: "))}
 	}
-	root := &doc
 	if root.Kind == yaml.DocumentNode {
 		if len(root.Content) == 0 {
 			return Spec{}, []string{"the YAML model file is empty; it needs at least layers, hidden, heads and vocab"}
@@ -266,17 +263,6 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 	return s, d.problems
 }
 
-// safeYAMLUnmarshal parses data into a node tree, turning a panic of the YAML
-// library on hostile input into an error.
-func safeYAMLUnmarshal(data []byte, n *yaml.Node) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the YAML parser failed: %v", r)
-		}
-	}()
-	return yaml.Unmarshal(data, n)
-}
-
 // yamlDecoder collects the problems found while walking a YAML node tree.
 type yamlDecoder struct {
 	problems []string
@@ -316,6 +302,11 @@ func (d *yamlDecoder) mapping(m *yaml.Node, prefix string, known []string, set f
 		}
 		key := k.Value
 		if !contains(known, key) {
+			if len(d.problems) >= bounded.MaxProblems {
+				// Past what is shown: counted in "and N more", no suggestion sought.
+				d.addf("unknown key %q at line %d", prefix+key, k.Line)
+				continue
+			}
 			d.addf("unknown key %q at line %d (%s)", prefix+key, k.Line, suggestKey(key, prefix, known))
 			continue
 		}

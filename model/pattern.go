@@ -271,6 +271,13 @@ func (s Spec) patternProblems(add func(format string, args ...any)) {
 	if chunked && s.Chunk == 0 {
 		add("pattern has chunked layers but chunk is not set; give chunk, the attention chunk in tokens")
 	}
+	// A window or chunk that no layer uses would be ignored: refuse it.
+	if s.Window > 0 && !sliding {
+		add("window is %d, but no layer of pattern is sliding, so it would be ignored; add pattern: [sliding] for a window in every layer (or the repeating period, e.g. [sliding, full]), or remove window", s.Window)
+	}
+	if s.Chunk > 0 && !chunked {
+		add("chunk is %d, but no layer of pattern is chunked, so it would be ignored; add pattern: [chunked] for chunks in every layer (or the repeating period, e.g. [chunked, full]), or remove chunk", s.Chunk)
+	}
 	if hasMoE && len(s.Pattern) > 0 && s.Layers > 0 && s.MoELayers() == 0 {
 		add("pattern leaves no layer with experts, but the model has a moe section; mark some entries moe or remove the moe section")
 	}

@@ -1,8 +1,8 @@
 package model
 
 import (
-	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/bounded"
 	"github.com/meshplan/meshplan/internal/text"
 	"math"
 	"strings"
@@ -48,14 +48,7 @@ func (s Spec) Validate() error {
 
 // joinProblems turns problem sentences into one error, each line prefixed.
 func joinProblems(prefix string, problems []string) error {
-	if len(problems) == 0 {
-		return nil
-	}
-	errs := make([]error, len(problems))
-	for i, p := range problems {
-		errs[i] = errors.New(prefix + p)
-	}
-	return errors.Join(errs...)
+	return bounded.Join(prefix, problems)
 }
 
 // normalized returns a normalised deep copy of s.

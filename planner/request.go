@@ -42,6 +42,9 @@ func (r Request) Problem() (*search.Problem, error) {
 	if err != nil {
 		return nil, &search.InputError{Err: fmt.Errorf("--fix %q: %w", r.Fix, err)}
 	}
+	if err := fixFits(r.Model, fix); err != nil {
+		return nil, &search.InputError{Err: err}
+	}
 	fix, _ = r.Options.Limits.EightBitFix(fix, r.Cluster.Chip)
 	return search.NewProblem(r.Model, r.Cluster, r.Workload, fix, r.Options)
 }
@@ -56,6 +59,24 @@ func (r Request) EightBitNote() string {
 	}
 	_, note := r.Options.Limits.EightBitFix(fix, r.Cluster.Chip)
 	return note
+}
+
+// fixFits reports a --fix that pins what the model cannot use, which the
+// search would otherwise ignore or read its own way: expert parallelism
+// (ep, etp) on a model without experts, and virtual stages (v) without the
+// schedule that runs them, which plan explain --strategy refuses too.
+func fixFits(m model.Spec, fix space.Fix) error {
+	if m.MoE == nil {
+		for _, k := range []string{"ep", "etp"} {
+			if v, ok := fix.Set[k]; ok && v != "1" {
+				return fmt.Errorf("--fix %s=%s splits experts, but model %s has no experts: drop %s", k, v, m.Name, k)
+			}
+		}
+	}
+	if v, ok := fix.Set["v"]; ok && v != "1" && !fix.Has("schedule") {
+		return fmt.Errorf("--fix v=%s pins virtual stages without a schedule: add schedule=interleaved (or another schedule with virtual stages), as plan explain --strategy needs", v)
+	}
+	return nil
 }
 
 // Solve is the one planning path of `plan`, `plan sweep` and their

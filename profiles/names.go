@@ -2,7 +2,7 @@ package profiles
 
 import (
 	"fmt"
-	"os"
+	"github.com/meshplan/meshplan/internal/bounded"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -41,11 +41,8 @@ func Load(arg string) (Cluster, error) {
 	if !strings.HasSuffix(lower, ".yaml") && !strings.HasSuffix(lower, ".yml") {
 		return Parse(arg)
 	}
-	data, err := os.ReadFile(arg)
+	data, err := bounded.ReadFile(arg, bounded.ConfigBytes)
 	if err != nil {
-		if pe, ok := err.(*os.PathError); ok {
-			err = pe.Err
-		}
 		return Cluster{}, fmt.Errorf("profiles: cannot read cluster file %s: %v", arg, err)
 	}
 	base := filepath.Base(arg)

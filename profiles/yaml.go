@@ -3,6 +3,7 @@ package profiles
 import (
 	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/bounded"
 	"reflect"
 	"slices"
 	"strings"
@@ -47,9 +48,9 @@ func parseYAML(data []byte, defaultName string) (Cluster, error) {
 	if len(data) > maxYAMLBytes {
 		return Cluster{}, fmt.Errorf("%d bytes is too large for a cluster description (at most %d)", len(data), maxYAMLBytes)
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return Cluster{}, yamlError(err)
+	doc, err := bounded.YAML(data)
+	if err != nil {
+		return Cluster{}, err
 	}
 	if len(doc.Content) == 0 {
 		return Cluster{}, fmt.Errorf("the document is empty; give at least chip and axes")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 )
 
 // WriteMarkdown writes the plan as a review-ready Markdown summary: the
@@ -239,11 +240,20 @@ func withTrainingHead(head, sep string, t Training) (string, string) {
 }
 
 // mdText escapes the characters Markdown would read as markup, so that a
-// user-supplied name shows as written.
+// user-supplied name shows as written; a control byte (an escape sequence
+// that would drive the terminal showing the file) shows as U+XXXX, and a
+// newline or tab as a space.
 func mdText(s string) string {
 	var b strings.Builder
-	for _, r := range strings.ReplaceAll(s, "\n", " ") {
-		if strings.ContainsRune("\\`*_{}[]<>()#+!|~", r) {
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case r == '\n' || r == '\t' || r == '\r':
+			b.WriteByte(' ')
+			continue
+		case unicode.IsControl(r):
+			fmt.Fprintf(&b, "U+%04X", r)
+			continue
+		case strings.ContainsRune("\\`*_{}[]<>()#+!|~", r):
 			b.WriteByte('\\')
 		}
 		b.WriteRune(r)
@@ -252,9 +262,19 @@ func mdText(s string) string {
 }
 
 // mdCode makes s safe inside a Markdown code span: no backticks, no pipes
-// (which would split a table cell) and no newlines.
+// (which would split a table cell), no newlines and no control bytes
+// (shown as U+XXXX).
 func mdCode(s string) string {
-	return strings.NewReplacer("`", "'", "|", "/", "\n", " ").Replace(s)
+	s = strings.NewReplacer("`", "'", "|", "/", "\n", " ", "\r", " ", "\t", " ").Replace(strings.ToValidUTF8(s, "\uFFFD"))
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			fmt.Fprintf(&b, "U+%04X", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // percentOf is v as a share of total, formatted; "-" for a zero total.

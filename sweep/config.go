@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/bounded"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -67,7 +69,8 @@ type Search struct {
 	// Seed seeds the evolutionary search.
 	Seed int64 `mapstructure:"seed" json:"seed"`
 	// Top keeps the K fastest rows of each cell's Pareto front, or down to
-	// its recommended row when that is slower; 0 keeps all.
+	// its recommended row when that is slower (DefaultTop unless set); 0
+	// keeps the whole front.
 	Top int `mapstructure:"top" json:"top"`
 	// Objective chooses each cell's recommended row, as plan's --objective:
 	// balanced (the default), time or memory (cost needs a price, which a
@@ -90,11 +93,54 @@ func (s Search) String() string {
 	return fmt.Sprintf("method %s, seed %d, top %s, objective %s", s.Method, s.Seed, top, objective)
 }
 
+// DefaultTop is the number of rows of each cell's Pareto front a sweep
+// keeps unless search.top says otherwise: a whole front can take hundreds
+// of kilobytes a cell, which over MaxCells cells is tens of gigabytes.
+const DefaultTop = 10
+
+// MaxCells is the most cells one sweep configuration may hold. A larger
+// grid is refused before anything is loaded or written, naming its count:
+// split it into several configurations of fewer values.
+const MaxCells = 100_000
+
 // DefaultConfig returns the defaults: an empty grid, the default framework
-// profile (Framework empty) and plan's search defaults (auto, seed 1, the
-// whole front).
+// profile (Framework empty) and plan's search defaults (auto, seed 1) with
+// the DefaultTop fastest rows of each cell's front kept.
 func DefaultConfig() Config {
-	return Config{Search: Search{Method: "auto", Seed: 1}}
+	return Config{Search: Search{Method: "auto", Seed: 1, Top: DefaultTop}}
+}
+
+// CellCount returns the number of cells of c before repeats are found:
+// the product of the grid's list lengths (an absent seqs or fix counts
+// once) plus the explicit cells. A count past math.MaxInt64 is
+// math.MaxInt64 with overflow true.
+func (c Config) CellCount() (count int64, overflow bool) {
+	grid := len(c.Models) > 0 || len(c.Clusters) > 0 || len(c.Batches) > 0 || len(c.Seqs) > 0 || len(c.Fix) > 0
+	if grid {
+		count = 1
+		for _, n := range []int{len(c.Models), len(c.Clusters), len(c.Batches), max(len(c.Seqs), 1), max(len(c.Fix), 1)} {
+			if n != 0 && count > math.MaxInt64/int64(n) {
+				return math.MaxInt64, true
+			}
+			count *= int64(n)
+		}
+	}
+	if count > math.MaxInt64-int64(len(c.Cells)) {
+		return math.MaxInt64, true
+	}
+	return count + int64(len(c.Cells)), false
+}
+
+// gridSize is the message of a configuration of more than MaxCells cells.
+func (c Config) gridSize() string {
+	n, overflow := c.CellCount()
+	count := fmt.Sprintf("%d", n)
+	if overflow {
+		count = fmt.Sprintf("more than %d", n)
+	}
+	return fmt.Sprintf("the sweep has %s cells (%d models x %d clusters x %d batches x %d seqs x %d fixes, plus %d explicit cells), more than the %d one configuration may hold: "+
+		"split it into several configurations with fewer values (one per model, or fewer batches or seqs), and run each with --shard I/N on several machines if it is still long",
+		count, len(c.Models), len(c.Clusters), len(c.Batches), max(len(c.Seqs), 1), max(len(c.Fix), 1), len(c.Cells), MaxCells)
 }
 
 // defaultKeys returns DefaultConfig as a nested map, keyed as the file.
@@ -126,10 +172,11 @@ func NewViper() (*viper.Viper, error) {
 	return v, nil
 }
 
-// ReadConfig reads the YAML configuration r (named name in errors) into v
-// and rejects keys that Config does not have.
+// ReadConfig reads the YAML configuration r (named name in errors), at
+// most bounded.ConfigBytes of it, into v and rejects keys that Config does
+// not have.
 func ReadConfig(v *viper.Viper, name string, r io.Reader) error {
-	data, err := io.ReadAll(r)
+	data, err := bounded.Read(r, bounded.ConfigBytes)
 	if err != nil {
 		return fmt.Errorf("%s: cannot read it: %w", name, err)
 	}
@@ -211,8 +258,12 @@ func ParseConfig(name string, data []byte) (Config, error) {
 }
 
 // Validate reports every setting that is missing or out of range, joined.
-// It does not load models or clusters; Expand does.
+// It does not load models or clusters; Expand does. A configuration of
+// more than MaxCells cells is that one error alone.
 func (c Config) Validate() error {
+	if n, _ := c.CellCount(); n > MaxCells {
+		return errors.New(c.gridSize())
+	}
 	var errs []error
 	grid := len(c.Models) > 0 || len(c.Clusters) > 0 || len(c.Batches) > 0 || len(c.Seqs) > 0 || len(c.Fix) > 0
 	if grid || len(c.Cells) == 0 {

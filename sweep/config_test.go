@@ -41,41 +41,41 @@ search: {method: auto, seed: 1, top: 5}
 		{
 			name: "defaults and a single fix",
 			yaml: "models: [llama3-8b]\nclusters: [h100-8]\nbatches: [8]\nfix: tp=2\n",
-			want: Config{Models: []string{"llama3-8b"}, Clusters: []string{"h100-8"}, Batches: []int{8}, Fix: []string{"tp=2"}, Search: Search{Method: "auto", Seed: 1}},
+			want: Config{Models: []string{"llama3-8b"}, Clusters: []string{"h100-8"}, Batches: []int{8}, Fix: []string{"tp=2"}, Search: Search{Method: "auto", Seed: 1, Top: DefaultTop}},
 		},
 		{
 			name: "explicit cells",
 			yaml: "cells:\n  - {model: llama3-8b, cluster: h100-8, batch: 16}\n  - {model: llama2-7b, cluster: v5p-16, batch: 32, seq: 2048, fix: tp=2}\n",
 			want: Config{Cells: []CellSpec{{Model: "llama3-8b", Cluster: "h100-8", Batch: 16}, {Model: "llama2-7b", Cluster: "v5p-16", Batch: 32, Seq: 2048, Fix: "tp=2"}},
-				Search: Search{Method: "auto", Seed: 1}},
+				Search: Search{Method: "auto", Seed: 1, Top: DefaultTop}},
 		},
 		{
 			name: "environment overrides the file",
 			yaml: "models: [llama3-8b]\nclusters: [h100-8]\nbatches: [8]\nsearch: {seed: 3}\n",
 			env:  map[string]string{"PLAN_SEARCH_SEED": "7", "PLAN_MODELS": "llama2-7b,llama3-8b", "PLAN_BATCHES": "16,32", "PLAN_SEARCH_METHOD": "evolve"},
-			want: Config{Models: []string{"llama2-7b", "llama3-8b"}, Clusters: []string{"h100-8"}, Batches: []int{16, 32}, Search: Search{Method: "evolve", Seed: 7}},
+			want: Config{Models: []string{"llama2-7b", "llama3-8b"}, Clusters: []string{"h100-8"}, Batches: []int{16, 32}, Search: Search{Method: "evolve", Seed: 7, Top: DefaultTop}},
 		},
 		{
 			name: "framework key",
 			yaml: "models: [llama3-8b]\nclusters: [h100-8]\nbatches: [8]\nframework: ' megatron '\n",
-			want: Config{Models: []string{"llama3-8b"}, Clusters: []string{"h100-8"}, Batches: []int{8}, Framework: "megatron", Search: Search{Method: "auto", Seed: 1}},
+			want: Config{Models: []string{"llama3-8b"}, Clusters: []string{"h100-8"}, Batches: []int{8}, Framework: "megatron", Search: Search{Method: "auto", Seed: 1, Top: DefaultTop}},
 		},
 		{
 			name: "framework file",
 			yaml: "models: [llama3-8b]\nclusters: [h100-8]\nbatches: [8]\nframework: stacks/my-stack.yaml\n",
-			want: Config{Models: []string{"llama3-8b"}, Clusters: []string{"h100-8"}, Batches: []int{8}, Framework: "stacks/my-stack.yaml", Search: Search{Method: "auto", Seed: 1}},
+			want: Config{Models: []string{"llama3-8b"}, Clusters: []string{"h100-8"}, Batches: []int{8}, Framework: "stacks/my-stack.yaml", Search: Search{Method: "auto", Seed: 1, Top: DefaultTop}},
 		},
 		{
 			name: "PLAN_FRAMEWORK overrides the file",
 			yaml: "models: [llama3-8b]\nclusters: [h100-8]\nbatches: [8]\nframework: megatron\n",
 			env:  map[string]string{"PLAN_FRAMEWORK": "deepspeed"},
-			want: Config{Models: []string{"llama3-8b"}, Clusters: []string{"h100-8"}, Batches: []int{8}, Framework: "deepspeed", Search: Search{Method: "auto", Seed: 1}},
+			want: Config{Models: []string{"llama3-8b"}, Clusters: []string{"h100-8"}, Batches: []int{8}, Framework: "deepspeed", Search: Search{Method: "auto", Seed: 1, Top: DefaultTop}},
 		},
 		{
 			name: "PLAN_FRAMEWORK without the key",
 			yaml: "models: [llama3-8b]\nclusters: [h100-8]\nbatches: [8]\n",
 			env:  map[string]string{"PLAN_FRAMEWORK": "torchtitan"},
-			want: Config{Models: []string{"llama3-8b"}, Clusters: []string{"h100-8"}, Batches: []int{8}, Framework: "torchtitan", Search: Search{Method: "auto", Seed: 1}},
+			want: Config{Models: []string{"llama3-8b"}, Clusters: []string{"h100-8"}, Batches: []int{8}, Framework: "torchtitan", Search: Search{Method: "auto", Seed: 1, Top: DefaultTop}},
 		},
 		{name: "framework is not a map", yaml: "models: [a]\nclusters: [b]\nbatches: [1]\nframework: {base: megatron}\n", wantErr: `unknown key "framework.base"`},
 		{name: "unknown key", yaml: "models: [a]\nclusters: [b]\nbatches: [1]\nmodel: x\n", wantErr: `test.yaml: unknown key "model"`},
@@ -92,7 +92,7 @@ search: {method: auto, seed: 1, top: 5}
 		{name: "bad method", yaml: "models: [a]\nclusters: [b]\nbatches: [1]\nsearch: {method: greedy}\n", wantErr: `search.method must be auto, exhaustive or evolve, got "greedy"`},
 		{name: "negative top", yaml: "models: [a]\nclusters: [b]\nbatches: [1]\nsearch: {top: -2}\n", wantErr: "search.top must not be negative"},
 		{name: "objective", yaml: "models: [a]\nclusters: [b]\nbatches: [1]\nsearch: {objective: memory}\n",
-			want: Config{Models: []string{"a"}, Clusters: []string{"b"}, Batches: []int{1}, Search: Search{Method: "auto", Seed: 1, Objective: "memory"}}},
+			want: Config{Models: []string{"a"}, Clusters: []string{"b"}, Batches: []int{1}, Search: Search{Method: "auto", Seed: 1, Top: DefaultTop, Objective: "memory"}}},
 		{name: "objective cost", yaml: "models: [a]\nclusters: [b]\nbatches: [1]\nsearch: {objective: cost}\n", wantErr: "search.objective cost needs a price per chip-hour, which a sweep has not"},
 		{name: "bad objective", yaml: "models: [a]\nclusters: [b]\nbatches: [1]\nsearch: {objective: fast}\n", wantErr: `search.objective must be balanced, time or memory, got "fast"`},
 		{name: "cell without cluster", yaml: "cells: [{model: a, batch: 1}]\n", wantErr: "cells[0].cluster is required"},
@@ -100,7 +100,7 @@ search: {method: auto, seed: 1, top: 5}
 		{name: "batch a fraction", yaml: "models: [a]\nclusters: [b]\nbatches: [16.5]\n", wantErr: "batches[0]: 16.5 is not a whole number"},
 		{name: "cell batch a fraction", yaml: "cells: [{model: a, cluster: b, batch: 8.5}]\n", wantErr: "cells[0].batch: 8.5 is not a whole number"},
 		{name: "batches with suffixes", yaml: "models: [a]\nclusters: [b]\nbatches: [1Ki]\nseqs: [8Ki]\n",
-			want: Config{Models: []string{"a"}, Clusters: []string{"b"}, Batches: []int{1024}, Seqs: []int{8192}, Search: Search{Method: "auto", Seed: 1}}},
+			want: Config{Models: []string{"a"}, Clusters: []string{"b"}, Batches: []int{1024}, Seqs: []int{8192}, Search: Search{Method: "auto", Seed: 1, Top: DefaultTop}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clearEnv(t)

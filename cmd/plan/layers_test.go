@@ -16,7 +16,8 @@ const module = "github.com/meshplan/meshplan/"
 // import only packages on a lower floor, never one on its own floor or
 // above. Every package of the module must be on a floor.
 var floors = [][]string{
-	{"internal/text"},
+	{"internal/text", "internal/bounded/boundedtest"},
+	{"internal/bounded"},
 	{"model", "profiles", "internal/outfile", "internal/settings", "validate/internal/cells", "goodput"},
 	{"space"},
 	{"cost", "memory"},

@@ -188,7 +188,7 @@ func writeAtomic(path string, data []byte) (err error) {
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(filepath.Dir(path), tempPattern(filepath.Base(path)))
 	if err != nil {
 		return bare(err)
 	}
@@ -228,4 +228,20 @@ func bare(err error) error {
 		return le.Err
 	}
 	return err
+}
+
+// maxTempPrefix is how many bytes of the output's name the temporary
+// file's name keeps: with the dot, ".tmp-" and CreateTemp's random digits
+// it stays well under the 255 bytes a name may have, so that any name the
+// output itself may have can be written.
+const maxTempPrefix = 32
+
+// tempPattern is the os.CreateTemp pattern of the temporary file written
+// beside the output named base: ".BASE.tmp-*", BASE cut to maxTempPrefix
+// bytes.
+func tempPattern(base string) string {
+	if len(base) > maxTempPrefix {
+		base = base[:maxTempPrefix]
+	}
+	return "." + base + ".tmp-*"
 }

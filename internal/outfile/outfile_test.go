@@ -253,3 +253,21 @@ func TestWriteStdoutAndErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteLongName: an output whose name is 240 to 255 bytes long, the
+// most a name may have, is written: the temporary file's name is short.
+func TestWriteLongName(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{240, 250, 255} {
+		path := filepath.Join(dir, strings.Repeat("a", n-5)+".json")
+		if err := Write(path, []byte("x\n"), nil); err != nil {
+			t.Fatalf("Write of a %d-byte name: %v", n, err)
+		}
+		if got, err := os.ReadFile(path); err != nil || string(got) != "x\n" {
+			t.Errorf("%d-byte name: read %q, %v", n, got, err)
+		}
+	}
+	if got, want := tempPattern(strings.Repeat("b", 300)), "."+strings.Repeat("b", 32)+".tmp-*"; got != want {
+		t.Errorf("tempPattern = %q, want %q", got, want)
+	}
+}

@@ -68,7 +68,37 @@ func FlagError(err error) error {
 		}
 		why = &ValueError{Given: strconv.Quote(ive.GetValue()), Want: "a whole number"}
 	default:
+		if _, once := f.Value.(*Once); once {
+			return &FieldError{Field: "--" + f.Name, Err: fmt.Errorf("given twice (%s, then %s); give it once", strconv.Quote(f.Value.String()), strconv.Quote(ive.GetValue()))}
+		}
 		why = &ValueError{Given: strconv.Quote(ive.GetValue()), Want: "valid here"}
 	}
 	return &FieldError{Field: "--" + f.Name, Err: why}
 }
+
+// Once is a pflag.Value for a string flag that may be given once: a second
+// --model or --fix is an error rather than silently replacing the first.
+// Its Type is "string", so that viper and pflag's GetString treat it as
+// pflag's own string flags.
+type Once struct {
+	v   string
+	set bool
+}
+
+// NewOnce returns a Once that holds def.
+func NewOnce(def string) *Once { return &Once{v: def} }
+
+// Set takes s, unless a value was set before.
+func (o *Once) Set(s string) error {
+	if o.set {
+		return errors.New("given twice; give it once")
+	}
+	o.v, o.set = s, true
+	return nil
+}
+
+// String returns the value.
+func (o *Once) String() string { return o.v }
+
+// Type returns "string".
+func (o *Once) Type() string { return "string" }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/bounded"
 	"github.com/meshplan/meshplan/internal/text"
 	"regexp"
 	"strings"
@@ -13,16 +14,19 @@ import (
 )
 
 // ReadYAML reads data, a YAML document of settings (a --config file or a
-// sweep configuration), into v. A document that is not YAML, whose top
+// sweep configuration), into v. A second document, a key given twice (each
+// named once, at most bounded.MaxProblems of them), a document that is not YAML, whose top
 // level is not a mapping of keys to values (an empty document is none), or
 // whose keys are not plain names, is an error in the user's terms, giving
 // the line, rather than the YAML library's or viper's wording.
 func ReadYAML(v *viper.Viper, data []byte) error {
-	var doc yaml.Node
-	if err := safeUnmarshal(data, &doc); err != nil {
+	root, err := bounded.YAML(data)
+	if pe, ok := errors.AsType[*bounded.ProblemsError](err); ok {
+		return errors.New(strings.Join(pe.Problems, "; "))
+	}
+	if err != nil {
 		return yamlError(err)
 	}
-	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
 		root = root.Content[0]
 	}

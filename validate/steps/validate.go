@@ -1,8 +1,10 @@
 package steps
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"github.com/meshplan/meshplan/internal/bounded"
 	"github.com/meshplan/meshplan/internal/text"
 	"math"
 	"os"
@@ -136,22 +138,21 @@ type Report struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// ValidateFile reads the steps file at path and validates its rows (see
+// ValidateFile reads the steps file at path (at most bounded.TableBytes of
+// it, from any source) and validates its rows (see
 // Validate); an empty o.Dir becomes the file's directory. A file that cannot
 // be read or parsed is a *search.InputError.
 func ValidateFile(path string, o Options) (Report, error) {
-	f, err := os.Open(path)
+	data, err := bounded.ReadFile(path, bounded.TableBytes)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
 		return Report{}, &search.InputError{Err: fmt.Errorf("steps: cannot read the file: %w", err)}
 	}
-	defer f.Close()
-	rows, err := Read(f)
+	rows, err := Read(bytes.NewReader(data))
 	if err != nil {
 		return Report{}, &search.InputError{Err: err}
+	}
+	if len(rows) == 0 {
+		return Report{}, &search.InputError{Err: errors.New("steps: no steps: the file has a header but no rows; add one row per measured step")}
 	}
 	if o.Dir == "" {
 		o.Dir = filepath.Dir(path)
