@@ -188,9 +188,11 @@ func megatron() Profile {
 	// (megatron/core/transformer/transformer_config.py:1964-1967), so a
 	// dense SwiGLU output cannot be re-made alone; the expert grid lays
 	// etp, ep, edp over the tp, cp, dp ranks (parallel_state.py's
-	// expert RankGenerator).
+	// expert RankGenerator); fsdp is Megatron-FSDP (--use-megatron-fsdp,
+	// optim_grads_params) over the whole data-parallel group
+	// (megatron/training/arguments.py:1118-1170).
 	p.Release = Release{Name: "main of 2026-08-22", Repo: "NVIDIA/Megatron-LM", Commit: "d98e8a64ddf34856e74b24714e3bedb2f5a39553"}
-	p.Limits = space.Limits{Framework: p.Name, NoDims: []space.Dim{space.FSDP}, NoInt8: true,
+	p.Limits = space.Limits{Framework: p.Name, FSDPAlone: true, NoInt8: true,
 		Schedules:  []space.Schedule{space.OneFOneB, space.Interleaved},
 		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull},
 		Zeros:      []int{0, 1},

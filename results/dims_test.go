@@ -28,7 +28,7 @@ type emitsDim struct {
 var dimEmission = map[string]map[space.Dim]emitsDim{
 	Megatron: {
 		space.DP:   {implied: true}, // world size / (tp·pp·cp)
-		space.FSDP: {refused: true},
+		space.FSDP: {key: "--use-megatron-fsdp"},
 		space.TP:   {key: "--tensor-model-parallel-size"},
 		space.CP:   {key: "--context-parallel-size"},
 		space.PP:   {key: "--pipeline-model-parallel-size"},

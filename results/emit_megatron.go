@@ -47,7 +47,13 @@ func emitMegatron(e Evaluation) (string, error) {
 	fmt.Fprintf(&b, "# data-parallel size %d = %d GPUs / (tp %d x pp %d x cp %d), derived by Megatron-LM\n",
 		s.Replicas(), e.Cluster.Chips(), s.Degree[space.TP], s.Degree[space.PP], s.Degree[space.CP])
 	fmt.Fprintf(&b, "# placement: %s (Megatron-LM orders ranks tp, cp, ep, dp, pp from the innermost: megatron/training/initialize.py:395)\n", meshText(s))
-	if s.Degree[space.TP] > 1 || s.Degree[space.CP] > 1 {
+	switch {
+	case s.Degree[space.FSDP] > 1:
+		// Megatron-FSDP asserts the variable is not 1
+		// (megatron/training/arguments.py:1166); with tp or cp on Hopper
+		// it only warns that they prefer 1 (arguments.py:1452-1465).
+		b.WriteString("# leave CUDA_DEVICE_MAX_CONNECTIONS unset (Megatron-FSDP refuses 1)\n")
+	case s.Degree[space.TP] > 1 || s.Degree[space.CP] > 1:
 		b.WriteString("# set CUDA_DEVICE_MAX_CONNECTIONS=1 in the environment (validate_args asserts it for tp or cp)\n")
 	}
 	flags := [][2]string{
@@ -80,6 +86,18 @@ func emitMegatron(e Evaluation) (string, error) {
 		flags = append(flags, [2]string{"--recompute-granularity", "selective"})
 	case space.RecomputeFull:
 		flags = append(flags, [2]string{"--recompute-granularity", "full"}, [2]string{"--recompute-method", "uniform"}, [2]string{"--recompute-num-layers", "1"})
+	}
+	if s.Degree[space.FSDP] > 1 {
+		// Megatron-FSDP over the whole data-parallel group (the profile
+		// keeps dp at 1 beside it: space.Limits.FSDPAlone): parameters,
+		// gradients and optimizer state sharded (optim_grads_params), as
+		// the plan's fsdp; v1 turns the distributed optimizer on itself and
+		// needs the fsdp_dtensor checkpoints (arguments.py:1118-1170). The
+		// plan overlaps the gathers and reductions with compute.
+		flags = append(flags, [2]string{"--use-megatron-fsdp", ""},
+			[2]string{"--data-parallel-sharding-strategy", "optim_grads_params"},
+			[2]string{"--ckpt-format", "fsdp_dtensor"},
+			[2]string{"--overlap-grad-reduce", ""}, [2]string{"--overlap-param-gather", ""})
 	}
 	if s.Degree[space.DP] > 1 {
 		// The plan hides the data-parallel gradient reduction (and with the

@@ -316,9 +316,10 @@ func checkMegatron(tab keyTable, e Evaluation, out string) []string {
 	}
 	if _, ok := flags["--overlap-param-gather"]; ok {
 		_, dist := flags["--use-distributed-optimizer"]
+		_, fsdp := flags["--use-megatron-fsdp"]
 		_, red := flags["--overlap-grad-reduce"]
-		if !dist || !red {
-			bad = append(bad, "--overlap-param-gather needs --use-distributed-optimizer and --overlap-grad-reduce (arguments.py:1024-1029)")
+		if !dist && !fsdp || !red {
+			bad = append(bad, "--overlap-param-gather needs --use-distributed-optimizer or --use-megatron-fsdp, and --overlap-grad-reduce (arguments.py:1024-1029)")
 		}
 	}
 	_, dist := flags["--use-distributed-optimizer"]

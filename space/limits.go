@@ -75,6 +75,10 @@ type Limits struct {
 	// etp, ep, efsdp over tp, cp, dp_shard. Only layouts whose ep lies
 	// where that grid puts it are searched. Empty means any placement.
 	ExpertOrder []Dim
+	// FSDPAlone says fsdp shards over the whole data-parallel group: no
+	// replication (dp > 1) beside fsdp > 1 (Megatron-FSDP's shard group is
+	// the data-parallel group).
+	FSDPAlone bool
 	// NoZeroWithFSDP says ZeRO over dp cannot combine with fsdp (a
 	// DeepSpeed config shards inside fsdp groups only: MiCS).
 	NoZeroWithFSDP bool
@@ -232,6 +236,9 @@ func (l Limits) checkCluster(c *profiles.Cluster) error {
 // checkLayout reports a layout (degrees deg placed on mesh, experts whole
 // on every tensor rank when whole) the framework cannot run as placed.
 func (l Limits) checkLayout(c *profiles.Cluster, deg Degrees, mesh *[NumDims][]Share, whole bool) error {
+	if l.FSDPAlone && deg[FSDP] > 1 && deg[DP] > 1 {
+		return fmt.Errorf("%s cannot express dp=%d beside fsdp=%d: its fsdp shards over the whole data-parallel group (use fsdp=%d alone)", l.name(), deg[DP], deg[FSDP], deg[DP]*deg[FSDP])
+	}
 	if l.ReplicateAlone && deg[DP] > 1 && deg[FSDP] == 1 && deg[CP] == 1 && (deg[TP] > 1 || deg[PP] > 1 || deg[EP] > 1) {
 		return fmt.Errorf("%s cannot express dp=%d next to tp, pp or ep without fsdp or cp: its pure replication (DDP) is one-dimensional (use fsdp)", l.name(), deg[DP])
 	}
