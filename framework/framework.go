@@ -152,8 +152,13 @@ func megatron() Profile {
 		"bf16 parameters with fp32 main gradients (gradient-accumulation fusion) and the distributed optimizer's fp32 master weights and moments, " +
 		"clipping's norm pass fused with the optimizer's scaling"
 	// Transformer Engine's delayed per-tensor scaling (--fp8-recipe
-	// delayed; blockwise in a YAML profile for DeepSeek-V3's recipe).
+	// delayed; blockwise in a YAML profile for DeepSeek-V3's recipe) with
+	// fp8 primary weights, as Megatron-LM's own FP8 example and
+	// Megatron-Bridge's FP8 delayed and current-scaling recipes run it
+	// (--fp8-param-gather: Megatron-LM examples/llama/train_llama3_8b_h100_fp8.sh
+	// @d98e8a64; Megatron-Bridge mixed_precision.py fp8_param_gather=True).
 	p.FP8 = recipe(model.FP8Delayed)
+	p.FP8.Params = true
 	p.Limits = space.Limits{Framework: p.Name, NoDims: []space.Dim{space.FSDP},
 		Schedules: []space.Schedule{space.OneFOneB, space.Interleaved}, EqualChunks: true,
 		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull, model.RecomputeDeepSeek}}
