@@ -42,6 +42,16 @@ type Precision struct {
 	// weight-gradient matmul accumulates into them directly (Megatron's
 	// gradient-accumulation fusion).
 	GradCast bool `json:"grad_cast" yaml:"grad_cast"`
+	// BucketCopy says that plain data parallelism keeps its all-reduce
+	// buckets apart from the gradients, a second Grad-sized copy of every
+	// gradient of the stage: PyTorch DDP's default
+	// gradient_as_bucket_view=False ("gradients will be views pointing to
+	// different offsets of allreduce communication buckets. This can reduce
+	// peak memory usage, where the saved memory size will be equal to the
+	// total gradients size", torch.nn.parallel.DistributedDataParallel
+	// docs). Without it the reduction holds one bucket at a time
+	// (Megatron's gradient buffer is the bucket).
+	BucketCopy bool `json:"bucket_copy,omitempty" yaml:"bucket_copy"`
 }
 
 // MixedPrecision is the mixed-precision recipe of Megatron-LM
