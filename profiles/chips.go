@@ -202,7 +202,7 @@ func catalogue() []chipSpec {
 		},
 		{
 			// H100 SXM with 96 GB of HBM2e, power-capped at 500 W (Meta's Grand
-			// Teton, torchtitan's benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md;
+			// Teton, torchtitan's async-TP Llama 3 benchmark file;
 			// docs/published-runs-2.md). Matmul rate assumed proportional to the
 			// sustained SM clock, and SM power to f·V² with V ∝ f over the DVFS
 			// range, so f(500 W)/f(700 W) = (500/700)^(1/3) ≈ 0.894 of H100's 989
