@@ -221,7 +221,7 @@ func TestEmitInexpressible(t *testing.T) {
 	for _, tc := range []struct {
 		framework, strategy, part string
 	}{
-		{"megatron", "fsdp=8,tp=8", "fsdp=8"},
+		{"megatron", "dp=2,fsdp=4,tp=8", "fsdp=4"},
 		{"megatron", "tp=8,pp=8,schedule=gpipe", "schedule=gpipe"},
 		{"maxtext", "dp=8,zero=1,tp=8", "zero=1"},
 		{"maxtext", "tp=8,pp=8", "schedule=1f1b"},

@@ -93,7 +93,9 @@
 //     OverlapFraction·compute) (prefetch, [TORCH-FSDP]);
 //   - the once-per-step gradient reduction overlaps OverlapFraction of the last
 //     micro-batch's backward, the ZeRO parameter gather the first forward, at
-//     least one layer's bucket exposed ([MEG-DDP]);
+//     least the last bucket exposed: one layer's and the embedding's, whose
+//     gradient the backward computes last (buckets fill in reverse order of
+//     the parameters), as the first gather waits for the embedding ([MEG-DDP]);
 //   - Options.Comm may replace the overlap of the weight traffic and of the
 //     gradient reduction (DeepSpeed's ZeRO-3 of 2021 fetched synchronously),
 //     run collectives as one flat ring ((n-1)·α of latency) and pay one

@@ -71,9 +71,9 @@ func ExampleEvaluator_EvaluateTo() {
 	fmt.Printf("the estimate before: %.3f s\n", est.StepSeconds)
 	// Output:
 	// zero=0: 2.425 s per step
-	// zero=1: 2.380 s per step
+	// zero=1: 2.385 s per step
 	// cost: batch 32 does not divide into dp*fsdp*mb = 6
-	// the estimate before: 2.380 s
+	// the estimate before: 2.385 s
 }
 
 // A search that decodes strategies from a space.Space names each one's
@@ -105,8 +105,8 @@ func ExampleEvaluator_EvaluatePlacedTo() {
 	}
 	// Output:
 	// zero=0: 2.425 s per step, the same as EvaluateTo's: true
-	// zero=1: 2.380 s per step, the same as EvaluateTo's: true
-	// zero=2: 2.379 s per step, the same as EvaluateTo's: true
+	// zero=1: 2.385 s per step, the same as EvaluateTo's: true
+	// zero=2: 2.381 s per step, the same as EvaluateTo's: true
 }
 
 // dataParallel8B returns the Evaluator examples' cost model (Llama 3 8B),

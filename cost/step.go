@@ -312,7 +312,10 @@ type rankSums struct {
 	// offloaded per micro-batch, layers the layers held.
 	fc, bc, crit, wmb, sg, spar, params, stored, computed, fp8 float64
 	wc, critF, critW, a2aF, a2aB, edge, off, layers            float64
-	cat                                                        [numCategories]float64
+	// sgEmb and sparEmb are sg's and spar's share of the embedding,
+	// sgEnds and sparEnds of the embedding and the output layer.
+	sgEmb, sparEmb, sgEnds, sparEnds float64
+	cat                              [numCategories]float64
 	// gen is the evalState.sumsGen the sums are of (0: none).
 	gen uint64
 }
@@ -351,6 +354,14 @@ func (s *rankSums) of(st *evalState, rv *rankView) {
 		s.wmb += n * sc.weights
 		s.sg += h * sc.stepGrad
 		s.spar += h * sc.stepParam
+		if b == p.Embedding || b == p.Output {
+			s.sgEnds += h * sc.stepGrad
+			s.sparEnds += h * sc.stepParam
+			if b == p.Embedding {
+				s.sgEmb += h * sc.stepGrad
+				s.sparEmb += h * sc.stepParam
+			}
+		}
 		s.params += h * st.params[b]
 		s.stored += n * st.stored[b]
 		s.computed += n * st.computed[b]
@@ -455,14 +466,19 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 		exposed += wExp
 	}
 	// Gradient reduction overlaps the last micro-batch's backward and the
-	// ZeRO parameter gather the first forward; the last bucket (one
-	// layer) is exposed ([MEG-DDP], docs/formulas.md §6).
+	// ZeRO parameter gather the first forward; the last bucket is exposed
+	// ([MEG-DDP], docs/formulas.md §6): the first layer's with the
+	// embedding's gradient, which the backward pass computes last, so no
+	// compute is left to hide it (Megatron-Core and PyTorch DDP fill their
+	// buckets in reverse order of the parameters, the embedding's last:
+	// megatron/core/distributed/param_and_grad_buffer.py @d98e8a64), and
+	// symmetrically the first gather, which the embedding's lookup waits for.
 	if sg > 0 {
-		gExp = max(sg/units, sg-sr.gof*bc)
+		gExp = max((sg-rs.sgEnds)/units+rs.sgEmb, sg-sr.gof*bc)
 		exposed += gExp
 	}
 	if spar > 0 {
-		pExp = max(spar/units, spar-sr.gof*fc)
+		pExp = max((spar-rs.sparEnds)/units+rs.sparEmb, spar-sr.gof*fc)
 		exposed += pExp
 	}
 	// Pipeline sends: one forward and one backward per micro-batch per

@@ -175,7 +175,11 @@ func megatron() Profile {
 		"bf16 parameters with fp32 main gradients (gradient-accumulation fusion) and the distributed optimizer's fp32 master weights and moments, " +
 		"clipping's norm pass fused with the optimizer's scaling"
 	// Transformer Engine's delayed per-tensor scaling (--fp8-recipe
-	// delayed; blockwise in a YAML profile for DeepSeek-V3's recipe).
+	// delayed; blockwise in a YAML profile for DeepSeek-V3's recipe) with
+	// fp8 primary weights, as Megatron-LM's own FP8 example and
+	// Megatron-Bridge's FP8 delayed and current-scaling recipes run it
+	// (--fp8-param-gather: Megatron-LM examples/llama/train_llama3_8b_h100_fp8.sh
+	// @d98e8a64; Megatron-Bridge mixed_precision.py fp8_param_gather=True).
 	p.FP8 = recipe(model.FP8Delayed)
 	// Its rules, as read from NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553
 	// (results/emit_megatron.go cites each): CUDA only; ranks in the order
@@ -191,6 +195,7 @@ func megatron() Profile {
 	// expert RankGenerator); fsdp is Megatron-FSDP (--use-megatron-fsdp,
 	// optim_grads_params) over the whole data-parallel group
 	// (megatron/training/arguments.py:1118-1170).
+	p.FP8.Params = true
 	p.Release = Release{Name: "main of 2026-08-22", Repo: "NVIDIA/Megatron-LM", Commit: "d98e8a64ddf34856e74b24714e3bedb2f5a39553"}
 	p.Limits = space.Limits{Framework: p.Name, FSDPAlone: true, NoInt8: true,
 		Schedules:  []space.Schedule{space.OneFOneB, space.Interleaved},

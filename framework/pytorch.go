@@ -165,7 +165,7 @@ func pytorch() Profile {
 		Description: "eager PyTorch as the Hugging Face Trainer and hand-written loops run it, measured on one H100 (docs/measured-h100.md): " +
 			"one kernel per operation, separate q/k/v and gate/up projections, autocast over fp32 parameters, SDPA's flash kernel, fused AdamW",
 		Kernels:   k,
-		Precision: model.AutocastPrecision(),
+		Precision: eagerPrecision(),
 		// The eager rows reserve a median 6.7% above their peak allocation
 		// (0.1 to 20%, docs/measured-h100.md).
 		AllocatorSlackFraction: 0.07,
@@ -174,4 +174,15 @@ func pytorch() Profile {
 		Limits: space.Limits{Framework: "pytorch", NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP}, Zeros: []int{0}, NoInt8: true,
 			Recomputes: []string{model.RecomputeNone, model.RecomputeFull}},
 	}
+}
+
+// eagerPrecision is autocast's precision with PyTorch DDP's buckets: the
+// Hugging Face Trainer and hand-written loops wrap the model in
+// DistributedDataParallel with its default gradient_as_bucket_view=False,
+// which keeps a copy of every gradient in the all-reduce buckets
+// (model.Precision.BucketCopy).
+func eagerPrecision() model.Precision {
+	pr := model.AutocastPrecision()
+	pr.BucketCopy = true
+	return pr
 }

@@ -83,6 +83,12 @@ func (mm *Model) buffers(g *geometry, e *endTerms, st *stage, stageParams, unit,
 	// flight, max(4e7, 1e6·dp) parameters, at most the stage's (docs/formulas.md §2.4 [MEG-DDP]).
 	if dp := g.deg[space.RoleDP]; dp > 1 {
 		b[bufBucket] = pr.Grad * min(stageParams, max(bucketMinParams, bucketParamsPerDPRank*dp))
+		// PyTorch DDP (gradient_as_bucket_view=False, its default) keeps
+		// every gradient's copy in its buckets through the step
+		// (model.Precision.BucketCopy, torch.nn.parallel.DistributedDataParallel docs).
+		if pr.BucketCopy && g.zero == 0 {
+			b[bufBucket] = pr.Grad * stageParams
+		}
 	}
 	// Pipeline send and receive buffers: one boundary activation each way,
 	// the residual stream's shard (docs/formulas.md §3.3 [derived]).

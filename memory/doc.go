@@ -45,6 +45,11 @@
 //     ZeRO-2 (zero=2): gradients too;
 //   - c: CP ranks hold identical weights (not sharded over c, conservative).
 //
+// Weights an fp8 matmul reads add their fp8 copy and its transpose, 1 byte
+// each; with fp8 primary weights (model.FP8Recipe.Params, Megatron's
+// --fp8-param-gather under the distributed optimizer) those replace the
+// bf16 weight.
+//
 // So with the default layout weights = 2·P/fsdp, gradients = 4·P/(fsdp·dp₂), optimizer =
 // 12·P/(fsdp·dp₁), with dp₁ = dp for ZeRO ≥ 1 and dp₂ = dp for ZeRO 2, else 1
 // (docs/formulas.md §2.1 [ZERO]: with the paper's 16 bytes, Ψ = 7.5B,

@@ -862,6 +862,15 @@ func (mm *Model) states(g *geometry, dense, expert, fp8 float64, step bool) (par
 	// per gathered unit under FSDP (in the buffers).
 	if !fsdp {
 		params += 2 * fp8
+		// fp8 primary weights (model.FP8Recipe.Params, Megatron-LM
+		// --fp8-param-gather, distributed optimizer only): the fp8 copy and
+		// its transpose replace the bf16 weight; the fp32 master copy is in
+		// the optimizer state (megatron/core/distributed/param_and_grad_buffer.py
+		// @d98e8a64: uint8 parameter buffer). Without data parallelism the
+		// distributed optimizer holds what ZeRO-1 would.
+		if r := mm.p.Options.FP8; r != nil && r.Params && (g.zero >= 1 || g.deg[space.RoleDP] <= 1) {
+			params -= pr.Weight * fp8
+		}
 	}
 	grads = pr.Grad * (dense/gradDP + expert/gradEDP)
 	// Gradients freed after every step appear with the first backward pass,

@@ -30,6 +30,15 @@ type FP8Recipe struct {
 	// Dispatch says the MoE dispatch all-to-all carries the fp8 tokens the
 	// experts read (DeepSeek-V3 §3.3.2: dispatch in fp8, combine in bf16).
 	Dispatch bool `json:"dispatch" yaml:"dispatch"`
+	// Params says the weights the fp8 matmuls read are stored in fp8 only
+	// (fp8 primary weights): the fp8 copy and its transpose replace the
+	// bf16 weight, and the optimizer's fp32 master copy is the only other
+	// one (Megatron-LM --fp8-param-gather, which requires the distributed
+	// optimizer: "Keep the compute param in fp8 (do not use any other
+	// intermediate dtype)", megatron/training/arguments.py @d98e8a64; its
+	// gradient buffer stays fp32 with grad_reduce_in_fp32,
+	// megatron/core/distributed/param_and_grad_buffer.py @d98e8a64).
+	Params bool `json:"params" yaml:"params"`
 }
 
 // FP8 recipe names.

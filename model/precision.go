@@ -49,6 +49,16 @@ type Precision struct {
 	// a layer's largest weight tensor, not the whole layer (PyTorch FSDP
 	// and DeepSpeed ZeRO-3 gather a wrapped layer at once).
 	TensorUnits bool `json:"tensor_units,omitempty" yaml:"tensor_units"`
+	// BucketCopy says that plain data parallelism keeps its all-reduce
+	// buckets apart from the gradients, a second Grad-sized copy of every
+	// gradient of the stage: PyTorch DDP's default
+	// gradient_as_bucket_view=False ("gradients will be views pointing to
+	// different offsets of allreduce communication buckets. This can reduce
+	// peak memory usage, where the saved memory size will be equal to the
+	// total gradients size", torch.nn.parallel.DistributedDataParallel
+	// docs). Without it the reduction holds one bucket at a time
+	// (Megatron's gradient buffer is the bucket).
+	BucketCopy bool `json:"bucket_copy,omitempty" yaml:"bucket_copy"`
 }
 
 // MixedPrecision is the mixed-precision recipe of Megatron-LM

@@ -76,6 +76,11 @@ const (
 	v6eHostBytes = 3.2e10 // v6e host-to-chip, PCIe Gen5 [GC-v6e md][SB-TPU]
 )
 
+// h100PowerCap500W is the sustained matmul rate of an H100 capped at 500 W
+// over one at its 700 W TDP: (500/700)^(1/3), from SM power ∝ f·V² with
+// V ∝ f [derived] (uncertain; no published clock at the cap).
+const h100PowerCap500W = 0.894
+
 // gpuChip sets a GPU's runtime reserves and its host link (PCIe Gen5 unless
 // set).
 func gpuChip(c Chip) Chip {
@@ -203,6 +208,22 @@ func catalogue() []chipSpec {
 			// NVLink 4: 18 x 25 GB/s = 450 GB/s one way [SB-GPU][MLE-NET]; ring busbw ~370 [SB-GPU].
 			scaleUp:  nvlink(450*gb, nvlinkEfficiency),
 			scaleOut: nic(50 * gb), // 400 Gb/s NDR ConnectX-7 per GPU (DGX H100) [MLE-NET][SB-GPU]
+		},
+		{
+			// H100 SXM with 96 GB of HBM2e, power-capped at 500 W (Meta's Grand
+			// Teton, torchtitan's async-TP Llama 3 benchmark file;
+			// docs/published-runs-2.md). Matmul rate assumed proportional to the
+			// sustained SM clock, and SM power to f·V² with V ∝ f over the DVFS
+			// range, so f(500 W)/f(700 W) = (500/700)^(1/3) ≈ 0.894 of H100's 989
+			// and 1979 TFLOP/s [derived] (uncertain: no published clock at the cap).
+			// HBM2e at 2.41 TB/s, as measured for a 94 GiB H100 HBM2e
+			// (Ujeniya et al. 2026, arXiv 2604.11391) (uncertain); 96e9 bytes as
+			// labelled (no CUDA figure found).
+			chip: gpuChip(Chip{Name: "h100-96gb-500w", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12 * h100PowerCap500W,
+				PeakFP8FLOPs: 1979e12 * h100PowerCap500W, HBMBytes: 96e9, HBMBandwidthBytesPerS: 2410 * gb, TensorCoresPerChip: 1}),
+			domain:   8,
+			scaleUp:  nvlink(450*gb, nvlinkEfficiency), // as h100
+			scaleOut: nic(50 * gb),                     // 400 Gb/s RDMA per GPU (torchtitan's benchmark file)
 		},
 		{
 			// H200 SXM: H100 compute, 141 GB HBM3e at 4800 GB/s [MLE-ACC]; PyTorch reports

@@ -242,9 +242,9 @@ func publishedChip(key string) (chipInfo, bool) {
 	case "h100-80gb":
 		return chipInfo{"h100", 989e12, 0}, true
 	case "h100-sxm-96gb-hbm2e":
-		// Meta's Grand Teton H100 with 96 GB of HBM2e (docs/published-runs-2.md);
-		// profiles has no such variant: an h100 with 96e9 bytes.
-		return chipInfo{"h100", 989e12, 96e9}, true
+		// Meta's Grand Teton H100 with 96 GB of HBM2e at a 500 W cap
+		// (docs/published-runs-2.md): profiles' power-capped variant.
+		return chipInfo{"h100-96gb-500w", 989e12, 0}, true
 	case "b200":
 		return chipInfo{"b200", 2250e12, 0}, true
 	case "gb200":

@@ -365,9 +365,10 @@ func TestClusterName(t *testing.T) {
 	if _, err := (Run{Chip: "A100-SXM-80GB", Chips: 12}).ClusterOf(nil); err == nil {
 		t.Errorf("ClusterOf(12 A100s) succeeded, want an error")
 	}
-	// Grand Teton's 96 GB H100 (docs/published-runs-2.md) is an h100 with 96e9 bytes.
-	if c, err := (Run{Chip: "H100-SXM-96GB-HBM2e (500W cap)", Chips: 8}).ClusterOf(nil); err != nil || c.Chip.Name != "h100" || c.Chip.HBMBytes != 96e9 {
-		t.Errorf("ClusterOf(H100 96GB) = %s with %g bytes, %v; want h100 with 96e9 bytes", c.Chip.Name, c.Chip.HBMBytes, err)
+	// Grand Teton's 96 GB H100 at a 500 W cap (docs/published-runs-2.md) is
+	// profiles' power-capped variant with 96e9 bytes.
+	if c, err := (Run{Chip: "H100-SXM-96GB-HBM2e (500W cap)", Chips: 8}).ClusterOf(nil); err != nil || c.Chip.Name != "h100-96gb-500w" || c.Chip.HBMBytes != 96e9 {
+		t.Errorf("ClusterOf(H100 96GB) = %s with %g bytes, %v; want h100-96gb-500w with 96e9 bytes", c.Chip.Name, c.Chip.HBMBytes, err)
 	}
 }
 
