@@ -68,6 +68,9 @@ type Grid struct {
 	Cells []Cell
 	// Search is the configuration's search settings.
 	Search Search
+	// Training is the configuration's training section: what every
+	// cell's plan adds to train on a number of tokens.
+	Training Training
 	// Framework is the framework profile every cell is planned with (the
 	// configuration's framework key, framework.Default when it has none).
 	// Its name is each plan's "framework"; a Grid built by hand may leave
@@ -92,6 +95,7 @@ func Expand(c Config) (*Grid, error) {
 	}
 	g := &Grid{
 		Search:   c.Search,
+		Training: c.Training,
 		models:   map[string]model.Spec{},
 		clusters: map[string]profiles.Cluster{},
 		fixes:    map[string]space.Fix{},

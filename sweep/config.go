@@ -49,6 +49,10 @@ type Config struct {
 	Framework string `mapstructure:"framework"`
 	// Search holds the settings of every cell's search.
 	Search Search `mapstructure:"search"`
+	// Training is what every cell's plan adds to train on a number of
+	// tokens: days, chip-hours, cost and, with goodput, the goodput and
+	// energy of every row.
+	Training Training `mapstructure:"training"`
 }
 
 // CellSpec is one explicit cell of a Config. Seq 0 means the model's
@@ -264,7 +268,7 @@ func (c Config) Validate() error {
 	if n, _ := c.CellCount(); n > MaxCells {
 		return errors.New(c.gridSize())
 	}
-	var errs []error
+	errs := c.Training.validate()
 	grid := len(c.Models) > 0 || len(c.Clusters) > 0 || len(c.Batches) > 0 || len(c.Seqs) > 0 || len(c.Fix) > 0
 	if grid || len(c.Cells) == 0 {
 		for _, l := range []struct {

@@ -46,6 +46,9 @@ type Manifest struct {
 	FrameworkDigest string `json:"framework_digest,omitempty"`
 	// Search is the search settings of every cell.
 	Search Search `json:"search"`
+	// Training is the training section every cell's plan applies; nil
+	// when the configuration has none.
+	Training *Training `json:"training,omitempty"`
 	// Cells are the sweep's cells in grid order.
 	Cells []Cell `json:"cells"`
 }
@@ -53,6 +56,10 @@ type Manifest struct {
 // NewManifest returns the manifest of g.
 func NewManifest(g *Grid) Manifest {
 	m := Manifest{Version: ManifestVersion, Search: g.Search, Cells: g.Cells}
+	if g.Training.given() {
+		t := g.Training
+		m.Training = &t
+	}
 	m.Framework, m.FrameworkDigest = frameworkIdentity(g.Framework)
 	m.Fingerprint = m.fingerprint()
 	return m
@@ -103,11 +110,12 @@ func (m Manifest) fingerprint() string {
 		fw = ""
 	}
 	b, _ := json.Marshal(struct {
-		Search          Search `json:"search"`
-		Framework       string `json:"framework,omitempty"`
-		FrameworkDigest string `json:"framework_digest,omitempty"`
-		Cells           []Cell `json:"cells"`
-	}{m.Search, fw, m.FrameworkDigest, m.Cells})
+		Search          Search    `json:"search"`
+		Training        *Training `json:"training,omitempty"`
+		Framework       string    `json:"framework,omitempty"`
+		FrameworkDigest string    `json:"framework_digest,omitempty"`
+		Cells           []Cell    `json:"cells"`
+	}{m.Search, m.Training, fw, m.FrameworkDigest, m.Cells})
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }

@@ -63,6 +63,14 @@ func (s *Solver) Solve(ctx context.Context, c Cell) (Record, error) {
 	case err != nil:
 		return Record{}, fmt.Errorf("cell %s: %w", c, err)
 	}
+	if t := g.Training.results(); t.Given() {
+		// The training figures, and with goodput each row's goodput and
+		// energy, as plan --tokens --price --goodput adds them.
+		plan.SetTraining(t)
+		if err := plan.ApplyBudget(cl); err != nil {
+			return Record{Cell: c, Error: text.OneLine(err.Error())}, nil
+		}
+	}
 	raw, err := json.Marshal(plan)
 	if err != nil {
 		return Record{}, fmt.Errorf("cell %s: encoding its plan: %w", c, err)
