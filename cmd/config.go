@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"github.com/meshplan/meshplan/internal/bounded"
 	"github.com/meshplan/meshplan/internal/text"
-	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -342,15 +341,4 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 	}
 	a.cfg = cfg
 	return nil
-}
-
-// unwrapPath returns the cause of a *fs.PathError (e.g. "no such file or
-// directory"), whose path the caller names itself, and other errors as
-// they are.
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -25,16 +25,6 @@ const (
 // chip-day: 466 / (54 · 16,384) = 5.27e-4.
 const Llama3InterruptionsPerChipDay = float64(llama3Interruptions) / (llama3Days * llama3GPUs)
 
-// OPT-175B: at least 35 manual restarts on 992 A100 80GB over about two
-// months (Zhang et al., "OPT: Open Pre-trained Transformer Language
-// Models", 2022, §2.5 and the OPT-175B logbook); automatic restarts were
-// not counted, so the rate is a lower bound.
-const (
-	optRestarts = 35
-	optGPUs     = 992
-	optDays     = 60
-)
-
 // InterruptionsPerChipDay returns the default interruption rate of one chip
 // of family (profiles.Chip.Family), per chip-day, with its source. Only
 // GPU runs have published counts; every other family takes Llama 3's rate
