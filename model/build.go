@@ -132,9 +132,10 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 	if s.MoELayers() > 0 {
 		moe = b.moe()
 	}
+	mixers := [MixNone]int{-1, -1, -1}
 	kindOf := func(t LayerType) int {
 		for k, kind := range p.Kinds {
-			if kind.Attention == t.Attention && kind.MoE == t.MoE {
+			if kind.Attention == t.Attention && kind.MoE == t.MoE && kind.Mixer == t.Mixer && kind.NoMLP == t.NoMLP {
 				return k
 			}
 		}
@@ -142,10 +143,31 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 		if t.MoE {
 			name, mb = "moe", moe
 		}
-		if t.Attention != AttnFull {
+		if t.Mixer == MixAttention && t.Attention != AttnFull {
 			name = t.Attention.String() + " " + name
 		}
-		p.Kinds = append(p.Kinds, LayerKind{Name: name, Blocks: []int{attnOf(t.Attention), mb}, Attention: t.Attention, MoE: t.MoE})
+		var blocks []int
+		switch t.Mixer {
+		case MixAttention:
+			blocks = append(blocks, attnOf(t.Attention))
+		case MixMamba2, MixGDN:
+			if mixers[t.Mixer] < 0 {
+				mixers[t.Mixer] = b.ssm(t.Mixer)
+			}
+			blocks = append(blocks, mixers[t.Mixer])
+			name = p.Blocks[mixers[t.Mixer]].Name + " " + name
+		case MixNone:
+			name = "mlp-only " + name
+		}
+		if t.NoMLP {
+			name = p.Blocks[blocks[0]].Name
+			if t.Mixer == MixAttention && t.Attention != AttnFull {
+				name = t.Attention.String() + " " + name
+			}
+		} else {
+			blocks = append(blocks, mb)
+		}
+		p.Kinds = append(p.Kinds, LayerKind{Name: name, Blocks: blocks, Attention: t.Attention, MoE: t.MoE, Mixer: t.Mixer, NoMLP: t.NoMLP})
 		return len(p.Kinds) - 1
 	}
 	kindOf(LayerType{})
@@ -169,7 +191,7 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 		// Megatron-LM counts it (num_floating_point_operations).
 		mtp := b.mtp(p.Blocks[attn[AttnFull]].Input)
 		p.Kinds = append(p.Kinds, LayerKind{Name: "mtp", Blocks: append([]int{mtp}, lastKind.Blocks...),
-			Attention: lastKind.Attention, MoE: lastKind.MoE})
+			Attention: lastKind.Attention, MoE: lastKind.MoE, Mixer: lastKind.Mixer, NoMLP: lastKind.NoMLP})
 		p.MTP = Run{Kind: len(p.Kinds) - 1, Count: s.MTPLayers}
 	}
 	return p, nil
@@ -239,6 +261,21 @@ func (b *builder) sizes() {
 	}
 	if s.MTPLayers > 0 {
 		p.Size[DimD2] = 2 * float64(s.Hidden)
+	}
+	if m := s.SSM; m != nil {
+		mix := MixMamba2
+		if s.ssmDefaultChunk() == 64 {
+			mix = MixGDN // a pattern with gdn layers (a model has one kind)
+		}
+		k := float64(m.KeyWidth())
+		p.Size[DimLz], p.Size[DimLc] = float64(s.SSMInProjWidth(mix)), float64(s.SSMConvWidth(mix))
+		p.Size[DimLv], p.Size[DimLk] = float64(m.ValueWidth()), k
+		// Megatron-Core's MambaMixer splits d_inner, the heads and the
+		// groups over tp (ngroups_local_tp = ngroups / tp): the groups,
+		// like key/value heads, stop splitting at their count.
+		p.Cap[DimLk], p.CapPart[DimLk] = m.KeyHeads, k
+		p.Cap[DimLz], p.CapPart[DimLz] = m.KeyHeads, 2*k
+		p.Cap[DimLc], p.CapPart[DimLc] = m.KeyHeads, 2*k
 	}
 	if e := s.MoE; e != nil && e.Experts > 0 {
 		p.Size[DimE], p.Size[DimEr] = float64(e.Experts), float64(e.Experts)

@@ -28,7 +28,7 @@ const hfDefaultPositions = DefaultSeqLen
 // HFModelTypes returns the Hugging Face model_type values ParseHF reads, sorted.
 func HFModelTypes() []string {
 	return []string{"deepseek_v2", "deepseek_v3", "falcon", "gemma", "gemma2", "gemma3", "gemma3_text", "glm4_moe", "gpt2", "gpt_neox",
-		"gpt_oss", "granite", "kimi_k2", "llama", "llama4", "llama4_text", "mistral", "mixtral", "olmo2", "olmoe", "phi3",
+		"gpt_oss", "granite", "kimi_k2", "llama", "llama4", "llama4_text", "mistral", "mixtral", "nemotron_h", "olmo2", "olmoe", "phi3",
 		"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "starcoder2"}
 }
 
@@ -306,6 +306,8 @@ func parseHF(data []byte) (Spec, []string, []string) {
 		s = c.starCoder2()
 	case "falcon":
 		s = c.falcon()
+	case "nemotron_h":
+		s = c.nemotronH()
 	default:
 		s, warnings = c.unknown(typ)
 	}

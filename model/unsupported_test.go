@@ -18,7 +18,6 @@ func TestRefusedLayerKinds(t *testing.T) {
 		edit       func(m string) string
 		want       string
 	}{
-		{"nemotron_h", "nemotron-h-8b.config.json", nil, `model_type "nemotron_h" has state-space (Mamba) layers mixed with attention layers, which the planner does not model`},
 		{"jamba", "jamba-v0.1.config.json", nil, `model_type "jamba" has state-space (Mamba) layers mixed with attention layers`},
 		{"bert", "bert-base-uncased.config.json", nil, `model_type "bert" has bidirectional encoder layers (an encoder-only model, not a causal decoder)`},
 		{"nemotron_h renamed", "nemotron-h-8b.config.json", rename("nemotron_h", "nemotron_x"),
@@ -74,7 +73,6 @@ func rename(old, new string) func(string) string {
 // TestLoadRefusedFiles: Load names the layer kind for the files.
 func TestLoadRefusedFiles(t *testing.T) {
 	for file, kind := range map[string]string{
-		"nemotron-h-8b.config.json":     "state-space (Mamba) layers",
 		"jamba-v0.1.config.json":        "state-space (Mamba) layers",
 		"bert-base-uncased.config.json": "bidirectional encoder layers",
 	} {

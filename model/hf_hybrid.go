@@ -1,0 +1,122 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The loaders of hybrid models: Nemotron-H (Mamba-2, attention, MLP and
+// expert layers), Qwen3-Next (Gated DeltaNet and attention, experts in
+// every layer) and Jamba (Mamba and attention, experts every other layer).
+
+// stringList returns the strings of the list under key, nil when absent.
+func (c *hfConfig) stringList(key string) []string {
+	v, ok := c.m[key]
+	if !ok || v == nil {
+		return nil
+	}
+	list, isList := v.([]any)
+	if !isList || len(list) > MaxLayers {
+		c.addf("field %q is %s; it must be a list of layer types", key, jsonText(v))
+		return nil
+	}
+	out := make([]string, len(list))
+	for i, e := range list {
+		s, isStr := e.(string)
+		if !isStr {
+			c.addf("field %q entry %d is %s; it must be a string", key, i, jsonText(e))
+			return nil
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// nemotronH reads Nemotron-H (transformers' NemotronHConfig): one block
+// per layer, from hybrid_override_pattern ("M" Mamba-2, "*" attention, "-"
+// MLP, "E" mixture of experts) or layers_block_type (linear_attention,
+// full_attention, mlp, moe). The MLPs and experts are squared-ReLU
+// two-matrix MLPs (mlp_hidden_act relu2), counted as the plain gelu form;
+// d_inner = mamba_num_heads·mamba_head_dim; the norms are RMSNorm.
+func (c *hfConfig) nemotronH() Spec {
+	s := Spec{
+		Hidden:         c.int(true, 0, "hidden_size"),
+		Heads:          c.int(true, 0, "num_attention_heads"),
+		KVHeads:        c.optionalInt("num_key_value_heads", "num_attention_heads, multi-head attention"),
+		HeadDim:        c.int(false, 0, "head_dim", "attention_head_dim"),
+		Vocab:          c.int(true, 0, "vocab_size"),
+		SeqLen:         c.seqLen("max_position_embeddings"),
+		TiedEmbeddings: c.bool(false, "tie_word_embeddings"),
+		FFNHidden:      c.int(true, 0, "intermediate_size"),
+		FFN:            GELU,
+		Norm:           RMSNorm,
+	}
+	s.OutBias = c.bool(false, "attention_bias")
+	s.QKVBias = s.OutBias
+	var types []string
+	if p := c.str("hybrid_override_pattern"); p != "" {
+		for i, ch := range p {
+			t, ok := map[rune]string{'M': "linear_attention", '*': "full_attention", '-': "mlp", 'E': "moe"}[ch]
+			if !ok {
+				c.addf("field \"hybrid_override_pattern\" character %d is %q; it must be M, *, - or E", i, string(ch))
+				return s
+			}
+			types = append(types, t)
+		}
+	} else {
+		types = c.stringList("layers_block_type")
+	}
+	if len(types) == 0 {
+		c.addf("the config has neither hybrid_override_pattern nor layers_block_type; one of them gives the layers")
+		return s
+	}
+	if n := c.int(false, len(types), "num_hidden_layers"); n != len(types) {
+		c.addf("field \"num_hidden_layers\" is %d but the layer pattern has %d layers", n, len(types))
+	}
+	s.Layers = len(types)
+	entries := make([]string, len(types))
+	experts := false
+	for i, t := range types {
+		switch t {
+		case "linear_attention", "mamba":
+			entries[i] = Mamba2Mixer + "/" + NoMLP
+		case "full_attention", "attention":
+			entries[i] = FullAttention + "/" + NoMLP
+		case "mlp":
+			entries[i] = NoMixer + "/dense"
+		case "moe":
+			entries[i], experts = NoMixer+"/moe", true
+		default:
+			c.addf("field \"layers_block_type\" entry %d is %q; it must be linear_attention, full_attention, mlp or moe", i, t)
+			return s
+		}
+	}
+	s.Pattern = compactPattern(entries)
+	heads, hd := c.int(true, 0, "mamba_num_heads"), c.int(true, 0, "mamba_head_dim")
+	s.SSM = &SSM{
+		ValueHeads: heads, ValueHeadDim: hd,
+		KeyHeads:   c.int(false, 8, "n_groups"),
+		KeyDim:     c.int(false, 128, "ssm_state_size"),
+		ConvKernel: c.int(false, 4, "conv_kernel"),
+		Chunk:      c.int(false, 128, "chunk_size"),
+		ConvBias:   c.bool(true, "use_conv_bias"),
+		ProjBias:   c.bool(false, "mamba_proj_bias"),
+	}
+	desc := fmt.Sprintf("Hugging Face config.json, model_type nemotron_h: %d mamba2 (d_inner %d = %d heads x %d, %d groups, d_state %d, chunk %d), squared-ReLU MLPs counted as the two-matrix form, RMSNorm",
+		strings.Count(strings.Join(types, ","), "linear_attention")+strings.Count(strings.Join(types, ","), "mamba"), heads*hd, heads, hd, s.SSM.KeyHeads, s.SSM.KeyDim, s.SSM.Chunk)
+	if experts {
+		s.MoE = &MoE{
+			Experts:         c.int(true, 0, "n_routed_experts"),
+			TopK:            c.int(true, 0, "num_experts_per_tok"),
+			ExpertFFNHidden: c.int(true, 0, "moe_intermediate_size"),
+		}
+		if c.int(false, 1, "n_shared_experts") > 0 {
+			// NemotronHMOE: one shared MLP of moe_shared_expert_intermediate_size.
+			s.MoE.SharedExperts, s.MoE.SharedFFNHidden = 1, c.int(true, 0, "moe_shared_expert_intermediate_size")
+		}
+		desc += fmt.Sprintf("; %d experts (top-%d) + %d shared", s.MoE.Experts, s.MoE.TopK, s.MoE.SharedExperts)
+	}
+	s.MTPLayers = c.int(false, 0, "num_nextn_predict_layers")
+	s.Description = desc + fmt.Sprintf("; seq %d = min(max_position_embeddings, %d)", s.SeqLen, MaxHFSeqLen)
+	return s
+}

@@ -1,0 +1,73 @@
+package model
+
+// hybridPattern turns a Megatron-Core / Nemotron-H hybrid layer pattern
+// (hybrid_override_pattern: "M" Mamba-2, "*" attention, "-" MLP, "E"
+// mixture of experts, one character per layer) into the shortest repeating
+// Spec.Pattern.
+func hybridPattern(p string) []string {
+	entries := make([]string, 0, len(p))
+	for _, ch := range p {
+		switch ch {
+		case 'M':
+			entries = append(entries, Mamba2Mixer+"/"+NoMLP)
+		case '*':
+			entries = append(entries, FullAttention+"/"+NoMLP)
+		case '-':
+			entries = append(entries, NoMixer+"/dense")
+		case 'E':
+			entries = append(entries, NoMixer+"/moe")
+		}
+	}
+	return compactPattern(entries)
+}
+
+// Layer patterns of the Nemotron-H presets.
+const (
+	// nemotronH8BPattern is Nemotron-H-8B-Base-8K's hybrid_override_pattern
+	// (its Hugging Face config; Megatron-LM d98e8a64
+	// examples/post_training/modelopt/conf/nvidia/Nemotron-H-8B-Base-8K.sh).
+	nemotronH8BPattern = "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-"
+	// nemotronH56BPattern is Nemotron-H-56B-Base-8K's (Megatron-LM d98e8a64
+	// examples/post_training/modelopt/conf/nvidia/Nemotron-H-56B-Base-8K.sh).
+	nemotronH56BPattern = "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-"
+	// nemotron3NanoPattern is NVIDIA-Nemotron-3-Nano-30B-A3B's (its
+	// Hugging Face config).
+	nemotron3NanoPattern = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME"
+)
+
+// hybridPresets are the state-space and linear-attention hybrids.
+func hybridPresets() []Spec {
+	return []Spec{
+		{
+			Name: "nemotron-h-8b",
+			Description: "Nemotron-H-8B-Base-8K (NVIDIA 2025, arXiv:2504.03624, Table 1, and its Hugging Face config): 52 layers, 24 Mamba-2 " +
+				"(128 heads x 64, 8 groups, d_state 128, conv 4, chunk 128), 4 attention (32 heads, 8 kv), 24 squared-ReLU MLPs of 21504 " +
+				"(counted as the two-matrix gelu form), RMSNorm, vocab 131072 untied, no position embeddings, seq 8192",
+			Layers: 52, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFNHidden: 21504, FFN: GELU,
+			Vocab: 131072, SeqLen: 8192, Norm: RMSNorm,
+			Pattern: hybridPattern(nemotronH8BPattern),
+			SSM:     &SSM{ValueHeads: 128, ValueHeadDim: 64, KeyHeads: 8, KeyDim: 128, ConvKernel: 4, Chunk: 128, ConvBias: true},
+		},
+		{
+			Name: "nemotron-h-56b",
+			Description: "Nemotron-H-56B-Base-8K (NVIDIA 2025, arXiv:2504.03624, Table 1; Megatron-LM's Nemotron-H-56B-Base-8K.sh): 118 layers, " +
+				"54 Mamba-2 (256 heads x 64, 8 groups, d_state 256, conv 4, chunk 128), 10 attention (64 heads, 8 kv), 54 squared-ReLU MLPs of 32768, " +
+				"RMSNorm, vocab 131072 untied, seq 8192",
+			Layers: 118, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, FFNHidden: 32768, FFN: GELU,
+			Vocab: 131072, SeqLen: 8192, Norm: RMSNorm,
+			Pattern: hybridPattern(nemotronH56BPattern),
+			SSM:     &SSM{ValueHeads: 256, ValueHeadDim: 64, KeyHeads: 8, KeyDim: 256, ConvKernel: 4, Chunk: 128, ConvBias: true},
+		},
+		{
+			Name: "nemotron-3-nano",
+			Description: "NVIDIA-Nemotron-3-Nano-30B-A3B (NVIDIA 2025 model card and Hugging Face config): 52 layers, 23 Mamba-2 (64 heads x 64, " +
+				"8 groups, d_state 128, conv 4, chunk 128), 6 attention (32 heads, 2 kv, head_dim 128), 23 MoE layers of 128 squared-ReLU experts " +
+				"of 1856, top-6, plus one shared of 3712, RMSNorm, vocab 131072 untied, seq 8192",
+			Layers: 52, Hidden: 2688, Heads: 32, KVHeads: 2, HeadDim: 128, FFNHidden: 1856, FFN: GELU,
+			Vocab: 131072, SeqLen: 8192, Norm: RMSNorm,
+			Pattern: hybridPattern(nemotron3NanoPattern),
+			MoE:     &MoE{Experts: 128, TopK: 6, ExpertFFNHidden: 1856, SharedExperts: 1, SharedFFNHidden: 3712},
+			SSM:     &SSM{ValueHeads: 64, ValueHeadDim: 64, KeyHeads: 8, KeyDim: 128, ConvKernel: 4, Chunk: 128, ConvBias: true},
+		},
+	}
+}
