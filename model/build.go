@@ -249,6 +249,9 @@ func (b *builder) sizes() {
 	}
 	p.Size = [NumDim]float64{DimD: float64(s.Hidden), DimQ: q, DimN: q, DimK: kv, DimH: q + 2*kv,
 		DimF: float64(s.FFNHidden), DimF2: mats * float64(s.FFNHidden), DimV: float64(s.Vocab), DimE: 1, DimEr: 1, DimR: 1}
+	if s.AttnGate {
+		p.Size[DimH] += q // the query projection also writes the output gate
+	}
 	// K/V heads are replicated once tensor parallelism exceeds their count
 	// [MEG-TP]: K is all key/value, H = q + 2kv has 2kv of it.
 	p.Cap[DimK], p.CapPart[DimK] = s.KVHeads, kv
@@ -495,18 +498,27 @@ func (b *builder) attention(variant Attention) int {
 	// q, k and v are views of qkv's columns; the core einsums see them as
 	// heads. The rotary embedding touches q and k, not v.
 	q32, kv32 := float64(s.QDim()), float64(s.KVDim())
+	hw := q32 + 2*kv32
+	if s.AttnGate {
+		hw += q32 // the output gate's columns
+	}
 	if s.QKNorm {
 		// Per-head RMSNorm of q and k (transformers' Qwen3Attention): 2·head_dim
 		// weights; the pass keeps its input, qkv (v's columns, kv/(q+2kv)
 		// of it, included).
 		b.param("qk_norm_w", false, 2*float64(s.HeadDim)/float64(s.Hidden), dm(DimD, WeightEmbed))
-		b.kernelPass("qk_norm", PassNorm, GroupNorm, qkv, qkv, (q32+kv32)/(q32+2*kv32), qkv)
+		b.kernelPass("qk_norm", PassNorm, GroupNorm, qkv, qkv, (q32+kv32)/hw, qkv)
 	}
-	i := b.kernelPass("rope", PassRope, GroupOther, qkv, qkv, (q32+kv32)/(q32+2*kv32))
+	i := b.kernelPass("rope", PassRope, GroupOther, qkv, qkv, (q32+kv32)/hw)
 	b.blk.Fwd[i].Writes = append(b.blk.Fwd[i].Writes, q, k, v)
 	// P's N dimension spans heads·head_dim so that its einsums count the
 	// right FLOPs; it holds one score per head.
 	b.core(q, k, v, sc, o, score, dm(DimN, Width), perHead, variant)
+	if s.AttnGate {
+		// o·sigmoid(gate) (transformers Qwen3NextAttention): reads o and
+		// the gate, writes o; keeps both for its backward.
+		b.pass("output_gate", GroupOther, o, o, 3, o, qkv)
+	}
 	b.einsum("out", GroupProjection, o, wo, y, 1)
 	b.dropoutPass("dropout1", y)
 	b.postNorm("post_norm1", y)

@@ -29,7 +29,7 @@ const hfDefaultPositions = DefaultSeqLen
 func HFModelTypes() []string {
 	return []string{"deepseek_v2", "deepseek_v3", "falcon", "gemma", "gemma2", "gemma3", "gemma3_text", "glm4_moe", "gpt2", "gpt_neox",
 		"gpt_oss", "granite", "kimi_k2", "llama", "llama4", "llama4_text", "mistral", "mixtral", "nemotron_h", "olmo2", "olmoe", "phi3",
-		"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "starcoder2"}
+		"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_next", "starcoder2"}
 }
 
 // ParseHF reads a Hugging Face config.json. Supported model_type values are
@@ -308,6 +308,8 @@ func parseHF(data []byte) (Spec, []string, []string) {
 		s = c.falcon()
 	case "nemotron_h":
 		s = c.nemotronH()
+	case "qwen3_next":
+		s = c.qwen3Next()
 	default:
 		s, warnings = c.unknown(typ)
 	}

@@ -120,3 +120,80 @@ func (c *hfConfig) nemotronH() Spec {
 	s.Description = desc + fmt.Sprintf("; seq %d = min(max_position_embeddings, %d)", s.SeqLen, MaxHFSeqLen)
 	return s
 }
+
+// qwen3Next reads Qwen3-Next (transformers' Qwen3NextConfig): layers of
+// Gated DeltaNet ("linear_attention") and gated full attention, from
+// layer_types or every full_attention_interval-th layer full (default 4);
+// every decoder_sparse_step-th layer not in mlp_only_layers a mixture of
+// num_experts gated experts (top num_experts_per_tok) with one shared
+// expert of shared_expert_intermediate_size, the others a gated MLP of
+// intermediate_size; per-head q/k norms and the attention output gate.
+// The shared expert's scalar gate (hidden_size weights a layer) is not
+// counted.
+func (c *hfConfig) qwen3Next() Spec {
+	s := c.decoder()
+	s.FFNHidden = c.int(true, 0, "intermediate_size")
+	s.QKNorm, s.AttnGate = true, true
+	if s.Layers < 1 || s.Layers > MaxLayers {
+		return s
+	}
+	types := c.stringList("layer_types")
+	if types == nil {
+		every := c.int(false, 4, "full_attention_interval")
+		if every < 1 {
+			c.addf("field \"full_attention_interval\" is %d; it must be at least 1", every)
+			return s
+		}
+		for i := 0; i < s.Layers; i++ {
+			t := "linear_attention"
+			if (i+1)%every == 0 {
+				t = "full_attention"
+			}
+			types = append(types, t)
+		}
+	}
+	if len(types) != s.Layers {
+		c.addf("field \"layer_types\" has %d entries; it must list one type per layer (%d)", len(types), s.Layers)
+		return s
+	}
+	step := c.int(false, 1, "decoder_sparse_step")
+	dense := map[int]bool{}
+	for _, l := range c.intList("mlp_only_layers", s.Layers) {
+		dense[l] = true
+	}
+	experts := c.int(false, 0, "num_experts")
+	entries := make([]string, s.Layers)
+	for i, t := range types {
+		switch t {
+		case "linear_attention":
+			entries[i] = GDNMixer
+		case "full_attention":
+			entries[i] = FullAttention
+		default:
+			c.addf("field \"layer_types\" entry %d is %q; it must be linear_attention or full_attention", i, t)
+			return s
+		}
+		if experts > 0 && step > 0 && !dense[i] && (i+1)%step == 0 {
+			entries[i] += "/moe"
+		} else {
+			entries[i] += "/dense"
+		}
+	}
+	s.Pattern = compactPattern(entries)
+	if experts > 0 {
+		s.MoE = &MoE{Experts: experts, TopK: c.int(true, 0, "num_experts_per_tok"), ExpertFFNHidden: c.int(true, 0, "moe_intermediate_size")}
+		if sh := c.int(false, 0, "shared_expert_intermediate_size"); sh > 0 {
+			s.MoE.SharedExperts, s.MoE.SharedFFNHidden = 1, sh
+		}
+	}
+	s.SSM = &SSM{
+		ValueHeads:   c.int(false, 32, "linear_num_value_heads"),
+		ValueHeadDim: c.int(false, 128, "linear_value_head_dim"),
+		KeyHeads:     c.int(false, 16, "linear_num_key_heads"),
+		KeyDim:       c.int(false, 128, "linear_key_head_dim"),
+		ConvKernel:   c.int(false, 4, "linear_conv_kernel_dim"),
+	}
+	s.Description = fmt.Sprintf("Hugging Face config.json, model_type qwen3_next: gated DeltaNet (%d value heads, %d key heads, head dims %d/%d, conv %d) and gated full attention with q/k norms; gated MLPs counted as swiglu, RMSNorm; the shared expert's scalar gate not counted; seq %d = min(max_position_embeddings, %d)",
+		s.SSM.ValueHeads, s.SSM.KeyHeads, s.SSM.KeyDim, s.SSM.ValueHeadDim, s.SSM.ConvKernel, s.SeqLen, MaxHFSeqLen)
+	return s
+}

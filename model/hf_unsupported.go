@@ -41,7 +41,7 @@ func unsupportedKinds() []layerKind {
 		},
 		{
 			kind:   "linear-attention (gated DeltaNet, lightning) layers",
-			types:  []string{"qwen3_next", "minimax"},
+			types:  []string{"minimax"},
 			fields: []string{"linear_"},
 		},
 		{

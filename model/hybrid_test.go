@@ -85,6 +85,9 @@ func TestPublishedParamCounts(t *testing.T) {
 			"NVIDIA-Nemotron-3-Nano-30B-A3B model card: 31.6B total, about 3.6B active including embeddings"},
 		{"nemotron-3-nano config", load(td("nemotron-3-nano-30b-a3b.config.json")), 31.6e9, 3.6e9, func(c Counts) int64 { return c.Active },
 			"as above, read from its config.json"},
+		{"qwen3-next-80b-a3b", preset("qwen3-next-80b-a3b"), 80e9, 0, nil,
+			"Qwen3-Next-80B-A3B model card: 80B in total, 3B activated (active pinned apart: TestQwen3NextActive)"},
+		{"qwen3-next config", load(td("qwen3-next-80b-a3b.config.json")), 80e9, 0, nil, "as above, read from its config.json"},
 		{"glm-4.5-air", load(td("glm-4.5-air.config.json")), 106e9, 12e9, func(c Counts) int64 { return c.ActiveNonEmbedding },
 			"GLM-4.5 report arXiv:2508.06471 Table 1: 106B total, 12B activated (without embeddings; MTP apart)"},
 		{"olmoe-1b-7b", load(td("olmoe-1b-7b.config.json")), 6.9e9, 1.3e9, func(c Counts) int64 { return c.Active },
@@ -165,5 +168,24 @@ func TestSSMScanFLOPs(t *testing.T) {
 		if got := s.SSMScanFLOPsPerToken(MixMamba2, tt.seq); got != tt.want {
 			t.Errorf("seq %v: %v, want %v", tt.seq, got, tt.want)
 		}
+	}
+}
+
+// TestQwen3NextActive: Qwen3-Next-80B-A3B's active parameters by hand,
+// against the model card's "3B activated", a figure rounded to one digit
+// (the count is 8% above 3B; within the rounding of "3B"): per layer the
+// router 2048·512 and 11 gated experts of 512, 11·3·2048·512; 36 DeltaNet
+// mixers of 33,718,464 (TestGDNMixerParams); 12 gated attentions of
+// 2048·(2·4096 + 2·512) + 4096·2048 + 2·256; 96 norms of 2048 and the
+// final one; embeddings 2·151936·2048 apart.
+func TestQwen3NextActive(t *testing.T) {
+	s, _ := Preset("qwen3-next-80b-a3b")
+	want := int64(48*(2048*512+11*3*2048*512) + 36*33718464 + 12*(2048*(2*4096+2*512)+4096*2048+512) + 97*2048)
+	c := s.Counts()
+	if c.ActiveNonEmbedding != want {
+		t.Errorf("active non-embedding %d, want %d", c.ActiveNonEmbedding, want)
+	}
+	if a := float64(c.ActiveNonEmbedding); a < 2.5e9 || a >= 3.5e9 {
+		t.Errorf("active non-embedding %.4g does not round to the published 3B", a)
 	}
 }

@@ -114,7 +114,7 @@ func nameFromPath(path string) string {
 func yamlKeys() []string {
 	return []string{"name", "description", "layers", "hidden", "heads", "kv_heads", "head_dim",
 		"ffn_hidden", "ffn", "vocab", "seq_len", "tied_embeddings", "norm", "bias", "moe", "mla", "mtp_layers",
-		"window", "chunk", "pattern", "qkv_bias", "out_bias", "qk_norm", "post_norms", "logit_softcap", "ssm"}
+		"window", "chunk", "pattern", "qkv_bias", "out_bias", "qk_norm", "post_norms", "logit_softcap", "ssm", "attn_gate"}
 }
 
 // ssmKeys returns the keys of the YAML form's ssm mapping.
@@ -209,6 +209,8 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 			s.OutBias = d.bool(key, v)
 		case "qk_norm":
 			s.QKNorm = d.bool(key, v)
+		case "attn_gate":
+			s.AttnGate = d.bool(key, v)
 		case "post_norms":
 			s.PostNorms = d.bool(key, v)
 		case "logit_softcap":

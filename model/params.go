@@ -111,6 +111,9 @@ func (s Spec) AttentionParams() int64 {
 	if s.QKNorm {
 		p += 2 * int64(s.HeadDim)
 	}
+	if s.AttnGate {
+		p += h * q // q_proj writes the query and its gate (Qwen3NextAttention)
+	}
 	return p
 }
 

@@ -69,5 +69,16 @@ func hybridPresets() []Spec {
 			MoE:     &MoE{Experts: 128, TopK: 6, ExpertFFNHidden: 1856, SharedExperts: 1, SharedFFNHidden: 3712},
 			SSM:     &SSM{ValueHeads: 64, ValueHeadDim: 64, KeyHeads: 8, KeyDim: 128, ConvKernel: 4, Chunk: 128, ConvBias: true},
 		},
+		{
+			Name: "qwen3-next-80b-a3b",
+			Description: "Qwen3-Next-80B-A3B (Qwen team 2025, model card and Hugging Face config): 48 layers, 36 Gated DeltaNet (32 value heads, " +
+				"16 key heads, head dims 128, conv 4, chunk 64) and 12 gated full attention (16 heads, 2 kv, head_dim 256, q/k norms, output gate), " +
+				"every layer 512 gated experts of 512, top-10, plus one shared of 512 (its scalar gate not counted), RMSNorm, vocab 151936 untied, seq 8192",
+			Layers: 48, Hidden: 2048, Heads: 16, KVHeads: 2, HeadDim: 256, FFNHidden: 5120, FFN: SwiGLU,
+			Vocab: 151936, SeqLen: 8192, Norm: RMSNorm, QKNorm: true, AttnGate: true,
+			Pattern: []string{GDNMixer + "/moe", GDNMixer + "/moe", GDNMixer + "/moe", FullAttention + "/moe"},
+			MoE:     &MoE{Experts: 512, TopK: 10, ExpertFFNHidden: 512, SharedExperts: 1, SharedFFNHidden: 512},
+			SSM:     &SSM{ValueHeads: 32, ValueHeadDim: 128, KeyHeads: 16, KeyDim: 128, ConvKernel: 4, Chunk: 64},
+		},
 	}
 }

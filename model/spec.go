@@ -122,6 +122,11 @@ type Spec struct {
 	// before the rotary embedding (Qwen3, Gemma 3, OLMo 2): head_dim
 	// weights each, and a norm pass over q and k.
 	QKNorm bool `json:"qk_norm,omitempty" yaml:"qk_norm"`
+	// AttnGate multiplies the attention output by a sigmoid gate that the
+	// query projection also writes (Qwen3-Next's gated attention,
+	// transformers Qwen3NextAttention: q_proj is 2·heads·head_dim wide):
+	// h·heads·head_dim more weights and a gate pass over the output.
+	AttnGate bool `json:"attn_gate,omitempty" yaml:"attn_gate"`
 	// PostNorms adds a norm on the output of every attention and MLP block
 	// before its residual add, besides the norm on its input (Gemma 2 and
 	// 3's sandwich norms): h more weights and a norm pass each.

@@ -37,7 +37,6 @@ func TestRefusedLayerKinds(t *testing.T) {
 		{"encoder-decoder flag", "", func(string) string {
 			return `{"model_type":"newt5","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100,"is_encoder_decoder":true}`
 		}, `its field "is_encoder_decoder" signals encoder and decoder layers with cross-attention`},
-		{"qwen3_next", "", func(string) string { return `{"model_type":"qwen3_next"}` }, `model_type "qwen3_next" has linear-attention`},
 		{"t5", "", func(string) string { return `{"model_type":"t5"}` }, `model_type "t5" has encoder and decoder layers with cross-attention`},
 		{"mamba2", "", func(string) string { return `{"model_type":"mamba2"}` }, `model_type "mamba2" has state-space (Mamba) layers, which`},
 	}
