@@ -941,11 +941,11 @@ func (b *builder) derive(blk *Block) {
 			first := len(blk.Bwd)
 			if !p.Tensors[f.A].NoGrad {
 				blk.Bwd = append(blk.Bwd, Op{Kind: Einsum, Name: "d" + f.Name + "/d" + p.Tensors[f.A].Name,
-					A: dc, B: f.B, C: b.gradOf(f.A), Work: f.Work, Group: f.Group, FP8: f.FP8, Sibling: -1, SiblingIn: f.B, Local: f.Local, Span: f.Span})
+					A: dc, B: f.B, C: b.gradOf(f.A), Work: f.Work, Group: f.Group, FP8: f.FP8, Sibling: -1, SiblingIn: f.B, Local: f.Local, Span: f.Span, Scan: f.Scan})
 			}
 			if !p.Tensors[f.B].NoGrad {
 				blk.Bwd = append(blk.Bwd, Op{Kind: Einsum, Name: "d" + f.Name + "/d" + p.Tensors[f.B].Name,
-					A: f.A, B: dc, C: b.gradOf(f.B), Work: f.Work, Group: f.Group, FP8: f.FP8, Sibling: -1, SiblingIn: f.A, Local: f.Local, Span: f.Span})
+					A: f.A, B: dc, C: b.gradOf(f.B), Work: f.Work, Group: f.Group, FP8: f.FP8, Sibling: -1, SiblingIn: f.A, Local: f.Local, Span: f.Span, Scan: f.Scan})
 			}
 			if len(blk.Bwd)-first == 2 {
 				blk.Bwd[first].Sibling = first + 1
@@ -966,7 +966,7 @@ func (b *builder) derive(blk *Block) {
 				continue // fused into a neighbour (dropout): no pass of its own
 			}
 			g := b.gradOf(f.A)
-			blk.Bwd = append(blk.Bwd, Op{Kind: Elementwise, Name: "d" + f.Name, A: g, B: -1, C: g, Bytes: f.BwdBytes, Group: f.Group, Sibling: -1, SiblingIn: -1})
+			blk.Bwd = append(blk.Bwd, Op{Kind: Elementwise, Name: "d" + f.Name, A: g, B: -1, C: g, Bytes: f.BwdBytes, Group: f.Group, Sibling: -1, SiblingIn: -1, Scan: f.Scan})
 		}
 	}
 }

@@ -107,6 +107,9 @@ func (b *builder) ssm(mix Mixer) int {
 	b.pass("state_pass", GroupCore, st, st, 2)
 	b.op(Op{Kind: Einsum, Name: "state_out", A: cm, B: st, C: yoff, Work: 1 / g, Group: GroupCore, Saves: []int{cm, st}})
 	b.pass("add_states", GroupCore, yoff, y, 3)
+	for i := range b.blk.Fwd {
+		b.blk.Fwd[i].Scan = b.blk.Fwd[i].Group == GroupCore
+	}
 	b.kernelPass("gated_norm", PassNorm, GroupNorm, y, yn, 2, y, zx)
 	b.einsum("out_proj", GroupProjection, yn, wout, out, 1)
 	b.dropoutPass("dropout1", out)

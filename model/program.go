@@ -196,6 +196,10 @@ type Op struct {
 	Span  float64
 	// FP8 marks an einsum that runs at the chip's fp8 rate (FP8Recipe).
 	FP8 bool
+	// Scan marks an op of a state-space or linear-attention scan (a
+	// Mamba-2 or Gated DeltaNet chunked scan): the time breakdown shows
+	// them apart from the attention core.
+	Scan bool
 	// Sibling is, in the backward pass, the other einsum derived from the
 	// same forward einsum (dA and dB), or -1; SiblingIn is this one's
 	// operand that is not the incoming gradient, or -1.
