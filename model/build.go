@@ -133,6 +133,7 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 		moe = b.moe()
 	}
 	mixers := [MixNone]int{-1, -1, -1}
+	parallel := -1
 	kindOf := func(t LayerType) int {
 		for k, kind := range p.Kinds {
 			if kind.Attention == t.Attention && kind.MoE == t.MoE && kind.Mixer == t.Mixer && kind.NoMLP == t.NoMLP {
@@ -158,6 +159,12 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 			name = p.Blocks[mixers[t.Mixer]].Name + " " + name
 		case MixNone:
 			name = "mlp-only " + name
+		case MixParallel:
+			if parallel < 0 {
+				parallel = b.ssmBlock(MixMamba2, true)
+			}
+			blocks = append(blocks, attnOf(AttnFull), parallel)
+			name = "attention+mamba2 " + name
 		}
 		if t.NoMLP {
 			name = p.Blocks[blocks[0]].Name
@@ -266,10 +273,7 @@ func (b *builder) sizes() {
 		p.Size[DimD2] = 2 * float64(s.Hidden)
 	}
 	if m := s.SSM; m != nil {
-		mix := MixMamba2
-		if s.ssmDefaultChunk() == 64 {
-			mix = MixGDN // a pattern with gdn layers (a model has one kind)
-		}
+		mix := s.ssmMixer()
 		k := float64(m.KeyWidth())
 		p.Size[DimLz], p.Size[DimLc] = float64(s.SSMInProjWidth(mix)), float64(s.SSMConvWidth(mix))
 		p.Size[DimLv], p.Size[DimLk] = float64(m.ValueWidth()), k

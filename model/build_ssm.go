@@ -22,11 +22,20 @@ package model
 // Tensor parallelism splits the heads and the groups (Megatron-Core's
 // MambaMixer: d_inner and nheads over tp, ngroups over tp up to its count);
 // the out-projection's partial sums are reduced as attention's are.
-func (b *builder) ssm(mix Mixer) int {
+func (b *builder) ssm(mix Mixer) int { return b.ssmBlock(mix, false) }
+
+// ssmBlock writes the mixer block; parallel marks the Mamba-2 half of a
+// layer of attention and Mamba-2 side by side (MixParallel), which shares
+// the attention's input norm: it has no norm weights of its own (its norm
+// pass stands for re-reading the shared normed input).
+func (b *builder) ssmBlock(mix Mixer, parallel bool) int {
 	m := b.p.Spec.SSM
 	name := Mamba2Mixer
 	if mix == MixGDN {
 		name = GDNMixer
+	}
+	if parallel {
+		name = "mamba2 (parallel)"
 	}
 	b.begin(name)
 	x := b.residual("x")
@@ -63,7 +72,9 @@ func (b *builder) ssm(mix Mixer) int {
 	wout := b.weight("W_out_proj", false, dm(DimLv, Width), dm(DimD, WeightEmbed))
 	out := b.act("y", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
 
-	b.norm("norm_w")
+	if !parallel {
+		b.norm("norm_w")
+	}
 	conv := float64(m.ConvKernel)
 	if m.ConvBias && mix == MixMamba2 {
 		conv++
@@ -78,7 +89,9 @@ func (b *builder) ssm(mix Mixer) int {
 		b.param("norm_gated_w", false, 1/hv, dm(DimLv, Replicated))
 	} else {
 		b.param("dt_A_D", false, 3/float64(m.ValueHeadDim), dm(DimLv, Width))
-		b.param("norm_gated_w", false, 1, dm(DimLv, Width))
+		if !m.NoGatedNorm {
+			b.param("norm_gated_w", false, 1, dm(DimLv, Width))
+		}
 	}
 	if m.ProjBias && mix == MixMamba2 {
 		b.param("b_in_proj", false, 1, dm(DimLz, Width))

@@ -197,3 +197,43 @@ func (c *hfConfig) qwen3Next() Spec {
 		s.SSM.ValueHeads, s.SSM.KeyHeads, s.SSM.KeyDim, s.SSM.ValueHeadDim, s.SSM.ConvKernel, s.SeqLen, MaxHFSeqLen)
 	return s
 }
+
+// falconH1 reads Falcon-H1 (transformers' FalconH1Config): every layer
+// attention and a Mamba-2 mixer side by side on one normed input, then a
+// gated MLP; d_inner is mamba_d_ssm (expand·hidden when null), the head
+// width mamba_d_head ("auto": d_inner/mamba_n_heads); the gated norm only
+// with mamba_rms_norm. The µP multipliers change no count.
+func (c *hfConfig) falconH1() Spec {
+	s := c.decoder()
+	s.FFNHidden = c.int(true, 0, "intermediate_size")
+	s.QKVBias = c.bool(false, "attention_bias")
+	s.OutBias = s.QKVBias
+	s.Bias = c.bool(false, "mlp_bias") && s.QKVBias
+	inner := c.int(false, c.int(false, 2, "mamba_expand")*s.Hidden, "mamba_d_ssm")
+	heads := c.int(true, 0, "mamba_n_heads")
+	head := 0
+	if v, _ := c.m["mamba_d_head"].(string); v == "auto" || c.m["mamba_d_head"] == nil {
+		if heads > 0 {
+			head = inner / heads
+		}
+	} else {
+		head = c.int(true, 0, "mamba_d_head")
+	}
+	if heads > 0 && head*heads != inner {
+		c.addf("mamba_n_heads %d x mamba_d_head %d is not mamba_d_ssm %d", heads, head, inner)
+	}
+	s.Pattern = []string{ParallelMixer + "/dense"}
+	s.SSM = &SSM{
+		ValueHeads: heads, ValueHeadDim: head,
+		KeyHeads:    c.int(false, 1, "mamba_n_groups"),
+		KeyDim:      c.int(false, 256, "mamba_d_state"),
+		ConvKernel:  c.int(false, 4, "mamba_d_conv"),
+		Chunk:       c.int(false, 256, "mamba_chunk_size"),
+		ConvBias:    c.bool(true, "mamba_conv_bias"),
+		ProjBias:    c.bool(false, "mamba_proj_bias"),
+		NoGatedNorm: !c.bool(false, "mamba_rms_norm"),
+	}
+	s.Description = fmt.Sprintf("Hugging Face config.json, model_type falcon_h1: every layer attention and Mamba-2 (d_inner %d = %d heads x %d, %d groups, d_state %d) in parallel on one normed input, gated MLP counted as swiglu, RMSNorm; seq %d = min(max_position_embeddings, %d)",
+		inner, heads, head, s.SSM.KeyHeads, s.SSM.KeyDim, s.SeqLen, MaxHFSeqLen)
+	return s
+}

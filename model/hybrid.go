@@ -8,12 +8,21 @@ package model
 // 256 for Mamba-2 (mamba_ssm Mamba2 chunk_size, state-spaces/mamba
 // v2.2.2), 64 for Gated DeltaNet (fla chunk_gated_delta_rule, BT = 64).
 func (s Spec) ssmDefaultChunk() int {
-	for _, e := range s.Pattern {
-		if t, ok := parseLayerEntry(e, s.MoE != nil); ok && t.Mixer == MixGDN {
-			return 64
-		}
+	if s.ssmMixer() == MixGDN {
+		return 64
 	}
 	return 256
+}
+
+// ssmMixer is the kind of Spec.SSM's mixer: MixGDN when the pattern has
+// gdn layers, else MixMamba2 (a model has one kind).
+func (s Spec) ssmMixer() Mixer {
+	for _, e := range s.Pattern {
+		if t, ok := parseLayerEntry(e, s.MoE != nil); ok && t.Mixer == MixGDN {
+			return MixGDN
+		}
+	}
+	return MixMamba2
 }
 
 // SSMInProjWidth is the in-projection's output width of a mixer: Mamba-2's
@@ -61,6 +70,8 @@ func (s Spec) MixerParams(m Mixer) int64 {
 		return s.AttentionParams()
 	case MixNone:
 		return 0
+	case MixParallel:
+		return s.AttentionParams() + s.MixerParams(MixMamba2)
 	}
 	if s.SSM == nil {
 		return 0
@@ -72,7 +83,10 @@ func (s Spec) MixerParams(m Mixer) int64 {
 	if m == MixGDN {
 		return p + 2*int64(x.ValueHeads) + int64(x.ValueHeadDim)
 	}
-	p += 3*int64(x.ValueHeads) + v
+	p += 3 * int64(x.ValueHeads)
+	if !x.NoGatedNorm {
+		p += v
+	}
 	if x.ConvBias {
 		p += conv
 	}
@@ -171,6 +185,8 @@ func (s Spec) hybridFLOPsPerToken(seqLen int) float64 {
 			core += 12 * LocalKeys(t.Attention, float64(s.Span(t.Attention)), seq) * s.CoreWidth()
 		case MixMamba2, MixGDN:
 			core += 3 * s.SSMScanFLOPsPerToken(t.Mixer, seq)
+		case MixParallel:
+			core += 12*seq*s.CoreWidth() + 3*s.SSMScanFLOPsPerToken(MixMamba2, seq)
 		}
 	}
 	return 6*float64(c.ActiveNonEmbedding+c.ActiveMTP) + core + 6*float64(s.Hidden)*float64(s.Vocab)*float64(1+s.MTPLayers)

@@ -56,6 +56,10 @@ const (
 	// MixNone is no sequence mixer: the layer is its MLP alone
 	// (Nemotron-H's "-" layers).
 	MixNone
+	// MixParallel is full attention and a Mamba-2 mixer side by side on
+	// the same normed input, their outputs summed (Falcon-H1's hybrid
+	// layers, transformers FalconH1DecoderLayer).
+	MixParallel
 )
 
 // Names of the mixers and of the missing MLP in a Spec.Pattern entry.
@@ -64,6 +68,8 @@ const (
 	GDNMixer    = "gdn"
 	NoMixer     = "nomixer"
 	NoMLP       = "nomlp"
+	// ParallelMixer is attention and Mamba-2 in parallel (MixParallel).
+	ParallelMixer = "full+mamba2"
 )
 
 // LayerType is what one layer of the stack runs: its sequence mixer and
@@ -109,6 +115,9 @@ func parseLayerEntry(entry string, hasMoE bool) (t LayerType, ok bool) {
 			seenAttn = true
 		case NoMixer:
 			t.Mixer, ok = MixNone, !seenAttn
+			seenAttn = true
+		case ParallelMixer:
+			t.Mixer, ok = MixParallel, !seenAttn
 			seenAttn = true
 		case NoMLP:
 			t.MoE, t.NoMLP, ok = false, true, !seenMLP
@@ -161,7 +170,7 @@ func (s Spec) Hybrid() bool {
 // hybridText describes a hybrid stack by its blocks: "52 layers: 24
 // mamba2 + 24 mlp + 4 attention".
 func (s Spec) hybridText() string {
-	var mamba, gdn, attn, mlp, moe, local int
+	var mamba, gdn, attn, mlp, moe, local, par int
 	for i := 0; i < s.Layers; i++ {
 		t := s.LayerTypeAt(i)
 		switch t.Mixer {
@@ -169,6 +178,8 @@ func (s Spec) hybridText() string {
 			mamba++
 		case MixGDN:
 			gdn++
+		case MixParallel:
+			par++
 		case MixAttention:
 			attn++
 			if t.Attention != AttnFull {
@@ -185,7 +196,7 @@ func (s Spec) hybridText() string {
 	for _, c := range []struct {
 		n    int
 		name string
-	}{{mamba, Mamba2Mixer}, {gdn, "gated deltanet"}, {mlp, "mlp"}, {moe, "moe"}, {attn, "attention"}} {
+	}{{par, "attention+mamba2"}, {mamba, Mamba2Mixer}, {gdn, "gated deltanet"}, {mlp, "mlp"}, {moe, "moe"}, {attn, "attention"}} {
 		if c.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.name))
 		}
@@ -366,7 +377,7 @@ func (s Spec) patternProblems(add func(format string, args ...any)) {
 			sliding = sliding || t.Attention == AttnSliding
 			chunked = chunked || t.Attention == AttnChunked
 		}
-		ssm = ssm || t.Mixer == MixMamba2 || t.Mixer == MixGDN
+		ssm = ssm || t.Mixer == MixMamba2 || t.Mixer == MixGDN || t.Mixer == MixParallel
 		moe = moe || t.MoE
 	}
 	if ssm && (s.SSM == nil || s.SSM.ValueHeads <= 0 || s.SSM.ValueHeadDim <= 0 || s.SSM.KeyHeads <= 0 || s.SSM.KeyDim <= 0 || s.SSM.ConvKernel <= 0) {

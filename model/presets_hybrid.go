@@ -70,6 +70,16 @@ func hybridPresets() []Spec {
 			SSM:     &SSM{ValueHeads: 64, ValueHeadDim: 64, KeyHeads: 8, KeyDim: 128, ConvKernel: 4, Chunk: 128, ConvBias: true},
 		},
 		{
+			Name: "falcon-h1-7b",
+			Description: "Falcon-H1-7B-Base (TII 2025, arXiv:2507.22448, and its Hugging Face config): 44 layers, each full attention (12 heads, " +
+				"2 kv, head_dim 128) and Mamba-2 (24 heads x 128, 1 group, d_state 256, conv 4, chunk 128, no gated norm) in parallel on one normed input, " +
+				"then a gated MLP of 12288; RMSNorm, vocab 130048 untied, seq 8192; the µP multipliers change no count",
+			Layers: 44, Hidden: 3072, Heads: 12, KVHeads: 2, HeadDim: 128, FFNHidden: 12288, FFN: SwiGLU,
+			Vocab: 130048, SeqLen: 8192, Norm: RMSNorm,
+			Pattern: []string{ParallelMixer + "/dense"},
+			SSM:     &SSM{ValueHeads: 24, ValueHeadDim: 128, KeyHeads: 1, KeyDim: 256, ConvKernel: 4, Chunk: 128, ConvBias: true, NoGatedNorm: true},
+		},
+		{
 			Name: "qwen3-next-80b-a3b",
 			Description: "Qwen3-Next-80B-A3B (Qwen team 2025, model card and Hugging Face config): 48 layers, 36 Gated DeltaNet (32 value heads, " +
 				"16 key heads, head dims 128, conv 4, chunk 64) and 12 gated full attention (16 heads, 2 kv, head_dim 256, q/k norms, output gate), " +

@@ -194,6 +194,9 @@ type SSM struct {
 	ConvBias bool `json:"conv_bias,omitempty" yaml:"conv_bias,omitempty"`
 	// ProjBias says the in- and out-projections have biases (use_bias).
 	ProjBias bool `json:"proj_bias,omitempty" yaml:"proj_bias,omitempty"`
+	// NoGatedNorm says the Mamba-2 mixer has no gated RMSNorm before its
+	// out-projection (Falcon-H1's mamba_rms_norm false: y·silu(z) alone).
+	NoGatedNorm bool `json:"no_gated_norm,omitempty" yaml:"no_gated_norm,omitempty"`
 }
 
 // ValueWidth is ValueHeads·ValueHeadDim (Mamba-2's d_inner).
