@@ -132,7 +132,7 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 	if s.MoELayers() > 0 {
 		moe = b.moe()
 	}
-	mixers := [MixNone]int{-1, -1, -1}
+	mixers := [MixMamba1 + 1]int{-1, -1, -1, -1, -1, -1}
 	parallel := -1
 	kindOf := func(t LayerType) int {
 		for k, kind := range p.Kinds {
@@ -151,7 +151,7 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 		switch t.Mixer {
 		case MixAttention:
 			blocks = append(blocks, attnOf(t.Attention))
-		case MixMamba2, MixGDN:
+		case MixMamba2, MixGDN, MixMamba1:
 			if mixers[t.Mixer] < 0 {
 				mixers[t.Mixer] = b.ssm(t.Mixer)
 			}
@@ -280,9 +280,14 @@ func (b *builder) sizes() {
 		// Megatron-Core's MambaMixer splits d_inner, the heads and the
 		// groups over tp (ngroups_local_tp = ngroups / tp): the groups,
 		// like key/value heads, stop splitting at their count.
-		p.Cap[DimLk], p.CapPart[DimLk] = m.KeyHeads, k
-		p.Cap[DimLz], p.CapPart[DimLz] = m.KeyHeads, 2*k
-		p.Cap[DimLc], p.CapPart[DimLc] = m.KeyHeads, 2*k
+		if mix == MixMamba1 {
+			// x_proj's output: dt_rank + 2·d_state, replicated.
+			p.Size[DimLk] = float64(m.DTRank + 2*m.KeyDim)
+		} else {
+			p.Cap[DimLk], p.CapPart[DimLk] = m.KeyHeads, k
+			p.Cap[DimLz], p.CapPart[DimLz] = m.KeyHeads, 2*k
+			p.Cap[DimLc], p.CapPart[DimLc] = m.KeyHeads, 2*k
+		}
 	}
 	if e := s.MoE; e != nil && e.Experts > 0 {
 		p.Size[DimE], p.Size[DimEr] = float64(e.Experts), float64(e.Experts)

@@ -22,7 +22,69 @@ package model
 // Tensor parallelism splits the heads and the groups (Megatron-Core's
 // MambaMixer: d_inner and nheads over tp, ngroups over tp up to its count);
 // the out-projection's partial sums are reduced as attention's are.
-func (b *builder) ssm(mix Mixer) int { return b.ssmBlock(mix, false) }
+func (b *builder) ssm(mix Mixer) int {
+	if mix == MixMamba1 {
+		return b.mamba1()
+	}
+	return b.ssmBlock(mix, false)
+}
+
+// mamba1 writes the block of a Mamba (selective-scan) layer (Gu & Dao
+// 2023, arXiv:2312.00752 §3; transformers JambaMambaMixer): norm, the
+// in-projection to x and z, the causal conv over x, x_proj to dt, B and C
+// (normed in Jamba), dt_proj, the selective scan, y·silu(z) and the
+// out-projection. The scan is one memory-bound pass (mamba_ssm's
+// selective_scan_fn reads x, dt, z, B and C and writes y; its backward
+// recomputes the states): its FLOPs are not priced, an approximation of a
+// kernel that is memory-bound. x_proj contracts d_inner, so tensor
+// parallelism all-reduces its output.
+func (b *builder) mamba1() int {
+	m := b.p.Spec.SSM
+	b.begin("mamba")
+	x := b.residual("x")
+	b.blk.Input = x
+	bs := func(d Dim, l Logical) []dimOf { return []dimOf{dm(DimB, TokenBatch), dm(DimS, Seq), dm(d, l)} }
+	xn := b.act("xn", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	win := b.weight("W_in_proj", false, dm(DimD, WeightEmbed), dm(DimLz, Width))
+	xz := b.act("xz", bs(DimLz, Width)...)
+	xs := b.act("x_conv", bs(DimLv, Width)...)
+	wx := b.weight("W_x_proj", false, dm(DimLv, Width), dm(DimLk, Replicated))
+	dbc := b.act("dt_B_C", bs(DimLk, Replicated)...)
+	wdt := b.weight("W_dt_proj", false, dm(DimLk, Replicated), dm(DimLv, Width))
+	r, n := float64(m.DTRank), float64(m.KeyDim)
+	b.p.Tensors[wdt].Scale = r / (r + 2*n) // dt_rank of x_proj's output columns
+	dt := b.act("dt", bs(DimLv, Width)...)
+	y := b.act("y_scan", bs(DimLv, Width)...)
+	wout := b.weight("W_out_proj", false, dm(DimLv, Width), dm(DimD, WeightEmbed))
+	out := b.act("y", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
+	b.norm("norm_w")
+	conv := float64(m.ConvKernel)
+	if m.ConvBias {
+		conv++
+	}
+	b.param("conv1d_w", false, conv, dm(DimLc, Width))
+	// dt_proj's bias, A_log (d_state a channel) and D.
+	b.param("dt_bias_A_D", false, n+2, dm(DimLv, Width))
+	b.param("dt_B_C_norms", false, 1, dm(DimLk, Replicated))
+	if m.ProjBias {
+		b.param("b_in_proj", false, 1, dm(DimLz, Width))
+		b.param("b_out_proj", false, 1, dm(DimD, WeightEmbed))
+	}
+	b.kernelPass("norm1", PassNorm, GroupNorm, x, xn, 1, x)
+	b.einsum("in_proj", GroupProjection, xn, win, xz, 1)
+	b.op(Op{Kind: Elementwise, Name: "conv1d", A: xz, C: xs, Bytes: 1, BwdBytes: 2, Group: GroupOther, Saves: []int{xz}})
+	b.einsum("x_proj", GroupProjection, xs, wx, dbc, 1)
+	b.einsum("dt_proj", GroupProjection, dbc, wdt, dt, r/(r+2*n))
+	// The selective scan: reads x, dt and z (3 d_inner-wide) and B, C,
+	// writes y (one): 4 passes of x's bytes; backward twice that.
+	b.op(Op{Kind: Elementwise, Name: "selective_scan", A: xs, C: y, Bytes: 4, BwdBytes: 8, Group: GroupCore, Scan: true,
+		Saves: []int{xs, dt, dbc, xz}})
+	b.einsum("out_proj", GroupProjection, y, wout, out, 1)
+	b.dropoutPass("dropout1", out)
+	b.postNorm("post_norm1", out)
+	b.kernelPass("residual1", PassResidual, GroupOther, out, b.mid, 1)
+	return b.end()
+}
 
 // ssmBlock writes the mixer block; parallel marks the Mamba-2 half of a
 // layer of attention and Mamba-2 side by side (MixParallel), which shares

@@ -28,7 +28,7 @@ const hfDefaultPositions = DefaultSeqLen
 // HFModelTypes returns the Hugging Face model_type values ParseHF reads, sorted.
 func HFModelTypes() []string {
 	return []string{"deepseek_v2", "deepseek_v3", "falcon", "falcon_h1", "gemma", "gemma2", "gemma3", "gemma3_text", "glm4_moe", "gpt2", "gpt_neox",
-		"gpt_oss", "granite", "kimi_k2", "llama", "llama4", "llama4_text", "mistral", "mixtral", "nemotron_h", "olmo2", "olmoe", "phi3",
+		"gpt_oss", "granite", "jamba", "kimi_k2", "llama", "llama4", "llama4_text", "mistral", "mixtral", "nemotron_h", "olmo2", "olmoe", "phi3",
 		"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_next", "starcoder2"}
 }
 
@@ -312,6 +312,8 @@ func parseHF(data []byte) (Spec, []string, []string) {
 		s = c.qwen3Next()
 	case "falcon_h1":
 		s = c.falconH1()
+	case "jamba":
+		s = c.jamba()
 	default:
 		s, warnings = c.unknown(typ)
 	}

@@ -237,3 +237,57 @@ func (c *hfConfig) falconH1() Spec {
 		inner, heads, head, s.SSM.KeyHeads, s.SSM.KeyDim, s.SeqLen, MaxHFSeqLen)
 	return s
 }
+
+// jamba reads Jamba (transformers' JambaConfig): layer i attention when i
+// mod attn_layer_period is attn_layer_offset, else a Mamba (selective
+// scan) layer of d_inner = mamba_expand·hidden, d_state mamba_d_state and
+// dt_rank mamba_dt_rank ("auto": ceil(hidden/16)); its MLP a mixture of
+// num_experts gated experts when i mod expert_layer_period is
+// expert_layer_offset, else a gated MLP; both of intermediate_size.
+func (c *hfConfig) jamba() Spec {
+	s := c.decoder()
+	s.FFNHidden = c.int(true, 0, "intermediate_size")
+	if s.Layers < 1 || s.Layers > MaxLayers {
+		return s
+	}
+	ap, ao := c.int(false, 8, "attn_layer_period"), c.int(false, 4, "attn_layer_offset")
+	ep, eo := c.int(false, 2, "expert_layer_period"), c.int(false, 1, "expert_layer_offset")
+	if ap < 1 || ao < 0 || ao >= ap || ep < 1 || eo < 0 || eo >= ep {
+		c.addf("attn_layer_period %d, attn_layer_offset %d, expert_layer_period %d, expert_layer_offset %d: each offset must be below its period", ap, ao, ep, eo)
+		return s
+	}
+	experts := c.int(false, 16, "num_experts")
+	entries := make([]string, s.Layers)
+	for i := range entries {
+		e := Mamba1Mixer
+		if i%ap == ao {
+			e = FullAttention
+		}
+		if experts > 1 && i%ep == eo {
+			e += "/moe"
+		} else {
+			e += "/dense"
+		}
+		entries[i] = e
+	}
+	s.Pattern = compactPattern(entries)
+	if experts > 1 {
+		s.MoE = &MoE{Experts: experts, TopK: c.int(false, 2, "num_experts_per_tok"), ExpertFFNHidden: s.FFNHidden}
+	}
+	inner := c.int(false, 2, "mamba_expand") * s.Hidden
+	rank := (s.Hidden + 15) / 16
+	if v, isStr := c.m["mamba_dt_rank"].(string); !isStr || v != "auto" {
+		rank = c.int(false, rank, "mamba_dt_rank")
+	}
+	s.SSM = &SSM{
+		ValueHeads: inner, ValueHeadDim: 1, KeyHeads: 1,
+		KeyDim:     c.int(false, 16, "mamba_d_state"),
+		ConvKernel: c.int(false, 4, "mamba_d_conv"),
+		DTRank:     rank,
+		ConvBias:   c.bool(true, "mamba_conv_bias"),
+		ProjBias:   c.bool(false, "mamba_proj_bias"),
+	}
+	s.Description = fmt.Sprintf("Hugging Face config.json, model_type jamba: attention every %d layers from %d, Mamba (selective scan, d_inner %d, d_state %d, dt_rank %d) elsewhere; %d gated experts (top-%d) every %d layers from %d, gated MLPs counted as swiglu, RMSNorm; seq %d = min(max_position_embeddings, %d)",
+		ap, ao, inner, s.SSM.KeyDim, rank, experts, c.int(false, 2, "num_experts_per_tok"), ep, eo, s.SeqLen, MaxHFSeqLen)
+	return s
+}

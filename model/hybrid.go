@@ -18,8 +18,8 @@ func (s Spec) ssmDefaultChunk() int {
 // gdn layers, else MixMamba2 (a model has one kind).
 func (s Spec) ssmMixer() Mixer {
 	for _, e := range s.Pattern {
-		if t, ok := parseLayerEntry(e, s.MoE != nil); ok && t.Mixer == MixGDN {
-			return MixGDN
+		if t, ok := parseLayerEntry(e, s.MoE != nil); ok && (t.Mixer == MixGDN || t.Mixer == MixMamba1) {
+			return t.Mixer
 		}
 	}
 	return MixMamba2
@@ -35,8 +35,11 @@ func (s Spec) SSMInProjWidth(m Mixer) int64 {
 		return 0
 	}
 	v, k, h := int64(s.SSM.ValueWidth()), int64(s.SSM.KeyWidth()), int64(s.SSM.ValueHeads)
-	if m == MixGDN {
+	switch m {
+	case MixGDN:
 		return 2*k + 2*v + 2*h
+	case MixMamba1:
+		return 2 * v // x and z (mamba_ssm modules/mamba_simple.py in_proj)
 	}
 	return 2*v + 2*k + h
 }
@@ -49,8 +52,11 @@ func (s Spec) SSMConvWidth(m Mixer) int64 {
 		return 0
 	}
 	v, k := int64(s.SSM.ValueWidth()), int64(s.SSM.KeyWidth())
-	if m == MixGDN {
+	switch m {
+	case MixGDN:
 		return 2*k + v
+	case MixMamba1:
+		return v
 	}
 	return v + 2*k
 }
@@ -79,6 +85,21 @@ func (s Spec) MixerParams(m Mixer) int64 {
 	x := s.SSM
 	h, v, conv := int64(s.Hidden), int64(x.ValueWidth()), s.SSMConvWidth(m)
 	in := s.SSMInProjWidth(m)
+	if m == MixMamba1 {
+		// transformers JambaMambaMixer: in_proj, conv (+ bias), x_proj
+		// d_inner x (dt_rank + 2·d_state), dt_proj dt_rank x d_inner +
+		// d_inner bias, A_log d_inner x d_state, D d_inner, out_proj, and
+		// the RMSNorms of dt, B and C (dt_rank + 2·d_state).
+		r, n := int64(x.DTRank), int64(x.KeyDim)
+		p := h*in + int64(x.ConvKernel)*conv + v*(r+2*n) + r*v + v + v*n + v + v*h + r + 2*n
+		if x.ConvBias {
+			p += conv
+		}
+		if x.ProjBias {
+			p += in + h
+		}
+		return p
+	}
 	p := h*in + int64(x.ConvKernel)*conv + v*h
 	if m == MixGDN {
 		return p + 2*int64(x.ValueHeads) + int64(x.ValueHeadDim)
@@ -156,11 +177,18 @@ func (s Spec) hybridCounts() Counts {
 // intra-chunk work. With seq < Q a chunk is the whole sequence.
 func (s Spec) SSMScanFLOPsPerToken(m Mixer, seq float64) float64 {
 	x := s.SSM
-	if x == nil || (m != MixMamba2 && m != MixGDN) {
+	if x == nil || (m != MixMamba2 && m != MixGDN && m != MixMamba1) {
 		return 0
 	}
-	q := min(float64(x.Chunk), seq)
 	hp, gn, n := float64(x.ValueWidth()), float64(x.KeyWidth()), float64(x.KeyDim)
+	if m == MixMamba1 {
+		// The selective scan: 9 FLOPs per channel and state a token
+		// (discretise A and B, update the state, read it out by C; the
+		// count of Gu & Dao 2023 arXiv:2312.00752 §3.3 "O(BLDN)", with the
+		// constant an assumption).
+		return 9 * hp * n
+	}
+	q := min(float64(x.Chunk), seq)
 	intra := 2 * (q / 2) * (gn + hp)
 	if m == MixGDN {
 		intra *= 2
@@ -183,7 +211,7 @@ func (s Spec) hybridFLOPsPerToken(seqLen int) float64 {
 		switch t.Mixer {
 		case MixAttention:
 			core += 12 * LocalKeys(t.Attention, float64(s.Span(t.Attention)), seq) * s.CoreWidth()
-		case MixMamba2, MixGDN:
+		case MixMamba2, MixGDN, MixMamba1:
 			core += 3 * s.SSMScanFLOPsPerToken(t.Mixer, seq)
 		case MixParallel:
 			core += 12*seq*s.CoreWidth() + 3*s.SSMScanFLOPsPerToken(MixMamba2, seq)

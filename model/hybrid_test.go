@@ -88,6 +88,10 @@ func TestPublishedParamCounts(t *testing.T) {
 		{"qwen3-next-80b-a3b", preset("qwen3-next-80b-a3b"), 80e9, 0, nil,
 			"Qwen3-Next-80B-A3B model card: 80B in total, 3B activated (active pinned apart: TestQwen3NextActive)"},
 		{"qwen3-next config", load(td("qwen3-next-80b-a3b.config.json")), 80e9, 0, nil, "as above, read from its config.json"},
+		{"jamba-1.5-mini", preset("jamba-1.5-mini"), 52e9, 12e9, func(c Counts) int64 { return c.Active },
+			"Jamba 1.5 report arXiv:2408.12570 Table 1: Jamba-1.5-Mini 52B total, 12B active"},
+		{"jamba config", load(td("jamba-v0.1.config.json")), 52e9, 12e9, func(c Counts) int64 { return c.Active },
+			"Jamba arXiv:2403.19887: 52B total, 12B active (Jamba v0.1, the same shape)"},
 		{"glm-4.5-air", load(td("glm-4.5-air.config.json")), 106e9, 12e9, func(c Counts) int64 { return c.ActiveNonEmbedding },
 			"GLM-4.5 report arXiv:2508.06471 Table 1: 106B total, 12B activated (without embeddings; MTP apart)"},
 		{"olmoe-1b-7b", load(td("olmoe-1b-7b.config.json")), 6.9e9, 1.3e9, func(c Counts) int64 { return c.Active },
@@ -114,6 +118,7 @@ func TestHybridStackText(t *testing.T) {
 	tests := []struct{ preset, want string }{
 		{"nemotron-h-8b", "52 layers: 24 mamba2 + 24 mlp + 4 attention"},
 		{"falcon-h1-7b", "44 layers: 44 attention+mamba2 + 44 mlp"},
+		{"jamba-1.5-mini", "32 layers: 28 mamba + 16 mlp + 16 moe + 4 attention, MoE 16x top-2"},
 		{"qwen3-next-80b-a3b", "48 layers: 36 gated deltanet + 48 moe + 12 attention, MoE 512x top-10 + 1 shared"},
 		{"nemotron-h-56b", "118 layers: 54 mamba2 + 54 mlp + 10 attention"},
 		{"nemotron-3-nano", "52 layers: 23 mamba2 + 23 moe + 6 attention, MoE 128x top-6 + 1 shared"},
@@ -132,7 +137,7 @@ func TestHybridStackText(t *testing.T) {
 // TestHybridProgramParams: the layer program's weights, summed over the
 // stack, are Counts' total: cost and memory see the same model.
 func TestHybridProgramParams(t *testing.T) {
-	for _, name := range []string{"nemotron-h-8b", "nemotron-3-nano", "falcon-h1-7b", "qwen3-next-80b-a3b"} {
+	for _, name := range []string{"nemotron-h-8b", "nemotron-3-nano", "falcon-h1-7b", "qwen3-next-80b-a3b", "jamba-1.5-mini"} {
 		s, _ := Preset(name)
 		p := MustProgram(s, ProgramOptions{})
 		sz := p.Sizes(1, float64(s.SeqLen))
@@ -225,4 +230,16 @@ func mustLoad(t *testing.T, path string) Spec {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestMamba1MixerParams: one Jamba Mamba mixer by hand (transformers
+// JambaMambaMixer): in_proj 4096 x 16384 = 67,108,864; conv 4 x 8192 +
+// 8192 = 40,960; x_proj 8192 x (256 + 32) = 2,359,296; dt_proj 256 x 8192
+// + 8192 = 2,105,344; A_log 8192 x 16 = 131,072; D 8192; out_proj 8192 x
+// 4096 = 33,554,432; dt, B and C norms 256 + 32.
+func TestMamba1MixerParams(t *testing.T) {
+	s := mustPreset(t, "jamba-1.5-mini")
+	if got, want := s.MixerParams(MixMamba1), int64(67108864+40960+2359296+2105344+131072+8192+33554432+288); got != want {
+		t.Errorf("mamba mixer: %d, want %d", got, want)
+	}
 }

@@ -119,7 +119,7 @@ func yamlKeys() []string {
 
 // ssmKeys returns the keys of the YAML form's ssm mapping.
 func ssmKeys() []string {
-	return []string{"value_heads", "value_head_dim", "key_heads", "key_dim", "conv_kernel", "chunk", "conv_bias", "proj_bias", "no_gated_norm"}
+	return []string{"value_heads", "value_head_dim", "key_heads", "key_dim", "conv_kernel", "chunk", "conv_bias", "proj_bias", "no_gated_norm", "dt_rank"}
 }
 
 // mlaKeys returns the keys of the YAML form's mla mapping.
@@ -287,6 +287,8 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 					m.ProjBias = d.bool("ssm."+key, v)
 				case "no_gated_norm":
 					m.NoGatedNorm = d.bool("ssm."+key, v)
+				case "dt_rank":
+					m.DTRank = d.int("ssm."+key, v)
 				}
 			})
 		}

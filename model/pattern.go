@@ -60,6 +60,9 @@ const (
 	// the same normed input, their outputs summed (Falcon-H1's hybrid
 	// layers, transformers FalconH1DecoderLayer).
 	MixParallel
+	// MixMamba1 is a Mamba (selective scan, S6) layer (Gu & Dao 2023,
+	// arXiv:2312.00752), as Jamba's, sized by Spec.SSM.
+	MixMamba1
 )
 
 // Names of the mixers and of the missing MLP in a Spec.Pattern entry.
@@ -70,6 +73,8 @@ const (
 	NoMLP       = "nomlp"
 	// ParallelMixer is attention and Mamba-2 in parallel (MixParallel).
 	ParallelMixer = "full+mamba2"
+	// Mamba1Mixer is a Mamba (selective-scan) layer (MixMamba1).
+	Mamba1Mixer = "mamba1"
 )
 
 // LayerType is what one layer of the stack runs: its sequence mixer and
@@ -118,6 +123,9 @@ func parseLayerEntry(entry string, hasMoE bool) (t LayerType, ok bool) {
 			seenAttn = true
 		case ParallelMixer:
 			t.Mixer, ok = MixParallel, !seenAttn
+			seenAttn = true
+		case Mamba1Mixer:
+			t.Mixer, ok = MixMamba1, !seenAttn
 			seenAttn = true
 		case NoMLP:
 			t.MoE, t.NoMLP, ok = false, true, !seenMLP
@@ -170,7 +178,7 @@ func (s Spec) Hybrid() bool {
 // hybridText describes a hybrid stack by its blocks: "52 layers: 24
 // mamba2 + 24 mlp + 4 attention".
 func (s Spec) hybridText() string {
-	var mamba, gdn, attn, mlp, moe, local, par int
+	var mamba, mamba1, gdn, attn, mlp, moe, local, par int
 	for i := 0; i < s.Layers; i++ {
 		t := s.LayerTypeAt(i)
 		switch t.Mixer {
@@ -180,6 +188,8 @@ func (s Spec) hybridText() string {
 			gdn++
 		case MixParallel:
 			par++
+		case MixMamba1:
+			mamba1++
 		case MixAttention:
 			attn++
 			if t.Attention != AttnFull {
@@ -196,7 +206,7 @@ func (s Spec) hybridText() string {
 	for _, c := range []struct {
 		n    int
 		name string
-	}{{par, "attention+mamba2"}, {mamba, Mamba2Mixer}, {gdn, "gated deltanet"}, {mlp, "mlp"}, {moe, "moe"}, {attn, "attention"}} {
+	}{{par, "attention+mamba2"}, {mamba1, "mamba"}, {mamba, Mamba2Mixer}, {gdn, "gated deltanet"}, {mlp, "mlp"}, {moe, "moe"}, {attn, "attention"}} {
 		if c.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.name))
 		}
@@ -377,7 +387,7 @@ func (s Spec) patternProblems(add func(format string, args ...any)) {
 			sliding = sliding || t.Attention == AttnSliding
 			chunked = chunked || t.Attention == AttnChunked
 		}
-		ssm = ssm || t.Mixer == MixMamba2 || t.Mixer == MixGDN || t.Mixer == MixParallel
+		ssm = ssm || t.Mixer == MixMamba2 || t.Mixer == MixGDN || t.Mixer == MixParallel || t.Mixer == MixMamba1
 		moe = moe || t.MoE
 	}
 	if ssm && (s.SSM == nil || s.SSM.ValueHeads <= 0 || s.SSM.ValueHeadDim <= 0 || s.SSM.KeyHeads <= 0 || s.SSM.KeyDim <= 0 || s.SSM.ConvKernel <= 0) {

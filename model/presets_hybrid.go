@@ -80,6 +80,17 @@ func hybridPresets() []Spec {
 			SSM:     &SSM{ValueHeads: 24, ValueHeadDim: 128, KeyHeads: 1, KeyDim: 256, ConvKernel: 4, Chunk: 128, ConvBias: true, NoGatedNorm: true},
 		},
 		{
+			Name: "jamba-1.5-mini",
+			Description: "Jamba-1.5-Mini (AI21 2024, arXiv:2408.12570, Table 1, and the Jamba Hugging Face config): 32 layers, attention every 8th " +
+				"from layer 4 (32 heads, 8 kv), Mamba (selective scan, d_inner 8192, d_state 16, dt_rank 256, conv 4) elsewhere; every 2nd layer " +
+				"from 1 a mixture of 16 gated experts of 14336, top-2, the others a gated MLP of 14336; RMSNorm, vocab 65536 untied, seq 8192",
+			Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFNHidden: 14336, FFN: SwiGLU,
+			Vocab: 65536, SeqLen: 8192, Norm: RMSNorm,
+			Pattern: []string{"mamba1/dense", "mamba1/moe", "mamba1/dense", "mamba1/moe", "full/dense", "mamba1/moe", "mamba1/dense", "mamba1/moe"},
+			MoE:     &MoE{Experts: 16, TopK: 2, ExpertFFNHidden: 14336},
+			SSM:     &SSM{ValueHeads: 8192, ValueHeadDim: 1, KeyHeads: 1, KeyDim: 16, ConvKernel: 4, DTRank: 256, ConvBias: true},
+		},
+		{
 			Name: "qwen3-next-80b-a3b",
 			Description: "Qwen3-Next-80B-A3B (Qwen team 2025, model card and Hugging Face config): 48 layers, 36 Gated DeltaNet (32 value heads, " +
 				"16 key heads, head dims 128, conv 4, chunk 64) and 12 gated full attention (16 heads, 2 kv, head_dim 256, q/k norms, output gate), " +

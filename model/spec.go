@@ -197,6 +197,10 @@ type SSM struct {
 	// NoGatedNorm says the Mamba-2 mixer has no gated RMSNorm before its
 	// out-projection (Falcon-H1's mamba_rms_norm false: y·silu(z) alone).
 	NoGatedNorm bool `json:"no_gated_norm,omitempty" yaml:"no_gated_norm,omitempty"`
+	// DTRank is a Mamba (mamba1) layer's dt projection rank (Jamba's
+	// mamba_dt_rank, ceil(hidden/16) when "auto"); such a layer has
+	// ValueHeads = d_inner, ValueHeadDim 1, KeyHeads 1 and KeyDim d_state.
+	DTRank int `json:"dt_rank,omitempty" yaml:"dt_rank,omitempty"`
 }
 
 // ValueWidth is ValueHeads·ValueHeadDim (Mamba-2's d_inner).

@@ -18,7 +18,6 @@ func TestRefusedLayerKinds(t *testing.T) {
 		edit       func(m string) string
 		want       string
 	}{
-		{"jamba", "jamba-v0.1.config.json", nil, `model_type "jamba" has state-space (Mamba) layers mixed with attention layers`},
 		{"bert", "bert-base-uncased.config.json", nil, `model_type "bert" has bidirectional encoder layers (an encoder-only model, not a causal decoder)`},
 		{"nemotron_h renamed", "nemotron-h-8b.config.json", rename("nemotron_h", "nemotron_x"),
 			`model_type "nemotron_x" is not one the planner knows, and its field "hybrid_override_pattern" signals state-space (Mamba) layers mixed with attention layers`},
@@ -72,7 +71,6 @@ func rename(old, new string) func(string) string {
 // TestLoadRefusedFiles: Load names the layer kind for the files.
 func TestLoadRefusedFiles(t *testing.T) {
 	for file, kind := range map[string]string{
-		"jamba-v0.1.config.json":        "state-space (Mamba) layers",
 		"bert-base-uncased.config.json": "bidirectional encoder layers",
 	} {
 		_, err := Load(filepath.Join("testdata", file))
