@@ -103,12 +103,16 @@ type Estimate struct {
 	StepSeconds float64
 	// ComputeSeconds is the busiest pipeline stage's compute over all
 	// micro-batches and its optimizer step: MatmulSeconds + AttentionSeconds
-	// + MemoryBoundSeconds + OptimizerSeconds.
+	// + ScanSeconds + MemoryBoundSeconds + OptimizerSeconds.
 	ComputeSeconds float64
 	// MatmulSeconds is the time of the matmuls with weights.
 	MatmulSeconds float64
 	// AttentionSeconds is the time of the attention core's kernels.
 	AttentionSeconds float64
+	// ScanSeconds is the time of the chunked scans of state-space and
+	// linear-attention layers (Mamba-2, Gated DeltaNet); 0 for a model
+	// without them.
+	ScanSeconds float64
 	// MemoryBoundSeconds is the time of the memory-bound passes: norms,
 	// rotary embedding, activations, residual adds, the loss, layout copies
 	// and the per micro-batch casts of weights and gradients.

@@ -50,12 +50,15 @@ const (
 	catMatmul    category = iota // matmuls with weights
 	catAttention                 // the attention core
 	catMemory                    // memory-bound passes and layout copies
+	catScan                      // state-space and linear-attention scans (model.Op.Scan)
 	numCategories
 )
 
 // categoryOf returns op o's category.
 func categoryOf(o *model.Op) category {
 	switch {
+	case o.Scan:
+		return catScan
 	case o.Group == model.GroupCore:
 		return catAttention
 	case o.Kind == model.Einsum:

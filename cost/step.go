@@ -444,6 +444,7 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 	est.OptimizerSeconds = e.memSeconds(params * cm.optimizerBytes)
 	est.MatmulSeconds = M * cat[catMatmul]
 	est.AttentionSeconds = M * cat[catAttention]
+	est.ScanSeconds = M * cat[catScan]
 	est.MemoryBoundSeconds = M*cat[catMemory] + cast8
 	est.ComputeSeconds = M*(fc+bc) + est.OptimizerSeconds + cast8
 	exposed := M * crit

@@ -18,7 +18,7 @@ func TestEstimatorMatchesEstimate(t *testing.T) {
 	for _, tc := range []struct {
 		m model.Spec
 		c profiles.Cluster
-	}{{llama70B(), h100(64)}, {mixtral(), h100(64)}} {
+	}{{llama70B(), h100(64)}, {mixtral(), h100(64)}, {nemotron3Nano(t), h100(64)}} {
 		t.Run(tc.m.Name, func(t *testing.T) {
 			w := space.Workload{Batch: 64, SeqLen: 4096}
 			sp, err := space.New(tc.m, tc.c, w, space.Fix{})
@@ -60,4 +60,15 @@ func TestEstimatorMatchesEstimate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nemotron3Nano is a hybrid of five layer kinds, more than the stack
+// buffers of maxKinds hold.
+func nemotron3Nano(t *testing.T) model.Spec {
+	t.Helper()
+	s, err := model.Preset("nemotron-3-nano")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

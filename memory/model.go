@@ -409,9 +409,11 @@ type peak struct {
 // estimate fills pk with the busiest rank of s (Estimate).
 func (mm *Model) estimate(c profiles.Cluster, w space.Workload, s space.Strategy, pk *peak) error {
 	var buf [maxKinds]kindTerms
-	terms := buf[:len(mm.p.Kinds):len(mm.p.Kinds)]
-	if len(mm.p.Kinds) > maxKinds {
-		terms = make([]kindTerms, len(mm.p.Kinds))
+	var terms []kindTerms
+	if n := len(mm.p.Kinds); n <= maxKinds {
+		terms = buf[:n:n]
+	} else {
+		terms = make([]kindTerms, n) // a hybrid stack of many kinds
 	}
 	pol, ok := mm.policy(s.Recompute)
 	if !ok {
@@ -497,9 +499,11 @@ func (mm *Model) peakOf(w space.Workload, s *space.Strategy, g *geometry, terms 
 	rules := s.Schedule.Rules()
 	v := rules.VirtualStages(s.V)
 	var counts [maxKinds]int
-	cnt := counts[:len(p.Kinds):len(p.Kinds)]
-	if len(p.Kinds) > maxKinds {
-		cnt = make([]int, len(p.Kinds))
+	var cnt []int
+	if n := len(p.Kinds); n <= maxKinds {
+		cnt = counts[:n:n]
+	} else {
+		cnt = make([]int, n)
 	}
 	pl := rules.Placement()
 	if pp == 1 {
@@ -507,9 +511,11 @@ func (mm *Model) peakOf(w space.Workload, s *space.Strategy, g *geometry, terms 
 	}
 	pk.pp, pk.pl, pk.lastInFlight = pp, pl, rules.HeadInFlight(pp, v, m)
 	var other [maxKinds]int
-	cnt2 := other[:len(p.Kinds):len(p.Kinds)]
-	if len(p.Kinds) > maxKinds {
-		cnt2 = make([]int, len(p.Kinds))
+	var cnt2 []int
+	if n := len(p.Kinds); n <= maxKinds {
+		cnt2 = other[:n:n]
+	} else {
+		cnt2 = make([]int, n)
 	}
 	var rankBuf [maxRanks]int
 	ranks := s.Split.CandidateRanks(mm.layers, pp, mm.kindStarts, rankBuf[:0])

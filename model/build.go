@@ -132,9 +132,11 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 	if s.MoELayers() > 0 {
 		moe = b.moe()
 	}
+	mixers := [MixMamba1 + 1]int{-1, -1, -1, -1, -1, -1}
+	parallel := -1
 	kindOf := func(t LayerType) int {
 		for k, kind := range p.Kinds {
-			if kind.Attention == t.Attention && kind.MoE == t.MoE {
+			if kind.Attention == t.Attention && kind.MoE == t.MoE && kind.Mixer == t.Mixer && kind.NoMLP == t.NoMLP {
 				return k
 			}
 		}
@@ -142,10 +144,37 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 		if t.MoE {
 			name, mb = "moe", moe
 		}
-		if t.Attention != AttnFull {
+		if t.Mixer == MixAttention && t.Attention != AttnFull {
 			name = t.Attention.String() + " " + name
 		}
-		p.Kinds = append(p.Kinds, LayerKind{Name: name, Blocks: []int{attnOf(t.Attention), mb}, Attention: t.Attention, MoE: t.MoE})
+		var blocks []int
+		switch t.Mixer {
+		case MixAttention:
+			blocks = append(blocks, attnOf(t.Attention))
+		case MixMamba2, MixGDN, MixMamba1:
+			if mixers[t.Mixer] < 0 {
+				mixers[t.Mixer] = b.ssm(t.Mixer)
+			}
+			blocks = append(blocks, mixers[t.Mixer])
+			name = p.Blocks[mixers[t.Mixer]].Name + " " + name
+		case MixNone:
+			name = "mlp-only " + name
+		case MixParallel:
+			if parallel < 0 {
+				parallel = b.ssmBlock(MixMamba2, true)
+			}
+			blocks = append(blocks, attnOf(AttnFull), parallel)
+			name = "attention+mamba2 " + name
+		}
+		if t.NoMLP {
+			name = p.Blocks[blocks[0]].Name
+			if t.Mixer == MixAttention && t.Attention != AttnFull {
+				name = t.Attention.String() + " " + name
+			}
+		} else {
+			blocks = append(blocks, mb)
+		}
+		p.Kinds = append(p.Kinds, LayerKind{Name: name, Blocks: blocks, Attention: t.Attention, MoE: t.MoE, Mixer: t.Mixer, NoMLP: t.NoMLP})
 		return len(p.Kinds) - 1
 	}
 	kindOf(LayerType{})
@@ -169,7 +198,7 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 		// Megatron-LM counts it (num_floating_point_operations).
 		mtp := b.mtp(p.Blocks[attn[AttnFull]].Input)
 		p.Kinds = append(p.Kinds, LayerKind{Name: "mtp", Blocks: append([]int{mtp}, lastKind.Blocks...),
-			Attention: lastKind.Attention, MoE: lastKind.MoE})
+			Attention: lastKind.Attention, MoE: lastKind.MoE, Mixer: lastKind.Mixer, NoMLP: lastKind.NoMLP})
 		p.MTP = Run{Kind: len(p.Kinds) - 1, Count: s.MTPLayers}
 	}
 	return p, nil
@@ -227,6 +256,9 @@ func (b *builder) sizes() {
 	}
 	p.Size = [NumDim]float64{DimD: float64(s.Hidden), DimQ: q, DimN: q, DimK: kv, DimH: q + 2*kv,
 		DimF: float64(s.FFNHidden), DimF2: mats * float64(s.FFNHidden), DimV: float64(s.Vocab), DimE: 1, DimEr: 1, DimR: 1}
+	if s.AttnGate {
+		p.Size[DimH] += q // the query projection also writes the output gate
+	}
 	// K/V heads are replicated once tensor parallelism exceeds their count
 	// [MEG-TP]: K is all key/value, H = q + 2kv has 2kv of it.
 	p.Cap[DimK], p.CapPart[DimK] = s.KVHeads, kv
@@ -239,6 +271,23 @@ func (b *builder) sizes() {
 	}
 	if s.MTPLayers > 0 {
 		p.Size[DimD2] = 2 * float64(s.Hidden)
+	}
+	if m := s.SSM; m != nil {
+		mix := s.ssmMixer()
+		k := float64(m.KeyWidth())
+		p.Size[DimLz], p.Size[DimLc] = float64(s.SSMInProjWidth(mix)), float64(s.SSMConvWidth(mix))
+		p.Size[DimLv], p.Size[DimLk] = float64(m.ValueWidth()), k
+		// Megatron-Core's MambaMixer splits d_inner, the heads and the
+		// groups over tp (ngroups_local_tp = ngroups / tp): the groups,
+		// like key/value heads, stop splitting at their count.
+		if mix == MixMamba1 {
+			// x_proj's output: dt_rank + 2·d_state, replicated.
+			p.Size[DimLk] = float64(m.DTRank + 2*m.KeyDim)
+		} else {
+			p.Cap[DimLk], p.CapPart[DimLk] = m.KeyHeads, k
+			p.Cap[DimLz], p.CapPart[DimLz] = m.KeyHeads, 2*k
+			p.Cap[DimLc], p.CapPart[DimLc] = m.KeyHeads, 2*k
+		}
 	}
 	if e := s.MoE; e != nil && e.Experts > 0 {
 		p.Size[DimE], p.Size[DimEr] = float64(e.Experts), float64(e.Experts)
@@ -458,18 +507,27 @@ func (b *builder) attention(variant Attention) int {
 	// q, k and v are views of qkv's columns; the core einsums see them as
 	// heads. The rotary embedding touches q and k, not v.
 	q32, kv32 := float64(s.QDim()), float64(s.KVDim())
+	hw := q32 + 2*kv32
+	if s.AttnGate {
+		hw += q32 // the output gate's columns
+	}
 	if s.QKNorm {
 		// Per-head RMSNorm of q and k (transformers' Qwen3Attention): 2·head_dim
 		// weights; the pass keeps its input, qkv (v's columns, kv/(q+2kv)
 		// of it, included).
 		b.param("qk_norm_w", false, 2*float64(s.HeadDim)/float64(s.Hidden), dm(DimD, WeightEmbed))
-		b.kernelPass("qk_norm", PassNorm, GroupNorm, qkv, qkv, (q32+kv32)/(q32+2*kv32), qkv)
+		b.kernelPass("qk_norm", PassNorm, GroupNorm, qkv, qkv, (q32+kv32)/hw, qkv)
 	}
-	i := b.kernelPass("rope", PassRope, GroupOther, qkv, qkv, (q32+kv32)/(q32+2*kv32))
+	i := b.kernelPass("rope", PassRope, GroupOther, qkv, qkv, (q32+kv32)/hw)
 	b.blk.Fwd[i].Writes = append(b.blk.Fwd[i].Writes, q, k, v)
 	// P's N dimension spans heads·head_dim so that its einsums count the
 	// right FLOPs; it holds one score per head.
 	b.core(q, k, v, sc, o, score, dm(DimN, Width), perHead, variant)
+	if s.AttnGate {
+		// o·sigmoid(gate) (transformers Qwen3NextAttention): reads o and
+		// the gate, writes o; keeps both for its backward.
+		b.pass("output_gate", GroupOther, o, o, 3, o, qkv)
+	}
 	b.einsum("out", GroupProjection, o, wo, y, 1)
 	b.dropoutPass("dropout1", y)
 	b.postNorm("post_norm1", y)
@@ -892,11 +950,11 @@ func (b *builder) derive(blk *Block) {
 			first := len(blk.Bwd)
 			if !p.Tensors[f.A].NoGrad {
 				blk.Bwd = append(blk.Bwd, Op{Kind: Einsum, Name: "d" + f.Name + "/d" + p.Tensors[f.A].Name,
-					A: dc, B: f.B, C: b.gradOf(f.A), Work: f.Work, Group: f.Group, FP8: f.FP8, Sibling: -1, SiblingIn: f.B, Local: f.Local, Span: f.Span})
+					A: dc, B: f.B, C: b.gradOf(f.A), Work: f.Work, Group: f.Group, FP8: f.FP8, Sibling: -1, SiblingIn: f.B, Local: f.Local, Span: f.Span, Scan: f.Scan})
 			}
 			if !p.Tensors[f.B].NoGrad {
 				blk.Bwd = append(blk.Bwd, Op{Kind: Einsum, Name: "d" + f.Name + "/d" + p.Tensors[f.B].Name,
-					A: f.A, B: dc, C: b.gradOf(f.B), Work: f.Work, Group: f.Group, FP8: f.FP8, Sibling: -1, SiblingIn: f.A, Local: f.Local, Span: f.Span})
+					A: f.A, B: dc, C: b.gradOf(f.B), Work: f.Work, Group: f.Group, FP8: f.FP8, Sibling: -1, SiblingIn: f.A, Local: f.Local, Span: f.Span, Scan: f.Scan})
 			}
 			if len(blk.Bwd)-first == 2 {
 				blk.Bwd[first].Sibling = first + 1
@@ -917,7 +975,7 @@ func (b *builder) derive(blk *Block) {
 				continue // fused into a neighbour (dropout): no pass of its own
 			}
 			g := b.gradOf(f.A)
-			blk.Bwd = append(blk.Bwd, Op{Kind: Elementwise, Name: "d" + f.Name, A: g, B: -1, C: g, Bytes: f.BwdBytes, Group: f.Group, Sibling: -1, SiblingIn: -1})
+			blk.Bwd = append(blk.Bwd, Op{Kind: Elementwise, Name: "d" + f.Name, A: g, B: -1, C: g, Bytes: f.BwdBytes, Group: f.Group, Sibling: -1, SiblingIn: -1, Scan: f.Scan})
 		}
 	}
 }

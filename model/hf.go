@@ -27,9 +27,9 @@ const hfDefaultPositions = DefaultSeqLen
 
 // HFModelTypes returns the Hugging Face model_type values ParseHF reads, sorted.
 func HFModelTypes() []string {
-	return []string{"deepseek_v2", "deepseek_v3", "falcon", "gemma", "gemma2", "gemma3", "gemma3_text", "glm4_moe", "gpt2", "gpt_neox",
-		"gpt_oss", "granite", "kimi_k2", "llama", "llama4", "llama4_text", "mistral", "mixtral", "olmo2", "olmoe", "phi3",
-		"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "starcoder2"}
+	return []string{"deepseek_v2", "deepseek_v3", "falcon", "falcon_h1", "gemma", "gemma2", "gemma3", "gemma3_text", "glm4_moe", "gpt2", "gpt_neox",
+		"gpt_oss", "granite", "jamba", "kimi_k2", "llama", "llama4", "llama4_text", "mistral", "mixtral", "nemotron_h", "olmo2", "olmoe", "phi3",
+		"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_next", "starcoder2"}
 }
 
 // ParseHF reads a Hugging Face config.json. Supported model_type values are
@@ -306,6 +306,14 @@ func parseHF(data []byte) (Spec, []string, []string) {
 		s = c.starCoder2()
 	case "falcon":
 		s = c.falcon()
+	case "nemotron_h":
+		s = c.nemotronH()
+	case "qwen3_next":
+		s = c.qwen3Next()
+	case "falcon_h1":
+		s = c.falconH1()
+	case "jamba":
+		s = c.jamba()
 	default:
 		s, warnings = c.unknown(typ)
 	}

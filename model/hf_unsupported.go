@@ -31,7 +31,7 @@ func unsupportedKinds() []layerKind {
 	return []layerKind{
 		{
 			kind:   "state-space (Mamba) layers mixed with attention layers",
-			types:  []string{"nemotron_h", "jamba", "falcon_h1", "zamba", "zamba2", "bamba", "granitemoehybrid"},
+			types:  []string{"zamba", "zamba2", "bamba", "granitemoehybrid"},
 			fields: []string{"hybrid_override_pattern", "layers_block_type", "attn_layer_period", "attn_layer_offset", "attn_layer_indices"},
 		},
 		{
@@ -41,7 +41,7 @@ func unsupportedKinds() []layerKind {
 		},
 		{
 			kind:   "linear-attention (gated DeltaNet, lightning) layers",
-			types:  []string{"qwen3_next", "minimax"},
+			types:  []string{"minimax"},
 			fields: []string{"linear_"},
 		},
 		{

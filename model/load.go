@@ -114,7 +114,12 @@ func nameFromPath(path string) string {
 func yamlKeys() []string {
 	return []string{"name", "description", "layers", "hidden", "heads", "kv_heads", "head_dim",
 		"ffn_hidden", "ffn", "vocab", "seq_len", "tied_embeddings", "norm", "bias", "moe", "mla", "mtp_layers",
-		"window", "chunk", "pattern", "qkv_bias", "out_bias", "qk_norm", "post_norms", "logit_softcap"}
+		"window", "chunk", "pattern", "qkv_bias", "out_bias", "qk_norm", "post_norms", "logit_softcap", "ssm", "attn_gate"}
+}
+
+// ssmKeys returns the keys of the YAML form's ssm mapping.
+func ssmKeys() []string {
+	return []string{"value_heads", "value_head_dim", "key_heads", "key_dim", "conv_kernel", "chunk", "conv_bias", "proj_bias", "no_gated_norm", "dt_rank"}
 }
 
 // mlaKeys returns the keys of the YAML form's mla mapping.
@@ -204,6 +209,8 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 			s.OutBias = d.bool(key, v)
 		case "qk_norm":
 			s.QKNorm = d.bool(key, v)
+		case "attn_gate":
+			s.AttnGate = d.bool(key, v)
 		case "post_norms":
 			s.PostNorms = d.bool(key, v)
 		case "logit_softcap":
@@ -258,6 +265,32 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 			s.Chunk = d.optionalInt(key, v, "no chunked-attention layers")
 		case "pattern":
 			s.Pattern = d.strings(key, v)
+		case "ssm":
+			m := &SSM{}
+			d.section(v, "ssm", "value_heads, value_head_dim, key_heads, key_dim and conv_kernel", ssmKeys(), func() { s.SSM = m }, func(key string, v *yaml.Node) {
+				switch key {
+				case "value_heads":
+					m.ValueHeads = d.int("ssm."+key, v)
+				case "value_head_dim":
+					m.ValueHeadDim = d.int("ssm."+key, v)
+				case "key_heads":
+					m.KeyHeads = d.int("ssm."+key, v)
+				case "key_dim":
+					m.KeyDim = d.int("ssm."+key, v)
+				case "conv_kernel":
+					m.ConvKernel = d.int("ssm."+key, v)
+				case "chunk":
+					m.Chunk = d.int("ssm."+key, v)
+				case "conv_bias":
+					m.ConvBias = d.bool("ssm."+key, v)
+				case "proj_bias":
+					m.ProjBias = d.bool("ssm."+key, v)
+				case "no_gated_norm":
+					m.NoGatedNorm = d.bool("ssm."+key, v)
+				case "dt_rank":
+					m.DTRank = d.int("ssm."+key, v)
+				}
+			})
 		}
 	})
 	return s, d.problems

@@ -39,6 +39,9 @@ func (s *Spec) Normalize() {
 	if s.SeqLen == 0 {
 		s.SeqLen = DefaultSeqLen
 	}
+	if m := s.SSM; m != nil && m.Chunk == 0 {
+		m.Chunk = s.ssmDefaultChunk()
+	}
 	if s.MoE != nil {
 		if s.MoE.CapacityFactor == 0 {
 			s.MoE.CapacityFactor = 1
@@ -107,6 +110,9 @@ func (s Spec) AttentionParams() int64 {
 	}
 	if s.QKNorm {
 		p += 2 * int64(s.HeadDim)
+	}
+	if s.AttnGate {
+		p += h * q // q_proj writes the query and its gate (Qwen3NextAttention)
 	}
 	return p
 }
@@ -237,6 +243,9 @@ func (s Spec) MTPModuleParams(active bool) int64 {
 // Ψ = L_d*P_layer + L_moe*P_moe_layer + V*h (+V*h untied) + final norm;
 // the multi-token-prediction modules apart (MTPLayers*MTPModuleParams).
 func (s Spec) Counts() Counts {
+	if s.Hybrid() {
+		return s.hybridCounts()
+	}
 	dense := int64(s.DenseLayers()) * s.DenseLayerParams()
 	moeAll := int64(s.MoELayers()) * s.MoELayerParams(false)
 	moeActive := int64(s.MoELayers()) * s.MoELayerParams(true)
@@ -264,6 +273,9 @@ func (s Spec) Counts() Counts {
 // parameters (6*Ψ_mtp_active), one more layer's attention scores and one
 // more output layer each.
 func (s Spec) ModelFLOPsPerToken(seqLen int) float64 {
+	if s.Hybrid() {
+		return s.hybridFLOPsPerToken(seqLen)
+	}
 	c := s.Counts()
 	seq := float64(seqLen)
 	keys := float64(s.Layers) * seq

@@ -41,13 +41,53 @@ func (a Attention) String() string {
 	return FullAttention
 }
 
-// LayerType is what one layer of the stack runs: its attention variant and
-// whether its MLP is a mixture of experts.
+// Mixer is a layer's sequence mixer: attention (of the layer's Attention
+// variant), a state-space or linear-attention layer, or none.
+type Mixer uint8
+
+// Mixers of Spec.Pattern.
+const (
+	// MixAttention is softmax attention of the layer's Attention variant.
+	MixAttention Mixer = iota
+	// MixMamba2 is a Mamba-2 (SSD) layer (arXiv:2405.21060), sized by Spec.SSM.
+	MixMamba2
+	// MixGDN is a Gated DeltaNet layer (arXiv:2412.06464), sized by Spec.SSM.
+	MixGDN
+	// MixNone is no sequence mixer: the layer is its MLP alone
+	// (Nemotron-H's "-" layers).
+	MixNone
+	// MixParallel is full attention and a Mamba-2 mixer side by side on
+	// the same normed input, their outputs summed (Falcon-H1's hybrid
+	// layers, transformers FalconH1DecoderLayer).
+	MixParallel
+	// MixMamba1 is a Mamba (selective scan, S6) layer (Gu & Dao 2023,
+	// arXiv:2312.00752), as Jamba's, sized by Spec.SSM.
+	MixMamba1
+)
+
+// Names of the mixers and of the missing MLP in a Spec.Pattern entry.
+const (
+	Mamba2Mixer = "mamba2"
+	GDNMixer    = "gdn"
+	NoMixer     = "nomixer"
+	NoMLP       = "nomlp"
+	// ParallelMixer is attention and Mamba-2 in parallel (MixParallel).
+	ParallelMixer = "full+mamba2"
+	// Mamba1Mixer is a Mamba (selective-scan) layer (MixMamba1).
+	Mamba1Mixer = "mamba1"
+)
+
+// LayerType is what one layer of the stack runs: its sequence mixer and
+// attention variant, and its MLP (dense, a mixture of experts, or none).
 type LayerType struct {
-	// Attention is the layer's attention variant.
+	// Attention is the layer's attention variant (with MixAttention).
 	Attention Attention
 	// MoE says the layer's MLP is the model's mixture of experts.
 	MoE bool
+	// Mixer is the layer's sequence mixer; the zero value is attention.
+	Mixer Mixer
+	// NoMLP says the layer has no MLP (Nemotron-H's "M" and "*" layers).
+	NoMLP bool
 }
 
 // parseLayerEntry reads one Spec.Pattern entry: an attention variant
@@ -72,6 +112,24 @@ func parseLayerEntry(entry string, hasMoE bool) (t LayerType, ok bool) {
 		case ChunkedAttention:
 			t.Attention, ok = AttnChunked, !seenAttn
 			seenAttn = true
+		case Mamba2Mixer, "mamba":
+			t.Mixer, ok = MixMamba2, !seenAttn
+			seenAttn = true
+		case GDNMixer, "linear_attention":
+			t.Mixer, ok = MixGDN, !seenAttn
+			seenAttn = true
+		case NoMixer:
+			t.Mixer, ok = MixNone, !seenAttn
+			seenAttn = true
+		case ParallelMixer:
+			t.Mixer, ok = MixParallel, !seenAttn
+			seenAttn = true
+		case Mamba1Mixer:
+			t.Mixer, ok = MixMamba1, !seenAttn
+			seenAttn = true
+		case NoMLP:
+			t.MoE, t.NoMLP, ok = false, true, !seenMLP
+			seenMLP = true
 		case "dense":
 			t.MoE, ok = false, !seenMLP
 			seenMLP = true
@@ -99,10 +157,71 @@ func (s Spec) LayerTypeAt(i int) LayerType {
 	if len(s.Pattern) > 0 {
 		t, _ = parseLayerEntry(s.Pattern[i%len(s.Pattern)], hasMoE)
 	}
-	if !hasMoE || i < s.MoE.FirstDenseLayers {
+	if !hasMoE || i < s.MoE.FirstDenseLayers || t.NoMLP {
 		t.MoE = false
 	}
 	return t
+}
+
+// Hybrid reports whether the pattern has layers other than attention
+// followed by an MLP: state-space, linear-attention, mixer-only or
+// MLP-only layers.
+func (s Spec) Hybrid() bool {
+	for _, e := range s.Pattern {
+		if t, ok := parseLayerEntry(e, s.MoE != nil); ok && (t.Mixer != MixAttention || t.NoMLP) {
+			return true
+		}
+	}
+	return false
+}
+
+// hybridText describes a hybrid stack by its blocks: "52 layers: 24
+// mamba2 + 24 mlp + 4 attention".
+func (s Spec) hybridText() string {
+	var mamba, mamba1, gdn, attn, mlp, moe, local, par int
+	for i := 0; i < s.Layers; i++ {
+		t := s.LayerTypeAt(i)
+		switch t.Mixer {
+		case MixMamba2:
+			mamba++
+		case MixGDN:
+			gdn++
+		case MixParallel:
+			par++
+		case MixMamba1:
+			mamba1++
+		case MixAttention:
+			attn++
+			if t.Attention != AttnFull {
+				local++
+			}
+		}
+		if t.MoE {
+			moe++
+		} else if !t.NoMLP {
+			mlp++
+		}
+	}
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		name string
+	}{{par, "attention+mamba2"}, {mamba1, "mamba"}, {mamba, Mamba2Mixer}, {gdn, "gated deltanet"}, {mlp, "mlp"}, {moe, "moe"}, {attn, "attention"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.name))
+		}
+	}
+	text := fmt.Sprintf("%d layers: %s", s.Layers, strings.Join(parts, " + "))
+	if local > 0 {
+		text += fmt.Sprintf(" (%d local)", local)
+	}
+	if m := s.MoE; m != nil {
+		text += fmt.Sprintf(", MoE %dx top-%d", m.Experts, m.TopK)
+		if m.SharedExperts > 0 {
+			text += fmt.Sprintf(" + %d shared", m.SharedExperts)
+		}
+	}
+	return text
 }
 
 // LayerTypes returns the type of every layer of the stack, in order.
@@ -185,6 +304,9 @@ func CPShare(a Attention, span, seq, cp float64) float64 {
 // "24 layers: 12 sliding(128) + 12 full, MoE 32x top-4" or "48 layers:
 // 36 chunked(8192) + 12 full, MoE 24 of 48, 128x top-1 + 1 shared".
 func (s Spec) PatternText() string {
+	if s.Hybrid() {
+		return s.hybridText()
+	}
 	var n [numAttention]int
 	moe := 0
 	for i := 0; i < s.Layers; i++ {
@@ -251,19 +373,31 @@ func (s Spec) patternProblems(add func(format string, args ...any)) {
 		return
 	}
 	hasMoE := s.MoE != nil
-	sliding, chunked, moe := false, false, false
+	sliding, chunked, moe, ssm := false, false, false, false
 	for i, e := range s.Pattern {
 		t, ok := parseLayerEntry(e, hasMoE)
 		if !ok {
-			add("pattern[%d] is %q; an entry is full, sliding or chunked, dense or moe, or both joined by / (sliding/dense)", i, e)
+			add("pattern[%d] is %q; an entry is a mixer (full, sliding, chunked, mamba2, gdn or nomixer), an MLP (dense, moe or nomlp), or both joined by / (sliding/dense, mamba2/nomlp)", i, e)
 			continue
 		}
 		if t.MoE && !hasMoE {
 			add("pattern[%d] is %q, but the model has no moe section; describe the experts under moe or write dense", i, e)
 		}
-		sliding = sliding || t.Attention == AttnSliding
-		chunked = chunked || t.Attention == AttnChunked
+		if t.Mixer == MixAttention {
+			sliding = sliding || t.Attention == AttnSliding
+			chunked = chunked || t.Attention == AttnChunked
+		}
+		ssm = ssm || t.Mixer == MixMamba2 || t.Mixer == MixGDN || t.Mixer == MixParallel || t.Mixer == MixMamba1
 		moe = moe || t.MoE
+	}
+	if ssm && (s.SSM == nil || s.SSM.ValueHeads <= 0 || s.SSM.ValueHeadDim <= 0 || s.SSM.KeyHeads <= 0 || s.SSM.KeyDim <= 0 || s.SSM.ConvKernel <= 0) {
+		add("pattern has mamba2 or gdn layers but ssm is not complete; give ssm's value_heads, value_head_dim, key_heads, key_dim and conv_kernel")
+	}
+	if m := s.SSM; ssm && m != nil && m.KeyHeads > 0 && m.ValueHeads%m.KeyHeads != 0 {
+		add("ssm value_heads %d is not a multiple of key_heads %d", m.ValueHeads, m.KeyHeads)
+	}
+	if s.SSM != nil && !ssm {
+		add("ssm is set, but no layer of pattern is mamba2 or gdn, so it would be ignored")
 	}
 	if sliding && s.Window == 0 {
 		add("pattern has sliding layers but window is not set; give window, the sliding window in tokens")

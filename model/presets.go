@@ -208,6 +208,7 @@ func presets() []Spec {
 		maxText("maxtext-64b", 64, 8192, 28672, 64),
 		maxText("maxtext-128b", 64, 8192, 57344, 128),
 	}
+	ps = append(ps, hybridPresets()...)
 	for i := range ps {
 		ps[i].Normalize()
 	}

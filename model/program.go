@@ -40,13 +40,17 @@ const (
 	DimDkv            // MLA key/value up-projection per head, qk_nope + v
 	DimDr             // MLA rotary key width, qk_rope (shared by the heads)
 	DimD2             // the multi-token-prediction projection's input, 2h
+	DimLz             // a state-space or linear-attention mixer's in-projection width (Spec.SSMInProjWidth)
+	DimLc             // its short convolution's channels (Spec.SSMConvWidth)
+	DimLv             // its value width, heads·head_dim (Mamba-2's d_inner)
+	DimLk             // its key width, groups·d_state (Mamba-2) or key heads·key_dim (Gated DeltaNet)
 	NumDim
 )
 
 // dimNames are the letters of the notation of `plan explain`.
 func dimNames() [NumDim]string {
 	return [NumDim]string{"B", "S", "T", "D", "Q", "N", "K", "H", "F", "F2", "E", "E", "C", "R", "Fe", "Fe2", "Fs", "Fs2", "V",
-		"A", "Cq", "Ckv", "Dqk", "Dv", "Dkv", "Dr", "D2"}
+		"A", "Cq", "Ckv", "Dqk", "Dv", "Dkv", "Dr", "D2", "Lz", "Lc", "Lv", "Lk"}
 }
 
 // String returns the dimension's letter in the notation of `plan explain`.
@@ -192,6 +196,10 @@ type Op struct {
 	Span  float64
 	// FP8 marks an einsum that runs at the chip's fp8 rate (FP8Recipe).
 	FP8 bool
+	// Scan marks an op of a state-space or linear-attention scan (a
+	// Mamba-2 or Gated DeltaNet chunked scan): the time breakdown shows
+	// them apart from the attention core.
+	Scan bool
 	// Sibling is, in the backward pass, the other einsum derived from the
 	// same forward einsum (dA and dB), or -1; SiblingIn is this one's
 	// operand that is not the incoming gradient, or -1.
@@ -224,7 +232,7 @@ func (o *Op) WorkAt(seq float64) float64 {
 // layer's attention, its MLP or mixture of experts, the embedding, the
 // output layer.
 type Block struct {
-	// Name is "attention", "mlp", "moe", "embedding" or "output".
+	// Name is "attention", "mamba2", "gdn", "mlp", "moe", "embedding" or "output".
 	Name string
 	// Fwd is the forward pass, Bwd its transposition.
 	Fwd, Bwd []Op
@@ -240,7 +248,10 @@ type Block struct {
 type LayerKind struct {
 	// Name is "dense", "moe" or "mtp" (a multi-token-prediction module: its
 	// own block, then the blocks of the stack's last layer kind), prefixed
-	// by "sliding " or "chunked " for a layer of local attention.
+	// by "sliding " or "chunked " for a layer of local attention, by
+	// "mamba2 " or "gdn " for a state-space or linear-attention mixer,
+	// "mlp-only " for a layer without mixer; a layer without MLP is named
+	// after its mixer block ("mamba2", "attention").
 	Name string
 	// Blocks are indices into Program.Blocks, in order.
 	Blocks []int
@@ -248,6 +259,11 @@ type LayerKind struct {
 	Attention Attention
 	// MoE says the layer's MLP is the mixture of experts.
 	MoE bool
+	// Mixer is the layer's sequence mixer (attention unless a hybrid
+	// pattern says otherwise).
+	Mixer Mixer
+	// NoMLP says the layer has no MLP block.
+	NoMLP bool
 }
 
 // Run is a run of consecutive layers of one kind in the stack.

@@ -122,6 +122,11 @@ type Spec struct {
 	// before the rotary embedding (Qwen3, Gemma 3, OLMo 2): head_dim
 	// weights each, and a norm pass over q and k.
 	QKNorm bool `json:"qk_norm,omitempty" yaml:"qk_norm"`
+	// AttnGate multiplies the attention output by a sigmoid gate that the
+	// query projection also writes (Qwen3-Next's gated attention,
+	// transformers Qwen3NextAttention: q_proj is 2·heads·head_dim wide):
+	// h·heads·head_dim more weights and a gate pass over the output.
+	AttnGate bool `json:"attn_gate,omitempty" yaml:"attn_gate"`
 	// PostNorms adds a norm on the output of every attention and MLP block
 	// before its residual add, besides the norm on its input (Gemma 2 and
 	// 3's sandwich norms): h more weights and a norm pass each.
@@ -154,4 +159,52 @@ type Spec struct {
 	// model's. Empty means every layer full attention, with experts after
 	// MoE.FirstDenseLayers when the model has them (see LayerTypeAt).
 	Pattern []string `json:"pattern,omitempty" yaml:"pattern,omitempty"`
+	// SSM describes the sequence mixer of the pattern's mamba2 or gdn
+	// layers (state-space or linear-attention layers); nil without them.
+	SSM *SSM `json:"ssm,omitempty" yaml:"ssm,omitempty"`
 }
+
+// SSM describes a chunked linear-recurrence mixer: a Mamba-2 (SSD) layer
+// (Dao & Gu 2024, arXiv:2405.21060 §6-7; mamba_ssm's Mamba2 module) or a
+// Gated DeltaNet layer (Yang et al. 2024, arXiv:2412.06464; transformers'
+// Qwen3NextGatedDeltaNet). Both keep a recurrent state of
+// ValueHeads·ValueHeadDim·KeyDim per sequence and compute it in chunks of
+// Chunk tokens: a masked Q×Q product within each chunk, a state pass
+// between chunks.
+type SSM struct {
+	// ValueHeads is the number of heads of x (Mamba-2's nheads =
+	// d_inner/headdim; Gated DeltaNet's linear_num_value_heads).
+	ValueHeads int `json:"value_heads" yaml:"value_heads"`
+	// ValueHeadDim is the width of one value head (Mamba-2's headdim;
+	// linear_value_head_dim).
+	ValueHeadDim int `json:"value_head_dim" yaml:"value_head_dim"`
+	// KeyHeads is the number of B/C groups (Mamba-2's ngroups) or key heads
+	// (linear_num_key_heads).
+	KeyHeads int `json:"key_heads" yaml:"key_heads"`
+	// KeyDim is the width of one group or key head: Mamba-2's d_state,
+	// Gated DeltaNet's linear_key_head_dim.
+	KeyDim int `json:"key_dim" yaml:"key_dim"`
+	// ConvKernel is the short depthwise convolution's width (4).
+	ConvKernel int `json:"conv_kernel" yaml:"conv_kernel"`
+	// Chunk is the scan's chunk length Q in tokens; default 256 for
+	// Mamba-2 (mamba_ssm's chunk_size), 64 for Gated DeltaNet (fla's
+	// chunk_gated_delta_rule BT).
+	Chunk int `json:"chunk,omitempty" yaml:"chunk,omitempty"`
+	// ConvBias says the convolution has a bias (Mamba-2's use_conv_bias).
+	ConvBias bool `json:"conv_bias,omitempty" yaml:"conv_bias,omitempty"`
+	// ProjBias says the in- and out-projections have biases (use_bias).
+	ProjBias bool `json:"proj_bias,omitempty" yaml:"proj_bias,omitempty"`
+	// NoGatedNorm says the Mamba-2 mixer has no gated RMSNorm before its
+	// out-projection (Falcon-H1's mamba_rms_norm false: y·silu(z) alone).
+	NoGatedNorm bool `json:"no_gated_norm,omitempty" yaml:"no_gated_norm,omitempty"`
+	// DTRank is a Mamba (mamba1) layer's dt projection rank (Jamba's
+	// mamba_dt_rank, ceil(hidden/16) when "auto"); such a layer has
+	// ValueHeads = d_inner, ValueHeadDim 1, KeyHeads 1 and KeyDim d_state.
+	DTRank int `json:"dt_rank,omitempty" yaml:"dt_rank,omitempty"`
+}
+
+// ValueWidth is ValueHeads·ValueHeadDim (Mamba-2's d_inner).
+func (m SSM) ValueWidth() int { return m.ValueHeads * m.ValueHeadDim }
+
+// KeyWidth is KeyHeads·KeyDim (Mamba-2's ngroups·d_state).
+func (m SSM) KeyWidth() int { return m.KeyHeads * m.KeyDim }

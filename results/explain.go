@@ -134,6 +134,9 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 	fmt.Fprintf(tw, "compute\t%s\n", Seconds(r.Time.ComputeS))
 	fmt.Fprintf(tw, "  matmuls\t%s\n", Seconds(r.Time.MatmulS))
 	fmt.Fprintf(tw, "  attention kernels\t%s\n", Seconds(r.Time.AttentionS))
+	if r.Time.ScanS > 0 {
+		fmt.Fprintf(tw, "  state-space scans\t%s\n", Seconds(r.Time.ScanS))
+	}
 	fmt.Fprintf(tw, "  memory-bound passes\t%s\n", Seconds(r.Time.MemoryBoundS))
 	fmt.Fprintf(tw, "  optimizer step\t%s\n", Seconds(r.Time.OptimizerS))
 	fmt.Fprintf(tw, "exposed communication\t%s\n", Seconds(r.Time.ExposedCommS))

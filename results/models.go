@@ -41,6 +41,11 @@ type Model struct {
 	Chunk   int      `json:"chunk,omitempty"`
 	Pattern []string `json:"pattern,omitempty"`
 	Stack   string   `json:"stack,omitempty"`
+	// SSM sizes the state-space or linear-attention mixer of a hybrid
+	// pattern (model.Spec.SSM); AttnGate is Qwen3-Next's attention output
+	// gate (model.Spec.AttnGate).
+	SSM      *model.SSM `json:"ssm,omitempty"`
+	AttnGate bool       `json:"attn_gate,omitempty"`
 }
 
 // MLA is the JSON form of a model's multi-head latent attention.
@@ -73,6 +78,8 @@ func NewModel(m model.Spec) Model {
 		Chunk:              m.Chunk,
 		Pattern:            m.Pattern,
 		Stack:              stackText(m),
+		SSM:                m.SSM,
+		AttnGate:           m.AttnGate,
 		Name:               m.Name,
 		Params:             c.Total,
 		ActiveParams:       c.Active,

@@ -47,6 +47,9 @@ type Time struct {
 	BubbleS      float64 `json:"bubble_s"`
 	MatmulS      float64 `json:"matmul_s"`
 	AttentionS   float64 `json:"attention_s"`
+	// ScanS is the state-space and linear-attention scans' time
+	// (cost.Estimate.ScanSeconds), absent for a model without them.
+	ScanS        float64 `json:"scan_s,omitempty"`
 	MemoryBoundS float64 `json:"memory_bound_s"`
 	OptimizerS   float64 `json:"optimizer_s"`
 }
@@ -252,6 +255,7 @@ func NewResult(e Evaluation) Result {
 			ComputeS:     e.Time.ComputeSeconds,
 			MatmulS:      e.Time.MatmulSeconds,
 			AttentionS:   e.Time.AttentionSeconds,
+			ScanS:        e.Time.ScanSeconds,
 			MemoryBoundS: e.Time.MemoryBoundSeconds,
 			OptimizerS:   e.Time.OptimizerSeconds,
 			ExposedCommS: e.Time.ExposedCommSeconds,

@@ -108,6 +108,8 @@ func presetFor(name string) string {
 		return "llama2-7b"
 	case strings.Contains(n, "gpt-3-175b") || strings.Contains(n, "gpt3-175b"):
 		return "gpt3-175b"
+	case strings.Contains(n, "nemotron 3 nano") || strings.Contains(n, "nemotron-3-nano"):
+		return "nemotron-3-nano"
 	}
 	return ""
 }
