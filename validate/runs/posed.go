@@ -161,9 +161,11 @@ func layerPattern(text string) (firstDense int, pattern []string, window int, er
 // precisionOf maps a published precision to the strategy's precision key:
 // bf16 (also BF16 with fp32 weights, and fp16 AMP, the same 2-byte
 // matmuls), fp8 for FP8 recipes (FP8, FP8?, FP8-CS, FP8 tensorwise,
-// current scaling, hybrid), and the format's own name for MX, INT8 and
-// FP4 formats (mxfp8, int8, nvfp4), which the planner accepts only if its
-// strategy parser does: the error is then the parser's own.
+// current scaling, hybrid; and MXFP8, Blackwell's block-scaled FP8 at the
+// same tensor-core rate, whose 32-element scales the recipe does not
+// price), and the format's own name for INT8 and FP4 (int8, nvfp4), which
+// the planner accepts only if its strategy parser does: the error is then
+// the parser's own.
 func precisionOf(text string) (string, error) {
 	t := strings.ToLower(strings.TrimSpace(text))
 	key := ""
@@ -171,7 +173,11 @@ func precisionOf(text string) (string, error) {
 	case t == "":
 		return space.PrecisionBF16, nil
 	case strings.Contains(t, "mxfp8") || strings.Contains(t, "fp8-mx"):
-		key = "mxfp8"
+		// Blackwell's block-scaled FP8 (OCP MX v1.0's MXFP8) runs at the
+		// one FP8 tensor-core rate NVIDIA's Blackwell datasheets give for
+		// FP8: posed as fp8 under the framework's recipe, as the FP8
+		// current-scaling rows are.
+		key = space.PrecisionFP8
 	case strings.Contains(t, "nvfp4"):
 		key = "nvfp4"
 	case strings.Contains(t, "int8"):
