@@ -195,19 +195,8 @@ func (r Run) ModelSpec() (model.Spec, error) {
 			m.Name = r.ID
 		}
 	}
-	override := func(dst *int, v int) {
-		if v > 0 {
-			*dst = v
-		}
-	}
-	override(&m.Layers, r.Layers)
-	override(&m.Hidden, r.Hidden)
-	override(&m.FFNHidden, r.FFNHidden)
-	override(&m.Heads, r.Heads)
-	override(&m.KVHeads, r.KVHeads)
-	override(&m.HeadDim, r.HeadDim)
-	override(&m.Vocab, r.Vocab)
-	override(&m.SeqLen, r.SeqLen)
+	r.overrideShape(&m)
+	setIfGiven(&m.FFNHidden, r.FFNHidden)
 	if r.MoEExperts > 0 {
 		// ffn_hidden of an MoE row is the per-expert width (docs/published-runs.md §1).
 		m.MoE = &model.MoE{Experts: r.MoEExperts, TopK: max(r.MoETopK, 1), ExpertFFNHidden: r.FFNHidden}
@@ -680,4 +669,23 @@ func (r Run) plan(override *profiles.Cluster) (model.Spec, profiles.Cluster, spa
 		notes = append(notes, how)
 	}
 	return m, c, w, s, notes, nil
+}
+
+// overrideShape sets the shape columns the row gives (layers, hidden,
+// heads, kv_heads, head_dim, vocab, seq_len; blank or 0 keeps m's) on m.
+func (r Run) overrideShape(m *model.Spec) {
+	setIfGiven(&m.Layers, r.Layers)
+	setIfGiven(&m.Hidden, r.Hidden)
+	setIfGiven(&m.Heads, r.Heads)
+	setIfGiven(&m.KVHeads, r.KVHeads)
+	setIfGiven(&m.HeadDim, r.HeadDim)
+	setIfGiven(&m.Vocab, r.Vocab)
+	setIfGiven(&m.SeqLen, r.SeqLen)
+}
+
+// setIfGiven sets *dst to a column's value v when the row gives one (v > 0).
+func setIfGiven(dst *int, v int) {
+	if v > 0 {
+		*dst = v
+	}
 }

@@ -323,18 +323,7 @@ func (r Run) posedModel() (model.Spec, error) {
 			m.QKVBias, m.OutBias = true, true
 		}
 	}
-	override := func(dst *int, v int) {
-		if v > 0 {
-			*dst = v
-		}
-	}
-	override(&m.Layers, r.Layers)
-	override(&m.Hidden, r.Hidden)
-	override(&m.Heads, r.Heads)
-	override(&m.KVHeads, r.KVHeads)
-	override(&m.HeadDim, r.HeadDim)
-	override(&m.Vocab, r.Vocab)
-	override(&m.SeqLen, r.SeqLen)
+	r.overrideShape(&m)
 	if r.MLA != "" {
 		mla, err := parseMLA(r.MLA)
 		if err != nil {
@@ -345,7 +334,7 @@ func (r Run) posedModel() (model.Spec, error) {
 	}
 	expertFFN := r.MoEExpertFFN
 	if expertFFN > 0 || r.MoEExperts == 0 {
-		override(&m.FFNHidden, r.FFNHidden)
+		setIfGiven(&m.FFNHidden, r.FFNHidden)
 	} else {
 		expertFFN = r.FFNHidden
 	}
@@ -359,8 +348,8 @@ func (r Run) posedModel() (model.Spec, error) {
 		if r.MoETopK > 0 {
 			moe.TopK = r.MoETopK
 		}
-		override(&moe.ExpertFFNHidden, expertFFN)
-		override(&moe.SharedExperts, r.MoESharedExperts)
+		setIfGiven(&moe.ExpertFFNHidden, expertFFN)
+		setIfGiven(&moe.SharedExperts, r.MoESharedExperts)
 		if r.MoELayerPattern != "" {
 			first, pattern, window, err := layerPattern(r.MoELayerPattern)
 			if err != nil {
