@@ -318,16 +318,23 @@ func TestEmitExpertTensor(t *testing.T) {
 		t.Errorf("torchtitan: no expert_tensor_parallel_degree = 4 in\n%s", tt)
 	}
 	// Whole experts (etp=1) lie over the tp ranks first in both
-	// frameworks' expert grids, where the planner never carves ep: refused
-	// as placed rather than run on another mesh.
-	for _, f := range []string{"megatron", "torchtitan"} {
-		strategy := map[string]string{"megatron": "dp=16,tp=4,ep=8,etp=1", "torchtitan": "fsdp=16,tp=4,ep=8,etp=1"}[f]
-		_, stderr, code := run(t, append(strings.Fields(args), "--strategy", strategy, "--emit", f)...)
-		if code != ExitBadInput || !strings.Contains(stderr, "expert grid") {
-			t.Errorf("%s etp=1: exit %d, stderr %q; want a refusal naming the expert grid", f, code, stderr)
-		}
+	// frameworks' expert grids, where the planner carves ep out of tp's
+	// ranks and then dp's (or fsdp's): emitted as etp=1.
+	mg = megatronFlags(t, emitOut(t, append(strings.Fields(args), "--strategy", "dp=16,tp=4,ep=8,etp=1", "--emit", "megatron")...))
+	if mg["--expert-model-parallel-size"] != "8" || mg["--expert-tensor-parallel-size"] != "1" {
+		t.Errorf("megatron etp=1: ep %q, etp %q", mg["--expert-model-parallel-size"], mg["--expert-tensor-parallel-size"])
 	}
-	_, stderr, code := run(t, append(strings.Fields(args), "--strategy", "dp=16,tp=4,ep=8,etp=2")...)
+	tt = emitOut(t, append(strings.Fields(args), "--strategy", "fsdp=16,tp=4,ep=8,etp=1", "--emit", "torchtitan")...)
+	if !strings.Contains(tt, "\nexpert_parallel_degree = 8\n") || !strings.Contains(tt, "\nexpert_tensor_parallel_degree = 1\n") {
+		t.Errorf("torchtitan etp=1: no expert_parallel_degree = 8 and expert_tensor_parallel_degree = 1 in\n%s", tt)
+	}
+	// An ep placed off the grid (on the nodes, beside whole experts on the
+	// gpus' tp ranks) is refused as placed rather than run on another mesh.
+	_, stderr, code := run(t, append(strings.Fields(args), "--strategy", "dp=16,tp=4,ep=8,etp=1,mesh=tp:gpu*4;dp:gpu*2.node*8;ep:node*8", "--emit", "megatron")...)
+	if code != ExitBadInput || !strings.Contains(stderr, "expert grid") {
+		t.Errorf("megatron etp=1 off the grid: exit %d, stderr %q; want a refusal naming the expert grid", code, stderr)
+	}
+	_, stderr, code = run(t, append(strings.Fields(args), "--strategy", "dp=16,tp=4,ep=8,etp=2")...)
 	if code != ExitBadInput || !strings.Contains(stderr, "etp=2 with tp=4") {
 		t.Errorf("etp=2 with tp=4: exit %d, stderr %q", code, stderr)
 	}

@@ -42,7 +42,11 @@ func TestWholeExperts(t *testing.T) {
 		return e
 	}
 	split := run(false, "dp=16,zero=1,tp=4,ep=8,etp=4")
-	whole := run(true, "dp=16,zero=1,tp=4,ep=8,etp=1")
+	// ep placed where the split run has it (the dp chips only), to compare
+	// like with like; carved takes Megatron's expert grid, ep over the tp
+	// ranks first (gpu*8), leaving the expert data-parallel group node*8.
+	whole := run(true, "dp=16,zero=1,tp=4,ep=8,etp=1,mesh=tp:gpu*4;dp:gpu*2.node*8;ep:gpu*2.node*4")
+	carved := run(true, "dp=16,zero=1,tp=4,ep=8,etp=1")
 	expertTP := func(e Estimate) int {
 		n := 0
 		for _, cl := range e.Collectives {
@@ -74,6 +78,14 @@ func TestWholeExperts(t *testing.T) {
 	}
 	if math.Abs(wb/sb-4) > 1e-9 {
 		t.Errorf("whole experts' gradient is %.4gx the split one's, want 4x", wb/sb)
+	}
+	// ep over tp's ranks: the same experts per chip, reduced over the 8
+	// nodes of the expert data-parallel group alone.
+	if ca, cb := grad(carved); !slices.Equal(ca, []string{"node"}) || math.Abs(cb/wb-1) > 1e-9 {
+		t.Errorf("ep across tp: gradient of We_in over %v at %.4gx the whole one's, want [node] at 1x", ca, cb/wb)
+	}
+	if math.Abs(carved.OptimizerSeconds/whole.OptimizerSeconds-1) > 1e-9 || carved.MatmulSeconds != whole.MatmulSeconds {
+		t.Errorf("ep across tp: optimizer %.6g s, matmuls %.6g s; want %.6g s and %.6g s as with ep on dp", carved.OptimizerSeconds, carved.MatmulSeconds, whole.OptimizerSeconds, whole.MatmulSeconds)
 	}
 	if math.Abs(whole.OptimizerSeconds/split.OptimizerSeconds-1) > 1e-9 {
 		t.Errorf("optimizer step %.6g s whole, %.6g s split: ZeRO-1 over edp x tp must give the same shard", whole.OptimizerSeconds, split.OptimizerSeconds)

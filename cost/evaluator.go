@@ -261,10 +261,11 @@ func (e *evaluator) zeroRoles(w int) roleSet {
 func (e *evaluator) dataRole(w int) roleSet {
 	if e.p.Tensors[w].Expert {
 		if e.p.Options.ExpertsWhole {
-			// Whole experts are replicated over tp too: the distributed
-			// optimizer shards them over the expert data-parallel group,
-			// edp x tp [MEG-MOE] (model.ProgramOptions.ExpertsWhole).
-			return (bit(space.RoleEDP) | bit(space.RoleTP)) & e.active
+			// Whole experts are replicated over tp's ranks that ep did not
+			// take too: the distributed optimizer shards them over the
+			// expert data-parallel group, edp x tpe [MEG-MOE]
+			// (model.ProgramOptions.ExpertsWhole).
+			return (bit(space.RoleEDP) | bit(space.RoleTPE)) & e.active
 		}
 		return bit(space.RoleEDP) & e.active
 	}
@@ -273,10 +274,10 @@ func (e *evaluator) dataRole(w int) roleSet {
 
 // replicaRoles are the roles over which weight w's gradient may stay partial
 // until the step's reduction: the roles that replicate the weight (dp, edp,
-// cp, tp) and do not shard its accumulator.
+// cp, tp, and tp's expert part tpe) and do not shard its accumulator.
 func (e *evaluator) replicaRoles(w int) roleSet {
 	stored := e.accRoles(w)
-	return (bit(space.RoleDP) | bit(space.RoleEDP) | bit(space.RoleCP) | bit(space.RoleTP)) &^ stored & e.active
+	return (bit(space.RoleDP) | bit(space.RoleEDP) | bit(space.RoleCP) | bit(space.RoleTP) | bit(space.RoleTPE)) &^ stored & e.active
 }
 
 // degOf is the product of the degrees of the roles in set.
@@ -876,7 +877,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy, name in
 		// the rows).
 		e.fillDegrees()
 		e.active = e.mr.Active()
-		e.cls = space.ClassRoles(shape.sp)
+		e.cls = space.ClassRoles(shape.sp, p.Options.ExpertsWhole)
 		for l := range e.cls {
 			e.cls[l] &= e.active
 		}

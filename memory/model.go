@@ -186,7 +186,8 @@ func (mm *Model) weightGroups(ws []int) []tensorInfo {
 // fillInfo computes every tensor's tensorInfo.
 func (mm *Model) fillInfo() {
 	p := mm.p
-	classes := [2][model.NumLogical]space.RoleSet{space.ClassRoles(false), space.ClassRoles(true)}
+	whole := p.Options.ExpertsWhole
+	classes := [2][model.NumLogical]space.RoleSet{space.ClassRoles(false, whole), space.ClassRoles(true, whole)}
 	mm.info = make([]tensorInfo, len(p.Tensors))
 	for d := range p.Cap {
 		if p.Cap[d] > 0 {
@@ -476,10 +477,14 @@ func (mm *Model) shapeOf(c profiles.Cluster, w space.Workload, s *space.Strategy
 	// One NCCL communicator per parallel group a chip belongs to, the
 	// pipeline's send and receive pair included (docs/runtime-memory.md);
 	// the expert data-parallel groups are groups of their own only when
-	// expert parallelism carves them out of dp and fsdp.
+	// expert parallelism carves them out of dp and fsdp, and tp's expert
+	// part only when ep takes tensor ranks.
 	groups := g.active
 	if !groups.Has(space.RoleEP) {
 		groups &^= space.RoleEDP.Bit() | space.RoleEFSDP.Bit()
+	}
+	if g.deg[space.RoleTPE] == g.deg[space.RoleTP] {
+		groups &^= space.RoleTPE.Bit()
 	}
 	n := bits.OnesCount8(uint8(groups))
 	if s.Degree[space.PP] > 1 {
@@ -839,9 +844,10 @@ func (mm *Model) states(g *geometry, dense, expert, fp8 float64, step bool) (par
 	gradDP, optDP, gradEDP, optEDP := 1.0, 1.0, 1.0, 1.0
 	edp := g.deg[space.RoleEDP]
 	if mm.p.Options.ExpertsWhole {
-		// Whole experts are replicated over tp too: ZeRO shards them over
-		// edp x tp [MEG-MOE] (model.ProgramOptions.ExpertsWhole).
-		edp *= g.deg[space.RoleTP]
+		// Whole experts are replicated over tp's ranks that ep did not take
+		// too: ZeRO shards them over edp x tpe [MEG-MOE]
+		// (model.ProgramOptions.ExpertsWhole).
+		edp *= g.deg[space.RoleTPE]
 	}
 	if g.zero >= 1 {
 		optDP, optEDP = g.deg[space.RoleDP], edp

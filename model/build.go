@@ -722,7 +722,7 @@ func (b *builder) moe() int {
 	wr := b.weight("Wrouter", false, dm(DimD, WeightEmbed), dm(DimEr, Replicated))
 	lg := b.act("router_logits", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimEr, Replicated))
 	probs := b.tensor("router_probs", ClassStat, dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimEr, Replicated))
-	xk := b.act("xk", dm(DimB, MoEBatch), dm(DimS, ResidualSeq), dm(DimR, Replicated), dm(DimD, Replicated))
+	xk := b.act("xk", dm(DimB, MoEBatch), dm(DimS, MoESeq), dm(DimR, Replicated), dm(DimD, Replicated))
 	xe := b.act("xe", dm(DimE, Experts), dm(DimC, ExpertSlots), dm(DimD, Replicated))
 	// The experts' FFN width: split over tp (etp = tp) or whole (etp = 1).
 	ew := Width
@@ -734,7 +734,7 @@ func (b *builder) moe() int {
 	ae := b.act("ae", dm(DimE, Experts), dm(DimC, ExpertSlots), dm(DimFe, ew))
 	weo := b.weight("We_out", true, dm(DimE, Experts), dm(DimFe, ew), dm(DimD, ExpertEmbed))
 	ye := b.act("ye", dm(DimE, Experts), dm(DimC, ExpertSlots), dm(DimD, Replicated))
-	yk := b.act("yk", dm(DimB, MoEBatch), dm(DimS, ResidualSeq), dm(DimR, Replicated), dm(DimD, Replicated))
+	yk := b.act("yk", dm(DimB, MoEBatch), dm(DimS, MoESeq), dm(DimR, Replicated), dm(DimD, Replicated))
 	ym := b.act("ym", dm(DimB, TokenBatch), dm(DimS, ResidualSeq), dm(DimD, Replicated))
 	out := b.residual("x3")
 	copies := b.p.Size[DimR]

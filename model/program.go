@@ -77,7 +77,8 @@ const (
 	WeightEmbed                // a weight's model dimension: fsdp (ZeRO-3)
 	ExpertEmbed                // a routed expert weight's model dimension: expert fsdp
 	Experts                    // the experts: ep
-	ExpertSlots                // expert token slots after dispatch: edp, efsdp, cp, tp with sequence parallelism
+	ExpertSlots                // expert token slots after dispatch: edp, efsdp, cp, tp's expert part (tpe) with sequence parallelism
+	MoESeq                     // the MoE region's sequence before dispatch and after combine: cp, tp's expert part (tpe) with sequence parallelism
 	NumLogical
 )
 

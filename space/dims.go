@@ -19,7 +19,7 @@ const (
 	TP              // tensor (model) parallel
 	CP              // context parallel (sequence split, ring attention)
 	PP              // pipeline stages
-	EP              // expert parallel, carved out of DP and FSDP
+	EP              // expert parallel, carved out of DP and FSDP (and TP for whole experts)
 	NumDims
 )
 
@@ -34,6 +34,14 @@ type dimSpec struct {
 	// of, taken in fill order (EP: FSDP first, then DP, as torchtitan
 	// borrows dp_shard); empty for a dimension with chips of its own.
 	within DimSet
+	// wholeWithin is the set of dimensions it is carved out of after
+	// within when the experts are whole on every tensor rank (etp=1) under
+	// sequence parallelism, where each tp rank holds tokens of its own:
+	// Megatron-Core's expert grid lays ep over tp x cp x dp with etp=1
+	// (NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553:
+	// megatron/core/parallel_state.py, the expert RankGenerator with
+	// tp=expert_tensor_parallel_size).
+	wholeWithin DimSet
 	// role is the sharding role of the dimension in the layer program, or
 	// noRole for PP, which splits layers rather than tensors.
 	role Role
@@ -84,7 +92,7 @@ func dimTable() [NumDims]dimSpec {
 		TP:   {name: "tp", fill: 0, role: RoleTP, keep: fastestTier, divides: &tpRule},
 		CP:   {name: "cp", fill: 1, role: RoleCP, keep: offDCN, divides: &cpRule},
 		PP:   {name: "pp", fill: 3, role: noRole, keep: anyTier, divides: &ppRule},
-		EP:   {name: "ep", fill: 5, within: FSDP.Bit() | DP.Bit(), role: RoleEP, keep: anyTier, divides: &epRule},
+		EP:   {name: "ep", fill: 5, within: FSDP.Bit() | DP.Bit(), wholeWithin: TP.Bit(), role: RoleEP, keep: anyTier, divides: &epRule},
 	}
 }
 
@@ -122,6 +130,11 @@ type sizes struct {
 	// mb is the micro-batch size: 0 while the enumeration builds
 	// layouts, which take it later (a gene of its own, see Decode).
 	mb int
+	// whole says the experts are whole on every tensor rank (etp=1), so
+	// that ep may take tp's ranks too under sequence parallelism: set by
+	// Validate, false while the enumeration builds layouts (addEP carves
+	// them itself).
+	whole bool
 }
 
 // sizesOf returns the sizes of model m and workload w with micro-batches
@@ -141,7 +154,8 @@ var (
 	// head is replicated tp/kv_heads times, as Megatron does for GQA).
 	tpRule = dimRule{order: 0, running: tpDividesHeads, whole: tpMeetsKVHeads}
 	// epRule: ep > 1 needs an MoE model and divides its experts, and ep
-	// divides dp*fsdp, the chips it is carved out of.
+	// divides dp*fsdp, the chips it is carved out of (dp*fsdp*tp for
+	// whole experts under sequence parallelism).
 	epRule = dimRule{order: 1, running: epDividesExperts, whole: epWithinReplicas}
 	// replicaRule: dp*fsdp divides the batch, and mb (once chosen)
 	// divides the per-replica batch batch/(dp*fsdp).
@@ -249,10 +263,21 @@ func epDividesExperts(z *sizes, d Degrees, why reason) bool {
 	return true
 }
 
-func epWithinReplicas(_ *sizes, d Degrees, _ bool, why reason) bool {
-	if ep, r := d[EP], mulSat(d[DP], d[FSDP]); ep > 1 && r%ep != 0 {
+func epWithinReplicas(z *sizes, d Degrees, sp bool, why reason) bool {
+	ep, r := d[EP], mulSat(d[DP], d[FSDP])
+	if z.whole && sp {
+		// Whole experts under sequence parallelism: ep may take tp's ranks.
+		if r = mulSat(r, d[TP]); ep > 1 && r%ep != 0 {
+			if why != nil {
+				why("ep=%d does not divide dp*fsdp*tp = %d: expert parallelism is carved out of the data-parallel chips and, with whole experts (etp=1) under sp, the tensor-parallel ones, so use ep in %s", ep, r, divisorList(r))
+			}
+			return false
+		}
+		return true
+	}
+	if ep > 1 && r%ep != 0 {
 		if why != nil {
-			why("ep=%d does not divide dp*fsdp = %d: expert parallelism is carved out of the data-parallel chips, so use ep in %s", ep, r, divisorList(r))
+			why("ep=%d does not divide dp*fsdp = %d: expert parallelism is carved out of the data-parallel chips (and the tensor-parallel ones only with etp=1 and sp), so use ep in %s", ep, r, divisorList(r))
 		}
 		return false
 	}
@@ -434,9 +459,11 @@ func dimByName(name string) Dim {
 // Role is a parallel dimension as it shards the tensors of the layer
 // program: the "mesh axes" of the sharded-einsum algebra (docs/design.md
 // "Communication is derived"). Every dimension but PP has a role; EP's
-// carving adds two: the data-parallel chips that remain in the MoE region
+// carving adds three: the data-parallel chips that remain in the MoE region
 // (expert data parallel EDP and expert FSDP EFSDP, [MEG-MOE] parallel
-// folding). Roles never share chips within one tensor's layout.
+// folding) and, for experts whole on every tensor rank, the tensor ranks
+// that remain there (TPE). Roles never share chips within one tensor's
+// layout.
 type Role uint8
 
 // The roles. Their order is the order of RoleSet bits.
@@ -444,6 +471,9 @@ const (
 	RoleDP Role = iota
 	RoleFSDP
 	RoleTP
+	// RoleTPE follows RoleTP so that a union of groups keeps tp's axes
+	// innermost (Mesh.Union lists them in role order).
+	RoleTPE
 	RoleCP
 	RoleEP
 	RoleEDP
@@ -466,8 +496,8 @@ func (s RoleSet) Has(r Role) bool { return s&(1<<r) != 0 }
 // Bit returns the set holding only r.
 func (r Role) Bit() RoleSet { return 1 << r }
 
-// String returns the role's name: "dp", "fsdp", "tp", "cp", "ep", "edp" or
-// "efsdp".
+// String returns the role's name: "dp", "fsdp", "tp", "tpe", "cp", "ep",
+// "edp" or "efsdp".
 func (r Role) String() string {
 	if r >= NumRoles {
 		return "role(" + itoa(int(r)) + ")"
@@ -478,17 +508,22 @@ func (r Role) String() string {
 // roleSpec is one row of the table of roles.
 type roleSpec struct {
 	name string
-	// dim is the strategy dimension the role belongs to (for EDP and
-	// EFSDP: the dimension EP is carved out of).
+	// dim is the strategy dimension the role belongs to (for EDP, EFSDP
+	// and TPE: the dimension EP is carved out of).
 	dim Dim
 	// remainder says the role is dim with the carved dimension's shares
-	// taken out (EDP, EFSDP).
+	// taken out (EDP, EFSDP, TPE).
 	remainder bool
 	// shards are the logical tensor dimensions the role splits.
 	shards logicals
 	// spShards are the logical dimensions it also splits with Megatron
 	// sequence parallelism (sp=true) [KORT §4.2.2].
 	spShards logicals
+	// splitShards and wholeShards are those it splits with sequence
+	// parallelism when the experts are split over tp (etp = tp) or whole
+	// on every tp rank (etp = 1): the MoE region's tokens go over all of
+	// tp with split experts, over tp's expert part (TPE) with whole ones.
+	splitShards, wholeShards logicals
 }
 
 // logicals is a set of logical dimensions, one bit per model.Logical.
@@ -505,29 +540,39 @@ func of(ls ...model.Logical) logicals {
 
 // roleTable returns the roles, indexed by Role: which logical dimensions of
 // the layer program each one shards (docs/design.md: x[B_{dp,fsdp}, S_{cp}, D],
-// W_in[D_{fsdp}, F_{tp}], W_e[E_{ep}, D_{efsdp}, F_{tp}]).
+// W_in[D_{fsdp}, F_{tp}], W_e[E_{ep}, D_{efsdp}, F_{tp}]). The MoE region's
+// tokens are split over tp's ranks through TPE, the part of tp that ep does
+// not take: all of tp unless ep takes tensor ranks (whole experts).
 func roleTable() [NumRoles]roleSpec {
 	return [NumRoles]roleSpec{
 		RoleDP:    {name: "dp", dim: DP, shards: of(model.TokenBatch)},
 		RoleFSDP:  {name: "fsdp", dim: FSDP, shards: of(model.TokenBatch, model.WeightEmbed)},
-		RoleTP:    {name: "tp", dim: TP, shards: of(model.Width), spShards: of(model.ResidualSeq, model.ExpertSlots)},
-		RoleCP:    {name: "cp", dim: CP, shards: of(model.ResidualSeq, model.Seq, model.ExpertSlots)},
+		RoleTP:    {name: "tp", dim: TP, shards: of(model.Width), spShards: of(model.ResidualSeq), splitShards: of(model.MoESeq, model.ExpertSlots)},
+		RoleCP:    {name: "cp", dim: CP, shards: of(model.ResidualSeq, model.Seq, model.MoESeq, model.ExpertSlots)},
 		RoleEP:    {name: "ep", dim: EP, shards: of(model.MoEBatch, model.Experts)},
 		RoleEDP:   {name: "edp", dim: DP, remainder: true, shards: of(model.MoEBatch, model.ExpertSlots)},
 		RoleEFSDP: {name: "efsdp", dim: FSDP, remainder: true, shards: of(model.MoEBatch, model.ExpertEmbed, model.ExpertSlots)},
+		RoleTPE:   {name: "tpe", dim: TP, remainder: true, wholeShards: of(model.MoESeq, model.ExpertSlots)},
 	}
 }
 
 // ClassRoles returns, for every logical tensor dimension of the layer
 // program, the roles that shard it; sp adds Megatron sequence parallelism
-// (tp on the residual stream's sequence). A role whose degree is 1 still
-// appears: callers intersect with the active roles.
-func ClassRoles(sp bool) [model.NumLogical]RoleSet {
+// (tp on the residual stream's sequence, and on the MoE region's tokens:
+// all of tp with the experts split over it, tp's expert part TPE with
+// whole experts). A role whose degree is 1 still appears: callers
+// intersect with the active roles.
+func ClassRoles(sp, wholeExperts bool) [model.NumLogical]RoleSet {
 	var out [model.NumLogical]RoleSet
 	for r, spec := range roleTable() {
 		ls := spec.shards
 		if sp {
 			ls |= spec.spShards
+			if wholeExperts {
+				ls |= spec.wholeShards
+			} else {
+				ls |= spec.splitShards
+			}
 		}
 		for l := range out {
 			if ls&(1<<l) != 0 {

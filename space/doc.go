@@ -18,7 +18,7 @@
 //	pp [1]            pipeline stages
 //	first [even]      decoder layers on the first pipeline stage (Split)
 //	last [even]       decoder layers on the last pipeline stage (Split)
-//	ep [1]            expert parallel degree, carved out of the dp*fsdp chips
+//	ep [1]            expert parallel degree, carved out of the dp*fsdp chips (and tp's, for etp=1 under sp)
 //	mb [1]            micro-batch size in sequences per data-parallel replica
 //	schedule [1f1b]   gpipe, 1f1b, interleaved, zb-h1, zb-v, dualpipe or dualpipev (Schedules)
 //	v [1]             virtual stages per pipeline rank (interleaved only)
@@ -73,14 +73,16 @@
 //
 // The parallel dimensions ([Dim]: dp, fsdp, tp, cp, pp, ep) are the rows of
 // one table (dims.go): each row's key, its place in the fill order, the
-// dimensions it is carved out of (ep: fsdp, then dp) and its [Role], what it
-// shards of the layer program ([ClassRoles]). EP's carving adds the expert
-// data-parallel roles edp and efsdp. [Strategy.Resolve] resolves a placed
+// dimensions it is carved out of (ep: fsdp, then dp, then tp for whole
+// experts under sp) and its [Role], what it shards of the layer program
+// ([ClassRoles]). EP's carving adds the expert data-parallel roles edp and
+// efsdp and tp's expert part tpe. [Strategy.Resolve] resolves a placed
 // strategy into a [Mesh] (each role's axis groups and degree, the
 // pipeline's groups) once, for the cost and memory models; the carving rule
-// (EP takes each axis's fsdp share first, then its dp share) lives there
-// only. The pipeline schedules ([Schedule]: 1f1b, gpipe, interleaved,
-// zb-h1, zb-v, dualpipe, dualpipev) are the rows of another table
+// (EP takes each axis's fsdp share first, then its dp share, then its tp
+// share for whole experts under sp) lives there only. The pipeline
+// schedules ([Schedule]: 1f1b, gpipe, interleaved, zb-h1, zb-v, dualpipe,
+// dualpipev) are the rows of another table
 // (schedule.go): each gives its bubble (weights of the forward,
 // input-gradient, weight-gradient and overlapped passes, [Bubble]), the
 // micro-batches each rank holds in flight, whether it takes virtual stages

@@ -112,7 +112,7 @@ func (m *Mesh) resolve(c *profiles.Cluster, s *Strategy) error {
 			m.Degrees[r] = max(s.Degree[d], 1)
 		}
 	}
-	return m.carve()
+	return m.carve(s.tpCarvable())
 }
 
 // CopyFrom makes m a copy of o that shares no memory with it, reusing m's
@@ -145,33 +145,34 @@ func (m *Mesh) rebase(o *Mesh, gs []Group) []Group {
 	return append([]Group(nil), gs...)
 }
 
-// carve derives the expert remainder roles EFSDP and EDP: on every axis,
-// EP's share e is taken from the FSDP share f first and the DP share d
-// after, leaving f/gcd(f, e) and d/(e/gcd(f, e)). This always divides when
-// e divides f·d on the axis, which Place checks.
-func (m *Mesh) carve() error {
-	roles, dims, order := &roleSpecs, &dimSpecs, &dimsInFillOrder
+// carve derives the expert remainder roles EFSDP, EDP and TPE: on every
+// axis, EP's share e is taken from the FSDP share f first, the DP share d
+// after and, when tp is carvable (whole experts under sequence
+// parallelism, Strategy.tpCarvable), the TP share t last, leaving
+// f/gcd(f, e), d/gcd(d, e') and t/gcd(t, e”). This always divides when
+// e divides the product of those shares on the axis, which Place checks.
+func (m *Mesh) carve(tpCarvable bool) error {
+	roles := &roleSpecs
 	// The remainder roles start as copies of the roles they are carved
-	// from, in m's backing (Resolve sized it); remainder is, per data
-	// role, its remainder role (EDP for DP, EFSDP for FSDP).
+	// from, in m's backing (Resolve sized it); remainder is, per role
+	// carved from, its remainder role (EDP for DP, EFSDP for FSDP, TPE for
+	// TP).
 	var remainder [NumRoles]Role
 	for rr := range roles {
 		if !roles[rr].remainder {
 			continue
 		}
-		from := dims[roles[rr].dim].role
+		from := dimSpecs[roles[rr].dim].role
 		remainder[from] = Role(rr)
 		start := len(m.backing)
 		m.backing = append(m.backing, m.Groups[from]...)
 		m.Groups[rr] = m.backing[start:len(m.backing):len(m.backing)]
 	}
+	from, n := epSources(tpCarvable)
 	for _, e := range m.Groups[RoleEP] {
 		left := e.Size
-		for _, from := range order {
-			if !dims[EP].within.Has(from) {
-				continue
-			}
-			gs := m.Groups[remainder[dims[from].role]]
+		for _, d := range from[:n] {
+			gs := m.Groups[remainder[dimSpecs[d].role]]
 			for i := range gs {
 				if gs[i].Axis.Name != e.Axis.Name {
 					continue
@@ -183,7 +184,7 @@ func (m *Mesh) carve() error {
 			}
 		}
 		if left != 1 {
-			return fmt.Errorf("space: the ep share %s*%d does not lie within the dp and fsdp shares of axis %s; ep is carved out of the data-parallel chips", e.Axis.Name, e.Size, e.Axis.Name)
+			return fmt.Errorf("space: the ep share %s*%d does not lie within the %s shares of axis %s; ep is carved out of the data-parallel chips%s", e.Axis.Name, e.Size, sourceNames(tpCarvable), e.Axis.Name, tpNote(tpCarvable))
 		}
 	}
 	for rr := range roles {
@@ -204,6 +205,53 @@ func (m *Mesh) carve() error {
 	}
 	return nil
 }
+
+// epSources returns the dimensions EP is carved out of, in the order it
+// takes their shares (EP's within in fill order, then its wholeWithin when
+// tp is carvable), as a fixed array and its length: no allocation on the
+// memory model's hot path.
+func epSources(tpCarvable bool) (out [NumDims]Dim, n int) {
+	spec := &dimSpecs[EP]
+	for _, d := range dimsInFillOrder {
+		if spec.within.Has(d) {
+			out[n] = d
+			n++
+		}
+	}
+	if tpCarvable {
+		for _, d := range dimsInFillOrder {
+			if spec.wholeWithin.Has(d) {
+				out[n] = d
+				n++
+			}
+		}
+	}
+	return out, n
+}
+
+// sourceNames names the dimensions EP is carved out of, for messages.
+func sourceNames(tpCarvable bool) string {
+	if tpCarvable {
+		return "dp, fsdp and tp"
+	}
+	return "dp and fsdp"
+}
+
+// tpNote is the hint of a carving message: ep takes tensor ranks only for
+// whole experts under sequence parallelism.
+func tpNote(tpCarvable bool) string {
+	if tpCarvable {
+		return ""
+	}
+	return " (and the tensor-parallel ones only with etp=1 and sp)"
+}
+
+// tpCarvable reports whether ep may take s's tensor-parallel ranks: the
+// experts are whole on every tp rank (etp=1) and sequence parallelism
+// gives each tp rank tokens of its own, Megatron-Core's expert grid with
+// etp=1 (NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553:
+// megatron/core/parallel_state.py, the expert RankGenerator).
+func (s *Strategy) tpCarvable() bool { return s.SP && s.ExpertsWhole() }
 
 // Degree returns the product of the degrees of the roles in set.
 func (m *Mesh) Degree(set RoleSet) int {
@@ -252,7 +300,8 @@ func (m *Mesh) Union(dst []Group, set RoleSet) []Group {
 
 // RoleDegrees returns the degree of every role of the placed strategy s
 // on cluster c without building its groups: the same carving as Resolve
-// (EP takes each axis's FSDP share first, then its DP share), for the memory
+// (EP takes each axis's FSDP share first, then its DP share, then its TP
+// share for whole experts under sequence parallelism), for the memory
 // model's hot path. An unplaced strategy is placed first.
 func (s *Strategy) RoleDegrees(c profiles.Cluster) ([NumRoles]int, error) {
 	var out [NumRoles]int
@@ -281,7 +330,7 @@ func (s *Strategy) RoleDegrees(c profiles.Cluster) ([NumRoles]int, error) {
 		return out, nil
 	}
 	// remainder[d] is the remainder role of dimension d (EDP of DP, EFSDP
-	// of FSDP), noRole for the others.
+	// of FSDP, TPE of TP), noRole for the others.
 	var remainder [NumDims]Role
 	for d := range remainder {
 		remainder[d] = noRole
@@ -292,7 +341,8 @@ func (s *Strategy) RoleDegrees(c profiles.Cluster) ([NumRoles]int, error) {
 			remainder[spec.dim] = Role(rr)
 		}
 	}
-	order := &dimsInFillOrder
+	tpCarvable := s.tpCarvable()
+	from, n := epSources(tpCarvable)
 	for _, e := range s.Mesh[EP] {
 		left := e.Size
 		if left == 0 {
@@ -302,11 +352,8 @@ func (s *Strategy) RoleDegrees(c profiles.Cluster) ([NumRoles]int, error) {
 			}
 			left = a.Size
 		}
-		for _, from := range order {
-			if !dims[EP].within.Has(from) {
-				continue
-			}
-			for _, sh := range s.Mesh[from] {
+		for _, d := range from[:n] {
+			for _, sh := range s.Mesh[d] {
 				if sh.Axis != e.Axis {
 					continue
 				}
@@ -317,12 +364,12 @@ func (s *Strategy) RoleDegrees(c profiles.Cluster) ([NumRoles]int, error) {
 					}
 				}
 				g := gcd(size, left)
-				out[remainder[from]] /= g
+				out[remainder[d]] /= g
 				left /= g
 			}
 		}
 		if left != 1 {
-			return out, fmt.Errorf("space: the ep share %s*%d does not lie within the dp and fsdp shares of axis %s; ep is carved out of the data-parallel chips", e.Axis, e.Size, e.Axis)
+			return out, fmt.Errorf("space: the ep share %s*%d does not lie within the %s shares of axis %s; ep is carved out of the data-parallel chips%s", e.Axis, e.Size, sourceNames(tpCarvable), e.Axis, tpNote(tpCarvable))
 		}
 	}
 	return out, nil

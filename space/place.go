@@ -47,7 +47,8 @@ func (s *Strategy) placed() bool {
 // whole axis) and checked: every axis exists, every share size divides its
 // axis size, a dimension's shares multiply to its degree, the shares of
 // the non-EP dimensions on every axis multiply to exactly the axis size,
-// and EP's shares lie within the DP and FSDP shares of each axis.
+// and EP's shares lie within the DP and FSDP shares of each axis (and the TP
+// shares for whole experts under sequence parallelism).
 // Dimensions with a degree above 1 and no shares get the default placement
 // in the order TP, CP, FSDP, PP, DP, each filling the free part of the
 // axes innermost (fastest) first: a dimension whose degree equals the size
@@ -145,12 +146,15 @@ func (s Strategy) Place(c profiles.Cluster) (Strategy, error) {
 				c.Axes[a].Size-c.Axes[a].Size/f, c.Axes[a].Size, c.Axes[a].Name))
 		}
 	}
-	// EP inside the dimensions it is carved out of (DP and FSDP).
+	// EP inside the dimensions it is carved out of (DP and FSDP, and TP
+	// for whole experts under sequence parallelism).
 	dataCap := make([]int, nAxes)
 	for a := range dataCap {
 		dataCap[a] = 1
 	}
-	for _, d := range dimTable()[EP].within.inFillOrder() {
+	tpCarvable := s.tpCarvable()
+	from, nFrom := epSources(tpCarvable)
+	for _, d := range from[:nFrom] {
 		for _, sh := range out.Mesh[d] {
 			a := axisIndex(&c, sh.Axis)
 			dataCap[a] *= sh.Size
@@ -168,8 +172,8 @@ func (s Strategy) Place(c profiles.Cluster) (Strategy, error) {
 			prod = mulSat(prod, sh.Size)
 			a := axisIndex(&c, sh.Axis)
 			if dataCap[a]%sh.Size != 0 {
-				errs = append(errs, fmt.Errorf("space: the ep share %s*%d does not lie within the dp and fsdp shares of axis %s, which span %d of its chips; ep is carved out of the data-parallel chips",
-					sh.Axis, sh.Size, sh.Axis, dataCap[a]))
+				errs = append(errs, fmt.Errorf("space: the ep share %s*%d does not lie within the %s shares of axis %s, which span %d of its chips; ep is carved out of the data-parallel chips%s",
+					sh.Axis, sh.Size, sourceNames(tpCarvable), sh.Axis, dataCap[a], tpNote(tpCarvable)))
 			}
 		}
 		if prod != s.Degree[EP] {
@@ -177,10 +181,14 @@ func (s Strategy) Place(c profiles.Cluster) (Strategy, error) {
 		}
 		out.Mesh[EP] = shares
 	case s.Degree[EP] > 1:
+		room := s.Replicas()
+		if tpCarvable {
+			room = mulSat(room, s.Degree[TP])
+		}
 		shares, ok := defaultShares(&c, dataCap, s.Degree[EP], false)
-		if !ok || s.Replicas()%s.Degree[EP] != 0 {
-			errs = append(errs, fmt.Errorf("space: cannot lay out ep=%d inside the dp and fsdp shares (dp*fsdp = %d); ep must divide dp*fsdp and be a product of factors of their shares",
-				s.Degree[EP], s.Replicas()))
+		if !ok || room%s.Degree[EP] != 0 {
+			errs = append(errs, fmt.Errorf("space: cannot lay out ep=%d inside the %s shares (%d chips); ep must divide them and be a product of factors of their shares%s",
+				s.Degree[EP], sourceNames(tpCarvable), room, tpNote(tpCarvable)))
 			break
 		}
 		out.Mesh[EP] = shares

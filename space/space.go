@@ -45,6 +45,11 @@ type layout struct {
 	meshN   [NumDims]uint8
 	sp      bool
 	whole   bool // etp=1 with tp > 1: the experts whole on every tp chip (Strategy.ExpertsWhole)
+	// epTP says ep takes tensor-parallel ranks on some axis (beyond that
+	// axis's dp and fsdp part), which only whole experts under sequence
+	// parallelism allow (Strategy.tpCarvable): such a layout is listed
+	// with whole experts only (sortedLayouts).
+	epTP bool
 }
 
 // degrees returns l's degrees.
@@ -453,11 +458,12 @@ func noLayoutErr(m *model.Spec, c *profiles.Cluster, w Workload, fix Fix) error 
 }
 
 // epBeyondReplicas says why a fix that pins ep, tp, cp and pp leaves no
-// layout when ep does not divide the data-parallel chips dp*fsdp =
-// chips/(tp*cp*pp) that remain: Megatron's expert grid with etp=1 carves
-// ep out of tp x cp x dp (megatron/core/parallel_state.py, the expert
-// ranks in the order tp-ep-dp-pp with tp the expert tensor size), which the
-// planner does not model; "" when that is not the reason.
+// layout when ep does not divide the chips it can be carved out of: the
+// data-parallel chips dp*fsdp = chips/(tp*cp*pp) and, for whole experts
+// under sequence parallelism, the tensor-parallel ones (Megatron's expert
+// grid with etp=1, megatron/core/parallel_state.py); "" when that is not
+// the reason. Megatron's grid takes context-parallel ranks too, which the
+// planner does not.
 func epBeyondReplicas(c *profiles.Cluster, fix Fix) string {
 	p, err := fix.pins()
 	if err != nil || !p.hasDim(EP) || !p.hasDim(TP) || !p.hasDim(PP) {
@@ -470,11 +476,21 @@ func epBeyondReplicas(c *profiles.Cluster, fix Fix) string {
 		return ""
 	}
 	r := c.Chips() / own
-	if r%ep == 0 {
+	tp := p.Degree[TP]
+	whole := tp > 1 && (!p.has("etp") || p.ETP <= 1) && (!p.has("sp") || p.SP)
+	room := r
+	if whole {
+		room *= tp
+	}
+	if room%ep == 0 {
 		return ""
 	}
-	return fmt.Sprintf("ep=%d does not divide the %d data-parallel chips (dp*fsdp = %d chips / tp*cp*pp %d); the planner carves expert parallelism out of dp and fsdp only, "+
-		"not out of the tensor- and context-parallel ranks as Megatron's expert grid does with etp=1: use ep in %s", ep, r, c.Chips(), own, divisorList(r))
+	if whole {
+		return fmt.Sprintf("ep=%d does not divide the %d chips it is carved out of (dp*fsdp %d x tp %d, with whole experts under sp); the planner does not carve it out of the context-parallel ranks, as Megatron's expert grid can: use ep in %s",
+			ep, room, r, tp, divisorList(room))
+	}
+	return fmt.Sprintf("ep=%d does not divide the %d data-parallel chips (dp*fsdp = %d chips / tp*cp*pp %d); ep takes tensor-parallel ranks only with whole experts (etp=1) under sp: use ep in %s, or etp=1",
+		ep, r, c.Chips(), own, divisorList(r))
 }
 
 // axisClasses groups the axes of c that are interchangeable: same size,
@@ -596,6 +612,9 @@ func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *pinned
 	// Layouts with ep = 1 are listed unless ep is pinned above 1 or
 	// placed.
 	epOne := (!epFixed || fp.Degree[EP] == 1) && len(fixMesh[EP]) == 0
+	// ep may take tensor ranks unless the experts are pinned split over
+	// tp (etp > 1): whole experts under sequence parallelism.
+	tpCarve := !fp.has("etp") || fp.ETP <= 1
 	ban := banned(c, fp, fixMesh)
 
 	dims := tupleDims()
@@ -655,7 +674,7 @@ func enumerateLayouts(m *model.Spec, c *profiles.Cluster, w Workload, fp *pinned
 					out.add(l)
 				}
 				if z.experts > 1 {
-					addEP(out, l, c, idx, tuples, prevInClass, &z, epFixed, fp.Degree[EP], fixMesh)
+					addEP(out, l, c, idx, tuples, prevInClass, &z, epFixed, fp.Degree[EP], fixMesh, tpCarve)
 				}
 				return
 			}
@@ -753,21 +772,32 @@ func choiceKey(idx []int) (axisChoice, bool) {
 
 // addEP adds to out the MoE variants of l with ep > 1: every per-axis
 // choice of ep factors inside the part of each axis held by the dimensions
-// EP is carved out of (dp and fsdp) whose product passes the running part
-// of EP's rule against sizes z (it divides the experts), listed once up to
-// interchangeable axes. The rule's whole part (ep divides dp*fsdp) holds
-// by construction: each axis's ep factor divides that axis's dp*fsdp part.
-func addEP(out *layoutList, l layout, c *profiles.Cluster, idx []int, tuples [][]tuple, prevInClass []int, z *sizes, epFixed bool, fixEP int, fixMesh *[NumDims][]Share) {
+// EP is carved out of (dp and fsdp, and tp when tpCarve allows it and l
+// runs sequence parallelism) whose product passes the running part of
+// EP's rule against sizes z (it divides the experts), listed once up to
+// interchangeable axes. The rule's whole part (ep divides dp*fsdp, or
+// dp*fsdp*tp) holds by construction: each axis's ep factor divides that
+// axis's part. A variant whose ep takes tensor ranks on some axis is
+// marked (layout.epTP) for whole experts only.
+func addEP(out *layoutList, l layout, c *profiles.Cluster, idx []int, tuples [][]tuple, prevInClass []int, z *sizes, epFixed bool, fixEP int, fixMesh *[NumDims][]Share, tpCarve bool) {
 	nAxes := len(c.Axes)
 	caps := make([]int, nAxes)
+	data := make([]int, nAxes)
 	spec := &dimSpecs[EP]
 	within, rule := spec.within.inFillOrder(), spec.divides
 	deg := l.degrees()
+	carveTP := tpCarve && l.sp && l.deg[TP] > 1
 	for a := range caps {
 		t := tuples[a][idx[a]]
-		caps[a] = 1
+		data[a] = 1
 		for _, d := range within {
-			caps[a] *= t[d]
+			data[a] *= t[d]
+		}
+		caps[a] = data[a]
+		if carveTP {
+			for _, d := range spec.wholeWithin.inFillOrder() {
+				caps[a] *= t[d]
+			}
 		}
 	}
 	e := make([]int, nAxes)
@@ -783,6 +813,9 @@ func addEP(out *layoutList, l layout, c *profiles.Cluster, idx []int, tuples [][
 			for b := range c.Axes {
 				if e[b] > 1 {
 					n++
+				}
+				if data[b]%e[b] != 0 {
+					v.epTP = true
 				}
 			}
 			v.setSpan(EP, out.epShares(c, e, n))
@@ -864,8 +897,9 @@ func sortedLayouts(ls *layoutList, m *model.Spec, fp *pinned) []layout {
 	}
 	// The layouts each one makes: with the experts split over tp (or no
 	// tp), and whole.
-	slotsOf := func(d *[NumDims]uint32) (splitOne, wholeOne bool) {
-		return d[TP] == 1 || split, d[TP] > 1 && whole
+	slotsOf := func(l *layout) (splitOne, wholeOne bool) {
+		d := &l.deg
+		return !l.epTP && (d[TP] == 1 || split), d[TP] > 1 && whole
 	}
 	// Number the degree tuples in the order found, each layout's in ids,
 	// and count the layouts each tuple makes (consecutive layouts often
@@ -890,7 +924,7 @@ func sortedLayouts(ls *layoutList, m *model.Spec, fp *pinned) []layout {
 				last, lastID = *d, int(id)
 			}
 			ids = append(ids, uint32(lastID))
-			if s, w := slotsOf(d); s && w {
+			if s, w := slotsOf(&c[i]); s && w {
 				counts[lastID] += 2
 			} else if s || w {
 				counts[lastID]++
@@ -925,7 +959,7 @@ func sortedLayouts(ls *layoutList, m *model.Spec, fp *pinned) []layout {
 			id := ids[j]
 			j++
 			l := ls.rebased(k, c[i])
-			s, w := slotsOf(&l.deg)
+			s, w := slotsOf(&l)
 			if s {
 				out[next[id]] = l // the experts split over tp (or no tp)
 				next[id]++

@@ -422,9 +422,13 @@ func TestNewErrors(t *testing.T) {
 		{"fixed zero", llama3_8b(), gpuCluster(8), Workload{32, 8192}, "zero=1,tp=8", "the fixed zero=1 needs dp > 1"},
 		{"fp8 without a peak", llama3_8b(), gpuCluster(8), Workload{32, 8192}, "precision=fp8", "--fix precision=fp8: the chip has no FP8 matmul speed-up"},
 		// 16 chips / (tp 2 · pp 2) = 4 data-parallel chips, which ep=8
-		// does not divide (Megatron would carve it out of tp x dp).
-		{"ep beyond dp", mixtral(), gpuCluster(16), Workload{32, 4096}, "tp=2,pp=2,ep=8,etp=1",
-			"ep=8 does not divide the 4 data-parallel chips (dp*fsdp = 16 chips / tp*cp*pp 4); the planner carves expert parallelism out of dp and fsdp only, not out of the tensor- and context-parallel ranks as Megatron's expert grid does with etp=1: use ep in 1, 2, 4"},
+		// does not divide with the experts split over tp (etp=2).
+		{"ep beyond dp", mixtral(), gpuCluster(16), Workload{32, 4096}, "tp=2,pp=2,ep=8,etp=2",
+			"ep=8 does not divide the 4 data-parallel chips (dp*fsdp = 16 chips / tp*cp*pp 4); ep takes tensor-parallel ranks only with whole experts (etp=1) under sp: use ep in 1, 2, 4, or etp=1"},
+		// 32 chips / (tp 2 · pp 2 · cp 2) = 4 data-parallel chips x tp 2 = 8,
+		// which ep=16 does not divide even with whole experts.
+		{"ep beyond dp x tp", mixtral(), gpuCluster(32), Workload{32, 4096}, "tp=2,pp=2,cp=2,ep=16,etp=1",
+			"ep=16 does not divide the 8 chips it is carved out of (dp*fsdp 4 x tp 2, with whole experts under sp)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -44,7 +44,8 @@ func seqLen(m *model.Spec, w Workload) int {
 //     dualpipev need pp > 1, the V-shaped ones 2*pp <= layers, dualpipe an
 //     even pp and an even number of micro-batches;
 //   - the mesh is consistent with the cluster (see Place) and resolves (see
-//     Resolve: ep within the dp and fsdp shares of each axis); an empty mesh
+//     Resolve: ep within the dp and fsdp shares of each axis, and the tp
+//     ones for whole experts under sp); an empty mesh
 //     must admit the default placement.
 func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 	var errs []error
@@ -103,6 +104,7 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 	// experts, dp*fsdp, mb and the batch, cp, sp and the sequence, pp and
 	// the layers.
 	z := sizesOf(&m, w, s.MB)
+	z.whole = s.ExpertsWhole()
 	ruleErrs(&z, s.Degree, s.SP, add)
 	nmb := 0
 	if r := s.Replicas(); w.Batch >= 1 && w.Batch%r == 0 && (w.Batch/r)%s.MB == 0 {
@@ -137,11 +139,15 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 			add("schedule=%s needs at least pp=%d micro-batches, but batch/(dp*fsdp*mb) = %d: lower mb or dp*fsdp, raise the batch, or use 1f1b", s.Schedule, need, nmb)
 		}
 	}
-	// Mesh. When ep does not divide dp*fsdp (reported above) the rest of
-	// the mesh is still checked, without ep.
+	// Mesh. When ep does not divide dp*fsdp (or dp*fsdp*tp, reported
+	// above) the rest of the mesh is still checked, without ep.
 	if s.Chips() == chips {
 		p := s
-		if ep := s.Degree[EP]; ep > 1 && s.Replicas()%ep != 0 {
+		room := s.Replicas()
+		if s.tpCarvable() {
+			room = mulSat(room, s.Degree[TP])
+		}
+		if ep := s.Degree[EP]; ep > 1 && room%ep != 0 {
 			p.Degree[EP], p.Mesh[EP] = 1, nil
 		}
 		placed, err := p.Place(c)
