@@ -129,7 +129,9 @@ func Explain(r Request, s space.Strategy) (results.Evaluation, error) {
 	if err := r.Options.Limits.Check(s, m.Layers); err != nil {
 		return results.Evaluation{}, &search.InputError{Err: fmt.Errorf("strategy %s: %w", s, err)}
 	}
-	placed, err := s.Place(c)
+	// Placed as the framework lays out its ranks (its rank order), so that
+	// a strategy without a mesh runs the mesh the framework gives it.
+	placed, err := r.Options.Limits.Place(s, c)
 	if err != nil {
 		return results.Evaluation{}, &search.InputError{Err: fmt.Errorf("strategy %s cannot be placed on the mesh of %s: %w", s, c.Name, err)}
 	}

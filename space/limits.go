@@ -206,6 +206,13 @@ func (l Limits) CheckPlacement(s Strategy, c profiles.Cluster) error {
 	return l.checkLayout(&c, s.Degree, &s.Mesh, s.ExpertsWhole())
 }
 
+// Place places s on c as the framework lays its ranks out: the default
+// placement in its RankOrder (Strategy.PlaceInOrder), the fill order when
+// it has none.
+func (l Limits) Place(s Strategy, c profiles.Cluster) (Strategy, error) {
+	return s.PlaceInOrder(c, l.RankOrder)
+}
+
 // CheckCluster reports, in one sentence, a cluster the framework does not
 // run on (a GPU-only framework on TPUs), naming what would; nil when it
 // runs there.

@@ -70,6 +70,16 @@ func (s *Strategy) placed() bool {
 // returns an error, naming the degree and the axes, when the degrees do not
 // multiply to the chip count or cannot be laid out on the axes.
 func (s Strategy) Place(c profiles.Cluster) (Strategy, error) {
+	return s.PlaceInOrder(c, nil)
+}
+
+// PlaceInOrder is Place with the default placement filling the dimensions
+// of order first, innermost first, in that order, and the others after
+// them in the fill order: a framework's rank order (Limits.RankOrder;
+// Megatron-LM lays tp, cp, dp, pp over its ranks from the innermost), so
+// that a strategy given without a mesh is placed as the framework lays it
+// out. A nil order is Place's.
+func (s Strategy) PlaceInOrder(c profiles.Cluster, order []Dim) (Strategy, error) {
 	out := s
 	out.Mesh = [NumDims][]Share{}
 	var errs []error
@@ -123,7 +133,7 @@ func (s Strategy) Place(c profiles.Cluster) (Strategy, error) {
 		return out, errors.Join(errs...)
 	}
 	// Default placement of the rest.
-	for _, d := range ownDims() {
+	for _, d := range placeOrder(order) {
 		if out.Mesh[d] != nil || s.Degree[d] == 1 {
 			continue
 		}
@@ -194,6 +204,26 @@ func (s Strategy) Place(c profiles.Cluster) (Strategy, error) {
 		out.Mesh[EP] = shares
 	}
 	return out, errors.Join(errs...)
+}
+
+// placeOrder returns the dimensions with chips of their own, those of
+// order first (in its order) and the others after them in fill order.
+func placeOrder(order []Dim) []Dim {
+	if len(order) == 0 {
+		return ownDims()
+	}
+	var out []Dim
+	for _, d := range order {
+		if d >= 0 && d < NumDims && !d.carved() && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	for _, d := range ownDims() {
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // placedBefore names the dimensions the default placement fills before d.

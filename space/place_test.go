@@ -158,6 +158,92 @@ func TestResolveCarve(t *testing.T) {
 	}
 }
 
+// TestResolveCarveTP checks EP's carving out of tp's ranks for whole
+// experts under sp (Megatron-Core's expert grid with etp=1): fsdp first,
+// dp next, tp last on each axis, tp's expert part tpe what ep leaves, and
+// every chip of dp*fsdp*tp in exactly one of ep, edp, efsdp, tpe.
+func TestResolveCarveTP(t *testing.T) {
+	tests := []struct {
+		s             string
+		edp, tpe      int
+		tpeGroups     string
+		tpeDegreeSame bool // tpe = tp: ep took no tensor rank
+	}{
+		// gpu: tp 2, dp 4; ep 8 takes dp's 4 then tp's 2.
+		{"dp=32,tp=2,ep=8,mesh=tp:gpu*2;dp:gpu*4.node*8;ep:gpu*8", 8, 1, "", false},
+		// Qwen3-235B on 256 H100s: ep 32 = tp 2 x dp 16, none left.
+		{"dp=32,tp=2,ep=64,mesh=tp:gpu*2;dp:gpu*4.node*8;ep:gpu*8.node*8", 1, 1, "", false},
+		// ep 2 within dp's gpu share: tp keeps its 2 ranks.
+		{"dp=32,tp=2,ep=2,mesh=tp:gpu*2;dp:gpu*4.node*8;ep:gpu*2", 16, 2, "gpu*2", true},
+		// Split experts (etp=tp): ep never takes a tensor rank.
+		{"dp=32,tp=2,ep=4,etp=2,mesh=tp:gpu*2;dp:gpu*4.node*8;ep:gpu*4", 8, 2, "gpu*2", true},
+	}
+	for _, tt := range tests {
+		s, err := Parse(tt.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.Resolve(gpuCluster(64))
+		if err != nil {
+			t.Errorf("Resolve(%q): %v", tt.s, err)
+			continue
+		}
+		if m.Degrees[RoleEDP] != tt.edp || m.Degrees[RoleTPE] != tt.tpe {
+			t.Errorf("Resolve(%q): edp %d, tpe %d; want %d, %d", tt.s, m.Degrees[RoleEDP], m.Degrees[RoleTPE], tt.edp, tt.tpe)
+		}
+		var parts []string
+		for _, g := range m.Groups[RoleTPE] {
+			parts = append(parts, fmt.Sprintf("%s*%d", g.Axis.Name, g.Size))
+		}
+		if got := strings.Join(parts, "."); got != tt.tpeGroups {
+			t.Errorf("Resolve(%q): tpe groups %q, want %q", tt.s, got, tt.tpeGroups)
+		}
+		if got, want := m.Degrees[RoleEP]*m.Degrees[RoleEDP]*m.Degrees[RoleEFSDP]*m.Degrees[RoleTPE], s.Replicas()*s.Degree[TP]; got != want {
+			t.Errorf("Resolve(%q): ep*edp*efsdp*tpe = %d, want dp*fsdp*tp = %d", tt.s, got, want)
+		}
+		if (m.Degrees[RoleTPE] == m.Degrees[RoleTP]) != tt.tpeDegreeSame {
+			t.Errorf("Resolve(%q): tpe %d against tp %d", tt.s, m.Degrees[RoleTPE], m.Degrees[RoleTP])
+		}
+		deg, err := s.RoleDegrees(gpuCluster(64))
+		if err != nil || deg != m.Degrees {
+			t.Errorf("RoleDegrees(%q) = %v, %v; Resolve gives %v", tt.s, deg, err, m.Degrees)
+		}
+	}
+}
+
+// TestPlaceInOrder checks the default placement in a framework's rank
+// order: Megatron-LM lays tp, cp, dp, pp over its ranks from the
+// innermost, so dp=4,pp=8 on 4 nodes of 8 GPUs puts dp inside the node and
+// pp across nodes, where the fill order (tp, cp, fsdp, pp, dp) puts pp
+// inside.
+func TestPlaceInOrder(t *testing.T) {
+	tests := []struct {
+		s     string
+		order []Dim
+		want  string
+	}{
+		{"dp=4,pp=8", nil, "dp=4,pp=8,mesh=pp:gpu*8;dp:node*4"},
+		{"dp=4,pp=8", []Dim{TP, CP, DP, PP}, "dp=4,pp=8,mesh=pp:gpu*2.node*4;dp:gpu*4"},
+		{"dp=2,tp=4,pp=4", []Dim{TP, CP, DP, PP}, "dp=2,tp=4,pp=4,mesh=tp:gpu*4;pp:node*4;dp:gpu*2"},
+		// A mesh given is kept; only the rest follows the order.
+		{"dp=4,pp=8,mesh=pp:gpu*8", []Dim{TP, CP, DP, PP}, "dp=4,pp=8,mesh=pp:gpu*8;dp:node*4"},
+	}
+	for _, tt := range tests {
+		s, err := Parse(tt.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.PlaceInOrder(gpuCluster(32), tt.order)
+		if err != nil {
+			t.Errorf("PlaceInOrder(%q, %v): %v", tt.s, tt.order, err)
+			continue
+		}
+		if got := p.String(); got != tt.want {
+			t.Errorf("PlaceInOrder(%q, %v) = %q, want %q", tt.s, tt.order, got, tt.want)
+		}
+	}
+}
+
 // TestResolvePlacedEverywhere checks that every placement Place accepts
 // resolves, for random MoE strategies.
 func TestResolvePlacedEverywhere(t *testing.T) {

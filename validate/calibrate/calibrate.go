@@ -426,13 +426,14 @@ func prepare(r runs.Run, base profiles.Cluster, ro runs.Options) (*sample, Row, 
 	if err != nil {
 		return nil, Row{}, fmt.Errorf("calibrate: strategy %s: %v", vr.Strategy, err)
 	}
-	placed, err := st.Place(c)
-	if err != nil {
-		return nil, Row{}, fmt.Errorf("calibrate: strategy %s: %v", vr.Strategy, err)
-	}
 	so, _, err := r.SearchOptions(ro)
 	if err != nil {
 		return nil, Row{}, err
+	}
+	// Placed as the run's framework lays out its ranks.
+	placed, err := so.Limits.Place(st, c)
+	if err != nil {
+		return nil, Row{}, fmt.Errorf("calibrate: strategy %s: %v", vr.Strategy, err)
 	}
 	p, err := search.NewProblem(m, c, w, space.Fix{}, so)
 	if err != nil {

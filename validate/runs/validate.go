@@ -351,7 +351,9 @@ func evaluate(p *search.Problem, s space.Strategy) (evaluation, error) {
 	if err := s.Validate(p.Model(), p.Cluster(), p.Workload()); err != nil {
 		return evaluation{}, fmt.Errorf("runs: strategy %s: %w", s, err)
 	}
-	placed, err := s.Place(p.Cluster())
+	// Placed as the run's framework lays out its ranks (Megatron: tp, cp,
+	// dp, pp from the innermost), the mesh the published run had.
+	placed, err := p.Options().Limits.Place(s, p.Cluster())
 	if err != nil {
 		return evaluation{}, fmt.Errorf("runs: strategy %s: %w", s, err)
 	}
