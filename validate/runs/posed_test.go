@@ -404,3 +404,19 @@ func TestMaxTextOffload(t *testing.T) {
 		}
 	}
 }
+
+func TestFP8RecipeName(t *testing.T) {
+	tests := []struct{ precision, want string }{
+		{"FP8-CS", "tensorwise"},
+		{"FP8 tensorwise (torchao float8)", "tensorwise"},
+		{"FP8 current scaling", "tensorwise"},
+		{"FP8", ""},
+		{"MXFP8", ""},
+		{"BF16", ""},
+	}
+	for _, tt := range tests {
+		if got := (Run{Precision: tt.precision}).FP8RecipeName(); got != tt.want {
+			t.Errorf("FP8RecipeName(%q) = %q, want %q", tt.precision, got, tt.want)
+		}
+	}
+}

@@ -164,7 +164,31 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 	if r.UnfusedAttention() {
 		so.Program.Kernels.Attention = model.AttentionMaterialized
 	}
+	if name := r.FP8RecipeName(); name != "" && so.FP8 != nil && so.FP8.Name != name {
+		// The run's own scaling, with the framework's storage choices
+		// (fp8 primary weights, fp8 dispatch) kept.
+		if rec, ok := model.LookupFP8Recipe(name); ok {
+			rec.Params, rec.Dispatch = so.FP8.Params, so.FP8.Dispatch
+			so.FP8 = &rec
+		}
+	}
 	return so, f.Name, nil
+}
+
+// FP8RecipeName is the FP8 recipe the run's precision names, "" when it
+// names none (plain FP8, MXFP8): current scaling (Megatron-Bridge's
+// FP8-CS, Transformer Engine's Float8CurrentScaling, Megatron-Core's
+// --fp8-recipe tensorwise; NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553:
+// megatron/core/fp8_utils.py) and torchao's tensorwise scaling are both
+// dynamic per-tensor scales, the tensorwise recipe, whose quantisation reads
+// each input once more for its amax.
+func (r Run) FP8RecipeName() string {
+	t := strings.ToLower(r.Precision)
+	switch {
+	case strings.Contains(t, "fp8-cs"), strings.Contains(t, "current scaling"), strings.Contains(t, "tensorwise"):
+		return model.FP8Tensorwise
+	}
+	return ""
 }
 
 // reason turns an error into a skip reason: the sentence without this
