@@ -45,6 +45,14 @@ type Policy struct {
 	// Layers limits the policy to transformer layers; the embedding and
 	// output blocks always keep what they need.
 	Layers bool
+	// SkipScans leaves the state-space and linear-attention scans (Op.Scan)
+	// alone although their group re-runs: their fused kernels already
+	// re-make what they do not keep (mamba_ssm's chunked scan re-runs the
+	// conv and the chunk states in its backward), and Megatron-Core's
+	// core_attn recompute checkpoints the attention core only
+	// (NVIDIA/Megatron-LM@d98e8a64 megatron/core/transformer/attention.py:446,
+	// _checkpointed_attention_forward).
+	SkipScans bool
 	// RecomputeUsed recomputes the output of a re-run op even where an op
 	// that is not re-run needs it, as JAX's remat policies decide per value
 	// (a projection's input is recomputed from the saved output before
@@ -80,7 +88,7 @@ func Policies() []Policy {
 	dots[GroupProjection] = false
 	return []Policy{
 		{Name: RecomputeNone},
-		{Name: RecomputeSelective, Rerun: [NumGroups]bool{GroupCore: true}, Layers: true},
+		{Name: RecomputeSelective, Rerun: [NumGroups]bool{GroupCore: true}, Layers: true, SkipScans: true},
 		{Name: RecomputeFull, Rerun: all, Layers: true},
 		{Name: RecomputeMinimal, Rerun: dots, Layers: true, RecomputeUsed: true},
 		{Name: RecomputeSaveDotExceptMLPWi, Rerun: dots, RerunOps: []string{"ffn_in", "expert_in", "shared_in"}, Layers: true, RecomputeUsed: true},
@@ -184,7 +192,7 @@ func (p *Program) Reruns(pol Policy, b int, o *Op) bool {
 	if pol.Layers && (b == p.Embedding || b == p.Output) {
 		return false
 	}
-	if pol.keeps(o) {
+	if pol.keeps(o) || (pol.SkipScans && o.Scan) {
 		return false
 	}
 	return pol.Rerun[o.Group] || slices.Contains(pol.RerunOps, o.Name)
