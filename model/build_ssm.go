@@ -167,25 +167,51 @@ func (b *builder) ssmBlock(mix Mixer, parallel bool) int {
 	b.op(Op{Kind: Elementwise, Name: "conv1d", A: zx, C: xbc, Bytes: 2 * sz[DimLc] / sz[DimLz], BwdBytes: 4 * sz[DimLc] / sz[DimLz],
 		Group: GroupOther, Writes: []int{xs, xt, cm, bm, bsm}, Saves: []int{zx}})
 	local := AttnChunked
-	b.op(Op{Kind: Einsum, Name: "scores", A: cm, B: bm, C: cb, Work: causalWork, Group: GroupCore, Saves: []int{cm, bm}, Local: local, Span: q})
+	// What the scan keeps for its backward pass. Mamba-2's fused training
+	// kernel (mamba_split_conv1d_scan_combined, which Megatron-Core's
+	// MambaMixer._ssm_training calls: NVIDIA/Megatron-LM@d98e8a64
+	// megatron/core/ssm/mamba_mixer.py:707) saves only the in-projection's
+	// output zxbcdt and the scan's output before the gate, out_x; its
+	// backward re-runs the conv1d and re-makes the chunk states from them
+	// (state-spaces/mamba@e9594ce mamba_ssm/ops/triton/ssd_combined.py:888-889,
+	// :921). Gated DeltaNet's chunked kernel keeps q, k, v and its WY
+	// intermediates (fla chunk_gated_delta_rule).
+	keep := func(t ...int) []int {
+		if mix == MixMamba2 {
+			return nil
+		}
+		return t
+	}
+	b.op(Op{Kind: Einsum, Name: "scores", A: cm, B: bm, C: cb, Work: causalWork, Group: GroupCore, Saves: keep(cm, bm), Local: local, Span: q})
 	if mix == MixGDN {
 		// k·kᵀ within each chunk for the WY form (fla chunk_scaled_dot_kkt).
 		b.op(Op{Kind: Einsum, Name: "kkt", A: bsm, B: bm, C: cb, Work: causalWork, Group: GroupCore, Saves: []int{bsm, bm}, Local: local, Span: q})
 	}
 	b.op(Op{Kind: Elementwise, Name: "decay_mask", A: cb, C: lm, Group: GroupCore})
-	b.op(Op{Kind: Einsum, Name: "attend", A: lm, B: xt, C: y, Work: causalWork, Group: GroupCore, Saves: []int{xt, y}, Local: local, Span: q})
+	b.op(Op{Kind: Einsum, Name: "attend", A: lm, B: xt, C: y, Work: causalWork, Group: GroupCore, Saves: append(keep(xt), y), Local: local, Span: q})
 	if mix == MixGDN {
 		// u = T·(β v) and w = T·(β k) within each chunk (fla recompute_w_u).
 		b.op(Op{Kind: Einsum, Name: "wy", A: lm, B: xt, C: y, Work: causalWork, Group: GroupCore, Saves: []int{xt}, Local: local, Span: q})
 	}
-	b.op(Op{Kind: Einsum, Name: "chunk_states", A: bsm, B: xs, C: st, Work: 1 / g, Group: GroupCore, Saves: []int{bsm, xs}})
+	b.op(Op{Kind: Einsum, Name: "chunk_states", A: bsm, B: xs, C: st, Work: 1 / g, Group: GroupCore, Saves: keep(bsm, xs)})
 	b.pass("state_pass", GroupCore, st, st, 2)
-	b.op(Op{Kind: Einsum, Name: "state_out", A: cm, B: st, C: yoff, Work: 1 / g, Group: GroupCore, Saves: []int{cm, st}})
+	b.op(Op{Kind: Einsum, Name: "state_out", A: cm, B: st, C: yoff, Work: 1 / g, Group: GroupCore, Saves: keep(cm, st)})
 	b.pass("add_states", GroupCore, yoff, y, 3)
 	for i := range b.blk.Fwd {
 		b.blk.Fwd[i].Scan = b.blk.Fwd[i].Group == GroupCore
 	}
-	b.kernelPass("gated_norm", PassNorm, GroupNorm, y, yn, 2, y, zx)
+	normIn := []int{y, zx}
+	if mix == MixMamba2 && !m.NoGatedNorm {
+		// Megatron-Core gates in the scan kernel (its output is
+		// y·silu(z), ssd_combined.py:855) and normalises after it in a
+		// module of its own (mamba_mixer.py:730-731, self.norm(y)), which
+		// keeps the gated product, its input: one more d_inner-wide
+		// tensor per token.
+		yg := b.act("y_gated", bs(DimLv, Seq)...)
+		normIn = []int{y, zx, yg}
+		b.blk.Fwd[len(b.blk.Fwd)-1].Writes = append(b.blk.Fwd[len(b.blk.Fwd)-1].Writes, yg)
+	}
+	b.kernelPass("gated_norm", PassNorm, GroupNorm, y, yn, 2, normIn...)
 	b.einsum("out_proj", GroupProjection, yn, wout, out, 1)
 	b.dropoutPass("dropout1", out)
 	b.postNorm("post_norm1", out)

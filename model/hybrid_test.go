@@ -243,3 +243,50 @@ func TestMamba1MixerParams(t *testing.T) {
 		t.Errorf("mamba mixer: %d, want %d", got, want)
 	}
 }
+
+// TestNanoSavedPerToken: the activations Nemotron 3 Nano's blocks keep per
+// token, by hand, in elements. Mamba-2 under Megatron-Core: the layer input
+// and the fused norm's output (2·2688), the in-projection's output zxbcdt
+// (2·4096 + 2·8·128 + 64 = 10,304) and the scan's output before the gate
+// (4,096), both saved by mamba_split_conv1d_scan_combined, the gated
+// product the separate norm keeps (4,096) and the out-projection's input
+// (4,096): 27,968. A MoE block under recompute=moe keeps its input and the
+// norm's output, the checkpoint's input (2·2688); moe_layernorm re-makes
+// the norm output too (2688).
+func TestNanoSavedPerToken(t *testing.T) {
+	s := mustPreset(t, "nemotron-3-nano")
+	p := MustProgram(s, ProgramOptions{Precision: MixedPrecision()})
+	sz := p.Sizes(1, 1)
+	perToken := func(kind, policy string) float64 {
+		pol, ok := LookupPolicy(policy)
+		if !ok {
+			t.Fatalf("no policy %s", policy)
+		}
+		for _, k := range p.Kinds {
+			if k.Name != kind {
+				continue
+			}
+			var bytes float64
+			for _, ti := range p.Saved(k.Blocks, pol) {
+				bytes += p.FullBytes(ti, &sz)
+			}
+			return bytes / 2
+		}
+		t.Fatalf("no layer kind %s", kind)
+		return 0
+	}
+	tests := []struct {
+		kind, policy string
+		want         float64
+	}{
+		{"mamba2", RecomputeNone, 2*2688 + 10304 + 3*4096},
+		{"mamba2", RecomputeMoE, 2*2688 + 10304 + 3*4096},
+		{"mlp-only moe", RecomputeMoE, 2 * 2688},
+		{"mlp-only moe", RecomputeMoENorm, 2688},
+	}
+	for _, tt := range tests {
+		if got := perToken(tt.kind, tt.policy); got != tt.want {
+			t.Errorf("%s under %s: %v elements per token, want %v", tt.kind, tt.policy, got, tt.want)
+		}
+	}
+}

@@ -23,6 +23,10 @@ const (
 	RecomputeOffloadInputQKVO   = "offload_input_qkvo"    // MaxText custom: those and the output projection's
 	RecomputeDeepSeek           = "deepseek"              // DeepSeek-V3: norms, MLA up-projections and SwiGLU outputs re-run
 	RecomputeNormAct            = "norm_act"              // fused kernels: norms and MLP activation outputs re-run, no matmul
+	RecomputeMoE                = "moe"                   // Megatron-Core --recompute-modules moe: the whole MoE block re-runs
+	RecomputeMoENorm            = "moe_layernorm"         // Megatron-Core moe layernorm: that, and the MoE block's own norm
+	RecomputeMoEAct             = "moe_act"               // Megatron-Core moe_act: the routed experts' activation output re-made
+	RecomputeNormMoEAct         = "layernorm_moe_act"     // Megatron-Core layernorm moe_act: that, and the MoE block's own norm
 )
 
 // Policy is an activation recomputation policy as data: which ops of a
@@ -41,6 +45,14 @@ type Policy struct {
 	// Layers limits the policy to transformer layers; the embedding and
 	// output blocks always keep what they need.
 	Layers bool
+	// SkipScans leaves the state-space and linear-attention scans (Op.Scan)
+	// alone although their group re-runs: their fused kernels already
+	// re-make what they do not keep (mamba_ssm's chunked scan re-runs the
+	// conv and the chunk states in its backward), and Megatron-Core's
+	// core_attn recompute checkpoints the attention core only
+	// (NVIDIA/Megatron-LM@d98e8a64 megatron/core/transformer/attention.py:446,
+	// _checkpointed_attention_forward).
+	SkipScans bool
 	// RecomputeUsed recomputes the output of a re-run op even where an op
 	// that is not re-run needs it, as JAX's remat policies decide per value
 	// (a projection's input is recomputed from the saved output before
@@ -76,7 +88,7 @@ func Policies() []Policy {
 	dots[GroupProjection] = false
 	return []Policy{
 		{Name: RecomputeNone},
-		{Name: RecomputeSelective, Rerun: [NumGroups]bool{GroupCore: true}, Layers: true},
+		{Name: RecomputeSelective, Rerun: [NumGroups]bool{GroupCore: true}, Layers: true, SkipScans: true},
 		{Name: RecomputeFull, Rerun: all, Layers: true},
 		{Name: RecomputeMinimal, Rerun: dots, Layers: true, RecomputeUsed: true},
 		{Name: RecomputeSaveDotExceptMLPWi, Rerun: dots, RerunOps: []string{"ffn_in", "expert_in", "shared_in"}, Layers: true, RecomputeUsed: true},
@@ -113,7 +125,37 @@ func Policies() []Policy {
 		// gate and up projections (xformers' fused SwiGLU, Megatron-Core's
 		// moe_act); no matmul re-runs (docs/frameworks.md).
 		{Name: RecomputeNormAct, Rerun: [NumGroups]bool{GroupNorm: true, GroupActivation: true}, Layers: true, RecomputeUsed: true},
+		// Megatron-Core's --recompute-granularity selective with
+		// --recompute-modules moe: the MoE layer's forward (router, token
+		// permutation and dispatch, experts, combine, shared experts) runs
+		// under tensor_parallel.checkpoint, so only its input, the
+		// pre-MLP norm's output, is kept and the backward re-runs the block,
+		// its all-to-alls included (NVIDIA/Megatron-LM@d98e8a64
+		// megatron/core/transformer/moe/moe_layer.py:247-251 and :701,
+		// custom_forward with the shared experts inside). torch.utils.checkpoint
+		// semantics: what leaves the region is kept (RecomputeUsed false).
+		{Name: RecomputeMoE, RerunOps: moeBlockOps(), Layers: true},
+		// "layernorm" adds the norms that are modules of their own
+		// (pre_mlp_layernorm before a MoE layer; the norms fused into
+		// Transformer Engine's LayerNormLinear of attention and Mamba are
+		// not) under CheckpointWithoutOutput: the norm's output, the MoE
+		// region's input, is freed and re-made (transformer_layer.py:520-530,
+		// recompute_pre_mlp_layernorm).
+		{Name: RecomputeMoENorm, RerunOps: append(moeBlockOps(), "norm2"), Layers: true},
+		// "moe_act": the grouped experts' activation output is freed and
+		// re-made from the first projection's output before the second
+		// projection's backward (moe/experts.py:269, TEGroupedMLP's
+		// activation_recompute); nothing else re-runs.
+		{Name: RecomputeMoEAct, RerunOps: []string{"expert_act"}, Layers: true, RecomputeUsed: true},
+		{Name: RecomputeNormMoEAct, RerunOps: []string{"norm2", "expert_act"}, Layers: true, RecomputeUsed: true},
 	}
+}
+
+// moeBlockOps are the ops of a MoE block after its norm: what Megatron-Core's
+// "moe" recompute module re-runs.
+func moeBlockOps() []string {
+	return []string{"router", "topk", "permute", "dispatch", "expert_in", "expert_act", "expert_out", "combine", "unpermute",
+		"shared_in", "shared_act", "shared_out"}
 }
 
 // qkvProjections are the ops whose outputs are the queries, keys and
@@ -150,7 +192,7 @@ func (p *Program) Reruns(pol Policy, b int, o *Op) bool {
 	if pol.Layers && (b == p.Embedding || b == p.Output) {
 		return false
 	}
-	if pol.keeps(o) {
+	if pol.keeps(o) || (pol.SkipScans && o.Scan) {
 		return false
 	}
 	return pol.Rerun[o.Group] || slices.Contains(pol.RerunOps, o.Name)

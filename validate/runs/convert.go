@@ -539,7 +539,9 @@ func (r Run) Layout(chips int, w space.Workload) (space.Strategy, []string, erro
 		s.Schedule, s.V = space.Interleaved, r.InterleaveV
 	}
 
-	if s.Recompute, note, err = recomputePolicy(r.Recompute); err != nil {
+	if name, ok := megatronMoEModules(strings.ToLower(strings.TrimSpace(r.Recompute))); ok && r.posed() {
+		s.Recompute = name
+	} else if s.Recompute, note, err = recomputePolicy(r.Recompute); err != nil {
 		if !r.posed() {
 			return space.Strategy{}, nil, err
 		}
