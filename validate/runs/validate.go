@@ -161,12 +161,17 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 		f = &p
 	}
 	so := f.SearchOptions()
-	if r.nanoPerfRecipe() && f.Name == "megatron" {
+	if r.bridgePerfRecipe() && f.Name == "megatron" {
 		// Megatron-Bridge's performance recipes reduce and keep the
 		// gradients in bf16 (_benchmark_common and _perf_precision set
 		// grad_reduce_in_fp32 False: NVIDIA-NeMo/Megatron-Bridge@067f987d
-		// src/megatron/bridge/perf_recipes/_common.py:73-74, :122) and run
-		// Transformer Engine's fused cross-entropy
+		// src/megatron/bridge/perf_recipes/_common.py:73-74, :122; the
+		// DeepSeek-V3 and Qwen3 perf configs set it again).
+		so.Program.Precision.Grad = so.Program.Precision.Activation
+	}
+	if r.nanoPerfRecipe() && f.Name == "megatron" {
+		// Nemotron 3 Nano's recipe also runs Transformer Engine's fused
+		// cross-entropy
 		// (cross_entropy_fusion_impl "te", _common.py:70, with
 		// cross_entropy_loss_fusion on: recipes/nemotronh/h100/nemotron_3_nano.py:166),
 		// whose forward writes the logits' gradient into the bf16 logits
@@ -174,7 +179,6 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 		// transformer_engine/pytorch/cross_entropy.py,
 		// CrossEntropyFunction.forward): 2 bytes a logit, no fp32 copy, no
 		// gradient of its own.
-		so.Program.Precision.Grad = so.Program.Precision.Activation
 		loss := &so.Program.Kernels.Passes[model.PassLoss]
 		loss.SavedBytes, loss.TransientBytes = so.Program.Precision.Activation, 0
 	}
@@ -208,15 +212,22 @@ func (r Run) FP8RecipeName() string {
 	return ""
 }
 
+// bridgePerfRecipe reports whether r was run with one of Megatron-Bridge's
+// performance recipes (scripts/performance, perf_recipes): a row of its
+// performance summary, or one whose notes name a perf recipe.
+func (r Run) bridgePerfRecipe() bool {
+	if !strings.HasPrefix(r.SourceName(), "NVIDIA-NeMo/Megatron-Bridge") {
+		return false
+	}
+	return strings.Contains(r.Source, "performance-summary") || strings.Contains(strings.ToLower(r.Notes), "perf recipe")
+}
+
 // nanoPerfRecipe reports whether r is one of the Nemotron 3 Nano rows run
 // with Megatron-Bridge's 16-H100 performance recipe
 // (nemotron_3_nano_pretrain_16gpu_h100_bf16_config, perf_recipes/nemotronh/h100/nemotronh.py:107),
-// whose gradient and loss settings SearchOptions applies. Other
-// Megatron-Bridge performance-recipe rows share them (_benchmark_common)
-// but are left to their own review.
+// which turns on the fused cross-entropy.
 func (r Run) nanoPerfRecipe() bool {
-	return presetFor(r.ModelName) == "nemotron-3-nano" && strings.Contains(strings.ToLower(r.Notes), "perf recipe") &&
-		strings.HasPrefix(r.SourceName(), "NVIDIA-NeMo/Megatron-Bridge")
+	return presetFor(r.ModelName) == "nemotron-3-nano" && r.bridgePerfRecipe() && strings.Contains(strings.ToLower(r.Notes), "perf recipe")
 }
 
 // reason turns an error into a skip reason: the sentence without this
