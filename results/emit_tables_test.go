@@ -133,6 +133,8 @@ func emitGrid() []emitCase {
 			out = append(out, emitCase{"llama3-8b", "v5p-64", tpu, s + ",recompute=" + r})
 			out = append(out, emitCase{"llama3-8b", "2xv5p-64", tpu, s + ",recompute=" + r})
 		}
+		// AQT's int8 matmuls (MaxText's quantization: int8) on TPUs.
+		out = append(out, emitCase{"llama3-8b", "v5p-64", tpu, s + ",recompute=minimal,precision=int8"})
 	}
 	return out
 }
@@ -229,6 +231,9 @@ func TestEmitAgainstFrameworkTables(t *testing.T) {
 		}
 		if p.FP8 != nil {
 			want = append(want, "precision=fp8")
+		}
+		if !p.Limits.NoInt8 {
+			want = append(want, "precision=int8")
 		}
 		for d := range space.NumDims {
 			if slices.Contains(p.Limits.NoDims, space.Dim(d)) || space.Dim(d) == space.CP && p.Limits.WeightsOverCP {
@@ -651,7 +656,7 @@ func checkMaxText(tab keyTable, e Evaluation, out string) []string {
 			bad = append(bad, fmt.Sprintf("%d pipeline micro-batches over pp=%d, the row has %d", m, pp, s.NumMicrobatches(e.Workload)))
 		}
 	}
-	if s.FP8() != (doc["quantization"] == "fp8") {
+	if s.FP8() != (doc["quantization"] == "fp8") || s.Int8() != (doc["quantization"] == "int8") {
 		bad = append(bad, "quantization does not follow precision="+s.Precision)
 	}
 	return bad
