@@ -184,7 +184,7 @@ func TestEmitDeepSpeed(t *testing.T) {
 		checkpointing      bool
 	}{
 		{"fsdp=8,mb=2", 3, 0, 2, false},
-		{"dp=8,zero=2,recompute=full", 2, 0, 4, true},
+		{"dp=8,zero=2", 2, 0, 4, false},
 		{"dp=2,fsdp=4", 3, 4, 4, false},
 	} {
 		out := emitOut(t, "explain", "--model", "llama3-8b", "--cluster", "h100-8", "--batch", "32", "--strategy", tc.strategy, "--emit", "deepspeed")
@@ -211,6 +211,13 @@ func TestEmitDeepSpeed(t *testing.T) {
 		if cfg.Micro*cfg.Accum*8 != cfg.TrainBatch {
 			t.Errorf("%s: %d x %d x 8 GPUs != train_batch_size %d", tc.strategy, cfg.Micro, cfg.Accum, cfg.TrainBatch)
 		}
+	}
+	// activation_checkpointing alone recomputes nothing (the model code
+	// must call deepspeed.checkpointing.checkpoint): recompute=full is not
+	// a DeepSpeed config's.
+	_, stderr, code := run(t, "explain", "--model", "llama3-8b", "--cluster", "h100-8", "--batch", "32", "--strategy", "dp=8,zero=2,recompute=full", "--emit", "deepspeed")
+	if code != ExitBadInput || !strings.Contains(stderr, "recompute=full") {
+		t.Errorf("--emit deepspeed with recompute=full: exit %d, %q; want exit 2 naming recompute=full", code, stderr)
 	}
 }
 
@@ -374,6 +381,9 @@ func TestPlanEmitRecommendedRowEmits(t *testing.T) {
 			case code == ExitBadInput && strings.HasPrefix(stderr, "plan: cannot search"):
 				// The problem itself has no strategy for f (e.g. a batch
 				// smaller than the GPUs for plain ZeRO): no search ran.
+			case code == ExitNoFit && strings.HasPrefix(stderr, "plan: search:"):
+				// The search found no row that f runs and that fits (a
+				// DeepSpeed config recomputes nothing): no row to emit.
 			default:
 				t.Errorf("plan %s: exit %d, stderr %q; want the recommended row emitted", strings.Join(args, " "), code, stderr)
 			}

@@ -202,8 +202,10 @@ func megatron() Profile {
 		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull},
 		Zeros:      []int{0, 1},
 		GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)",
-		RankOrder:   []space.Dim{space.TP, space.CP, space.DP, space.PP},
-		ExpertOrder: []space.Dim{space.TP, space.CP, space.DP}}
+		// Megatron-FSDP's shard group is the data-parallel group, so fsdp
+		// takes dp's place in both orders (FSDPAlone: never both).
+		RankOrder:   []space.Dim{space.TP, space.CP, space.FSDP, space.DP, space.PP},
+		ExpertOrder: []space.Dim{space.TP, space.CP, space.FSDP, space.DP}}
 	return p
 }
 
@@ -227,8 +229,12 @@ func deepspeed() Profile {
 		Optimizer: model.Optimizer{ClipPasses: 3},
 		Comm:      cost.Comm{WeightOverlap: &none, Flat: true, PerTensor: true},
 		Release:   Release{Name: "0.19.6", Repo: "deepspeedai/DeepSpeed", Commit: "edaa7221267243c7be7fb49c5d5f5c4fb97b4641"},
-		// A DeepSpeed config (--emit deepspeed) expresses data parallelism,
-		// ZeRO stages 0-3 and full activation checkpointing; tensor,
+		// A DeepSpeed config (--emit deepspeed) expresses data parallelism
+		// and ZeRO stages 0-3; its activation_checkpointing section only
+		// configures deepspeed.checkpointing.checkpoint(), which recomputes
+		// nothing unless the model code calls it
+		// (deepspeedai/DeepSpeed@edaa7221267243c7be7fb49c5d5f5c4fb97b4641:deepspeed/runtime/activation_checkpointing/checkpointing.py:1058, 1162: checkpoint and configure, called by the model code),
+		// so a config alone runs no recompute; tensor,
 		// pipeline, context and expert parallelism live in the model code
 		// (use the megatron profile for Megatron-DeepSpeed layouts).
 		// DeepSpeed has no TPU accelerator
@@ -237,7 +243,7 @@ func deepspeed() Profile {
 		// every model state inside the fsdp group and replicates it across
 		// groups (runtime/zero/mics.py:391): ZeRO over dp is lost there.
 		Limits: space.Limits{Framework: "deepspeed", NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP}, NoInt8: true,
-			Recomputes: []string{model.RecomputeNone, model.RecomputeFull},
+			Recomputes: []string{model.RecomputeNone},
 			GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)", NoZeroWithFSDP: true},
 	}
 }
@@ -277,8 +283,14 @@ func maxtext() Profile {
 		// layers/decoders.py:346-350, 541-566): full rematerialisation, so
 		// the profile has no "none"; the pipeline needs the layers to divide
 		// over stages x repeats (configs/types.py:3598-3621); the expert
-		// axis is its own mesh axis, carved here out of fsdp or data.
+		// axis is its own mesh axis, carved here out of fsdp. Its logical
+		// rules shard the dense weights' embed dimension over fsdp x
+		// context x expert and the experts' over fsdp x context
+		// (src/maxtext/configs/base.yml:587-588, 605-606): the planner
+		// shards them over its fsdp, which holds the expert chips, and not
+		// over cp, so cp stays 1 and ep comes out of fsdp only.
 		Limits: space.Limits{Framework: "maxtext", Zeros: []int{0}, RequireSP: true, NoSplit: true,
+			WeightsOverCP: true, ExpertsFromFSDP: true,
 			Schedules: []space.Schedule{space.GPipe, space.Interleaved}, EqualStages: true, ExpertsPerTier: true,
 			Recomputes: []string{model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,
 				model.RecomputeSaveDotExceptMLP, model.RecomputeSaveQKVProj, model.RecomputeQKVProjOffloaded,

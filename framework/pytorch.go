@@ -88,7 +88,11 @@ func torchtitan() Profile {
 			GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)",
 			RankOrder:   []space.Dim{space.TP, space.CP, space.FSDP, space.DP, space.PP},
 			ExpertOrder: []space.Dim{space.TP, space.CP, space.FSDP},
-			EqualStages: true, ReplicateAlone: true, ExpertsFromShard: true},
+			EqualStages: true, ReplicateAlone: true, ExpertsFromShard: true,
+			// Its FSDP mesh is dp_shard x cp: "we always assume that when cp
+			// is used, FSDP is also applied" (parallel_dims.py:82-84, 137,
+			// 151-152), so a cp row shards the weights over fsdp x cp.
+			WeightsOverCP: true},
 		Sharded: fullyShardVariant(k),
 		Release: Release{Name: "v0.2.2, the last release that reads TOML", Repo: "pytorch/torchtitan", Commit: "73a0e6979dd10b6b1904098eb3c8f62c18ab87ce"},
 		// torchao's float8 training with dynamic tensorwise scaling

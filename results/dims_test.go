@@ -38,7 +38,7 @@ var dimEmission = map[string]map[space.Dim]emitsDim{
 		space.DP:   {key: "data_parallelism"},
 		space.FSDP: {key: "fsdp_parallelism"},
 		space.TP:   {key: "tensor_parallelism"},
-		space.CP:   {key: "context_parallelism"},
+		space.CP:   {refused: true}, // its embed rule shards the weights over context too
 		space.PP:   {key: "pipeline_parallelism"},
 		space.EP:   {key: "expert_parallelism"},
 	},
@@ -46,7 +46,7 @@ var dimEmission = map[string]map[space.Dim]emitsDim{
 		space.DP:   {key: "data_parallel_replicate_degree"},
 		space.FSDP: {key: "data_parallel_shard_degree"},
 		space.TP:   {key: "tensor_parallel_degree"},
-		space.CP:   {key: "context_parallel_degree"},
+		space.CP:   {refused: true}, // its fsdp mesh is dp_shard x cp
 		space.PP:   {key: "pipeline_parallel_degree"},
 		space.EP:   {key: "expert_parallel_degree"},
 	},
@@ -95,6 +95,9 @@ func TestEveryDimensionShownAndEmitted(t *testing.T) {
 			spec += ",recompute=minimal" // MaxText's "none" recomputes the whole layer
 			if strings.Contains(spec, "pp=") {
 				spec += ",schedule=gpipe" // MaxText runs no 1F1B
+			}
+			if strings.Contains(spec, "ep=") {
+				spec = strings.Replace(spec, "dp=", "fsdp=", 1) // its expert axis comes out of fsdp
 			}
 		case framework == Megatron && spec == "dp=32,pp=2":
 			spec += ",mesh=dp:gpu*8.node*4;pp:node*2" // Megatron lays dp inside pp

@@ -233,9 +233,6 @@ func EmitNotes(framework string, e Evaluation) []string {
 	}
 	s := e.Strategy
 	notes := []string{"the DeepSpeed config is for " + releaseOf(DeepSpeed).String()}
-	if s.Recompute == space.RecomputeFull {
-		notes = append(notes, "activation_checkpointing only configures deepspeed.checkpointing.checkpoint: the model code must call it on every layer (or gradient_checkpointing_enable) for recompute=full")
-	}
 	if s.Degree[space.FSDP] > 1 && s.Degree[space.DP] > 1 {
 		notes = append(notes, "mics_shard_size needs the model built under deepspeed.zero.MiCS_Init (runtime/zero/mics.py:385-389)")
 	}

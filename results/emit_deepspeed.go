@@ -7,6 +7,9 @@ import (
 	"github.com/meshplan/meshplan/space"
 )
 
+// emitDeepSpeed writes DeepSpeed's JSON config for e, by the rules of
+// deepspeedai/DeepSpeed@edaa7221267243c7be7fb49c5d5f5c4fb97b4641
+// (results/testdata/emit/deepspeed-keys.txt holds its keys).
 func emitDeepSpeed(e Evaluation) (string, error) {
 	s := e.Strategy
 	var bad []string
@@ -23,8 +26,11 @@ func emitDeepSpeed(e Evaluation) (string, error) {
 			bad = append(bad, fmt.Sprintf("%s=%d: %s", d.key, d.v, d.why))
 		}
 	}
-	if s.Recompute == space.RecomputeSelective {
-		bad = append(bad, "recompute=selective: DeepSpeed's activation checkpointing recomputes whole layers; search with --fix recompute=full or none")
+	if s.Recompute != space.RecomputeNone {
+		// Its activation_checkpointing section only configures
+		// deepspeed.checkpointing.checkpoint(), which the model code must
+		// call (deepspeedai/DeepSpeed@edaa7221267243c7be7fb49c5d5f5c4fb97b4641:deepspeed/runtime/activation_checkpointing/checkpointing.py:1058, 1162).
+		bad = append(bad, fmt.Sprintf("recompute=%s: a DeepSpeed config alone recomputes nothing (activation_checkpointing only configures deepspeed.checkpointing.checkpoint(), which the model code must call); search with --fix recompute=none", s.Recompute))
 	}
 	if s.FP8() {
 		bad = append(bad, "precision=fp8: a DeepSpeed config has no FP8 matmuls (Transformer Engine is set up in the model code); search with --fix precision=bf16")
@@ -53,13 +59,6 @@ func emitDeepSpeed(e Evaluation) (string, error) {
 		"gradient_accumulation_steps":    s.NumMicrobatches(e.Workload),
 		"bf16":                           map[string]any{"enabled": true},
 		"zero_optimization":              zero,
-	}
-	if s.Recompute == space.RecomputeFull {
-		cfg["activation_checkpointing"] = map[string]any{
-			"partition_activations":          false,
-			"contiguous_memory_optimization": false,
-			"cpu_checkpointing":              false,
-		}
 	}
 	data, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {

@@ -44,21 +44,25 @@ func emitMaxText(e Evaluation) (string, error) {
 		bad = append(bad, "sp=false: MaxText's tensor axis also shards the activations between layers (logical rule activation_embed -> tensor); search with --fix sp=true")
 	}
 	fast, slow := tierDegrees(s, e.Cluster)
+	if s.Degree[space.CP] > 1 {
+		// base.yml:605-606 shards the embed dimension of every weight over
+		// fsdp x context x expert: the row's weights are over fsdp only.
+		bad = append(bad, fmt.Sprintf("cp=%d: MaxText shards the weights over its context axis too (base.yml's embed rule), the row over fsdp only; search with --fix cp=1", s.Degree[space.CP]))
+	}
 	// Expert parallelism is its own MaxText axis: take it out of the fsdp
-	// (else data) degree of the same links.
+	// degree of the same links, so that the embed rule's fsdp x expert is
+	// the row's fsdp (base.yml:605-606) and the experts' embed_moe rule's
+	// fsdp is the row's efsdp (base.yml:587-588).
 	for _, deg := range []*[space.NumDims]int{&fast, &slow} {
 		ep := deg[space.EP]
 		if ep <= 1 {
 			continue
 		}
-		switch {
-		case deg[space.FSDP]%ep == 0:
-			deg[space.FSDP] /= ep
-		case deg[space.DP]%ep == 0:
-			deg[space.DP] /= ep
-		default:
-			bad = append(bad, fmt.Sprintf("ep=%d: its chips straddle the data and fsdp axes, which MaxText's separate expert axis cannot express", s.Degree[space.EP]))
+		if deg[space.FSDP]%ep != 0 {
+			bad = append(bad, fmt.Sprintf("ep=%d: its chips are not fsdp chips on every link tier, and MaxText shards the dense weights over fsdp x expert, the row over fsdp only", s.Degree[space.EP]))
+			break
 		}
+		deg[space.FSDP] /= ep
 	}
 	if len(bad) > 0 {
 		return "", &EmitError{Framework: MaxText, Parts: bad}

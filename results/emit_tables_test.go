@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -87,6 +88,11 @@ func emitGrid() []emitCase {
 		"dp=64", "fsdp=64", "dp=8,tp=8", "fsdp=8,tp=8", "dp=2,fsdp=4,tp=8", "fsdp=4,tp=8,cp=2",
 		"dp=4,tp=8,cp=2", "fsdp=2,tp=8,pp=4", "dp=2,tp=8,pp=4", "dp=4,fsdp=2,tp=8", "dp=2,tp=4,cp=2,pp=4",
 		"dp=8,tp=8,mesh=tp:gpu*8;dp:node*8", "dp=8,tp=4,pp=2,mesh=tp:gpu*4;dp:gpu*2.node*4;pp:node*2",
+		// Placements outside Megatron-LM's rank order with Megatron-FSDP:
+		// tp across nodes beside fsdp inside, cp across nodes beside fsdp.
+		"fsdp=16,tp=4,mesh=tp:gpu*2.node*2;fsdp:gpu*4.node*4", "fsdp=32,cp=2,mesh=cp:node*2;fsdp:gpu*8.node*4",
+		// Stages of different sizes, on every schedule.
+		"fsdp=2,tp=8,pp=4,first=6,last=6",
 	}
 	schedules := []string{"1f1b", "gpipe", "interleaved,v=2", "interleaved,v=4", "zb-h1", "zb-v", "dualpipe", "dualpipev"}
 	for _, l := range layouts {
@@ -127,6 +133,8 @@ func emitGrid() []emitCase {
 			out = append(out, emitCase{"llama3-8b", "v5p-64", tpu, s + ",recompute=" + r})
 			out = append(out, emitCase{"llama3-8b", "2xv5p-64", tpu, s + ",recompute=" + r})
 		}
+		// AQT's int8 matmuls (MaxText's quantization: int8) on TPUs.
+		out = append(out, emitCase{"llama3-8b", "v5p-64", tpu, s + ",recompute=minimal,precision=int8"})
 	}
 	return out
 }
@@ -224,10 +232,14 @@ func TestEmitAgainstFrameworkTables(t *testing.T) {
 		if p.FP8 != nil {
 			want = append(want, "precision=fp8")
 		}
+		if !p.Limits.NoInt8 {
+			want = append(want, "precision=int8")
+		}
 		for d := range space.NumDims {
-			if !slices.Contains(p.Limits.NoDims, space.Dim(d)) {
-				want = append(want, space.Dim(d).String())
+			if slices.Contains(p.Limits.NoDims, space.Dim(d)) || space.Dim(d) == space.CP && p.Limits.WeightsOverCP {
+				continue
 			}
+			want = append(want, space.Dim(d).String())
 		}
 		t.Logf("--emit %s: %d emitted kinds", f, len(emitted[f]))
 		for _, k := range want {
@@ -350,7 +362,57 @@ func checkMegatron(tab keyTable, e Evaluation, out string) []string {
 	if s.FP8() != (flags["--fp8-format"] != "") {
 		bad = append(bad, "fp8 flags do not follow precision="+s.Precision)
 	}
+	// Megatron's RankGenerator lays tp, cp, dp, pp from the innermost rank
+	// (megatron/core/parallel_state.py:617); the data-parallel group is
+	// the row's dp x fsdp (Megatron-FSDP shards over it).
+	got := rankSpread(e.Cluster, []int{tp, cp, dp, pp})
+	for i, ds := range [][]space.Dim{{space.TP}, {space.CP}, {space.DP, space.FSDP}, {space.PP}} {
+		want := map[string]int{}
+		for _, d := range ds {
+			for _, sh := range s.Mesh[d] {
+				if sh.Size > 1 {
+					if want[sh.Axis] == 0 {
+						want[sh.Axis] = 1
+					}
+					want[sh.Axis] *= sh.Size
+				}
+			}
+		}
+		if !maps.Equal(got[i], want) {
+			bad = append(bad, fmt.Sprintf("Megatron places %s on %v, the row on %v", ds[0], got[i], want))
+		}
+	}
 	return bad
+}
+
+// rankSpread returns, for dimensions of the given degrees laid over the
+// ranks innermost first (rank = i0 + d0·(i1 + d1·(...))), how many chips
+// of each cluster axis (innermost axis first, ranks filling it first) the
+// group of rank 0 spans in each: the placement the framework runs.
+func rankSpread(c profiles.Cluster, degrees []int) []map[string]int {
+	out := make([]map[string]int, len(degrees))
+	stride := 1
+	for i, d := range degrees {
+		out[i] = map[string]int{}
+		coords := make([]map[int]bool, len(c.Axes))
+		for k := range coords {
+			coords[k] = map[int]bool{}
+		}
+		for j := range d {
+			r := j * stride
+			for k, a := range c.Axes {
+				coords[k][r%a.Size] = true
+				r /= a.Size
+			}
+		}
+		for k, a := range c.Axes {
+			if n := len(coords[k]); n > 1 {
+				out[i][a.Name] = n
+			}
+		}
+		stride *= d
+	}
+	return out
 }
 
 // flatten lists the leaf keys of a decoded TOML, YAML or JSON document as
@@ -407,6 +469,10 @@ func checkTorchTitan(tab keyTable, e Evaluation, out string) []string {
 	if dpr != s.Degree[space.DP] || dps != s.Degree[space.FSDP] || tp != s.Degree[space.TP] || cp != s.Degree[space.CP] || pp != s.Degree[space.PP] {
 		bad = append(bad, "degrees differ from the row")
 	}
+	if cp > 1 {
+		// Its fsdp mesh is dp_shard x cp (parallel_dims.py:82-84, 137, 151-152).
+		bad = append(bad, fmt.Sprintf("FSDP over dp_shard x cp = %d ranks, the row shards the weights over fsdp=%d", dps*cp, s.Degree[space.FSDP]))
+	}
 	if dpr > 1 && dps == 1 && cp == 1 && (tp > 1 || pp > 1) {
 		bad = append(bad, "DDP next to tp or pp (models/llama3/infra/parallelize.py:151)")
 	}
@@ -425,17 +491,30 @@ func checkTorchTitan(tab keyTable, e Evaluation, out string) []string {
 		if !slices.Contains(torchtitanSchedules, sched) {
 			bad = append(bad, "unknown schedule "+sched)
 		}
-		lps := n("parallelism.pipeline_parallel_layers_per_stage")
-		first, last := n("parallelism.pipeline_parallel_first_stage_less_layers"), n("parallelism.pipeline_parallel_last_stage_less_layers")
-		if _, ok := keys["parallelism.pipeline_parallel_first_stage_less_layers"]; !ok {
-			first = 1
-		}
-		if _, ok := keys["parallelism.pipeline_parallel_last_stage_less_layers"]; !ok {
-			last = 1
-		}
-		stages := (L + first + last + lps - 1) / lps
-		if stages%pp != 0 || stages/pp != s.VirtualStages() {
-			bad = append(bad, fmt.Sprintf("ceil((%d + %d + %d) / %d) = %d stages, not %d per rank over pp=%d", L, first, last, lps, stages, s.VirtualStages(), pp))
+		if parts, ok := keys["parallelism.module_fqns_per_model_part"].([]any); ok {
+			bad = append(bad, checkTitanParts(parts, s, L)...)
+		} else {
+			lps := n("parallelism.pipeline_parallel_layers_per_stage")
+			first, last := n("parallelism.pipeline_parallel_first_stage_less_layers"), n("parallelism.pipeline_parallel_last_stage_less_layers")
+			if _, ok := keys["parallelism.pipeline_parallel_first_stage_less_layers"]; !ok {
+				first = 1
+			}
+			if _, ok := keys["parallelism.pipeline_parallel_last_stage_less_layers"]; !ok {
+				last = 1
+			}
+			stages := (L + first + last + lps - 1) / lps
+			if stages%pp != 0 || stages/pp != s.VirtualStages() {
+				bad = append(bad, fmt.Sprintf("ceil((%d + %d + %d) / %d) = %d stages, not %d per rank over pp=%d", L, first, last, lps, stages, s.VirtualStages(), pp))
+			}
+			// generate_llm_fqn_per_model_part (pipeline_parallel.py:275-330)
+			// gives every stage (L + first + last) / stages layers less the
+			// weights on the ends: equal stages need no weights.
+			if (first != 0 || last != 0) && !s.Split.Explicit() {
+				bad = append(bad, fmt.Sprintf("first/last stage weights %d/%d make the end stages lighter than the row's equal stages", first, last))
+			}
+			if s.Split.Explicit() && s.Split.MaxStageLayers(L, pp) != s.Split.MinStageLayers(L, pp) {
+				bad = append(bad, "the row's stages differ in size but layers_per_stage makes them equal")
+			}
 		}
 		mb := n("parallelism.pipeline_parallel_microbatch_size")
 		if local%mb != 0 || local/mb != s.NumMicrobatches(e.Workload) || mb != s.MB {
@@ -450,6 +529,58 @@ func checkTorchTitan(tab keyTable, e Evaluation, out string) []string {
 	if s.FP8() {
 		if c, _ := keys["model.converters"].([]any); len(c) != 1 || c[0] != "quantize.linear.float8" {
 			bad = append(bad, fmt.Sprintf("converters %v: v0.2.2 registers quantize.linear.float8", keys["model.converters"]))
+		}
+	}
+	return bad
+}
+
+// checkTitanParts checks module_fqns_per_model_part (one list of module
+// names per stage, in model order) against the row's split: every module
+// once and in order, pp x stages-per-rank stages, and each rank's layers
+// those the row costs. A looped rank r runs stages r, r+pp, ... (chunk j
+// is space.Split.ChunkLayers's); a V-shaped rank runs stages r and
+// 2pp-1-r (pipeline_parallel.py:451-469) and the row costs half of linear
+// stages r and pp-1-r on it (space.PlaceV).
+func checkTitanParts(parts []any, s space.Strategy, L int) []string {
+	var bad []string
+	pp, v := s.Degree[space.PP], s.VirtualStages()
+	var order []string
+	counts := make([]int, len(parts))
+	for i, p := range parts {
+		mods, _ := p.([]any)
+		for _, m := range mods {
+			name, _ := m.(string)
+			order = append(order, name)
+			if strings.HasPrefix(name, "layers.") {
+				counts[i]++
+			}
+		}
+	}
+	want := []string{"tok_embeddings"}
+	for i := range L {
+		want = append(want, fmt.Sprintf("layers.%d", i))
+	}
+	want = append(want, "norm", "output")
+	if !slices.Equal(order, want) {
+		bad = append(bad, "module_fqns_per_model_part does not hold every module once, in order")
+	}
+	if len(counts) != pp*v {
+		return append(bad, fmt.Sprintf("%d stages, not %d per rank over pp=%d", len(counts), v, pp))
+	}
+	for r := range pp {
+		switch s.Schedule.Rules().Placement() {
+		case space.PlaceV:
+			_, a := s.Split.StageLayers(L, pp, r)
+			_, z := s.Split.StageLayers(L, pp, pp-1-r)
+			if got := 2 * (counts[r] + counts[2*pp-1-r]); got < a+z-1 || got > a+z+1 {
+				bad = append(bad, fmt.Sprintf("V rank %d runs %d layers, the row half of %d + %d", r, counts[r]+counts[2*pp-1-r], a, z))
+			}
+		default:
+			for j := range v {
+				if c := s.Split.ChunkLayers(L, pp, v, r, j); counts[j*pp+r] != c {
+					bad = append(bad, fmt.Sprintf("rank %d chunk %d runs %d layers, the row %d", r, j, counts[j*pp+r], c))
+				}
+			}
 		}
 	}
 	return bad
@@ -495,6 +626,12 @@ func checkMaxText(tab keyTable, e Evaluation, out string) []string {
 		n("ici_expert_parallelism")*n("dcn_expert_parallelism") != s.Degree[space.EP] {
 		bad = append(bad, "mesh degrees differ from the row")
 	}
+	// base.yml:605-606: every weight's embed dimension over fsdp x context
+	// x expert, which must be the row's fsdp sharding.
+	axes := func(a string) int { return n("ici_"+a+"_parallelism") * n("dcn_"+a+"_parallelism") }
+	if shards := axes("fsdp") * axes("context") * axes("expert"); shards != max(s.Degree[space.FSDP], 1) {
+		bad = append(bad, fmt.Sprintf("the embed rule shards the weights over fsdp x context x expert = %d chips, the row over fsdp=%d", shards, s.Degree[space.FSDP]))
+	}
 	policy, _ := doc["remat_policy"].(string)
 	switch {
 	case s.Recompute == model.RecomputeOffloadInput:
@@ -519,7 +656,7 @@ func checkMaxText(tab keyTable, e Evaluation, out string) []string {
 			bad = append(bad, fmt.Sprintf("%d pipeline micro-batches over pp=%d, the row has %d", m, pp, s.NumMicrobatches(e.Workload)))
 		}
 	}
-	if s.FP8() != (doc["quantization"] == "fp8") {
+	if s.FP8() != (doc["quantization"] == "fp8") || s.Int8() != (doc["quantization"] == "int8") {
 		bad = append(bad, "quantization does not follow precision="+s.Precision)
 	}
 	return bad
@@ -546,6 +683,11 @@ func checkDeepSpeed(tab keyTable, e Evaluation, out string) []string {
 	s := e.Strategy
 	if f("train_batch_size") != f("train_micro_batch_size_per_gpu")*f("gradient_accumulation_steps")*e.Cluster.Chips() {
 		bad = append(bad, "train_batch_size is not micro x accumulation x world")
+	}
+	if _, ok := doc["activation_checkpointing"]; ok || s.Recompute != space.RecomputeNone {
+		// The section only configures deepspeed.checkpointing.checkpoint(),
+		// which the model code must call (checkpointing.py:1058, 1162).
+		bad = append(bad, fmt.Sprintf("recompute=%s: a DeepSpeed config alone recomputes nothing", s.Recompute))
 	}
 	if ms := f("zero_optimization.mics_shard_size"); ms > 0 && s.Zero > 0 {
 		bad = append(bad, "MiCS with zero over dp: MiCS replicates the states across its groups")

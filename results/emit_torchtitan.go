@@ -19,6 +19,11 @@ func emitTorchTitan(e Evaluation) (string, error) {
 	if s.Zero > 0 && s.Degree[space.DP] > 1 {
 		bad = append(bad, fmt.Sprintf("zero=%d on dp=%d: torchtitan shards optimizer state only through FSDP (data_parallel_shard_degree); search with --fix zero=0 or use fsdp", s.Zero, s.Degree[space.DP]))
 	}
+	if cp := s.Degree[space.CP]; cp > 1 {
+		// torchtitan's fsdp mesh is dp_shard x cp (v0.2.2:
+		// torchtitan/distributed/parallel_dims.py:82-84, 137, 151-152).
+		bad = append(bad, fmt.Sprintf("cp=%d: torchtitan shards the weights, gradients and optimizer state over dp_shard x cp = %d ranks, the row over fsdp=%d only; search with --fix cp=1", cp, max(s.Degree[space.FSDP], 1)*cp, max(s.Degree[space.FSDP], 1)))
+	}
 	if s.Degree[space.TP] > 1 && !s.SP {
 		bad = append(bad, "sp=false: torchtitan's tensor parallelism always shards the sequence in norms and dropout")
 	}
@@ -105,22 +110,39 @@ func emitTorchTitan(e Evaluation) (string, error) {
 }
 
 // titanStages returns torchtitan's module_fqns_per_model_part (v0.2.2:
-// the modules of each virtual stage, in stage order, chunk j of rank r
-// being stage j*pp+r) for the split of L layers over the pipeline of s
-// with stages chunks per rank, when its stages do not all hold the same
-// layers; "" when they do (pipeline_parallel_layers_per_stage says it) or
-// for a V-shaped schedule, whose stages the emitter writes only equal.
+// the modules of each virtual stage in model order; pipeline_module_split
+// gives rank r the stages r, r+pp, ... of a looped schedule and the stages
+// r and 2pp-1-r of a V-shaped one, torchtitan/distributed/pipeline_parallel.py:451-469)
+// for the split of L layers over the pipeline of s with stages chunks per
+// rank, when its stages do not all hold the same layers; "" when they do
+// (pipeline_parallel_layers_per_stage says it).
 func titanStages(s space.Strategy, L, stages int) string {
 	pp := s.Degree[space.PP]
-	if pp < 2 || s.Schedule.Rules().Placement() != space.PlaceLinear {
+	if pp < 2 {
 		return ""
 	}
 	n := pp * stages
 	counts := make([]int, n)
+	switch s.Schedule.Rules().Placement() {
+	case space.PlaceLinear:
+		for i := range counts {
+			counts[i] = s.Split.ChunkLayers(L, pp, stages, i%pp, i/pp)
+		}
+	case space.PlaceV:
+		// The planner's V rank r holds half of linear stages r and
+		// pp-1-r each (space.PlaceV, [ZB §6]): model stage k < pp takes
+		// the larger half of linear stage k, stage pp+k the smaller half,
+		// so that rank r (stages r and 2pp-1-r) holds the two halves.
+		for k := range pp {
+			_, c := s.Split.StageLayers(L, pp, k)
+			counts[k], counts[pp+k] = c-c/2, c/2
+		}
+	default:
+		return ""
+	}
 	even := true
-	for i := range counts {
-		counts[i] = s.Split.ChunkLayers(L, pp, stages, i%pp, i/pp)
-		even = even && counts[i] == counts[0]
+	for _, c := range counts {
+		even = even && c == counts[0]
 	}
 	if even {
 		return ""

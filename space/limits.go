@@ -82,6 +82,19 @@ type Limits struct {
 	// NoZeroWithFSDP says ZeRO over dp cannot combine with fsdp (a
 	// DeepSpeed config shards inside fsdp groups only: MiCS).
 	NoZeroWithFSDP bool
+	// WeightsOverCP says the framework shards the weights, their
+	// gradients and the optimizer state over the cp ranks as well as the
+	// fsdp ones whenever cp > 1 (torchtitan's fsdp mesh is dp_shard x cp,
+	// MaxText's embed rule spans the context axis). The planner shards
+	// them over fsdp only and gathers them over fsdp only, so the row
+	// would not be the run: cp above 1 is refused for it.
+	WeightsOverCP bool
+	// ExpertsFromFSDP says, with ExpertsPerTier, that the expert axis is
+	// carved out of the fsdp part of each tier only: the framework shards
+	// the dense weights over its expert axis too (MaxText's embed rule
+	// spans fsdp x expert), which is the row's fsdp sharding only when
+	// every expert chip is an fsdp chip.
+	ExpertsFromFSDP bool
 }
 
 // checkPrecision reports a precision the framework cannot run.
@@ -189,6 +202,9 @@ func (l Limits) Check(s Strategy, layers int) error {
 	if pp := s.Degree[PP]; l.EqualStages && pp > 1 && layers%(pp*s.VirtualStages()) != 0 {
 		return fmt.Errorf("%s cannot express pp=%d with %d stages per rank: its stages need the %d layers in %d equal parts", l.name(), pp, s.VirtualStages(), layers, pp*s.VirtualStages())
 	}
+	if cp := s.Degree[CP]; l.WeightsOverCP && cp > 1 {
+		return fmt.Errorf("%s cannot express cp=%d as planned: it shards the weights, gradients and optimizer state over fsdp x cp = %d ranks, the planner over fsdp = %d only (use cp=1)", l.name(), cp, max(s.Degree[FSDP], 1)*cp, max(s.Degree[FSDP], 1))
+	}
 	if l.NoZeroWithFSDP && s.Zero > 0 && s.Degree[DP] > 1 && s.Degree[FSDP] > 1 {
 		return fmt.Errorf("%s cannot express zero=%d over dp=%d next to fsdp=%d: it shards inside the fsdp groups only (use zero=0 or fsdp alone)", l.name(), s.Zero, s.Degree[DP], s.Degree[FSDP])
 	}
@@ -261,7 +277,11 @@ func (l Limits) checkLayout(c *profiles.Cluster, deg Degrees, mesh *[NumDims][]S
 	if ep := deg[EP]; l.ExpertsPerTier && ep > 1 {
 		fast, slow := tierParts(c, mesh)
 		for _, part := range []*Degrees{&fast, &slow} {
-			if e := part[EP]; e > 1 && part[FSDP]%e != 0 && part[DP]%e != 0 {
+			e := part[EP]
+			if e > 1 && l.ExpertsFromFSDP && part[FSDP]%e != 0 {
+				return fmt.Errorf("%s cannot express ep=%d as placed: it shards the dense weights over its fsdp x expert axes, so on each link tier the expert axis must be carved out of the fsdp axis (the row's fsdp), not the data axis", l.name(), ep)
+			}
+			if e > 1 && part[FSDP]%e != 0 && part[DP]%e != 0 {
 				return fmt.Errorf("%s cannot express ep=%d as placed: on each link tier its expert axis is carved out of the fsdp or the data axis alone", l.name(), ep)
 			}
 		}

@@ -16,6 +16,8 @@ func TestCheckPlacement(t *testing.T) {
 	titan := Limits{Framework: "torchtitan", GPUOnly: true, RankOrder: []Dim{TP, CP, FSDP, DP, PP},
 		ExpertOrder: []Dim{TP, CP, FSDP}, ReplicateAlone: true, ExpertsFromShard: true}
 	maxtext := Limits{Framework: "maxtext", ExpertsPerTier: true}
+	maxtextFSDP := Limits{Framework: "maxtext", ExpertsPerTier: true, ExpertsFromFSDP: true}
+	megatronFSDP := Limits{Framework: "megatron", RankOrder: []Dim{TP, CP, FSDP, DP, PP}}
 	for _, tc := range []struct {
 		name     string
 		lim      Limits
@@ -37,6 +39,12 @@ func TestCheckPlacement(t *testing.T) {
 		{"ep outer", titan, "mixtral-h100-64", "fsdp=16,tp=4,ep=8,etp=4,mesh=tp:gpu*4;fsdp:gpu*2.node*8;ep:node*8", "expert grid"},
 		{"ep over dp", titan, "mixtral-h100-64", "dp=2,fsdp=4,tp=8,ep=8,etp=8,mesh=tp:gpu*8;fsdp:node*4;dp:node*2;ep:node*8", "fsdp x cp ranks"},
 		{"ep per tier", maxtext, "mixtral-h100-64", "fsdp=16,tp=4,ep=8,etp=4,mesh=tp:gpu*4;fsdp:gpu*2.node*8;ep:gpu*2.node*4", ""},
+		{"ep out of data", maxtext, "mixtral-h100-64", "dp=8,fsdp=8,ep=8,mesh=fsdp:gpu*8;dp:node*8;ep:node*8", ""},
+		{"ep out of fsdp only", maxtextFSDP, "mixtral-h100-64", "dp=8,fsdp=8,ep=8,mesh=fsdp:gpu*8;dp:node*8;ep:gpu*8", ""},
+		{"ep out of data refused", maxtextFSDP, "mixtral-h100-64", "dp=8,fsdp=8,ep=8,mesh=fsdp:gpu*8;dp:node*8;ep:node*8", "fsdp x expert"},
+		{"megatron-fsdp inside tp across nodes", megatronFSDP, "h100-64", "fsdp=16,tp=4,mesh=tp:gpu*2.node*2;fsdp:gpu*4.node*4", "cannot place"},
+		{"megatron-fsdp across cp inside", megatronFSDP, "h100-64", "fsdp=32,cp=2,mesh=cp:node*2;fsdp:gpu*8.node*4", "cannot place"},
+		{"megatron-fsdp outside tp", megatronFSDP, "h100-64", "fsdp=16,tp=4,mesh=tp:gpu*4;fsdp:gpu*2.node*8", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := profiles.Parse(strings.TrimPrefix(tc.cluster, "mixtral-"))
@@ -64,7 +72,8 @@ func TestCheckPlacement(t *testing.T) {
 	}
 }
 
-// TestLimitsStagesAndZero holds EqualStages and NoZeroWithFSDP in Check.
+// TestLimitsStagesAndZero holds EqualStages, NoZeroWithFSDP and
+// WeightsOverCP in Check.
 func TestLimitsStagesAndZero(t *testing.T) {
 	for _, tc := range []struct {
 		lim      Limits
@@ -79,6 +88,8 @@ func TestLimitsStagesAndZero(t *testing.T) {
 		{Limits{NoZeroWithFSDP: true}, "dp=2,fsdp=4,zero=1", 32, true},
 		{Limits{NoZeroWithFSDP: true}, "dp=2,fsdp=4", 32, false},
 		{Limits{NoZeroWithFSDP: true}, "dp=8,zero=2", 32, false},
+		{Limits{WeightsOverCP: true}, "fsdp=4,cp=2", 32, true},
+		{Limits{WeightsOverCP: true}, "fsdp=8", 32, false},
 	} {
 		s, err := Parse(tc.strategy)
 		if err != nil {

@@ -236,6 +236,14 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	if err := lim.checkCluster(&c); err != nil {
 		return nil, fmt.Errorf("space: %w", err)
 	}
+	if lim.WeightsOverCP {
+		// The framework's weight sharding spans cp (Limits.WeightsOverCP).
+		if fp.hasDim(CP) && fp.Degree[CP] > 1 {
+			return nil, fmt.Errorf("space: --fix cp=%d: %s shards the weights, gradients and optimizer state over fsdp x cp, which the planner does not price (use cp=1)", fp.Degree[CP], lim.name())
+		}
+		fp.Degree[CP] = 1
+		fp.set[lookupKey(CP.String())] = true
+	}
 	sp := &Space{layers: m.Layers, cluster: c, equalChunks: lim.EqualChunks, equalStages: lim.EqualStages, noZeroWithFSDP: lim.NoZeroWithFSDP}
 	sp.classes = axisClasses(&c)
 	var fixMesh [NumDims][]Share

@@ -1076,3 +1076,36 @@ func TestSpaceSplits(t *testing.T) {
 		t.Errorf("New with --fix first=14,last=14: %v, want %s", err, want)
 	}
 }
+
+// TestWeightsOverCP checks that a framework whose weight sharding spans cp
+// (torchtitan's dp_shard x cp, MaxText's embed rule) searches cp = 1 only
+// and refuses a fixed cp naming why.
+func TestWeightsOverCP(t *testing.T) {
+	lim := Limits{Framework: "torchtitan", WeightsOverCP: true}
+	sp, err := NewLimited(llama3_8b(), fp8Cluster(8), Workload{32, 8192}, Fix{}, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	genes := make([]int, NumGenes)
+	var s Strategy
+	n := 0
+	for i := int64(0); i < sp.Size(); i++ {
+		if !sp.DecodeIndex(i, genes, &s) {
+			continue
+		}
+		n++
+		if s.Degree[CP] > 1 {
+			t.Fatalf("decoded %s with cp > 1", s)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no strategy")
+	}
+	fix, err := ParseFix("cp=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewLimited(llama3_8b(), fp8Cluster(8), Workload{32, 8192}, fix, lim); err == nil || !strings.Contains(err.Error(), "fsdp x cp") {
+		t.Errorf("--fix cp=2: %v, want a refusal naming fsdp x cp", err)
+	}
+}
