@@ -877,7 +877,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy, name in
 		// the rows).
 		e.fillDegrees()
 		e.active = e.mr.Active()
-		e.cls = space.ClassRoles(shape.sp, p.Options.ExpertsWhole)
+		e.cls = space.ClassRoles(shape.sp, p.Options.ExpertsWhole, p.Options.WeightsOverCP)
 		for l := range e.cls {
 			e.cls[l] &= e.active
 		}

@@ -82,7 +82,7 @@ type Variant struct {
 
 // ProgramOptions returns the layer program options of the profile.
 func (p Profile) ProgramOptions() model.ProgramOptions {
-	return model.ProgramOptions{Kernels: p.Kernels, Precision: p.Precision, Optimizer: p.Optimizer}
+	return model.ProgramOptions{Kernels: p.Kernels, Precision: p.Precision, Optimizer: p.Optimizer, WeightsOverCP: p.Limits.WeightsOverCP}
 }
 
 // SearchOptions returns the options every evaluation under the profile
@@ -97,7 +97,7 @@ func (p Profile) SearchOptions() search.Options {
 	}
 	o.Limits.NoFP8 = p.FP8 == nil
 	if p.Sharded != nil {
-		o.ShardedProgram = &model.ProgramOptions{Kernels: p.Sharded.Kernels, Precision: p.Sharded.Precision, Optimizer: p.Optimizer}
+		o.ShardedProgram = &model.ProgramOptions{Kernels: p.Sharded.Kernels, Precision: p.Sharded.Precision, Optimizer: p.Optimizer, WeightsOverCP: p.Limits.WeightsOverCP}
 	}
 	return o
 }

@@ -405,6 +405,33 @@ func TestWholeExperts(t *testing.T) {
 	}
 }
 
+// TestWeightsOverCP checks the dense weights sharded over fsdp x cp
+// (model.ProgramOptions.WeightsOverCP: torchtitan's dp_shard x cp mesh):
+// with fsdp=4 and cp=2 every weight, its gradient and its optimizer state
+// take half the bytes they take over fsdp alone; activations do not move.
+func TestWeightsOverCP(t *testing.T) {
+	m := llama70B()
+	w := space.Workload{Batch: 32, SeqLen: 8192}
+	s := strat(space.Strategy{Degree: space.Degrees{space.FSDP: 4, space.CP: 2}})
+	fsdp := est(t, m, model.ProgramOptions{}, w, s)
+	both := est(t, m, model.ProgramOptions{WeightsOverCP: true}, w, s)
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"parameters", both.ParamsBytes, fsdp.ParamsBytes / 2},
+		{"gradients", both.GradsBytes, fsdp.GradsBytes / 2},
+		{"optimizer", both.OptimizerBytes, fsdp.OptimizerBytes / 2},
+	} {
+		if !within(c.got, c.want, 1e-9) {
+			t.Errorf("%s: %.6g bytes over fsdp x cp, want %.6g (half of fsdp's)", c.name, c.got, c.want)
+		}
+	}
+	if !within(both.ActivationsBytes, fsdp.ActivationsBytes, 1e-9) {
+		t.Errorf("activations %.6g over fsdp x cp, %.6g over fsdp: want equal", both.ActivationsBytes, fsdp.ActivationsBytes)
+	}
+}
+
 func TestPipelineStages(t *testing.T) {
 	// Tied embedding with pp > 1: the last stage keeps a copy, so both stages
 	// carry V·h/t; with 1F1B the first holds p micro-batches and is the busier.

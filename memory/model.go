@@ -187,7 +187,8 @@ func (mm *Model) weightGroups(ws []int) []tensorInfo {
 func (mm *Model) fillInfo() {
 	p := mm.p
 	whole := p.Options.ExpertsWhole
-	classes := [2][model.NumLogical]space.RoleSet{space.ClassRoles(false, whole), space.ClassRoles(true, whole)}
+	cpw := p.Options.WeightsOverCP
+	classes := [2][model.NumLogical]space.RoleSet{space.ClassRoles(false, whole, cpw), space.ClassRoles(true, whole, cpw)}
 	mm.info = make([]tensorInfo, len(p.Tensors))
 	for d := range p.Cap {
 		if p.Cap[d] > 0 {

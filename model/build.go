@@ -46,6 +46,15 @@ type ProgramOptions struct {
 	// chips hold replicas of the experts, whose gradients they sum. False
 	// splits the experts' FFN width over tp like the dense layers (etp = tp).
 	ExpertsWhole bool
+	// WeightsOverCP shards every dense weight's model dimension over the
+	// context-parallel ranks as well as the fsdp ones, and with it the
+	// gradients and optimizer state, as frameworks whose FSDP mesh spans
+	// cp do (torchtitan's dp_shard x cp, pytorch/torchtitan@73a0e6979dd10b6b1904098eb3c8f62c18ab87ce:
+	// torchtitan/distributed/parallel_dims.py:137,151-152; MaxText's
+	// logical rule embed -> fsdp, context, AI-Hypercomputer/maxtext@e591f30cbbf217ed67ef71263ec0538239f9c3b8:
+	// src/maxtext/configs/base.yml:587-588): space.ClassRoles adds cp to
+	// the weight embedding's roles.
+	WeightsOverCP bool
 }
 
 // dropout reports whether the program of s applies dropout.

@@ -44,10 +44,12 @@ func emitMaxText(e Evaluation) (string, error) {
 		bad = append(bad, "sp=false: MaxText's tensor axis also shards the activations between layers (logical rule activation_embed -> tensor); search with --fix sp=true")
 	}
 	fast, slow := tierDegrees(s, e.Cluster)
-	if s.Degree[space.CP] > 1 {
-		// base.yml:605-606 shards the embed dimension of every weight over
-		// fsdp x context x expert: the row's weights are over fsdp only.
-		bad = append(bad, fmt.Sprintf("cp=%d: MaxText shards the weights over its context axis too (base.yml's embed rule), the row over fsdp only; search with --fix cp=1", s.Degree[space.CP]))
+	if s.Degree[space.CP] > 1 && e.Model.MoE != nil {
+		// base.yml:587-588 and 605-606 shard the embed dimension of every
+		// weight over fsdp x context (x expert): the maxtext profile prices
+		// a dense model's weights that way (model.ProgramOptions.WeightsOverCP),
+		// not the experts'.
+		bad = append(bad, fmt.Sprintf("cp=%d: MaxText shards the experts over its context axis too (base.yml's embed_moe rule), which the row does not price; search with --fix cp=1", s.Degree[space.CP]))
 	}
 	// Expert parallelism is its own MaxText axis: take it out of the fsdp
 	// degree of the same links, so that the embed rule's fsdp x expert is

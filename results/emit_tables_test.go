@@ -469,9 +469,11 @@ func checkTorchTitan(tab keyTable, e Evaluation, out string) []string {
 	if dpr != s.Degree[space.DP] || dps != s.Degree[space.FSDP] || tp != s.Degree[space.TP] || cp != s.Degree[space.CP] || pp != s.Degree[space.PP] {
 		bad = append(bad, "degrees differ from the row")
 	}
-	if cp > 1 {
-		// Its fsdp mesh is dp_shard x cp (parallel_dims.py:82-84, 137, 151-152).
-		bad = append(bad, fmt.Sprintf("FSDP over dp_shard x cp = %d ranks, the row shards the weights over fsdp=%d", dps*cp, s.Degree[space.FSDP]))
+	if cp > 1 && e.Model.MoE != nil {
+		// Its fsdp mesh is dp_shard x cp (parallel_dims.py:82-84, 137,
+		// 151-152): the row prices a dense model's weights over fsdp x cp
+		// (model.ProgramOptions.WeightsOverCP), not the experts'.
+		bad = append(bad, fmt.Sprintf("FSDP over dp_shard x cp = %d ranks, the row shards the experts over fsdp=%d", dps*cp, s.Degree[space.FSDP]))
 	}
 	if dpr > 1 && dps == 1 && cp == 1 && (tp > 1 || pp > 1) {
 		bad = append(bad, "DDP next to tp or pp (models/llama3/infra/parallelize.py:151)")
@@ -627,10 +629,11 @@ func checkMaxText(tab keyTable, e Evaluation, out string) []string {
 		bad = append(bad, "mesh degrees differ from the row")
 	}
 	// base.yml:605-606: every weight's embed dimension over fsdp x context
-	// x expert, which must be the row's fsdp sharding.
+	// x expert, which must be the row's sharding: fsdp x cp (the maxtext
+	// profile's model.ProgramOptions.WeightsOverCP).
 	axes := func(a string) int { return n("ici_"+a+"_parallelism") * n("dcn_"+a+"_parallelism") }
-	if shards := axes("fsdp") * axes("context") * axes("expert"); shards != max(s.Degree[space.FSDP], 1) {
-		bad = append(bad, fmt.Sprintf("the embed rule shards the weights over fsdp x context x expert = %d chips, the row over fsdp=%d", shards, s.Degree[space.FSDP]))
+	if shards, row := axes("fsdp")*axes("context")*axes("expert"), max(s.Degree[space.FSDP], 1)*max(s.Degree[space.CP], 1); shards != row {
+		bad = append(bad, fmt.Sprintf("the embed rule shards the weights over fsdp x context x expert = %d chips, the row over fsdp x cp = %d", shards, row))
 	}
 	policy, _ := doc["remat_policy"].(string)
 	switch {

@@ -19,10 +19,12 @@ func emitTorchTitan(e Evaluation) (string, error) {
 	if s.Zero > 0 && s.Degree[space.DP] > 1 {
 		bad = append(bad, fmt.Sprintf("zero=%d on dp=%d: torchtitan shards optimizer state only through FSDP (data_parallel_shard_degree); search with --fix zero=0 or use fsdp", s.Zero, s.Degree[space.DP]))
 	}
-	if cp := s.Degree[space.CP]; cp > 1 {
+	if cp := s.Degree[space.CP]; cp > 1 && e.Model.MoE != nil {
 		// torchtitan's fsdp mesh is dp_shard x cp (v0.2.2:
-		// torchtitan/distributed/parallel_dims.py:82-84, 137, 151-152).
-		bad = append(bad, fmt.Sprintf("cp=%d: torchtitan shards the weights, gradients and optimizer state over dp_shard x cp = %d ranks, the row over fsdp=%d only; search with --fix cp=1", cp, max(s.Degree[space.FSDP], 1)*cp, max(s.Degree[space.FSDP], 1)))
+		// torchtitan/distributed/parallel_dims.py:82-84, 137, 151-152):
+		// the torchtitan profile prices a dense model's weights that way
+		// (model.ProgramOptions.WeightsOverCP), not the experts'.
+		bad = append(bad, fmt.Sprintf("cp=%d: torchtitan shards the experts over dp_shard x cp = %d ranks, which the row does not price; search with --fix cp=1", cp, max(s.Degree[space.FSDP], 1)*cp))
 	}
 	if s.Degree[space.TP] > 1 && !s.SP {
 		bad = append(bad, "sp=false: torchtitan's tensor parallelism always shards the sequence in norms and dropout")

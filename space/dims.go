@@ -562,7 +562,11 @@ func roleTable() [NumRoles]roleSpec {
 // all of tp with the experts split over it, tp's expert part TPE with
 // whole experts). A role whose degree is 1 still appears: callers
 // intersect with the active roles.
-func ClassRoles(sp, wholeExperts bool) [model.NumLogical]RoleSet {
+//
+// With weightsOverCP the weights' model dimension is sharded over cp too
+// (model.ProgramOptions.WeightsOverCP: torchtitan's and MaxText's FSDP
+// spans the context-parallel ranks).
+func ClassRoles(sp, wholeExperts, weightsOverCP bool) [model.NumLogical]RoleSet {
 	var out [model.NumLogical]RoleSet
 	for r, spec := range roleTable() {
 		ls := spec.shards
@@ -579,6 +583,9 @@ func ClassRoles(sp, wholeExperts bool) [model.NumLogical]RoleSet {
 				out[l] |= Role(r).Bit()
 			}
 		}
+	}
+	if weightsOverCP {
+		out[model.WeightEmbed] |= RoleCP.Bit()
 	}
 	return out
 }

@@ -85,9 +85,10 @@ type Limits struct {
 	// WeightsOverCP says the framework shards the weights, their
 	// gradients and the optimizer state over the cp ranks as well as the
 	// fsdp ones whenever cp > 1 (torchtitan's fsdp mesh is dp_shard x cp,
-	// MaxText's embed rule spans the context axis). The planner shards
-	// them over fsdp only and gathers them over fsdp only, so the row
-	// would not be the run: cp above 1 is refused for it.
+	// MaxText's embed rule spans the context axis). The layer program
+	// prices the dense weights that way (model.ProgramOptions.WeightsOverCP);
+	// the experts' sharding over cp is not priced, so a mixture of experts
+	// keeps cp = 1 under such a framework.
 	WeightsOverCP bool
 	// ExpertsFromFSDP says, with ExpertsPerTier, that the expert axis is
 	// carved out of the fsdp part of each tier only: the framework shards
@@ -202,8 +203,8 @@ func (l Limits) Check(s Strategy, layers int) error {
 	if pp := s.Degree[PP]; l.EqualStages && pp > 1 && layers%(pp*s.VirtualStages()) != 0 {
 		return fmt.Errorf("%s cannot express pp=%d with %d stages per rank: its stages need the %d layers in %d equal parts", l.name(), pp, s.VirtualStages(), layers, pp*s.VirtualStages())
 	}
-	if cp := s.Degree[CP]; l.WeightsOverCP && cp > 1 {
-		return fmt.Errorf("%s cannot express cp=%d as planned: it shards the weights, gradients and optimizer state over fsdp x cp = %d ranks, the planner over fsdp = %d only (use cp=1)", l.name(), cp, max(s.Degree[FSDP], 1)*cp, max(s.Degree[FSDP], 1))
+	if cp := s.Degree[CP]; l.WeightsOverCP && cp > 1 && s.Degree[EP] > 1 {
+		return fmt.Errorf("%s cannot express cp=%d beside ep=%d as planned: it shards the experts over fsdp x cp, which the planner does not price (use cp=1)", l.name(), cp, s.Degree[EP])
 	}
 	if l.NoZeroWithFSDP && s.Zero > 0 && s.Degree[DP] > 1 && s.Degree[FSDP] > 1 {
 		return fmt.Errorf("%s cannot express zero=%d over dp=%d next to fsdp=%d: it shards inside the fsdp groups only (use zero=0 or fsdp alone)", l.name(), s.Zero, s.Degree[DP], s.Degree[FSDP])

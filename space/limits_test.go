@@ -88,7 +88,8 @@ func TestLimitsStagesAndZero(t *testing.T) {
 		{Limits{NoZeroWithFSDP: true}, "dp=2,fsdp=4,zero=1", 32, true},
 		{Limits{NoZeroWithFSDP: true}, "dp=2,fsdp=4", 32, false},
 		{Limits{NoZeroWithFSDP: true}, "dp=8,zero=2", 32, false},
-		{Limits{WeightsOverCP: true}, "fsdp=4,cp=2", 32, true},
+		{Limits{WeightsOverCP: true}, "fsdp=4,cp=2", 32, false},
+		{Limits{WeightsOverCP: true}, "fsdp=4,cp=2,ep=4", 32, true},
 		{Limits{WeightsOverCP: true}, "fsdp=8", 32, false},
 	} {
 		s, err := Parse(tc.strategy)

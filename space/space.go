@@ -236,10 +236,11 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	if err := lim.checkCluster(&c); err != nil {
 		return nil, fmt.Errorf("space: %w", err)
 	}
-	if lim.WeightsOverCP {
-		// The framework's weight sharding spans cp (Limits.WeightsOverCP).
+	if lim.WeightsOverCP && m.MoE != nil {
+		// The framework's expert sharding spans cp (Limits.WeightsOverCP),
+		// which the planner does not price.
 		if fp.hasDim(CP) && fp.Degree[CP] > 1 {
-			return nil, fmt.Errorf("space: --fix cp=%d: %s shards the weights, gradients and optimizer state over fsdp x cp, which the planner does not price (use cp=1)", fp.Degree[CP], lim.name())
+			return nil, fmt.Errorf("space: --fix cp=%d: %s shards the experts over fsdp x cp, which the planner does not price for model %s (use cp=1)", fp.Degree[CP], lim.name(), m.Name)
 		}
 		fp.Degree[CP] = 1
 		fp.set[lookupKey(CP.String())] = true

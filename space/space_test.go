@@ -1078,34 +1078,44 @@ func TestSpaceSplits(t *testing.T) {
 }
 
 // TestWeightsOverCP checks that a framework whose weight sharding spans cp
-// (torchtitan's dp_shard x cp, MaxText's embed rule) searches cp = 1 only
-// and refuses a fixed cp naming why.
+// (torchtitan's dp_shard x cp, MaxText's embed rule) searches cp for a
+// dense model, whose weights the layer program shards over fsdp x cp, and
+// keeps a mixture of experts at cp = 1, refusing a fixed cp naming why.
 func TestWeightsOverCP(t *testing.T) {
 	lim := Limits{Framework: "torchtitan", WeightsOverCP: true}
-	sp, err := NewLimited(llama3_8b(), fp8Cluster(8), Workload{32, 8192}, Fix{}, lim)
-	if err != nil {
-		t.Fatal(err)
-	}
-	genes := make([]int, NumGenes)
-	var s Strategy
-	n := 0
-	for i := int64(0); i < sp.Size(); i++ {
-		if !sp.DecodeIndex(i, genes, &s) {
-			continue
+	count := func(m model.Spec) (all, withCP int) {
+		t.Helper()
+		sp, err := NewLimited(m, fp8Cluster(8), Workload{32, 8192}, Fix{}, lim)
+		if err != nil {
+			t.Fatal(err)
 		}
-		n++
-		if s.Degree[CP] > 1 {
-			t.Fatalf("decoded %s with cp > 1", s)
+		genes := make([]int, NumGenes)
+		var s Strategy
+		for i := int64(0); i < sp.Size(); i++ {
+			if !sp.DecodeIndex(i, genes, &s) {
+				continue
+			}
+			all++
+			if s.Degree[CP] > 1 {
+				withCP++
+			}
 		}
+		return all, withCP
 	}
-	if n == 0 {
-		t.Fatal("no strategy")
+	if all, withCP := count(llama3_8b()); all == 0 || withCP == 0 {
+		t.Errorf("dense: %d strategies, %d with cp > 1; want some of each", all, withCP)
+	}
+	if all, withCP := count(mixtral()); all == 0 || withCP != 0 {
+		t.Errorf("moe: %d strategies, %d with cp > 1; want cp = 1 only", all, withCP)
 	}
 	fix, err := ParseFix("cp=2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewLimited(llama3_8b(), fp8Cluster(8), Workload{32, 8192}, fix, lim); err == nil || !strings.Contains(err.Error(), "fsdp x cp") {
-		t.Errorf("--fix cp=2: %v, want a refusal naming fsdp x cp", err)
+	if _, err := NewLimited(mixtral(), fp8Cluster(8), Workload{32, 8192}, fix, lim); err == nil || !strings.Contains(err.Error(), "fsdp x cp") {
+		t.Errorf("moe --fix cp=2: %v, want a refusal naming fsdp x cp", err)
+	}
+	if _, err := NewLimited(llama3_8b(), fp8Cluster(8), Workload{32, 8192}, fix, lim); err != nil {
+		t.Errorf("dense --fix cp=2: %v", err)
 	}
 }
