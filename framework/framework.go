@@ -254,11 +254,25 @@ func maxtext() Profile {
 	pr.WeightCopies, pr.TransientGrads = true, true
 	// XLA gathers each weight tensor at its use, not a layer at once.
 	pr.TensorUnits = true
+	k := model.FusedKernels()
+	// The loss: the output dot writes bf16 logits (dtype bfloat16,
+	// logits_dot_in_fp32 false), cast to fp32 (cast_logits_to_fp32 true)
+	// (AI-Hypercomputer/maxtext@e591f30cbbf217ed67ef71263ec0538239f9c3b8:src/maxtext/configs/base.yml:192-193,
+	// src/maxtext/layers/decoders.py:830-846); the cross-entropy's custom
+	// VJP keeps exp(logits - max) in fp32 for its backward and the fp32
+	// logits only for their dtype (src/maxtext/utils/max_utils.py:659-703),
+	// so XLA frees them: 4 bytes kept per logit. Its backward writes the
+	// logits' gradient in fp32 and the cast's transpose turns it into bf16
+	// in the same fusion: 2 bytes live per logit. Forward traffic: the max
+	// reads the bf16 logits (2), the exp pass reads them again and writes
+	// the fp32 exponentials (2+4); backward reads them and writes the bf16
+	// gradient (4+2).
+	k.Passes[model.PassLoss] = model.PassCost{FwdBytes: 8, BwdBytes: 6, SavedBytes: 4, TransientBytes: 2}
 	return Profile{
 		Name: "maxtext",
 		Description: "MaxText on JAX/XLA: fused elementwise kernels, splash (flash) attention, fp32 parameters cast to bf16 for the matmuls, " +
 			"fp32 gradients and moments, static buffer assignment, clipping's norm pass",
-		Kernels:   model.FusedKernels(),
+		Kernels:   k,
 		Precision: pr,
 		Optimizer: model.Optimizer{ClipPasses: 1},
 		// MaxText shards optimizer state through fsdp, not ZeRO over dp; its

@@ -719,6 +719,9 @@ func (mm *Model) stagePhases(g *geometry, terms []kindTerms, e *endTerms, st *st
 type stageSums struct {
 	dense, expert float64 // parameters after storage sharding, the ends' included
 	unit          float64 // the largest FSDP unit before it
+	layerUnit     float64 // the layers' largest FSDP unit
+	embedUnit     float64 // the embedding's unit, on the first stage
+	headUnit      float64 // the output layer's unit (a tied embedding's copy included), on the last stage
 	act           float64 // saved activations per micro-batch
 	work          float64 // the largest layer's recomputed activations
 	fp8           float64 // parameters with fp8 copies, before FSDP sharding
@@ -743,12 +746,14 @@ func (mm *Model) stageSums(terms []kindTerms, e *endTerms, st *stage, ss *stageS
 		ss.fp8 += f * t.fp8
 		ss.fp8Unit = max(ss.fp8Unit, t.fp8)
 		ss.unit = max(ss.unit, t.unit)
+		ss.layerUnit = ss.unit
 		ss.work = max(ss.work, t.work)
 		ss.hasMoE = ss.hasMoE || t.hasMoE
 	}
 	if st.first {
 		// Input embedding V·h/t on the first stage [MEG-MEM].
 		ss.dense, ss.expert, ss.unit = ss.dense+e.embedDense, ss.expert+e.embedExpert, max(ss.unit, e.embedUnit)
+		ss.embedUnit = e.embedUnit
 	}
 	if st.last {
 		// Final norm and output layer V·h/t; a copy of a tied embedding when
@@ -759,6 +764,11 @@ func (mm *Model) stageSums(terms []kindTerms, e *endTerms, st *stage, ss *stageS
 			d, u = d+e.tiedDense, u+e.tiedUnit
 		}
 		ss.dense, ss.expert, ss.unit = ss.dense+d, ss.expert+e.outputExpert, max(ss.unit, u)
+		ss.headUnit = u
+		if st.first {
+			// A tied output layer reads the embedding itself, gathered again.
+			ss.headUnit = max(u, e.tiedUnit)
+		}
 	}
 }
 
@@ -806,7 +816,7 @@ type flightTerms struct {
 func (mm *Model) flightTerms(g *geometry, e *endTerms, st *stage, ss *stageSums, fl *flightTerms, bufs *bufTerms) {
 	// Layer activations × micro-batches in flight (docs/formulas.md §2.3 [KORT §4.3]).
 	fl.act = st.inFlight * ss.act
-	*bufs = mm.buffers(g, e, st, ss.dense+ss.expert, ss.unit, ss.work, ss.fp8Unit, ss.hasMoE)
+	*bufs = mm.buffers(g, e, st, ss)
 	fl.persistent, fl.transient = bufs.totals()
 	fl.buffers = fl.persistent + fl.transient
 }

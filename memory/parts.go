@@ -133,10 +133,14 @@ func (mm *Model) Parts(c profiles.Cluster, w space.Workload, s space.Strategy) (
 		add(Buffers, names[i], bufs[i])
 	}
 	if !isStep {
-		if bufs.lossPhase() {
+		switch bufs.phase() {
+		case phaseLoss:
 			add(Buffers, names[bufLoss], bufs[bufLoss])
-		} else {
-			for i := bufWork; i < numBufTerms; i++ {
+			add(Buffers, names[bufHeadUnit], bufs[bufHeadUnit])
+		case phaseEmbed:
+			add(Buffers, names[bufEmbedUnit], bufs[bufEmbedUnit])
+		default:
+			for i := bufWork; i <= bufMoE; i++ {
 				add(Buffers, names[i], bufs[i])
 			}
 		}
