@@ -292,7 +292,12 @@ func maxtext() Profile {
 		// the profile has no "none"; the pipeline needs the layers to divide
 		// over stages x repeats (configs/types.py:3598-3621); the expert
 		// axis is its own mesh axis, carved here out of fsdp or data.
-		Limits: space.Limits{Framework: "maxtext", Zeros: []int{0}, RequireSP: true, NoSplit: true,
+		// weight_dtype: bfloat16 keeps the parameters in bf16, the Adam
+		// first moment with them (mu_dtype empty follows weight_dtype,
+		// src/maxtext/configs/types.py:3296-3298) and the second moment
+		// too (optax's scale_by_adam makes nu like the parameters), and
+		// their gradients (train.py:534-537 casts only fp32 ones).
+		Limits: space.Limits{Framework: "maxtext", Zeros: []int{0}, RequireSP: true, NoSplit: true, BF16Weights: true,
 			Schedules: []space.Schedule{space.GPipe, space.Interleaved}, EqualStages: true, ExpertsPerTier: true,
 			Recomputes: []string{model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,
 				model.RecomputeSaveDotExceptMLP, model.RecomputeSaveQKVProj, model.RecomputeQKVProjOffloaded,

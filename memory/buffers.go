@@ -10,20 +10,20 @@ const (
 
 // The buffer terms, in the order Parts lists them.
 const (
-	bufComm     = iota // collective communicators
-	bufFSDP            // FSDP gathered units and one unit's gradients
-	bufBucket          // the data-parallel gradient bucket
-	bufPipeline        // pipeline send and receive buffers
-	bufEmbed           // what the embedding keeps (token ids, dropout mask)
-	bufOutput          // what the output layer keeps (its inputs, the fp32 logits)
-	bufFP8             // fp8 weight copies of one FSDP unit
-	bufLoss            // transient: the logits' gradient
-	bufHeadUnit        // transient, with bufLoss: the output layer's gathered weight and gradient beyond a layer's (XLA)
-	bufWork            // transient: a layer's recomputed activations
-	bufTPGather        // transient: the TP+SP all-gathered input
-	bufCPKV            // transient: CP's all-gathered keys and values
-	bufMoE             // transient: the MoE dispatch and combine buffers
-	bufEmbedUnit       // transient, alone: the embedding's gathered weight and gradient beyond a layer's (XLA)
+	bufComm      = iota // collective communicators
+	bufFSDP             // FSDP gathered units and one unit's gradients
+	bufBucket           // the data-parallel gradient bucket
+	bufPipeline         // pipeline send and receive buffers
+	bufEmbed            // what the embedding keeps (token ids, dropout mask)
+	bufOutput           // what the output layer keeps (its inputs, the fp32 logits)
+	bufFP8              // fp8 weight copies of one FSDP unit
+	bufLoss             // transient: the logits' gradient
+	bufHeadUnit         // transient, with bufLoss: the output layer's gathered weight and gradient beyond a layer's (XLA)
+	bufWork             // transient: a layer's recomputed activations
+	bufTPGather         // transient: the TP+SP all-gathered input
+	bufCPKV             // transient: CP's all-gathered keys and values
+	bufMoE              // transient: the MoE dispatch and combine buffers
+	bufEmbedUnit        // transient, alone: the embedding's gathered weight and gradient beyond a layer's (XLA)
 	numBufTerms
 )
 

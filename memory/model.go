@@ -867,7 +867,7 @@ func (mm *Model) states(g *geometry, dense, expert, fp8 float64, step bool) (par
 		// the forward to the backward pass, one FSDP unit at a time under
 		// FSDP (in the buffers), the whole shard otherwise (autocast).
 		params, opt = pr.Master*n, pr.Moments*shards
-		if !step && !fsdp {
+		if !step && !fsdp && pr.Casts() {
 			params += pr.Weight * n
 		}
 	} else {

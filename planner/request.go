@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/meshplan/meshplan/model"
@@ -61,6 +62,29 @@ func (r Request) EightBitNote() string {
 	return note
 }
 
+// BF16WeightsFix returns r with weights=bf16 pinned and the one-line note
+// that says so, when r's framework keeps bf16 weights
+// (space.Limits.BF16Weights) and r's fix leaves the weights free; ok is
+// false otherwise. Solve plans it only when nothing fits with fp32 weights:
+// the search never changes a run's numerics while the default runs.
+func (r Request) BF16WeightsFix() (w Request, note string, ok bool) {
+	fix, err := space.ParseFix(r.Fix)
+	if err != nil || fix.Has("weights") || !r.Options.Limits.BF16Weights {
+		return r, "", false
+	}
+	w = r
+	if w.Fix == "" {
+		w.Fix = "weights=bf16"
+	} else {
+		w.Fix += ",weights=bf16"
+	}
+	fw := r.Options.Limits.Framework
+	if fw == "" {
+		fw = "the framework"
+	}
+	return w, fmt.Sprintf("nothing fits with fp32 weights: planned with weights=bf16 (bf16 parameters, gradients and Adam moments, %s's weight_dtype: bfloat16); --fix weights=fp32 keeps them fp32", fw), true
+}
+
 // fixFits reports a --fix that pins what the model cannot use, which the
 // search would otherwise ignore or read its own way: expert parallelism
 // (ep, etp) on a model without experts, and virtual stages (v) without the
@@ -91,12 +115,28 @@ func Solve(ctx context.Context, r Request, s search.Settings, detail bool) (resu
 		return results.Plan{}, err
 	}
 	res, err := search.Run(ctx, p, s)
+	var note string
+	if nf := (*search.NoFitError)(nil); errors.As(err, &nf) {
+		// Nothing fits with fp32 weights: where the framework keeps bf16
+		// weights and the user did not pin them, plan those and say so
+		// (BF16WeightsFix).
+		if w, n, ok := r.BF16WeightsFix(); ok {
+			if pw, perr := w.Problem(); perr == nil {
+				if rw, rerr := search.Run(ctx, pw, s); rerr == nil {
+					r, p, res, err, note = w, pw, rw, nil, n
+				}
+			}
+		}
+	}
 	if err != nil {
 		return results.Plan{}, err
 	}
 	plan, err := results.PlanOf(p, res, r.Top, s.Seed, r.Fix, r.Objective)
 	if err != nil {
 		return results.Plan{}, err
+	}
+	if note != "" {
+		plan.Notes = append(plan.Notes, note)
 	}
 	if r.Framework != "" {
 		plan.Framework = r.Framework

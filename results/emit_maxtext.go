@@ -119,5 +119,10 @@ func emitMaxText(e Evaluation) (string, error) {
 	case s.Int8():
 		b.WriteString("quantization: int8\n") // AQT's int8 matmuls
 	}
+	if s.BF16Weights() {
+		// Parameters in bf16; mu_dtype empty follows weight_dtype
+		// (AI-Hypercomputer/maxtext@e591f30cbbf217ed67ef71263ec0538239f9c3b8:src/maxtext/configs/types.py:3296-3298).
+		b.WriteString("weight_dtype: bfloat16\n")
+	}
 	return b.String(), nil
 }
