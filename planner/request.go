@@ -62,6 +62,30 @@ func (r Request) EightBitNote() string {
 	return note
 }
 
+// FSDPOverDCNFix returns r with the search allowed to put fsdp on the
+// data-centre network between TPU slices (space.Limits.FSDPOverDCN) and the
+// one-line note that says so, when r's cluster has such an axis and r's fix
+// pins neither fsdp nor a mesh; ok is false otherwise. Solve plans it only
+// when nothing fits with fsdp inside the slices.
+func (r Request) FSDPOverDCNFix() (w Request, note string, ok bool) {
+	fix, err := space.ParseFix(r.Fix)
+	if err != nil || fix.Has("fsdp") || fix.Has("mesh") || r.Options.Limits.FSDPOverDCN {
+		return r, "", false
+	}
+	slices := 1
+	for _, a := range r.Cluster.Axes {
+		if a.Tier == profiles.DCN {
+			slices *= a.Size
+		}
+	}
+	if slices <= 1 {
+		return r, "", false
+	}
+	w = r
+	w.Options.Limits.FSDPOverDCN = true
+	return w, fmt.Sprintf("nothing fits with fsdp inside each slice: planned with fsdp allowed across the %d slices over the DCN (MaxText's dcn_fsdp_parallelism)", slices), true
+}
+
 // BF16WeightsFix returns r with weights=bf16 pinned and the one-line note
 // that says so, when r's framework keeps bf16 weights
 // (space.Limits.BF16Weights) and r's fix leaves the weights free; ok is
@@ -115,16 +139,31 @@ func Solve(ctx context.Context, r Request, s search.Settings, detail bool) (resu
 		return results.Plan{}, err
 	}
 	res, err := search.Run(ctx, p, s)
-	var note string
+	var notes []string
 	if nf := (*search.NoFitError)(nil); errors.As(err, &nf) {
-		// Nothing fits with fp32 weights: where the framework keeps bf16
-		// weights and the user did not pin them, plan those and say so
-		// (BF16WeightsFix).
-		if w, n, ok := r.BF16WeightsFix(); ok {
-			if pw, perr := w.Problem(); perr == nil {
-				if rw, rerr := search.Run(ctx, pw, s); rerr == nil {
-					r, p, res, err, note = w, pw, rw, nil, n
-				}
+		// Nothing fits as the search prunes and prices by default: try
+		// what the framework can still run, one relaxation at a time
+		// (fsdp across the DCN, then bf16 weights), then both, and say
+		// which one the plan needed (FSDPOverDCNFix, BF16WeightsFix).
+		dcn, dcnNote, dcnOK := r.FSDPOverDCNFix()
+		bf, bfNote, bfOK := r.BF16WeightsFix()
+		both, _, bothOK := dcn.BF16WeightsFix()
+		tries := []struct {
+			ok    bool
+			r     Request
+			notes []string
+		}{{dcnOK, dcn, []string{dcnNote}}, {bfOK, bf, []string{bfNote}}, {dcnOK && bothOK, both, []string{dcnNote, bfNote}}}
+		for _, t := range tries {
+			if !t.ok {
+				continue
+			}
+			pw, perr := t.r.Problem()
+			if perr != nil {
+				continue
+			}
+			if rw, rerr := search.Run(ctx, pw, s); rerr == nil {
+				r, p, res, err, notes = t.r, pw, rw, nil, t.notes
+				break
 			}
 		}
 	}
@@ -135,9 +174,7 @@ func Solve(ctx context.Context, r Request, s search.Settings, detail bool) (resu
 	if err != nil {
 		return results.Plan{}, err
 	}
-	if note != "" {
-		plan.Notes = append(plan.Notes, note)
-	}
+	plan.Notes = append(plan.Notes, notes...)
 	if r.Framework != "" {
 		plan.Framework = r.Framework
 	}

@@ -40,6 +40,12 @@ type Limits struct {
 	NoFP8 bool
 	// NoInt8 says the framework has no int8 matmuls (precision=int8, AQT).
 	NoInt8 bool
+	// FSDPOverDCN lets the search put fsdp on the data-centre network
+	// between TPU slices, which New's tier rule otherwise keeps for dp and
+	// pp (MaxText's dcn_fsdp_parallelism runs it: the tpu-recipes' Llama 3.1
+	// 405B on two v6e-256 slices). The planner sets it when nothing fits
+	// without it.
+	FSDPOverDCN bool
 	// BF16Weights says the framework can keep the parameters, gradients
 	// and Adam moments in bf16 with no fp32 copy (weights=bf16; MaxText's
 	// weight_dtype); without it only fp32 weights run.

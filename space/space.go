@@ -210,6 +210,7 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	if err != nil {
 		return nil, fmt.Errorf("%w (in --fix %q)", err, fix.String())
 	}
+	fp.fsdpDCN = lim.FSDPOverDCN
 	for _, d := range lim.NoDims {
 		if fp.hasDim(d) && fp.Degree[d] > 1 {
 			return nil, fmt.Errorf("space: --fix %s=%d: %s has no %s parallelism", d, fp.Degree[d], lim.name(), d)
@@ -557,7 +558,7 @@ func banned(c *profiles.Cluster, fp *pinned, fixMesh *[NumDims][]Share) [][NumDi
 		}
 	}
 	for d, spec := range dimTable() {
-		if fp.hasDim(Dim(d)) || len(fixMesh[d]) > 0 {
+		if fp.hasDim(Dim(d)) || len(fixMesh[d]) > 0 || (Dim(d) == FSDP && fp.fsdpDCN) {
 			continue
 		}
 		for a, ax := range c.Axes {
