@@ -258,16 +258,20 @@ func maxtext() Profile {
 	// The loss: the output dot writes bf16 logits (dtype bfloat16,
 	// logits_dot_in_fp32 false), cast to fp32 (cast_logits_to_fp32 true)
 	// (AI-Hypercomputer/maxtext@e591f30cbbf217ed67ef71263ec0538239f9c3b8:src/maxtext/configs/base.yml:192-193,
-	// src/maxtext/layers/decoders.py:830-846); the cross-entropy's custom
-	// VJP keeps exp(logits - max) in fp32 for its backward and the fp32
-	// logits only for their dtype (src/maxtext/utils/max_utils.py:659-703),
-	// so XLA frees them: 4 bytes kept per logit. Its backward writes the
-	// logits' gradient in fp32 and the cast's transpose turns it into bf16
-	// in the same fusion: 2 bytes live per logit. Forward traffic: the max
-	// reads the bf16 logits (2), the exp pass reads them again and writes
-	// the fp32 exponentials (2+4); backward reads them and writes the bf16
-	// gradient (4+2).
-	k.Passes[model.PassLoss] = model.PassCost{FwdBytes: 8, BwdBytes: 6, SavedBytes: 4, TransientBytes: 2}
+	// src/maxtext/layers/decoders.py:830-846). The cross-entropy's custom
+	// VJP names exp(logits - max) as its residual and the fp32 logits only
+	// for their dtype (src/maxtext/utils/max_utils.py:659-703); both are
+	// elementwise in the bf16 logits, which XLA fuses into their consumers
+	// (the sum-exp reduction forward, the gradient fusion backward) instead
+	// of writing them out. So the bf16 dot output (2 bytes) is what lives
+	// from the loss's forward to its backward, with a per-token max and
+	// sum, and the backward fusion writes the bf16 gradient (2 bytes, the
+	// fp32 cast's transpose in the same fusion). Traffic as FusedKernels:
+	// two reads forward, a read and a write backward. The tpu-recipes runs
+	// bear it out: Llama 3.1 70B at 4 sequences per v6e (v6e-128) holds
+	// 4.2G logits per chip and fits, which it could not at 6 bytes each
+	// (docs/published-runs-2.md).
+	k.Passes[model.PassLoss] = model.PassCost{FwdBytes: 4, BwdBytes: 4, SavedBytes: 2, TransientBytes: 2}
 	return Profile{
 		Name: "maxtext",
 		Description: "MaxText on JAX/XLA: fused elementwise kernels, splash (flash) attention, fp32 parameters cast to bf16 for the matmuls, " +
@@ -302,6 +306,6 @@ func maxtext() Profile {
 			Recomputes: []string{model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,
 				model.RecomputeSaveDotExceptMLP, model.RecomputeSaveQKVProj, model.RecomputeQKVProjOffloaded,
 				model.RecomputeMinimalOffloaded, model.RecomputeOffloadInput, model.RecomputeOffloadInputQKV,
-				model.RecomputeOffloadInputQKVO, model.RecomputeFull}},
+				model.RecomputeOffloadInputQKVO, model.RecomputeOffloadInputOut, model.RecomputeOffloadContextWo, model.RecomputeFull}},
 	}
 }

@@ -110,6 +110,11 @@ func emitMaxText(e Evaluation) (string, error) {
 		if s.Recompute == model.RecomputeOffloadInputQKVO {
 			b.WriteString("out_proj: offload\n")
 		}
+	case model.RecomputeOffloadInputOut:
+		b.WriteString("remat_policy: custom\ndecoder_layer_input: offload\nout_proj: offload\n")
+	case model.RecomputeOffloadContextWo:
+		// decoder_layer_input stays at base.yml's 'device'.
+		b.WriteString("remat_policy: custom\ncontext: offload\nmlpwo: offload\n")
 	default:
 		fmt.Fprintf(&b, "remat_policy: %s\n", s.Recompute)
 	}
