@@ -68,6 +68,27 @@ func (b *bufTerms) totals() (persistent, transient float64) {
 	return persistent, max(ph[phaseLoss], ph[phaseLayer], ph[phaseEmbed])
 }
 
+// xlaStepDead reports whether buffer term i is dead in the optimizer step
+// under XLA: the gathered weights and their unsharded gradients (FSDP and
+// fp8 units) and what the embedding and the output layer saved are last
+// read in the backward pass, which the update follows in the same compiled
+// step, so buffer assignment reuses their space [derived].
+func xlaStepDead(i int) bool {
+	return i == bufFSDP || i == bufFP8 || i == bufEmbed || i == bufOutput
+}
+
+// stepXLA returns the buffers live in the optimizer step under XLA: the
+// persistent terms but those xlaStepDead names.
+func (b *bufTerms) stepXLA() float64 {
+	var sum float64
+	for i := bufComm; i < bufLoss; i++ {
+		if !xlaStepDead(i) {
+			sum += b[i]
+		}
+	}
+	return sum
+}
+
 // phase returns the largest transient phase; the loss wins a tie with a
 // layer's backward only when strictly larger, as the layer's terms are listed first.
 func (b *bufTerms) phase() int {

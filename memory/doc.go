@@ -115,7 +115,9 @@
 // liveness over one compiled step, the FSDP term that persists is the
 // layers' largest tensor's; the output layer's one gathered copy and
 // unsharded gradient beyond it join the loss phase, the embedding's form a
-// phase of their own (docs/frameworks.md, [derived]).
+// phase of their own, and the optimizer step, which follows the backward
+// pass in the same program, holds none of the gathered units nor what the
+// embedding and the output layer saved (docs/frameworks.md, [derived]).
 //
 // The collective communicators' buffers, one per parallel group a chip
 // belongs to (profiles.Chip.CommunicatorBytes, docs/runtime-memory.md),

@@ -808,6 +808,9 @@ func (mm *Model) rankStates(g *geometry, ss *stageSums, rs *rankStates) {
 type flightTerms struct {
 	act, persistent, transient float64
 	buffers                    float64
+	// step is the buffers of the optimizer step: the persistent ones, or
+	// under XLA those still live (bufTerms.stepXLA).
+	step float64
 }
 
 // flightTerms fills fl with the activations and buffers of rank st (its
@@ -819,6 +822,10 @@ func (mm *Model) flightTerms(g *geometry, e *endTerms, st *stage, ss *stageSums,
 	*bufs = mm.buffers(g, e, st, ss)
 	fl.persistent, fl.transient = bufs.totals()
 	fl.buffers = fl.persistent + fl.transient
+	fl.step = fl.persistent
+	if mm.p.Options.Precision.TensorUnits {
+		fl.step = bufs.stepXLA()
+	}
 }
 
 // phases returns the rank's memory in its two phases (stagePhases) from
@@ -827,7 +834,7 @@ func (rs *rankStates) phases(fl *flightTerms) (fwd, step Breakdown) {
 	fwd = Breakdown{ParamsBytes: rs.fwd[0], GradsBytes: rs.fwd[1], OptimizerBytes: rs.fwd[2],
 		ActivationsBytes: fl.act, BuffersBytes: fl.buffers}
 	step = Breakdown{ParamsBytes: rs.step[0], GradsBytes: rs.step[1], OptimizerBytes: rs.step[2],
-		BuffersBytes: fl.persistent}
+		BuffersBytes: fl.step}
 	return fwd, step
 }
 
@@ -835,7 +842,7 @@ func (rs *rankStates) phases(fl *flightTerms) (fwd, step Breakdown) {
 // building them: the same sums in the same order, so the same bits.
 func (rs *rankStates) totals(fl *flightTerms) (fwd, step float64) {
 	const stepActivations = 0 // the step phase's ActivationsBytes
-	return rs.fwdHead + fl.act + fl.buffers, rs.stepHead + stepActivations + fl.persistent
+	return rs.fwdHead + fl.act + fl.buffers, rs.stepHead + stepActivations + fl.step
 }
 
 // states returns the model states of dense and expert parameters after

@@ -130,6 +130,9 @@ func (mm *Model) Parts(c profiles.Cluster, w space.Workload, s space.Strategy) (
 	// the larger transient phase.
 	names := bufNames()
 	for i := bufComm; i < bufLoss; i++ {
+		if isStep && p.Options.Precision.TensorUnits && xlaStepDead(i) {
+			continue // dead by the optimizer step under XLA (bufTerms.stepXLA)
+		}
 		add(Buffers, names[i], bufs[i])
 	}
 	if !isStep {
