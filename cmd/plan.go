@@ -248,6 +248,9 @@ func (a *app) solve(ctx context.Context, req planner.Request, suggest bool) (res
 		return results.Plan{}, err
 	}
 	plan.Search.Fix = a.cfg.Fix
+	for _, n := range plan.Notes {
+		fmt.Fprintf(a.stderr, "plan: note: %s: %s\n", results.Label(req.Cluster.Name), n)
+	}
 	plan.SetTraining(a.cfg.Training())
 	if err := plan.ApplyBudget(req.Cluster); err != nil {
 		return results.Plan{}, badInput(err)

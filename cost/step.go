@@ -408,7 +408,7 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 	// accumulator; the first micro-batch only writes it).
 	pr := &p.Options.Precision
 	var castF, castB float64
-	if pr.WeightCopies {
+	if pr.Casts() {
 		castF = e.memSeconds((pr.Master + pr.Weight) * stored)
 	}
 	if pr.GradCast {

@@ -260,11 +260,29 @@ func maxtext() Profile {
 	pr.WeightCopies, pr.TransientGrads = true, true
 	// XLA gathers each weight tensor at its use, not a layer at once.
 	pr.TensorUnits = true
+	k := model.FusedKernels()
+	// The loss: the output dot writes bf16 logits (dtype bfloat16,
+	// logits_dot_in_fp32 false), cast to fp32 (cast_logits_to_fp32 true)
+	// (AI-Hypercomputer/maxtext@e591f30cbbf217ed67ef71263ec0538239f9c3b8:src/maxtext/configs/base.yml:192-193,
+	// src/maxtext/layers/decoders.py:830-846). The cross-entropy's custom
+	// VJP names exp(logits - max) as its residual and the fp32 logits only
+	// for their dtype (src/maxtext/utils/max_utils.py:659-703); both are
+	// elementwise in the bf16 logits, which XLA fuses into their consumers
+	// (the sum-exp reduction forward, the gradient fusion backward) instead
+	// of writing them out. So the bf16 dot output (2 bytes) is what lives
+	// from the loss's forward to its backward, with a per-token max and
+	// sum, and the backward fusion writes the bf16 gradient (2 bytes, the
+	// fp32 cast's transpose in the same fusion). Traffic as FusedKernels:
+	// two reads forward, a read and a write backward. The tpu-recipes runs
+	// bear it out: Llama 3.1 70B at 4 sequences per v6e (v6e-128) holds
+	// 4.2G logits per chip and fits, which it could not at 6 bytes each
+	// (docs/published-runs-2.md).
+	k.Passes[model.PassLoss] = model.PassCost{FwdBytes: 4, BwdBytes: 4, SavedBytes: 2, TransientBytes: 2}
 	return Profile{
 		Name: "maxtext",
 		Description: "MaxText on JAX/XLA: fused elementwise kernels, splash (flash) attention, fp32 parameters cast to bf16 for the matmuls, " +
 			"fp32 gradients and moments, static buffer assignment, clipping's norm pass",
-		Kernels:   model.FusedKernels(),
+		Kernels:   k,
 		Precision: pr,
 		Optimizer: model.Optimizer{ClipPasses: 1},
 		// MaxText shards optimizer state through fsdp, not ZeRO over dp; its
@@ -287,14 +305,21 @@ func maxtext() Profile {
 		// rules shard the dense weights' embed dimension over fsdp x
 		// context x expert and the experts' over fsdp x context
 		// (src/maxtext/configs/base.yml:587-588, 605-606): the planner
-		// shards them over its fsdp, which holds the expert chips, and not
-		// over cp, so cp stays 1 and ep comes out of fsdp only.
-		Limits: space.Limits{Framework: "maxtext", Zeros: []int{0}, RequireSP: true, NoSplit: true,
+		// shards a dense model's weights over fsdp x cp
+		// (model.ProgramOptions.WeightsOverCP), the experts over its fsdp,
+		// which holds the expert chips, so ep comes out of fsdp only and
+		// cp stays 1 for a mixture of experts.
+		// weight_dtype: bfloat16 keeps the parameters in bf16, the Adam
+		// first moment with them (mu_dtype empty follows weight_dtype,
+		// src/maxtext/configs/types.py:3296-3298) and the second moment
+		// too (optax's scale_by_adam makes nu like the parameters), and
+		// their gradients (train.py:534-537 casts only fp32 ones).
+		Limits: space.Limits{Framework: "maxtext", Zeros: []int{0}, RequireSP: true, NoSplit: true, BF16Weights: true,
 			WeightsOverCP: true, ExpertsFromFSDP: true,
 			Schedules: []space.Schedule{space.GPipe, space.Interleaved}, EqualStages: true, ExpertsPerTier: true,
 			Recomputes: []string{model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,
 				model.RecomputeSaveDotExceptMLP, model.RecomputeSaveQKVProj, model.RecomputeQKVProjOffloaded,
 				model.RecomputeMinimalOffloaded, model.RecomputeOffloadInput, model.RecomputeOffloadInputQKV,
-				model.RecomputeOffloadInputQKVO, model.RecomputeFull}},
+				model.RecomputeOffloadInputQKVO, model.RecomputeOffloadInputOut, model.RecomputeOffloadContextWo, model.RecomputeFull}},
 	}
 }

@@ -10,18 +10,20 @@ const (
 
 // The buffer terms, in the order Parts lists them.
 const (
-	bufComm     = iota // collective communicators
-	bufFSDP            // FSDP gathered units and one unit's gradients
-	bufBucket          // the data-parallel gradient bucket
-	bufPipeline        // pipeline send and receive buffers
-	bufEmbed           // what the embedding keeps (token ids, dropout mask)
-	bufOutput          // what the output layer keeps (its inputs, the fp32 logits)
-	bufFP8             // fp8 weight copies of one FSDP unit
-	bufLoss            // transient: the logits' gradient
-	bufWork            // transient: a layer's recomputed activations
-	bufTPGather        // transient: the TP+SP all-gathered input
-	bufCPKV            // transient: CP's all-gathered keys and values
-	bufMoE             // transient: the MoE dispatch and combine buffers
+	bufComm      = iota // collective communicators
+	bufFSDP             // FSDP gathered units and one unit's gradients
+	bufBucket           // the data-parallel gradient bucket
+	bufPipeline         // pipeline send and receive buffers
+	bufEmbed            // what the embedding keeps (token ids, dropout mask)
+	bufOutput           // what the output layer keeps (its inputs, the fp32 logits)
+	bufFP8              // fp8 weight copies of one FSDP unit
+	bufLoss             // transient: the logits' gradient
+	bufHeadUnit         // transient, with bufLoss: the output layer's gathered weight and gradient beyond a layer's (XLA)
+	bufWork             // transient: a layer's recomputed activations
+	bufTPGather         // transient: the TP+SP all-gathered input
+	bufCPKV             // transient: CP's all-gathered keys and values
+	bufMoE              // transient: the MoE dispatch and combine buffers
+	bufEmbedUnit        // transient, alone: the embedding's gathered weight and gradient beyond a layer's (XLA)
 	numBufTerms
 )
 
@@ -30,31 +32,74 @@ func bufNames() [numBufTerms]string {
 	return [numBufTerms]string{
 		"collective communicators", "FSDP gathered weights and gradients", "gradient bucket",
 		"pipeline send and receive", "embedding inputs", "output layer inputs and logits",
-		"fp8 weight copies (FSDP unit)", "loss gradient (transient)", "recomputed activations (transient)",
+		"fp8 weight copies (FSDP unit)", "loss gradient (transient)",
+		"output layer gathered weight and gradient (transient)", "recomputed activations (transient)",
 		"tensor-parallel gathered input (transient)", "context-parallel keys and values (transient)",
-		"MoE dispatch and combine (transient)",
+		"MoE dispatch and combine (transient)", "embedding gathered weight and gradient (transient)",
 	}
 }
 
 // bufTerms are the buffer terms of one pipeline rank, in bytes; the
-// transient ones (bufLoss onwards) are two phases never live together, the
-// loss and a layer's backward.
+// transient ones (bufLoss onwards) are phases never live together: the
+// loss (bufLoss, bufHeadUnit), a layer's backward (bufWork to bufMoE) and,
+// under XLA, the embedding (bufEmbedUnit).
 type bufTerms [numBufTerms]float64
 
-// totals returns what persists through the step and the larger transient
+// The transient phases, as phase returns them.
+const (
+	phaseLoss = iota
+	phaseLayer
+	phaseEmbed
+)
+
+// phaseSums returns the bytes of the transient phases, indexed by phaseLoss,
+// phaseLayer and phaseEmbed.
+func (b *bufTerms) phaseSums() [3]float64 {
+	return [3]float64{b[bufLoss] + b[bufHeadUnit], b[bufWork] + b[bufTPGather] + b[bufCPKV] + b[bufMoE], b[bufEmbedUnit]}
+}
+
+// totals returns what persists through the step and the largest transient
 // phase.
 func (b *bufTerms) totals() (persistent, transient float64) {
 	for i := bufComm; i < bufLoss; i++ {
 		persistent += b[i]
 	}
-	layer := b[bufWork] + b[bufTPGather] + b[bufCPKV] + b[bufMoE]
-	return persistent, max(b[bufLoss], layer)
+	ph := b.phaseSums()
+	return persistent, max(ph[phaseLoss], ph[phaseLayer], ph[phaseEmbed])
 }
 
-// lossPhase reports whether the loss, not a layer's backward, is the
-// larger transient phase.
-func (b *bufTerms) lossPhase() bool {
-	return b[bufLoss] > b[bufWork]+b[bufTPGather]+b[bufCPKV]+b[bufMoE]
+// xlaStepDead reports whether buffer term i is dead in the optimizer step
+// under XLA: the gathered weights and their unsharded gradients (FSDP and
+// fp8 units) and what the embedding and the output layer saved are last
+// read in the backward pass, which the update follows in the same compiled
+// step, so buffer assignment reuses their space [derived].
+func xlaStepDead(i int) bool {
+	return i == bufFSDP || i == bufFP8 || i == bufEmbed || i == bufOutput
+}
+
+// stepXLA returns the buffers live in the optimizer step under XLA: the
+// persistent terms but those xlaStepDead names.
+func (b *bufTerms) stepXLA() float64 {
+	var sum float64
+	for i := bufComm; i < bufLoss; i++ {
+		if !xlaStepDead(i) {
+			sum += b[i]
+		}
+	}
+	return sum
+}
+
+// phase returns the largest transient phase; the loss wins a tie with a
+// layer's backward only when strictly larger, as the layer's terms are listed first.
+func (b *bufTerms) phase() int {
+	ph := b.phaseSums()
+	switch {
+	case ph[phaseEmbed] > ph[phaseLoss] && ph[phaseEmbed] > ph[phaseLayer]:
+		return phaseEmbed
+	case ph[phaseLoss] > ph[phaseLayer]:
+		return phaseLoss
+	}
+	return phaseLayer
 }
 
 // buffers is everything outside the model states and the layers' saved
@@ -65,7 +110,8 @@ func (b *bufTerms) lossPhase() bool {
 // stage's parameters after storage sharding, unit the largest FSDP unit
 // before it, work a layer's recomputed activations, fp8Unit the largest
 // unit's parameters with fp8 copies.
-func (mm *Model) buffers(g *geometry, e *endTerms, st *stage, stageParams, unit, work, fp8Unit float64, hasMoE bool) bufTerms {
+func (mm *Model) buffers(g *geometry, e *endTerms, st *stage, ss *stageSums) bufTerms {
+	stageParams, unit, work, fp8Unit, hasMoE := ss.dense+ss.expert, ss.unit, ss.work, ss.fp8Unit, ss.hasMoE
 	pr := mm.p.Options.Precision
 	var b bufTerms
 	// The collective communicators' buffers (docs/runtime-memory.md).
@@ -75,6 +121,21 @@ func (mm *Model) buffers(g *geometry, e *endTerms, st *stage, stageParams, unit,
 	// unsharded gradients (docs/formulas.md §2.4 [TORCH-FSDP], [derived]).
 	if fsdp {
 		b[bufFSDP] = (2*pr.Weight + pr.Grad) * unit
+		if pr.TensorUnits {
+			// XLA assigns buffers by liveness in one compiled step: the
+			// embedding's and the output layer's gathered weights and
+			// unsharded gradients live only while those blocks run (the
+			// embedding at the step's ends, the output layer with the
+			// loss), never with a layer's backward. Each is gathered once,
+			// the tensor prefetched beside it being a layer's (in the
+			// layer unit, which persists), so one gathered copy and one
+			// unsharded gradient, less the layer unit, join those phases
+			// [derived].
+			layer := (2*pr.Weight + pr.Grad) * ss.layerUnit
+			b[bufFSDP] = layer
+			b[bufHeadUnit] = max((pr.Weight+pr.Grad)*ss.headUnit-layer, 0)
+			b[bufEmbedUnit] = max((pr.Weight+pr.Grad)*ss.embedUnit-layer, 0)
+		}
 		// FP8 weight copies, the weight and its transpose at 1 byte each
 		// (model.FP8Recipe), per gathered unit.
 		b[bufFP8] = 2 * fp8Unit

@@ -101,14 +101,23 @@
 //     inputs, and the fp32 logits 4·s·b·V/t), per micro-batch in flight on
 //     that rank (docs/formulas.md §2.2 [MEG-MEM]).
 //
-// plus the larger of two transient phases that are never live together:
+// plus the largest of the transient phases that are never live together:
 //
-//   - the loss: the fp32 logits' gradient, 4·s·b·V/t (docs/formulas.md §2.4);
+//   - the loss: the fp32 logits' gradient, 4·s·b·V/t (docs/formulas.md §2.4;
+//     the framework's model.PassLoss TransientBytes, 2 under MaxText);
 //   - a layer's backward: what the policy recomputes (live again), plus the
 //     TP+SP all-gathered input s·b·h [MEG-TP], the CP all-gathered K and V
 //     (the all-gather variant, which bounds ring attention's two chunks)
 //     [LLAMA3], and the MoE dispatch and combine buffers, the routed copies
 //     each way (docs/formulas.md §2.4).
+//
+// Under XLA (model.Precision.TensorUnits), which assigns buffers by
+// liveness over one compiled step, the FSDP term that persists is the
+// layers' largest tensor's; the output layer's one gathered copy and
+// unsharded gradient beyond it join the loss phase, the embedding's form a
+// phase of their own, and the optimizer step, which follows the backward
+// pass in the same program, holds none of the gathered units nor what the
+// embedding and the output layer saved (docs/frameworks.md, [derived]).
 //
 // The collective communicators' buffers, one per parallel group a chip
 // belongs to (profiles.Chip.CommunicatorBytes, docs/runtime-memory.md),

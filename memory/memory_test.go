@@ -706,3 +706,67 @@ func TestParts(t *testing.T) {
 		})
 	}
 }
+
+// TestXLAPhases pins the buffers of MaxText's precision (tensor units,
+// XLA's liveness) for Llama 3 70B on v6e-64, fsdp=64, 2 sequences of 8192
+// per chip, the tpu-recipes' layout: the layers' largest tensor (the MLP
+// input projection, 8192 x 57344) gathered twice in bf16 with its fp32
+// gradient persists; the output layer (8192 x 128256) gathered once with
+// its fp32 gradient joins the loss phase beyond that; the loss keeps the
+// bf16 logits (2 bytes) and its backward the bf16 gradient (2 bytes).
+func TestXLAPhases(t *testing.T) {
+	c, err := profiles.Parse("v6e-64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := model.MixedPrecision()
+	pr.WeightCopies, pr.TransientGrads, pr.TensorUnits = true, true, true
+	k := model.FusedKernels()
+	k.Passes[model.PassLoss] = model.PassCost{FwdBytes: 4, BwdBytes: 4, SavedBytes: 2, TransientBytes: 2}
+	const (
+		win    = 8192.0 * 2 * 28672 // the fused gate and up projection
+		wlm    = 8192.0 * 128256    // the output layer
+		logits = 2.0 * 8192 * 128256
+		xf     = 2.0 * 8192 * 8192 * 2 // the final norm's input, bf16
+	)
+	for _, tc := range []struct {
+		name string
+		pr   model.Precision
+		want map[string]float64
+	}{
+		{"fp32 weights", pr, map[string]float64{
+			"FSDP gathered weights and gradients":                   (2*2 + 4) * win,
+			"output layer inputs and logits":                        2*xf + 2*logits,
+			"loss gradient (transient)":                             2 * logits,
+			"output layer gathered weight and gradient (transient)": (2+4)*wlm - (2*2+4)*win,
+		}},
+		{"bf16 weights", pr.BF16Weights(), map[string]float64{
+			"FSDP gathered weights and gradients":                   (2*2 + 2) * win,
+			"output layer gathered weight and gradient (transient)": (2+2)*wlm - (2*2+2)*win,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := model.NewProgram(llama70B(), model.ProgramOptions{Precision: tc.pr, Kernels: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := space.Parse("fsdp=64,mb=2,recompute=offload_input_qkv")
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts, err := NewModel(p).Parts(c, space.Workload{Batch: 128, SeqLen: 8192}, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]float64{}
+			for _, q := range parts {
+				got[q.Name] += q.Bytes
+			}
+			for name, want := range tc.want {
+				if !within(got[name], want, 1e-9) {
+					t.Errorf("%s = %.6g bytes, want %.6g", name, got[name], want)
+				}
+			}
+		})
+	}
+}

@@ -725,6 +725,9 @@ func (mm *Model) stagePhases(g *geometry, terms []kindTerms, e *endTerms, st *st
 type stageSums struct {
 	dense, expert float64 // parameters after storage sharding, the ends' included
 	unit          float64 // the largest FSDP unit before it
+	layerUnit     float64 // the layers' largest FSDP unit
+	embedUnit     float64 // the embedding's unit, on the first stage
+	headUnit      float64 // the output layer's unit (a tied embedding's copy included), on the last stage
 	act           float64 // saved activations per micro-batch
 	work          float64 // the largest layer's recomputed activations
 	fp8           float64 // parameters with fp8 copies, before FSDP sharding
@@ -749,12 +752,14 @@ func (mm *Model) stageSums(terms []kindTerms, e *endTerms, st *stage, ss *stageS
 		ss.fp8 += f * t.fp8
 		ss.fp8Unit = max(ss.fp8Unit, t.fp8)
 		ss.unit = max(ss.unit, t.unit)
+		ss.layerUnit = ss.unit
 		ss.work = max(ss.work, t.work)
 		ss.hasMoE = ss.hasMoE || t.hasMoE
 	}
 	if st.first {
 		// Input embedding V·h/t on the first stage [MEG-MEM].
 		ss.dense, ss.expert, ss.unit = ss.dense+e.embedDense, ss.expert+e.embedExpert, max(ss.unit, e.embedUnit)
+		ss.embedUnit = e.embedUnit
 	}
 	if st.last {
 		// Final norm and output layer V·h/t; a copy of a tied embedding when
@@ -765,6 +770,11 @@ func (mm *Model) stageSums(terms []kindTerms, e *endTerms, st *stage, ss *stageS
 			d, u = d+e.tiedDense, u+e.tiedUnit
 		}
 		ss.dense, ss.expert, ss.unit = ss.dense+d, ss.expert+e.outputExpert, max(ss.unit, u)
+		ss.headUnit = u
+		if st.first {
+			// A tied output layer reads the embedding itself, gathered again.
+			ss.headUnit = max(u, e.tiedUnit)
+		}
 	}
 }
 
@@ -804,6 +814,9 @@ func (mm *Model) rankStates(g *geometry, ss *stageSums, rs *rankStates) {
 type flightTerms struct {
 	act, persistent, transient float64
 	buffers                    float64
+	// step is the buffers of the optimizer step: the persistent ones, or
+	// under XLA those still live (bufTerms.stepXLA).
+	step float64
 }
 
 // flightTerms fills fl with the activations and buffers of rank st (its
@@ -812,9 +825,13 @@ type flightTerms struct {
 func (mm *Model) flightTerms(g *geometry, e *endTerms, st *stage, ss *stageSums, fl *flightTerms, bufs *bufTerms) {
 	// Layer activations × micro-batches in flight (docs/formulas.md §2.3 [KORT §4.3]).
 	fl.act = st.inFlight * ss.act
-	*bufs = mm.buffers(g, e, st, ss.dense+ss.expert, ss.unit, ss.work, ss.fp8Unit, ss.hasMoE)
+	*bufs = mm.buffers(g, e, st, ss)
 	fl.persistent, fl.transient = bufs.totals()
 	fl.buffers = fl.persistent + fl.transient
+	fl.step = fl.persistent
+	if mm.p.Options.Precision.TensorUnits {
+		fl.step = bufs.stepXLA()
+	}
 }
 
 // phases returns the rank's memory in its two phases (stagePhases) from
@@ -823,7 +840,7 @@ func (rs *rankStates) phases(fl *flightTerms) (fwd, step Breakdown) {
 	fwd = Breakdown{ParamsBytes: rs.fwd[0], GradsBytes: rs.fwd[1], OptimizerBytes: rs.fwd[2],
 		ActivationsBytes: fl.act, BuffersBytes: fl.buffers}
 	step = Breakdown{ParamsBytes: rs.step[0], GradsBytes: rs.step[1], OptimizerBytes: rs.step[2],
-		BuffersBytes: fl.persistent}
+		BuffersBytes: fl.step}
 	return fwd, step
 }
 
@@ -831,7 +848,7 @@ func (rs *rankStates) phases(fl *flightTerms) (fwd, step Breakdown) {
 // building them: the same sums in the same order, so the same bits.
 func (rs *rankStates) totals(fl *flightTerms) (fwd, step float64) {
 	const stepActivations = 0 // the step phase's ActivationsBytes
-	return rs.fwdHead + fl.act + fl.buffers, rs.stepHead + stepActivations + fl.persistent
+	return rs.fwdHead + fl.act + fl.buffers, rs.stepHead + stepActivations + fl.step
 }
 
 // states returns the model states of dense and expert parameters after
@@ -864,7 +881,7 @@ func (mm *Model) states(g *geometry, dense, expert, fp8 float64, step bool) (par
 		// the forward to the backward pass, one FSDP unit at a time under
 		// FSDP (in the buffers), the whole shard otherwise (autocast).
 		params, opt = pr.Master*n, pr.Moments*shards
-		if !step && !fsdp {
+		if !step && !fsdp && pr.Casts() {
 			params += pr.Weight * n
 		}
 	} else {

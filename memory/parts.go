@@ -130,13 +130,20 @@ func (mm *Model) Parts(c profiles.Cluster, w space.Workload, s space.Strategy) (
 	// the larger transient phase.
 	names := bufNames()
 	for i := bufComm; i < bufLoss; i++ {
+		if isStep && p.Options.Precision.TensorUnits && xlaStepDead(i) {
+			continue // dead by the optimizer step under XLA (bufTerms.stepXLA)
+		}
 		add(Buffers, names[i], bufs[i])
 	}
 	if !isStep {
-		if bufs.lossPhase() {
+		switch bufs.phase() {
+		case phaseLoss:
 			add(Buffers, names[bufLoss], bufs[bufLoss])
-		} else {
-			for i := bufWork; i < numBufTerms; i++ {
+			add(Buffers, names[bufHeadUnit], bufs[bufHeadUnit])
+		case phaseEmbed:
+			add(Buffers, names[bufEmbedUnit], bufs[bufEmbedUnit])
+		default:
+			for i := bufWork; i <= bufMoE; i++ {
 				add(Buffers, names[i], bufs[i])
 			}
 		}

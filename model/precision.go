@@ -86,6 +86,24 @@ func AutocastPrecision() Precision {
 		WeightCopies: true, TransientGrads: true, GradCast: true}
 }
 
+// BF16Weights returns p with the parameters, their gradients and the two
+// Adam moments in bf16 and no fp32 copy (MaxText's weight_dtype: bfloat16
+// with mu_dtype following it; optax's Adam keeps its second moment like
+// the parameters): 2 + 2 + 4 bytes per parameter. The parameters are the
+// one copy the optimizer updates (WeightCopies, Master) and the matmuls
+// read them as they are, with no cast copy (Casts).
+func (p Precision) BF16Weights() Precision {
+	const bf16Bytes = 2
+	p.Weight, p.Master, p.Grad, p.Moments = bf16Bytes, bf16Bytes, bf16Bytes, 2*bf16Bytes
+	p.WeightCopies = true
+	return p
+}
+
+// Casts reports whether the matmuls read cast copies of the parameters:
+// WeightCopies with a Master wider than the Weight (a cast to the same
+// dtype is the array itself).
+func (p Precision) Casts() bool { return p.WeightCopies && p.Master != p.Weight }
+
 // StepBytes is the HBM traffic of the optimizer step per parameter a chip
 // updates: fused AdamW reads the master weight, the gradient and the two
 // moments and writes the master weight and the moments back (4+4+8 read,

@@ -21,6 +21,8 @@ const (
 	RecomputeOffloadInput       = "offload_layer_input"   // full recompute with the layer input in host memory
 	RecomputeOffloadInputQKV    = "offload_input_qkv"     // MaxText custom: the layer input and q, k, v in host memory
 	RecomputeOffloadInputQKVO   = "offload_input_qkvo"    // MaxText custom: those and the output projection's
+	RecomputeOffloadInputOut    = "offload_input_out"     // MaxText custom: the layer input and the output projection's in host memory
+	RecomputeOffloadContextWo   = "offload_context_mlpwo" // MaxText custom: the attention output and the MLP output projection's in host memory, the layer input in HBM
 	RecomputeDeepSeek           = "deepseek"              // DeepSeek-V3: norms, MLA up-projections and SwiGLU outputs re-run
 	RecomputeNormAct            = "norm_act"              // fused kernels: norms and MLP activation outputs re-run, no matmul
 	RecomputeMoE                = "moe"                   // Megatron-Core --recompute-modules moe: the whole MoE block re-runs
@@ -108,6 +110,17 @@ func Policies() []Policy {
 			Offload: append([]string{"input"}, qkvProjections()...)},
 		{Name: RecomputeOffloadInputQKVO, Rerun: all, Layers: true, RecomputeUsed: true, Keep: append(qkvProjections(), "out"),
 			Offload: append(append([]string{"input"}, qkvProjections()...), "out")},
+		// The same custom policy as the v5p recipes run it
+		// (AI-Hypercomputer/maxtext@3eb77db3:benchmarks/maxtext_v5p_model_configs.py):
+		// DeepSeek-V3 offloads decoder_layer_input and out_proj;
+		// Llama 3.1 405B offloads context (the attention core's output,
+		// the output projection's input) and mlpwo (the MLP output
+		// projection's output), its decoder_layer_input left at base.yml's
+		// 'device': kept in HBM, as full recompute keeps it [MT-REMAT].
+		{Name: RecomputeOffloadInputOut, Rerun: all, Layers: true, RecomputeUsed: true, Keep: []string{"out"},
+			Offload: []string{"input", "out"}},
+		{Name: RecomputeOffloadContextWo, Rerun: all, Layers: true, RecomputeUsed: true, Keep: mlpwoContext(),
+			Offload: mlpwoContext()},
 		// DeepSeek-V3 §3.2.3: every RMSNorm and MLA's up-projections are
 		// re-run in the backward pass, and the SwiGLU keeps its inputs and
 		// re-runs its output (Megatron-Core's --recompute-modules layernorm
@@ -162,6 +175,11 @@ func moeBlockOps() []string {
 // values before the core: the fused projection, or MLA's up-projections
 // (q_proj without query compression).
 func qkvProjections() []string { return []string{"qkv", "q_up", "q_proj", "kv_up"} }
+
+// mlpwoContext are the ops whose outputs MaxText names context (the
+// attention core's output) and mlpwo (the dense MLP's output projection,
+// a shared expert's included).
+func mlpwoContext() []string { return []string{"attend", "ffn_out", "shared_out"} }
 
 // keeps reports whether pol keeps op o's output although o's group re-runs
 // (Policy.Keep: save_qkv_proj and qkv_proj_offloaded keep the q, k, v

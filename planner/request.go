@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/meshplan/meshplan/model"
@@ -61,6 +62,53 @@ func (r Request) EightBitNote() string {
 	return note
 }
 
+// FSDPOverDCNFix returns r with the search allowed to put fsdp on the
+// data-centre network between TPU slices (space.Limits.FSDPOverDCN) and the
+// one-line note that says so, when r's cluster has such an axis and r's fix
+// pins neither fsdp nor a mesh; ok is false otherwise. Solve plans it only
+// when nothing fits with fsdp inside the slices.
+func (r Request) FSDPOverDCNFix() (w Request, note string, ok bool) {
+	fix, err := space.ParseFix(r.Fix)
+	if err != nil || fix.Has("fsdp") || fix.Has("mesh") || r.Options.Limits.FSDPOverDCN {
+		return r, "", false
+	}
+	slices := 1
+	for _, a := range r.Cluster.Axes {
+		if a.Tier == profiles.DCN {
+			slices *= a.Size
+		}
+	}
+	if slices <= 1 {
+		return r, "", false
+	}
+	w = r
+	w.Options.Limits.FSDPOverDCN = true
+	return w, fmt.Sprintf("nothing fits with fsdp inside each slice: planned with fsdp allowed across the %d slices over the DCN (MaxText's dcn_fsdp_parallelism)", slices), true
+}
+
+// BF16WeightsFix returns r with weights=bf16 pinned and the one-line note
+// that says so, when r's framework keeps bf16 weights
+// (space.Limits.BF16Weights) and r's fix leaves the weights free; ok is
+// false otherwise. Solve plans it only when nothing fits with fp32 weights:
+// the search never changes a run's numerics while the default runs.
+func (r Request) BF16WeightsFix() (w Request, note string, ok bool) {
+	fix, err := space.ParseFix(r.Fix)
+	if err != nil || fix.Has("weights") || !r.Options.Limits.BF16Weights {
+		return r, "", false
+	}
+	w = r
+	if w.Fix == "" {
+		w.Fix = "weights=bf16"
+	} else {
+		w.Fix += ",weights=bf16"
+	}
+	fw := r.Options.Limits.Framework
+	if fw == "" {
+		fw = "the framework"
+	}
+	return w, fmt.Sprintf("nothing fits with fp32 weights: planned with weights=bf16 (bf16 parameters, gradients and Adam moments, %s's weight_dtype: bfloat16); --fix weights=fp32 keeps them fp32", fw), true
+}
+
 // fixFits reports a --fix that pins what the model cannot use, which the
 // search would otherwise ignore or read its own way: expert parallelism
 // (ep, etp) on a model without experts, and virtual stages (v) without the
@@ -91,6 +139,34 @@ func Solve(ctx context.Context, r Request, s search.Settings, detail bool) (resu
 		return results.Plan{}, err
 	}
 	res, err := search.Run(ctx, p, s)
+	var notes []string
+	if nf := (*search.NoFitError)(nil); errors.As(err, &nf) {
+		// Nothing fits as the search prunes and prices by default: try
+		// what the framework can still run, one relaxation at a time
+		// (fsdp across the DCN, then bf16 weights), then both, and say
+		// which one the plan needed (FSDPOverDCNFix, BF16WeightsFix).
+		dcn, dcnNote, dcnOK := r.FSDPOverDCNFix()
+		bf, bfNote, bfOK := r.BF16WeightsFix()
+		both, _, bothOK := dcn.BF16WeightsFix()
+		tries := []struct {
+			ok    bool
+			r     Request
+			notes []string
+		}{{dcnOK, dcn, []string{dcnNote}}, {bfOK, bf, []string{bfNote}}, {dcnOK && bothOK, both, []string{dcnNote, bfNote}}}
+		for _, t := range tries {
+			if !t.ok {
+				continue
+			}
+			pw, perr := t.r.Problem()
+			if perr != nil {
+				continue
+			}
+			if rw, rerr := search.Run(ctx, pw, s); rerr == nil {
+				r, p, res, err, notes = t.r, pw, rw, nil, t.notes
+				break
+			}
+		}
+	}
 	if err != nil {
 		return results.Plan{}, err
 	}
@@ -98,6 +174,7 @@ func Solve(ctx context.Context, r Request, s search.Settings, detail bool) (resu
 	if err != nil {
 		return results.Plan{}, err
 	}
+	plan.Notes = append(plan.Notes, notes...)
 	if r.Framework != "" {
 		plan.Framework = r.Framework
 	}

@@ -116,6 +116,11 @@ func emitMaxText(e Evaluation) (string, error) {
 		if s.Recompute == model.RecomputeOffloadInputQKVO {
 			b.WriteString("out_proj: offload\n")
 		}
+	case model.RecomputeOffloadInputOut:
+		b.WriteString("remat_policy: custom\ndecoder_layer_input: offload\nout_proj: offload\n")
+	case model.RecomputeOffloadContextWo:
+		// decoder_layer_input stays at base.yml's 'device'.
+		b.WriteString("remat_policy: custom\ncontext: offload\nmlpwo: offload\n")
 	default:
 		fmt.Fprintf(&b, "remat_policy: %s\n", s.Recompute)
 	}
@@ -124,6 +129,11 @@ func emitMaxText(e Evaluation) (string, error) {
 		b.WriteString("quantization: fp8\n")
 	case s.Int8():
 		b.WriteString("quantization: int8\n") // AQT's int8 matmuls
+	}
+	if s.BF16Weights() {
+		// Parameters in bf16; mu_dtype empty follows weight_dtype
+		// (AI-Hypercomputer/maxtext@e591f30cbbf217ed67ef71263ec0538239f9c3b8:src/maxtext/configs/types.py:3296-3298).
+		b.WriteString("weight_dtype: bfloat16\n")
 	}
 	return b.String(), nil
 }

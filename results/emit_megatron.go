@@ -27,6 +27,9 @@ func emitMegatron(e Evaluation) (string, error) {
 	if s.Int8() {
 		bad = append(bad, "precision=int8: Megatron-LM trains in bf16 or fp8, not int8; search with --fix precision=fp8 or bf16")
 	}
+	if s.BF16Weights() {
+		bad = append(bad, "weights=bf16: Megatron-LM's --bf16 keeps fp32 main parameters and Adam moments in its optimizer; search with --fix weights=fp32")
+	}
 	if s.Degree[space.PP] > 1 {
 		switch s.Schedule {
 		case space.GPipe:

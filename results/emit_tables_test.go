@@ -647,6 +647,14 @@ func checkMaxText(tab keyTable, e Evaluation, out string) []string {
 			doc["key_proj"] != "offload" || doc["value_proj"] != "offload" || (doc["out_proj"] == "offload") != out {
 			bad = append(bad, s.Recompute+" is custom with the layer input and q, k, v (and out for qkvo) offloaded")
 		}
+	case s.Recompute == model.RecomputeOffloadInputOut:
+		if policy != "custom" || doc["decoder_layer_input"] != "offload" || doc["out_proj"] != "offload" || doc["query_proj"] != nil {
+			bad = append(bad, "offload_input_out is custom with the layer input and out_proj offloaded")
+		}
+	case s.Recompute == model.RecomputeOffloadContextWo:
+		if policy != "custom" || doc["context"] != "offload" || doc["mlpwo"] != "offload" || doc["decoder_layer_input"] != nil {
+			bad = append(bad, "offload_context_mlpwo is custom with context and mlpwo offloaded, the layer input on device")
+		}
 	case policy != s.Recompute:
 		bad = append(bad, fmt.Sprintf("remat_policy %q for recompute=%s", policy, s.Recompute))
 	}

@@ -121,6 +121,8 @@ func TestEmitCustomOffload(t *testing.T) {
 	}{
 		{model.RecomputeOffloadInputQKV, qkv, false},
 		{model.RecomputeOffloadInputQKVO, qkv + "out_proj: offload\n", true},
+		{model.RecomputeOffloadInputOut, "remat_policy: custom\ndecoder_layer_input: offload\nout_proj: offload\n", true},
+		{model.RecomputeOffloadContextWo, "remat_policy: custom\ncontext: offload\nmlpwo: offload\n", false},
 	} {
 		s, err := space.Parse("fsdp=8,recompute=" + tc.policy)
 		if err != nil {
@@ -133,6 +135,46 @@ func TestEmitCustomOffload(t *testing.T) {
 		err = Emit(&b, MaxText, Evaluation{Model: m, Cluster: c, Workload: w, Strategy: s})
 		if err != nil || !strings.Contains(b.String(), tc.want) || strings.Contains(b.String(), "out_proj") != tc.outProj {
 			t.Errorf("%s: error %v, output\n%s\nwant %q", tc.policy, err, b.String(), tc.want)
+		}
+	}
+}
+
+// TestEmitBF16Weights checks that MaxText's config runs weights=bf16 as
+// weight_dtype: bfloat16 and that the GPU frameworks, which keep fp32
+// master weights, refuse it.
+func TestEmitBF16Weights(t *testing.T) {
+	m, err := model.Preset("llama3-70b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := profiles.Parse("v6e-32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := space.Workload{Batch: 64, SeqLen: 8192}
+	s, err := space.Parse("fsdp=32,mb=2,recompute=offload_input_qkv,weights=bf16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err = s.Place(c); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		framework, want string
+		refused         bool
+	}{
+		{MaxText, "weight_dtype: bfloat16\n", false},
+		{Megatron, "weights=bf16: Megatron-LM's --bf16 keeps fp32 main parameters", true},
+		{TorchTitan, "weights=bf16: torchtitan keeps fp32 parameters", true},
+		{DeepSpeed, "weights=bf16: DeepSpeed's bf16 optimizer keeps fp32 master weights", true},
+	} {
+		var b strings.Builder
+		err := Emit(&b, tc.framework, Evaluation{Model: m, Cluster: c, Workload: w, Strategy: s})
+		switch {
+		case tc.refused && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v, want one naming %q", tc.framework, err, tc.want)
+		case !tc.refused && (err != nil || !strings.Contains(b.String(), tc.want)):
+			t.Errorf("%s: error %v, output\n%s\nwant %q", tc.framework, err, b.String(), tc.want)
 		}
 	}
 }

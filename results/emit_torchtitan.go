@@ -37,6 +37,9 @@ func emitTorchTitan(e Evaluation) (string, error) {
 	if s.Int8() {
 		bad = append(bad, "precision=int8: torchtitan's converters train in float8, not int8; search with --fix precision=fp8 or bf16")
 	}
+	if s.BF16Weights() {
+		bad = append(bad, "weights=bf16: torchtitan keeps fp32 parameters and hands FSDP2 a bf16 compute dtype only; search with --fix weights=fp32")
+	}
 	if s.Recompute != space.RecomputeNone && s.Recompute != space.RecomputeFull {
 		bad = append(bad, fmt.Sprintf("recompute=%s: torchtitan's activation checkpointing is full, every n-th layer, or per-op selective, which saves the matmul and attention outputs and recomputes the rest (torchtitan/models/llama3/infra/parallelize.py:36-51); search with --fix recompute=full or none", s.Recompute))
 	}

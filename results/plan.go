@@ -95,6 +95,10 @@ type Plan struct {
 	Search  SearchSummary `json:"search"`
 	// Framework is the framework profile the plan models ("generic" by default).
 	Framework string `json:"framework"`
+	// Notes are what the planner changed of the problem as given, one
+	// sentence each (e.g. weights=bf16 planned because nothing fits with
+	// fp32 weights); absent when none.
+	Notes []string `json:"notes,omitempty"`
 	// Uncertainty is the measured error of step times on the cluster's
 	// chip family, the band every row's step_time_s_range spans; absent
 	// when the family has no measurements.
@@ -241,6 +245,9 @@ func (p Plan) WriteTable(w io.Writer) error {
 	ew.printf("framework %s\n", Label(p.Framework))
 	ew.printf("band     %s\n", p.bandText())
 	ew.printf("search   %s\n", p.searchText())
+	for _, n := range p.Notes {
+		ew.printf("note     %s\n", n)
+	}
 	if p.Recommendation != nil {
 		ew.printf("recommend %s\n", p.Recommendation.Rule)
 	}

@@ -32,6 +32,7 @@ type Strategy struct {
 	V               int                 `json:"v"`
 	Recompute       string              `json:"recompute"`
 	Precision       string              `json:"precision"`
+	Weights         string              `json:"weights,omitempty"`
 	Mesh            map[string][]string `json:"mesh"`
 	Spec            string              `json:"spec"`
 }
@@ -212,11 +213,16 @@ func NewStrategy(s space.Strategy, w space.Workload) Strategy {
 	if s.EightBit() {
 		prec = s.Precision
 	}
+	weights := "" // fp32, the default, left out
+	if s.BF16Weights() {
+		weights = space.WeightsBF16
+	}
 	return Strategy{
 		DP: s.Degree[space.DP], Zero: s.Zero, FSDP: s.Degree[space.FSDP], TP: s.Degree[space.TP], SP: s.SP, CP: s.Degree[space.CP], PP: s.Degree[space.PP], EP: s.Degree[space.EP],
 		First: s.Split.First, Last: s.Split.Last,
 		MB: s.MB, ETP: s.ExpertTP(), NumMicrobatches: nmb, Schedule: string(s.Schedule), V: s.V, Recompute: s.Recompute,
 		Precision: prec,
+		Weights:   weights,
 		Mesh:      mesh,
 		Spec:      s.String(),
 	}

@@ -36,6 +36,9 @@ type Key struct {
 	// chip (model.ProgramOptions.ExpertsWhole), for etp=1 on a
 	// mixture-of-experts model.
 	Whole bool
+	// BF16Weights is the program with bf16 parameters, gradients and
+	// moments (model.Precision.BF16Weights), for weights=bf16.
+	BF16Weights bool
 }
 
 // Models are the planner's models of one layer program and its variants:
@@ -58,6 +61,9 @@ type Models struct {
 	// expert's matrices whole on every tp chip (etp=1,
 	// model.ProgramOptions.ExpertsWhole), built on first use.
 	whole *lazyModels
+	// bf16w are the same models with bf16 weights (weights=bf16), built on
+	// first use; nil for a variant that has them.
+	bf16w *lazyModels
 }
 
 // New builds the models of m under program, and, when sharded is not nil,
@@ -158,7 +164,15 @@ func newModels(m model.Spec, o model.ProgramOptions, key Key) (*Models, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Models{key: key, program: prog, cost: cost.NewModel(prog), memory: memory.NewModel(prog)}, nil
+	ms := &Models{key: key, program: prog, cost: cost.NewModel(prog), memory: memory.NewModel(prog)}
+	if !key.BF16Weights {
+		w := o
+		w.Precision = w.Precision.BF16Weights()
+		k := key
+		k.BF16Weights = true
+		ms.bf16w = &lazyModels{key: k, spec: m, opts: w}
+	}
+	return ms, nil
 }
 
 // shards reports whether s shards the weights over fsdp or splits the
@@ -185,15 +199,25 @@ func (ms *Models) pick(s *space.Strategy) (*Models, error) {
 		}
 		m = w
 	}
-	if !s.EightBit() {
+	if s.EightBit() {
+		if m.fp8 == nil {
+			return nil, fmt.Errorf("search: precision=%s has no layer program here", s.Precision)
+		}
+		f, err := m.fp8.get()
+		if err != nil {
+			return nil, fmt.Errorf("search: the fp8 layer program: %w", err)
+		}
+		m = f
+	}
+	if !s.BF16Weights() {
 		return m, nil
 	}
-	if m.fp8 == nil {
-		return nil, fmt.Errorf("search: precision=%s has no layer program here", s.Precision)
+	if m.bf16w == nil {
+		return nil, fmt.Errorf("search: weights=bf16 has no layer program here")
 	}
-	f, err := m.fp8.get()
+	w, err := m.bf16w.get()
 	if err != nil {
-		return nil, fmt.Errorf("search: the fp8 layer program: %w", err)
+		return nil, fmt.Errorf("search: the layer program with bf16 weights: %w", err)
 	}
-	return f, nil
+	return w, nil
 }

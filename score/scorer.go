@@ -80,6 +80,7 @@ type MemoryKey struct {
 	degree space.Degrees
 	sp     bool
 	whole  bool // the experts whole on the tp chips (the layer program picked)
+	bf16w  bool // bf16 weights (the layer program picked)
 }
 
 // MemoryKey returns what the memory model reads of s beyond its
@@ -95,7 +96,7 @@ func (ps *Scorer) MemoryKey(s *space.Strategy) (MemoryKey, bool) {
 	if err != nil {
 		return MemoryKey{}, false
 	}
-	return MemoryKey{roles: roles, degree: s.Degree, sp: s.SP, whole: s.ExpertsWhole()}, true
+	return MemoryKey{roles: roles, degree: s.Degree, sp: s.SP, whole: s.ExpertsWhole(), bf16w: s.BF16Weights()}, true
 }
 
 // Worker returns a scorer for one goroutine: the same estimates, through

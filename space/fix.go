@@ -76,6 +76,9 @@ func (f Fix) Has(key string) bool {
 type pinned struct {
 	Strategy
 	set []bool // indexed like keyTable
+	// fsdpDCN lifts the tier rule that keeps fsdp off the DCN
+	// (Limits.FSDPOverDCN).
+	fsdpDCN bool
 }
 
 // has reports whether the key named name is pinned.

@@ -14,7 +14,8 @@ import (
 // Limits is what a training framework can express (docs/frameworks.md):
 // the strategies outside it are neither searched nor explained. The zero
 // value limits nothing but recompute policies, which default to none,
-// selective and full.
+// selective and full, and bf16 weights, which a framework opts into
+// (BF16Weights).
 type Limits struct {
 	// Framework names the framework, for messages.
 	Framework string
@@ -39,6 +40,16 @@ type Limits struct {
 	NoFP8 bool
 	// NoInt8 says the framework has no int8 matmuls (precision=int8, AQT).
 	NoInt8 bool
+	// FSDPOverDCN lets the search put fsdp on the data-centre network
+	// between TPU slices, which New's tier rule otherwise keeps for dp and
+	// pp (MaxText's dcn_fsdp_parallelism runs it: the tpu-recipes' Llama 3.1
+	// 405B on two v6e-256 slices). The planner sets it when nothing fits
+	// without it.
+	FSDPOverDCN bool
+	// BF16Weights says the framework can keep the parameters, gradients
+	// and Adam moments in bf16 with no fp32 copy (weights=bf16; MaxText's
+	// weight_dtype); without it only fp32 weights run.
+	BF16Weights bool
 	// NoSplit says the framework cannot set the layers of a pipeline
 	// stage (the first and last keys, Split): only the default split runs.
 	NoSplit bool
@@ -105,6 +116,14 @@ func (l Limits) checkPrecision(p string) error {
 	}
 	if l.NoInt8 && p == PrecisionInt8 {
 		return fmt.Errorf("%s cannot express precision=int8: it has no int8 matmuls (use precision=bf16 or --framework maxtext, whose AQT runs them)", l.name())
+	}
+	return nil
+}
+
+// checkWeights reports a weight dtype the framework cannot keep.
+func (l Limits) checkWeights(w string) error {
+	if w == WeightsBF16 && !l.BF16Weights {
+		return fmt.Errorf("%s cannot express weights=bf16: it keeps an fp32 copy of every weight for the optimizer (use weights=fp32 or --framework maxtext, whose weight_dtype: bfloat16 runs it)", l.name())
 	}
 	return nil
 }
@@ -198,6 +217,9 @@ func (l Limits) Check(s Strategy, layers int) error {
 		return fmt.Errorf("%s cannot express tp=%d without sequence parallelism: use sp=true", l.name(), s.Degree[TP])
 	}
 	if err := l.checkPrecision(s.Precision); err != nil {
+		return err
+	}
+	if err := l.checkWeights(s.Weights); err != nil {
 		return err
 	}
 	if pp := s.Degree[PP]; l.EqualStages && pp > 1 && layers%(pp*s.VirtualStages()) != 0 {

@@ -122,6 +122,19 @@ func keyTable() []keySpec {
 			}
 			return st.Precision
 		}, func(st *Strategy) bool { return !st.EightBit() }),
+		knob("weights", func(st *Strategy, val string) error {
+			v := strings.ToLower(val)
+			if v != WeightsFP32 && v != WeightsBF16 {
+				return unknownErr("space: weights", val, []string{WeightsFP32, WeightsBF16})
+			}
+			st.Weights = v
+			return nil
+		}, func(st *Strategy) string {
+			if st.Weights == "" {
+				return WeightsFP32
+			}
+			return st.Weights
+		}, func(st *Strategy) bool { return !st.BF16Weights() }),
 		knob("mesh", func(st *Strategy, val string) error {
 			m, err := parseMesh(val)
 			if err != nil {

@@ -126,8 +126,11 @@ type Space struct {
 	// and whole (expertLayouts).
 	moe       bool
 	precision string
-	layers    int
-	anyV      bool // a pinned v: any v with pp·v <= layers, equal chunks or not
+	// weights is every strategy's weight dtype (Strategy.Weights): the
+	// pinned one, else fp32 ("").
+	weights string
+	layers  int
+	anyV    bool // a pinned v: any v with pp·v <= layers, equal chunks or not
 	// equalChunks requires layers = pp·v equal chunks (Limits.EqualChunks);
 	// firstForPP1 says the first schedule choice is valid only without a
 	// pipeline (the framework does not run it).
@@ -212,6 +215,7 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	if err != nil {
 		return nil, fmt.Errorf("%w (in --fix %q)", err, fix.String())
 	}
+	fp.fsdpDCN = lim.FSDPOverDCN
 	for _, d := range lim.NoDims {
 		if fp.hasDim(d) && fp.Degree[d] > 1 {
 			return nil, fmt.Errorf("space: --fix %s=%d: %s has no %s parallelism", d, fp.Degree[d], lim.name(), d)
@@ -398,6 +402,12 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	if err := lim.checkPrecision(sp.precision); err != nil {
 		return nil, err
 	}
+	if fp.has("weights") && fp.BF16Weights() {
+		sp.weights = WeightsBF16
+	}
+	if err := lim.checkWeights(sp.weights); err != nil {
+		return nil, err
+	}
 	if sp.precision == PrecisionFP8 && c.Chip.PeakFP8FLOPs <= 0 {
 		return nil, fmt.Errorf("space: --fix precision=fp8: %s", noFP8(c.Chip))
 	}
@@ -573,7 +583,7 @@ func banned(c *profiles.Cluster, fp *pinned, fixMesh *[NumDims][]Share) [][NumDi
 		}
 	}
 	for d, spec := range dimTable() {
-		if fp.hasDim(Dim(d)) || len(fixMesh[d]) > 0 {
+		if fp.hasDim(Dim(d)) || len(fixMesh[d]) > 0 || (Dim(d) == FSDP && fp.fsdpDCN) {
 			continue
 		}
 		for a, ax := range c.Axes {
@@ -1123,7 +1133,7 @@ func (sp *Space) Decode(genes []int, dst *Strategy) bool {
 		return false
 	}
 	l := &sp.layouts[genes[GeneLayout]]
-	*dst = Strategy{Degree: l.degrees(), SP: l.sp, Precision: sp.precision, Mesh: meshOf(sp.shares, l)}
+	*dst = Strategy{Degree: l.degrees(), SP: l.sp, Precision: sp.precision, Weights: sp.weights, Mesh: meshOf(sp.shares, l)}
 	if sp.moe && l.deg[TP] > 1 && !l.whole {
 		dst.ETP = int(l.deg[TP]) // the experts split over tp
 	}
@@ -1201,7 +1211,7 @@ func (sp *Space) DecodeIndex(i int64, genes []int, dst *Strategy) bool {
 // per-replica batch).
 func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	p, err := s.Place(sp.cluster)
-	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) || (s.Int8() != (sp.precision == PrecisionInt8)) {
+	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) || (s.Int8() != (sp.precision == PrecisionInt8)) || s.BF16Weights() != (sp.weights == WeightsBF16) {
 		return nil, false
 	}
 	sp.indexOnce.Do(sp.fillIndex)

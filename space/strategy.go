@@ -60,6 +60,12 @@ type Strategy struct {
 	// PrecisionInt8, the same 8-bit projections at the chip's int8 rate
 	// (MaxText's AQT).
 	Precision string
+	// Weights is the dtype of the parameters the optimizer keeps:
+	// WeightsFP32 (also for ""), an fp32 copy of every weight with fp32
+	// gradients and Adam moments (mixed precision), or WeightsBF16, bf16
+	// parameters, gradients and moments with no fp32 copy (MaxText's
+	// weight_dtype: bfloat16).
+	Weights string
 	// Mesh lists, per dimension, the axis shares it occupies, innermost first.
 	// An empty Mesh means "not placed yet": Place fills it with the default placement.
 	Mesh [NumDims][]Share
@@ -101,6 +107,16 @@ const (
 	PrecisionFP8  = "fp8"
 	PrecisionInt8 = "int8"
 )
+
+// Weight dtypes accepted in Strategy.Weights.
+const (
+	WeightsFP32 = "fp32"
+	WeightsBF16 = "bf16"
+)
+
+// BF16Weights reports whether s keeps its parameters, gradients and Adam
+// moments in bf16, without an fp32 copy (Strategy.Weights).
+func (s Strategy) BF16Weights() bool { return s.Weights == WeightsBF16 }
 
 // FP8 reports whether s runs its projections in fp8.
 func (s Strategy) FP8() bool { return s.Precision == PrecisionFP8 }

@@ -88,6 +88,9 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 	case s.Int8() && c.Chip.PeakInt8OPs <= 0:
 		add("precision=int8: %s", noInt8(c.Chip.Name))
 	}
+	if s.Weights != "" && s.Weights != WeightsFP32 && s.Weights != WeightsBF16 {
+		add("weights %q is unknown: use %s or %s", s.Weights, WeightsFP32, WeightsBF16)
+	}
 	if !degreesOK {
 		return errors.Join(errs...)
 	}

@@ -310,6 +310,10 @@ func maxTextOffload(t string) (string, bool) {
 		return model.RecomputeOffloadInputQKV, true
 	case "decoder_layer_input + q/k/v/out proj":
 		return model.RecomputeOffloadInputQKVO, true
+	case "decoder_layer_input + out_proj":
+		return model.RecomputeOffloadInputOut, true
+	case "context + mlpwo":
+		return model.RecomputeOffloadContextWo, true
 	}
 	return "", false
 }

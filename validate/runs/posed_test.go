@@ -394,8 +394,9 @@ func TestMaxTextOffload(t *testing.T) {
 		{"custom: decoder_layer_input offloaded to host", model.RecomputeOffloadInput, true},
 		{"custom: decoder_layer_input + q/k/v proj offloaded to host", model.RecomputeOffloadInputQKV, true},
 		{"custom: decoder_layer_input + q/k/v/out proj offloaded to host", model.RecomputeOffloadInputQKVO, true},
-		{"custom: decoder_layer_input + out_proj offloaded to host", "", false},
-		{"custom: context + mlpwo offloaded to host", "", false},
+		{"custom: decoder_layer_input + out_proj offloaded to host", model.RecomputeOffloadInputOut, true},
+		{"custom: context + mlpwo offloaded to host", model.RecomputeOffloadContextWo, true},
+		{"custom: context offloaded to host", "", false},
 		{"full", "", false},
 	} {
 		got, ok := maxTextOffload(strings.ToLower(tt.text))
