@@ -293,7 +293,7 @@ func (r Run) ClusterName() (string, error) {
 		return r.Cluster, nil
 	}
 	if r.Chip == "" || r.Chips == 0 {
-		return "", errors.New("runs: the chip or the chip count is not given")
+		return "", errors.New("runs: the source does not give the chip or the chip count")
 	}
 	c, _, err := lookupChip(r.Chip)
 	if err != nil {
@@ -422,7 +422,7 @@ func (r Run) Workload(seqLen int) (space.Workload, error) {
 		seqLen = r.SeqLen
 	} else if r.posed() {
 		// A preset's own length is not the run's.
-		return space.Workload{}, errors.New("runs: the sequence length is not given (seq_len is blank)")
+		return space.Workload{}, errors.New("runs: the source does not give the sequence length (seq_len is blank)")
 	}
 	if seqLen <= 0 {
 		return space.Workload{}, errors.New("runs: the sequence length is not given")
@@ -665,7 +665,9 @@ func (r Run) plan(override *profiles.Cluster) (model.Spec, profiles.Cluster, spa
 	if err != nil {
 		return fail(err)
 	}
-	if _, how := r.familyOf(); how != "" && r.Model == "" {
+	if _, src, ok := publishedConfig(r.ModelName); ok && r.posed() && r.Model == "" && presetFor(r.ModelName) == "" {
+		notes = append(notes, "architecture from "+src)
+	} else if _, how := r.familyOf(); how != "" && r.Model == "" {
 		notes = append(notes, how)
 	}
 	return m, c, w, s, notes, nil
