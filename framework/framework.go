@@ -200,8 +200,11 @@ func megatron() Profile {
 	p.Limits = space.Limits{Framework: p.Name, FSDPAlone: true, NoInt8: true,
 		Schedules:  []space.Schedule{space.OneFOneB, space.Interleaved},
 		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull},
-		Zeros:      []int{0, 1},
-		GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)",
+		// --recompute-granularity selective --recompute-modules LIST
+		// (transformer_config.py:560-563 @d98e8a64).
+		RecomputeModules: true,
+		Zeros:            []int{0, 1},
+		GPUOnly:          true, Instead: "--framework maxtext (or --emit maxtext)",
 		RankOrder:   []space.Dim{space.TP, space.CP, space.DP, space.PP},
 		ExpertOrder: []space.Dim{space.TP, space.CP, space.DP}}
 	return p

@@ -65,7 +65,7 @@ type tensorInfo struct {
 
 // NewModel derives the memory model of layer program p.
 func NewModel(p *model.Program) *Model {
-	mm := &Model{p: p, policies: model.Policies(), layers: p.NumLayers()}
+	mm := &Model{p: p, policies: append(model.Policies(), model.ModulePolicies(p)...), layers: p.NumLayers()}
 	mm.kindStarts = p.KindStarts(nil)
 	mm.fillInfo()
 	none := mm.policies[0]
@@ -357,6 +357,14 @@ func (mm *Model) paramsAndUnit(g *geometry, ws []tensorInfo) (dense, expert, uni
 
 // policy returns the index of the recompute policy named name.
 func (mm *Model) policy(name string) (int, bool) {
+	for i := range mm.policies {
+		if mm.policies[i].Name == name {
+			return i, true
+		}
+	}
+	// A --recompute-modules list: the policy of the modules that re-run
+	// something in this model.
+	name = model.EffectivePolicyName(mm.p, name)
 	for i := range mm.policies {
 		if mm.policies[i].Name == name {
 			return i, true

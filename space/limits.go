@@ -26,6 +26,10 @@ type Limits struct {
 	// means any policy, the search trying none, selective and full unless
 	// a fix pins another.
 	Recomputes []string
+	// RecomputeModules says it also takes Megatron-Core's
+	// --recompute-modules lists as policies ("core_attn+mlp",
+	// model.IsModuleList); the search does not enumerate them.
+	RecomputeModules bool
 	// Zeros are the ZeRO stages it offers over pure data parallelism;
 	// empty means 0, 1 and 2.
 	Zeros []int
@@ -145,6 +149,9 @@ func (l Limits) allowsRecompute(r string) bool {
 	if len(l.Recomputes) == 0 {
 		return knownRecompute(r)
 	}
+	if l.RecomputeModules && model.IsModuleList(r) {
+		return true
+	}
 	return slices.Contains(l.Recomputes, r)
 }
 
@@ -169,6 +176,9 @@ func (l Limits) Check(s Strategy, layers int) error {
 		return fmt.Errorf("%s cannot express schedule=%s: it runs %s", l.name(), s.Schedule, scheduleList(l.Schedules))
 	}
 	if !l.allowsRecompute(s.Recompute) {
+		if model.IsModuleList(s.Recompute) {
+			return fmt.Errorf("%s cannot express recompute=%s: Megatron-Core's --recompute-modules lists are Megatron's own; its policies are %s", l.name(), s.Recompute, strings.Join(l.recomputes(), ", "))
+		}
 		return fmt.Errorf("%s cannot express recompute=%s: its policies are %s", l.name(), s.Recompute, strings.Join(l.recomputes(), ", "))
 	}
 	if len(l.Zeros) > 0 && s.Degree[DP] > 1 && !slices.Contains(l.Zeros, s.Zero) {

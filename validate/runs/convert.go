@@ -539,7 +539,9 @@ func (r Run) Layout(chips int, w space.Workload) (space.Strategy, []string, erro
 		s.Schedule, s.V = space.Interleaved, r.InterleaveV
 	}
 
-	if s.Recompute, note, err = recomputePolicy(r.Recompute); err != nil {
+	if name, ok := moduleList(r.Recompute); ok && r.posed() {
+		s.Recompute = name
+	} else if s.Recompute, note, err = recomputePolicy(r.Recompute); err != nil {
 		if !r.posed() {
 			return space.Strategy{}, nil, err
 		}
@@ -608,6 +610,35 @@ func splitDP(text string, dp int) (dpOut, fsdp, zero int, note string, err error
 		return dp, 1, 1, "ZeRO stage not published: ZeRO-1 assumed (DeepSpeed's pipeline engine supports at most stage 1)", nil
 	}
 	return 0, 0, 0, "", fmt.Errorf("runs: zero_or_fsdp %q is not none, ZeRO-1/2/3 or FSDP", text)
+}
+
+// moduleList reads a published "selective: mlp + core_attn" as the
+// policy of Megatron-Core's --recompute-modules list it names
+// (model.IsModuleList), in the policy's own spelling; "selective:
+// core_attn" alone, Megatron-Core's default list
+// (transformer_config.py:1940-1941 @d98e8a64), is selective. False when
+// the text is not such a list.
+func moduleList(text string) (string, bool) {
+	t := strings.ToLower(strings.TrimSpace(text))
+	rest, ok := strings.CutPrefix(t, "selective:")
+	if !ok {
+		return "", false
+	}
+	var mods []string
+	for _, f := range strings.FieldsFunc(rest, func(c rune) bool { return c == '+' || c == ',' || c == ' ' }) {
+		mods = append(mods, f)
+	}
+	if len(mods) == 0 {
+		return "", false
+	}
+	pol, ok := model.LookupPolicy(strings.Join(mods, "+"))
+	if !ok || !model.IsModuleList(pol.Name) {
+		return "", false
+	}
+	if pol.Name == model.ModuleCoreAttn {
+		return space.RecomputeSelective, true
+	}
+	return pol.Name, true
 }
 
 // recomputePolicy maps the published recompute text to a contract policy.

@@ -311,8 +311,10 @@ func (r Run) posedModel() (model.Spec, error) {
 			m.MTPLayers = 0
 		}
 	} else if pub, _, ok := publishedConfig(r.ModelName); ok {
-		// The source names a public model but leaves its shape blank.
+		// The source names a public model; its blank columns are the
+		// published configuration's.
 		m = pub
+		m.Name = r.ModelName
 	} else {
 		f, _ := r.familyOf()
 		m = model.Spec{Name: r.ModelName, FFN: f.ffn, Norm: f.norm, Bias: f.bias, TiedEmbeddings: f.tied, HeadDim: f.headIs}
