@@ -203,8 +203,11 @@ func megatron() Profile {
 		// --recompute-granularity selective --recompute-modules LIST
 		// (transformer_config.py:560-563 @d98e8a64).
 		RecomputeModules: true,
-		Zeros:            []int{0, 1},
-		GPUOnly:          true, Instead: "--framework maxtext (or --emit maxtext)",
+		// --optimizer-cpu-offload with --optimizer-offload-fraction; no
+		// parameter offload (megatron/core/optimizer/optimizer_config.py:347-350 @d98e8a64).
+		Offloads: []string{space.OffloadOptimizer}, OffloadFraction: true,
+		Zeros:   []int{0, 1},
+		GPUOnly: true, Instead: "--framework maxtext (or --emit maxtext)",
 		RankOrder:   []space.Dim{space.TP, space.CP, space.DP, space.PP},
 		ExpertOrder: []space.Dim{space.TP, space.CP, space.DP}}
 	return p
@@ -239,7 +242,9 @@ func deepspeed() Profile {
 		// and fsdp next to dp becomes MiCS (mics_shard_size), which shards
 		// every model state inside the fsdp group and replicates it across
 		// groups (runtime/zero/mics.py:391): ZeRO over dp is lost there.
-		Limits: space.Limits{Framework: "deepspeed", NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP}, NoInt8: true,
+		// ZeRO-Offload (offload_optimizer) and ZeRO-Infinity's parameter
+		// offload (offload_param, stage 3), each whole.
+		Limits: space.Limits{Framework: "deepspeed", Offloads: []string{space.OffloadOptimizer, space.OffloadParamsOptimizer}, NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP}, NoInt8: true,
 			Recomputes: []string{model.RecomputeNone, model.RecomputeFull},
 			GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)", NoZeroWithFSDP: true},
 	}
@@ -281,7 +286,9 @@ func maxtext() Profile {
 		// the profile has no "none"; the pipeline needs the layers to divide
 		// over stages x repeats (configs/types.py:3598-3621); the expert
 		// axis is its own mesh axis, carved here out of fsdp or data.
-		Limits: space.Limits{Framework: "maxtext", Zeros: []int{0}, RequireSP: true, NoSplit: true,
+		// optimizer_memory_host_offload and parameter_memory_host_offload
+		// (MaxText's configs/types.py).
+		Limits: space.Limits{Framework: "maxtext", Offloads: []string{space.OffloadOptimizer, space.OffloadParamsOptimizer}, Zeros: []int{0}, RequireSP: true, NoSplit: true,
 			Schedules: []space.Schedule{space.GPipe, space.Interleaved}, EqualStages: true, ExpertsPerTier: true,
 			Recomputes: []string{model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,
 				model.RecomputeSaveDotExceptMLP, model.RecomputeSaveQKVProj, model.RecomputeQKVProjOffloaded,

@@ -254,6 +254,10 @@ type geometry struct {
 	// int8 is precision=int8: AQT quantises each weight inside its matmul,
 	// so no 8-bit weight copies persist.
 	int8 bool
+	// hostOpt is the share of the optimizer state in host memory, and
+	// hostParams says the parameters are there too (offloadStates).
+	hostOpt    float64
+	hostParams bool
 }
 
 // bytes is a tensor's (or group's) bytes per chip under its own layout, or
@@ -444,6 +448,7 @@ func (mm *Model) estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 func (mm *Model) geometryOf(c profiles.Cluster, w space.Workload, s *space.Strategy, pol int, deg [space.NumRoles]int, g *geometry, terms []kindTerms, ends *endTerms) {
 	mm.shapeOf(c, w, s, deg, g)
 	g.zero, g.policy = s.Zero, pol
+	g.setOffload(s)
 	for k := range mm.p.Kinds {
 		mm.kindParams(g, k, &terms[k])
 		mm.kindActs(g, k, &terms[k])
@@ -797,6 +802,9 @@ func (mm *Model) rankStates(g *geometry, ss *stageSums, rs *rankStates) {
 	rs.step[0], rs.step[1], rs.step[2] = mm.states(g, ss.dense, ss.expert, ss.fp8, true)
 	rs.fwdHead = rs.fwd[0] + rs.fwd[1] + rs.fwd[2]
 	rs.stepHead = rs.step[0] + rs.step[1] + rs.step[2]
+	if g.hostOpt > 0 {
+		mm.offloadStates(g, ss, rs)
+	}
 }
 
 // flightTerms are what a pipeline rank's memory reads of its micro-batches

@@ -46,15 +46,13 @@ func IsModuleList(name string) bool {
 // modulePolicy returns the policy of a "+"-joined --recompute-modules
 // list, and false when name is not one. Each module re-runs what
 // Megatron-Core's Transformer Engine layer spec checkpoints for it
-// (Megatron-LM@d98e8a64):
+// (Megatron-LM@d98e8a64); the ops a module re-runs include the fp8
+// quantisations of the gradients of the tensors inside it (quantize_d*),
+// which would otherwise hold those tensors:
 //
 //   - core_attn: the attention core, its inputs q, k, v and its output
 //     kept (transformer/attention.py _checkpointed_attention_forward), as
 //     selective;
-// The ops a module re-runs include the fp8 quantisations of the
-// gradients of the tensors inside it (quantize_d*), which would otherwise
-// hold those tensors.
-//
 //   - mlp: the dense MLP from the residual stream, the norm fused into
 //     linear_fc1, only on layers without experts
 //     (transformer/transformer_layer.py:537-539, 992-1010;

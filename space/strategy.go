@@ -60,6 +60,13 @@ type Strategy struct {
 	// PrecisionInt8, the same 8-bit projections at the chip's int8 rate
 	// (MaxText's AQT).
 	Precision string
+	// Offload is what the chips keep in host memory: "" (OffloadNone),
+	// OffloadOptimizer or OffloadParamsOptimizer.
+	Offload string
+	// OffloadFraction is the share of the optimizer state in host memory
+	// under OffloadOptimizer (Megatron-Core's --optimizer-offload-fraction);
+	// 0 is the default, all of it.
+	OffloadFraction float64
 	// Mesh lists, per dimension, the axis shares it occupies, innermost first.
 	// An empty Mesh means "not placed yet": Place fills it with the default placement.
 	Mesh [NumDims][]Share

@@ -512,6 +512,9 @@ func (r Run) Layout(chips int, w space.Workload) (space.Strategy, []string, erro
 	if note != "" {
 		notes = append(notes, note)
 	}
+	if s.Offload, note = hostOffload(r.ZeroOrFSDP); note != "" {
+		notes = append(notes, note)
+	}
 
 	replicas := s.Degree[space.DP] * s.Degree[space.FSDP]
 	if w.Batch%replicas != 0 {
@@ -583,8 +586,6 @@ func splitDP(text string, dp int) (dpOut, fsdp, zero int, note string, err error
 	case strings.HasPrefix(t, "no fsdp"):
 		// Megatron-Bridge's "FSDP=0, DDP" (docs/published-runs-2.md).
 		return dp, 1, 0, "", nil
-	case strings.Contains(t, "offload") || strings.Contains(t, "cpu"):
-		return 0, 0, 0, "", fmt.Errorf("runs: zero_or_fsdp %q offloads model state to the host, which the memory model does not express", text)
 	case strings.Contains(t, "gemini"):
 		// ColossalAI Gemini shards parameters, gradients and optimizer
 		// states like ZeRO-3 (docs/published-memory.md).
@@ -639,6 +640,32 @@ func moduleList(text string) (string, bool) {
 		return space.RecomputeSelective, true
 	}
 	return pol.Name, true
+}
+
+// hostOffload reads the host offload a zero_or_fsdp text names
+// (space.Strategy.Offload), with a note, or "" without one: DeepSpeed's
+// "parameter + optimizer CPU offload" (ZeRO-Infinity's offload_param and
+// offload_optimizer) and ColossalAI Gemini's placement_policy cpu or auto
+// (parameter chunks and optimizer state placed in host memory; auto moves
+// optimizer state back to the chip into gpu_margin_mem_ratio of the HBM
+// the first step leaves free, which the prediction does not: its peak is
+// the floor of what auto holds) are params+optimizer; an optimizer-only
+// offload is optimizer.
+func hostOffload(text string) (string, string) {
+	t := strings.ToLower(text)
+	switch {
+	case strings.Contains(t, "gemini") && strings.Contains(t, "placement_policy=auto"):
+		return space.OffloadParamsOptimizer, "Gemini auto placement posed as params+optimizer offload: auto keeps optimizer state on the chip up to gpu_margin_mem_ratio of the HBM left free, which the prediction does not count"
+	case strings.Contains(t, "gemini") && strings.Contains(t, "placement_policy=cpu"):
+		return space.OffloadParamsOptimizer, ""
+	case !strings.Contains(t, "offload"):
+		return "", ""
+	case strings.Contains(t, "param"):
+		return space.OffloadParamsOptimizer, ""
+	case strings.Contains(t, "optimizer"):
+		return space.OffloadOptimizer, ""
+	}
+	return "", ""
 }
 
 // recomputePolicy maps the published recompute text to a contract policy.
