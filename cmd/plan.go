@@ -247,6 +247,9 @@ func (a *app) solve(ctx context.Context, req planner.Request, suggest bool) (res
 	if err != nil {
 		return results.Plan{}, err
 	}
+	if n := req.OffloadNote(plan); n != "" {
+		fmt.Fprintf(a.stderr, "plan: note: %s\n", n)
+	}
 	plan.Search.Fix = a.cfg.Fix
 	plan.SetTraining(a.cfg.Training())
 	if err := plan.ApplyBudget(req.Cluster); err != nil {
