@@ -126,8 +126,8 @@ type Space struct {
 	// planner.Solve pins it when nothing fits without it).
 	offload         string
 	offloadFraction float64
-	layers    int
-	anyV      bool // a pinned v: any v with pp·v <= layers, equal chunks or not
+	layers          int
+	anyV            bool // a pinned v: any v with pp·v <= layers, equal chunks or not
 	// equalChunks requires layers = pp·v equal chunks (Limits.EqualChunks);
 	// firstForPP1 says the first schedule choice is valid only without a
 	// pipeline (the framework does not run it).
