@@ -19,34 +19,6 @@ func hostOffloadOf(s *space.Strategy) hostOffload {
 	return hostOffload{opt: s.HostOptimizerFraction(), params: s.OffloadKind() == space.OffloadParamsOptimizer}
 }
 
-// Host DRAM bandwidth per GPU, the share of its server's sockets a
-// CPU optimizer step reads and writes at: a PCIe Gen4 host is a DGX A100's
-// two AMD EPYC 7742 of 8 DDR4-3200 channels each, 2 x 204.8 GB/s for 8
-// GPUs (NVIDIA DGX A100 datasheet; AMD EPYC 7742 specifications); a PCIe
-// Gen5 host a DGX H100's two Xeon Platinum 8480C of 8 DDR5-4800 channels,
-// 2 x 307.2 GB/s for 8 GPUs (NVIDIA DGX H100 datasheet; Intel ARK); a
-// Grace host (NVLink-C2C) one Grace's LPDDR5X, up to 512 GB/s, for two
-// GPUs (NVIDIA GB200 NVL72 datasheet). TPU hosts are taken as the first
-// (an assumption).
-const (
-	hostDRAMGen4BytesPerS  = 2 * 204.8e9 / 8
-	hostDRAMGen5BytesPerS  = 2 * 307.2e9 / 8
-	hostDRAMGraceBytesPerS = 512e9 / 2
-)
-
-// hostMemoryBytesPerS returns the host DRAM bandwidth of chip c's share of
-// its server, by its host link: Grace behind NVLink-C2C (over 100 GB/s),
-// a PCIe Gen5 host (over 32 GB/s one way), else a Gen4 one.
-func hostMemoryBytesPerS(c *profiles.Chip) float64 {
-	switch h := c.HostBandwidthBytesPerS; {
-	case h > 100e9:
-		return hostDRAMGraceBytesPerS
-	case h > 32e9:
-		return hostDRAMGen5BytesPerS
-	}
-	return hostDRAMGen4BytesPerS
-}
-
 // offloadStep returns the optimizer step of a rank whose parameter shard
 // is params under host offload h: the chip's fused step over the share
 // it keeps (memory-bound at optimizerBytes a parameter, as without
@@ -65,7 +37,7 @@ func (cm *Model) offloadStep(e *evaluator, c *profiles.Chip, h hostOffload, para
 	if bw := c.HostBandwidthBytesPerS; bw > 0 {
 		link = host * (pr.Grad + pr.Weight) / bw
 	}
-	return chip + link + host*cm.optimizerBytes/hostMemoryBytesPerS(c)
+	return chip + link + host*cm.optimizerBytes/c.HostDRAMBytesPerS()
 }
 
 // offloadMicroBytes returns the host-link bytes one micro-batch moves

@@ -41,7 +41,7 @@ func TestOffloadStep(t *testing.T) {
 	for _, tt := range []struct {
 		host, want float64
 	}{{25.6e9, 51.2e9}, {51.2e9, 76.8e9}, {360e9, 256e9}} {
-		if got := hostMemoryBytesPerS(&profiles.Chip{HostBandwidthBytesPerS: tt.host}); got != tt.want {
+		if got := (&profiles.Chip{HostBandwidthBytesPerS: tt.host}).HostDRAMBytesPerS(); got != tt.want {
 			t.Errorf("host link %g: DRAM %g, want %g", tt.host, got, tt.want)
 		}
 	}

@@ -191,7 +191,7 @@ func (r Request) offloadFallback(ctx context.Context, s search.Settings) (*searc
 		kinds = []string{space.OffloadOptimizer, space.OffloadParamsOptimizer}
 	}
 	for _, k := range []string{space.OffloadOptimizer, space.OffloadParamsOptimizer} {
-		if !slices.Contains(kinds, k) {
+		if !slices.Contains(kinds, k) || r.hostBytes(k) > float64(r.Cluster.Chips())*r.Cluster.Chip.HostDRAMBytes() {
 			continue
 		}
 		r2 := r
@@ -226,4 +226,26 @@ func (r Request) OffloadNote(plan results.Plan) string {
 		return ""
 	}
 	return fmt.Sprintf("nothing fits in HBM without host offload: planned with offload=%s (%s)", s.Offload, r.Options.Limits.Framework)
+}
+
+// hostBytes is what offload kind k keeps in the hosts' memory for r's
+// model, once over the job: the optimizer state (master weights and
+// moments), and with the parameters their weights and gradients too. The
+// hosts must hold at least that (profiles.Chip.HostDRAMBytes per chip).
+func (r Request) hostBytes(k string) float64 {
+	pr, d := r.Options.Program.Precision, model.MixedPrecision()
+	for _, f := range []struct {
+		v   *float64
+		def float64
+	}{{&pr.Weight, d.Weight}, {&pr.Grad, d.Grad}, {&pr.Master, d.Master}, {&pr.Moments, d.Moments}} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	n := float64(r.Model.Counts().Total)
+	b := pr.OptimizerBytes() * n
+	if k == space.OffloadParamsOptimizer {
+		b += (pr.Weight + pr.Grad) * n
+	}
+	return b
 }
