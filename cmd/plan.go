@@ -219,7 +219,8 @@ func (a *app) emitFramework(e results.Evaluation) error {
 // configuration's top and objective.
 func (a *app) request(p problem, fix space.Fix) planner.Request {
 	return planner.Request{Model: p.model, Cluster: p.cluster, Workload: p.workload, Fix: fix.String(),
-		Options: modelOptions(p.framework), Top: a.cfg.Top, Framework: p.framework.Name, Objective: a.cfg.Objective}
+		Options: modelOptions(p.framework), Top: a.cfg.Top, Framework: p.framework.Name, Objective: a.cfg.Objective,
+		OffloadWhenNothingFits: true}
 }
 
 // solve searches one request and returns its plan with the training

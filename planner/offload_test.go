@@ -30,7 +30,7 @@ func TestOffloadFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Request{Model: m, Cluster: c, Workload: space.Workload{Batch: 1, SeqLen: 1024}, Options: ds.SearchOptions(), Top: 1, Framework: "deepspeed"}
+	r := Request{Model: m, Cluster: c, Workload: space.Workload{Batch: 1, SeqLen: 1024}, Options: ds.SearchOptions(), Top: 1, Framework: "deepspeed", OffloadWhenNothingFits: true}
 	plan, err := Solve(context.Background(), r, search.Settings{Suggest: true}, false)
 	if err != nil {
 		t.Fatalf("Solve: %v", err)
@@ -48,7 +48,7 @@ func TestOffloadFallback(t *testing.T) {
 	}
 	big, _ := model.Preset("llama3-405b")
 	c8, _ := profiles.Load("h100-8")
-	r405 := Request{Model: big, Cluster: c8, Workload: space.Workload{Batch: 8, SeqLen: 1024}, Options: ds.SearchOptions(), Top: 1, Framework: "deepspeed"}
+	r405 := Request{Model: big, Cluster: c8, Workload: space.Workload{Batch: 8, SeqLen: 1024}, Options: ds.SearchOptions(), Top: 1, Framework: "deepspeed", OffloadWhenNothingFits: true}
 	if _, err := Solve(context.Background(), r405, search.Settings{Suggest: true}, false); !errors.As(err, &nf) {
 		t.Errorf("Solve of 405B on 8 H100s = %v, want a NoFitError (its states exceed the hosts' memory)", err)
 	}

@@ -34,6 +34,10 @@ type Request struct {
 	// Objective chooses the recommended row: search.ObjectiveBalanced
 	// (or empty), ObjectiveTime, ObjectiveMemory or ObjectiveCost.
 	Objective string
+	// OffloadWhenNothingFits lets Solve, when nothing fits in HBM, search
+	// again with the framework's host offload (offloadFallback); the
+	// caller says so (OffloadNote). plan sets it; sweeps do not.
+	OffloadWhenNothingFits bool
 }
 
 // Problem builds the search problem of r; an input it cannot plan (a
@@ -95,7 +99,7 @@ func Solve(ctx context.Context, r Request, s search.Settings, detail bool) (resu
 	}
 	res, err := search.Run(ctx, p, s)
 	var nf *search.NoFitError
-	if errors.As(err, &nf) && s.Suggest {
+	if errors.As(err, &nf) && s.Suggest && r.OffloadWhenNothingFits {
 		// Nothing fits in HBM: plan with host offload when the framework
 		// has it (offloadFallback), else report what does not fit.
 		if q, r2, res2, ok := r.offloadFallback(ctx, s); ok {
