@@ -219,7 +219,8 @@ func (a *app) emitFramework(e results.Evaluation) error {
 // configuration's top and objective.
 func (a *app) request(p problem, fix space.Fix) planner.Request {
 	return planner.Request{Model: p.model, Cluster: p.cluster, Workload: p.workload, Fix: fix.String(),
-		Options: modelOptions(p.framework), Top: a.cfg.Top, Framework: p.framework.Name, Objective: a.cfg.Objective}
+		Options: modelOptions(p.framework), Top: a.cfg.Top, Framework: p.framework.Name, Objective: a.cfg.Objective,
+		OffloadWhenNothingFits: true}
 }
 
 // solve searches one request and returns its plan with the training
@@ -246,6 +247,9 @@ func (a *app) solve(ctx context.Context, req planner.Request, suggest bool) (res
 	}
 	if err != nil {
 		return results.Plan{}, err
+	}
+	if n := req.OffloadNote(plan); n != "" {
+		fmt.Fprintf(a.stderr, "plan: note: %s\n", n)
 	}
 	plan.Search.Fix = a.cfg.Fix
 	for _, n := range plan.Notes {

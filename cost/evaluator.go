@@ -330,6 +330,8 @@ const inf = math.MaxFloat64
 // only what a new strategy overwrites.
 type evalState struct {
 	e evaluator
+	// host is the strategy's host offload (assemble sets it).
+	host hostOffload
 	// blocks are, per block of the program, its cost (each its own
 	// allocation: swapBlock exchanges them with spares by pointer).
 	blocks []*segCost

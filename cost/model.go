@@ -213,7 +213,7 @@ func NewModel(p *model.Program) *Model {
 	// The optimizer step's HBM traffic per parameter (model.Precision.StepBytes):
 	// 30 bytes with MixedPrecision, 28 with AutocastPrecision.
 	cm.optimizerBytes = p.Options.Precision.StepBytes(p.Options.Optimizer)
-	cm.policies = model.Policies()
+	cm.policies = append(model.Policies(), model.ModulePolicies(p)...)
 	cm.offloaded = make([][][]int, len(cm.policies))
 	for pi, pol := range cm.policies {
 		cm.offloaded[pi] = make([][]int, len(p.Kinds))
@@ -276,6 +276,14 @@ func isWeightGrad(p *model.Program, o *model.Op) bool {
 
 // policy returns the index of the recompute policy named name.
 func (cm *Model) policy(name string) (int, bool) {
+	for i := range cm.policies {
+		if cm.policies[i].Name == name {
+			return i, true
+		}
+	}
+	// A --recompute-modules list: the policy of the modules that re-run
+	// something in this model.
+	name = model.EffectivePolicyName(cm.p, name)
 	for i := range cm.policies {
 		if cm.policies[i].Name == name {
 			return i, true

@@ -223,6 +223,7 @@ func (kr *knownRules) stepRulesOf(pp, V int, M, of float64, o *Options) *stepRul
 func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy, out *Estimate) {
 	p, e, M := cm.p, &st.e, st.M
 	pp := max(s.Degree[space.PP], 1)
+	st.host = hostOffloadOf(s)
 	kr := st.rulesOf(s.Schedule)
 	rules := &kr.rules
 	sr := kr.stepRulesOf(pp, s.V, M, e.eff.OverlapFraction, &in.options)
@@ -442,6 +443,10 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 	// (model.Precision.StepBytes: 28 bytes per parameter measured for
 	// fused AdamW, docs/measured-h100.md).
 	est.OptimizerSeconds = e.memSeconds(params * cm.optimizerBytes)
+	if st.host.opt > 0 {
+		// Host offload: the chip's share, then the host's (offloadStep).
+		est.OptimizerSeconds = cm.offloadStep(e, &in.cluster.Chip, st.host, params)
+	}
 	est.MatmulSeconds = M * cat[catMatmul]
 	est.AttentionSeconds = M * cat[catAttention]
 	est.ScanSeconds = M * cat[catScan]
@@ -496,6 +501,13 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 	if host := in.cluster.Chip.HostBandwidthBytesPerS; host > 0 {
 		if off := rs.off; off > 0 {
 			offT = 2 * M * off / host
+		}
+		// Parameters on the host come to the chip for each micro-batch's
+		// passes, prefetched like the activations (offloadMicroBytes).
+		if st.host.params {
+			offT += M * cm.offloadMicroBytes(st.host, params) / host
+		}
+		if offT > 0 {
 			offExp = max(0, offT-sr.of*est.ComputeSeconds)
 			exposed += offExp
 		}

@@ -200,8 +200,14 @@ func megatron() Profile {
 	p.Limits = space.Limits{Framework: p.Name, FSDPAlone: true, NoInt8: true,
 		Schedules:  []space.Schedule{space.OneFOneB, space.Interleaved},
 		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull},
-		Zeros:      []int{0, 1},
-		GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)",
+		// --recompute-granularity selective --recompute-modules LIST
+		// (transformer_config.py:560-563 @d98e8a64).
+		RecomputeModules: true,
+		// --optimizer-cpu-offload with --optimizer-offload-fraction; no
+		// parameter offload (megatron/core/optimizer/optimizer_config.py:347-350 @d98e8a64).
+		Offloads: []string{space.OffloadOptimizer}, OffloadFraction: true,
+		Zeros:   []int{0, 1},
+		GPUOnly: true, Instead: "--framework maxtext (or --emit maxtext)",
 		// Megatron-FSDP's shard group is the data-parallel group, so fsdp
 		// takes dp's place in both orders (FSDPAlone: never both).
 		RankOrder:   []space.Dim{space.TP, space.CP, space.FSDP, space.DP, space.PP},
@@ -242,7 +248,9 @@ func deepspeed() Profile {
 		// and fsdp next to dp becomes MiCS (mics_shard_size), which shards
 		// every model state inside the fsdp group and replicates it across
 		// groups (runtime/zero/mics.py:391): ZeRO over dp is lost there.
-		Limits: space.Limits{Framework: "deepspeed", NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP}, NoInt8: true,
+		// ZeRO-Offload (offload_optimizer) and ZeRO-Infinity's parameter
+		// offload (offload_param, stage 3), each whole.
+		Limits: space.Limits{Framework: "deepspeed", Offloads: []string{space.OffloadOptimizer, space.OffloadParamsOptimizer}, NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP}, NoInt8: true,
 			Recomputes: []string{model.RecomputeNone},
 			GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)", NoZeroWithFSDP: true},
 	}
@@ -314,7 +322,9 @@ func maxtext() Profile {
 		// src/maxtext/configs/types.py:3296-3298) and the second moment
 		// too (optax's scale_by_adam makes nu like the parameters), and
 		// their gradients (train.py:534-537 casts only fp32 ones).
-		Limits: space.Limits{Framework: "maxtext", Zeros: []int{0}, RequireSP: true, NoSplit: true, BF16Weights: true,
+		// optimizer_memory_host_offload and parameter_memory_host_offload
+		// (MaxText's configs/types.py) move state to the host.
+		Limits: space.Limits{Framework: "maxtext", Offloads: []string{space.OffloadOptimizer, space.OffloadParamsOptimizer}, Zeros: []int{0}, RequireSP: true, NoSplit: true, BF16Weights: true,
 			WeightsOverCP: true, ExpertsFromFSDP: true,
 			Schedules: []space.Schedule{space.GPipe, space.Interleaved}, EqualStages: true, ExpertsPerTier: true,
 			Recomputes: []string{model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,

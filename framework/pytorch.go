@@ -82,7 +82,9 @@ func torchtitan() Profile {
 		// last stage weights); per-op selective AC saves the matmuls and the
 		// attention output and recomputes the rest (parallelize.py:36-51),
 		// the opposite of the planner's selective, so it is not offered.
-		Limits: space.Limits{Framework: "torchtitan", Zeros: []int{0}, RequireSP: true, NoInt8: true,
+		// FSDP2's CPUOffloadPolicy (training.enable_cpu_offload):
+		// parameters, gradients and the optimizer step on the host together.
+		Limits: space.Limits{Framework: "torchtitan", Offloads: []string{space.OffloadParamsOptimizer}, Zeros: []int{0}, RequireSP: true, NoInt8: true,
 			Schedules:  []space.Schedule{space.OneFOneB, space.GPipe, space.Interleaved, space.ZBV, space.DualPipeV},
 			Recomputes: []string{model.RecomputeNone, model.RecomputeFull},
 			GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)",
@@ -175,7 +177,9 @@ func pytorch() Profile {
 		AllocatorSlackFraction: 0.07,
 		// The Hugging Face Trainer and hand-written loops replicate (DDP)
 		// or shard (FSDP) the model and checkpoint whole layers.
-		Limits: space.Limits{Framework: "pytorch", NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP}, Zeros: []int{0}, NoInt8: true,
+		// FSDP's CPUOffload(offload_params=True): parameters, gradients and
+		// the optimizer step on the host together.
+		Limits: space.Limits{Framework: "pytorch", Offloads: []string{space.OffloadParamsOptimizer}, NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP}, Zeros: []int{0}, NoInt8: true,
 			Recomputes: []string{model.RecomputeNone, model.RecomputeFull}},
 	}
 }

@@ -235,6 +235,7 @@ func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
 		e.shape, e.shapeOK, e.actsOK, e.sumsOK = k, true, false, false
 	}
 	e.g.zero, e.g.policy = s.Zero, e.pol
+	e.g.setOffload(&s)
 	if !e.actsOK {
 		for k := range e.terms {
 			mm.kindActs(&e.g, k, &e.terms[k])
@@ -344,8 +345,9 @@ func (e *Estimator) peak() Breakdown {
 	flights := e.flights[e.flightSlot*n : (e.flightSlot+1)*n]
 	var bz busiest
 	best := 0
-	if z < 0 || z >= numZero {
-		// A stage whose states are not kept.
+	if z < 0 || z >= numZero || e.g.hostOpt > 0 {
+		// A stage whose states are not kept, or a host offload (rare:
+		// the search does not try it), priced afresh.
 		var rs, peakS rankStates
 		for i := range e.ranks {
 			e.mm.rankStates(&e.g, &e.ranks[i].sums, &rs)

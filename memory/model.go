@@ -65,7 +65,7 @@ type tensorInfo struct {
 
 // NewModel derives the memory model of layer program p.
 func NewModel(p *model.Program) *Model {
-	mm := &Model{p: p, policies: model.Policies(), layers: p.NumLayers()}
+	mm := &Model{p: p, policies: append(model.Policies(), model.ModulePolicies(p)...), layers: p.NumLayers()}
 	mm.kindStarts = p.KindStarts(nil)
 	mm.fillInfo()
 	none := mm.policies[0]
@@ -256,6 +256,10 @@ type geometry struct {
 	// int8 is precision=int8: AQT quantises each weight inside its matmul,
 	// so no 8-bit weight copies persist.
 	int8 bool
+	// hostOpt is the share of the optimizer state in host memory, and
+	// hostParams says the parameters are there too (offloadStates).
+	hostOpt    float64
+	hostParams bool
 }
 
 // bytes is a tensor's (or group's) bytes per chip under its own layout, or
@@ -364,6 +368,14 @@ func (mm *Model) policy(name string) (int, bool) {
 			return i, true
 		}
 	}
+	// A --recompute-modules list: the policy of the modules that re-run
+	// something in this model.
+	name = model.EffectivePolicyName(mm.p, name)
+	for i := range mm.policies {
+		if mm.policies[i].Name == name {
+			return i, true
+		}
+	}
 	return -1, false
 }
 
@@ -438,6 +450,7 @@ func (mm *Model) estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 func (mm *Model) geometryOf(c profiles.Cluster, w space.Workload, s *space.Strategy, pol int, deg [space.NumRoles]int, g *geometry, terms []kindTerms, ends *endTerms) {
 	mm.shapeOf(c, w, s, deg, g)
 	g.zero, g.policy = s.Zero, pol
+	g.setOffload(s)
 	for k := range mm.p.Kinds {
 		mm.kindParams(g, k, &terms[k])
 		mm.kindActs(g, k, &terms[k])
@@ -805,6 +818,9 @@ func (mm *Model) rankStates(g *geometry, ss *stageSums, rs *rankStates) {
 	rs.step[0], rs.step[1], rs.step[2] = mm.states(g, ss.dense, ss.expert, ss.fp8, true)
 	rs.fwdHead = rs.fwd[0] + rs.fwd[1] + rs.fwd[2]
 	rs.stepHead = rs.step[0] + rs.step[1] + rs.step[2]
+	if g.hostOpt > 0 {
+		mm.offloadStates(g, ss, rs)
+	}
 }
 
 // flightTerms are what a pipeline rank's memory reads of its micro-batches

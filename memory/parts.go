@@ -71,6 +71,10 @@ func (mm *Model) Parts(c profiles.Cluster, w space.Workload, s space.Strategy) (
 			}
 		}
 		pb, gb, ob := mm.states(g, dense, expert, fp8, isStep)
+		if g.hostOpt > 0 {
+			ps, gs, os := g.offloadScales()
+			pb, gb, ob = ps*pb, gs*gb, os*ob
+		}
 		add(Params, name, pb)
 		add(Grads, name, gb)
 		add(Optimizer, name, ob)
@@ -104,6 +108,16 @@ func (mm *Model) Parts(c profiles.Cluster, w space.Workload, s space.Strategy) (
 			ws = append(slices.Clone(ws), mm.tiedCopyTensors()...)
 		}
 		states("output layer", ws, 1)
+	}
+
+	if g.hostParams && !g.fsdp() {
+		// offloadStates: the units a chip without sharding gathers from the host.
+		ph := fwd
+		if isStep {
+			ph = step
+		}
+		add(Params, "units gathered from the host", ph.ParamsBytes)
+		add(Grads, "units gathered from the host", ph.GradsBytes)
 	}
 
 	// Activations by the block that computes them, per micro-batch in flight.

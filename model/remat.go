@@ -70,6 +70,14 @@ type Policy struct {
 	// forward and the backward pass ("input" names the layer's input):
 	// they leave HBM and cross the host link twice per micro-batch.
 	Offload []string
+	// RerunBlockOps names ops re-run in blocks of one name only
+	// (Megatron-Core's --recompute-modules, modulePolicy).
+	RerunBlockOps []BlockOps
+	// Discard names re-run ops whose outputs are re-made even where an op
+	// that is not re-run needs them, under torch-style saving (Megatron-Core's
+	// CheckpointWithoutOutput: the output's storage is freed after the
+	// forward pass and refilled before the backward pass needs it).
+	Discard []string
 }
 
 // Policies returns the known policies: none keeps every activation the
@@ -202,7 +210,7 @@ func LookupPolicy(name string) (Policy, bool) {
 			return p, true
 		}
 	}
-	return Policy{}, false
+	return modulePolicy(name)
 }
 
 // Reruns reports whether policy pol re-runs op o of block b.
@@ -213,7 +221,7 @@ func (p *Program) Reruns(pol Policy, b int, o *Op) bool {
 	if pol.keeps(o) || (pol.SkipScans && o.Scan) {
 		return false
 	}
-	return pol.Rerun[o.Group] || slices.Contains(pol.RerunOps, o.Name)
+	return pol.Rerun[o.Group] || slices.Contains(pol.RerunOps, o.Name) || pol.rerunsInBlock(&p.Blocks[b], o)
 }
 
 // Offloaded returns the tensors among saved (Saved's result for blocks)
@@ -259,13 +267,14 @@ func (p *Program) Saved(blocks []int, pol Policy) []int {
 	}
 	// rerunOut: tensors some re-run op writes; usedOutside: tensors an op
 	// that is not re-run reads or saves.
-	var rerunOut, usedOutside []int
+	var rerunOut, usedOutside, discarded []int
 	for _, b := range blocks {
 		p.savedOps(b, pol, add, &rerunOut, &usedOutside)
+		discarded = append(discarded, p.discardedOuts(b, pol)...)
 	}
 	out := need[:0]
 	for _, t := range need {
-		if slices.Contains(rerunOut, t) && (pol.RecomputeUsed || !slices.Contains(usedOutside, t)) {
+		if slices.Contains(rerunOut, t) && (pol.RecomputeUsed || !slices.Contains(usedOutside, t) || slices.Contains(discarded, t)) {
 			continue
 		}
 		out = append(out, t)
@@ -353,4 +362,24 @@ func (p *Program) savedOps(b int, pol Policy, add func(int), rerunOut, usedOutsi
 			*usedOutside = append(*usedOutside, ins...)
 		}
 	}
+}
+
+// discardedOuts returns the outputs of block b's re-run ops that pol
+// discards (Policy.Discard).
+func (p *Program) discardedOuts(b int, pol Policy) []int {
+	if len(pol.Discard) == 0 {
+		return nil
+	}
+	var out []int
+	for i := range p.Blocks[b].Fwd {
+		o := &p.Blocks[b].Fwd[i]
+		if !slices.Contains(pol.Discard, o.Name) || !p.Reruns(pol, b, o) {
+			continue
+		}
+		if o.C != o.A {
+			out = append(out, o.C)
+		}
+		out = append(out, o.Writes...)
+	}
+	return out
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
@@ -32,6 +34,10 @@ type Request struct {
 	// Objective chooses the recommended row: search.ObjectiveBalanced
 	// (or empty), ObjectiveTime, ObjectiveMemory or ObjectiveCost.
 	Objective string
+	// OffloadWhenNothingFits lets Solve, when nothing fits in HBM, search
+	// again with the framework's host offload (offloadFallback); the
+	// caller says so (OffloadNote). plan sets it; sweeps do not.
+	OffloadWhenNothingFits bool
 }
 
 // Problem builds the search problem of r; an input it cannot plan (a
@@ -167,6 +173,13 @@ func Solve(ctx context.Context, r Request, s search.Settings, detail bool) (resu
 			}
 		}
 	}
+	if nf := (*search.NoFitError)(nil); errors.As(err, &nf) && s.Suggest && r.OffloadWhenNothingFits {
+		// Still nothing fits in HBM: plan with host offload when the
+		// framework has it (offloadFallback), else report what does not fit.
+		if q, r2, res2, ok := r.offloadFallback(ctx, s); ok {
+			p, r, res, err = q, r2, res2, nil
+		}
+	}
 	if err != nil {
 		return results.Plan{}, err
 	}
@@ -241,4 +254,79 @@ func Evaluate(p *search.Problem, s space.Strategy) results.Evaluation {
 		}
 	}
 	return e
+}
+
+// offloadFallback searches r again with each host offload its framework
+// runs (space.Limits.Offloads: the optimizer state first, then the
+// parameters too), for a plan where nothing fits without one; the search
+// never offloads on its own otherwise. It returns the first search in
+// which something fits, with its problem and request (whose Fix pins the
+// offload), and false when r pins an offload already or none fits.
+func (r Request) offloadFallback(ctx context.Context, s search.Settings) (*search.Problem, Request, *search.Result, bool) {
+	fix, err := space.ParseFix(r.Fix)
+	if err != nil || fix.Has("offload") || fix.Has("offload_fraction") {
+		return nil, r, nil, false
+	}
+	kinds := r.Options.Limits.Offloads
+	if kinds == nil {
+		kinds = []string{space.OffloadOptimizer, space.OffloadParamsOptimizer}
+	}
+	for _, k := range []string{space.OffloadOptimizer, space.OffloadParamsOptimizer} {
+		if !slices.Contains(kinds, k) || r.hostBytes(k) > float64(r.Cluster.Chips())*r.Cluster.Chip.HostDRAMBytes() {
+			continue
+		}
+		r2 := r
+		f := space.Fix{Set: maps.Clone(fix.Set)}
+		if f.Set == nil {
+			f.Set = map[string]string{}
+		}
+		f.Set["offload"] = k
+		r2.Fix = f.String()
+		p, err := r2.Problem()
+		if err != nil {
+			continue
+		}
+		res, err := search.Run(ctx, p, s)
+		if err == nil {
+			return p, r2, res, true
+		}
+	}
+	return nil, r, nil, false
+}
+
+// OffloadNote is the one-line note for stderr when plan's strategies keep
+// model states in host memory that r's fix did not ask for: nothing fit
+// without it (Solve), and "" otherwise.
+func (r Request) OffloadNote(plan results.Plan) string {
+	fix, err := space.ParseFix(r.Fix)
+	if err != nil || fix.Has("offload") || plan.Recommended < 0 || plan.Recommended >= len(plan.Pareto) {
+		return ""
+	}
+	s, err := space.Parse(plan.Pareto[plan.Recommended].Strategy.Spec)
+	if err != nil || s.Offload == "" {
+		return ""
+	}
+	return fmt.Sprintf("nothing fits in HBM without host offload: planned with offload=%s (%s)", s.Offload, r.Options.Limits.Framework)
+}
+
+// hostBytes is what offload kind k keeps in the hosts' memory for r's
+// model, once over the job: the optimizer state (master weights and
+// moments), and with the parameters their weights and gradients too. The
+// hosts must hold at least that (profiles.Chip.HostDRAMBytes per chip).
+func (r Request) hostBytes(k string) float64 {
+	pr, d := r.Options.Program.Precision, model.MixedPrecision()
+	for _, f := range []struct {
+		v   *float64
+		def float64
+	}{{&pr.Weight, d.Weight}, {&pr.Grad, d.Grad}, {&pr.Master, d.Master}, {&pr.Moments, d.Moments}} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	n := float64(r.Model.Counts().Total)
+	b := pr.OptimizerBytes() * n
+	if k == space.OffloadParamsOptimizer {
+		b += (pr.Weight + pr.Grad) * n
+	}
+	return b
 }

@@ -33,6 +33,8 @@ type Strategy struct {
 	Recompute       string              `json:"recompute"`
 	Precision       string              `json:"precision"`
 	Weights         string              `json:"weights,omitempty"`
+	Offload         string              `json:"offload,omitempty"`
+	OffloadFraction float64             `json:"offload_fraction,omitempty"`
 	Mesh            map[string][]string `json:"mesh"`
 	Spec            string              `json:"spec"`
 }
@@ -217,15 +219,20 @@ func NewStrategy(s space.Strategy, w space.Workload) Strategy {
 	if s.BF16Weights() {
 		weights = space.WeightsBF16
 	}
-	return Strategy{
+	out := Strategy{
 		DP: s.Degree[space.DP], Zero: s.Zero, FSDP: s.Degree[space.FSDP], TP: s.Degree[space.TP], SP: s.SP, CP: s.Degree[space.CP], PP: s.Degree[space.PP], EP: s.Degree[space.EP],
 		First: s.Split.First, Last: s.Split.Last,
 		MB: s.MB, ETP: s.ExpertTP(), NumMicrobatches: nmb, Schedule: string(s.Schedule), V: s.V, Recompute: s.Recompute,
 		Precision: prec,
 		Weights:   weights,
+		Offload:   s.Offload,
 		Mesh:      mesh,
 		Spec:      s.String(),
 	}
+	if s.Offload != "" {
+		out.OffloadFraction = s.HostOptimizerFraction()
+	}
+	return out
 }
 
 // NewResult converts an evaluation to the contract's RESULT.

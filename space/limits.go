@@ -27,6 +27,17 @@ type Limits struct {
 	// means any policy, the search trying none, selective and full unless
 	// a fix pins another.
 	Recomputes []string
+	// RecomputeModules says it also takes Megatron-Core's
+	// --recompute-modules lists as policies ("core_attn+mlp",
+	// model.IsModuleList); the search does not enumerate them.
+	RecomputeModules bool
+	// Offloads are the host offloads it runs besides none
+	// (Strategy.Offload); nil means every kind, with a fraction.
+	Offloads []string
+	// OffloadFraction says it offloads part of the optimizer state
+	// (Megatron-Core's --optimizer-offload-fraction); only read when
+	// Offloads is set.
+	OffloadFraction bool
 	// Zeros are the ZeRO stages it offers over pure data parallelism;
 	// empty means 0, 1 and 2.
 	Zeros []int
@@ -178,6 +189,9 @@ func (l Limits) allowsRecompute(r string) bool {
 	if len(l.Recomputes) == 0 {
 		return knownRecompute(r)
 	}
+	if l.RecomputeModules && model.IsModuleList(r) {
+		return true
+	}
 	return slices.Contains(l.Recomputes, r)
 }
 
@@ -202,7 +216,13 @@ func (l Limits) Check(s Strategy, layers int) error {
 		return fmt.Errorf("%s cannot express schedule=%s: it runs %s", l.name(), s.Schedule, scheduleList(l.Schedules))
 	}
 	if !l.allowsRecompute(s.Recompute) {
+		if model.IsModuleList(s.Recompute) {
+			return fmt.Errorf("%s cannot express recompute=%s: Megatron-Core's --recompute-modules lists are Megatron's own; its policies are %s", l.name(), s.Recompute, strings.Join(l.recomputes(), ", "))
+		}
 		return fmt.Errorf("%s cannot express recompute=%s: its policies are %s", l.name(), s.Recompute, strings.Join(l.recomputes(), ", "))
+	}
+	if err := l.checkOffload(s); err != nil {
+		return err
 	}
 	if len(l.Zeros) > 0 && s.Degree[DP] > 1 && !slices.Contains(l.Zeros, s.Zero) {
 		return fmt.Errorf("%s cannot express zero=%d over dp: it offers zero in %s (use fsdp for sharded states)", l.name(), s.Zero, intList(l.Zeros))
@@ -464,6 +484,23 @@ func (l Limits) validate() error {
 		if _, ok := model.LookupPolicy(r); !ok {
 			return fmt.Errorf("space: %s's recompute policy %q is unknown: the policies are %s", l.name(), r, strings.Join(model.PolicyNames(), ", "))
 		}
+	}
+	return nil
+}
+
+// checkOffload reports a host offload the framework does not run.
+func (l Limits) checkOffload(s Strategy) error {
+	if s.Offload == "" || l.Offloads == nil {
+		return nil
+	}
+	if !slices.Contains(l.Offloads, s.Offload) {
+		if len(l.Offloads) == 0 {
+			return fmt.Errorf("%s cannot express offload=%s: it keeps every model state in HBM", l.name(), s.Offload)
+		}
+		return fmt.Errorf("%s cannot express offload=%s: it offloads %s only", l.name(), s.Offload, strings.Join(l.Offloads, ", "))
+	}
+	if s.OffloadFraction > 0 && !l.OffloadFraction {
+		return fmt.Errorf("%s cannot express offload_fraction=%g: it offloads the whole optimizer state", l.name(), s.OffloadFraction)
 	}
 	return nil
 }

@@ -45,7 +45,7 @@ func keyTable() []keySpec {
 	knob := func(name string, set func(*Strategy, string) error, format func(*Strategy) string, isDefault func(*Strategy) bool) keySpec {
 		return keySpec{name: name, dim: NumDims, set: set, format: format, isDefault: isDefault}
 	}
-	return []keySpec{
+	keys := []keySpec{
 		deg(DP),
 		knob("zero", func(st *Strategy, val string) error {
 			n, err := strconv.Atoi(val)
@@ -135,15 +135,17 @@ func keyTable() []keySpec {
 			}
 			return st.Weights
 		}, func(st *Strategy) bool { return !st.BF16Weights() }),
-		knob("mesh", func(st *Strategy, val string) error {
-			m, err := parseMesh(val)
-			if err != nil {
-				return err
-			}
-			st.Mesh = m
-			return nil
-		}, func(st *Strategy) string { return meshString(&st.Mesh) }, func(st *Strategy) bool { return meshString(&st.Mesh) == "" }),
 	}
+	// The host offload keys, then the mesh, last.
+	keys = append(keys, offloadKeys(knob)...)
+	return append(keys, knob("mesh", func(st *Strategy, val string) error {
+		m, err := parseMesh(val)
+		if err != nil {
+			return err
+		}
+		st.Mesh = m
+		return nil
+	}, func(st *Strategy) string { return meshString(&st.Mesh) }, func(st *Strategy) bool { return meshString(&st.Mesh) == "" }))
 }
 
 // positive parses a positive integer value of key name.

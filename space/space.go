@@ -129,8 +129,13 @@ type Space struct {
 	// weights is every strategy's weight dtype (Strategy.Weights): the
 	// pinned one, else fp32 ("").
 	weights string
-	layers  int
-	anyV    bool // a pinned v: any v with pp·v <= layers, equal chunks or not
+	// offload and offloadFraction are every strategy's host offload: the
+	// pinned one, else none (the search never offloads on its own;
+	// planner.Solve pins it when nothing fits without it).
+	offload         string
+	offloadFraction float64
+	layers          int
+	anyV            bool // a pinned v: any v with pp·v <= layers, equal chunks or not
 	// equalChunks requires layers = pp·v equal chunks (Limits.EqualChunks);
 	// firstForPP1 says the first schedule choice is valid only without a
 	// pipeline (the framework does not run it).
@@ -413,6 +418,13 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	}
 	if sp.precision == PrecisionInt8 && c.Chip.PeakInt8OPs <= 0 {
 		return nil, fmt.Errorf("space: --fix precision=int8: %s", noInt8(c.Chip.Name))
+	}
+	if fp.has("offload") || fp.has("offload_fraction") {
+		off := Strategy{Offload: fp.Offload, OffloadFraction: fp.OffloadFraction}
+		if err := lim.checkOffload(off); err != nil {
+			return nil, fmt.Errorf("space: --fix offload: %w", err)
+		}
+		sp.offload, sp.offloadFraction = fp.Offload, fp.OffloadFraction
 	}
 	sp.cards = make([]int, NumGenes)
 	sp.cards[GeneLayout], sp.cards[GeneMB], sp.cards[GeneSchedule] = len(sp.layouts), len(sp.mbs), len(sp.schedules)
@@ -1133,7 +1145,8 @@ func (sp *Space) Decode(genes []int, dst *Strategy) bool {
 		return false
 	}
 	l := &sp.layouts[genes[GeneLayout]]
-	*dst = Strategy{Degree: l.degrees(), SP: l.sp, Precision: sp.precision, Weights: sp.weights, Mesh: meshOf(sp.shares, l)}
+	*dst = Strategy{Degree: l.degrees(), SP: l.sp, Precision: sp.precision, Weights: sp.weights, Offload: sp.offload, OffloadFraction: sp.offloadFraction,
+		Mesh: meshOf(sp.shares, l)}
 	if sp.moe && l.deg[TP] > 1 && !l.whole {
 		dst.ETP = int(l.deg[TP]) // the experts split over tp
 	}
@@ -1182,7 +1195,9 @@ func (sp *Space) setInner(genes []int, dst *Strategy) {
 // validInner reports whether strategy s, decoded from genes of layout l,
 // is valid (Decode).
 func (sp *Space) validInner(genes []int, l *layout, s *Strategy) bool {
-	return l.perReplica%s.MB == 0 && sp.valid(l, s.MB, s.Zero, genes[GeneSchedule])
+	return l.perReplica%s.MB == 0 && sp.valid(l, s.MB, s.Zero, genes[GeneSchedule]) &&
+		// Parameters offload from ZeRO-3 shards only (Strategy.validateOffload).
+		(sp.offload != OffloadParamsOptimizer || l.deg[DP] <= 1)
 }
 
 // DecodeIndex decodes the i-th gene vector in mixed-radix order (the first
@@ -1211,7 +1226,8 @@ func (sp *Space) DecodeIndex(i int64, genes []int, dst *Strategy) bool {
 // per-replica batch).
 func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	p, err := s.Place(sp.cluster)
-	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) || (s.Int8() != (sp.precision == PrecisionInt8)) || s.BF16Weights() != (sp.weights == WeightsBF16) {
+	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) || (s.Int8() != (sp.precision == PrecisionInt8)) || s.BF16Weights() != (sp.weights == WeightsBF16) ||
+		s.Offload != sp.offload || s.OffloadFraction != sp.offloadFraction {
 		return nil, false
 	}
 	sp.indexOnce.Do(sp.fillIndex)

@@ -66,6 +66,13 @@ type Strategy struct {
 	// parameters, gradients and moments with no fp32 copy (MaxText's
 	// weight_dtype: bfloat16).
 	Weights string
+	// Offload is what the chips keep in host memory: "" (OffloadNone),
+	// OffloadOptimizer or OffloadParamsOptimizer.
+	Offload string
+	// OffloadFraction is the share of the optimizer state in host memory
+	// under OffloadOptimizer (Megatron-Core's --optimizer-offload-fraction);
+	// 0 is the default, all of it.
+	OffloadFraction float64
 	// Mesh lists, per dimension, the axis shares it occupies, innermost first.
 	// An empty Mesh means "not placed yet": Place fills it with the default placement.
 	Mesh [NumDims][]Share

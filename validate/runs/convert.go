@@ -293,7 +293,7 @@ func (r Run) ClusterName() (string, error) {
 		return r.Cluster, nil
 	}
 	if r.Chip == "" || r.Chips == 0 {
-		return "", errors.New("runs: the chip or the chip count is not given")
+		return "", errors.New("runs: the source does not give the chip or the chip count")
 	}
 	c, _, err := lookupChip(r.Chip)
 	if err != nil {
@@ -422,7 +422,7 @@ func (r Run) Workload(seqLen int) (space.Workload, error) {
 		seqLen = r.SeqLen
 	} else if r.posed() {
 		// A preset's own length is not the run's.
-		return space.Workload{}, errors.New("runs: the sequence length is not given (seq_len is blank)")
+		return space.Workload{}, errors.New("runs: the source does not give the sequence length (seq_len is blank)")
 	}
 	if seqLen <= 0 {
 		return space.Workload{}, errors.New("runs: the sequence length is not given")
@@ -512,6 +512,9 @@ func (r Run) Layout(chips int, w space.Workload) (space.Strategy, []string, erro
 	if note != "" {
 		notes = append(notes, note)
 	}
+	if s.Offload, note = hostOffload(r.ZeroOrFSDP); note != "" {
+		notes = append(notes, note)
+	}
 
 	replicas := s.Degree[space.DP] * s.Degree[space.FSDP]
 	if w.Batch%replicas != 0 {
@@ -539,7 +542,11 @@ func (r Run) Layout(chips int, w space.Workload) (space.Strategy, []string, erro
 		s.Schedule, s.V = space.Interleaved, r.InterleaveV
 	}
 
-	if name, ok := megatronMoEModules(strings.ToLower(strings.TrimSpace(r.Recompute))); ok && r.posed() {
+	name, ok := megatronMoEModules(strings.ToLower(strings.TrimSpace(r.Recompute)))
+	if !ok {
+		name, ok = moduleList(r.Recompute)
+	}
+	if ok && r.posed() {
 		s.Recompute = name
 	} else if s.Recompute, note, err = recomputePolicy(r.Recompute); err != nil {
 		if !r.posed() {
@@ -583,8 +590,6 @@ func splitDP(text string, dp int) (dpOut, fsdp, zero int, note string, err error
 	case strings.HasPrefix(t, "no fsdp"):
 		// Megatron-Bridge's "FSDP=0, DDP" (docs/published-runs-2.md).
 		return dp, 1, 0, "", nil
-	case strings.Contains(t, "offload") || strings.Contains(t, "cpu"):
-		return 0, 0, 0, "", fmt.Errorf("runs: zero_or_fsdp %q offloads model state to the host, which the memory model does not express", text)
 	case strings.Contains(t, "gemini"):
 		// ColossalAI Gemini shards parameters, gradients and optimizer
 		// states like ZeRO-3 (docs/published-memory.md).
@@ -610,6 +615,61 @@ func splitDP(text string, dp int) (dpOut, fsdp, zero int, note string, err error
 		return dp, 1, 1, "ZeRO stage not published: ZeRO-1 assumed (DeepSpeed's pipeline engine supports at most stage 1)", nil
 	}
 	return 0, 0, 0, "", fmt.Errorf("runs: zero_or_fsdp %q is not none, ZeRO-1/2/3 or FSDP", text)
+}
+
+// moduleList reads a published "selective: mlp + core_attn" as the
+// policy of Megatron-Core's --recompute-modules list it names
+// (model.IsModuleList), in the policy's own spelling; "selective:
+// core_attn" alone, Megatron-Core's default list
+// (transformer_config.py:1940-1941 @d98e8a64), is selective. False when
+// the text is not such a list.
+func moduleList(text string) (string, bool) {
+	t := strings.ToLower(strings.TrimSpace(text))
+	rest, ok := strings.CutPrefix(t, "selective:")
+	if !ok {
+		return "", false
+	}
+	var mods []string
+	for _, f := range strings.FieldsFunc(rest, func(c rune) bool { return c == '+' || c == ',' || c == ' ' }) {
+		mods = append(mods, f)
+	}
+	if len(mods) == 0 {
+		return "", false
+	}
+	pol, ok := model.LookupPolicy(strings.Join(mods, "+"))
+	if !ok || !model.IsModuleList(pol.Name) {
+		return "", false
+	}
+	if pol.Name == model.ModuleCoreAttn {
+		return space.RecomputeSelective, true
+	}
+	return pol.Name, true
+}
+
+// hostOffload reads the host offload a zero_or_fsdp text names
+// (space.Strategy.Offload), with a note, or "" without one: DeepSpeed's
+// "parameter + optimizer CPU offload" (ZeRO-Infinity's offload_param and
+// offload_optimizer) and ColossalAI Gemini's placement_policy cpu or auto
+// (parameter chunks and optimizer state placed in host memory; auto moves
+// optimizer state back to the chip into gpu_margin_mem_ratio of the HBM
+// the first step leaves free, which the prediction does not: its peak is
+// the floor of what auto holds) are params+optimizer; an optimizer-only
+// offload is optimizer.
+func hostOffload(text string) (string, string) {
+	t := strings.ToLower(text)
+	switch {
+	case strings.Contains(t, "gemini") && strings.Contains(t, "placement_policy=auto"):
+		return space.OffloadParamsOptimizer, "Gemini auto placement posed as params+optimizer offload: auto keeps optimizer state on the chip up to gpu_margin_mem_ratio of the HBM left free, which the prediction does not count"
+	case strings.Contains(t, "gemini") && strings.Contains(t, "placement_policy=cpu"):
+		return space.OffloadParamsOptimizer, ""
+	case !strings.Contains(t, "offload"):
+		return "", ""
+	case strings.Contains(t, "param"):
+		return space.OffloadParamsOptimizer, ""
+	case strings.Contains(t, "optimizer"):
+		return space.OffloadOptimizer, ""
+	}
+	return "", ""
 }
 
 // recomputePolicy maps the published recompute text to a contract policy.
@@ -667,7 +727,9 @@ func (r Run) plan(override *profiles.Cluster) (model.Spec, profiles.Cluster, spa
 	if err != nil {
 		return fail(err)
 	}
-	if _, how := r.familyOf(); how != "" && r.Model == "" {
+	if _, src, ok := publishedConfig(r.ModelName); ok && r.posed() && r.Model == "" && presetFor(r.ModelName) == "" {
+		notes = append(notes, "architecture from "+src)
+	} else if _, how := r.familyOf(); how != "" && r.Model == "" {
 		notes = append(notes, how)
 	}
 	return m, c, w, s, notes, nil

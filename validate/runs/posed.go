@@ -319,7 +319,8 @@ func maxTextOffload(t string) (string, bool) {
 }
 
 // posedModel is ModelSpec for a published-runs-2 or published-memory row:
-// the preset its name stands for (presetFor), else a Spec of its
+// the preset its name stands for (presetFor), else the published
+// configuration of the model it names (publishedConfig), else a Spec of its
 // architecture family, with the shape columns over it; moe_expert_ffn is
 // the routed experts' width (ffn_hidden the dense layers'; without it
 // ffn_hidden is the experts' width, as in the older files),
@@ -339,6 +340,11 @@ func (r Run) posedModel() (model.Spec, error) {
 		if strings.Contains(strings.ToLower(r.Notes), "w/o mtp") {
 			m.MTPLayers = 0
 		}
+	} else if pub, _, ok := publishedConfig(r.ModelName); ok {
+		// The source names a public model; its blank columns are the
+		// published configuration's.
+		m = pub
+		m.Name = r.ModelName
 	} else {
 		f, _ := r.familyOf()
 		m = model.Spec{Name: r.ModelName, FFN: f.ffn, Norm: f.norm, Bias: f.bias, TiedEmbeddings: f.tied, HeadDim: f.headIs}
@@ -396,9 +402,27 @@ func (r Run) posedModel() (model.Spec, error) {
 			m.FFNHidden = moe.ExpertFFNHidden
 		}
 	}
+	if blank := blankShape(m); len(blank) > 0 {
+		return model.Spec{}, fmt.Errorf("runs: the source does not give the model's %s (blank, and %q is not a published configuration the planner knows)", strings.Join(blank, ", "), r.ModelName)
+	}
 	m.Normalize()
 	if err := m.Validate(); err != nil {
 		return model.Spec{}, fmt.Errorf("runs: %w", err)
 	}
 	return m, nil
+}
+
+// blankShape names the shape columns a posed model still lacks after its
+// preset, its published configuration and its own columns.
+func blankShape(m model.Spec) []string {
+	var blank []string
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"layers", m.Layers}, {"hidden", m.Hidden}, {"heads", m.Heads}, {"ffn_hidden", m.FFNHidden}, {"vocab", m.Vocab}} {
+		if f.v == 0 {
+			blank = append(blank, f.name)
+		}
+	}
+	return blank
 }

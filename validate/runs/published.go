@@ -1,8 +1,11 @@
 package runs
 
 import (
+	"fmt"
 	"math"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/meshplan/meshplan/model"
@@ -156,6 +159,14 @@ func (r Run) validatePublished(override *profiles.Cluster, o Options) (Published
 		e := row.PredictedTokensPerSPerChip/meas.TokensPerSPerChip - 1
 		row.TimeError = &e
 	}
+	if ratio, ok := geminiMargin(r.ZeroOrFSDP); ok {
+		// The optimizer state on the chip: fp32 master weights and two
+		// moments, 12 bytes a parameter, over the chips that shard it.
+		opt := 12 * float64(p.m.Counts().Total) / float64(max(p.best.s.Degree[space.FSDP]*p.best.s.Degree[space.DP], 1))
+		row.PredictedPeakBytes = geminiAutoPeak(row.PredictedPeakBytes, p.usable, ratio, opt)
+		row.Fits = row.PredictedPeakBytes <= p.usable
+		notes = append(notes, fmt.Sprintf("Gemini auto placement: the predicted floor plus gpu_margin_mem_ratio %g of the HBM it leaves, filled with optimizer state", ratio))
+	}
 	switch {
 	case r.OOM == "1":
 		row.OOM = ptr(true)
@@ -236,4 +247,36 @@ func summaries(rows []PublishedRow, key func(PublishedRow) string) []Summary {
 		out = append(out, summarize(n, in))
 	}
 	return out
+}
+
+// geminiMarginRe reads ColossalAI Gemini's gpu_margin_mem_ratio.
+var geminiMarginRe = regexp.MustCompile(`gpu_margin_mem_ratio\s*=?\s*([0-9.]+)`)
+
+// geminiMargin returns the gpu_margin_mem_ratio of a zero_or_fsdp text
+// naming Gemini's auto placement, and false for any other.
+func geminiMargin(text string) (float64, bool) {
+	t := strings.ToLower(text)
+	if !strings.Contains(t, "gemini") || !strings.Contains(t, "placement_policy=auto") {
+		return 0, false
+	}
+	m := geminiMarginRe.FindStringSubmatch(t)
+	if m == nil {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(m[1], 64)
+	if err != nil || f < 0 || f > 1 {
+		return 0, false
+	}
+	return f, true
+}
+
+// geminiAutoPeak is the peak of ColossalAI Gemini's auto placement: after
+// the first step, with everything it may offload in host memory at floor
+// bytes, it moves optimizer state (at most opt bytes) onto the chip into
+// ratio of the HBM left free (ColossalAI's AutoPlacementPolicy,
+// colossalai/zero/gemini/placement_policy.py: "gpu_margin_mem_ratio: the
+// ratio of GPU remaining memory (after the first forward-backward) which
+// will be used to hold optimizer states").
+func geminiAutoPeak(floor, usable, ratio, opt float64) float64 {
+	return floor + min(ratio*max(usable-floor, 0), opt)
 }

@@ -1,0 +1,62 @@
+package memory
+
+import "github.com/meshplan/meshplan/space"
+
+// setOffload sets g's host offload from s (space.Strategy.Offload).
+func (g *geometry) setOffload(s *space.Strategy) {
+	g.hostOpt = s.HostOptimizerFraction()
+	g.hostParams = s.OffloadKind() == space.OffloadParamsOptimizer
+}
+
+// offloadStates moves out of rs, the model states of the rank whose sums
+// are ss, what g's host offload keeps in host memory, in both phases:
+//
+//   - the optimizer state's host share f (the fp32 master weights and
+//     moments the host's optimizer step updates): Megatron-Core's
+//     HybridDeviceOptimizer moves the first f of the distributed
+//     optimizer's parameters, with their state, to the host
+//     (Megatron-LM@d98e8a64:megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py:251-300);
+//   - under ZeRO-2, FSDP or parameter offload, the same share of the
+//     gradient partition, which ZeRO-Offload streams to the host as it is
+//     reduced (Ren et al. 2021, ZeRO-Offload, arXiv:2101.06840 §4.1); the
+//     distributed optimizer's full gradient buffer (ZeRO-1) stays
+//     (hybrid_optimizer.py:108-114 copies it to the host each step);
+//   - with the parameters: the parameter shard; a chip whose parameters
+//     are not sharded (one chip, ZeRO-3 of degree 1) gathers them from the
+//     host a unit at a time, so it holds two units (the current and the
+//     prefetched one) and one unit's gradients, as FSDP's buffers do
+//     (Rajbhandari et al. 2021, ZeRO-Infinity, arXiv:2104.07857 §5).
+func (mm *Model) offloadStates(g *geometry, ss *stageSums, rs *rankStates) {
+	if g.hostOpt == 0 {
+		return
+	}
+	pr := mm.p.Options.Precision
+	ps, gs, os := g.offloadScales()
+	for _, ph := range [2]*[3]float64{&rs.fwd, &rs.step} {
+		ph[0], ph[1], ph[2] = ps*ph[0], gs*ph[1], os*ph[2]
+		if g.hostParams && !g.fsdp() {
+			// Not sharded: the gathered units FSDP's buffers would hold.
+			ph[0], ph[1] = 2*pr.Weight*ss.unit, pr.Grad*ss.unit
+		}
+	}
+	rs.fwdHead = rs.fwd[0] + rs.fwd[1] + rs.fwd[2]
+	rs.stepHead = rs.step[0] + rs.step[1] + rs.step[2]
+}
+
+// fsdp reports whether g shards the parameters (FSDP or ZeRO-3).
+func (g *geometry) fsdp() bool { return g.active&(space.RoleFSDP.Bit()|space.RoleEFSDP.Bit()) != 0 }
+
+// offloadScales returns the shares of the parameters, gradients and
+// optimizer state that stay in HBM under g's host offload
+// (offloadStates), before a chip without sharding gathers its units.
+func (g *geometry) offloadScales() (params, grads, opt float64) {
+	f := g.hostOpt
+	params, grads, opt = 1, 1, 1-f
+	if g.zero >= 2 || g.fsdp() || g.hostParams {
+		grads = 1 - f
+	}
+	if g.hostParams {
+		params = 0
+	}
+	return params, grads, opt
+}

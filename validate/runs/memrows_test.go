@@ -1,0 +1,64 @@
+package runs
+
+import (
+	"testing"
+
+	"github.com/meshplan/meshplan/space"
+)
+
+// TestMemoryRowReaders checks how the published-memory columns map to the
+// strategy: recompute module lists, host offload, and the published
+// configurations that fill blank shape columns.
+func TestMemoryRowReaders(t *testing.T) {
+	for text, want := range map[string]string{
+		"selective: core_attn":                   space.RecomputeSelective,
+		"selective: mlp + core_attn":             "core_attn+mlp",
+		"selective: core_attn + layernorm":       "core_attn+layernorm",
+		"selective: layernorm + moe_act":         "layernorm+moe_act",
+		"selective: mla_up_proj + mlp":           "mlp+mla_up_proj",
+		"selective: moe":                         "moe",
+		"not restated (baseline used core_attn)": "",
+		"selective":                              "",
+		"selective: bogus":                       "",
+	} {
+		got, ok := moduleList(text)
+		if got != want || ok != (want != "") {
+			t.Errorf("moduleList(%q) = %q, %v; want %q", text, got, ok, want)
+		}
+	}
+	for text, want := range map[string]string{
+		"DeepSpeed ZeRO-3 with parameter + optimizer CPU offload":                      space.OffloadParamsOptimizer,
+		"ColossalAI Gemini, placement_policy=auto (CPU/GPU), gpu_margin_mem_ratio 0.9": space.OffloadParamsOptimizer,
+		"ColossalAI Gemini, placement_policy=cuda":                                     "",
+		"DeepSpeed ZeRO-2 with optimizer CPU offload":                                  space.OffloadOptimizer,
+		"DeepSpeed ZeRO-3": "",
+	} {
+		if got, _ := hostOffload(text); got != want {
+			t.Errorf("hostOffload(%q) = %q, want %q", text, got, want)
+		}
+	}
+	if r, ok := geminiMargin("ColossalAI Gemini, placement_policy=auto (CPU/GPU), gpu_margin_mem_ratio 0.9"); !ok || r != 0.9 {
+		t.Errorf("geminiMargin = %v, %v; want 0.9", r, ok)
+	}
+	// 7 GB floor on 40 GB usable: 7 + 0.9·33 = 36.7 GB, unless the
+	// optimizer state is smaller (5 GB: 12 GB).
+	if got := geminiAutoPeak(7e9, 40e9, 0.9, 1e12); got != 7e9+0.9*33e9 {
+		t.Errorf("geminiAutoPeak = %g, want %g", got, 7e9+0.9*33e9)
+	}
+	if got := geminiAutoPeak(7e9, 40e9, 0.9, 5e9); got != 12e9 {
+		t.Errorf("geminiAutoPeak bounded = %g, want 12e9", got)
+	}
+	for name, layers := range map[string]int{"Moonlight 16B (1 dense + 26 MLA+MoE layers)": 27, "GPT-OSS-120B": 36, "GPT-OSS-120B (LoRA)": 36} {
+		m, src, ok := publishedConfig(name)
+		if !ok || m.Layers != layers || src == "" {
+			t.Errorf("publishedConfig(%q) = %d layers, %q, %v; want %d layers and a source", name, m.Layers, src, ok, layers)
+		}
+	}
+	m, _, _ := publishedConfig("Moonlight 16B")
+	if m.MoE == nil || m.MoE.Experts != 64 || m.MoE.TopK != 6 || m.MoE.SharedExperts != 2 || m.MLA == nil || m.MLA.QLoRARank != 0 || m.Vocab != 163840 {
+		t.Errorf("Moonlight config %+v, MoE %+v, MLA %+v: want 64 experts top-6, 2 shared, MLA without a query latent, vocab 163840", m, m.MoE, m.MLA)
+	}
+	if _, _, ok := publishedConfig("Mixtral-8x2B-like, reduced to 4 layers"); ok {
+		t.Error("publishedConfig knows an unpublished model")
+	}
+}
