@@ -12,23 +12,23 @@ const (
 // Recompute policies of frameworks, by their own names (docs/frameworks.md):
 // MaxText's remat policies and PyTorch's checkpointing variants.
 const (
-	RecomputeMinimal            = "minimal"               // MaxText: save every projection's output
-	RecomputeSaveDotExceptMLPWi = "save_dot_except_mlpwi" // MaxText: ... except the MLP input projection's
-	RecomputeSaveDotExceptMLP   = "save_dot_except_mlp"   // MaxText: ... except both MLP projections'
-	RecomputeSaveQKVProj        = "save_qkv_proj"         // MaxText: save only the q, k, v projection
-	RecomputeQKVProjOffloaded   = "qkv_proj_offloaded"    // MaxText: that, kept in host memory
-	RecomputeMinimalOffloaded   = "minimal_offloaded"     // MaxText: minimal, kept in host memory
-	RecomputeOffloadInput       = "offload_layer_input"   // full recompute with the layer input in host memory
-	RecomputeOffloadInputQKV    = "offload_input_qkv"     // MaxText custom: the layer input and q, k, v in host memory
-	RecomputeOffloadInputQKVO   = "offload_input_qkvo"    // MaxText custom: those and the output projection's
-	RecomputeOffloadInputOut    = "offload_input_out"     // MaxText custom: the layer input and the output projection's in host memory
-	RecomputeOffloadContextWo   = "offload_context_mlpwo" // MaxText custom: the attention output and the MLP output projection's in host memory, the layer input in HBM
-	RecomputeDeepSeek           = "deepseek"              // DeepSeek-V3: norms, MLA up-projections and SwiGLU outputs re-run
-	RecomputeNormAct            = "norm_act"              // fused kernels: norms and MLP activation outputs re-run, no matmul
-	RecomputeMoE                = "moe"                   // Megatron-Core --recompute-modules moe: the whole MoE block re-runs
-	RecomputeMoENorm            = "moe_layernorm"         // Megatron-Core moe layernorm: that, and the MoE block's own norm
-	RecomputeMoEAct             = "moe_act"               // Megatron-Core moe_act: the routed experts' activation output re-made
-	RecomputeNormMoEAct         = "layernorm_moe_act"     // Megatron-Core layernorm moe_act: that, and the MoE block's own norm
+	RecomputeMinimal            = "minimal"                            // MaxText: save every projection's output
+	RecomputeSaveDotExceptMLPWi = "save_dot_except_mlpwi"              // MaxText: ... except the MLP input projection's
+	RecomputeSaveDotExceptMLP   = "save_dot_except_mlp"                // MaxText: ... except both MLP projections'
+	RecomputeSaveQKVProj        = "save_qkv_proj"                      // MaxText: save only the q, k, v projection
+	RecomputeQKVProjOffloaded   = "qkv_proj_offloaded"                 // MaxText: that, kept in host memory
+	RecomputeMinimalOffloaded   = "minimal_offloaded"                  // MaxText: minimal, kept in host memory
+	RecomputeOffloadInput       = "offload_layer_input"                // full recompute with the layer input in host memory
+	RecomputeOffloadInputQKV    = "offload_input_qkv"                  // MaxText custom: the layer input and q, k, v in host memory
+	RecomputeOffloadInputQKVO   = "offload_input_qkvo"                 // MaxText custom: those and the output projection's
+	RecomputeOffloadInputOut    = "offload_input_out"                  // MaxText custom: the layer input and the output projection's in host memory
+	RecomputeOffloadContextWo   = "offload_context_mlpwo"              // MaxText custom: the attention output and the MLP output projection's in host memory, the layer input in HBM
+	RecomputeDeepSeek           = "deepseek"                           // DeepSeek-V3: norms, MLA up-projections and SwiGLU outputs re-run
+	RecomputeNormAct            = "norm_act"                           // fused kernels: norms and MLP activation outputs re-run, no matmul
+	RecomputeMoE                = ModuleMoE                            // Megatron-Core --recompute-modules moe: the whole MoE block re-runs (modulePolicy)
+	RecomputeMoENorm            = ModuleLayernorm + "+" + ModuleMoE    // Megatron-Core layernorm moe: that, and the MoE block's own norm
+	RecomputeMoEAct             = ModuleMoEAct                         // Megatron-Core moe_act: the routed experts' activation output re-made
+	RecomputeNormMoEAct         = ModuleLayernorm + "+" + ModuleMoEAct // Megatron-Core layernorm moe_act: that, and the MoE block's own norm
 )
 
 // Policy is an activation recomputation policy as data: which ops of a
@@ -146,37 +146,7 @@ func Policies() []Policy {
 		// gate and up projections (xformers' fused SwiGLU, Megatron-Core's
 		// moe_act); no matmul re-runs (docs/frameworks.md).
 		{Name: RecomputeNormAct, Rerun: [NumGroups]bool{GroupNorm: true, GroupActivation: true}, Layers: true, RecomputeUsed: true},
-		// Megatron-Core's --recompute-granularity selective with
-		// --recompute-modules moe: the MoE layer's forward (router, token
-		// permutation and dispatch, experts, combine, shared experts) runs
-		// under tensor_parallel.checkpoint, so only its input, the
-		// pre-MLP norm's output, is kept and the backward re-runs the block,
-		// its all-to-alls included (NVIDIA/Megatron-LM@d98e8a64
-		// megatron/core/transformer/moe/moe_layer.py:247-251 and :701,
-		// custom_forward with the shared experts inside). torch.utils.checkpoint
-		// semantics: what leaves the region is kept (RecomputeUsed false).
-		{Name: RecomputeMoE, RerunOps: moeBlockOps(), Layers: true},
-		// "layernorm" adds the norms that are modules of their own
-		// (pre_mlp_layernorm before a MoE layer; the norms fused into
-		// Transformer Engine's LayerNormLinear of attention and Mamba are
-		// not) under CheckpointWithoutOutput: the norm's output, the MoE
-		// region's input, is freed and re-made (transformer_layer.py:520-530,
-		// recompute_pre_mlp_layernorm).
-		{Name: RecomputeMoENorm, RerunOps: append(moeBlockOps(), "norm2"), Layers: true},
-		// "moe_act": the grouped experts' activation output is freed and
-		// re-made from the first projection's output before the second
-		// projection's backward (moe/experts.py:269, TEGroupedMLP's
-		// activation_recompute); nothing else re-runs.
-		{Name: RecomputeMoEAct, RerunOps: []string{"expert_act"}, Layers: true, RecomputeUsed: true},
-		{Name: RecomputeNormMoEAct, RerunOps: []string{"norm2", "expert_act"}, Layers: true, RecomputeUsed: true},
 	}
-}
-
-// moeBlockOps are the ops of a MoE block after its norm: what Megatron-Core's
-// "moe" recompute module re-runs.
-func moeBlockOps() []string {
-	return []string{"router", "topk", "permute", "dispatch", "expert_in", "expert_act", "expert_out", "combine", "unpermute",
-		"shared_in", "shared_act", "shared_out"}
 }
 
 // qkvProjections are the ops whose outputs are the queries, keys and

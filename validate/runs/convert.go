@@ -542,10 +542,7 @@ func (r Run) Layout(chips int, w space.Workload) (space.Strategy, []string, erro
 		s.Schedule, s.V = space.Interleaved, r.InterleaveV
 	}
 
-	name, ok := megatronMoEModules(strings.ToLower(strings.TrimSpace(r.Recompute)))
-	if !ok {
-		name, ok = moduleList(r.Recompute)
-	}
+	name, ok := moduleList(r.Recompute)
 	if ok && r.posed() {
 		s.Recompute = name
 	} else if s.Recompute, note, err = recomputePolicy(r.Recompute); err != nil {

@@ -267,32 +267,6 @@ func recomputeNamed(text string) (string, error) {
 	return s.Recompute, nil
 }
 
-// megatronMoEModules maps a Megatron-Core --recompute-modules list that
-// recomputes MoE layers ("selective: moe + layernorm", "selective: moe_act")
-// to the policy of the same modules (model/remat.go): moe, moe and
-// layernorm, moe_act, layernorm and moe_act; false for any other list.
-func megatronMoEModules(t string) (string, bool) {
-	list, ok := strings.CutPrefix(t, "selective:")
-	if !ok {
-		return "", false
-	}
-	mods := map[string]bool{}
-	for _, f := range strings.FieldsFunc(list, func(r rune) bool { return r == '+' || r == ',' || r == ' ' }) {
-		mods[f] = true
-	}
-	switch {
-	case len(mods) == 1 && mods["moe"]:
-		return model.RecomputeMoE, true
-	case len(mods) == 2 && mods["moe"] && mods["layernorm"]:
-		return model.RecomputeMoENorm, true
-	case len(mods) == 1 && mods["moe_act"]:
-		return model.RecomputeMoEAct, true
-	case len(mods) == 2 && mods["moe_act"] && mods["layernorm"]:
-		return model.RecomputeNormMoEAct, true
-	}
-	return "", false
-}
-
 // maxTextOffload maps the text of a MaxText `remat_policy: custom` whose
 // offloaded tensors the planner has a policy for (model/remat.go: the
 // layer input, with q/k/v and the output projection or not) to that

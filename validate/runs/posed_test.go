@@ -421,27 +421,3 @@ func TestFP8RecipeName(t *testing.T) {
 		}
 	}
 }
-
-// TestMegatronMoEModules: Megatron-Bridge's recompute-module lists that
-// recompute MoE layers map to the policies of the same modules; others are
-// left to the selective mapping.
-func TestMegatronMoEModules(t *testing.T) {
-	tests := []struct {
-		text, want string
-		ok         bool
-	}{
-		{"selective: moe", model.RecomputeMoE, true},
-		{"selective: moe + layernorm", model.RecomputeMoENorm, true},
-		{"selective: moe_act", model.RecomputeMoEAct, true},
-		{"selective: layernorm + moe_act", model.RecomputeNormMoEAct, true},
-		{"selective: core_attn", "", false},
-		{"selective: mlp + core_attn", "", false},
-		{"none ([])", "", false},
-	}
-	for _, tt := range tests {
-		got, ok := megatronMoEModules(tt.text)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("%q: %q %v, want %q %v", tt.text, got, ok, tt.want, tt.ok)
-		}
-	}
-}
