@@ -251,7 +251,7 @@ func TestMamba1MixerParams(t *testing.T) {
 // (4,096), both saved by mamba_split_conv1d_scan_combined, the gated
 // product the separate norm keeps (4,096) and the out-projection's input
 // (4,096): 27,968. A MoE block under recompute=moe keeps its input and the
-// norm's output, the checkpoint's input (2·2688); moe_layernorm re-makes
+// norm's output, the checkpoint's input (2·2688); layernorm+moe re-makes
 // the norm output too (2688).
 func TestNanoSavedPerToken(t *testing.T) {
 	s := mustPreset(t, "nemotron-3-nano")
