@@ -390,3 +390,36 @@ func TestPlanEmitRecommendedRowEmits(t *testing.T) {
 		}
 	}
 }
+
+// TestEmitMegatronRecomputeModules checks that a --recompute-modules
+// policy reaches Megatron-LM as the list it names, with grouped GEMM for
+// moe_act, and that what TransformerConfig refuses is refused: an expert
+// module on a dense model, moe_act under fp8 delayed scaling.
+func TestEmitMegatronRecomputeModules(t *testing.T) {
+	tests := []struct {
+		model, strategy string
+		want            map[string]string // flag -> value ("" for a switch)
+		refused         string
+	}{
+		{"llama3-70b", "dp=2,zero=1,tp=4,pp=8,recompute=core_attn+mlp", map[string]string{"--recompute-granularity": "selective", "--recompute-modules": "core_attn mlp"}, ""},
+		{"mixtral-8x7b", "dp=32,zero=1,tp=2,ep=8,recompute=moe_act", map[string]string{"--recompute-modules": "moe_act", "--moe-grouped-gemm": ""}, ""},
+		{"llama3-70b", "dp=2,zero=1,tp=4,pp=8,recompute=moe", nil, "re-run expert layers"},
+		{"mixtral-8x7b", "dp=32,zero=1,tp=2,ep=8,recompute=moe_act,precision=fp8", nil, "delayed scaling"},
+	}
+	for _, tt := range tests {
+		args := []string{"explain", "--model", tt.model, "--cluster", "h100-64", "--batch", "64", "--seq", "4096", "--framework", "megatron", "--strategy", tt.strategy, "--emit", "megatron"}
+		if tt.refused != "" {
+			_, stderr, code := run(t, args...)
+			if code != ExitBadInput || !strings.Contains(stderr, tt.refused) {
+				t.Errorf("%s: exit %d, stderr %q; want a refusal naming %q", tt.strategy, code, stderr, tt.refused)
+			}
+			continue
+		}
+		flags := megatronFlags(t, emitOut(t, args...))
+		for k, v := range tt.want {
+			if got, ok := flags[k]; !ok || got != v {
+				t.Errorf("%s: %s = %q (set %v), want %q", tt.strategy, k, got, ok, v)
+			}
+		}
+	}
+}

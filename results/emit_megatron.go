@@ -2,9 +2,11 @@ package results
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -16,10 +18,14 @@ func emitMegatron(e Evaluation) (string, error) {
 	s := e.Strategy
 	L := e.Model.Layers
 	var bad []string
-	switch s.Recompute {
-	case space.RecomputeNone, space.RecomputeSelective, space.RecomputeFull:
+	var modules []string // a --recompute-modules list (model.IsModuleList)
+	switch {
+	case s.Recompute == space.RecomputeNone, s.Recompute == space.RecomputeSelective, s.Recompute == space.RecomputeFull:
+	case model.IsModuleList(s.Recompute):
+		modules = strings.Split(s.Recompute, "+")
+		bad = append(bad, moduleListProblems(e, modules)...)
 	default:
-		bad = append(bad, fmt.Sprintf("recompute=%s: Megatron-LM recomputes the core attention (selective) or whole layers (full); its --recompute-modules re-run MoE activations only with --moe-grouped-gemm, never a dense MLP's", s.Recompute))
+		bad = append(bad, fmt.Sprintf("recompute=%s: Megatron-LM recomputes the core attention (selective), a --recompute-modules list (core_attn+mlp, moe, ...) or whole layers (full)", s.Recompute))
 	}
 	if s.Zero > 1 {
 		bad = append(bad, fmt.Sprintf("zero=%d: Megatron-LM's distributed optimizer shards the optimizer state and keeps a full-size gradient buffer on every rank (ZeRO-1); search with --fix zero=1", s.Zero))
@@ -89,6 +95,14 @@ func emitMegatron(e Evaluation) (string, error) {
 		flags = append(flags, [2]string{"--recompute-granularity", "selective"})
 	case space.RecomputeFull:
 		flags = append(flags, [2]string{"--recompute-granularity", "full"}, [2]string{"--recompute-method", "uniform"}, [2]string{"--recompute-num-layers", "1"})
+	default:
+		if len(modules) > 0 {
+			// The modules the row's policy re-runs (transformer_config.py:560-563).
+			flags = append(flags, [2]string{"--recompute-granularity", "selective"}, [2]string{"--recompute-modules", strings.Join(modules, " ")})
+			if slices.Contains(modules, model.ModuleMoEAct) {
+				flags = append(flags, [2]string{"--moe-grouped-gemm", ""})
+			}
+		}
 	}
 	if s.Degree[space.FSDP] > 1 {
 		// Megatron-FSDP over the whole data-parallel group (the profile
@@ -228,4 +242,24 @@ func megatronLayout(split space.Split, L, pp, v, mtp int) string {
 		i += k
 	}
 	return b.String()
+}
+
+// moduleListProblems reports what Megatron-Core's TransformerConfig refuses
+// of a --recompute-modules list for e (NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553:
+// megatron/core/transformer/transformer_config.py:1964-2012): moe_act needs
+// grouped GEMM experts (emitted with it), mla_up_proj multi-latent
+// attention, moe and moe_act a mixture of experts, and fp8's delayed
+// scaling takes neither moe_act nor layernorm.
+func moduleListProblems(e Evaluation, modules []string) []string {
+	var bad []string
+	if slices.Contains(modules, model.ModuleMLAUpProj) && e.Model.MLA == nil {
+		bad = append(bad, fmt.Sprintf("recompute=%s: mla_up_proj needs multi-latent attention, which %s does not have", e.Strategy.Recompute, e.Model.Name))
+	}
+	if (slices.Contains(modules, model.ModuleMoE) || slices.Contains(modules, model.ModuleMoEAct)) && e.Model.MoE == nil {
+		bad = append(bad, fmt.Sprintf("recompute=%s: moe and moe_act re-run expert layers, which %s does not have", e.Strategy.Recompute, e.Model.Name))
+	}
+	if e.Strategy.FP8() && e.fp8Recipe() == model.FP8Delayed && (slices.Contains(modules, model.ModuleMoEAct) || slices.Contains(modules, model.ModuleLayernorm)) {
+		bad = append(bad, fmt.Sprintf("recompute=%s with fp8 delayed scaling: Megatron-Core refuses moe_act and layernorm recompute under delayed scaling (transformer_config.py:2001-2006)", e.Strategy.Recompute))
+	}
+	return bad
 }
