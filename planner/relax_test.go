@@ -29,7 +29,7 @@ func TestSolveRelaxes(t *testing.T) {
 		batch               int
 		note, spec          string // "" note: no fit
 	}{
-		{"llama3-405b", "2xv6e-256", "tp=1,pp=1", 512, "fsdp allowed across the 2 slices", "fsdp=512"},
+		{"llama3-405b", "2xv6e-256", "tp=1,pp=1,cp=1", 512, "fsdp allowed across the 2 slices", "fsdp=512"},
 		{"llama3-70b", "v6e-32", "tp=1,pp=1", 64, "planned with weights=bf16", "weights=bf16"},
 		{"llama3-70b", "v6e-32", "tp=1,pp=1,weights=fp32", 64, "", ""},
 	} {

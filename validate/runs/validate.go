@@ -338,6 +338,25 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 		}
 		zeroTried = true
 	}
+	recomputeTried := 0
+	if r.Strategy == "" && r.posed() && strings.TrimSpace(r.Recompute) == "" && s.Recompute == space.RecomputeNone {
+		// The recomputation is not published (Megatron-Bridge's tables
+		// have no column for it; published-runs-2.md: a blank column is a
+		// figure the source did not print): try each policy the framework
+		// searches, as the mb and zero above, and keep the fastest that
+		// fits, as the run's owners tuned it to fit.
+		base := len(candidates)
+		for _, pol := range o.Limits.Recomputes {
+			if pol == space.RecomputeNone || !slices.Contains(searchedRecomputes(), pol) {
+				continue
+			}
+			for _, c := range candidates[:base] {
+				c.Recompute = pol
+				candidates = append(candidates, c)
+			}
+			recomputeTried++
+		}
+	}
 	if r.UnfusedAttention() {
 		notes = append(notes, "attention without FlashAttention (the source predates it)")
 	}
@@ -370,6 +389,9 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 			notes = append(notes, fmt.Sprintf("micro-batch not published: mb=%d chosen", best.s.MB))
 		}
 		notes = append(notes, fmt.Sprintf("optimizer sharding not published: zero=%d chosen (fastest that fits of %d tried)", best.s.Zero, len(candidates)))
+	}
+	if recomputeTried > 0 {
+		notes = append(notes, fmt.Sprintf("recomputation not published: recompute=%s chosen (fastest that fits of %d policies)", recomputeName(best.s.Recompute), recomputeTried+1))
 	}
 	if !best.fit {
 		notes = append(notes, fmt.Sprintf("does not fit: needs %.1f GB of %.1f GB usable per chip",
@@ -433,4 +455,20 @@ func evaluate(p *search.Problem, s space.Strategy) (evaluation, error) {
 func zeroUnstated(text string) bool {
 	t := strings.ToLower(strings.TrimSpace(text))
 	return t == "" || strings.Contains(t, "not stated")
+}
+
+// searchedRecomputes are the policies an unpublished recomputation is
+// tried with: those the search itself lists unasked (none, selective,
+// full, and MaxText's named policies), not the policies only a fix names.
+func searchedRecomputes() []string {
+	return []string{space.RecomputeNone, space.RecomputeSelective, space.RecomputeFull, model.RecomputeMinimal,
+		model.RecomputeSaveDotExceptMLPWi, model.RecomputeSaveDotExceptMLP, model.RecomputeSaveQKVProj}
+}
+
+// recomputeName is a policy's name, "none" for the empty one.
+func recomputeName(p string) string {
+	if p == "" {
+		return space.RecomputeNone
+	}
+	return p
 }

@@ -3,10 +3,12 @@ package runs
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/space"
 )
 
 // TestValidateDefault runs Validate on the built-in runs and checks every
@@ -146,5 +148,43 @@ func TestUncertaintyCurrent(t *testing.T) {
 			t.Errorf("%s: band ±%.1f%%, but plan validate's MAPE over its %d runs is %.1f%%: update profiles/uncertainty.go",
 				g.Name, 100*u.Fraction, g.Rows, 100*g.MAPE)
 		}
+	}
+}
+
+// TestUnpublishedRecompute checks that a published row that leaves the
+// recomputation out (Megatron-Bridge's tables have no column for it) is
+// predicted with the policy that lets its layout fit: Llama 3 70B under
+// Megatron-FSDP over 64 GB200 with 2 sequences of 8,192 tokens per
+// micro-batch needs far more than 186 GB without recomputation, and ran.
+func TestUnpublishedRecompute(t *testing.T) {
+	f, err := os.Open("testdata/published-runs-2.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	all, err := Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []Run
+	for _, r := range all {
+		if r.ID == "mb2511_gb200_llama3_70b_fp8cs" {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) != 1 || rs[0].Recompute != "" {
+		t.Fatalf("want the one row with a blank recompute, got %d", len(rs))
+	}
+	rep := Validate(rs, nil, Options{})
+	if len(rep.Rows) != 1 {
+		t.Fatalf("rows %d, skipped %v", len(rep.Rows), rep.Skipped)
+	}
+	row := rep.Rows[0]
+	s, err := space.Parse(row.Strategy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Recompute == space.RecomputeNone || !row.Fits || !strings.Contains(row.Note, "recomputation not published") {
+		t.Errorf("strategy %s, fits %v, note %q; want a recompute policy that fits, and the note saying it was chosen", row.Strategy, row.Fits, row.Note)
 	}
 }
