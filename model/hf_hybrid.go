@@ -352,21 +352,18 @@ func (c *hfConfig) zamba2() Spec {
 		c.addf("field \"layers_block_type\" has %d entries; it must list one type per layer (%d)", len(types), s.Layers)
 		return s
 	}
-	entries := make([]string, len(types))
 	hybrid := 0
 	for i, t := range types {
 		switch t {
 		case "mamba":
-			entries[i] = Mamba2Mixer + "/" + NoMLP
 		case "hybrid":
-			entries[i] = SharedMixer + "/" + NoMLP
 			hybrid++
 		default:
 			c.addf("field \"layers_block_type\" entry %d is %q; it must be mamba or hybrid", i, t)
 			return s
 		}
 	}
-	s.Pattern = compactPattern(entries)
+	s.Pattern = zamba2Pattern(types)
 	inner := c.int(false, 2, "mamba_expand") * s.Hidden
 	heads := c.int(false, 8, "n_mamba_heads")
 	head := 0

@@ -127,6 +127,7 @@ func TestHybridStackText(t *testing.T) {
 		{"qwen3-next-80b-a3b", "48 layers: 36 gated deltanet + 48 moe + 12 attention, MoE 512x top-10 + 1 shared"},
 		{"nemotron-h-56b", "118 layers: 54 mamba2 + 54 mlp + 10 attention"},
 		{"nemotron-3-nano", "52 layers: 23 mamba2 + 23 moe + 6 attention, MoE 128x top-6 + 1 shared"},
+		{"zamba2-2.7b", "54 layers: 54 mamba2 + 9 shared attention+mlp (2 blocks)"},
 	}
 	for _, tt := range tests {
 		s, err := Preset(tt.preset)
@@ -336,6 +337,11 @@ func TestZamba2Params(t *testing.T) {
 		}
 		if got := s.PatternText(); got != tt.stack {
 			t.Errorf("%s: stack %q, want %q", tt.file, got, tt.stack)
+		}
+		if tt.file == "zamba2-2.7b.config.json" {
+			if got := mustPreset(t, "zamba2-2.7b").Counts().Total; got != tt.want {
+				t.Errorf("preset zamba2-2.7b: total %d, want %d", got, tt.want)
+			}
 		}
 		// The program's weights: the layers' own per layer, the shared
 		// blocks' once per block, summing to Counts.
