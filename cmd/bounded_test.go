@@ -62,14 +62,14 @@ func TestFloodEveryReader(t *testing.T) {
 // model exits 2 naming the layer kind, with no plan.
 func TestRefusedLayerKindsExit2(t *testing.T) {
 	clearEnv(t)
-	// Zamba2's shared attention blocks are not modelled yet (Nemotron-H,
-	// Jamba, Falcon-H1 and Qwen3-Next are read since issue 44).
-	zamba := filepath.Join(t.TempDir(), "config.json")
-	if err := os.WriteFile(zamba, []byte(`{"model_type": "zamba2", "hidden_size": 2560, "num_hidden_layers": 54}`), 0o600); err != nil {
+	// Bamba's layers are not modelled yet (Nemotron-H, Jamba, Falcon-H1,
+	// Qwen3-Next and Zamba2 are read since issue 44).
+	bamba := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(bamba, []byte(`{"model_type": "bamba", "hidden_size": 4096, "num_hidden_layers": 32}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for file, kind := range map[string]string{
-		zamba: `model_type "zamba2" has state-space (Mamba) layers mixed with attention layers`,
+		bamba: `model_type "bamba" has state-space (Mamba) layers mixed with attention layers`,
 		"../model/testdata/bert-base-uncased.config.json": `model_type "bert" has bidirectional encoder layers`,
 	} {
 		stdout, stderr, code := run(t, "--model", file, "--cluster", "h100-8")

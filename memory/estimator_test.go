@@ -18,7 +18,7 @@ func TestEstimatorMatchesEstimate(t *testing.T) {
 	for _, tc := range []struct {
 		m model.Spec
 		c profiles.Cluster
-	}{{llama70B(), h100(64)}, {mixtral(), h100(64)}, {nemotron3Nano(t), h100(64)}} {
+	}{{llama70B(), h100(64)}, {mixtral(), h100(64)}, {nemotron3Nano(t), h100(64)}, {tinyZamba2(2), h100(8)}} {
 		t.Run(tc.m.Name, func(t *testing.T) {
 			w := space.Workload{Batch: 64, SeqLen: 4096}
 			sp, err := space.New(tc.m, tc.c, w, space.Fix{})

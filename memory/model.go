@@ -29,6 +29,10 @@ type Model struct {
 	// outputWeights those of the embedding and output blocks.
 	kindWeights                 [][]tensorInfo
 	embedWeights, outputWeights []tensorInfo
+	// kindShared are the weights of each layer kind that belong to a
+	// shared transformer block (model.Tensor.Shared, Zamba2): a pipeline
+	// stage holds them once, however many of its layers invoke the block.
+	kindShared [][]tensorInfo
 	// kindFP8 are the weights of each layer kind that fp8 matmuls read
 	// (model.Tensor.FP8Copy): the recipe keeps an fp8 copy and its transpose.
 	kindFP8 [][]tensorInfo
@@ -94,16 +98,21 @@ func NewModel(p *model.Program) *Model {
 	mm.embedSaved = mm.group(p.Saved([]int{p.Embedding}, none))
 	mm.outputSaved = mm.group(p.Saved([]int{p.Output}, none))
 	for _, kind := range p.Kinds {
-		var ws, f8 []int
+		var ws, f8, sh []int
 		for _, b := range kind.Blocks {
-			ws = append(ws, p.Blocks[b].Weights...)
 			for _, w := range p.Blocks[b].Weights {
+				if p.Tensors[w].Shared {
+					sh = append(sh, w)
+				} else {
+					ws = append(ws, w)
+				}
 				if p.Tensors[w].FP8Copy {
 					f8 = append(f8, w)
 				}
 			}
 		}
 		mm.kindWeights = append(mm.kindWeights, mm.weightGroups(ws))
+		mm.kindShared = append(mm.kindShared, mm.weightGroups(sh))
 		mm.kindFP8 = append(mm.kindFP8, mm.group(f8))
 	}
 	mm.embedWeights = mm.weightGroups(p.Blocks[p.Embedding].Weights)
@@ -383,6 +392,7 @@ func (mm *Model) policy(name string) (int, bool) {
 type kindTerms struct {
 	act, work     float64 // saved and recomputed activations per micro-batch
 	dense, expert float64 // parameters after storage sharding
+	shared        float64 // shared-block parameters after storage sharding, held once per stage
 	unit          float64 // parameters before FSDP sharding: the FSDP unit
 	fp8           float64 // parameters with fp8 copies, before FSDP sharding
 	hasMoE        bool
@@ -618,6 +628,12 @@ func (mm *Model) kindParams(g *geometry, k int, kt *kindTerms) {
 	var d0, e0 float64
 	kt.dense, kt.expert, d0, e0 = mm.paramsAndUnit(g, mm.kindWeights[k])
 	kt.unit = d0 + e0
+	if len(mm.kindShared[k]) > 0 {
+		// A shared block is gathered with the layer that invokes it.
+		var s0 float64
+		kt.shared, _, s0, _ = mm.paramsAndUnit(g, mm.kindShared[k])
+		kt.unit += s0
+	}
 	if !g.int8 {
 		// AQT's int8 weights live inside one matmul (geometry.int8).
 		d8, e8 := mm.params(g, mm.kindFP8[k], fsdp)
@@ -759,7 +775,8 @@ func (mm *Model) stageSums(terms []kindTerms, e *endTerms, st *stage, ss *stageS
 		}
 		t := &terms[k]
 		f := st.scale * float64(n)
-		ss.dense += f * t.dense
+		// A shared block's weights once per stage, not once per layer.
+		ss.dense += f*t.dense + st.scale*t.shared
 		ss.expert += f * t.expert
 		ss.act += f * t.act
 		ss.fp8 += f * t.fp8

@@ -95,7 +95,17 @@ func (mm *Model) Parts(c profiles.Cluster, w space.Workload, s space.Strategy) (
 				byCat[c] = append(byCat[c], w)
 			}
 			for _, c := range order {
-				states(c, byCat[c], n)
+				var own, shared []int
+				for _, w := range byCat[c] {
+					if p.Tensors[w].Shared {
+						shared = append(shared, w)
+					} else {
+						own = append(own, w)
+					}
+				}
+				states(c, own, n)
+				// A shared block's weights once per stage.
+				states(c, shared, st.scale)
 			}
 		}
 	}

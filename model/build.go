@@ -96,6 +96,9 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 	if m := s.MLA; m != nil && (m.QLoRARank < 0 || m.KVLoRARank <= 0 || m.QKNopeHeadDim < 0 || m.QKRopeHeadDim < 0 || m.QKHeadDim() <= 0 || m.VHeadDim <= 0) {
 		return nil, fmt.Errorf("model: the latent attention of %s needs kv_lora_rank, v_head_dim and qk_nope_head_dim + qk_rope_head_dim above zero", s.Name)
 	}
+	if s.SharedInvocations() > 0 && (s.Shared == nil || s.Shared.Blocks <= 0 || s.SSM == nil) {
+		return nil, fmt.Errorf("model: the shared+mamba2 layers of %s need shared (blocks above zero) and ssm", s.Name)
+	}
 	o.Precision = o.Precision.withDefaults()
 	if err := o.Precision.Validate(); err != nil {
 		return nil, err
@@ -143,9 +146,10 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 	}
 	mixers := [MixMamba1 + 1]int{-1, -1, -1, -1, -1, -1}
 	parallel := -1
+	var shared [][2]int // the attention and MLP blocks of each shared block
 	kindOf := func(t LayerType) int {
 		for k, kind := range p.Kinds {
-			if kind.Attention == t.Attention && kind.MoE == t.MoE && kind.Mixer == t.Mixer && kind.NoMLP == t.NoMLP {
+			if kind.Attention == t.Attention && kind.MoE == t.MoE && kind.Mixer == t.Mixer && kind.NoMLP == t.NoMLP && kind.SharedBlock == t.SharedBlock {
 				return k
 			}
 		}
@@ -174,16 +178,31 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 			}
 			blocks = append(blocks, attnOf(AttnFull), parallel)
 			name = "attention+mamba2 " + name
+		case MixShared:
+			if mixers[MixMamba2] < 0 {
+				mixers[MixMamba2] = b.ssm(MixMamba2)
+			}
+			for len(shared) <= t.SharedBlock {
+				shared = append(shared, [2]int{-1, -1})
+			}
+			if shared[t.SharedBlock][0] < 0 {
+				shared[t.SharedBlock] = [2]int{b.sharedAttention(t.SharedBlock), b.sharedMLP(t.SharedBlock)}
+			}
+			blocks = append(blocks, shared[t.SharedBlock][0], shared[t.SharedBlock][1], mixers[MixMamba2])
+			name = fmt.Sprintf("shared %d+mamba2 %s", t.SharedBlock, name)
 		}
 		if t.NoMLP {
 			name = p.Blocks[blocks[0]].Name
 			if t.Mixer == MixAttention && t.Attention != AttnFull {
 				name = t.Attention.String() + " " + name
 			}
+			if t.Mixer == MixShared {
+				name = fmt.Sprintf("shared %d+mamba2", t.SharedBlock)
+			}
 		} else {
 			blocks = append(blocks, mb)
 		}
-		p.Kinds = append(p.Kinds, LayerKind{Name: name, Blocks: blocks, Attention: t.Attention, MoE: t.MoE, Mixer: t.Mixer, NoMLP: t.NoMLP})
+		p.Kinds = append(p.Kinds, LayerKind{Name: name, Blocks: blocks, Attention: t.Attention, MoE: t.MoE, Mixer: t.Mixer, NoMLP: t.NoMLP, SharedBlock: t.SharedBlock})
 		return len(p.Kinds) - 1
 	}
 	kindOf(LayerType{})
@@ -278,7 +297,7 @@ func (b *builder) sizes() {
 		p.Size[DimDqk], p.Size[DimDv] = float64(m.QKHeadDim()), float64(m.VHeadDim)
 		p.Size[DimDkv], p.Size[DimDr] = float64(m.QKNopeHeadDim+m.VHeadDim), float64(m.QKRopeHeadDim)
 	}
-	if s.MTPLayers > 0 {
+	if s.MTPLayers > 0 || s.Shared != nil {
 		p.Size[DimD2] = 2 * float64(s.Hidden)
 	}
 	if m := s.SSM; m != nil {

@@ -52,11 +52,11 @@
 // Load takes what a user passes to --model: a preset name, a YAML file in the
 // contract's form, or a Hugging Face config.json. ParseYAML is strict: an
 // unknown key is an error that names the nearest known key. ParseHF reads the
-// 30 model_type values HFModelTypes lists: deepseek_v2, deepseek_v3, falcon,
+// 31 model_type values HFModelTypes lists: deepseek_v2, deepseek_v3, falcon,
 // falcon_h1,
 // gemma, gemma2, gemma3, gemma3_text, glm4_moe, gpt2, gpt_neox, gpt_oss,
 // granite, jamba, kimi_k2, llama, llama4, llama4_text, mistral, mixtral,
-// nemotron_h, olmo2, olmoe, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next and starcoder2. A config.json says
+// nemotron_h, olmo2, olmoe, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next, starcoder2 and zamba2. A config.json says
 // how long a sequence the model can take, not how long it was trained on, so
 // ParseHF sets SeqLen to min(max_position_embeddings, MaxHFSeqLen) tokens,
 // that is at most 8192; pass --seq to plan for another length.
@@ -73,7 +73,9 @@
 // full/moe) with the DeltaNet's sizes in Spec.SSM; Falcon-H1 (falcon_h1)
 // as layers of attention and Mamba-2 in parallel (full+mamba2/dense); Jamba
 // (jamba) as Mamba (selective-scan, mamba1) and attention layers with
-// experts every other layer.
+// experts every other layer; Zamba2 (zamba2) as Mamba-2 layers
+// (mamba2/nomlp) of which the hybrid ones (shared+mamba2/nomlp) first run
+// one of Spec.Shared's transformer blocks, whose weights count once.
 //
 // Every error the package returns is a lowercase sentence prefixed "model:",
 // naming the offending field or value; bad input never panics.

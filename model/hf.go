@@ -29,7 +29,7 @@ const hfDefaultPositions = DefaultSeqLen
 func HFModelTypes() []string {
 	return []string{"deepseek_v2", "deepseek_v3", "falcon", "falcon_h1", "gemma", "gemma2", "gemma3", "gemma3_text", "glm4_moe", "gpt2", "gpt_neox",
 		"gpt_oss", "granite", "jamba", "kimi_k2", "llama", "llama4", "llama4_text", "mistral", "mixtral", "nemotron_h", "olmo2", "olmoe", "phi3",
-		"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_next", "starcoder2"}
+		"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_next", "starcoder2", "zamba2"}
 }
 
 // ParseHF reads a Hugging Face config.json. Supported model_type values are
@@ -314,6 +314,8 @@ func parseHF(data []byte) (Spec, []string, []string) {
 		s = c.falconH1()
 	case "jamba":
 		s = c.jamba()
+	case "zamba2":
+		s = c.zamba2()
 	default:
 		s, warnings = c.unknown(typ)
 	}

@@ -291,3 +291,105 @@ func (c *hfConfig) jamba() Spec {
 		ap, ao, inner, s.SSM.KeyDim, rank, experts, c.int(false, 2, "num_experts_per_tok"), ep, eo, s.SeqLen, MaxHFSeqLen)
 	return s
 }
+
+// zamba2Types is Zamba2Config's default layers_block_type (54 layers, the
+// 2.7B model's): "mamba" layers with a "hybrid" one every sixth
+// (transformers configuration_zamba2.py, layers_block_type is None).
+func zamba2Types() []string {
+	var t []string
+	add := func(kind string, n int) {
+		for i := 0; i < n; i++ {
+			t = append(t, kind)
+		}
+	}
+	add("mamba", 1)
+	for i := 0; i < 7; i++ {
+		add("mamba", 5)
+		add("hybrid", 1)
+	}
+	add("mamba", 4)
+	add("hybrid", 1)
+	add("mamba", 3)
+	add("hybrid", 1)
+	add("mamba", 2)
+	return t
+}
+
+// zamba2 reads Zamba2 (transformers' Zamba2Config): every layer a Mamba-2
+// layer (d_inner = mamba_expand·hidden, n_mamba_heads heads, mamba_ngroups
+// groups, d_state mamba_d_state, the conv's bias always, the gated norm);
+// the layers layers_block_type marks "hybrid" first invoke one of
+// num_mem_blocks shared transformer blocks, round-robin (attention from
+// 2·hidden with head_dim 2·hidden/heads, a gated MLP of intermediate_size,
+// 4·hidden when null), each invocation with its own hidden x hidden linear
+// and LoRA adapters of adapter_rank (the MLP's always, q/k/v's with
+// use_shared_attention_adapter). Embeddings are tied unless
+// tie_word_embeddings says otherwise (PretrainedConfig's default);
+// add_bias_linear's MLP biases are not counted.
+func (c *hfConfig) zamba2() Spec {
+	s := Spec{
+		Layers:         c.int(true, 0, "num_hidden_layers"),
+		Hidden:         c.int(true, 0, "hidden_size"),
+		Heads:          c.int(false, 32, "num_attention_heads"),
+		Vocab:          c.int(false, 32000, "vocab_size"),
+		SeqLen:         c.seqLen("max_position_embeddings"),
+		TiedEmbeddings: c.bool(true, "tie_word_embeddings"),
+		FFN:            SwiGLU,
+		Norm:           RMSNorm,
+	}
+	s.KVHeads = c.int(false, s.Heads, "num_key_value_heads")
+	s.FFNHidden = c.int(false, 4*s.Hidden, "intermediate_size")
+	if s.Layers < 1 || s.Layers > MaxLayers || s.Hidden < 1 || s.Heads < 1 {
+		return s
+	}
+	// configuration_zamba2.py: attention_head_dim = 2·hidden_size / num_attention_heads.
+	s.HeadDim = 2 * s.Hidden / s.Heads
+	types := c.stringList("layers_block_type")
+	if types == nil {
+		types = zamba2Types()
+	}
+	if len(types) != s.Layers {
+		c.addf("field \"layers_block_type\" has %d entries; it must list one type per layer (%d)", len(types), s.Layers)
+		return s
+	}
+	hybrid := 0
+	for i, t := range types {
+		switch t {
+		case "mamba":
+		case "hybrid":
+			hybrid++
+		default:
+			c.addf("field \"layers_block_type\" entry %d is %q; it must be mamba or hybrid", i, t)
+			return s
+		}
+	}
+	s.Pattern = zamba2Pattern(types)
+	inner := c.int(false, 2, "mamba_expand") * s.Hidden
+	heads := c.int(false, 8, "n_mamba_heads")
+	head := 0
+	if heads > 0 {
+		head = inner / heads
+	}
+	if heads <= 0 || head*heads != inner {
+		c.addf("n_mamba_heads %d does not divide d_inner %d (mamba_expand x hidden_size)", heads, inner)
+		return s
+	}
+	s.SSM = &SSM{
+		ValueHeads: heads, ValueHeadDim: head,
+		KeyHeads:   c.int(false, 1, "mamba_ngroups"),
+		KeyDim:     c.int(false, 64, "mamba_d_state"),
+		ConvKernel: c.int(false, 4, "mamba_d_conv"),
+		Chunk:      c.int(false, 256, "chunk_size"),
+		// modeling_zamba2.py Zamba2MambaMixer: nn.Conv1d(..., bias=True) whatever use_conv_bias says.
+		ConvBias: true,
+		ProjBias: c.bool(false, "add_bias_linear"),
+	}
+	s.Shared = &SharedBlocks{
+		Blocks:       c.int(false, 1, "num_mem_blocks"),
+		AdapterRank:  c.int(false, 128, "adapter_rank"),
+		AttnAdapters: c.bool(false, "use_shared_attention_adapter"),
+	}
+	s.Description = fmt.Sprintf("Hugging Face config.json, model_type zamba2: %d mamba2 layers (d_inner %d = %d heads x %d, %d groups, d_state %d), %d of them after one of %d shared attention+MLP blocks (attention over 2 x hidden, head_dim %d; weights counted once) with a linear and rank-%d adapters per invocation; gated MLP counted as swiglu, RMSNorm; seq %d = min(max_position_embeddings, %d)",
+		s.Layers, inner, heads, head, s.SSM.KeyHeads, s.SSM.KeyDim, hybrid, s.Shared.Blocks, s.HeadDim, s.Shared.AdapterRank, s.SeqLen, MaxHFSeqLen)
+	return s
+}

@@ -31,7 +31,7 @@ func unsupportedKinds() []layerKind {
 	return []layerKind{
 		{
 			kind:   "state-space (Mamba) layers mixed with attention layers",
-			types:  []string{"zamba", "zamba2", "bamba", "granitemoehybrid"},
+			types:  []string{"zamba", "bamba", "granitemoehybrid"},
 			fields: []string{"hybrid_override_pattern", "layers_block_type", "attn_layer_period", "attn_layer_offset", "attn_layer_indices"},
 		},
 		{

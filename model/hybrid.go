@@ -78,6 +78,8 @@ func (s Spec) MixerParams(m Mixer) int64 {
 		return 0
 	case MixParallel:
 		return s.AttentionParams() + s.MixerParams(MixMamba2)
+	case MixShared:
+		return s.MixerParams(MixMamba2) + s.SharedInvocationParams()
 	}
 	if s.SSM == nil {
 		return 0
@@ -117,6 +119,75 @@ func (s Spec) MixerParams(m Mixer) int64 {
 	return p
 }
 
+// SharedBlockParams is the parameters of one shared transformer block
+// (Spec.Shared), counted once however often it runs (transformers
+// Zamba2AttentionDecoderLayer): the input norm over the concatenation of
+// the hidden state and the embeddings (2·hidden), q from 2·hidden to
+// heads·head_dim and k and v to kv_heads·head_dim (Zamba2Attention), o
+// back to hidden, the norm before the MLP (hidden) and the gated MLP
+// (Zamba2MLP gate_up_proj and down_proj). 0 without shared blocks.
+func (s Spec) SharedBlockParams() int64 {
+	if s.Shared == nil {
+		return 0
+	}
+	h, q, kv := int64(s.Hidden), int64(s.QDim()), int64(s.KVDim())
+	// modeling_zamba2.py Zamba2Attention: q_proj, k_proj, v_proj from attention_hidden_size = 2·hidden, o_proj to hidden.
+	attn := 2*h*(q+2*kv) + q*h
+	// Zamba2AttentionDecoderLayer: input_layernorm over 2·hidden, pre_ff_layernorm over hidden.
+	return attn + 3*s.normWidth()*h + s.MLPParams(s.FFNHidden)
+}
+
+// SharedInvocationParams is the parameters each invocation of a shared
+// block has of its own: the hidden x hidden linear projection of the
+// block's output (transformers Zamba2Model linear_layers), the LoRA
+// adapter on the MLP's gate and up projection, hidden x rank + rank x
+// (2·ffn gated, ffn plain) (Zamba2MLP gate_up_proj_adapter_list), and with
+// AttnAdapters one on each of q, k and v, 2·hidden x rank + rank x
+// 2·hidden (Zamba2Attention linear_q/k/v_adapter_list).
+func (s Spec) SharedInvocationParams() int64 {
+	x := s.Shared
+	if x == nil {
+		return 0
+	}
+	h, r := int64(s.Hidden), int64(x.AdapterRank)
+	// modeling_zamba2.py Zamba2MLP: nn.Linear(hidden, rank), nn.Linear(rank, 2·intermediate).
+	p := h*h + h*r + r*s.mlpUpWidth()
+	if x.AttnAdapters {
+		// Zamba2Attention: three adapters of nn.Linear(2·hidden, rank), nn.Linear(rank, 2·hidden).
+		p += 3 * (2*h*r + r*2*h)
+	}
+	return p
+}
+
+// mlpUpWidth is the output width of the MLP's fused gate and up
+// projection: 2·ffn gated, ffn plain.
+func (s Spec) mlpUpWidth() int64 {
+	if s.FFN == SwiGLU {
+		return 2 * int64(s.FFNHidden)
+	}
+	return int64(s.FFNHidden)
+}
+
+// SharedInvocations is the number of shared+mamba2 layers of the stack.
+func (s Spec) SharedInvocations() int {
+	n := 0
+	for i := 0; i < s.Layers; i++ {
+		if s.LayerTypeAt(i).Mixer == MixShared {
+			n++
+		}
+	}
+	return n
+}
+
+// sharedBlocksUsed is the number of distinct shared blocks the stack
+// invokes: Spec.Shared.Blocks, or fewer when there are fewer invocations.
+func (s Spec) sharedBlocksUsed() int {
+	if s.Shared == nil {
+		return 0
+	}
+	return min(s.Shared.Blocks, s.SharedInvocations())
+}
+
 // layerParams is the parameters of one layer of type t: its mixer and MLP
 // with their input norms (a post-norm each with PostNorms); active counts
 // the routed experts a token visits instead of all of them.
@@ -154,6 +225,10 @@ func (s Spec) hybridCounts() Counts {
 	emb := s.EmbeddingParams() + s.OutputParams()
 	all += s.FinalNormParams()
 	act += s.FinalNormParams()
+	// Each shared block once, however many layers invoke it.
+	shared := int64(s.sharedBlocksUsed()) * s.SharedBlockParams()
+	all += shared
+	act += shared
 	c := Counts{Total: all + emb, Active: act + emb, Embedding: emb, NonEmbedding: all, ActiveNonEmbedding: act}
 	if s.MTPLayers > 0 {
 		t := s.LayerTypeAt(s.Layers - 1)
@@ -213,9 +288,12 @@ func (s Spec) hybridFLOPsPerToken(seqLen int) float64 {
 			core += 12 * LocalKeys(t.Attention, float64(s.Span(t.Attention)), seq) * s.CoreWidth()
 		case MixMamba2, MixGDN, MixMamba1:
 			core += 3 * s.SSMScanFLOPsPerToken(t.Mixer, seq)
-		case MixParallel:
+		case MixParallel, MixShared:
 			core += 12*seq*s.CoreWidth() + 3*s.SSMScanFLOPsPerToken(MixMamba2, seq)
 		}
 	}
-	return 6*float64(c.ActiveNonEmbedding+c.ActiveMTP) + core + 6*float64(s.Hidden)*float64(s.Vocab)*float64(1+s.MTPLayers)
+	// A shared block's weights count once in the parameters but compute
+	// at every invocation: 6 FLOPs per weight per token for the others.
+	again := float64(s.SharedInvocations()-s.sharedBlocksUsed()) * float64(s.SharedBlockParams())
+	return 6*float64(c.ActiveNonEmbedding+c.ActiveMTP) + 6*again + core + 6*float64(s.Hidden)*float64(s.Vocab)*float64(1+s.MTPLayers)
 }

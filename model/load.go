@@ -114,12 +114,17 @@ func nameFromPath(path string) string {
 func yamlKeys() []string {
 	return []string{"name", "description", "layers", "hidden", "heads", "kv_heads", "head_dim",
 		"ffn_hidden", "ffn", "vocab", "seq_len", "tied_embeddings", "norm", "bias", "moe", "mla", "mtp_layers",
-		"window", "chunk", "pattern", "qkv_bias", "out_bias", "qk_norm", "post_norms", "logit_softcap", "ssm", "attn_gate"}
+		"window", "chunk", "pattern", "qkv_bias", "out_bias", "qk_norm", "post_norms", "logit_softcap", "ssm", "attn_gate", "shared"}
 }
 
 // ssmKeys returns the keys of the YAML form's ssm mapping.
 func ssmKeys() []string {
 	return []string{"value_heads", "value_head_dim", "key_heads", "key_dim", "conv_kernel", "chunk", "conv_bias", "proj_bias", "no_gated_norm", "dt_rank"}
+}
+
+// sharedKeys returns the keys of the YAML form's shared mapping.
+func sharedKeys() []string {
+	return []string{"blocks", "adapter_rank", "attn_adapters"}
 }
 
 // mlaKeys returns the keys of the YAML form's mla mapping.
@@ -289,6 +294,18 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 					m.NoGatedNorm = d.bool("ssm."+key, v)
 				case "dt_rank":
 					m.DTRank = d.int("ssm."+key, v)
+				}
+			})
+		case "shared":
+			sh := &SharedBlocks{}
+			d.section(v, "shared", "blocks and adapter_rank", sharedKeys(), func() { s.Shared = sh }, func(key string, v *yaml.Node) {
+				switch key {
+				case "blocks":
+					sh.Blocks = d.int("shared."+key, v)
+				case "adapter_rank":
+					sh.AdapterRank = d.int("shared."+key, v)
+				case "attn_adapters":
+					sh.AttnAdapters = d.bool("shared."+key, v)
 				}
 			})
 		}

@@ -63,6 +63,11 @@ const (
 	// MixMamba1 is a Mamba (selective scan, S6) layer (Gu & Dao 2023,
 	// arXiv:2312.00752), as Jamba's, sized by Spec.SSM.
 	MixMamba1
+	// MixShared is a Mamba-2 layer that first invokes one of the model's
+	// shared transformer blocks (Spec.Shared) and adds its projected
+	// output to the mixer's input (Zamba2's hybrid layers, transformers
+	// Zamba2HybridLayer).
+	MixShared
 )
 
 // Names of the mixers and of the missing MLP in a Spec.Pattern entry.
@@ -75,6 +80,8 @@ const (
 	ParallelMixer = "full+mamba2"
 	// Mamba1Mixer is a Mamba (selective-scan) layer (MixMamba1).
 	Mamba1Mixer = "mamba1"
+	// SharedMixer is a shared transformer block, then Mamba-2 (MixShared).
+	SharedMixer = "shared+mamba2"
 )
 
 // LayerType is what one layer of the stack runs: its sequence mixer and
@@ -88,6 +95,9 @@ type LayerType struct {
 	Mixer Mixer
 	// NoMLP says the layer has no MLP (Nemotron-H's "M" and "*" layers).
 	NoMLP bool
+	// SharedBlock is, with MixShared, the index of the shared block the
+	// layer invokes: its invocation's number mod Spec.Shared.Blocks.
+	SharedBlock int
 }
 
 // parseLayerEntry reads one Spec.Pattern entry: an attention variant
@@ -127,6 +137,9 @@ func parseLayerEntry(entry string, hasMoE bool) (t LayerType, ok bool) {
 		case Mamba1Mixer:
 			t.Mixer, ok = MixMamba1, !seenAttn
 			seenAttn = true
+		case SharedMixer:
+			t.Mixer, ok = MixShared, !seenAttn
+			seenAttn = true
 		case NoMLP:
 			t.MoE, t.NoMLP, ok = false, true, !seenMLP
 			seenMLP = true
@@ -160,7 +173,28 @@ func (s Spec) LayerTypeAt(i int) LayerType {
 	if !hasMoE || i < s.MoE.FirstDenseLayers || t.NoMLP {
 		t.MoE = false
 	}
+	if t.Mixer == MixShared && s.Shared != nil && s.Shared.Blocks > 0 {
+		// Round-robin over the blocks (transformers Zamba2Model.__init__
+		// cycles them over the hybrid layers).
+		t.SharedBlock = s.sharedInvocationsBefore(i) % s.Shared.Blocks
+	}
 	return t
+}
+
+// sharedInvocationsBefore is the number of shared+mamba2 layers among
+// layers [0, i).
+func (s Spec) sharedInvocationsBefore(i int) int {
+	period := len(s.Pattern)
+	perPeriod, within := 0, 0
+	for j, e := range s.Pattern {
+		if t, ok := parseLayerEntry(e, false); ok && t.Mixer == MixShared {
+			perPeriod++
+			if j < i%period {
+				within++
+			}
+		}
+	}
+	return i/period*perPeriod + within
 }
 
 // Hybrid reports whether the pattern has layers other than attention
@@ -178,7 +212,7 @@ func (s Spec) Hybrid() bool {
 // hybridText describes a hybrid stack by its blocks: "52 layers: 24
 // mamba2 + 24 mlp + 4 attention".
 func (s Spec) hybridText() string {
-	var mamba, mamba1, gdn, attn, mlp, moe, local, par int
+	var mamba, mamba1, gdn, attn, mlp, moe, local, par, shared int
 	for i := 0; i < s.Layers; i++ {
 		t := s.LayerTypeAt(i)
 		switch t.Mixer {
@@ -190,6 +224,9 @@ func (s Spec) hybridText() string {
 			par++
 		case MixMamba1:
 			mamba1++
+		case MixShared:
+			mamba++
+			shared++
 		case MixAttention:
 			attn++
 			if t.Attention != AttnFull {
@@ -210,6 +247,10 @@ func (s Spec) hybridText() string {
 		if c.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.name))
 		}
+	}
+	if shared > 0 && s.Shared != nil {
+		// Zamba2: "54 layers: 54 mamba2 + 9 shared attention+mlp (2 blocks)".
+		parts = append(parts, fmt.Sprintf("%d shared attention+mlp (%d blocks)", shared, min(s.Shared.Blocks, shared)))
 	}
 	text := fmt.Sprintf("%d layers: %s", s.Layers, strings.Join(parts, " + "))
 	if local > 0 {
@@ -373,11 +414,11 @@ func (s Spec) patternProblems(add func(format string, args ...any)) {
 		return
 	}
 	hasMoE := s.MoE != nil
-	sliding, chunked, moe, ssm := false, false, false, false
+	sliding, chunked, moe, ssm, shared := false, false, false, false, false
 	for i, e := range s.Pattern {
 		t, ok := parseLayerEntry(e, hasMoE)
 		if !ok {
-			add("pattern[%d] is %q; an entry is a mixer (full, sliding, chunked, mamba2, gdn or nomixer), an MLP (dense, moe or nomlp), or both joined by / (sliding/dense, mamba2/nomlp)", i, e)
+			add("pattern[%d] is %q; an entry is a mixer (full, sliding, chunked, mamba2, gdn, mamba1, full+mamba2, shared+mamba2 or nomixer), an MLP (dense, moe or nomlp), or both joined by / (sliding/dense, mamba2/nomlp)", i, e)
 			continue
 		}
 		if t.MoE && !hasMoE {
@@ -387,7 +428,8 @@ func (s Spec) patternProblems(add func(format string, args ...any)) {
 			sliding = sliding || t.Attention == AttnSliding
 			chunked = chunked || t.Attention == AttnChunked
 		}
-		ssm = ssm || t.Mixer == MixMamba2 || t.Mixer == MixGDN || t.Mixer == MixParallel || t.Mixer == MixMamba1
+		ssm = ssm || t.Mixer == MixMamba2 || t.Mixer == MixGDN || t.Mixer == MixParallel || t.Mixer == MixMamba1 || t.Mixer == MixShared
+		shared = shared || t.Mixer == MixShared
 		moe = moe || t.MoE
 	}
 	if ssm && (s.SSM == nil || s.SSM.ValueHeads <= 0 || s.SSM.ValueHeadDim <= 0 || s.SSM.KeyHeads <= 0 || s.SSM.KeyDim <= 0 || s.SSM.ConvKernel <= 0) {
@@ -398,6 +440,12 @@ func (s Spec) patternProblems(add func(format string, args ...any)) {
 	}
 	if s.SSM != nil && !ssm {
 		add("ssm is set, but no layer of pattern is mamba2 or gdn, so it would be ignored")
+	}
+	if shared && (s.Shared == nil || s.Shared.Blocks <= 0 || s.Shared.AdapterRank < 0) {
+		add("pattern has shared+mamba2 layers but shared is not complete; give shared's blocks (at least 1) and adapter_rank")
+	}
+	if s.Shared != nil && !shared {
+		add("shared is set, but no layer of pattern is shared+mamba2, so it would be ignored")
 	}
 	if sliding && s.Window == 0 {
 		add("pattern has sliding layers but window is not set; give window, the sliding window in tokens")

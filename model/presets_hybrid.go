@@ -80,6 +80,18 @@ func hybridPresets() []Spec {
 			SSM:     &SSM{ValueHeads: 24, ValueHeadDim: 128, KeyHeads: 1, KeyDim: 256, ConvKernel: 4, Chunk: 128, ConvBias: true, NoGatedNorm: true},
 		},
 		{
+			Name: "zamba2-2.7b",
+			Description: "Zamba2-2.7B (Zyphra 2024, arXiv:2411.15242; zyphra.com/post/zamba2-small; transformers' Zamba2Config defaults): 54 Mamba-2 " +
+				"layers (80 heads x 64, 1 group, d_state 64, conv 4, chunk 256), 9 of them (every 6th from layer 6) after one of 2 shared blocks " +
+				"used ABAB: attention over 2 x hidden (32 heads, head_dim 160) and a gated MLP of 10240, each invocation with its own " +
+				"2560 x 2560 linear and a rank-128 adapter on the MLP; the shared blocks' weights counted once; RMSNorm, vocab 32000 tied, seq 4096",
+			Layers: 54, Hidden: 2560, Heads: 32, KVHeads: 32, HeadDim: 160, FFNHidden: 10240, FFN: SwiGLU,
+			Vocab: 32000, SeqLen: 4096, Norm: RMSNorm, TiedEmbeddings: true,
+			Pattern: zamba2Pattern(zamba2Types()),
+			SSM:     &SSM{ValueHeads: 80, ValueHeadDim: 64, KeyHeads: 1, KeyDim: 64, ConvKernel: 4, Chunk: 256, ConvBias: true},
+			Shared:  &SharedBlocks{Blocks: 2, AdapterRank: 128},
+		},
+		{
 			Name: "jamba-1.5-mini",
 			Description: "Jamba-1.5-Mini (AI21 2024, arXiv:2408.12570, Table 1, and the Jamba Hugging Face config): 32 layers, attention every 8th " +
 				"from layer 4 (32 heads, 8 kv), Mamba (selective scan, d_inner 8192, d_state 16, dt_rank 256, conv 4) elsewhere; every 2nd layer " +
@@ -102,4 +114,18 @@ func hybridPresets() []Spec {
 			SSM:     &SSM{ValueHeads: 32, ValueHeadDim: 128, KeyHeads: 16, KeyDim: 128, ConvKernel: 4, Chunk: 64},
 		},
 	}
+}
+
+// zamba2Pattern turns Zamba2's layers_block_type ("mamba", "hybrid") into
+// the shortest repeating Spec.Pattern: mamba2/nomlp and shared+mamba2/nomlp.
+// Other types read as mamba (ParseHF refuses them first).
+func zamba2Pattern(types []string) []string {
+	entries := make([]string, len(types))
+	for i, t := range types {
+		entries[i] = Mamba2Mixer + "/" + NoMLP
+		if t == "hybrid" {
+			entries[i] = SharedMixer + "/" + NoMLP
+		}
+	}
+	return compactPattern(entries)
 }

@@ -133,6 +133,11 @@ type Tensor struct {
 	// biases): it travels in the gradient and parameter buckets of the
 	// block's matmul weights, with no collective of its own [MEG-DDP].
 	Bucketed bool
+	// Shared marks a weight of a shared transformer block (Spec.Shared):
+	// the layers of one kind that invoke the block hold it once per
+	// pipeline stage, not once per layer (package memory counts it
+	// min(layers, 1) times per stage; Counts once for the model).
+	Shared bool
 	// NoComm marks a tensor that is never communicated (flash-attention
 	// scores, one-hot token ids).
 	NoComm bool
@@ -265,6 +270,9 @@ type LayerKind struct {
 	Mixer Mixer
 	// NoMLP says the layer has no MLP block.
 	NoMLP bool
+	// SharedBlock is, with Mixer MixShared, the shared block the kind's
+	// layers invoke (one kind per block).
+	SharedBlock int
 }
 
 // Run is a run of consecutive layers of one kind in the stack.

@@ -139,16 +139,25 @@ func TestProgramParams(t *testing.T) {
 }
 
 // programWeights sums the parameters of p's weights over the layers that
-// hold them, with the embedding and the output layer.
+// hold them (a shared block's once), with the embedding and the output
+// layer.
 func programWeights(p *Program) float64 {
 	sz := p.Sizes(1, 1)
 	var total float64
 	count := make([]int, len(p.Kinds))
 	p.CountLayers(0, p.NumLayers(), count)
+	seen := map[int]bool{}
 	for k, kind := range p.Kinds {
 		for _, b := range kind.Blocks {
 			for _, w := range p.Blocks[b].Weights {
-				total += float64(count[k]) * p.Params(w, &sz)
+				switch {
+				case !p.Tensors[w].Shared:
+					total += float64(count[k]) * p.Params(w, &sz)
+				case count[k] > 0 && !seen[w]:
+					// A shared block's weights once (Zamba2).
+					seen[w] = true
+					total += p.Params(w, &sz)
+				}
 			}
 		}
 	}

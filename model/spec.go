@@ -162,6 +162,29 @@ type Spec struct {
 	// SSM describes the sequence mixer of the pattern's mamba2 or gdn
 	// layers (state-space or linear-attention layers); nil without them.
 	SSM *SSM `json:"ssm,omitempty" yaml:"ssm,omitempty"`
+	// Shared describes the shared transformer blocks of the pattern's
+	// shared+mamba2 layers (Zamba2); nil without them.
+	Shared *SharedBlocks `json:"shared,omitempty" yaml:"shared,omitempty"`
+}
+
+// SharedBlocks describes Zamba2's shared transformer blocks
+// (transformers Zamba2AttentionDecoderLayer): Blocks distinct blocks, each
+// an attention over the concatenation of the hidden state and the input
+// embeddings (2·hidden wide, head_dim = Spec.HeadDim, output back to
+// hidden) and a gated MLP of Spec.FFNHidden, invoked round-robin by the
+// pattern's shared+mamba2 layers before their Mamba-2 mixer. Each
+// invocation has its own hidden x hidden linear projection of the block's
+// output and its own LoRA adapters of rank AdapterRank on the MLP's gate
+// and up projection (and on q, k and v with AttnAdapters). A block's
+// weights are parameters once, however often it runs.
+type SharedBlocks struct {
+	// Blocks is the number of distinct shared blocks (num_mem_blocks).
+	Blocks int `json:"blocks" yaml:"blocks"`
+	// AdapterRank is the rank of the per-invocation adapters (adapter_rank).
+	AdapterRank int `json:"adapter_rank" yaml:"adapter_rank"`
+	// AttnAdapters says q, k and v have per-invocation adapters too
+	// (use_shared_attention_adapter).
+	AttnAdapters bool `json:"attn_adapters,omitempty" yaml:"attn_adapters,omitempty"`
 }
 
 // SSM describes a chunked linear-recurrence mixer: a Mamba-2 (SSD) layer

@@ -46,6 +46,8 @@ type Model struct {
 	// gate (model.Spec.AttnGate).
 	SSM      *model.SSM `json:"ssm,omitempty"`
 	AttnGate bool       `json:"attn_gate,omitempty"`
+	// Shared describes Zamba2's shared transformer blocks (model.Spec.Shared).
+	Shared *model.SharedBlocks `json:"shared,omitempty"`
 }
 
 // MLA is the JSON form of a model's multi-head latent attention.
@@ -80,6 +82,7 @@ func NewModel(m model.Spec) Model {
 		Stack:              stackText(m),
 		SSM:                m.SSM,
 		AttnGate:           m.AttnGate,
+		Shared:             m.Shared,
 		Name:               m.Name,
 		Params:             c.Total,
 		ActiveParams:       c.Active,
