@@ -339,12 +339,10 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 		zeroTried = true
 	}
 	recomputeTried := 0
-	if r.Strategy == "" && r.posed() && strings.TrimSpace(r.Recompute) == "" && s.Recompute == space.RecomputeNone {
-		// The recomputation is not published (Megatron-Bridge's tables
-		// have no column for it; published-runs-2.md: a blank column is a
-		// figure the source did not print): try each policy the framework
-		// searches, as the mb and zero above, and keep the fastest that
-		// fits, as the run's owners tuned it to fit.
+	if r.Strategy == "" && r.recomputeUnstated() && s.Recompute == space.RecomputeNone {
+		// The recomputation is not published: try each policy the
+		// framework searches, as the mb and zero above, and keep the
+		// fastest that fits, as the run's owners tuned it to fit.
 		base := len(candidates)
 		for _, pol := range o.Limits.Recomputes {
 			if pol == space.RecomputeNone || !slices.Contains(searchedRecomputes(), pol) {
@@ -471,4 +469,20 @@ func recomputeName(p string) string {
 		return space.RecomputeNone
 	}
 	return p
+}
+
+// recomputeUnstated reports whether r's recomputation is blank because its
+// source's table has no column for it, rather than because none ran:
+// Megatron-Bridge's performance summary (per system, model, precision,
+// batch and parallel degrees) and NeMo's performance tables
+// (docs/published-runs-2.md: "No tokens/s, MBS, VP or recompute is given").
+// A blank elsewhere (a training script without recompute flags, as
+// Megatron-LM's examples/llama) is none.
+func (r Run) recomputeUnstated() bool {
+	if !r.posed() || strings.TrimSpace(r.Recompute) != "" {
+		return false
+	}
+	src := r.SourceName()
+	return (strings.HasPrefix(src, "NVIDIA-NeMo/Megatron-Bridge") && strings.Contains(r.Source, "performance-summary")) ||
+		(strings.HasPrefix(src, "NVIDIA/NeMo") && strings.Contains(r.Source, "performance"))
 }
