@@ -325,7 +325,7 @@ func maxtext() Profile {
 		// optimizer_memory_host_offload and parameter_memory_host_offload
 		// (MaxText's configs/types.py) move state to the host.
 		Limits: space.Limits{Framework: "maxtext", Offloads: []string{space.OffloadOptimizer, space.OffloadParamsOptimizer}, Zeros: []int{0}, RequireSP: true, NoSplit: true, BF16Weights: true,
-			WeightsOverCP: true, ExpertsFromFSDP: true,
+			WeightsOverCP: true, ExpertsFromFSDP: true, StageMicrobatches: true,
 			Schedules: []space.Schedule{space.GPipe, space.Interleaved}, EqualStages: true, ExpertsPerTier: true,
 			Recomputes: []string{model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,
 				model.RecomputeSaveDotExceptMLP, model.RecomputeSaveQKVProj, model.RecomputeQKVProjOffloaded,

@@ -66,6 +66,12 @@ func emitMaxText(e Evaluation) (string, error) {
 		}
 		deg[space.FSDP] /= ep
 	}
+	if pp := s.Degree[space.PP]; pp > 1 {
+		// types.py:3612-3615: num_pipeline_microbatches % num_stages == 0.
+		if nmb := s.NumMicrobatches(e.Workload); nmb%pp != 0 {
+			bad = append(bad, fmt.Sprintf("pp=%d with %d micro-batches: MaxText needs the pipeline's micro-batches to divide over its stages (num_pipeline_microbatches %% num_stages == 0); search with another mb or batch", pp, nmb))
+		}
+	}
 	if len(bad) > 0 {
 		return "", &EmitError{Framework: MaxText, Parts: bad}
 	}

@@ -104,6 +104,11 @@ type Limits struct {
 	// NoZeroWithFSDP says ZeRO over dp cannot combine with fsdp (a
 	// DeepSpeed config shards inside fsdp groups only: MiCS).
 	NoZeroWithFSDP bool
+	// StageMicrobatches says a pipeline's micro-batches divide over its
+	// stages: MaxText asserts num_pipeline_microbatches % num_stages == 0
+	// (AI-Hypercomputer/maxtext@e591f30cbbf217ed67ef71263ec0538239f9c3b8:
+	// src/maxtext/configs/types.py:3612-3615).
+	StageMicrobatches bool
 	// WeightsOverCP says the framework shards the weights, their
 	// gradients and the optimizer state over the cp ranks as well as the
 	// fsdp ones whenever cp > 1 (torchtitan's fsdp mesh is dp_shard x cp,

@@ -144,6 +144,9 @@ type Space struct {
 	// (Limits.EqualStages); noZeroWithFSDP refuses ZeRO above 0 next to
 	// fsdp (Limits.NoZeroWithFSDP).
 	equalStages, noZeroWithFSDP bool
+	// stageMicrobatches: the micro-batches of a pipeline divide over its
+	// stages (Limits.StageMicrobatches).
+	stageMicrobatches bool
 	cluster                     profiles.Cluster
 	classes                     [][]int // interchangeable axes, by index, each class in axis order
 	// index maps each layout's key to its index, for Encode alone: built
@@ -254,7 +257,7 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 		fp.Degree[CP] = 1
 		fp.set[lookupKey(CP.String())] = true
 	}
-	sp := &Space{layers: m.Layers, cluster: c, equalChunks: lim.EqualChunks, equalStages: lim.EqualStages, noZeroWithFSDP: lim.NoZeroWithFSDP}
+	sp := &Space{layers: m.Layers, cluster: c, equalChunks: lim.EqualChunks, equalStages: lim.EqualStages, noZeroWithFSDP: lim.NoZeroWithFSDP, stageMicrobatches: lim.StageMicrobatches}
 	sp.classes = axisClasses(&c)
 	var fixMesh [NumDims][]Share
 	if fp.has("mesh") {
@@ -1281,6 +1284,9 @@ func (sp *Space) valid(l *layout, mb, z, k int) bool {
 		return k == 0 && !rules.NeedsPipeline() && !sc.split.Explicit()
 	}
 	if k == 0 && sp.firstForPP1 {
+		return false
+	}
+	if sp.stageMicrobatches && (l.perReplica/mb)%pp != 0 {
 		return false
 	}
 	explicit := sc.split.Explicit()

@@ -1119,3 +1119,32 @@ func TestWeightsOverCP(t *testing.T) {
 		t.Errorf("dense --fix cp=2: %v", err)
 	}
 }
+
+// TestStageMicrobatches checks that a framework whose pipeline needs its
+// micro-batches to divide over its stages (MaxText) lists no strategy
+// with pp > 1 whose micro-batch count pp does not divide, and still lists
+// pipelines.
+func TestStageMicrobatches(t *testing.T) {
+	sp, err := NewLimited(llama3_8b(), gpuCluster(16), Workload{Batch: 24, SeqLen: 4096}, Fix{}, Limits{StageMicrobatches: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	genes := make([]int, NumGenes)
+	var s Strategy
+	pipelines := 0
+	for i := int64(0); i < sp.Size(); i++ {
+		if !sp.DecodeIndex(i, genes, &s) || s.Degree[PP] == 1 {
+			continue
+		}
+		pipelines++
+		if nmb := 24 / s.Replicas() / s.MB; nmb%s.Degree[PP] != 0 {
+			t.Fatalf("decoded %s: %d micro-batches over pp=%d", s, nmb, s.Degree[PP])
+		}
+	}
+	if pipelines == 0 {
+		t.Fatal("no pipelined strategy")
+	}
+	if n := sp.CountValid(); n < int64(pipelines) {
+		t.Errorf("CountValid() = %d, fewer than the %d pipelines decoded", n, pipelines)
+	}
+}
