@@ -147,8 +147,8 @@ type Space struct {
 	// stageMicrobatches: the micro-batches of a pipeline divide over its
 	// stages (Limits.StageMicrobatches).
 	stageMicrobatches bool
-	cluster                     profiles.Cluster
-	classes                     [][]int // interchangeable axes, by index, each class in axis order
+	cluster           profiles.Cluster
+	classes           [][]int // interchangeable axes, by index, each class in axis order
 	// index maps each layout's key to its index, for Encode alone: built
 	// on the first Encode (indexOnce), as a search never encodes and
 	// the table of a large space takes as long to build as its layouts.
