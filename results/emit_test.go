@@ -63,34 +63,33 @@ func TestEmitSchedules(t *testing.T) {
 	}
 }
 
-// TestEmitInt8 checks that MaxText's config runs precision=int8 as AQT's
-// quantization: int8 and that the GPU frameworks refuse it.
-func TestEmitInt8(t *testing.T) {
-	m, err := model.Preset("llama3-8b")
+// emitAnswer is one framework's expected answer to an emission: a text its
+// output holds, or, refused, one its error names.
+type emitAnswer struct {
+	framework, want string
+	refused         bool
+}
+
+// checkEmits places strategy on cluster for preset with the workload and
+// checks every framework's emission against its case.
+func checkEmits(t *testing.T, preset, cluster, strategy string, w space.Workload, cases []emitAnswer) {
+	t.Helper()
+	m, err := model.Preset(preset)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := profiles.Parse("v6e-64")
+	c, err := profiles.Parse(cluster)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := space.Workload{Batch: 64, SeqLen: 8192}
-	s, err := space.Parse("fsdp=64,recompute=full,precision=int8")
+	s, err := space.Parse(strategy)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s, err = s.Place(c); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		framework, want string
-		refused         bool
-	}{
-		{MaxText, "quantization: int8\n", false},
-		{Megatron, "precision=int8: Megatron-LM trains in bf16 or fp8", true},
-		{TorchTitan, "precision=int8: torchtitan's converters train in float8", true},
-		{DeepSpeed, "precision=int8: a DeepSpeed config has no int8", true},
-	} {
+	for _, tc := range cases {
 		var b strings.Builder
 		err := Emit(&b, tc.framework, Evaluation{Model: m, Cluster: c, Workload: w, Strategy: s})
 		switch {
@@ -100,6 +99,17 @@ func TestEmitInt8(t *testing.T) {
 			t.Errorf("%s: error %v, output\n%s\nwant %q", tc.framework, err, b.String(), tc.want)
 		}
 	}
+}
+
+// TestEmitInt8 checks that MaxText's config runs precision=int8 as AQT's
+// quantization: int8 and that the GPU frameworks refuse it.
+func TestEmitInt8(t *testing.T) {
+	checkEmits(t, "llama3-8b", "v6e-64", "fsdp=64,recompute=full,precision=int8", space.Workload{Batch: 64, SeqLen: 8192}, []emitAnswer{
+		{MaxText, "quantization: int8\n", false},
+		{Megatron, "precision=int8: Megatron-LM trains in bf16 or fp8", true},
+		{TorchTitan, "precision=int8: torchtitan's converters train in float8", true},
+		{DeepSpeed, "precision=int8: a DeepSpeed config has no int8", true},
+	})
 }
 
 // TestEmitCustomOffload checks that MaxText's custom offload policies come
@@ -143,38 +153,10 @@ func TestEmitCustomOffload(t *testing.T) {
 // weight_dtype: bfloat16 and that the GPU frameworks, which keep fp32
 // master weights, refuse it.
 func TestEmitBF16Weights(t *testing.T) {
-	m, err := model.Preset("llama3-70b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := profiles.Parse("v6e-32")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := space.Workload{Batch: 64, SeqLen: 8192}
-	s, err := space.Parse("fsdp=32,mb=2,recompute=offload_input_qkv,weights=bf16")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s, err = s.Place(c); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		framework, want string
-		refused         bool
-	}{
+	checkEmits(t, "llama3-70b", "v6e-32", "fsdp=32,mb=2,recompute=offload_input_qkv,weights=bf16", space.Workload{Batch: 64, SeqLen: 8192}, []emitAnswer{
 		{MaxText, "weight_dtype: bfloat16\n", false},
 		{Megatron, "weights=bf16: Megatron-LM's --bf16 keeps fp32 main parameters", true},
 		{TorchTitan, "weights=bf16: torchtitan keeps fp32 parameters", true},
 		{DeepSpeed, "weights=bf16: DeepSpeed's bf16 optimizer keeps fp32 master weights", true},
-	} {
-		var b strings.Builder
-		err := Emit(&b, tc.framework, Evaluation{Model: m, Cluster: c, Workload: w, Strategy: s})
-		switch {
-		case tc.refused && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%s: error %v, want one naming %q", tc.framework, err, tc.want)
-		case !tc.refused && (err != nil || !strings.Contains(b.String(), tc.want)):
-			t.Errorf("%s: error %v, output\n%s\nwant %q", tc.framework, err, b.String(), tc.want)
-		}
-	}
+	})
 }

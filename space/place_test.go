@@ -144,11 +144,7 @@ func TestResolveCarve(t *testing.T) {
 		if m.Degrees[RoleEDP] != tt.edp || m.Degrees[RoleEFSDP] != tt.efsdp {
 			t.Errorf("Resolve(%q): edp %d, efsdp %d; want %d, %d", tt.s, m.Degrees[RoleEDP], m.Degrees[RoleEFSDP], tt.edp, tt.efsdp)
 		}
-		var parts []string
-		for _, g := range m.Groups[RoleEDP] {
-			parts = append(parts, fmt.Sprintf("%s*%d", g.Axis.Name, g.Size))
-		}
-		if got := strings.Join(parts, "."); got != tt.edpGroups {
+		if got := groupsText(m.Groups[RoleEDP]); got != tt.edpGroups {
 			t.Errorf("Resolve(%q): edp groups %q, want %q", tt.s, got, tt.edpGroups)
 		}
 		// Every chip of the data-parallel group is in exactly one of ep, edp, efsdp.
@@ -156,6 +152,15 @@ func TestResolveCarve(t *testing.T) {
 			t.Errorf("Resolve(%q): ep*edp*efsdp = %d, want dp*fsdp = %d", tt.s, got, want)
 		}
 	}
+}
+
+// groupsText writes axis groups as the mesh value does: "gpu*2.node*4".
+func groupsText(gs []Group) string {
+	var parts []string
+	for _, g := range gs {
+		parts = append(parts, fmt.Sprintf("%s*%d", g.Axis.Name, g.Size))
+	}
+	return strings.Join(parts, ".")
 }
 
 // TestResolveCarveTP checks EP's carving out of tp's ranks for whole
@@ -191,11 +196,7 @@ func TestResolveCarveTP(t *testing.T) {
 		if m.Degrees[RoleEDP] != tt.edp || m.Degrees[RoleTPE] != tt.tpe {
 			t.Errorf("Resolve(%q): edp %d, tpe %d; want %d, %d", tt.s, m.Degrees[RoleEDP], m.Degrees[RoleTPE], tt.edp, tt.tpe)
 		}
-		var parts []string
-		for _, g := range m.Groups[RoleTPE] {
-			parts = append(parts, fmt.Sprintf("%s*%d", g.Axis.Name, g.Size))
-		}
-		if got := strings.Join(parts, "."); got != tt.tpeGroups {
+		if got := groupsText(m.Groups[RoleTPE]); got != tt.tpeGroups {
 			t.Errorf("Resolve(%q): tpe groups %q, want %q", tt.s, got, tt.tpeGroups)
 		}
 		if got, want := m.Degrees[RoleEP]*m.Degrees[RoleEDP]*m.Degrees[RoleEFSDP]*m.Degrees[RoleTPE], s.Replicas()*s.Degree[TP]; got != want {
