@@ -379,6 +379,23 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 	if best == nil {
 		return prediction{}, firstErr
 	}
+	if !best.fit && r.Strategy == "" && o.Limits.BF16Weights && !s.BF16Weights() {
+		// Nothing fits with fp32 weights, yet the run ran: the framework
+		// keeps bf16 weights (MaxText's weight_dtype), which a row's
+		// columns do not say, so the retry the planner makes when nothing
+		// fits (planner.Request.BF16WeightsFix) is made here too.
+		var bf *evaluation
+		for _, cand := range candidates {
+			cand.Weights = space.WeightsBF16
+			if e, err := evaluate(p, cand); err == nil && (bf == nil || better(e, *bf)) {
+				bf = &e
+			}
+		}
+		if bf != nil && bf.fit {
+			best = bf
+			notes = append(notes, "nothing fits with fp32 weights: weights=bf16 (the framework's bf16 parameters, gradients and moments)")
+		}
+	}
 	if len(candidates) > 1 && !zeroTried {
 		notes = append(notes, fmt.Sprintf("micro-batch not published: mb=%d chosen (fastest that fits of %d tried)", best.s.MB, len(candidates)))
 	}

@@ -151,12 +151,15 @@ func TestUncertaintyCurrent(t *testing.T) {
 	}
 }
 
-// TestUnpublishedRecompute checks that a published row that leaves the
-// recomputation out (Megatron-Bridge's tables have no column for it) is
-// predicted with the policy that lets its layout fit: Llama 3 70B under
-// Megatron-FSDP over 64 GB200 with 2 sequences of 8,192 tokens per
-// micro-batch needs far more than 186 GB without recomputation, and ran.
-func TestUnpublishedRecompute(t *testing.T) {
+// TestUnpublishedSettings checks that a published row that leaves out a
+// setting the run needed to fit is predicted with one that lets its
+// layout fit, and says so: the recomputation Megatron-Bridge's tables have
+// no column for (Llama 3 70B under Megatron-FSDP over 64 GB200 with 2
+// sequences of 8,192 tokens per micro-batch needs far more than 186 GB
+// without it), and MaxText's bf16 weights, which only the tpu-recipes
+// config name says (Llama 3.1 70B on v6e-32: 35 GB with fp32 weights
+// against 33.6 usable).
+func TestUnpublishedSettings(t *testing.T) {
 	f, err := os.Open("testdata/published-runs-2.csv")
 	if err != nil {
 		t.Fatal(err)
@@ -166,25 +169,32 @@ func TestUnpublishedRecompute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rs []Run
+	byID := map[string]Run{}
 	for _, r := range all {
-		if r.ID == "mb2511_gb200_llama3_70b_fp8cs" {
-			rs = append(rs, r)
+		byID[r.ID] = r
+	}
+	for _, tc := range []struct {
+		id, note string
+		chosen   func(space.Strategy) bool
+	}{
+		{"mb2511_gb200_llama3_70b_fp8cs", "recomputation not published", func(s space.Strategy) bool { return s.Recompute != space.RecomputeNone }},
+		{"tpurec_v6e_llama31_70b_32", "nothing fits with fp32 weights", func(s space.Strategy) bool { return s.BF16Weights() }},
+	} {
+		r, ok := byID[tc.id]
+		if !ok {
+			t.Fatalf("no row %s", tc.id)
 		}
-	}
-	if len(rs) != 1 || rs[0].Recompute != "" {
-		t.Fatalf("want the one row with a blank recompute, got %d", len(rs))
-	}
-	rep := Validate(rs, nil, Options{})
-	if len(rep.Rows) != 1 {
-		t.Fatalf("rows %d, skipped %v", len(rep.Rows), rep.Skipped)
-	}
-	row := rep.Rows[0]
-	s, err := space.Parse(row.Strategy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Recompute == space.RecomputeNone || !row.Fits || !strings.Contains(row.Note, "recomputation not published") {
-		t.Errorf("strategy %s, fits %v, note %q; want a recompute policy that fits, and the note saying it was chosen", row.Strategy, row.Fits, row.Note)
+		rep := Validate([]Run{r}, nil, Options{})
+		if len(rep.Rows) != 1 {
+			t.Fatalf("%s: rows %d, skipped %v", tc.id, len(rep.Rows), rep.Skipped)
+		}
+		row := rep.Rows[0]
+		s, err := space.Parse(row.Strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tc.chosen(s) || !row.Fits || !strings.Contains(row.Note, tc.note) {
+			t.Errorf("%s: strategy %s, fits %v, note %q; want the setting that fits, and a note with %q", tc.id, row.Strategy, row.Fits, row.Note, tc.note)
+		}
 	}
 }
