@@ -626,10 +626,7 @@ func moduleList(text string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	var mods []string
-	for _, f := range strings.FieldsFunc(rest, func(c rune) bool { return c == '+' || c == ',' || c == ' ' }) {
-		mods = append(mods, f)
-	}
+	mods := strings.FieldsFunc(rest, func(c rune) bool { return c == '+' || c == ',' || c == ' ' })
 	if len(mods) == 0 {
 		return "", false
 	}
