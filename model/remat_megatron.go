@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -211,4 +212,28 @@ func EffectivePolicyName(p *Program, name string) string {
 		return RecomputeNone
 	}
 	return canonicalModules(keep)
+}
+
+// CheckModules reports a --recompute-modules policy that names a module
+// model m does not have, which Megatron-Core's TransformerConfig refuses
+// (Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553:
+// megatron/core/transformer/transformer_config.py:1964-1999): moe and
+// moe_act without experts, shared_experts without shared experts,
+// mla_up_proj without multi-latent attention. Any other policy, and a
+// list whose modules m has, is nil.
+func CheckModules(name string, m *Spec) error {
+	if !IsModuleList(name) {
+		return nil
+	}
+	for _, mod := range strings.Split(name, "+") {
+		switch {
+		case (mod == ModuleMoE || mod == ModuleMoEAct) && m.MoE == nil:
+			return fmt.Errorf("recompute=%s: %s re-runs expert layers, which %s does not have", name, mod, m.Name)
+		case mod == ModuleSharedExperts && (m.MoE == nil || m.MoE.SharedExperts == 0):
+			return fmt.Errorf("recompute=%s: shared_experts re-runs shared experts, which %s does not have", name, m.Name)
+		case mod == ModuleMLAUpProj && m.MLA == nil:
+			return fmt.Errorf("recompute=%s: mla_up_proj re-runs multi-latent attention's up-projections, which %s does not have", name, m.Name)
+		}
+	}
+	return nil
 }

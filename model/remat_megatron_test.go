@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -94,6 +95,32 @@ func TestModulePolicyMoE(t *testing.T) {
 			if slices.Contains(got, d) {
 				t.Errorf("%s: %s kept (kept %v)", c.pol, d, got)
 			}
+		}
+	}
+}
+
+func TestCheckModules(t *testing.T) {
+	dense := Spec{Name: "dense"}
+	moe := Spec{Name: "moe", MoE: &MoE{Experts: 8, TopK: 2}}
+	shared := Spec{Name: "shared", MoE: &MoE{Experts: 8, TopK: 2, SharedExperts: 1}, MLA: &MLA{QLoRARank: 1536}}
+	tests := []struct {
+		policy string
+		m      *Spec
+		bad    string // "" for nil
+	}{
+		{"core_attn+mlp", &dense, ""},
+		{"full", &dense, ""},
+		{"moe", &dense, "moe re-runs expert layers"},
+		{"layernorm+moe_act", &dense, "moe_act re-runs expert layers"},
+		{"moe_act", &moe, ""},
+		{"shared_experts", &moe, "shared experts"},
+		{"mla_up_proj", &moe, "multi-latent attention"},
+		{"mla_up_proj+shared_experts", &shared, ""},
+	}
+	for _, tt := range tests {
+		err := CheckModules(tt.policy, tt.m)
+		if (err == nil) != (tt.bad == "") || err != nil && !strings.Contains(err.Error(), tt.bad) {
+			t.Errorf("CheckModules(%q, %s) = %v, want %q", tt.policy, tt.m.Name, err, tt.bad)
 		}
 	}
 }

@@ -395,6 +395,11 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	if len(sp.recomputes) == 0 {
 		return nil, fmt.Errorf("space: --fix recompute=%s: %s's policies are %s", fp.Recompute, lim.name(), strings.Join(lim.recomputes(), ", "))
 	}
+	if fp.has("recompute") {
+		if err := model.CheckModules(fp.Recompute, &m); err != nil {
+			return nil, fmt.Errorf("space: --fix %w", err)
+		}
+	}
 	for z := range 3 {
 		if (!fp.has("zero") || z == fp.Zero) && (z == 0 || anyDP) && (len(lim.Zeros) == 0 || slices.Contains(lim.Zeros, z)) {
 			sp.zeros = append(sp.zeros, z)

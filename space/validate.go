@@ -110,6 +110,10 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 	z := sizesOf(&m, w, s.MB)
 	z.whole = s.ExpertsWhole()
 	ruleErrs(&z, s.Degree, s.SP, add)
+	// A --recompute-modules list names modules of the model.
+	if err := model.CheckModules(s.Recompute, &m); err != nil {
+		errs = append(errs, fmt.Errorf("space: %w", err))
+	}
 	nmb := 0
 	if r := s.Replicas(); w.Batch >= 1 && w.Batch%r == 0 && (w.Batch/r)%s.MB == 0 {
 		nmb = w.Batch / r / s.MB
