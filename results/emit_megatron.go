@@ -246,17 +246,13 @@ func megatronLayout(split space.Split, L, pp, v, mtp int) string {
 
 // moduleListProblems reports what Megatron-Core's TransformerConfig refuses
 // of a --recompute-modules list for e (NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553:
-// megatron/core/transformer/transformer_config.py:1964-2012): moe_act needs
-// grouped GEMM experts (emitted with it), mla_up_proj multi-latent
-// attention, moe and moe_act a mixture of experts, and fp8's delayed
-// scaling takes neither moe_act nor layernorm.
+// megatron/core/transformer/transformer_config.py:1964-2012): a module the
+// model lacks (model.CheckModules), and moe_act or layernorm under fp8's
+// delayed scaling. moe_act's grouped GEMM is emitted with it.
 func moduleListProblems(e Evaluation, modules []string) []string {
 	var bad []string
-	if slices.Contains(modules, model.ModuleMLAUpProj) && e.Model.MLA == nil {
-		bad = append(bad, fmt.Sprintf("recompute=%s: mla_up_proj needs multi-latent attention, which %s does not have", e.Strategy.Recompute, e.Model.Name))
-	}
-	if (slices.Contains(modules, model.ModuleMoE) || slices.Contains(modules, model.ModuleMoEAct)) && e.Model.MoE == nil {
-		bad = append(bad, fmt.Sprintf("recompute=%s: moe and moe_act re-run expert layers, which %s does not have", e.Strategy.Recompute, e.Model.Name))
+	if err := model.CheckModules(e.Strategy.Recompute, &e.Model); err != nil {
+		bad = append(bad, err.Error())
 	}
 	if e.Strategy.FP8() && e.fp8Recipe() == model.FP8Delayed && (slices.Contains(modules, model.ModuleMoEAct) || slices.Contains(modules, model.ModuleLayernorm)) {
 		bad = append(bad, fmt.Sprintf("recompute=%s with fp8 delayed scaling: Megatron-Core refuses moe_act and layernorm recompute under delayed scaling (transformer_config.py:2001-2006)", e.Strategy.Recompute))

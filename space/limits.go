@@ -181,8 +181,9 @@ func (l Limits) EightBitFix(f Fix, chip profiles.Chip) (Fix, string) {
 	return g, fmt.Sprintf("%s has no FP8: 8-bit matmuls planned as int8 (AQT)", chip.Name)
 }
 
-// recomputes returns the policy names of l.
-func (l Limits) recomputes() []string {
+// SearchedRecomputes returns the recompute policies the search lists for
+// the framework unasked: its Recomputes, or none, selective and full.
+func (l Limits) SearchedRecomputes() []string {
 	if len(l.Recomputes) > 0 {
 		return l.Recomputes
 	}
@@ -222,9 +223,9 @@ func (l Limits) Check(s Strategy, layers int) error {
 	}
 	if !l.allowsRecompute(s.Recompute) {
 		if model.IsModuleList(s.Recompute) {
-			return fmt.Errorf("%s cannot express recompute=%s: Megatron-Core's --recompute-modules lists are Megatron's own; its policies are %s", l.name(), s.Recompute, strings.Join(l.recomputes(), ", "))
+			return fmt.Errorf("%s cannot express recompute=%s: Megatron-Core's --recompute-modules lists are Megatron's own; its policies are %s", l.name(), s.Recompute, strings.Join(l.SearchedRecomputes(), ", "))
 		}
-		return fmt.Errorf("%s cannot express recompute=%s: its policies are %s", l.name(), s.Recompute, strings.Join(l.recomputes(), ", "))
+		return fmt.Errorf("%s cannot express recompute=%s: its policies are %s", l.name(), s.Recompute, strings.Join(l.SearchedRecomputes(), ", "))
 	}
 	if err := l.checkOffload(s); err != nil {
 		return err

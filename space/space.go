@@ -384,7 +384,7 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	}
 
 	// Recompute policies and ZeRO stages.
-	for _, r := range lim.recomputes() {
+	for _, r := range lim.SearchedRecomputes() {
 		if !fp.has("recompute") || r == fp.Recompute {
 			sp.recomputes = append(sp.recomputes, r)
 		}
@@ -393,7 +393,7 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 		sp.recomputes = []string{fp.Recompute} // a policy the search does not try on its own
 	}
 	if len(sp.recomputes) == 0 {
-		return nil, fmt.Errorf("space: --fix recompute=%s: %s's policies are %s", fp.Recompute, lim.name(), strings.Join(lim.recomputes(), ", "))
+		return nil, fmt.Errorf("space: --fix recompute=%s: %s's policies are %s", fp.Recompute, lim.name(), strings.Join(lim.SearchedRecomputes(), ", "))
 	}
 	if fp.has("recompute") {
 		if err := model.CheckModules(fp.Recompute, &m); err != nil {

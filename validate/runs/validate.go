@@ -344,8 +344,8 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 		// framework searches, as the mb and zero above, and keep the
 		// fastest that fits, as the run's owners tuned it to fit.
 		base := len(candidates)
-		for _, pol := range o.Limits.Recomputes {
-			if pol == space.RecomputeNone || !slices.Contains(searchedRecomputes(), pol) {
+		for _, pol := range o.Limits.SearchedRecomputes() {
+			if pol == space.RecomputeNone {
 				continue
 			}
 			for _, c := range candidates[:base] {
@@ -470,14 +470,6 @@ func evaluate(p *search.Problem, s space.Strategy) (evaluation, error) {
 func zeroUnstated(text string) bool {
 	t := strings.ToLower(strings.TrimSpace(text))
 	return t == "" || strings.Contains(t, "not stated")
-}
-
-// searchedRecomputes are the policies an unpublished recomputation is
-// tried with: those the search itself lists unasked (none, selective,
-// full, and MaxText's named policies), not the policies only a fix names.
-func searchedRecomputes() []string {
-	return []string{space.RecomputeNone, space.RecomputeSelective, space.RecomputeFull, model.RecomputeMinimal,
-		model.RecomputeSaveDotExceptMLPWi, model.RecomputeSaveDotExceptMLP, model.RecomputeSaveQKVProj}
 }
 
 // recomputeName is a policy's name, "none" for the empty one.
