@@ -253,6 +253,15 @@ func tpNote(tpCarvable bool) string {
 // megatron/core/parallel_state.py, the expert RankGenerator).
 func (s *Strategy) tpCarvable() bool { return s.SP && s.ExpertsWhole() }
 
+// expertRoom is the number of chips ep is carved out of: dp*fsdp, times tp
+// when ep may take tensor ranks (tpCarvable).
+func (s *Strategy) expertRoom() int {
+	if s.tpCarvable() {
+		return mulSat(s.Replicas(), s.Degree[TP])
+	}
+	return s.Replicas()
+}
+
 // Degree returns the product of the degrees of the roles in set.
 func (m *Mesh) Degree(set RoleSet) int {
 	n := 1

@@ -191,10 +191,7 @@ func (s Strategy) PlaceInOrder(c profiles.Cluster, order []Dim) (Strategy, error
 		}
 		out.Mesh[EP] = shares
 	case s.Degree[EP] > 1:
-		room := s.Replicas()
-		if tpCarvable {
-			room = mulSat(room, s.Degree[TP])
-		}
+		room := s.expertRoom()
 		shares, ok := defaultShares(&c, dataCap, s.Degree[EP], false)
 		if !ok || room%s.Degree[EP] != 0 {
 			errs = append(errs, fmt.Errorf("space: cannot lay out ep=%d inside the %s shares (%d chips); ep must divide them and be a product of factors of their shares%s",

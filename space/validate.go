@@ -151,11 +151,7 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 	// above) the rest of the mesh is still checked, without ep.
 	if s.Chips() == chips {
 		p := s
-		room := s.Replicas()
-		if s.tpCarvable() {
-			room = mulSat(room, s.Degree[TP])
-		}
-		if ep := s.Degree[EP]; ep > 1 && room%ep != 0 {
+		if ep := s.Degree[EP]; ep > 1 && s.expertRoom()%ep != 0 {
 			p.Degree[EP], p.Mesh[EP] = 1, nil
 		}
 		placed, err := p.Place(c)
