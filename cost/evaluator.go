@@ -23,6 +23,12 @@ type evaluator struct {
 	peak  float64 // bf16 FLOP/s
 	peak8 float64 // 8-bit matmul FLOP/s: fp8, or int8 under int8; 0 without a speed-up
 	int8  bool    // precision=int8: the 8-bit projections at the int8 rate (AQT)
+	// attnFill is the useful fraction of a TPU matrix unit's work in the
+	// attention core (attentionFill); 1 on GPUs.
+	attnFill float64
+	// coreRed says the chip's core adds a reduction's partial sums
+	// (profiles.Chip.CoreReductions).
+	coreRed bool
 	// traceHideA2A says the traced strategy's schedule overlaps the MoE
 	// dispatch and combine with the paired chunk's compute (DualPipe).
 	traceHideA2A bool
@@ -841,6 +847,8 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy, name in
 	e.eff = in.eff
 	e.peak, e.hbm = in.cluster.Chip.PeakBF16FLOPs, in.cluster.Chip.HBMBandwidthBytesPerS
 	e.peak8, e.int8 = in.cluster.Chip.PeakFP8FLOPs, s.Int8()
+	e.attnFill = attentionFill(p, &in.cluster.Chip)
+	e.coreRed = in.cluster.Chip.CoreReductions
 	if e.int8 {
 		e.peak8 = in.cluster.Chip.PeakInt8OPs
 	}

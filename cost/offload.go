@@ -40,15 +40,21 @@ func (cm *Model) offloadStep(e *evaluator, c *profiles.Chip, h hostOffload, para
 	return chip + link + host*cm.optimizerBytes/c.HostDRAMBytesPerS()
 }
 
-// offloadMicroBytes returns the host-link bytes one micro-batch moves
-// under host offload h for a rank whose parameter shard is params: with
-// the parameters on the host, the shard comes to the chip for the forward
-// and again for the backward pass, and its gradients go back (ZeRO-Infinity,
-// arXiv:2104.07857 §5); none otherwise.
-func (cm *Model) offloadMicroBytes(h hostOffload, params float64) float64 {
-	if !h.params {
-		return 0
+// offloadPassSeconds returns the host-link time of one micro-batch's
+// forward and backward passes for a rank whose parameter shard is params
+// and whose offloaded activations are act bytes, over a link of bw bytes/s
+// each way: the link is full duplex (PCIe), so each pass takes its busier
+// direction. The forward pass writes the activations to the host and, with
+// the parameters there, brings the shard to the chip; the backward pass
+// brings both back and sends the gradients out (ZeRO-Infinity,
+// arXiv:2104.07857 §5; MaxText's offloaded remat policies move a saved
+// tensor out in the forward pass and back in the backward pass, XLA host
+// offloading's copy-start/copy-done pairs).
+func (cm *Model) offloadPassSeconds(h hostOffload, params, act, bw float64) (fwd, bwd float64) {
+	var w, g float64
+	if h.params {
+		pr := &cm.p.Options.Precision
+		w, g = pr.Weight*params, pr.Grad*params
 	}
-	pr := &cm.p.Options.Precision
-	return (2*pr.Weight + pr.Grad) * params
+	return max(act, w) / bw, max(act+w, g) / bw
 }

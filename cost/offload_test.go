@@ -45,7 +45,22 @@ func TestOffloadStep(t *testing.T) {
 			t.Errorf("host link %g: DRAM %g, want %g", tt.host, got, tt.want)
 		}
 	}
-	if got := cm.offloadMicroBytes(hostOffload{opt: 1, params: true}, 1e9); got != 8e9 {
-		t.Errorf("per micro-batch host bytes %g, want 8e9 (2·2 + 4 bytes a parameter)", got)
+	// Full duplex: 1e9 parameters of 2-byte weights and 4-byte gradients
+	// with 3e9 bytes of activations, over 1e9 B/s each way. Forward: the
+	// activations out (3 s) against the weights in (2 s); backward: the
+	// activations and weights in (5 s) against the gradients out (4 s).
+	for _, tt := range []struct {
+		h            hostOffload
+		act          float64
+		wantF, wantB float64
+	}{
+		{hostOffload{opt: 1, params: true}, 3e9, 3, 5},
+		{hostOffload{opt: 1, params: true}, 0, 2, 4},
+		{hostOffload{}, 3e9, 3, 3},
+	} {
+		f, b := cm.offloadPassSeconds(tt.h, 1e9, tt.act, 1e9)
+		if math.Abs(f-tt.wantF) > 1e-12 || math.Abs(b-tt.wantB) > 1e-12 {
+			t.Errorf("%+v act %g: passes %g s and %g s, want %g and %g", tt.h, tt.act, f, b, tt.wantF, tt.wantB)
+		}
 	}
 }

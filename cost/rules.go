@@ -4,6 +4,7 @@ import (
 	"math/bits"
 
 	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -599,6 +600,9 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 		// The expert matmuls of the busiest expert rank (model.MoE.Imbalance).
 		sec *= e.m.imbalance
 	}
+	if e.coreRed {
+		sec += e.reductionSeconds(res.emit[first:])
+	}
 	res.addOp(idx, o, sec)
 	res.flops += fl
 	res.dep |= e.opDep
@@ -643,9 +647,9 @@ func (e *evaluator) flopSeconds(o *model.Op, fl float64, ps pass) float64 {
 		if o.Span > 0 {
 			kv = min(kv, o.Span) // a window's or chunk's shorter key loop
 		}
-		return e.eff.AttentionSeconds(ps == pBwd, fl, scores, kv, e.peak) / p.Options.Kernels.AttentionRate
+		return e.eff.AttentionSeconds(ps == pBwd, fl, scores, kv, e.peak) / (p.Options.Kernels.AttentionRate * e.attnFill)
 	case o.Group == model.GroupCore:
-		return e.eff.MatmulSeconds(fl, e.peak) / attnKernelFraction
+		return e.eff.MatmulSeconds(fl, e.peak) / (attnKernelFraction * e.attnFill)
 	case o.FP8 && e.int8 && e.peak8 > 0:
 		// An int8 (AQT) matmul at the chip's int8 rate, with the bf16
 		// curve's fraction and t₀ (an assumption: no int8 matmul is
@@ -657,6 +661,38 @@ func (e *evaluator) flopSeconds(o *model.Op, fl float64, ps pass) float64 {
 		return e.eff.MatmulFP8Seconds(fl, e.peak8)
 	}
 	return e.eff.MatmulSeconds(fl, e.peak)
+}
+
+// reductionSeconds is the core time of the additions of the reduce-scatters
+// and all-reduces among em, on a chip whose core adds them
+// (profiles.Chip.CoreReductions): a ring over n ranks adds (n-1)/n of the
+// full array on each rank, reading its partial and the received one and
+// writing the sum, memory-bound at 3 bytes of HBM traffic per byte reduced
+// ([SB-SHARD]'s ring reduce-scatter; docs/tpu.md §7).
+func (e *evaluator) reductionSeconds(em []emission) float64 {
+	var b float64
+	for i := range em {
+		if op := em[i].op; op == opRS || op == opAR {
+			n := e.degOf(em[i].roles)
+			b += 3 * (n - 1) / n * em[i].bytes
+		}
+	}
+	return e.memSeconds(b)
+}
+
+// attentionFill is the useful fraction of a TPU matrix unit's work in the
+// attention core of p on chip c: the query-key matmul contracts over the
+// qk head width and the value matmul produces the v head width, each padded
+// up to the MXU's side ([SB-TPU]: "smaller axes are padded"; docs/tpu.md
+// §5: head_dim 128 on v6e's 256-wide MXU runs at half rate), so the core's
+// FLOPs take (padded qk + padded v)/(qk + v) of their unpadded time; 1 on
+// GPUs (MXUDim 0).
+func attentionFill(p *model.Program, c *profiles.Chip) float64 {
+	qk, v := p.AttentionHeadDims()
+	if c.MXUDim <= 0 || qk <= 0 || v <= 0 {
+		return 1
+	}
+	return float64(qk+v) / (float64(qk)/c.MXUFill(qk) + float64(v)/c.MXUFill(v))
 }
 
 // emitEinsum records the collectives of a resolved einsum: one per kind

@@ -496,21 +496,17 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 		exposed += 2*st.pRamp + ppExp
 	}
 	// Offloaded activations cross the host link to host memory in the
-	// forward pass and back in the backward pass, asynchronously: they
-	// hide under OverlapFraction of the compute (docs/frameworks.md).
-	if host := in.cluster.Chip.HostBandwidthBytesPerS; host > 0 {
-		if off := rs.off; off > 0 {
-			offT = 2 * M * off / host
-		}
-		// Parameters on the host come to the chip for each micro-batch's
-		// passes, prefetched like the activations (offloadMicroBytes).
-		if st.host.params {
-			offT += M * cm.offloadMicroBytes(st.host, params) / host
-		}
-		if offT > 0 {
-			offExp = max(0, offT-sr.of*est.ComputeSeconds)
-			exposed += offExp
-		}
+	// forward pass and back in the backward pass, asynchronously, and
+	// parameters on the host come to the chip for each pass
+	// (offloadPassSeconds): each pass's transfers hide under
+	// OverlapFraction of that pass's compute, not the step's (a tensor
+	// leaves when the forward pass makes it and returns before the backward
+	// pass reads it; docs/frameworks.md).
+	if host := in.cluster.Chip.HostBandwidthBytesPerS; host > 0 && (rs.off > 0 || st.host.params) {
+		tF, tB := cm.offloadPassSeconds(st.host, params, rs.off, host)
+		offT = M * (tF + tB)
+		offExp = M * (max(0, tF-sr.of*fc) + max(0, tB-sr.of*bc))
+		exposed += offExp
 	}
 	est.ExposedCommSeconds = exposed
 	// Bubble: the schedule's idle passes of one micro-batch over the

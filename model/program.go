@@ -456,6 +456,16 @@ func (p *Program) ScoreHeadDim() float64 {
 	return float64(p.Spec.HeadDim)
 }
 
+// AttentionHeadDims returns the per-head widths of the attention core's
+// two matmuls: the query-key contraction's and the values' (MLA's
+// nope+rope and v head dims; HeadDim for both otherwise).
+func (p *Program) AttentionHeadDims() (qk, v int) {
+	if m := p.Spec.MLA; m != nil {
+		return m.QKHeadDim(), m.VHeadDim
+	}
+	return p.Spec.HeadDim, p.Spec.HeadDim
+}
+
 // OutputRuns is how many times the last pipeline stage runs the output
 // block per micro-batch: once, and once more per multi-token-prediction
 // module.

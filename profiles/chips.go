@@ -93,8 +93,10 @@ func gpuChip(c Chip) Chip {
 
 // tpuChip is a TPU: HBMBytes is JAX's bytes_limit, already net of what XLA
 // and libtpu keep (0.25-1.25 GiB below the physical HBM [HBM-RT]); buffers are
-// assigned statically and collective scratch lives in the program's memory.
+// assigned statically and collective scratch lives in the program's memory;
+// the TensorCore adds the partial sums of its reductions (CoreReductions).
 func tpuChip(c Chip) Chip {
+	c.CoreReductions = true
 	if c.HostBandwidthBytesPerS == 0 {
 		c.HostBandwidthBytesPerS = tpuHostBytes
 	}
@@ -120,7 +122,7 @@ func catalogue() []chipSpec {
 			// TPU v4 [GC-v4]: 275 TFLOP/s bf16, no fp8, int8 at the bf16 rate (so 0), 32 GiB HBM2 at 1200 GB/s, 2 TensorCores;
 			// JAX's bytes_limit is 34,088,157,184 (31.75 GiB) [HBM-RT].
 			chip: tpuChip(Chip{Name: "v4", Family: "tpu-v4", PeakBF16FLOPs: 275e12,
-				HBMBytes: 34088157184, HBMBandwidthBytesPerS: 1200 * gb, TensorCoresPerChip: 2}),
+				HBMBytes: 34088157184, HBMBandwidthBytesPerS: 1200 * gb, TensorCoresPerChip: 2, MXUDim: 128}),
 			torus: cube(16, 16, 16), // full pod 16x16x16 = 4096 chips [GC-v4][SB-TPU]
 			// 4.5e10 B/s per link one way [SB-TPU]; the vendor's "400G each direction"
 			// would give 5e10 [KL-v4].
@@ -133,7 +135,7 @@ func catalogue() []chipSpec {
 			// TPU v5e [GC-v5e]: 197 TFLOP/s bf16 (int8 393 TOP/s, no fp8), 16 GiB HBM2 at 819 GB/s,
 			// 1 TensorCore; bytes_limit 16,909,332,480 (15.75 GiB) [HBM-RT].
 			chip: tpuChip(Chip{Name: "v5e", Family: "tpu-v5e", PeakBF16FLOPs: 197e12, PeakInt8OPs: 393e12,
-				HBMBytes: 16909332480, HBMBandwidthBytesPerS: 819 * gb, TensorCoresPerChip: 1}),
+				HBMBytes: 16909332480, HBMBandwidthBytesPerS: 819 * gb, TensorCoresPerChip: 1, MXUDim: 128}),
 			aliases: []string{"v5litepod"},
 			torus:   plane,
 			// 4.5e10 B/s per link one way [SB-TPU]; the doc's 400 GB/s bidi over 4
@@ -147,7 +149,7 @@ func catalogue() []chipSpec {
 			// [SB-TPU][MLE-ACC]), 95 GiB HBM2e (96 GB in [SB-TPU]) at 2765 GB/s (2.8e12 in
 			// [SB-TPU]), 2 TensorCores; bytes_limit 102,803,439,616 (95.74 GiB) [HBM-RT].
 			chip: tpuChip(Chip{Name: "v5p", Family: "tpu-v5p", PeakBF16FLOPs: 459e12, PeakInt8OPs: 918e12,
-				HBMBytes: 102803439616, HBMBandwidthBytesPerS: 2765 * gb, TensorCoresPerChip: 2}),
+				HBMBytes: 102803439616, HBMBandwidthBytesPerS: 2765 * gb, TensorCoresPerChip: 2, MXUDim: 128}),
 			torus: cube(16, 20, 28), // full pod 8960 chips [SB-TPU]; the doc's largest slice is 6144 [GC-v5p]
 			// 9e10 B/s per link one way [SB-TPU]; the doc's 1200 GB/s bidi over 6 links gives 1e11 [GC-v5p].
 			scaleUp:  ici(9e10),
@@ -157,7 +159,7 @@ func catalogue() []chipSpec {
 			// TPU v6e Trillium [GC-v6e]: 918 TFLOP/s bf16 (fp8 same rate, so 0; int8 1836 TOP/s),
 			// 32 GiB HBM at 1640 GB/s, 1 TensorCore; bytes_limit 33,550,237,696 (31.25 GiB) [HBM-RT].
 			chip: tpuChip(Chip{Name: "v6e", Family: "tpu-v6e", PeakBF16FLOPs: 918e12, PeakInt8OPs: 1836e12,
-				HBMBytes: 33550237696, HBMBandwidthBytesPerS: 1640 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: v6eHostBytes}),
+				HBMBytes: 33550237696, HBMBandwidthBytesPerS: 1640 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: v6eHostBytes, MXUDim: 256}),
 			aliases: []string{"trillium"},
 			torus:   plane,
 			// 9e10 B/s per link one way [SB-TPU]; the doc's 800 GB/s bidi over 4 ports gives 1e11 [GC-v6e].
@@ -168,9 +170,10 @@ func catalogue() []chipSpec {
 			// TPU7x Ironwood [GC-7x]: 2307 TFLOP/s bf16, 4614 fp8, 192 GiB HBM3e,
 			// ~7.37 TB/s HBM (uncertain [JC-HP]; 7.3 in [HC-IW]), 2 TensorCores; JAX shows
 			// each TensorCore as a device of ~94.75 GiB, so about 2 x 101,737,037,824 bytes
-			// per chip (uncertain) [HBM-RT].
+			// per chip (uncertain) [HBM-RT]. Its MXU side is not in our sources: Trillium's
+			// 256 is assumed.
 			chip: tpuChip(Chip{Name: "tpu7x", Family: "tpu-7x", PeakBF16FLOPs: 2307e12, PeakFP8FLOPs: 4614e12,
-				HBMBytes: 2 * 101737037824, HBMBandwidthBytesPerS: 7370 * gb, TensorCoresPerChip: 2, HostBandwidthBytesPerS: pcie5Bytes}),
+				HBMBytes: 2 * 101737037824, HBMBandwidthBytesPerS: 7370 * gb, TensorCoresPerChip: 2, HostBandwidthBytesPerS: pcie5Bytes, MXUDim: 256}),
 			aliases: []string{"ironwood", "v7x"},
 			// 16x24x24 = 9216 chips, from xpk only [XPK] (uncertain); wrap rules
 			// assumed to match v5p [NBF-IW].

@@ -33,6 +33,31 @@ type Chip struct {
 	// group of a strategy) keeps for its buffers; zero on TPUs, where XLA places
 	// collective buffers in the program's own memory.
 	CommunicatorBytes float64 `json:"communicator_bytes" yaml:"communicator_bytes"`
+	// MXUDim is the side of a TPU matrix unit's systolic array: a matmul
+	// operand dimension smaller than it, or not a multiple of it, is padded
+	// up to one ("smaller axes are padded", [SB-TPU]): 128 on v4, v5e and
+	// v5p, 256 on v6e [SB-TPU]. Zero on GPUs, whose tensor-core tiles are
+	// small against every model dimension.
+	MXUDim int `json:"mxu_dim,omitempty" yaml:"mxu_dim"`
+	// CoreReductions says the chip's own compute core adds the partial sums
+	// of a reduce-scatter or all-reduce, so the additions take core time that
+	// no overlap hides: a TPU TensorCore, where XLA runs collectives
+	// (--xla_tpu_overlap_compute_collective_tc) unless told to offload them
+	// to the SparseCores (MaxText@e591f30c benchmarks/xla_flags_library.py).
+	// False on GPUs, whose NCCL kernels run beside the compute on their own SMs.
+	CoreReductions bool `json:"core_reductions,omitempty" yaml:"core_reductions"`
+}
+
+// MXUFill is the fraction of a matrix unit's work that is useful on an
+// operand dimension of dims elements: dims over dims padded up to a
+// multiple of MXUDim ([SB-TPU], docs/tpu.md §1's padding model); 1 where
+// MXUDim is zero or dims is not positive.
+func (c Chip) MXUFill(dims int) float64 {
+	t := c.MXUDim
+	if t <= 0 || dims <= 0 {
+		return 1
+	}
+	return float64(dims) / float64((dims+t-1)/t*t)
 }
 
 // Axis is one dimension of a cluster's device mesh.
