@@ -600,6 +600,17 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 		// The expert matmuls of the busiest expert rank (model.MoE.Imbalance).
 		sec *= e.m.imbalance
 	}
+	if o.FP8 && e.int8 && e.peak8 > 0 {
+		// AQT quantises each operand inside every int8 matmul call, the
+		// weight included: under FSDP the gathered weight again for the
+		// forward, recompute and input-gradient calls (aqtWeightBytes).
+		if x.ta.Weight {
+			sec += e.memSeconds(aqtWeightBytes * e.bytes(o.A, x.ra&^rs.gA()) / e.p.ElemBytes(o.A))
+		}
+		if x.tb.Weight {
+			sec += e.memSeconds(aqtWeightBytes * e.bytes(o.B, x.rb&^rs.gB()) / e.p.ElemBytes(o.B))
+		}
+	}
 	if e.coreRed {
 		sec += e.reductionSeconds(res.emit[first:])
 	}
@@ -662,6 +673,15 @@ func (e *evaluator) flopSeconds(o *model.Op, fl float64, ps pass) float64 {
 	}
 	return e.eff.MatmulSeconds(fl, e.peak)
 }
+
+// aqtWeightBytes is the HBM traffic per weight element of AQT's int8
+// quantisation inside one matmul call: the per-channel absolute maximum
+// reads the bf16 weight (2 bytes), the scaling and rounding read it again
+// and write the int8 copy (2 + 1): AQT's dot_general quantises both
+// operands on every call, with no copy kept between calls
+// (MaxText@e591f30c src/maxtext/layers/quantizations.py
+// _get_int8_quant_config: aqt config_v3 with fwd, dlhs and drhs at 8 bits).
+const aqtWeightBytes = 5
 
 // reductionSeconds is the core time of the additions of the reduce-scatters
 // and all-reduces among em, on a chip whose core adds them

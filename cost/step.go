@@ -423,7 +423,7 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 	// master under autocast) and writing 1 + 1 bytes; once per step, or
 	// per micro-batch when FSDP gathers the weight afresh [TE-FP8].
 	var cast8 float64
-	if fp8 > 0 {
+	if fp8 > 0 && !e.int8 { // AQT quantises a weight inside each int8 matmul call instead (aqtWeightBytes)
 		src := pr.Weight
 		if pr.WeightCopies {
 			src = pr.Master
