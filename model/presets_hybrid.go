@@ -72,12 +72,12 @@ func hybridPresets() []Spec {
 		{
 			Name: "falcon-h1-7b",
 			Description: "Falcon-H1-7B-Base (TII 2025, arXiv:2507.22448, and its Hugging Face config): 44 layers, each full attention (12 heads, " +
-				"2 kv, head_dim 128) and Mamba-2 (24 heads x 128, 1 group, d_state 256, conv 4, chunk 128, no gated norm) in parallel on one normed input, " +
+				"2 kv, head_dim 128) and Mamba-2 (24 heads x 128, 1 group, d_state 256, conv 4, chunk 256, gated norm) in parallel on one normed input, " +
 				"then a gated MLP of 12288; RMSNorm, vocab 130048 untied, seq 8192; the µP multipliers change no count",
 			Layers: 44, Hidden: 3072, Heads: 12, KVHeads: 2, HeadDim: 128, FFNHidden: 12288, FFN: SwiGLU,
 			Vocab: 130048, SeqLen: 8192, Norm: RMSNorm,
 			Pattern: []string{ParallelMixer + "/dense"},
-			SSM:     &SSM{ValueHeads: 24, ValueHeadDim: 128, KeyHeads: 1, KeyDim: 256, ConvKernel: 4, Chunk: 128, ConvBias: true, NoGatedNorm: true},
+			SSM:     &SSM{ValueHeads: 24, ValueHeadDim: 128, KeyHeads: 1, KeyDim: 256, ConvKernel: 4, Chunk: 256, ConvBias: true},
 		},
 		{
 			Name: "zamba2-2.7b",

@@ -218,7 +218,8 @@ type SSM struct {
 	// ProjBias says the in- and out-projections have biases (use_bias).
 	ProjBias bool `json:"proj_bias,omitempty" yaml:"proj_bias,omitempty"`
 	// NoGatedNorm says the Mamba-2 mixer has no gated RMSNorm before its
-	// out-projection (Falcon-H1's mamba_rms_norm false: y·silu(z) alone).
+	// out-projection (a Falcon-H1 config with mamba_rms_norm false:
+	// y·silu(z) alone).
 	NoGatedNorm bool `json:"no_gated_norm,omitempty" yaml:"no_gated_norm,omitempty"`
 	// DTRank is a Mamba (mamba1) layer's dt projection rank (Jamba's
 	// mamba_dt_rank, ceil(hidden/16) when "auto"); such a layer has
