@@ -50,8 +50,10 @@ type opMemo struct {
 	// addA and addB are the roles the op gathers its operands over;
 	// partial those a weight gradient stays partial over.
 	addA, addB, partial roleSet
-	// sec and fl are the op's compute seconds and FLOPs.
-	sec, fl float64
+	// sec and fl are the op's compute seconds and FLOPs; mem the part of
+	// sec that is memory-bound work the op brings with it (AQT's weight
+	// quantisation, a TensorCore's reduction), counted as memory-bound.
+	sec, fl, mem float64
 	// dep are the roles the op priced collectives over, at the placement
 	// epoch it was recorded in.
 	dep roleSet
@@ -312,7 +314,7 @@ func (e *evaluator) replay(res *runResult, m *opMemo, o *model.Op, idx int, ps p
 	}
 	e.gathered[o.A] |= m.addA
 	e.gathered[o.B] |= m.addB
-	res.addOp(idx, o, m.sec)
+	res.addOpMem(idx, o, m.sec, m.mem)
 	res.flops += m.fl
 }
 

@@ -177,6 +177,15 @@ func (r *runResult) addOp(idx int, o *model.Op, sec float64) {
 	r.cat[categoryOf(o)] += sec
 }
 
+// addOpMem is addOp for an op whose sec includes mem seconds of
+// memory-bound work it brings with it, counted as memory-bound.
+func (r *runResult) addOpMem(idx int, o *model.Op, sec, mem float64) {
+	r.opSeconds[idx] = sec
+	r.seconds += sec
+	r.cat[categoryOf(o)] += sec - mem
+	r.cat[catMemory] += mem
+}
+
 // emit records a collective of one call and returns its time.
 func (e *evaluator) emit(res *runResult, op collOp, roles roleSet, bytes float64, class commClass, ps pass, why whyID, hideOp int, hideFrac float64) float64 {
 	if roles == 0 || bytes <= 0 {

@@ -600,25 +600,29 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 		// The expert matmuls of the busiest expert rank (model.MoE.Imbalance).
 		sec *= e.m.imbalance
 	}
+	// Memory-bound work the op brings with it: AQT quantises each operand
+	// inside every int8 matmul call, the weight included (under FSDP the
+	// gathered weight again for the forward, recompute and input-gradient
+	// calls, aqtWeightBytes); a TensorCore adds the partial sums of the
+	// op's reductions (reductionSeconds).
+	var mem float64
 	if o.FP8 && e.int8 && e.peak8 > 0 {
-		// AQT quantises each operand inside every int8 matmul call, the
-		// weight included: under FSDP the gathered weight again for the
-		// forward, recompute and input-gradient calls (aqtWeightBytes).
 		if x.ta.Weight {
-			sec += e.memSeconds(aqtWeightBytes * e.bytes(o.A, x.ra&^rs.gA()) / e.p.ElemBytes(o.A))
+			mem += e.memSeconds(aqtWeightBytes * e.bytes(o.A, x.ra&^rs.gA()) / e.p.ElemBytes(o.A))
 		}
 		if x.tb.Weight {
-			sec += e.memSeconds(aqtWeightBytes * e.bytes(o.B, x.rb&^rs.gB()) / e.p.ElemBytes(o.B))
+			mem += e.memSeconds(aqtWeightBytes * e.bytes(o.B, x.rb&^rs.gB()) / e.p.ElemBytes(o.B))
 		}
 	}
 	if e.coreRed {
-		sec += e.reductionSeconds(res.emit[first:])
+		mem += e.reductionSeconds(res.emit[first:])
 	}
-	res.addOp(idx, o, sec)
+	sec += mem
+	res.addOpMem(idx, o, sec, mem)
 	res.flops += fl
 	res.dep |= e.opDep
 	if m != nil {
-		m.addA, m.addB, m.partial, m.sec, m.fl = rs.gA(), rs.gB(), rs.partial(), sec, fl
+		m.addA, m.addB, m.partial, m.sec, m.fl, m.mem = rs.gA(), rs.gB(), rs.partial(), sec, fl, mem
 		m.rs = rs
 		m.dep, m.at = e.opDep, e.epoch
 		m.emit = append(m.emit[:0], res.emit[first:]...)
