@@ -62,3 +62,38 @@ func TestMemoryRowReaders(t *testing.T) {
 		t.Error("publishedConfig knows an unpublished model")
 	}
 }
+
+// TestBridgeRecipes checks the Megatron-Bridge recipe each published row
+// ran (bridgeRecipe) and the unit of its peak (peakUnitBytes: the logger's
+// decimal GB).
+func TestBridgeRecipes(t *testing.T) {
+	const bridge = "NVIDIA-NeMo/Megatron-Bridge skills/x/card.yaml @600d069b"
+	perf := bridgeRecipe{bf16Grads: true, fusedLoss: true}
+	tests := []struct {
+		name string
+		r    Run
+		want bridgeRecipe
+		ok   bool
+	}{
+		{"moonlight", Run{Source: bridge, ModelName: "Moonlight 16B (1 dense + 26 MLA+MoE layers)"},
+			bridgeRecipe{bf16Grads: true, precisionAware: true, fusedLoss: true}, true},
+		{"llama sft", Run{Source: bridge, ModelName: "Llama 3 70B (SFT)"}, perf, true},
+		{"qwen ep16", Run{Source: "NVIDIA-NeMo/Megatron-Bridge skills/nemo-mbridge-perf-expert-parallel-overlap/SKILL.md", ModelName: "Qwen3-30B-A3B"}, perf, true},
+		{"perf recipe notes", Run{Source: bridge, ModelName: "Nemotron 3 Nano", Notes: "16-H100 perf recipe, HybridEP"}, perf, true},
+		{"lora", Run{Source: bridge, ModelName: "Qwen3-30B-A3B (LoRA)"}, bridgeRecipe{}, false},
+		{"other source", Run{Source: "NVIDIA/Megatron-LM PR #482", ModelName: "Llama 3 70B (SFT)"}, bridgeRecipe{}, false},
+	}
+	for _, tt := range tests {
+		got, ok := tt.r.bridgeRecipe()
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("%s: bridgeRecipe = %+v, %v; want %+v, %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+	// Moonlight's control row: 36.618 GB is 36.618e9 bytes, not 39.32e9.
+	if got := (Run{Source: bridge}).peakUnitBytes() * 36.618; got != 36.618e9 {
+		t.Errorf("Megatron-Bridge peak = %g bytes, want 36.618e9", got)
+	}
+	if got := (Run{Source: "hpcaitech/ColossalAI-Pytorch-lightning benchmark"}).peakUnitBytes(); got != 1<<30 {
+		t.Errorf("ColossalAI peak unit = %g bytes, want 2^30", got)
+	}
+}
