@@ -809,3 +809,36 @@ func TestMainGradCopy(t *testing.T) {
 		})
 	}
 }
+
+// TestGradInWeight checks ColossalAI Gemini's gradients written into the
+// fp16 parameters' chunks (model.Precision.GradInWeight): Ψ = 7.5005e9
+// parameters over fsdp = 4 keep 2 + 12 bytes each, no gradients, where
+// the ZeRO-3 layout keeps 2 + 4 + 12.
+func TestGradInWeight(t *testing.T) {
+	m := model.Spec{Name: "zero-7.5b", Layers: 100, Hidden: 2500, Heads: 20, FFN: model.GELU, SeqLen: 8}
+	m.Normalize()
+	psi := float64(m.Counts().Total)
+	w := space.Workload{Batch: 4, SeqLen: 8}
+	s := strat(space.Strategy{Degree: space.Degrees{space.FSDP: 4}})
+	for _, tt := range []struct {
+		name     string
+		inWeight bool
+		states   float64 // params + gradients + optimizer
+	}{
+		{"zero3", false, 18 * psi / 4},
+		{"gemini", true, 14 * psi / 4}, // 26.3 GB against 33.8
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := model.MixedPrecision()
+			pr.GradInWeight = tt.inWeight
+			b := est(t, m, model.ProgramOptions{Precision: pr}, w, s)
+			got := b.ParamsBytes + b.GradsBytes + b.OptimizerBytes
+			if !within(got, tt.states, 1e-9) {
+				t.Errorf("model states = %.6g GB, want %.6g GB", got/1e9, tt.states/1e9)
+			}
+			if tt.inWeight && b.GradsBytes != 0 {
+				t.Errorf("gradients = %g, want 0 (in the parameters' chunks)", b.GradsBytes)
+			}
+		})
+	}
+}

@@ -70,6 +70,15 @@ type Precision struct {
 	// (use_precision_aware_optimizer) reads the gradients as they are
 	// (decoupled_grad, same file :2790) and makes none.
 	MainGradCopy bool `json:"main_grad_copy,omitempty" yaml:"main_grad_copy"`
+	// GradInWeight says that each gradient overwrites its Weight-sized
+	// parameter's storage once the backward pass has used the parameter,
+	// so the gradients take no memory of their own: ColossalAI Gemini's
+	// chunks (ZeroDDP.grad_handle copies the gradient into the fp16
+	// parameter's chunk slice, hpcaitech/ColossalAI@363fc286
+	// colossalai/nn/parallel/data_parallel.py:285-291 and
+	// colossalai/gemini/chunk/chunk.py:386-399); the fp32 master copy in the
+	// optimizer state is what the step updates.
+	GradInWeight bool `json:"grad_in_weight,omitempty" yaml:"grad_in_weight"`
 }
 
 // MixedPrecision is the mixed-precision recipe of Megatron-LM

@@ -3,6 +3,8 @@ package runs
 import (
 	"testing"
 
+	"github.com/meshplan/meshplan/framework"
+	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -95,5 +97,42 @@ func TestBridgeRecipes(t *testing.T) {
 	}
 	if got := (Run{Source: "hpcaitech/ColossalAI-Pytorch-lightning benchmark"}).peakUnitBytes(); got != 1<<30 {
 		t.Errorf("ColossalAI peak unit = %g bytes, want 2^30", got)
+	}
+}
+
+// TestLightningFP16Engine checks which ColossalAI-Pytorch-lightning rows
+// run an fp16 model (DeepSpeed, Gemini) and what their loss keeps.
+func TestLightningFP16Engine(t *testing.T) {
+	const src = "hpcaitech/ColossalAI-Pytorch-lightning benchmark/gpt/README.md @6a82b8015e06"
+	for _, tt := range []struct {
+		zero, want string
+	}{
+		{"DeepSpeed ZeRO-3", "deepspeed"},
+		{"ColossalAI Gemini (ZeRO-3-like), placement_policy=cuda", "gemini"},
+		{"none (DDP)", ""},
+	} {
+		r := Run{Source: src, ZeroOrFSDP: tt.zero}
+		if got := r.lightningFP16Engine(); got != tt.want {
+			t.Errorf("lightningFP16Engine(%q) = %q, want %q", tt.zero, got, tt.want)
+		}
+	}
+	if got := (Run{Source: "NVIDIA-NeMo/Megatron-Bridge x", ZeroOrFSDP: "DeepSpeed ZeRO-3"}).lightningFP16Engine(); got != "" {
+		t.Errorf("another source's row = %q, want none", got)
+	}
+	r := Run{Source: src, ZeroOrFSDP: "ColossalAI Gemini, placement_policy=cuda"}
+	generic, err := framework.Load(framework.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	so, _, err := r.SearchOptions(Options{Framework: &generic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// fp16 logits: 2 bytes kept (log_softmax's output), 4 transient.
+	if loss := so.Program.Kernels.Passes[model.PassLoss]; loss.SavedBytes != 2 || loss.TransientBytes != 4 {
+		t.Errorf("loss keeps %v and %v bytes a logit, want 2 and 4", loss.SavedBytes, loss.TransientBytes)
+	}
+	if !so.Program.Precision.GradInWeight {
+		t.Error("Gemini row without its gradients in the parameters' chunks")
 	}
 }

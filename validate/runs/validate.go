@@ -186,6 +186,21 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 			loss.SavedBytes, loss.TransientBytes = pr.Activation, 0
 		}
 	}
+	if engine := r.lightningFP16Engine(); engine != "" {
+		// The ColossalAI-Pytorch-lightning benchmark's DeepSpeed and
+		// Gemini runs cast the Hugging Face GPT-2 to fp16 (no autocast), so
+		// its GPTLMLoss (hpcaitech/ColossalAI-Pytorch-lightning@afbfdaf9
+		// benchmark/gpt/model.py:138-147) runs on fp16 logits: the forward
+		// holds the logits, their shifted .contiguous() copy and
+		// log_softmax's output, which it keeps for the backward, and the
+		// backward the output, its gradient and the input's gradient: 2
+		// bytes a logit kept and 4 more transient.
+		loss := &so.Program.Kernels.Passes[model.PassLoss]
+		loss.SavedBytes, loss.TransientBytes = 2, 4
+		if engine == "gemini" {
+			so.Program.Precision.GradInWeight = true
+		}
+	}
 	if r.UnfusedAttention() {
 		so.Program.Kernels.Attention = model.AttentionMaterialized
 	}
@@ -264,6 +279,25 @@ func (r Run) bridgeRecipe() (bridgeRecipe, bool) {
 		return perf, true
 	}
 	return bridgeRecipe{}, false
+}
+
+// lightningFP16Engine returns "deepspeed" or "gemini" for a row of the
+// ColossalAI-Pytorch-lightning benchmark run by an engine that casts the
+// model to fp16 (DeepSpeed's fp16 mode, ColossalAI Gemini's fp16 chunks;
+// benchmark/gpt/train.py @afbfdaf9 sets precision 16 for both), and ""
+// for any other row (Lightning DDP runs native AMP).
+func (r Run) lightningFP16Engine() string {
+	if !strings.HasPrefix(r.SourceName(), "hpcaitech/ColossalAI-Pytorch-lightning") {
+		return ""
+	}
+	t := strings.ToLower(r.ZeroOrFSDP)
+	switch {
+	case strings.Contains(t, "gemini"):
+		return "gemini"
+	case strings.Contains(t, "deepspeed"):
+		return "deepspeed"
+	}
+	return ""
 }
 
 // reason turns an error into a skip reason: the sentence without this
