@@ -91,6 +91,35 @@ func TestBridgeRecipes(t *testing.T) {
 			t.Errorf("%s: bridgeRecipe = %+v, %v; want %+v, %v", tt.name, got, ok, tt.want, tt.ok)
 		}
 	}
+	// What SearchOptions makes of the recipes under the megatron profile:
+	// bytes per parameter of the gradient buffer and the moments, the
+	// optimizer's fp32 gradient copy, and the loss's bytes per logit.
+	for _, tt := range []struct {
+		name                string
+		r                   Run
+		grad, moments       float64
+		copy                bool
+		lossSaved, lossTemp float64
+	}{
+		{"moonlight: precision-aware, bf16 moments", tests[0].r, 2, 4, false, 2, 0},
+		{"llama sft: bf16 buffer, fp32 copy in the step", tests[1].r, 2, 8, true, 2, 0},
+		{"other source: fp32 buffer", tests[5].r, 4, 8, true, 4, 4},
+	} {
+		meg, err := framework.Load("megatron")
+		if err != nil {
+			t.Fatal(err)
+		}
+		so, _, err := tt.r.SearchOptions(Options{Framework: &meg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, loss := so.Program.Precision, so.Program.Kernels.Passes[model.PassLoss]
+		if pr.Grad != tt.grad || pr.Moments != tt.moments || pr.MainGradCopy != tt.copy || loss.SavedBytes != tt.lossSaved || loss.TransientBytes != tt.lossTemp {
+			t.Errorf("%s: grad %v, moments %v, copy %v, loss %v + %v; want %v, %v, %v, %v + %v", tt.name,
+				pr.Grad, pr.Moments, pr.MainGradCopy, loss.SavedBytes, loss.TransientBytes,
+				tt.grad, tt.moments, tt.copy, tt.lossSaved, tt.lossTemp)
+		}
+	}
 	// Moonlight's control row: 36.618 GB is 36.618e9 bytes, not 39.32e9.
 	if got := (Run{Source: bridge}).peakUnitBytes() * 36.618; got != 36.618e9 {
 		t.Errorf("Megatron-Bridge peak = %g bytes, want 36.618e9", got)
