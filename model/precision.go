@@ -64,7 +64,9 @@ type Precision struct {
 	// Adam reads, when Grad is narrower than Master: Megatron-Core's
 	// optimizers with a bf16 gradient buffer
 	// (shard_main_param.grad = shard_model_grad.float(),
-	// NVIDIA/Megatron-LM@d98e8a64 megatron/core/optimizer/distrib_optimizer.py:2792),
+	// NVIDIA/Megatron-LM@d98e8a64 megatron/core/optimizer/distrib_optimizer.py:2792;
+	// main_param.grad = model_param.main_grad.float() without ZeRO,
+	// megatron/core/optimizer/optimizer.py:1097),
 	// freed by the next step's zero_grad, so it is live in the optimizer
 	// step only. Megatron-Core's precision-aware optimizer
 	// (use_precision_aware_optimizer) reads the gradients as they are
