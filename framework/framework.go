@@ -196,6 +196,9 @@ func megatron() Profile {
 	// optim_grads_params) over the whole data-parallel group
 	// (megatron/training/arguments.py:1118-1170).
 	p.FP8.Params = true
+	// Its optimizers cast a bf16 gradient buffer's shard to fp32 for Adam
+	// (model.Precision.MainGradCopy; a no-op with the default fp32 buffer).
+	p.Precision.MainGradCopy = true
 	p.Release = Release{Name: "main of 2026-08-22", Repo: "NVIDIA/Megatron-LM", Commit: "d98e8a64ddf34856e74b24714e3bedb2f5a39553"}
 	p.Limits = space.Limits{Framework: p.Name, FSDPAlone: true, NoInt8: true,
 		Schedules:  []space.Schedule{space.OneFOneB, space.Interleaved},

@@ -120,7 +120,13 @@ func (mm *Model) buffers(g *geometry, e *endTerms, st *stage, ss *stageSums) buf
 	// FSDP/ZeRO-3: two gathered units (current and prefetched) and one unit's
 	// unsharded gradients (docs/formulas.md §2.4 [TORCH-FSDP], [derived]).
 	if fsdp {
-		b[bufFSDP] = (2*pr.Weight + pr.Grad) * unit
+		unitGrad := pr.Grad
+		if pr.GradInWeight {
+			// The gathered chunk takes its gradients in place
+			// (model.Precision.GradInWeight: ColossalAI Gemini).
+			unitGrad = 0
+		}
+		b[bufFSDP] = (2*pr.Weight + unitGrad) * unit
 		if pr.TensorUnits {
 			// XLA assigns buffers by liveness in one compiled step: the
 			// embedding's and the output layer's gathered weights and

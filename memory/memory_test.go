@@ -770,3 +770,75 @@ func TestXLAPhases(t *testing.T) {
 		})
 	}
 }
+
+// TestMainGradCopy checks the optimizer step's fp32 copy of a bf16
+// gradient buffer's shard (model.Precision.MainGradCopy, Megatron-LM's
+// shard_main_param.grad = shard_model_grad.float()): Ψ = 7.5005e9
+// parameters (TestModelStatesZeRO's model) and a workload of a few tokens,
+// so the optimizer step is the peak where it holds the copy (and the
+// gradients are the same in both phases where it does not).
+func TestMainGradCopy(t *testing.T) {
+	m := model.Spec{Name: "zero-7.5b", Layers: 100, Hidden: 2500, Heads: 20, FFN: model.GELU, SeqLen: 8}
+	m.Normalize()
+	psi := float64(m.Counts().Total)
+	w := space.Workload{Batch: 64, SeqLen: 8}
+	bf16 := model.Precision{Weight: 2, Grad: 2, Master: 4, Moments: 8, Activation: 2, MainGradCopy: true}
+	fp32 := bf16
+	fp32.Grad = 4
+	aware := bf16
+	aware.MainGradCopy = false
+	dp := strat(space.Strategy{Degree: space.Degrees{space.DP: 64}})
+	zero1 := strat(space.Strategy{Degree: space.Degrees{space.DP: 64}, Zero: 1})
+	tests := []struct {
+		name string
+		pr   model.Precision
+		s    space.Strategy
+		want float64 // GradsBytes of the optimizer step
+	}{
+		{"bf16 buffer, distributed optimizer", bf16, zero1, 2*psi + 4*psi/64}, // 15.0 + 0.469 GB
+		{"bf16 buffer, no ZeRO", bf16, dp, 2*psi + 4*psi},                     // 15.0 + 30.0 GB
+		{"fp32 buffer: the cast is a no-op", fp32, zero1, 4 * psi},            // 30.0 GB
+		{"precision-aware optimizer", aware, zero1, 2 * psi},                  // 15.0 GB
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := est(t, m, model.ProgramOptions{Precision: tt.pr}, w, tt.s)
+			if !within(b.GradsBytes, tt.want, 1e-9) {
+				t.Errorf("gradients = %.6g GB, want %.6g GB", b.GradsBytes/1e9, tt.want/1e9)
+			}
+		})
+	}
+}
+
+// TestGradInWeight checks ColossalAI Gemini's gradients written into the
+// fp16 parameters' chunks (model.Precision.GradInWeight): Ψ = 7.5005e9
+// parameters over fsdp = 4 keep 2 + 12 bytes each, no gradients, where
+// the ZeRO-3 layout keeps 2 + 4 + 12.
+func TestGradInWeight(t *testing.T) {
+	m := model.Spec{Name: "zero-7.5b", Layers: 100, Hidden: 2500, Heads: 20, FFN: model.GELU, SeqLen: 8}
+	m.Normalize()
+	psi := float64(m.Counts().Total)
+	w := space.Workload{Batch: 4, SeqLen: 8}
+	s := strat(space.Strategy{Degree: space.Degrees{space.FSDP: 4}})
+	for _, tt := range []struct {
+		name     string
+		inWeight bool
+		states   float64 // params + gradients + optimizer
+	}{
+		{"zero3", false, 18 * psi / 4},
+		{"gemini", true, 14 * psi / 4}, // 26.3 GB against 33.8
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := model.MixedPrecision()
+			pr.GradInWeight = tt.inWeight
+			b := est(t, m, model.ProgramOptions{Precision: pr}, w, s)
+			got := b.ParamsBytes + b.GradsBytes + b.OptimizerBytes
+			if !within(got, tt.states, 1e-9) {
+				t.Errorf("model states = %.6g GB, want %.6g GB", got/1e9, tt.states/1e9)
+			}
+			if tt.inWeight && b.GradsBytes != 0 {
+				t.Errorf("gradients = %g, want 0 (in the parameters' chunks)", b.GradsBytes)
+			}
+		})
+	}
+}

@@ -936,6 +936,17 @@ func (mm *Model) states(g *geometry, dense, expert, fp8 float64, step bool) (par
 		}
 	}
 	grads = pr.Grad * (dense/gradDP + expert/gradEDP)
+	if pr.GradInWeight {
+		// The gradients live in the parameters' storage
+		// (model.Precision.GradInWeight: ColossalAI Gemini's chunks).
+		grads = 0
+	}
+	if step && pr.MainGradCopy && pr.Grad < pr.Master {
+		// The optimizer's Master-sized copy of its shard's gradients
+		// (model.Precision.MainGradCopy: Megatron-LM@d98e8a64
+		// megatron/core/optimizer/distrib_optimizer.py:2792).
+		grads += pr.Master * shards
+	}
 	// Gradients freed after every step appear with the first backward pass,
 	// so the first forward pass runs without them; with more micro-batches
 	// the last forward pass runs with them.

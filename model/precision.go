@@ -59,6 +59,28 @@ type Precision struct {
 	// docs). Without it the reduction holds one bucket at a time
 	// (Megatron's gradient buffer is the bucket).
 	BucketCopy bool `json:"bucket_copy,omitempty" yaml:"bucket_copy"`
+	// MainGradCopy says that the optimizer step casts the gradients of the
+	// parameters it updates (its ZeRO shard) to a Master-sized copy that
+	// Adam reads, when Grad is narrower than Master: Megatron-Core's
+	// optimizers with a bf16 gradient buffer
+	// (shard_main_param.grad = shard_model_grad.float(),
+	// NVIDIA/Megatron-LM@d98e8a64 megatron/core/optimizer/distrib_optimizer.py:2792;
+	// main_param.grad = model_param.main_grad.float() without ZeRO,
+	// megatron/core/optimizer/optimizer.py:1097),
+	// freed by the next step's zero_grad, so it is live in the optimizer
+	// step only. Megatron-Core's precision-aware optimizer
+	// (use_precision_aware_optimizer) reads the gradients as they are
+	// (decoupled_grad, same file :2790) and makes none.
+	MainGradCopy bool `json:"main_grad_copy,omitempty" yaml:"main_grad_copy"`
+	// GradInWeight says that each gradient overwrites its Weight-sized
+	// parameter's storage once the backward pass has used the parameter,
+	// so the gradients take no memory of their own: ColossalAI Gemini's
+	// chunks (ZeroDDP.grad_handle copies the gradient into the fp16
+	// parameter's chunk slice, hpcaitech/ColossalAI@363fc286
+	// colossalai/nn/parallel/data_parallel.py:285-291 and
+	// colossalai/gemini/chunk/chunk.py:386-399); the fp32 master copy in the
+	// optimizer state is what the step updates.
+	GradInWeight bool `json:"grad_in_weight,omitempty" yaml:"grad_in_weight"`
 }
 
 // MixedPrecision is the mixed-precision recipe of Megatron-LM

@@ -3,6 +3,8 @@ package runs
 import (
 	"testing"
 
+	"github.com/meshplan/meshplan/framework"
+	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -60,5 +62,106 @@ func TestMemoryRowReaders(t *testing.T) {
 	}
 	if _, _, ok := publishedConfig("Mixtral-8x2B-like, reduced to 4 layers"); ok {
 		t.Error("publishedConfig knows an unpublished model")
+	}
+}
+
+// TestBridgeRecipes checks the Megatron-Bridge recipe each published row
+// ran (bridgeRecipe) and the unit of its peak (peakUnitBytes: the logger's
+// decimal GB).
+func TestBridgeRecipes(t *testing.T) {
+	const bridge = "NVIDIA-NeMo/Megatron-Bridge skills/x/card.yaml @600d069b"
+	perf := bridgeRecipe{bf16Grads: true, fusedLoss: true}
+	tests := []struct {
+		name string
+		r    Run
+		want bridgeRecipe
+		ok   bool
+	}{
+		{"moonlight", Run{Source: bridge, ModelName: "Moonlight 16B (1 dense + 26 MLA+MoE layers)"},
+			bridgeRecipe{bf16Grads: true, precisionAware: true, fusedLoss: true}, true},
+		{"llama sft", Run{Source: bridge, ModelName: "Llama 3 70B (SFT)"}, perf, true},
+		{"qwen ep16", Run{Source: "NVIDIA-NeMo/Megatron-Bridge skills/nemo-mbridge-perf-expert-parallel-overlap/SKILL.md", ModelName: "Qwen3-30B-A3B"}, perf, true},
+		{"perf recipe notes", Run{Source: bridge, ModelName: "Nemotron 3 Nano", Notes: "16-H100 perf recipe, HybridEP"}, perf, true},
+		{"lora", Run{Source: bridge, ModelName: "Qwen3-30B-A3B (LoRA)"}, bridgeRecipe{}, false},
+		{"other source", Run{Source: "NVIDIA/Megatron-LM PR #482", ModelName: "Llama 3 70B (SFT)"}, bridgeRecipe{}, false},
+	}
+	for _, tt := range tests {
+		got, ok := tt.r.bridgeRecipe()
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("%s: bridgeRecipe = %+v, %v; want %+v, %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+	// What SearchOptions makes of the recipes under the megatron profile:
+	// bytes per parameter of the gradient buffer and the moments, the
+	// optimizer's fp32 gradient copy, and the loss's bytes per logit.
+	for _, tt := range []struct {
+		name                string
+		r                   Run
+		grad, moments       float64
+		copy                bool
+		lossSaved, lossTemp float64
+	}{
+		{"moonlight: precision-aware, bf16 moments", tests[0].r, 2, 4, false, 2, 0},
+		{"llama sft: bf16 buffer, fp32 copy in the step", tests[1].r, 2, 8, true, 2, 0},
+		{"other source: fp32 buffer", tests[5].r, 4, 8, true, 4, 4},
+	} {
+		meg, err := framework.Load("megatron")
+		if err != nil {
+			t.Fatal(err)
+		}
+		so, _, err := tt.r.SearchOptions(Options{Framework: &meg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, loss := so.Program.Precision, so.Program.Kernels.Passes[model.PassLoss]
+		if pr.Grad != tt.grad || pr.Moments != tt.moments || pr.MainGradCopy != tt.copy || loss.SavedBytes != tt.lossSaved || loss.TransientBytes != tt.lossTemp {
+			t.Errorf("%s: grad %v, moments %v, copy %v, loss %v + %v; want %v, %v, %v, %v + %v", tt.name,
+				pr.Grad, pr.Moments, pr.MainGradCopy, loss.SavedBytes, loss.TransientBytes,
+				tt.grad, tt.moments, tt.copy, tt.lossSaved, tt.lossTemp)
+		}
+	}
+	// Moonlight's control row: 36.618 GB is 36.618e9 bytes, not 39.32e9.
+	if got := (Run{Source: bridge}).peakUnitBytes() * 36.618; got != 36.618e9 {
+		t.Errorf("Megatron-Bridge peak = %g bytes, want 36.618e9", got)
+	}
+	if got := (Run{Source: "hpcaitech/ColossalAI-Pytorch-lightning benchmark"}).peakUnitBytes(); got != 1<<30 {
+		t.Errorf("ColossalAI peak unit = %g bytes, want 2^30", got)
+	}
+}
+
+// TestLightningFP16Engine checks which ColossalAI-Pytorch-lightning rows
+// run an fp16 model (DeepSpeed, Gemini) and what their loss keeps.
+func TestLightningFP16Engine(t *testing.T) {
+	const src = "hpcaitech/ColossalAI-Pytorch-lightning benchmark/gpt/README.md @6a82b8015e06"
+	for _, tt := range []struct {
+		zero, want string
+	}{
+		{"DeepSpeed ZeRO-3", "deepspeed"},
+		{"ColossalAI Gemini (ZeRO-3-like), placement_policy=cuda", "gemini"},
+		{"none (DDP)", ""},
+	} {
+		r := Run{Source: src, ZeroOrFSDP: tt.zero}
+		if got := r.lightningFP16Engine(); got != tt.want {
+			t.Errorf("lightningFP16Engine(%q) = %q, want %q", tt.zero, got, tt.want)
+		}
+	}
+	if got := (Run{Source: "NVIDIA-NeMo/Megatron-Bridge x", ZeroOrFSDP: "DeepSpeed ZeRO-3"}).lightningFP16Engine(); got != "" {
+		t.Errorf("another source's row = %q, want none", got)
+	}
+	r := Run{Source: src, ZeroOrFSDP: "ColossalAI Gemini, placement_policy=cuda"}
+	generic, err := framework.Load(framework.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	so, _, err := r.SearchOptions(Options{Framework: &generic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// fp16 logits: 2 bytes kept (log_softmax's output), 4 transient.
+	if loss := so.Program.Kernels.Passes[model.PassLoss]; loss.SavedBytes != 2 || loss.TransientBytes != 4 {
+		t.Errorf("loss keeps %v and %v bytes a logit, want 2 and 4", loss.SavedBytes, loss.TransientBytes)
+	}
+	if !so.Program.Precision.GradInWeight {
+		t.Error("Gemini row without its gradients in the parameters' chunks")
 	}
 }

@@ -17,6 +17,22 @@ import (
 // PyTorch byte counters divided by 2^30.
 const gibBytes = 1 << 30
 
+// gbBytes is one decimal GB: Megatron-Bridge's report_memory divides
+// torch.cuda.memory_stats()'s byte counters by 1.0e9
+// (NVIDIA-NeMo/Megatron-Bridge@600d069b src/megatron/bridge/training/utils/train_utils.py:1204;
+// the same at @33655ef8 and @7ded17da, the cards' revisions).
+const gbBytes = 1e9
+
+// peakUnitBytes is the bytes of one unit of r's measured_peak_gb: a
+// decimal GB for Megatron-Bridge's logs, a GiB otherwise
+// (docs/published-memory.md).
+func (r Run) peakUnitBytes() float64 {
+	if strings.HasPrefix(r.SourceName(), "NVIDIA-NeMo/Megatron-Bridge") {
+		return gbBytes
+	}
+	return gibBytes
+}
+
 // PublishedRow is one row of a published-runs-2 or published-memory file
 // compared with its prediction: the time, the memory, or both.
 type PublishedRow struct {
@@ -178,8 +194,8 @@ func (r Run) validatePublished(override *profiles.Cluster, o Options) (Published
 		row.FitRight = ptr(row.Fits == !*row.OOM)
 	}
 	if r.MeasuredPeakGB > 0 {
-		// docs/published-memory.md: the sources' "GB" are PyTorch byte counters / 2^30.
-		row.MeasuredPeakBytes = r.MeasuredPeakGB * gibBytes
+		// PyTorch byte counters over 1e9 (Megatron-Bridge) or 2^30.
+		row.MeasuredPeakBytes = r.MeasuredPeakGB * r.peakUnitBytes()
 		if r.OOM != "1" {
 			e := row.PredictedPeakBytes/row.MeasuredPeakBytes - 1
 			row.MemoryError = &e

@@ -161,26 +161,45 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 		f = &p
 	}
 	so := f.SearchOptions()
-	if r.bridgePerfRecipe() && f.Name == "megatron" {
-		// Megatron-Bridge's performance recipes reduce and keep the
-		// gradients in bf16 (_benchmark_common and _perf_precision set
-		// grad_reduce_in_fp32 False: NVIDIA-NeMo/Megatron-Bridge@067f987d
-		// src/megatron/bridge/perf_recipes/_common.py:73-74, :122; the
-		// DeepSeek-V3 and Qwen3 perf configs set it again).
-		so.Program.Precision.Grad = so.Program.Precision.Activation
+	if rec, ok := r.bridgeRecipe(); ok && f.Name == "megatron" {
+		pr := &so.Program.Precision
+		if rec.bf16Grads {
+			// grad_reduce_in_fp32 False: a bf16 gradient buffer.
+			pr.Grad = pr.Activation
+		}
+		if rec.precisionAware {
+			// use_precision_aware_optimizer with bf16 main gradients and
+			// Adam moments: two bf16 moments beside the fp32 master
+			// weights, and Adam reads the bf16 gradients as they are.
+			pr.Moments = 2 * pr.Activation
+			pr.MainGradCopy = false
+		}
+		if rec.fusedLoss {
+			// Transformer Engine's fused cross-entropy
+			// (cross_entropy_loss_fusion with cross_entropy_fusion_impl
+			// "te"): its forward writes the logits' gradient into the bf16
+			// logits and keeps them for the backward
+			// (NVIDIA/TransformerEngine transformer_engine/pytorch/cross_entropy.py,
+			// CrossEntropyFunction.forward): 2 bytes a logit, no fp32 copy,
+			// no gradient of its own.
+			loss := &so.Program.Kernels.Passes[model.PassLoss]
+			loss.SavedBytes, loss.TransientBytes = pr.Activation, 0
+		}
 	}
-	if r.nanoPerfRecipe() && f.Name == "megatron" {
-		// Nemotron 3 Nano's recipe also runs Transformer Engine's fused
-		// cross-entropy
-		// (cross_entropy_fusion_impl "te", _common.py:70, with
-		// cross_entropy_loss_fusion on: recipes/nemotronh/h100/nemotron_3_nano.py:166),
-		// whose forward writes the logits' gradient into the bf16 logits
-		// and keeps them for the backward (NVIDIA/TransformerEngine
-		// transformer_engine/pytorch/cross_entropy.py,
-		// CrossEntropyFunction.forward): 2 bytes a logit, no fp32 copy, no
-		// gradient of its own.
+	if engine := r.lightningFP16Engine(); engine != "" {
+		// The ColossalAI-Pytorch-lightning benchmark's DeepSpeed and
+		// Gemini runs cast the Hugging Face GPT-2 to fp16 (no autocast), so
+		// its GPTLMLoss (hpcaitech/ColossalAI-Pytorch-lightning@afbfdaf9
+		// benchmark/gpt/model.py:138-147) runs on fp16 logits: the forward
+		// holds the logits, their shifted .contiguous() copy and
+		// log_softmax's output, which it keeps for the backward, and the
+		// backward the output, its gradient and the input's gradient: 2
+		// bytes a logit kept and 4 more transient.
 		loss := &so.Program.Kernels.Passes[model.PassLoss]
-		loss.SavedBytes, loss.TransientBytes = so.Program.Precision.Activation, 0
+		loss.SavedBytes, loss.TransientBytes = 2, 4
+		if engine == "gemini" {
+			so.Program.Precision.GradInWeight = true
+		}
 	}
 	if r.UnfusedAttention() {
 		so.Program.Kernels.Attention = model.AttentionMaterialized
@@ -212,22 +231,73 @@ func (r Run) FP8RecipeName() string {
 	return ""
 }
 
-// bridgePerfRecipe reports whether r was run with one of Megatron-Bridge's
-// performance recipes (scripts/performance, perf_recipes): a row of its
-// performance summary, or one whose notes name a perf recipe.
-func (r Run) bridgePerfRecipe() bool {
-	if !strings.HasPrefix(r.SourceName(), "NVIDIA-NeMo/Megatron-Bridge") {
-		return false
-	}
-	return strings.Contains(r.Source, "performance-summary") || strings.Contains(strings.ToLower(r.Notes), "perf recipe")
+// bridgeRecipe is what the Megatron-Bridge recipe a row ran sets that the
+// memory model reads.
+type bridgeRecipe struct {
+	// bf16Grads: grad_reduce_in_fp32 False, a bf16 gradient buffer.
+	bf16Grads bool
+	// precisionAware: use_precision_aware_optimizer with bf16 main
+	// gradients and bf16 Adam moments (fp32 main parameters).
+	precisionAware bool
+	// fusedLoss: Transformer Engine's fused cross-entropy.
+	fusedLoss bool
 }
 
-// nanoPerfRecipe reports whether r is one of the Nemotron 3 Nano rows run
-// with Megatron-Bridge's 16-H100 performance recipe
-// (nemotron_3_nano_pretrain_16gpu_h100_bf16_config, perf_recipes/nemotronh/h100/nemotronh.py:107),
-// which turns on the fused cross-entropy.
-func (r Run) nanoPerfRecipe() bool {
-	return presetFor(r.ModelName) == "nemotron-3-nano" && r.bridgePerfRecipe() && strings.Contains(strings.ToLower(r.Notes), "perf recipe")
+// bridgeRecipe returns the settings of the Megatron-Bridge recipe row r
+// ran, and false for a row of another source or of no known recipe:
+//
+//   - Moonlight 16B: moonlight_16b_pretrain_8gpu_h100_bf16_config
+//     (NVIDIA-NeMo/Megatron-Bridge@600d069b, the bridge revision of the
+//     card's runs, src/megatron/bridge/recipes/moonlight/h100/moonlight_16b.py:209-213
+//     precision-aware optimizer with bf16 main gradients and moments,
+//     :228-229 fused cross-entropy in TE, :245 and :272 grad_reduce_in_fp32 False);
+//   - the performance recipes (a row of the performance summary, one whose
+//     notes name a perf recipe, the Llama 3 70B SFT rows of PR #3107's
+//     llama3_70b_sft_32gpu_h100_fp8cs_config and the Qwen3-30B-A3B EP16
+//     row of qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config): _benchmark_common
+//     and _perf_precision set grad_reduce_in_fp32 False and
+//     cross_entropy_fusion_impl "te"
+//     (NVIDIA-NeMo/Megatron-Bridge@067f987d src/megatron/bridge/perf_recipes/_common.py:70-74, :122),
+//     and GPTModelProvider's cross_entropy_loss_fusion is on
+//     (src/megatron/bridge/models/gpt_provider.py:204 @7ded17da).
+func (r Run) bridgeRecipe() (bridgeRecipe, bool) {
+	if !strings.HasPrefix(r.SourceName(), "NVIDIA-NeMo/Megatron-Bridge") {
+		return bridgeRecipe{}, false
+	}
+	name := strings.ToLower(r.ModelName)
+	perf := bridgeRecipe{bf16Grads: true, fusedLoss: true}
+	switch {
+	case strings.Contains(name, "moonlight"):
+		return bridgeRecipe{bf16Grads: true, precisionAware: true, fusedLoss: true}, true
+	case strings.Contains(r.Source, "performance-summary"), strings.Contains(strings.ToLower(r.Notes), "perf recipe"):
+		return perf, true
+	case strings.Contains(name, "lora"):
+		return bridgeRecipe{}, false
+	case presetFor(r.ModelName) == "llama3-70b" && strings.Contains(name, "sft"):
+		return perf, true
+	case strings.Contains(name, "qwen3-30b-a3b") && strings.Contains(r.Source, "expert-parallel-overlap"):
+		return perf, true
+	}
+	return bridgeRecipe{}, false
+}
+
+// lightningFP16Engine returns "deepspeed" or "gemini" for a row of the
+// ColossalAI-Pytorch-lightning benchmark run by an engine that casts the
+// model to fp16 (DeepSpeed's fp16 mode, ColossalAI Gemini's fp16 chunks;
+// benchmark/gpt/train.py @afbfdaf9 sets precision 16 for both), and ""
+// for any other row (Lightning DDP runs native AMP).
+func (r Run) lightningFP16Engine() string {
+	if !strings.HasPrefix(r.SourceName(), "hpcaitech/ColossalAI-Pytorch-lightning") {
+		return ""
+	}
+	t := strings.ToLower(r.ZeroOrFSDP)
+	switch {
+	case strings.Contains(t, "gemini"):
+		return "gemini"
+	case strings.Contains(t, "deepspeed"):
+		return "deepspeed"
+	}
+	return ""
 }
 
 // reason turns an error into a skip reason: the sentence without this
