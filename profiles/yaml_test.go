@@ -117,6 +117,7 @@ func TestParseYAMLErrors(t *testing.T) {
 		{"wrong type", "chip: h100\naxes: [{name: gpu, size: eight, tier: nvlink}]\n", []string{"line 2", "eight"}},
 		{"too many chips", "chip: h100\naxes: [{name: gpu, size: 1000, tier: nvlink}, {name: node, size: 100000, tier: infiniband}]\n", []string{"1000000"}},
 		{"bad axis name", "chip: h100\naxes: [{name: 'a;b', size: 8, tier: nvlink}]\n", []string{"axis name"}},
+		{"negative mxu", "chip: {name: v6e, mxu_dim: -256}\naxes: [{name: x, size: 8, tier: ici}]\n", []string{"mxu_dim", "4096"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
