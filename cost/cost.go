@@ -9,6 +9,11 @@ type Options struct {
 	// CollectiveMatmul overlaps tensor/sequence-parallel collectives with the
 	// adjacent matmuls (collective matmul, [SB-JAX]); off by default.
 	CollectiveMatmul bool
+	// PerExpertGEMMs runs a grouped expert matmul as one GEMM per local
+	// expert, each paying the matmul's per-call tail t₀ (Megatron-Core's
+	// TEGroupedMLP over Transformer Engine's GroupedLinear); off, it is one
+	// grouped kernel with one tail (torch._grouped_mm, MaxText's megablox).
+	PerExpertGEMMs bool
 	// SkipCollectives leaves Estimate.Collectives nil (unless Trace is set),
 	// so that search evaluates without allocating.
 	SkipCollectives bool

@@ -595,7 +595,20 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 	if !x.tc.OnChip {
 		bytes += e.bytes(o.C, x.rc)
 	}
-	sec := max(e.flopSeconds(o, fl, ps), e.memSeconds(bytes))
+	flSec := e.flopSeconds(o, fl, ps)
+	if e.o.PerExpertGEMMs && shape.dims&(1<<model.DimE) != 0 && o.Group != model.GroupCore {
+		// A grouped expert matmul run as one GEMM per local expert, each
+		// with its own tail (the t₀ of profiles.Efficiency, fitted per
+		// call on docs/measured-h100.md's gemm.csv): Megatron-Core's
+		// TEGroupedMLP calls Transformer Engine's GroupedLinear, which
+		// issues one cuBLAS GEMM per expert (transformer_engine/pytorch/
+		// module/grouped_linear.py, general_grouped_gemm), so n local
+		// experts pay n·t₀, not one (docs/formulas.md §3.5).
+		if n := e.size[model.DimE] / e.degOf(rs.split()&bit(space.RoleEP)); n > 1 {
+			flSec = n * e.flopSeconds(o, fl/n, ps)
+		}
+	}
+	sec := max(flSec, e.memSeconds(bytes))
 	if shape.dims&(1<<model.DimC) != 0 {
 		// The expert matmuls of the busiest expert rank (model.MoE.Imbalance).
 		sec *= e.m.imbalance

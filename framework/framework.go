@@ -37,6 +37,9 @@ type Profile struct {
 	// TensorParallelOverlap hides tensor- and context-parallel collectives
 	// under the adjacent matmuls (collective matmul, async TP).
 	TensorParallelOverlap bool `json:"tensor_parallel_overlap,omitempty" yaml:"tensor_parallel_overlap"`
+	// PerExpertGEMMs runs a grouped expert matmul as one GEMM per local
+	// expert (cost.Options.PerExpertGEMMs).
+	PerExpertGEMMs bool `json:"per_expert_gemms,omitempty" yaml:"-"`
 	// Limits are the strategies the framework can express: its dimensions,
 	// schedules, recompute policies by its own names and ZeRO stages.
 	Limits space.Limits `json:"-" yaml:"-"`
@@ -91,7 +94,7 @@ func (p Profile) SearchOptions() search.Options {
 	o := search.Options{
 		Program: p.ProgramOptions(),
 		Memory:  memory.Options{AllocatorSlackFraction: p.AllocatorSlackFraction},
-		Cost:    cost.Options{Comm: p.Comm, CollectiveMatmul: p.TensorParallelOverlap},
+		Cost:    cost.Options{Comm: p.Comm, CollectiveMatmul: p.TensorParallelOverlap, PerExpertGEMMs: p.PerExpertGEMMs},
 		Limits:  p.Limits,
 		FP8:     p.FP8,
 	}
@@ -181,6 +184,10 @@ func megatron() Profile {
 	// (--fp8-param-gather: Megatron-LM examples/llama/train_llama3_8b_h100_fp8.sh
 	// @d98e8a64; Megatron-Bridge mixed_precision.py fp8_param_gather=True).
 	p.FP8 = recipe(model.FP8Delayed)
+	// Grouped expert matmuls (--moe-grouped-gemm) through Transformer
+	// Engine's GroupedLinear: one cuBLAS GEMM per local expert
+	// (megatron/core/transformer/moe/experts.py TEGroupedMLP).
+	p.PerExpertGEMMs = true
 	// Its rules, as read from NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553
 	// (results/emit_megatron.go cites each): CUDA only; ranks in the order
 	// tp-cp-ep-dp-pp from the innermost (megatron/training/initialize.py:395,
