@@ -705,7 +705,7 @@ const aqtWeightBytes = 5
 // (profiles.Chip.CoreReductions): a ring over n ranks adds (n-1)/n of the
 // full array on each rank, reading its partial and the received one and
 // writing the sum, memory-bound at 3 bytes of HBM traffic per byte reduced
-// ([SB-SHARD]'s ring reduce-scatter; docs/tpu.md §7).
+// ([SB-SHARD]'s ring reduce-scatter; docs/tpu.md, "What the planner uses").
 func (e *evaluator) reductionSeconds(em []emission) float64 {
 	var b float64
 	for i := range em {
