@@ -279,11 +279,12 @@ func (b *Bounder) commBounds() {
 // backward reshards are critical and no op hides them (Model.assemble),
 // so every pipeline rank's step holds them once per micro-batch, at least
 // the least loaded rank's. It is 0 for a schedule that pairs chunks and
-// hides them under the other chunk's compute (DualPipe), and for a model
-// without reshards. Unlike LowerBound it reads the mesh axes that carry
-// each role: a search adds it per placement.
+// hides them under the other chunk's compute (DualPipe, or any schedule
+// under Strategy.A2AOverlap), and for a model without reshards. Unlike
+// LowerBound it reads the mesh axes that carry each role: a search adds it
+// per placement.
 func (b *Bounder) DispatchBound(s space.Strategy) (float64, error) {
-	if !b.m.dispatches || s.Schedule.Rules().Overlaps().Has(space.OverlapExpertA2A) {
+	if !b.m.dispatches || s.A2AOverlap || s.Schedule.Rules().Overlaps().Has(space.OverlapExpertA2A) {
 		return 0, nil
 	}
 	if _, err := b.LowerBound(s); err != nil {

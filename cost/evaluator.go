@@ -425,7 +425,7 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy, name 
 	p, e := cm.p, &st.e
 	if in.options.Trace {
 		e.trace = new([]Op)
-		e.traceHideA2A = s.Schedule.Rules().Overlaps().Has(space.OverlapExpertA2A)
+		e.traceHideA2A = s.A2AOverlap || s.Schedule.Rules().Overlaps().Has(space.OverlapExpertA2A)
 	}
 
 	// Per-micro-batch cost of each block.
@@ -489,11 +489,13 @@ type knownRules struct {
 	next     int
 }
 
-// knownStepRules are step rules for v virtual stages asked (ok: filled).
+// knownStepRules are step rules for v virtual stages asked and the
+// all-to-all overlap a2a (ok: filled).
 type knownStepRules struct {
-	sr stepRules
-	v  int
-	ok bool
+	sr  stepRules
+	v   int
+	a2a bool
+	ok  bool
 }
 
 // rulesOf returns the rules of schedule sc, looked up in the schedule

@@ -192,7 +192,7 @@ type stepRules struct {
 // o, kept among the last few asked. The key holds every input, the
 // overlap fractions o gives included: an evalState recycled by
 // Model.Evaluate serves calls with other options.
-func (kr *knownRules) stepRulesOf(pp, V int, M, of float64, o *Options) *stepRules {
+func (kr *knownRules) stepRulesOf(pp, V int, M, of float64, a2a bool, o *Options) *stepRules {
 	wof, gof := of, of
 	if f := o.Comm.WeightOverlap; f != nil {
 		wof = *f
@@ -201,7 +201,7 @@ func (kr *knownRules) stepRulesOf(pp, V int, M, of float64, o *Options) *stepRul
 		gof = *f
 	}
 	for i := range kr.srs {
-		if c := &kr.srs[i]; c.ok && c.sr.pp == pp && c.v == V && c.sr.M == M && c.sr.of == of && c.sr.wof == wof && c.sr.gof == gof {
+		if c := &kr.srs[i]; c.ok && c.sr.pp == pp && c.v == V && c.a2a == a2a && c.sr.M == M && c.sr.of == of && c.sr.wof == wof && c.sr.gof == gof {
 			return &c.sr
 		}
 	}
@@ -213,7 +213,15 @@ func (kr *knownRules) stepRulesOf(pp, V int, M, of float64, o *Options) *stepRul
 		of: of, wof: wof, gof: gof,
 		hideA2A:    rules.Overlaps().Has(space.OverlapExpertA2A),
 		overlapped: rules.OverlappedMicrobatches(pp, int(M))}
-	c.v, c.ok = V, true
+	if a2a && !c.sr.hideA2A {
+		// Megatron-Core's overlap_moe_expert_parallel_comm: the 1F1B
+		// steady state's forward-backward pairs hide each other's MoE
+		// dispatch and combine, as DualPipe's do
+		// (space.A2AOverlapMicrobatches).
+		c.sr.hideA2A = true
+		c.sr.overlapped = space.A2AOverlapMicrobatches(pp, v, int(M))
+	}
+	c.v, c.a2a, c.ok = V, a2a, true
 	return &c.sr
 }
 
@@ -226,7 +234,7 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy, out 
 	st.host = hostOffloadOf(s)
 	kr := st.rulesOf(s.Schedule)
 	rules := &kr.rules
-	sr := kr.stepRulesOf(pp, s.V, M, e.eff.OverlapFraction, &in.options)
+	sr := kr.stepRulesOf(pp, s.V, M, e.eff.OverlapFraction, s.A2AOverlap, &in.options)
 	v := int(sr.v)
 	// The best view's estimate and the next one's, swapped, not copied.
 	var bufs [2]Estimate

@@ -80,6 +80,14 @@ func emitMegatron(e Evaluation) (string, error) {
 			// The experts split over tp or whole (space.Strategy.ETP).
 			flags = append(flags, [2]string{"--expert-tensor-parallel-size", strconv.Itoa(s.ExpertTP())})
 		}
+		if s.A2AOverlap {
+			// The all-to-all of one micro-batch under another's compute,
+			// with the weight gradients delayed so that they fill the gap,
+			// as Megatron-Bridge's MoE performance recipes set them
+			// (space.Strategy.A2AOverlap; megatron/core/transformer/moe/README.md:434
+			// @d98e8a64: "EP A2A Overlap").
+			flags = append(flags, [2]string{"--overlap-moe-expert-parallel-comm", ""}, [2]string{"--delay-wgrad-compute", ""})
+		}
 	}
 	if s.SP && s.Degree[space.TP] > 1 {
 		flags = append(flags, [2]string{"--sequence-parallel", ""})

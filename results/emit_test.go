@@ -160,3 +160,17 @@ func TestEmitBF16Weights(t *testing.T) {
 		{DeepSpeed, "weights=bf16: DeepSpeed's bf16 optimizer keeps fp32 master weights", true},
 	})
 }
+
+// TestEmitA2AOverlap checks that a2a_overlap comes out as Megatron-Core's
+// --overlap-moe-expert-parallel-comm with --delay-wgrad-compute, and that
+// the frameworks that cannot run it refuse it.
+func TestEmitA2AOverlap(t *testing.T) {
+	w := space.Workload{Batch: 64, SeqLen: 4096}
+	checkEmits(t, "mixtral-8x7b", "h100-16", "dp=16,zero=1,ep=8,a2a_overlap=true", w, []emitAnswer{
+		{Megatron, "--overlap-moe-expert-parallel-comm", false},
+		{Megatron, "--delay-wgrad-compute", false},
+	})
+	checkEmits(t, "mixtral-8x7b", "h100-16", "fsdp=16,ep=8,a2a_overlap=true", w, []emitAnswer{
+		{TorchTitan, "torchtitan cannot express a2a_overlap", true},
+	})
+}

@@ -487,7 +487,7 @@ func (w *unitWorker) search(u unit, fits []fitEntry) {
 			if !w.decode(genes, j > 0) {
 				continue // not in a layout class's strategies (TestMemoryKey)
 			}
-			if w.bound != nil && !w.hidesDispatch(w.s.Schedule) {
+			if w.bound != nil && !w.s.A2AOverlap && !w.hidesDispatch(w.s.Schedule) {
 				if comm < 0 {
 					comm = w.bound.DispatchBound(&w.s)
 				}

@@ -51,6 +51,10 @@ type Limits struct {
 	NoFP8 bool
 	// NoInt8 says the framework has no int8 matmuls (precision=int8, AQT).
 	NoInt8 bool
+	// NoA2AOverlap says the framework cannot run one micro-batch's MoE
+	// all-to-all under another's compute outside DualPipe
+	// (Strategy.A2AOverlap: Megatron-Core's overlap_moe_expert_parallel_comm).
+	NoA2AOverlap bool
 	// FSDPOverDCN lets the search put fsdp on the data-centre network
 	// between TPU slices, which New's tier rule otherwise keeps for dp and
 	// pp (MaxText's dcn_fsdp_parallelism runs it: the tpu-recipes' Llama 3.1
@@ -229,6 +233,9 @@ func (l Limits) Check(s Strategy, layers int) error {
 	}
 	if err := l.checkOffload(s); err != nil {
 		return err
+	}
+	if s.A2AOverlap && l.NoA2AOverlap {
+		return fmt.Errorf("%s cannot express a2a_overlap: it overlaps the MoE all-to-all only under a DualPipe schedule, if at all", l.name())
 	}
 	if len(l.Zeros) > 0 && s.Degree[DP] > 1 && !slices.Contains(l.Zeros, s.Zero) {
 		return fmt.Errorf("%s cannot express zero=%d over dp: it offers zero in %s (use fsdp for sharded states)", l.name(), s.Zero, intList(l.Zeros))

@@ -136,7 +136,8 @@ func keyTable() []keySpec {
 			return st.Weights
 		}, func(st *Strategy) bool { return !st.BF16Weights() }),
 	}
-	// The host offload keys, then the mesh, last.
+	// The all-to-all overlap and the host offload keys, then the mesh, last.
+	keys = append(keys, a2aOverlapKey(knob))
 	keys = append(keys, offloadKeys(knob)...)
 	return append(keys, knob("mesh", func(st *Strategy, val string) error {
 		m, err := parseMesh(val)

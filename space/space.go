@@ -134,8 +134,11 @@ type Space struct {
 	// planner.Solve pins it when nothing fits without it).
 	offload         string
 	offloadFraction float64
-	layers          int
-	anyV            bool // a pinned v: any v with pp·v <= layers, equal chunks or not
+	// a2aOverlap is every strategy's Strategy.A2AOverlap: the pinned one,
+	// else false (the search never turns it on by itself).
+	a2aOverlap bool
+	layers     int
+	anyV       bool // a pinned v: any v with pp·v <= layers, equal chunks or not
 	// equalChunks requires layers = pp·v equal chunks (Limits.EqualChunks);
 	// firstForPP1 says the first schedule choice is valid only without a
 	// pipeline (the framework does not run it).
@@ -433,6 +436,12 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 			return nil, fmt.Errorf("space: --fix offload: %w", err)
 		}
 		sp.offload, sp.offloadFraction = fp.Offload, fp.OffloadFraction
+	}
+	if fp.has("a2a_overlap") && fp.A2AOverlap {
+		if lim.NoA2AOverlap {
+			return nil, fmt.Errorf("space: --fix a2a_overlap=true: %s cannot express it: it overlaps the MoE all-to-all only under a DualPipe schedule, if at all", lim.name())
+		}
+		sp.a2aOverlap = true
 	}
 	sp.cards = make([]int, NumGenes)
 	sp.cards[GeneLayout], sp.cards[GeneMB], sp.cards[GeneSchedule] = len(sp.layouts), len(sp.mbs), len(sp.schedules)
@@ -1153,7 +1162,7 @@ func (sp *Space) Decode(genes []int, dst *Strategy) bool {
 		return false
 	}
 	l := &sp.layouts[genes[GeneLayout]]
-	*dst = Strategy{Degree: l.degrees(), SP: l.sp, Precision: sp.precision, Weights: sp.weights, Offload: sp.offload, OffloadFraction: sp.offloadFraction,
+	*dst = Strategy{Degree: l.degrees(), SP: l.sp, Precision: sp.precision, Weights: sp.weights, Offload: sp.offload, OffloadFraction: sp.offloadFraction, A2AOverlap: sp.a2aOverlap,
 		Mesh: meshOf(sp.shares, l)}
 	if sp.moe && l.deg[TP] > 1 && !l.whole {
 		dst.ETP = int(l.deg[TP]) // the experts split over tp
@@ -1205,7 +1214,8 @@ func (sp *Space) setInner(genes []int, dst *Strategy) {
 func (sp *Space) validInner(genes []int, l *layout, s *Strategy) bool {
 	return l.perReplica%s.MB == 0 && sp.valid(l, s.MB, s.Zero, genes[GeneSchedule]) &&
 		// Parameters offload from ZeRO-3 shards only (Strategy.validateOffload).
-		(sp.offload != OffloadParamsOptimizer || l.deg[DP] <= 1)
+		(sp.offload != OffloadParamsOptimizer || l.deg[DP] <= 1) &&
+		(!sp.a2aOverlap || a2aOverlapProblem(int(l.deg[EP]), int(l.deg[PP]), s.Schedule, s.Recompute) == "")
 }
 
 // DecodeIndex decodes the i-th gene vector in mixed-radix order (the first
@@ -1235,7 +1245,7 @@ func (sp *Space) DecodeIndex(i int64, genes []int, dst *Strategy) bool {
 func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	p, err := s.Place(sp.cluster)
 	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) || (s.Int8() != (sp.precision == PrecisionInt8)) || s.BF16Weights() != (sp.weights == WeightsBF16) ||
-		s.Offload != sp.offload || s.OffloadFraction != sp.offloadFraction {
+		s.Offload != sp.offload || s.OffloadFraction != sp.offloadFraction || s.A2AOverlap != sp.a2aOverlap {
 		return nil, false
 	}
 	sp.indexOnce.Do(sp.fillIndex)

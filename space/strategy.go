@@ -66,6 +66,11 @@ type Strategy struct {
 	// parameters, gradients and moments with no fp32 copy (MaxText's
 	// weight_dtype: bfloat16).
 	Weights string
+	// A2AOverlap says the MoE dispatch and combine of one micro-batch run
+	// under another micro-batch's compute in the 1F1B steady state
+	// (Megatron-Core's --overlap-moe-expert-parallel-comm with
+	// --delay-wgrad-compute); DualPipe's schedules do it by themselves.
+	A2AOverlap bool
 	// Offload is what the chips keep in host memory: "" (OffloadNone),
 	// OffloadOptimizer or OffloadParamsOptimizer.
 	Offload string

@@ -72,6 +72,7 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 		add("etp=%d with tp=%d: each expert's matrices are split over all the tp chips (etp=%d) or none (etp=1, the default); a split over part of them is not modelled", s.ETP, max(tp, 1), max(tp, 1))
 	}
 	s.validateOffload(add)
+	s.validateA2AOverlap(add)
 	if s.SP && tp <= 1 {
 		add("sp=true needs tp > 1 (sequence parallelism splits the sequence inside the tp group): set tp > 1 or sp=false")
 	}

@@ -1,0 +1,66 @@
+package space
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestA2AOverlapMicrobatches: the forward-backward pairs of the 1F1B steady
+// state, by hand. Without a pipeline, 8 micro-batches make 7 pairs; on 4
+// stages with v=2, rank 0 warms up over 2·3 + 1·4 = 10 of its 16 chunks,
+// leaving 6 paired chunks, 3 micro-batches of its layers; with v=1 it
+// warms up over 6 of 8, leaving 2; too few micro-batches leave none.
+func TestA2AOverlapMicrobatches(t *testing.T) {
+	for _, tt := range []struct {
+		p, v, m int
+		want    float64
+	}{
+		{1, 1, 8, 7}, {1, 1, 1, 0}, {4, 2, 8, 3}, {4, 1, 8, 2}, {4, 2, 4, 0}, {8, 4, 64, (256 - (14 + 24)) / 4.0},
+	} {
+		if got := A2AOverlapMicrobatches(tt.p, tt.v, tt.m); got != tt.want {
+			t.Errorf("p=%d v=%d m=%d: %g overlapped, want %g", tt.p, tt.v, tt.m, got, tt.want)
+		}
+	}
+}
+
+// TestA2AOverlapRules: the strategy key round-trips, and Validate refuses
+// what Megatron-Core refuses with the overlap.
+func TestA2AOverlapRules(t *testing.T) {
+	s, err := Parse("dp=2,ep=8,a2a_overlap=true")
+	if err != nil || !s.A2AOverlap {
+		t.Fatalf("Parse: %+v, %v", s, err)
+	}
+	if got := s.String(); !strings.Contains(got, "a2a_overlap=true") {
+		t.Errorf("String() = %q, want a2a_overlap=true in it", got)
+	}
+	if _, err := Parse("a2a_overlap=maybe"); err == nil || !strings.Contains(err.Error(), "a2a_overlap=maybe must be true or false") {
+		t.Errorf("Parse(a2a_overlap=maybe) = %v", err)
+	}
+	w := Workload{Batch: 64, SeqLen: 4096}
+	for _, tt := range []struct {
+		spec, want string // want "" for valid
+	}{
+		{"fsdp=16,ep=8,a2a_overlap=true", ""},
+		{"fsdp=8,pp=2,ep=8,schedule=interleaved,v=2,a2a_overlap=true", ""},
+		{"fsdp=16,a2a_overlap=true", "ep=1"},
+		{"fsdp=8,pp=2,ep=8,a2a_overlap=true", "needs schedule=interleaved"},
+		{"fsdp=16,ep=8,recompute=full,a2a_overlap=true", "recompute=full"},
+		{"fsdp=16,ep=8,recompute=core_attn+moe,a2a_overlap=true", "moe module"},
+		{"fsdp=8,pp=2,ep=8,schedule=dualpipe,a2a_overlap=true", "DualPipe overlaps the all-to-all by itself"},
+	} {
+		s, err := Parse(tt.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.Validate(mixtral(), gpuCluster(16), w)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: %v", tt.spec, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: %v, want an error naming %q", tt.spec, err, tt.want)
+		}
+	}
+	if err := (Limits{Framework: "torchtitan", NoA2AOverlap: true}).Check(s, mixtral().Layers); err == nil || !strings.Contains(err.Error(), "cannot express a2a_overlap") {
+		t.Errorf("torchtitan's limits: %v, want a refusal of a2a_overlap", err)
+	}
+}
