@@ -3,6 +3,9 @@ package runs
 import (
 	"math"
 	"testing"
+
+	"github.com/meshplan/meshplan/framework"
+	"github.com/meshplan/meshplan/model"
 )
 
 // TestHopperFlashAttention2Rate recomputes the rate from the FA3 paper's
@@ -70,5 +73,47 @@ func TestFlashAttention2Options(t *testing.T) {
 	}
 	if got := so.Program.Kernels.AttentionRate; got != 1 {
 		t.Errorf("B200 attention rate %v, want 1", got)
+	}
+	// Under --framework torchtitan both of its programs slow down, each
+	// from its own rate.
+	tt, err := framework.Load("torchtitan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := tt.SearchOptions()
+	r.Chip = "H100-SXM-80GB"
+	if so, _, err = r.SearchOptions(Options{Framework: &tt}); err != nil {
+		t.Fatal(err)
+	}
+	if so.ShardedProgram == nil || base.ShardedProgram == nil {
+		t.Fatal("torchtitan without its sharded program")
+	}
+	for _, c := range []struct{ got, own float64 }{
+		{so.Program.Kernels.AttentionRate, base.Program.Kernels.AttentionRate},
+		{so.ShardedProgram.Kernels.AttentionRate, base.ShardedProgram.Kernels.AttentionRate},
+	} {
+		own := c.own
+		if own == 0 {
+			own = 1 // zero means 1 (model.Kernels.AttentionRate)
+		}
+		if math.Abs(c.got-0.57*own) > 1e-12 {
+			t.Errorf("torchtitan attention rate %v from its own %v, want 0.57 times it", c.got, c.own)
+		}
+	}
+}
+
+// TestScaleAttention checks that a profile's unset (zero) attention rate
+// counts as 1 and a set one is multiplied.
+func TestScaleAttention(t *testing.T) {
+	for _, tt := range []struct{ rate, scale, want float64 }{
+		{0, 0.57, 0.57},
+		{1, 0.57, 0.57},
+		{0.35, 0.5, 0.175},
+	} {
+		k := model.Kernels{AttentionRate: tt.rate}
+		scaleAttention(&k, tt.scale)
+		if math.Abs(k.AttentionRate-tt.want) > 1e-12 {
+			t.Errorf("scaleAttention(%v, %v) = %v, want %v", tt.rate, tt.scale, k.AttentionRate, tt.want)
+		}
 	}
 }

@@ -207,11 +207,10 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 		so.Program.Kernels.Attention = model.AttentionMaterialized
 	}
 	if rate := r.AttentionRate(); rate != 1 {
-		k := &so.Program.Kernels
-		if k.AttentionRate == 0 {
-			k.AttentionRate = 1 // zero means 1 (model.Kernels.AttentionRate)
+		scaleAttention(&so.Program.Kernels, rate)
+		if so.ShardedProgram != nil {
+			scaleAttention(&so.ShardedProgram.Kernels, rate)
 		}
-		k.AttentionRate *= rate
 	}
 	if name := r.FP8RecipeName(); name != "" && so.FP8 != nil && so.FP8.Name != name {
 		// The run's own scaling, with the framework's storage choices
@@ -222,6 +221,15 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 		}
 	}
 	return so, f.Name, nil
+}
+
+// scaleAttention multiplies k's attention rate by rate, a zero rate
+// standing for 1 (model.Kernels.AttentionRate).
+func scaleAttention(k *model.Kernels, rate float64) {
+	if k.AttentionRate == 0 {
+		k.AttentionRate = 1
+	}
+	k.AttentionRate *= rate
 }
 
 // FP8RecipeName is the FP8 recipe the run's precision names, "" when it
