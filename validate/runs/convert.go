@@ -144,6 +144,53 @@ func (r Run) UnfusedAttention() bool {
 	return ok && s.unfusedAttention
 }
 
+// hopperFlashAttention2Rate is FlashAttention-2's forward-plus-backward
+// speed on an H100 relative to the flash kernel profiles.Efficiency models
+// there (docs/measured-h100.md's attention.csv, whose causal head_dim-128
+// forward, 611-627 TFLOP/s at 16K, is FlashAttention-3's 616): FA3 paper
+// (Shah et al. 2024, Figs. 5-6, H100 SXM5 bf16, head_dim 128, 16K tokens),
+// FA2 forward 335 (causal) and backward 322 against FA3's 616 and 561, the
+// backward doing 2.5 times the forward's FLOPs:
+// (3.5/(1/335 + 2.5/322))/(3.5/(1/616 + 2.5/561)) = 325.6/575.7 = 0.566.
+const hopperFlashAttention2Rate = 0.57
+
+// nemoReleaseRe reads a NeMo Framework container release ("NeMo24.03.01",
+// "NeMo 25.11") in a row's framework column.
+var nemoReleaseRe = regexp.MustCompile(`(?i)\bnemo\s*(\d{2})\.(\d{2})`)
+
+// FlashAttention2 says the row ran its attention on FlashAttention-2 on a
+// Hopper GPU, where the planner's flash rate is a newer kernel's: NeMo
+// Framework releases before 24.09 launched training with NVTE_FUSED_ATTN=0
+// ("Disable cudnn FA until we've tested it more",
+// NVIDIA/NeMo-Framework-Launcher launcher_scripts/conf/config.yaml at tags
+// 24.01 to 24.07; removed by 04b8d098, 2024-08-29), so Transformer Engine,
+// which prefers cuDNN's fused attention on sm90, ran flash-attn 2
+// (NVIDIA/TransformerEngine@da30634a, the commit NeMo v1.23.0's Dockerfile
+// pins: transformer_engine/pytorch/attention.py, DotProductAttention.forward).
+func (r Run) FlashAttention2() bool {
+	m := nemoReleaseRe.FindStringSubmatch(r.Framework)
+	if m == nil {
+		return false
+	}
+	year, _ := strconv.Atoi(m[1])
+	month, _ := strconv.Atoi(m[2])
+	if year*100+month >= 2409 {
+		return false
+	}
+	c, _, err := lookupChip(r.Chip)
+	return err == nil && c.Family == "nvidia-hopper"
+}
+
+// AttentionRate is the speed of the row's attention kernel relative to the
+// chip's flash kernel (model.Kernels.AttentionRate): hopperFlashAttention2Rate
+// for a row that ran FlashAttention-2 on Hopper (FlashAttention2), else 1.
+func (r Run) AttentionRate() float64 {
+	if r.FlashAttention2() {
+		return hopperFlashAttention2Rate
+	}
+	return 1
+}
+
 // familyOf picks the architecture for a row: its source's, else one guessed
 // from the model name, else from the MLP width (4*hidden: GPT-style GELU;
 // otherwise Llama-style SwiGLU). The second result says how it was chosen.

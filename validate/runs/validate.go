@@ -150,7 +150,9 @@ func Validate(rs []Run, override *profiles.Cluster, o Options) Report {
 
 // SearchOptions returns the options run r is predicted with under o and
 // the name of its framework profile: the profile's options, with a
-// materialised attention core for a source that predates FlashAttention.
+// materialised attention core for a source that predates FlashAttention
+// and a slower one for a row that ran FlashAttention-2 on Hopper
+// (Run.AttentionRate).
 func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 	f := o.Framework
 	if f == nil {
@@ -204,6 +206,12 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 	if r.UnfusedAttention() {
 		so.Program.Kernels.Attention = model.AttentionMaterialized
 	}
+	if rate := r.AttentionRate(); rate != 1 {
+		scaleAttention(&so.Program.Kernels, rate)
+		if so.ShardedProgram != nil {
+			scaleAttention(&so.ShardedProgram.Kernels, rate)
+		}
+	}
 	if name := r.FP8RecipeName(); name != "" && so.FP8 != nil && so.FP8.Name != name {
 		// The run's own scaling, with the framework's storage choices
 		// (fp8 primary weights, fp8 dispatch) kept.
@@ -213,6 +221,15 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 		}
 	}
 	return so, f.Name, nil
+}
+
+// scaleAttention multiplies k's attention rate by rate, a zero rate
+// standing for 1 (model.Kernels.AttentionRate).
+func scaleAttention(k *model.Kernels, rate float64) {
+	if k.AttentionRate == 0 {
+		k.AttentionRate = 1
+	}
+	k.AttentionRate *= rate
 }
 
 // FP8RecipeName is the FP8 recipe the run's precision names, "" when it
@@ -427,6 +444,9 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 	}
 	if r.UnfusedAttention() {
 		notes = append(notes, "attention without FlashAttention (the source predates it)")
+	}
+	if r.FlashAttention2() {
+		notes = append(notes, fmt.Sprintf("attention on FlashAttention-2 at %.2f of the H100's flash rate (NeMo before 24.09 disabled cuDNN attention)", hopperFlashAttention2Rate))
 	}
 	p, err := search.NewProblem(m, c, w, space.Fix{}, o)
 	if err != nil {

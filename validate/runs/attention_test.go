@@ -1,0 +1,119 @@
+package runs
+
+import (
+	"math"
+	"testing"
+
+	"github.com/meshplan/meshplan/framework"
+	"github.com/meshplan/meshplan/model"
+)
+
+// TestHopperFlashAttention2Rate recomputes the rate from the FA3 paper's
+// H100 figures (head_dim 128, 16K tokens): FA2 forward 335 (causal) and
+// backward 322 TFLOP/s against FA3's 616 and 561, the backward doing 2.5
+// times the forward's FLOPs.
+func TestHopperFlashAttention2Rate(t *testing.T) {
+	combined := func(fwd, bwd float64) float64 { return 3.5 / (1/fwd + 2.5/bwd) }
+	fa2, fa3 := combined(335, 322), combined(616, 561)
+	// By hand: 3.5/(0.0029851 + 0.0077640) = 325.6; 3.5/(0.0016234 + 0.0044563) = 575.7.
+	if math.Abs(fa2-325.6) > 0.1 || math.Abs(fa3-575.7) > 0.1 {
+		t.Errorf("fwd+bwd rates = %.1f and %.1f TFLOP/s, want 325.6 and 575.7", fa2, fa3)
+	}
+	if got := math.Round(fa2/fa3*100) / 100; got != hopperFlashAttention2Rate {
+		t.Errorf("FA2/FA3 = %.3f rounds to %.2f, want the constant %.2f", fa2/fa3, got, hopperFlashAttention2Rate)
+	}
+}
+
+// TestFlashAttention2 checks which rows ran FlashAttention-2 on Hopper:
+// NeMo Framework releases before 24.09 (NVTE_FUSED_ATTN=0) on an H100, and
+// no other release, framework or chip.
+func TestFlashAttention2(t *testing.T) {
+	for _, tt := range []struct {
+		framework, chip string
+		want            float64
+	}{
+		{"NeMo (NeMo24.03.01.framework, Megatron-Core, Transformer Engine)", "H100-SXM-80GB", 0.57},
+		{"NeMo 24.07", "H100-SXM-80GB", 0.57},
+		{"NeMo 24.07", "H800", 0.57},
+		{"NeMo 24.09", "H100-SXM-80GB", 1},
+		{"NeMo (NeMo25.04.rc2, Megatron-Core, Transformer Engine)", "H100-SXM-80GB", 1},
+		{"NeMo (NeMo24.03.01.framework, Megatron-Core, Transformer Engine)", "A100-SXM-80GB", 1},
+		{"NeMo (NeMo24.03.01.framework, Megatron-Core, Transformer Engine)", "B200", 1},
+		{"Megatron-Bridge (NeMo 25.11 container, Megatron-Core)", "H100-SXM-80GB", 1},
+		{"Megatron-LM", "H100-SXM-80GB", 1},
+		{"", "H100-SXM-80GB", 1},
+	} {
+		r := Run{Framework: tt.framework, Chip: tt.chip}
+		if got := r.AttentionRate(); got != tt.want {
+			t.Errorf("AttentionRate(%q on %s) = %v, want %v", tt.framework, tt.chip, got, tt.want)
+		}
+		if got := r.FlashAttention2(); got != (tt.want != 1) {
+			t.Errorf("FlashAttention2(%q on %s) = %v, want %v", tt.framework, tt.chip, got, tt.want != 1)
+		}
+	}
+}
+
+// TestFlashAttention2Options checks that the row's framework profile runs
+// its attention at the FlashAttention-2 rate and leaves the rest alone.
+func TestFlashAttention2Options(t *testing.T) {
+	r := Run{Format: FormatPublished, Framework: "NeMo (NeMo24.03.01.framework, Megatron-Core, Transformer Engine)", Chip: "H100-SXM-80GB"}
+	so, name, err := r.SearchOptions(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name != "megatron" {
+		t.Errorf("profile %q, want megatron", name)
+	}
+	if got := so.Program.Kernels.AttentionRate; got != 0.57 {
+		t.Errorf("attention rate %v, want 0.57 (1 x 0.57)", got)
+	}
+	r.Chip = "B200"
+	if so, _, err = r.SearchOptions(Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := so.Program.Kernels.AttentionRate; got != 1 {
+		t.Errorf("B200 attention rate %v, want 1", got)
+	}
+	// Under --framework torchtitan both of its programs slow down, each
+	// from its own rate.
+	tt, err := framework.Load("torchtitan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := tt.SearchOptions()
+	r.Chip = "H100-SXM-80GB"
+	if so, _, err = r.SearchOptions(Options{Framework: &tt}); err != nil {
+		t.Fatal(err)
+	}
+	if so.ShardedProgram == nil || base.ShardedProgram == nil {
+		t.Fatal("torchtitan without its sharded program")
+	}
+	for _, c := range []struct{ got, own float64 }{
+		{so.Program.Kernels.AttentionRate, base.Program.Kernels.AttentionRate},
+		{so.ShardedProgram.Kernels.AttentionRate, base.ShardedProgram.Kernels.AttentionRate},
+	} {
+		own := c.own
+		if own == 0 {
+			own = 1 // zero means 1 (model.Kernels.AttentionRate)
+		}
+		if math.Abs(c.got-0.57*own) > 1e-12 {
+			t.Errorf("torchtitan attention rate %v from its own %v, want 0.57 times it", c.got, c.own)
+		}
+	}
+}
+
+// TestScaleAttention checks that a profile's unset (zero) attention rate
+// counts as 1 and a set one is multiplied.
+func TestScaleAttention(t *testing.T) {
+	for _, tt := range []struct{ rate, scale, want float64 }{
+		{0, 0.57, 0.57},
+		{1, 0.57, 0.57},
+		{0.35, 0.5, 0.175},
+	} {
+		k := model.Kernels{AttentionRate: tt.rate}
+		scaleAttention(&k, tt.scale)
+		if math.Abs(k.AttentionRate-tt.want) > 1e-12 {
+			t.Errorf("scaleAttention(%v, %v) = %v, want %v", tt.rate, tt.scale, k.AttentionRate, tt.want)
+		}
+	}
+}
