@@ -848,11 +848,11 @@ func (mm *Model) stageSums(terms []kindTerms, e *endTerms, st *stage, ss *stageS
 	}
 	if st.mirror >= 0 {
 		var buf [maxKinds]int
-		cnt := buf[:0]
+		var cnt []int
 		if n := len(st.counts); n <= maxKinds {
 			cnt = buf[:n:n]
 		} else {
-			cnt = make([]int, n)
+			cnt = make([]int, n) // a hybrid stack of many kinds
 		}
 		mm.countStage(st.mirror, st.pp, st.split, cnt)
 		for k, n := range cnt {
