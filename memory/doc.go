@@ -76,8 +76,11 @@
 // docs/formulas.md §2.3): 1 without a pipeline; all m with GPipe; min(m, p-r)
 // on rank r with 1F1B and ZB-H1; min(m·v, 2(p-r-1)+(v-1)p+1)/v interleaved
 // [KORT][MEG-SCHED]; p on every rank with ZB-V [ZB §6]; p+1 chunks of one
-// stage with DualPipe and 2p+1 of half a rank's layers with DualPipeV
-// [DSV3 Table 2]. The V-shaped schedules (ZB-V, DualPipeV) put about half
+// stage with DualPipe, p-r of rank r's stage r and r+1 of its stage p-1-r
+// (DualPipe's dualpipe.py, steps 1-4), and 2p+1 of half a rank's layers
+// with DualPipeV [DSV3 Table 2]. A policy may keep some tensors narrower
+// than their class under fp8 (model.Policy.Narrow: DeepSeek-V3's E5M6
+// attention output and fp8 SwiGLU inputs). The V-shaped schedules (ZB-V, DualPipeV) put about half
 // of linear ranks r and p-1-r's layers on rank r and the embedding and the
 // output layer on rank 0; DualPipe's rank r holds both stages r and p-1-r:
 // two copies of the parameters, gradients and optimizer state (the ends on

@@ -82,14 +82,18 @@ func NewModel(p *model.Program) *Model {
 			s := p.Saved(kind.Blocks, pol)
 			off := p.Offloaded(kind.Blocks, pol, s)
 			s = slices.DeleteFunc(s, func(t int) bool { return slices.Contains(off, t) })
-			all := p.Saved(kind.Blocks, none)
+			// What no policy re-makes: none's, less what pol's
+			// implementation never keeps (model.Policy.Unsaved).
+			base := none
+			base.Unsaved = pol.Unsaved
+			all := p.Saved(kind.Blocks, base)
 			var w []int
 			for _, t := range all {
 				if !slices.Contains(s, t) {
 					w = append(w, t)
 				}
 			}
-			saved = append(saved, mm.group(s))
+			saved = append(saved, mm.groupKept(s, pol))
 			working = append(working, mm.group(w))
 		}
 		mm.saved = append(mm.saved, saved)
@@ -176,6 +180,36 @@ func (mm *Model) group(ts []int) []tensorInfo {
 		out[i].bytes += in.bytes
 	}
 	return out
+}
+
+// groupKept is group for tensors ts that policy pol keeps, each at the
+// bytes per element pol keeps it in (model.Program.KeptBytes).
+func (mm *Model) groupKept(ts []int, pol model.Policy) []tensorInfo {
+	var out []tensorInfo
+	for _, t := range ts {
+		in := mm.keptInfo(pol, t)
+		i := slices.IndexFunc(out, func(g tensorInfo) bool {
+			g.bytes = in.bytes
+			return g == in
+		})
+		if i < 0 {
+			out = append(out, in)
+			continue
+		}
+		out[i].bytes += in.bytes
+	}
+	return out
+}
+
+// keptInfo is tensor t's tensorInfo at the bytes per element policy pol
+// keeps it in: a narrowed tensor's (model.Policy.Narrow) scaled from its
+// class's.
+func (mm *Model) keptInfo(pol model.Policy, t int) tensorInfo {
+	in := mm.info[t]
+	if kb, eb := mm.p.KeptBytes(pol, t), mm.p.ElemBytes(t); kb != eb && eb > 0 {
+		in.bytes *= kb / eb // stored narrower than its class (DeepSeek-V3 §3.3.2)
+	}
+	return in
 }
 
 // weightGroups is group for weights ws, except under
@@ -663,18 +697,19 @@ func (mm *Model) kindActs(g *geometry, k int, kt *kindTerms) {
 func (mm *Model) rankStage(r, pp int, split space.Split, pl space.Placement, cnt, other []int) stage {
 	mm.countStage(r, pp, split, cnt)
 	if pl == space.PlaceLinear {
-		return stage{counts: cnt, first: r == 0, last: r == pp-1, pp: pp, scale: 1}
+		return stage{counts: cnt, first: r == 0, last: r == pp-1, pp: pp, scale: 1, mirror: -1}
 	}
 	mm.countStage(pp-1-r, pp, split, other)
 	for k := range cnt {
 		cnt[k] += other[k]
 	}
-	st := stage{counts: cnt, pp: pp, scale: 1}
+	st := stage{counts: cnt, pp: pp, scale: 1, mirror: -1}
 	if pl == space.PlaceV {
 		st.scale = 0.5
 		st.first, st.last = r == 0, r == 0
 	} else {
 		st.first, st.last = r == 0 || r == pp-1, r == 0 || r == pp-1
+		st.mirror, st.split, st.r = pp-1-r, split, r
 	}
 	return st
 }
@@ -736,6 +771,10 @@ type stage struct {
 	first, last            bool
 	pp                     int
 	inFlight, lastInFlight float64
+	// mirror is the linear stage a mirrored rank (DualPipe) holds besides
+	// its own, r, under split; -1 for any other rank.
+	mirror, r int
+	split     space.Split
 }
 
 // stagePhases returns the memory of one pipeline rank in its two phases,
@@ -758,6 +797,7 @@ type stageSums struct {
 	embedUnit     float64 // the embedding's unit, on the first stage
 	headUnit      float64 // the output layer's unit (a tied embedding's copy included), on the last stage
 	act           float64 // saved activations per micro-batch
+	actMirror     float64 // of them, those of a mirrored rank's other stage (stage.mirror)
 	work          float64 // the largest layer's recomputed activations
 	fp8           float64 // parameters with fp8 copies, before FSDP sharding
 	fp8Unit       float64 // the largest unit's parameters with fp8 copies
@@ -804,6 +844,19 @@ func (mm *Model) stageSums(terms []kindTerms, e *endTerms, st *stage, ss *stageS
 		if st.first {
 			// A tied output layer reads the embedding itself, gathered again.
 			ss.headUnit = max(u, e.tiedUnit)
+		}
+	}
+	if st.mirror >= 0 {
+		var buf [maxKinds]int
+		var cnt []int
+		if n := len(st.counts); n <= maxKinds {
+			cnt = buf[:n:n]
+		} else {
+			cnt = make([]int, n) // a hybrid stack of many kinds
+		}
+		mm.countStage(st.mirror, st.pp, st.split, cnt)
+		for k, n := range cnt {
+			ss.actMirror += st.scale * float64(n) * terms[k].act
 		}
 	}
 }
@@ -858,6 +911,15 @@ type flightTerms struct {
 func (mm *Model) flightTerms(g *geometry, e *endTerms, st *stage, ss *stageSums, fl *flightTerms, bufs *bufTerms) {
 	// Layer activations × micro-batches in flight (docs/formulas.md §2.3 [KORT §4.3]).
 	fl.act = st.inFlight * ss.act
+	if st.mirror >= 0 && st.pp > 1 {
+		// DualPipe's rank r keeps p-r chunks of its stage r and r+1 of stage
+		// p-1-r at its peak, p+1 in all: each stage j keeps p-j as under
+		// 1F1B, the overlapped chunk on the rank's lower stage
+		// (deepseek-ai/DualPipe@3da1bbe dualpipe.py:358-396, steps 1-4;
+		// [DSV3 Table 2]); the schedule's total 2·inFlight is shared so.
+		p, r := float64(st.pp), float64(st.r)
+		fl.act = 2 * st.inFlight / (p + 1) * ((p-r)*(ss.act-ss.actMirror) + (r+1)*ss.actMirror)
+	}
 	*bufs = mm.buffers(g, e, st, ss)
 	fl.persistent, fl.transient = bufs.totals()
 	fl.buffers = fl.persistent + fl.transient

@@ -133,10 +133,21 @@ func (mm *Model) Parts(c profiles.Cluster, w space.Workload, s space.Strategy) (
 	// Activations by the block that computes them, per micro-batch in flight.
 	if !isStep {
 		pol := mm.policies[g.policy]
+		var mirror []int
+		if st.mirror >= 0 && st.pp > 1 {
+			mirror = make([]int, len(p.Kinds))
+			mm.countStage(st.mirror, st.pp, st.split, mirror)
+		}
 		for k, kind := range p.Kinds {
 			n := st.scale * float64(st.counts[k])
 			if n == 0 {
 				continue
+			}
+			flight := st.inFlight * n
+			if mirror != nil {
+				// A DualPipe rank's two stages keep p-r and r+1 chunks (flightTerms).
+				pp, r, m := float64(st.pp), float64(st.r), st.scale*float64(mirror[k])
+				flight = 2 * st.inFlight / (pp + 1) * ((pp-r)*(n-m) + (r+1)*m)
 			}
 			saved := p.Saved(kind.Blocks, pol)
 			off := p.Offloaded(kind.Blocks, pol, saved)
@@ -144,8 +155,8 @@ func (mm *Model) Parts(c profiles.Cluster, w space.Workload, s space.Strategy) (
 				if slices.Contains(off, t) {
 					continue
 				}
-				in := mm.info[t]
-				add(Activations, mm.activationCategory(kind.Blocks, t), st.inFlight*n*mm.bytes(g, &in, 0))
+				in := mm.keptInfo(pol, t)
+				add(Activations, mm.activationCategory(kind.Blocks, t), flight*mm.bytes(g, &in, 0))
 			}
 		}
 	}

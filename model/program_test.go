@@ -12,7 +12,7 @@ func savedBytes(p *Program, k int, seq float64, pol Policy) float64 {
 	sz := p.Sizes(1, seq)
 	total := 0.0
 	for _, t := range p.Saved(p.Kinds[k].Blocks, pol) {
-		total += p.FullBytes(t, &sz)
+		total += p.FullBytes(t, &sz) * p.KeptBytes(pol, t) / p.ElemBytes(t)
 	}
 	return total
 }

@@ -1,6 +1,9 @@
 package model
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Recompute policy names of the strategy string.
 const (
@@ -78,6 +81,24 @@ type Policy struct {
 	// CheckpointWithoutOutput: the output's storage is freed after the
 	// forward pass and refilled before the backward pass needs it).
 	Discard []string
+	// Unsaved names ops whose saved tensors the policy's implementation
+	// does not keep, because it computes their backward from tensors it
+	// keeps or re-makes anyway (DeepSeek-V3's experts weigh their SwiGLU
+	// output by the routing probabilities, so the combine is a plain sum).
+	Unsaved []string
+	// Narrow names kept tensors that the policy stores at fewer bytes per
+	// element than their class when the program runs an fp8 recipe
+	// (DeepSeek-V3 §3.3.2's low-precision storage); a narrowed tensor's
+	// fp8 copy is not kept beside it, the one stored copy serving every
+	// backward use.
+	Narrow []Narrowed
+}
+
+// Narrowed is a tensor, by name, that a policy keeps at Bytes per element
+// under an fp8 recipe (Policy.Narrow).
+type Narrowed struct {
+	Tensor string
+	Bytes  float64
 }
 
 // Policies returns the known policies: none keeps every activation the
@@ -137,8 +158,20 @@ func Policies() []Policy {
 		// the k/v split) are not kept, nor the fp8 copies of the SwiGLU
 		// outputs, re-quantised from the re-run output (§3.3.2 keeps the
 		// SwiGLU inputs and the fp8 inputs of the projections).
+		// The routed experts weigh their SwiGLU output by the routing
+		// probabilities, so the combine is a plain sum that keeps no copy
+		// for its backward (DeepEP dispatches topk_weights with the tokens
+		// and returns their gradient through the backward dispatch,
+		// deepseek-ai/DeepEP README; Megatron-Core's weighted SwiGLU,
+		// NVIDIA/Megatron-LM@d98e8a64 megatron/core/transformer/moe/experts.py:943-970).
+		// Under fp8 (§3.3.2, "Low-Precision Storage"): the MoE SwiGLU inputs
+		// (routed and shared) are kept in fp8, and the input of the linear
+		// after the attention core once, in E5M6 (1.5 bytes), for both the
+		// core's and the projection's backward.
 		{Name: RecomputeDeepSeek, Rerun: [NumGroups]bool{GroupNorm: true, GroupActivation: true},
-			RerunOps: []string{"q_up", "kv_up", "rope", "kv_split", "quantize_a", "quantize_ae", "quantize_as"}, Layers: true, RecomputeUsed: true},
+			RerunOps: []string{"q_up", "kv_up", "rope", "kv_split", "quantize_a", "quantize_ae", "quantize_as"}, Layers: true, RecomputeUsed: true,
+			Unsaved: []string{"unpermute"},
+			Narrow:  []Narrowed{{Tensor: "he", Bytes: 1}, {Tensor: "hs", Bytes: 1}, {Tensor: "o", Bytes: e5m6Bytes}}},
 		// The elementwise part of DeepSeek-V3's policy, as fused kernels run
 		// it: every norm re-runs from its input in the backward pass (Apex's
 		// memory-efficient RMSNorm, Megatron-Core's --recompute-modules
@@ -148,6 +181,10 @@ func Policies() []Policy {
 		{Name: RecomputeNormAct, Rerun: [NumGroups]bool{GroupNorm: true, GroupActivation: true}, Layers: true, RecomputeUsed: true},
 	}
 }
+
+// e5m6Bytes is DeepSeek-V3's E5M6 format, 12 bits, in which it keeps the
+// input of the linear after the attention core (arXiv:2412.19437 §3.3.2).
+const e5m6Bytes = 1.5
 
 // qkvProjections are the ops whose outputs are the queries, keys and
 // values before the core: the fused projection, or MLA's up-projections
@@ -249,7 +286,45 @@ func (p *Program) Saved(blocks []int, pol Policy) []int {
 		}
 		out = append(out, t)
 	}
-	return out
+	return p.dropNarrowedCopies(pol, out)
+}
+
+// KeptBytes returns the bytes per element at which policy pol keeps tensor
+// t: its Narrow entry's under an fp8 recipe, else its class's (ElemBytes).
+func (p *Program) KeptBytes(pol Policy, t int) float64 {
+	if n, ok := p.narrowed(pol, t); ok {
+		return n.Bytes
+	}
+	return p.ElemBytes(t)
+}
+
+// narrowed returns policy pol's Narrow entry for tensor t when the program
+// runs an fp8 recipe.
+func (p *Program) narrowed(pol Policy, t int) (Narrowed, bool) {
+	if p.Options.FP8 == nil || len(pol.Narrow) == 0 {
+		return Narrowed{}, false
+	}
+	i := slices.IndexFunc(pol.Narrow, func(n Narrowed) bool { return n.Tensor == p.Tensors[t].Name })
+	if i < 0 {
+		return Narrowed{}, false
+	}
+	return pol.Narrow[i], true
+}
+
+// dropNarrowedCopies removes from saved the fp8 copies of the tensors
+// policy pol keeps narrowed (Policy.Narrow): the narrowed copy is the one
+// kept.
+func (p *Program) dropNarrowedCopies(pol Policy, saved []int) []int {
+	if p.Options.FP8 == nil || len(pol.Narrow) == 0 {
+		return saved
+	}
+	return slices.DeleteFunc(saved, func(t int) bool {
+		name, ok := strings.CutSuffix(p.Tensors[t].Name, "_fp8")
+		if !ok || p.Tensors[t].Class != ClassFP8 {
+			return false
+		}
+		return slices.ContainsFunc(pol.Narrow, func(n Narrowed) bool { return n.Tensor == name })
+	})
 }
 
 // savedJAX is Saved for a JAX-style policy (Policy.RecomputeUsed): the
@@ -270,6 +345,9 @@ func (p *Program) savedJAX(blocks []int, pol Policy) []int {
 	for _, b := range blocks {
 		for i := range p.Blocks[b].Fwd {
 			o := &p.Blocks[b].Fwd[i]
+			if slices.Contains(pol.Unsaved, o.Name) {
+				continue // its backward reads what the policy keeps (Policy.Unsaved)
+			}
 			for _, t := range o.Saves {
 				add(t)
 			}
@@ -303,7 +381,7 @@ func (p *Program) savedJAX(blocks []int, pol Policy) []int {
 			out = append(out, t)
 		}
 	}
-	return out
+	return p.dropNarrowedCopies(pol, out)
 }
 
 // savedOps adds what block b's ops need to keep, and records what its
@@ -314,7 +392,11 @@ func (p *Program) savedOps(b int, pol Policy, add func(int), rerunOut, usedOutsi
 		o := &blk.Fwd[i]
 		re := p.Reruns(pol, b, o)
 		ins := []int{o.A, o.B}
-		for _, t := range o.Saves {
+		saves := o.Saves
+		if slices.Contains(pol.Unsaved, o.Name) {
+			saves = nil // its backward reads what the policy keeps (Policy.Unsaved)
+		}
+		for _, t := range saves {
 			add(t)
 			if !re {
 				*usedOutside = append(*usedOutside, t)

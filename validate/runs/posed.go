@@ -314,6 +314,14 @@ func (r Run) posedModel() (model.Spec, error) {
 		if strings.Contains(strings.ToLower(r.Notes), "w/o mtp") {
 			m.MTPLayers = 0
 		}
+		if r.FrameworkName() == "maxtext" {
+			// MaxText trains no multi-token-prediction module unless its
+			// config sets one: mtp_num_layers is 0 in base.yml, and neither
+			// deepseek3-671b.yml nor the v5p recipe sets it
+			// (AI-Hypercomputer/maxtext@3eb77db3 src/MaxText/configs/base.yml:156,
+			// benchmarks/maxtext_v5p_model_configs.py:287-334).
+			m.MTPLayers = 0
+		}
 	} else if pub, _, ok := publishedConfig(r.ModelName); ok {
 		// The source names a public model; its blank columns are the
 		// published configuration's.

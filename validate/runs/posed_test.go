@@ -124,6 +124,31 @@ func TestPosedModel(t *testing.T) {
 	}
 }
 
+// TestPosedMTP checks which DeepSeek-V3 rows train the multi-token
+// prediction module: the preset's one unless the row says "w/o MTP" or ran
+// MaxText, whose base.yml sets mtp_num_layers to 0 (maxtext@3eb77db3).
+func TestPosedMTP(t *testing.T) {
+	rs, _ := readTestdata(t, "published-runs-2.csv")
+	tests := []struct {
+		id  string
+		mtp int
+	}{
+		{"mb2511_b200_dsv3_fp8mx", 1},  // w/ MTP
+		{"mb2511_gb200_dsv3_fp8mx", 0}, // w/o MTP
+		{"tpurec_v5p_dsv3_512", 0},     // MaxText
+	}
+	for _, tt := range tests {
+		m, err := runByID(t, rs, tt.id).ModelSpec()
+		if err != nil {
+			t.Errorf("%s: %v", tt.id, err)
+			continue
+		}
+		if m.MTPLayers != tt.mtp {
+			t.Errorf("%s: %d MTP modules, want %d", tt.id, m.MTPLayers, tt.mtp)
+		}
+	}
+}
+
 // TestLayerPatternAndMLA checks the two parsers on good and bad text.
 func TestLayerPatternAndMLA(t *testing.T) {
 	tests := []struct {
