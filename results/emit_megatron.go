@@ -84,8 +84,8 @@ func emitMegatron(e Evaluation) (string, error) {
 			// The all-to-all of one micro-batch under another's compute,
 			// with the weight gradients delayed so that they fill the gap,
 			// as Megatron-Bridge's MoE performance recipes set them
-			// (space.Strategy.A2AOverlap; megatron/core/transformer/moe/README.md:434
-			// @d98e8a64: "EP A2A Overlap").
+			// (space.Strategy.A2AOverlap; Megatron-LM@d98e8a64's MoE README in
+			// megatron/core/transformer/moe, "EP A2A Overlap").
 			flags = append(flags, [2]string{"--overlap-moe-expert-parallel-comm", ""}, [2]string{"--delay-wgrad-compute", ""})
 		}
 	}

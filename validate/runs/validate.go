@@ -298,6 +298,57 @@ func (r Run) bridgeRecipe() (bridgeRecipe, bool) {
 	return bridgeRecipe{}, false
 }
 
+// bridgeA2AOverlap reports whether the Megatron-Bridge performance-summary
+// row r ran with overlap_moe_expert_parallel_comm (space.Strategy.A2AOverlap),
+// as the release's performance configs set it (NVIDIA-NeMo/Megatron-Bridge,
+// scripts/performance):
+//
+//   - 25.09 (v0.1.0rc3, run_script.py:62-90): DeepSeek-V3 on H100 only
+//     (A2A_1F1B for "h100"); the Qwen3 recipes leave it off;
+//   - 25.11 (v0.2.0, configs/*/workload_base_configs.py): Qwen3-30B-A3B on
+//     H100 and Qwen3-235B-A22B on H100 and B200; DeepSeek-V3 on H100 only,
+//     off on B200 and GB200; GPT-OSS leaves it off;
+//   - 26.04.01 (v0.4.0 to v0.4.2): Qwen3-235B-A22B on H100
+//     (QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*_V1, kept by the V2 the
+//     table's batch of 8192 runs) and GPT-OSS-120B on GB200
+//     (GPT_OSS_120B_PRETRAIN_CONFIG_GB200_BF16_V2, the table's batch of
+//     1280); DeepSeek-V3 off everywhere.
+func (r Run) bridgeA2AOverlap() bool {
+	if !strings.HasPrefix(r.SourceName(), "NVIDIA-NeMo/Megatron-Bridge") || !strings.Contains(r.Source, "NeMo Container") {
+		return false
+	}
+	name, chip := strings.ToLower(r.ModelName), strings.ToLower(r.Chip)
+	var model string
+	switch {
+	case strings.Contains(name, "deepseek"):
+		model = "dsv3"
+	case strings.Contains(name, "qwen3-30b"):
+		model = "qwen3-30b"
+	case strings.Contains(name, "qwen3-235b"):
+		model = "qwen3-235b"
+	case strings.Contains(name, "gpt-oss"):
+		model = "gpt-oss"
+	}
+	gpu := ""
+	for _, g := range []string{"gb200", "b200", "h100"} { // gb200 before b200, which it contains
+		if strings.HasPrefix(chip, g) {
+			gpu = g
+			break
+		}
+	}
+	on := map[string][]string{
+		"25.09 NeMo Container":    {"dsv3/h100"},
+		"25.11 NeMo Container":    {"qwen3-30b/h100", "qwen3-235b/h100", "qwen3-235b/b200", "dsv3/h100"},
+		"26.04.01 NeMo Container": {"qwen3-235b/h100", "gpt-oss/gb200"},
+	}
+	for release, rows := range on {
+		if strings.Contains(r.Source, release) {
+			return slices.Contains(rows, model+"/"+gpu)
+		}
+	}
+	return false
+}
+
 // lightningFP16Engine returns "deepspeed" or "gemini" for a row of the
 // ColossalAI-Pytorch-lightning benchmark run by an engine that casts the
 // model to fp16 (DeepSpeed's fp16 mode, ColossalAI Gemini's fp16 chunks;
@@ -414,6 +465,15 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 	candidates := []space.Strategy{s}
 	if r.Strategy == "" && r.MicroBatch == 0 {
 		candidates = mbCandidates(s, w)
+	}
+	if r.Strategy == "" && r.bridgeA2AOverlap() {
+		// The release's recipe overlaps the MoE all-to-all with another
+		// micro-batch's compute (bridgeA2AOverlap); a candidate Megatron-Core
+		// would refuse with it (recompute=full) fails to evaluate below.
+		for i := range candidates {
+			candidates[i].A2AOverlap = true
+		}
+		notes = append(notes, "a2a_overlap: the release's performance recipe sets overlap_moe_expert_parallel_comm")
 	}
 	zeroTried := false
 	if r.Strategy == "" && r.posed() && s.Zero == 0 && s.Degree[space.DP] > 1 && zeroUnstated(r.ZeroOrFSDP) {
