@@ -166,28 +166,21 @@ func NewModel(p *model.Program) *Model {
 // group's bytes are the sum of its members', so the hot path prices a group
 // once.
 func (mm *Model) group(ts []int) []tensorInfo {
-	var out []tensorInfo
-	for _, t := range ts {
-		in := mm.info[t]
-		i := slices.IndexFunc(out, func(g tensorInfo) bool {
-			g.bytes = in.bytes
-			return g == in
-		})
-		if i < 0 {
-			out = append(out, in)
-			continue
-		}
-		out[i].bytes += in.bytes
-	}
-	return out
+	return groupInfos(ts, func(t int) tensorInfo { return mm.info[t] })
 }
 
 // groupKept is group for tensors ts that policy pol keeps, each at the
 // bytes per element pol keeps it in (model.Program.KeptBytes).
 func (mm *Model) groupKept(ts []int, pol model.Policy) []tensorInfo {
+	return groupInfos(ts, func(t int) tensorInfo { return mm.keptInfo(pol, t) })
+}
+
+// groupInfos merges the tensorInfos info gives tensors ts into groups
+// that differ in nothing but bytes, summing the bytes (group).
+func groupInfos(ts []int, info func(int) tensorInfo) []tensorInfo {
 	var out []tensorInfo
 	for _, t := range ts {
-		in := mm.keptInfo(pol, t)
+		in := info(t)
 		i := slices.IndexFunc(out, func(g tensorInfo) bool {
 			g.bytes = in.bytes
 			return g == in
