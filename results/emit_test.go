@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -173,4 +174,25 @@ func TestEmitA2AOverlap(t *testing.T) {
 	checkEmits(t, "mixtral-8x7b", "h100-16", "fsdp=16,ep=8,a2a_overlap=true", w, []emitAnswer{
 		{TorchTitan, "torchtitan cannot express a2a_overlap", true},
 	})
+}
+
+// TestStrategyA2AOverlapJSON: RESULT's strategy says a2a_overlap only when
+// it is on (docs/contract.md, issue 39).
+func TestStrategyA2AOverlapJSON(t *testing.T) {
+	for _, tt := range []struct {
+		spec string
+		want bool
+	}{{"dp=8,ep=8,a2a_overlap=true", true}, {"dp=8,ep=8", false}} {
+		s, err := space.Parse(tt.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(NewStrategy(s, space.Workload{Batch: 64, SeqLen: 4096}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(b), `"a2a_overlap":true`); got != tt.want {
+			t.Errorf("%s: %s, want a2a_overlap %t", tt.spec, b, tt.want)
+		}
+	}
 }

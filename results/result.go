@@ -35,6 +35,7 @@ type Strategy struct {
 	Weights         string              `json:"weights,omitempty"`
 	Offload         string              `json:"offload,omitempty"`
 	OffloadFraction float64             `json:"offload_fraction,omitempty"`
+	A2AOverlap      bool                `json:"a2a_overlap,omitempty"`
 	Mesh            map[string][]string `json:"mesh"`
 	Spec            string              `json:"spec"`
 }
@@ -223,11 +224,12 @@ func NewStrategy(s space.Strategy, w space.Workload) Strategy {
 		DP: s.Degree[space.DP], Zero: s.Zero, FSDP: s.Degree[space.FSDP], TP: s.Degree[space.TP], SP: s.SP, CP: s.Degree[space.CP], PP: s.Degree[space.PP], EP: s.Degree[space.EP],
 		First: s.Split.First, Last: s.Split.Last,
 		MB: s.MB, ETP: s.ExpertTP(), NumMicrobatches: nmb, Schedule: string(s.Schedule), V: s.V, Recompute: s.Recompute,
-		Precision: prec,
-		Weights:   weights,
-		Offload:   s.Offload,
-		Mesh:      mesh,
-		Spec:      s.String(),
+		Precision:  prec,
+		Weights:    weights,
+		Offload:    s.Offload,
+		A2AOverlap: s.A2AOverlap,
+		Mesh:       mesh,
+		Spec:       s.String(),
 	}
 	if s.Offload != "" {
 		out.OffloadFraction = s.HostOptimizerFraction()
