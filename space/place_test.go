@@ -132,13 +132,8 @@ func TestResolveCarve(t *testing.T) {
 		{"dp=4,fsdp=16,ep=16,mesh=fsdp:gpu*8.node*2;dp:node*4;ep:gpu*4.node*4", 2, 2, "node*2"},
 	}
 	for _, tt := range tests {
-		s, err := Parse(tt.s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := s.Resolve(gpuCluster(64))
-		if err != nil {
-			t.Errorf("Resolve(%q): %v", tt.s, err)
+		s, m, ok := resolve64(t, tt.s)
+		if !ok {
 			continue
 		}
 		if m.Degrees[RoleEDP] != tt.edp || m.Degrees[RoleEFSDP] != tt.efsdp {
@@ -184,13 +179,8 @@ func TestResolveCarveTP(t *testing.T) {
 		{"dp=32,tp=2,ep=4,etp=2,mesh=tp:gpu*2;dp:gpu*4.node*8;ep:gpu*4", 8, 2, "gpu*2", true},
 	}
 	for _, tt := range tests {
-		s, err := Parse(tt.s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := s.Resolve(gpuCluster(64))
-		if err != nil {
-			t.Errorf("Resolve(%q): %v", tt.s, err)
+		s, m, ok := resolve64(t, tt.s)
+		if !ok {
 			continue
 		}
 		if m.Degrees[RoleEDP] != tt.edp || m.Degrees[RoleTPE] != tt.tpe {
@@ -359,4 +349,20 @@ func TestMeshCopyFrom(t *testing.T) {
 			t.Errorf("CopyFrom(%s) into a copy of %s = %+v; want %+v", &strategies[j], &strategies[i], cp, wants[j])
 		}
 	}
+}
+
+// resolve64 parses spec and resolves it on 64 H100s, reporting a
+// resolution error on t and false.
+func resolve64(t *testing.T, spec string) (Strategy, Mesh, bool) {
+	t.Helper()
+	s, err := Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Resolve(gpuCluster(64))
+	if err != nil {
+		t.Errorf("Resolve(%q): %v", spec, err)
+		return s, m, false
+	}
+	return s, m, true
 }
