@@ -59,10 +59,13 @@ type Config struct {
 	Search string `mapstructure:"search"`
 	// Seed seeds the evolutionary search.
 	Seed int64 `mapstructure:"seed"`
-	// Objective chooses the recommended strategy: balanced (the fastest
-	// within the model's error band with the most memory headroom), time,
-	// memory or cost (needs Price).
+	// Objective chooses the recommended strategy: balanced (within the
+	// model's error band of the fastest, the least out-of-memory risk),
+	// time, memory or cost (needs Price).
 	Objective string `mapstructure:"objective"`
+	// MaxOOMRisk is the out-of-memory risk above which no row is
+	// recommended, a probability.
+	MaxOOMRisk float64 `mapstructure:"max-oom-risk"`
 	// Top limits the printed Pareto front to its K fastest rows; 0 prints all.
 	Top int `mapstructure:"top"`
 	// Format is the output format: table, json, csv, md or html (plan and
@@ -107,7 +110,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults of every setting.
 func DefaultConfig() Config {
-	return Config{Search: "auto", Seed: 1, Format: "table", Objective: search.ObjectiveBalanced}
+	return Config{Search: "auto", Seed: 1, Format: "table", Objective: search.ObjectiveBalanced, MaxOOMRisk: search.DefaultMaxOOMRisk}
 }
 
 // Output formats. Only plan and explain print csv, md and html.
@@ -174,6 +177,9 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("--objective must be %s, got %q", orList(search.Objectives()), c.Objective))
 	} else if c.Objective == search.ObjectiveCost && c.Price <= 0 {
 		errs = append(errs, errors.New("--objective cost needs --price (and --tokens): the cost is the chip-hours to train times the price of one"))
+	}
+	if !(c.MaxOOMRisk >= 0 && c.MaxOOMRisk <= 1) {
+		errs = append(errs, fmt.Errorf("--max-oom-risk must be a probability from 0 to 1 (e.g. 0.1 for 10%%), got %g", c.MaxOOMRisk))
 	}
 	if !slices.Contains([]string{"auto", "exhaustive", "evolve"}, c.Search) {
 		errs = append(errs, fmt.Errorf("--search must be auto, exhaustive or evolve, got %q", c.Search))

@@ -256,7 +256,8 @@ func TestEmitInexpressible(t *testing.T) {
 func TestPlanEmit(t *testing.T) {
 	clearEnv(t)
 	args := []string{"--model", "llama3-8b", "--cluster", "h100-64", "--batch", "64", "--fix", "fsdp=1,sp=true,schedule=1f1b"}
-	p, _ := runPlanJSON(t, args...)
+	// --emit megatron plans under Megatron's profile: so does the plan it is compared with.
+	p, _ := runPlanJSON(t, append(args, "--framework", "megatron")...)
 	s := p.Pareto[p.Recommended]["strategy"].(map[string]any)
 	flags := megatronFlags(t, emitOut(t, append(args, "--emit", "megatron", "--quiet")...))
 	for flag, key := range map[string]string{"--tensor-model-parallel-size": "tp", "--pipeline-model-parallel-size": "pp", "--context-parallel-size": "cp", "--micro-batch-size": "mb"} {

@@ -30,7 +30,7 @@ func TestObjective(t *testing.T) {
 	for _, args := range [][]string{base, append(base, "--objective", "balanced")} {
 		p, _ := runPlanJSON(t, args...)
 		r := p.Recommendation
-		if r.Objective != "balanced" || !(r.Band > 0) || !strings.Contains(r.Rule, "most memory headroom") {
+		if r.Objective != "balanced" || !(r.Band > 0) || !strings.Contains(r.Rule, "the least risk") {
 			t.Fatalf("plan %s: recommendation %+v; want balanced with a band", strings.Join(args, " "), r)
 		}
 		rows := 0
@@ -42,9 +42,11 @@ func TestObjective(t *testing.T) {
 		if r.BandRows != rows || int(p.Recommended) >= rows {
 			t.Errorf("band of %d rows, row %d recommended; want %d rows and a row within them", r.BandRows, p.Recommended, rows)
 		}
+		risk := func(i int) float64 { return front[i]["oom_risk"].(float64) }
 		for i := 0; i < rows; i++ {
-			if mem(i) < mem(int(p.Recommended)) {
-				t.Errorf("row %d (%g GB) within the band is lighter than the recommended row %d (%g GB)", i, mem(i), p.Recommended, mem(int(p.Recommended)))
+			if risk(i) <= r.MaxOOMRisk && risk(i) < risk(int(p.Recommended))-0.01 {
+				t.Errorf("row %d (risk %g, %g GB) within the band is safer by more than a point than the recommended row %d (risk %g, %g GB)",
+					i, risk(i), mem(i), p.Recommended, risk(int(p.Recommended)), mem(int(p.Recommended)))
 			}
 		}
 	}

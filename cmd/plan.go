@@ -73,7 +73,8 @@ internal error; 2 bad input.`, planner.DefaultBatchTokensPerChip),
 	addProblemFlags(fs)
 	fs.Var(settings.NewOnce(""), "fix", "partial strategy `SPEC` every searched strategy must agree with, e.g. tp=8,pp=4")
 	fs.String("search", DefaultConfig().Search, "search `method`: auto (exhaustive when the space is small, else evolve), exhaustive or evolve")
-	fs.String("objective", DefaultConfig().Objective, "what the recommended `row` optimises: balanced (among the rows within the model's error band of the fastest, the most memory headroom), time (the fastest), memory (the least) or cost (the cheapest, needs --price)")
+	fs.String("objective", DefaultConfig().Objective, "what the recommended `row` optimises: balanced (among the rows within the model's error band of the fastest, the least out-of-memory risk), time (the fastest), memory (the least) or cost (the cheapest, needs --price)")
+	fs.Float64("max-oom-risk", DefaultConfig().MaxOOMRisk, "out-of-memory `probability` above which no row is recommended (each row's risk is drawn from the memory model's measured error)")
 	fs.Var(settings.NewInt(DefaultConfig().Seed, 64), "seed", "random `seed` of the evolutionary search; the same seed and input give the same output")
 	fs.Var(settings.NewInt(0, 0), "top", "print the `K` fastest rows of the Pareto front, or down to the recommended row when it is slower (0: all)")
 	fs.Bool("quiet", false, "no progress bar on stderr")
@@ -220,7 +221,16 @@ func (a *app) emitFramework(e results.Evaluation) error {
 func (a *app) request(p problem, fix space.Fix) planner.Request {
 	return planner.Request{Model: p.model, Cluster: p.cluster, Workload: p.workload, Fix: fix.String(),
 		Options: modelOptions(p.framework), Top: a.cfg.Top, Framework: p.framework.Name, Objective: a.cfg.Objective,
-		OffloadWhenNothingFits: true}
+		MaxOOMRisk: maxOOMRisk(a.cfg.MaxOOMRisk), OffloadWhenNothingFits: true}
+}
+
+// maxOOMRisk is the request's risk limit for --max-oom-risk r: an explicit
+// 0 (no risk at all) is negative there, as 0 is the default.
+func maxOOMRisk(r float64) float64 {
+	if r == 0 {
+		return -1
+	}
+	return r
 }
 
 // solve searches one request and returns its plan with the training

@@ -34,10 +34,11 @@ type planJSON struct {
 	} `json:"search"`
 	Recommended    recIndex `json:"recommended"`
 	Recommendation struct {
-		Objective string  `json:"objective"`
-		Rule      string  `json:"rule"`
-		Band      float64 `json:"band"`
-		BandRows  int     `json:"band_rows"`
+		Objective  string  `json:"objective"`
+		Rule       string  `json:"rule"`
+		Band       float64 `json:"band"`
+		BandRows   int     `json:"band_rows"`
+		MaxOOMRisk float64 `json:"max_oom_risk"`
 	} `json:"recommendation"`
 	Pareto []map[string]any `json:"pareto"`
 }
@@ -129,6 +130,15 @@ func TestPlanFront(t *testing.T) {
 			t.Errorf("row %d: explain lists no memory parts", i+1)
 		} else {
 			delete(mem, "parts")
+		}
+		// A plan's row carries the searched band (the search's pick
+		// included), explain the fixed strategy's: both have one.
+		for _, k := range []string{"step_time_s_range", "step_time_s_range_95", "tokens_per_s_range"} {
+			if got[k] == nil || r[k] == nil {
+				t.Errorf("row %d: %s missing (explain %v, plan %v)", i+1, k, got[k], r[k])
+			}
+			delete(got, k)
+			delete(r, k)
 		}
 		if !reflect.DeepEqual(got, r) {
 			t.Errorf("row %d: explain --strategy %s does not reproduce the row:\n got %v\nwant %v", i+1, spec, got, r)

@@ -34,6 +34,9 @@ type Request struct {
 	// Objective chooses the recommended row: search.ObjectiveBalanced
 	// (or empty), ObjectiveTime, ObjectiveMemory or ObjectiveCost.
 	Objective string
+	// MaxOOMRisk is the out-of-memory risk above which a row is not
+	// recommended (results.PlanOptions.MaxOOMRisk: 0 is the default).
+	MaxOOMRisk float64
 	// OffloadWhenNothingFits lets Solve, when nothing fits in HBM, search
 	// again with the framework's host offload (offloadFallback); the
 	// caller says so (OffloadNote). plan sets it; sweeps do not.
@@ -183,7 +186,8 @@ func Solve(ctx context.Context, r Request, s search.Settings, detail bool) (resu
 	if err != nil {
 		return results.Plan{}, err
 	}
-	plan, err := results.PlanOf(p, res, r.Top, s.Seed, r.Fix, r.Objective)
+	plan, err := results.PlanOf(p, res, results.PlanOptions{Top: r.Top, Seed: s.Seed, Fix: r.Fix, Objective: r.Objective,
+		Framework: r.Framework, MaxOOMRisk: r.MaxOOMRisk})
 	if err != nil {
 		return results.Plan{}, err
 	}

@@ -33,6 +33,7 @@ var CSVColumns = []string{
 	"matmul_s", "attention_s", "memory_bound_s", "optimizer_s",
 	"step_time_s_lo", "step_time_s_hi", "framework", "precision", "batch_default",
 	"objective", "in_band", "first", "last", "spec",
+	"step_time_s_lo95", "step_time_s_hi95", "oom_risk",
 }
 
 // WriteCSV writes the plan as CSV: a header of [CSVColumns], then one row
@@ -113,6 +114,7 @@ func csvRow(rank int, rec bool, model, framework string, c PlanCluster, b Batch,
 		opt(r.Days), opt(r.ChipHours), opt(r.Cost), "",
 		f(r.Time.MatmulS), f(r.Time.AttentionS), f(r.Time.MemoryBoundS), f(r.Time.OptimizerS),
 		rangeCell(r.StepTimeSRange, 0), rangeCell(r.StepTimeSRange, 1), CSVText(framework), s.Precision, CSVText(b.Default), "", "", optInt(s.First), optInt(s.Last), CSVText(s.Spec),
+		rangeCell(r.StepTimeSRange95, 0), rangeCell(r.StepTimeSRange95, 1), f(r.OOMRisk),
 	)
 	return row
 }

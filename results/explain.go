@@ -145,10 +145,10 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 	}
 	fmt.Fprintf(tw, "pipeline bubble\t%s\n", Seconds(r.Time.BubbleS))
 	fmt.Fprintf(tw, "step\t%s\n", Seconds(r.StepTimeS))
-	if u, ok := e.Uncertainty(); ok && r.StepTimeSRange != nil {
-		fmt.Fprintf(tw, "band\t%s to %s (±%s: %s)\n", Seconds(r.StepTimeSRange[0]), Seconds(r.StepTimeSRange[1]), Percent(u.Fraction), u.Basis)
-	} else {
-		fmt.Fprintf(tw, "band\tnone (no measurements for the %s family)\n", e.Cluster.Chip.Family)
+	if r.StepTimeSRange != nil && r.StepTimeSRange95 != nil {
+		b := e.Band()
+		fmt.Fprintf(tw, "band\t80%%: %s to %s, 95%%: %s to %s (%s)\n", Seconds(r.StepTimeSRange[0]), Seconds(r.StepTimeSRange[1]),
+			Seconds(r.StepTimeSRange95[0]), Seconds(r.StepTimeSRange95[1]), b.Basis())
 	}
 	fmt.Fprintf(tw, "throughput\t%s tokens/s, %s tokens/s per chip\n", Count(r.TokensPerS), Count(r.TokensPerSPerChip))
 	fmt.Fprintf(tw, "MFU\t%s (model FLOPs %s per step)\n", Percent(r.MFU), FLOPs(e.Time.ModelFLOPs))
@@ -202,6 +202,7 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 		verdict = "does NOT fit"
 	}
 	fmt.Fprintf(tw, "total\t%s of %s usable: %s\n", Bytes(e.Memory.TotalBytes()), Bytes(e.UsableBytes), verdict)
+	fmt.Fprintf(tw, "out-of-memory risk\t%s (%s)\n", Percent(r.OOMRisk), e.oomBasis())
 	if err := tw.Flush(); err != nil {
 		return err
 	}

@@ -164,6 +164,10 @@ type point struct {
 	// on hover); LabelX and LabelY are where a shown label starts.
 	ShowLabel      bool
 	LabelX, LabelY float64
+	// HasBand draws the 80% interval of the point's step time as a
+	// vertical line from BandLo to BandHi (pixels).
+	HasBand        bool
+	BandLo, BandHi float64
 }
 
 // bars is a chart of horizontal stacked bars, one per row.
@@ -279,9 +283,9 @@ func (p Plan) WriteHTML(w io.Writer) error {
 func summaryText(r Result) string {
 	s := Seconds(r.StepTimeS) + " per step"
 	if r.StepTimeSRange != nil {
-		s += " (band " + stepSpan(r.StepTimeSRange) + ")"
+		s += " (80% band " + stepSpan(r.StepTimeSRange) + ")"
 	}
-	s += fmt.Sprintf(", %s tokens/s, MFU %s, %s per chip", Count(r.TokensPerS), Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB))
+	s += fmt.Sprintf(", %s tokens/s, MFU %s, %s per chip (out-of-memory risk %s)", Count(r.TokensPerS), Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB), Percent(r.OOMRisk))
 	if r.Days != nil {
 		s += fmt.Sprintf("; %s to train, %s chip-hours", Days(*r.Days), Count(*r.ChipHours))
 		if r.Cost != nil {
@@ -404,6 +408,9 @@ func frontScatter(p Plan) *scatter {
 	for _, r := range p.Pareto {
 		maxX = math.Max(maxX, r.MemoryGBPerChip)
 		maxY = math.Max(maxY, r.StepTimeS)
+		if r.StepTimeSRange != nil {
+			maxY = math.Max(maxY, r.StepTimeSRange[1])
+		}
 		usable = math.Max(usable, r.UsableGBPerChip)
 	}
 	maxX = math.Max(maxX, usable)
@@ -412,18 +419,22 @@ func frontScatter(p Plan) *scatter {
 		s.VLine = &tick{Pos: s.x(usable, maxX), Label: "usable " + Bytes(usable*GB)}
 	}
 	for i, r := range p.Pareto {
-		title := fmt.Sprintf("#%d %s: %s per step, %s per chip, %s tokens/s, MFU %s",
-			i+1, r.Strategy.Spec, Seconds(r.StepTimeS), Bytes(r.MemoryGBPerChip*GB), Count(r.TokensPerS), Percent(r.MFU))
+		title := fmt.Sprintf("#%d %s: %s per step (80%% band %s), %s per chip (out-of-memory risk %s), %s tokens/s, MFU %s",
+			i+1, r.Strategy.Spec, Seconds(r.StepTimeS), stepSpan(r.StepTimeSRange), Bytes(r.MemoryGBPerChip*GB), Percent(r.OOMRisk), Count(r.TokensPerS), Percent(r.MFU))
 		if r.Days != nil {
 			title += fmt.Sprintf(", %s to train", Days(*r.Days))
 			if r.Cost != nil {
 				title += ", cost " + Money(*r.Cost)
 			}
 		}
-		s.Points = append(s.Points, point{
+		pt := point{
 			X: s.x(r.MemoryGBPerChip, maxX), Y: s.y(r.StepTimeS, maxY),
 			Rank: i + 1, Label: strconv.Itoa(i + 1), Title: title, Recommended: i == p.Recommended, Optimal: true,
-		})
+		}
+		if r.StepTimeSRange != nil {
+			pt.HasBand, pt.BandLo, pt.BandHi = true, s.y(r.StepTimeSRange[0], maxY), s.y(r.StepTimeSRange[1], maxY)
+		}
+		s.Points = append(s.Points, pt)
 	}
 	s.placeLabels("recommended")
 	return s

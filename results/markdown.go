@@ -105,7 +105,7 @@ func (p Plan) WriteMarkdown(w io.Writer) error {
 	}
 
 	ew.printf("## Pareto front on %s: step time against memory per chip\n\n", mdText(p.Cluster.Name))
-	head, sep := "| | rank | step | step band | tokens/s | MFU | memory/chip", "| --- | ---: | ---: | ---: | ---: | ---: | ---:"
+	head, sep := "| | rank | step | 80% band | tokens/s | MFU | memory/chip | OOM risk", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---:"
 	head, sep = withTrainingHead(head, sep, t)
 	ew.printf("%s | strategy |\n%s | --- |\n", head, sep)
 	for i, r := range p.Pareto {
@@ -113,8 +113,8 @@ func (p Plan) WriteMarkdown(w io.Writer) error {
 		if i == p.Recommended {
 			mark = "★"
 		}
-		ew.printf("| %s | %d | %s | %s | %s | %s | %s%s | `%s` |\n", mark, i+1, Seconds(r.StepTimeS), stepSpan(r.StepTimeSRange), Count(r.TokensPerS),
-			Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB), trainingCells(r, t, " | "), mdCode(r.Strategy.Spec))
+		ew.printf("| %s | %d | %s | %s | %s | %s | %s | %s%s | `%s` |\n", mark, i+1, Seconds(r.StepTimeS), stepSpan(r.StepTimeSRange), Count(r.TokensPerS),
+			Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB), Percent(r.OOMRisk), trainingCells(r, t, " | "), mdCode(r.Strategy.Spec))
 	}
 	rule := "the fastest strategy that fits"
 	if p.Recommendation != nil {

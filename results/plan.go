@@ -144,13 +144,33 @@ type Plan struct {
 	ModelArg, ClusterArg string `json:"-"`
 }
 
-// PlanUncertainty is a chip family's measured step-time error
-// (profiles.Uncertainty).
+// PlanUncertainty is the band of the plan's step times
+// (profiles.Band): the interval, as multiples of a predicted step time,
+// that 80% (and 95%) of the runs it was measured on fall in.
 type PlanUncertainty struct {
-	// Fraction is the relative error, e.g. 0.074.
+	// Fraction is the 80% interval's half-width, a fraction of the step time.
 	Fraction float64 `json:"fraction"`
+	// Interval80 and Interval95 are the intervals' ends as multiples of the
+	// predicted step time ([lo, hi]; lo above 1 when the model is optimistic).
+	Interval80 [2]float64 `json:"interval_80"`
+	Interval95 [2]float64 `json:"interval_95"`
+	// Coverage80 is the share of its runs that the 80% interval, drawn
+	// without their own source, contained.
+	Coverage80 float64 `json:"coverage_80"`
+	// Regime is "searched" for a plan's rows (the search's selection error
+	// included), "fixed" or "single".
+	Regime string `json:"regime"`
+	// Novel lists what no run covers: "family", "framework", "precision",
+	// "scale"; the band is the pool's, widened.
+	Novel []string `json:"novel,omitempty"`
 	// Basis says which measurements it comes from.
 	Basis string `json:"basis"`
+}
+
+// NewPlanUncertainty is the plan form of a band.
+func NewPlanUncertainty(b profiles.Band) *PlanUncertainty {
+	return &PlanUncertainty{Fraction: b.HalfWidth(), Interval80: [2]float64{b.Lo80, b.Hi80}, Interval95: [2]float64{b.Lo95, b.Hi95},
+		Coverage80: b.Coverage80, Regime: b.Regime, Novel: b.Novel, Basis: b.Basis()}
 }
 
 // NewPlan builds a plan from its inputs, a search summary and the front's
@@ -174,21 +194,21 @@ func NewPlan(m model.Spec, c profiles.Cluster, w space.Workload, s SearchSummary
 		ModelArg:    m.Name,
 		ClusterArg:  c.Name,
 		Framework:   DefaultFramework,
-		Uncertainty: planUncertainty(c),
+		Uncertainty: planUncertainty(c, front, recommended),
 	}
 }
 
 // DefaultFramework is the framework a plan names when none is given.
 const DefaultFramework = "generic"
 
-// planUncertainty is the measured step-time error of c's chip family at
-// its chip count, nil when there are no measurements.
-func planUncertainty(c profiles.Cluster) *PlanUncertainty {
-	u, ok := profiles.StepTimeUncertainty(c.Chip.Family, c.Chips())
-	if !ok {
-		return nil
+// planUncertainty is the band of the plan's recommended row (else its
+// first), or that of a searched bf16 plan on c when the front is empty.
+func planUncertainty(c profiles.Cluster, front []Evaluation, recommended int) *PlanUncertainty {
+	if len(front) == 0 {
+		return NewPlanUncertainty(profiles.StepTimeBand(profiles.BandQuery{Family: c.Chip.Family, Chips: c.Chips(), Searched: true}))
 	}
-	return &PlanUncertainty{Fraction: u.Fraction, Basis: u.Basis}
+	e := front[max(recommended, 0)]
+	return NewPlanUncertainty(e.Band())
 }
 
 // SetTraining adds the days, chip-hours and (with a price) cost of
@@ -257,7 +277,7 @@ func (p Plan) WriteTable(w io.Writer) error {
 	}
 	t := p.training()
 	tw := newTable(ew)
-	head := "\tRANK\tSTEP\tBAND\tTOKENS/S\tTOKENS/S/CHIP\tMFU\tMEMORY/CHIP"
+	head := "\tRANK\tSTEP\tBAND 80%\tTOKENS/S\tTOKENS/S/CHIP\tMFU\tMEMORY/CHIP\tOOM RISK"
 	if t.Given() {
 		head += "\tDAYS\tCHIP-HOURS"
 		if t.PricePerChipHour > 0 {
@@ -271,8 +291,8 @@ func (p Plan) WriteTable(w io.Writer) error {
 		if i == p.Recommended {
 			mark = "*"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s", mark, i+1, Seconds(r.StepTimeS), p.bandCell(), Count(r.TokensPerS),
-			Count(r.TokensPerSPerChip), Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s", mark, i+1, Seconds(r.StepTimeS), stepSpan(r.StepTimeSRange), Count(r.TokensPerS),
+			Count(r.TokensPerSPerChip), Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB), Percent(r.OOMRisk))
 		fmt.Fprintf(tw, "%s\t%s\n", trainingCells(r, t, "\t"), r.Strategy.Spec)
 	}
 	if err := tw.Flush(); err != nil {
@@ -298,17 +318,11 @@ func (p Plan) objectiveText() string {
 // bandText is the header's account of the step-time band.
 func (p Plan) bandText() string {
 	if p.Uncertainty == nil {
-		return "none: no measurements for this chip family, so no band on step time and tokens/s"
+		return "none"
 	}
-	return fmt.Sprintf("±%s on step time and tokens/s (%s)", Percent(p.Uncertainty.Fraction), p.Uncertainty.Basis)
-}
-
-// bandCell is the BAND column: ±fraction, or "-" without measurements.
-func (p Plan) bandCell() string {
-	if p.Uncertainty == nil {
-		return "-"
-	}
-	return "±" + Percent(p.Uncertainty.Fraction)
+	u := p.Uncertainty
+	return fmt.Sprintf("80%% of measured runs fall within x%s to x%s of the predicted step time (95%%: x%s to x%s): %s",
+		sig3(u.Interval80[0]), sig3(u.Interval80[1]), sig3(u.Interval95[0]), sig3(u.Interval95[1]), u.Basis)
 }
 
 // searchText is the header's one-line account of the search.

@@ -1,15 +1,20 @@
 package results
 
-import "github.com/meshplan/meshplan/search"
+import (
+	"fmt"
+
+	"github.com/meshplan/meshplan/search"
+)
 
 // PlanOf builds the plan of a search of problem p: the first top rows of
 // res's front (all of them when top <= 0, and at least up to the
 // recommended row), the search summary with the seed and the --fix string
 // used, and the row objective recommends (empty: balanced; see
 // [Recommendation]) with the rule and band.
-func PlanOf(p *search.Problem, res *search.Result, top int, seed int64, fix, objective string) (Plan, error) {
+func PlanOf(p *search.Problem, res *search.Result, o PlanOptions) (Plan, error) {
+	top, seed, fix := o.Top, o.Seed, o.Fix
 	m, c, w := p.Model(), p.Cluster(), p.Workload()
-	rec, why, err := recommend(res.Front, objective, c)
+	rec, why, err := recommend(res.Front, o.Objective, c, o.Framework, o.maxOOMRisk())
 	if err != nil {
 		return Plan{}, err
 	}
@@ -22,6 +27,7 @@ func PlanOf(p *search.Problem, res *search.Result, top int, seed int64, fix, obj
 		evals[i] = Evaluation{
 			Model: m, Cluster: c, Workload: w,
 			Strategy: cand.Strategy, Time: cand.Time, Memory: cand.Memory, UsableBytes: cand.UsableBytes,
+			Framework: o.Framework, Searched: true,
 		}
 	}
 	summary := SearchSummary{
@@ -39,8 +45,39 @@ func PlanOf(p *search.Problem, res *search.Result, top int, seed int64, fix, obj
 		FrontSize:   len(res.Front),
 	}
 	plan := NewPlan(m, c, w, summary, evals, rec.Index)
-	if rec.Index >= 0 {
+	if len(res.Front) > 0 {
 		plan.Recommendation = &why
 	}
+	if rec.Index < 0 && len(res.Front) > 0 {
+		plan.Notes = append(plan.Notes, fmt.Sprintf("nothing recommended: every row's out-of-memory risk is above %s (--max-oom-risk)", Percent(why.MaxOOMRisk)))
+	}
 	return plan, nil
+}
+
+// PlanOptions are how PlanOf builds a plan.
+type PlanOptions struct {
+	// Top is the number of front rows kept (all when <= 0, and at least up
+	// to the recommended row); Seed the search's seed and Fix its --fix.
+	Top  int
+	Seed int64
+	Fix  string
+	// Objective chooses the recommended row (empty: balanced).
+	Objective string
+	// Framework names the framework profile the rows ran under ("" for the
+	// default): their bands depend on it.
+	Framework string
+	// MaxOOMRisk is the out-of-memory risk above which a row is not
+	// recommended; 0 means search.DefaultMaxOOMRisk, a negative value 0.
+	MaxOOMRisk float64
+}
+
+// maxOOMRisk is o's risk limit.
+func (o PlanOptions) maxOOMRisk() float64 {
+	switch {
+	case o.MaxOOMRisk == 0:
+		return search.DefaultMaxOOMRisk
+	case o.MaxOOMRisk < 0:
+		return 0
+	}
+	return o.MaxOOMRisk
 }

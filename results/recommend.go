@@ -7,18 +7,19 @@ import (
 	"github.com/meshplan/meshplan/search"
 )
 
-// Recommendation says how a plan's recommended row was chosen (issue 14):
-// the objective, its rule in words and the step-time band of the fastest
-// row that the balanced objective chooses in.
+// Recommendation says how a plan's recommended row was chosen (issue 14,
+// issue 41): the objective, its rule in words, the step-time band of the
+// fastest row that the balanced objective chooses in and the
+// out-of-memory risk above which no row is recommended.
 type Recommendation struct {
 	// Objective is balanced (the default), time, memory or cost
 	// (search.Objectives).
 	Objective string `json:"objective"`
 	// Rule is the objective's rule in words, with the band.
 	Rule string `json:"rule"`
-	// Band is the relative error of step times the rule allows, a fraction
-	// of the fastest step time: the chip family's measured uncertainty, or
-	// the smallest measured on any family when it has none.
+	// Band is the relative error between two plans' step times that the
+	// rule allows, a fraction of the fastest step time
+	// (profiles.Bands.Between).
 	Band float64 `json:"band"`
 	// BandBasis says where Band comes from.
 	BandBasis string `json:"band_basis"`
@@ -28,56 +29,54 @@ type Recommendation struct {
 	// BandRows is the number of leading rows of the whole front (fastest
 	// first) within the band: pareto[0:band_rows] when --top prints them.
 	BandRows int `json:"band_rows"`
-	// MemoryBand is the relative error of the memory per chip
-	// (profiles.MemoryUncertainty): the balanced rule counts headrooms
-	// that differ by less than it as equal.
-	MemoryBand float64 `json:"memory_band"`
+	// MaxOOMRisk is the out-of-memory risk above which a row is not
+	// recommended (--max-oom-risk); RiskyRows counts the whole front's rows
+	// above it.
+	MaxOOMRisk float64 `json:"max_oom_risk"`
+	RiskyRows  int     `json:"risky_rows"`
 }
 
 // InBand reports whether row i of the front (0 first) is within the band.
 func (r *Recommendation) InBand(i int) bool { return r != nil && i < r.BandRows }
 
-// recommendationBand returns the band the recommendation allows around the
-// fastest step time on cluster c and its basis: the measured uncertainty
-// of c's chip family at its size, else the smallest measured on any family
-// (the model is no more accurate on a chip it was never checked on).
-func recommendationBand(c profiles.Cluster) (float64, string) {
-	if u, ok := profiles.StepTimeUncertainty(c.Chip.Family, c.Chips()); ok {
-		return u.Fraction, u.Basis
-	}
-	u := profiles.SmallestStepTimeUncertainty()
-	return u.Fraction, "no measurements for this chip family: the smallest band measured on any (" + u.Basis + ")"
-}
+// betweenBasis says where the recommendation's band comes from.
+const betweenBasis = "the measured single-chip steps' errors about their model's mean: how far two strategies of one model can be told apart"
 
 // recommend chooses the recommended row of front under objective (empty:
-// balanced) on cluster c.
-func recommend(front []search.Candidate, objective string, c profiles.Cluster) (search.Recommendation, Recommendation, error) {
+// balanced) on cluster c under the framework profile, refusing rows whose out-of-memory risk
+// (profiles.OOMRisk) is above maxRisk.
+func recommend(front []search.Candidate, objective string, c profiles.Cluster, framework string, maxRisk float64) (search.Recommendation, Recommendation, error) {
 	if objective == "" {
 		objective = search.ObjectiveBalanced
 	}
-	band, basis := recommendationBand(c)
-	memBand := profiles.MemoryUncertainty().Fraction
-	rec, err := search.Recommend(front, objective, band, memBand)
+	band := profiles.DefaultBands().Between
+	risks := make([]float64, len(front))
+	for i, f := range front {
+		risks[i] = profiles.OOMRisk(f.MemoryBytes, f.UsableBytes, c.Chips(), framework)
+	}
+	rec, err := search.Recommend(front, objective, band, risks, maxRisk)
 	if err != nil {
 		return rec, Recommendation{}, err
 	}
-	r := Recommendation{Objective: objective, Band: band, BandBasis: basis, BandStepTimeS: rec.BandStepSeconds, BandRows: rec.BandRows, MemoryBand: memBand}
+	r := Recommendation{Objective: objective, Band: band, BandBasis: betweenBasis, BandStepTimeS: rec.BandStepSeconds,
+		BandRows: rec.BandRows, MaxOOMRisk: maxRisk, RiskyRows: rec.Risky}
 	r.Rule = r.ruleText()
 	return rec, r, nil
 }
 
-// ruleText is the objective's rule in words with the band.
+// ruleText is the objective's rule in words with the band and the risk limit.
 func (r Recommendation) ruleText() string {
 	band := fmt.Sprintf("±%s of the fastest step time (up to %s, %s)", Percent(r.Band), Seconds(r.BandStepTimeS), rowsText(r.BandRows))
+	risk := fmt.Sprintf("an out-of-memory risk of at most %s", Percent(r.MaxOOMRisk))
 	switch r.Objective {
 	case search.ObjectiveTime:
-		return "time: the fastest strategy that fits; the model's band is " + band
+		return "time: the fastest strategy with " + risk + "; the model's band is " + band
 	case search.ObjectiveMemory:
-		return "memory: the least memory per chip; the model's band is " + band
+		return "memory: the least memory per chip with " + risk + "; the model's band is " + band
 	case search.ObjectiveCost:
-		return "cost: the least cost to train (chip-hours at --price), then the fastest; the model's band is " + band
+		return "cost: the least cost to train (chip-hours at --price) with " + risk + ", then the fastest; the model's band is " + band
 	}
-	return "balanced: among the strategies within " + band + ", the most memory headroom (within ±" + Percent(r.MemoryBand) + " of memory counts as equal), then the fewest chips, then the fewest parallel dimensions above 1, then the fastest"
+	return "balanced: among the strategies within " + band + " with " + risk + ", the least risk (within a point counts as equal), then the fewest chips, then the fewest parallel dimensions above 1, then the fastest"
 }
 
 // objectiveRule is an objective's rule in words without one front's
@@ -85,13 +84,13 @@ func (r Recommendation) ruleText() string {
 func objectiveRule(objective string) string {
 	switch objective {
 	case search.ObjectiveTime:
-		return "time: the fastest strategy that fits"
+		return "time: the fastest strategy within the out-of-memory risk limit"
 	case search.ObjectiveMemory:
-		return "memory: the least memory per chip"
+		return "memory: the least memory per chip within the out-of-memory risk limit"
 	case search.ObjectiveCost:
-		return "cost: the least cost to train (chip-hours at --price), then the fastest"
+		return "cost: the least cost to train (chip-hours at --price) within the out-of-memory risk limit, then the fastest"
 	}
-	return "balanced: among the strategies within the model's band of the fastest step time (the chip family's measured error, or the smallest measured on any family), the most memory headroom (headrooms within the memory model's measured error count as equal), then the fewest chips, then the fewest parallel dimensions above 1, then the fastest"
+	return "balanced: among the strategies within the model's band of the fastest step time (the measured steps' errors about their model's mean) and the out-of-memory risk limit, the least risk (within a point counts as equal), then the fewest chips, then the fewest parallel dimensions above 1, then the fastest"
 }
 
 // rowsText names the first n rows of a front: "row 1", "rows 1-4".

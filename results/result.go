@@ -92,20 +92,24 @@ type Collective struct {
 // Result is the contract's RESULT: one evaluated strategy, as printed by
 // `plan explain --format json` and as each element of a plan's pareto list.
 type Result struct {
-	Strategy          Strategy     `json:"strategy"`
-	StepTimeS         float64      `json:"step_time_s"`
-	StepTimeSRange    *[2]float64  `json:"step_time_s_range,omitempty"`
-	TokensPerS        float64      `json:"tokens_per_s"`
-	TokensPerSRange   *[2]float64  `json:"tokens_per_s_range,omitempty"`
-	TokensPerSPerChip float64      `json:"tokens_per_s_per_chip"`
-	MFU               float64      `json:"mfu"`
-	HFU               float64      `json:"hfu"`
-	MemoryGBPerChip   float64      `json:"memory_gb_per_chip"`
-	UsableGBPerChip   float64      `json:"usable_gb_per_chip"`
-	Fits              bool         `json:"fits"`
-	Time              Time         `json:"time"`
-	Memory            Memory       `json:"memory"`
-	Collectives       []Collective `json:"collectives"`
+	Strategy          Strategy    `json:"strategy"`
+	StepTimeS         float64     `json:"step_time_s"`
+	StepTimeSRange    *[2]float64 `json:"step_time_s_range,omitempty"`
+	StepTimeSRange95  *[2]float64 `json:"step_time_s_range_95,omitempty"`
+	TokensPerS        float64     `json:"tokens_per_s"`
+	TokensPerSRange   *[2]float64 `json:"tokens_per_s_range,omitempty"`
+	TokensPerSPerChip float64     `json:"tokens_per_s_per_chip"`
+	MFU               float64     `json:"mfu"`
+	HFU               float64     `json:"hfu"`
+	MemoryGBPerChip   float64     `json:"memory_gb_per_chip"`
+	UsableGBPerChip   float64     `json:"usable_gb_per_chip"`
+	Fits              bool        `json:"fits"`
+	// OOMRisk is the probability that the strategy needs more than the
+	// usable memory per chip (profiles.OOMRisk).
+	OOMRisk     float64      `json:"oom_risk"`
+	Time        Time         `json:"time"`
+	Memory      Memory       `json:"memory"`
+	Collectives []Collective `json:"collectives"`
 
 	// Days is the wall time to train on Training.Tokens at TokensPerS;
 	// ChipHours is Days x 24 x chips and Cost is ChipHours x
@@ -153,6 +157,10 @@ type Evaluation struct {
 	// BatchDefault says how the batch was defaulted, and how to set it;
 	// empty when the user gave it (Batch.Default).
 	BatchDefault string
+	// Searched says a search chose the strategy (a plan's row) rather
+	// than the user (explain): its band carries the search's selection
+	// error (profiles.RegimeSearched).
+	Searched bool
 }
 
 // Batch is the evaluation's global batch.
@@ -169,11 +177,24 @@ func (e Evaluation) FrameworkName() string {
 	return e.Framework
 }
 
-// Uncertainty returns the measured error of step times predicted on the
-// evaluation's chip family at its chip count (profiles.StepTimeUncertainty),
-// and false when the family has no measurements.
-func (e Evaluation) Uncertainty() (profiles.Uncertainty, bool) {
-	return profiles.StepTimeUncertainty(e.Cluster.Chip.Family, e.Cluster.Chips())
+// Band returns the interval of the evaluation's step time
+// (profiles.StepTimeBand): its chip family at its chip count, its
+// framework and precision, and whether a search chose the strategy.
+func (e Evaluation) Band() profiles.Band {
+	prec := space.PrecisionBF16
+	if e.Strategy.EightBit() {
+		prec = e.Strategy.Precision
+	}
+	return profiles.StepTimeBand(profiles.BandQuery{
+		Family: e.Cluster.Chip.Family, Chips: e.Cluster.Chips(), Framework: e.FrameworkName(),
+		Precision: prec, Searched: e.Searched,
+	})
+}
+
+// OOMRisk is the probability that the strategy needs more than the usable
+// memory per chip (profiles.OOMRisk).
+func (e Evaluation) OOMRisk() float64 {
+	return profiles.OOMRisk(e.Memory.TotalBytes(), e.UsableBytes, e.Cluster.Chips(), e.FrameworkName())
 }
 
 // Fits reports whether the memory estimate is within the usable HBM.
@@ -245,12 +266,15 @@ func NewResult(e Evaluation) Result {
 	for i, c := range e.Time.Collectives {
 		colls[i] = newCollective(c)
 	}
-	var stepRange, tpsRange *[2]float64
-	if u, ok := e.Uncertainty(); ok && e.Time.StepSeconds > 0 {
-		// The measured step time t of a prediction p lies in p·(1 ± u) for
-		// the family's error u; the throughput in tokens/(p·(1 ± u)).
-		lo, hi := e.Time.StepSeconds*(1-u.Fraction), e.Time.StepSeconds*(1+u.Fraction)
+	var stepRange, stepRange95, tpsRange *[2]float64
+	if e.Time.StepSeconds > 0 {
+		// The measured step time of a prediction p lies in
+		// [p·Lo80, p·Hi80] for 80% of the runs the band was measured on;
+		// the throughput in tokens over that.
+		b := e.Band()
+		lo, hi := e.Time.StepSeconds*b.Lo80, e.Time.StepSeconds*b.Hi80
 		stepRange = &[2]float64{lo, hi}
+		stepRange95 = &[2]float64{e.Time.StepSeconds * b.Lo95, e.Time.StepSeconds * b.Hi95}
 		tokens := float64(e.Workload.Tokens())
 		tpsRange = &[2]float64{tokens / hi, tokens / lo}
 	}
@@ -258,6 +282,7 @@ func NewResult(e Evaluation) Result {
 		Strategy:          NewStrategy(e.Strategy, e.Workload),
 		StepTimeS:         e.Time.StepSeconds,
 		StepTimeSRange:    stepRange,
+		StepTimeSRange95:  stepRange95,
 		TokensPerSRange:   tpsRange,
 		TokensPerS:        tps,
 		TokensPerSPerChip: tps / chips,
@@ -266,6 +291,7 @@ func NewResult(e Evaluation) Result {
 		MemoryGBPerChip:   e.Memory.TotalBytes() / GB,
 		UsableGBPerChip:   e.UsableBytes / GB,
 		Fits:              e.Fits(),
+		OOMRisk:           e.OOMRisk(),
 		Time: Time{
 			ComputeS:     e.Time.ComputeSeconds,
 			MatmulS:      e.Time.MatmulSeconds,
@@ -318,4 +344,10 @@ func NewTrainingResult(e Evaluation, t Training) Result {
 	// inputs are checked by the command line before).
 	_ = t.applyBudget(&r, e.Cluster, e.FrameworkName())
 	return r
+}
+
+// oomBasis says what the evaluation's out-of-memory risk is drawn from
+// (profiles.Bands.MemoryFitFor).
+func (e Evaluation) oomBasis() string {
+	return "the memory model's error on " + profiles.DefaultBands().MemoryFitFor(e.Cluster.Chips(), e.FrameworkName()).Basis
 }

@@ -19,6 +19,9 @@ func row(t, mem float64, degrees ...int) Candidate {
 		Fits: true, Costed: true, Index: -1}
 }
 
+// risks are out-of-memory risks for rows of a front.
+func risks(r ...float64) []float64 { return r }
+
 func TestRecommend(t *testing.T) {
 	front := []Candidate{
 		// 64 chips each.
@@ -29,24 +32,31 @@ func TestRecommend(t *testing.T) {
 		row(12.0, 40, 4, 4, 4),     // outside 5%
 		row(20.0, 10, 2, 4, 8),     // least memory
 	}
+	// Hand-set risks falling with memory: 90 GB of 100 is 30%, 88 GB 20%,
+	// 70 GB 5.5% and 5%, 40 and 10 GB 5%.
+	rs := risks(0.30, 0.20, 0.055, 0.05, 0.05, 0.05)
 	for _, tt := range []struct {
 		name      string
 		objective string
 		band      float64
+		maxRisk   float64
 		want      int
 		bandRows  int
 	}{
-		{"balanced, no band: the fastest", ObjectiveBalanced, 0, 0, 1},
-		{"balanced, 0.1%: the lighter of two equal times", ObjectiveBalanced, 0.001, 1, 2},
-		{"balanced, 5%: most headroom, then fewest dimensions", ObjectiveBalanced, 0.05, 3, 4},
-		{"empty is balanced", "", 0.05, 3, 4},
-		{"balanced, 100%: the whole front", ObjectiveBalanced, 1, 5, 6},
-		{"time", ObjectiveTime, 0.05, 0, 4},
-		{"memory", ObjectiveMemory, 0.05, 5, 4},
-		{"cost: the least chip-seconds", ObjectiveCost, 0.05, 0, 4},
+		{"balanced, no band, no limit: the fastest", ObjectiveBalanced, 0, 1, 0, 1},
+		{"balanced, 0.1%: the less risky of two equal times", ObjectiveBalanced, 0.001, 1, 1, 2},
+		{"balanced, 5%: least risk within a point, then fewest dimensions", ObjectiveBalanced, 0.05, 1, 3, 4},
+		{"empty is balanced", "", 0.05, 1, 3, 4},
+		{"balanced, 100%: risks tie, the fewest dimensions", ObjectiveBalanced, 1, 1, 3, 6},
+		{"balanced, no band, 10% limit: the fastest safe row beyond the band", ObjectiveBalanced, 0, 0.10, 2, 1},
+		{"time, no limit", ObjectiveTime, 0.05, 1, 0, 4},
+		{"time, 10% limit: row 1 and 2 are too risky", ObjectiveTime, 0.05, 0.10, 2, 4},
+		{"memory", ObjectiveMemory, 0.05, 0.10, 5, 4},
+		{"cost: the least chip-seconds that is safe", ObjectiveCost, 0.05, 0.10, 2, 4},
+		{"a 1% limit: nothing", ObjectiveBalanced, 0.05, 0.01, -1, 4},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Recommend(front, tt.objective, tt.band, 0)
+			got, err := Recommend(front, tt.objective, tt.band, rs, tt.maxRisk)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,54 +79,56 @@ func TestRecommendChipsBreakTies(t *testing.T) {
 		objective string
 		want      int
 	}{{ObjectiveBalanced, 2}, {ObjectiveCost, 1}, {ObjectiveTime, 0}} {
-		got, err := Recommend(front, tt.objective, 0, 0)
+		got, err := Recommend(front, tt.objective, 0, risks(0, 0, 0), DefaultMaxOOMRisk)
 		if err != nil || got.Index != tt.want {
 			t.Errorf("Recommend(%s) = %d, %v; want %d", tt.objective, got.Index, err, tt.want)
 		}
 	}
 }
 
-// TestRecommendMemoryBand: headrooms within the memory band of the memory
-// of the row with the most count as equal, so the simpler row wins over a
-// lighter one the memory model cannot tell apart; the band is relative to
-// that row's memory.
-func TestRecommendMemoryBand(t *testing.T) {
+// TestRecommendRiskTie: risks within RiskTie of the least count as equal,
+// so the simpler row wins over a safer one by less than a point; a row
+// 2 points safer wins; Risky counts the rows above the limit.
+func TestRecommendRiskTie(t *testing.T) {
 	front := []Candidate{
 		row(10.0, 71.8, 32, 1, 1, 2), // fastest: 2 dimensions
-		row(10.2, 71.3, 16, 1, 2, 2), // 0.5 GB lighter: 3 dimensions
-		row(10.3, 71.3, 16, 2, 1, 2), // as light, also 3 dimensions
-		row(10.4, 60.0, 8, 2, 2, 2),  // 11.8 GB lighter: 4 dimensions
+		row(10.2, 71.3, 16, 1, 2, 2), // 3 dimensions
+		row(10.4, 60.0, 8, 2, 2, 2),  // 4 dimensions
 	}
 	for _, tt := range []struct {
-		name    string
-		rows    int
-		memBand float64
-		want    int
+		name  string
+		risks []float64
+		want  int
+		risky int
 	}{
-		{"no memory band: the lightest of the near-equal", 3, 0, 1},
-		{"2.3%: 0.5 of 71.3 GB is noise, the simplest wins", 3, 0.023, 0},
-		{"0.5%: 0.36 GB, the lighter ones win, first of them", 3, 0.005, 1},
-		{"2.3% with a row 11.8 GB lighter: it wins", 4, 0.023, 3},
+		{"half a point: the simplest", risks(0.060, 0.055, 0.2), 0, 1},
+		{"two points: the safer", risks(0.080, 0.060, 0.2), 1, 1},
+		{"the safest of all", risks(0.09, 0.07, 0.04), 2, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Recommend(front[:tt.rows], ObjectiveBalanced, 1, tt.memBand)
-			if err != nil || got.Index != tt.want {
-				t.Errorf("Recommend(memBand %g) = row %d, %v; want row %d", tt.memBand, got.Index, err, tt.want)
+			got, err := Recommend(front, ObjectiveBalanced, 1, tt.risks, 0.1)
+			if err != nil || got.Index != tt.want || got.Risky != tt.risky {
+				t.Errorf("Recommend(risks %v) = row %d, %d risky, %v; want row %d, %d risky", tt.risks, got.Index, got.Risky, err, tt.want, tt.risky)
 			}
 		})
 	}
 }
 
 func TestRecommendErrors(t *testing.T) {
-	if got, err := Recommend(nil, ObjectiveBalanced, 0.05, 0.023); err != nil || got.Index != -1 {
+	if got, err := Recommend(nil, ObjectiveBalanced, 0.05, nil, 0.1); err != nil || got.Index != -1 {
 		t.Errorf("Recommend(empty) = %+v, %v; want -1", got, err)
 	}
 	for _, tt := range []struct {
 		objective     string
-		band, memBand float64
-	}{{"fastest", 0, 0}, {ObjectiveTime, -0.1, 0}, {ObjectiveBalanced, 0.05, math.NaN()}, {ObjectiveBalanced, 0.05, math.Inf(1)}} {
-		if _, err := Recommend([]Candidate{row(1, 1, 1)}, tt.objective, tt.band, tt.memBand); err == nil {
-			t.Errorf("Recommend(%q, %g, %g): no error", tt.objective, tt.band, tt.memBand)
+		band, maxRisk float64
+		risks         []float64
+	}{
+		{"fastest", 0, 0.1, risks(0)}, {ObjectiveTime, -0.1, 0.1, risks(0)}, {ObjectiveBalanced, math.NaN(), 0.1, risks(0)},
+		{ObjectiveBalanced, math.Inf(1), 0.1, risks(0)}, {ObjectiveBalanced, 0.05, 1.5, risks(0)},
+		{ObjectiveBalanced, 0.05, math.NaN(), risks(0)}, {ObjectiveBalanced, 0.05, 0.1, nil},
+	} {
+		if _, err := Recommend([]Candidate{row(1, 1, 1)}, tt.objective, tt.band, tt.risks, tt.maxRisk); err == nil {
+			t.Errorf("Recommend(%q, %g, %g, %v): no error", tt.objective, tt.band, tt.maxRisk, tt.risks)
 		}
 	}
 	for _, name := range append(Objectives(), "") {

@@ -19,6 +19,11 @@ type HeldOut struct {
 	ID     string `json:"id"`
 	Source string `json:"source"`
 	Chip   string `json:"chip"`
+	// Framework is the framework profile it was predicted with, Chips the
+	// job's chip count and Strategy the layout evaluated (runs.Row).
+	Framework string `json:"framework"`
+	Chips     int    `json:"chips"`
+	Strategy  string `json:"strategy"`
 	// Measured is the published tokens/s per chip; Default, InSample and
 	// OutOfSource the predictions, and the *Error fields predicted/measured - 1.
 	Measured         float64 `json:"measured_tokens_per_s_per_chip"`
@@ -88,8 +93,9 @@ func LeaveOneSourceOut(rs []runs.Run, o Options) (SourceReport, error) {
 		}
 		r := byID[row.ID]
 		rep.Rows = append(rep.Rows, HeldOut{
-			ID: row.ID, Source: r.SourceName(), Chip: row.Chip, Measured: row.MeasuredTokensPerSPerChip,
-			Default: row.PredictedTokensPerSPerChip, DefaultError: row.Error,
+			ID: row.ID, Source: r.SourceName(), Chip: row.Chip, Framework: row.Framework, Chips: row.Chips, Strategy: row.Strategy,
+			Measured: row.MeasuredTokensPerSPerChip,
+			Default:  row.PredictedTokensPerSPerChip, DefaultError: row.Error,
 			InSample: row.PredictedTokensPerSPerChip, InSampleError: row.Error,
 			OutOfSource: row.PredictedTokensPerSPerChip, OutOfSourceError: row.Error,
 		})

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -121,32 +120,6 @@ func TestValidateFigures(t *testing.T) {
 	for _, row := range rep.Rows {
 		if strings.Contains(row.ID, "zero3") && math.Abs(row.Error) > 0.20 {
 			t.Errorf("%s: error %+.1f%%, want within 20%%", row.ID, 100*row.Error)
-		}
-	}
-}
-
-// TestUncertaintyCurrent checks that the step-time bands the planner prints
-// (profiles.StepTimeUncertainty) are the validation errors the published
-// runs give today: a change of the model that moves them must update them.
-func TestUncertaintyCurrent(t *testing.T) {
-	rs, err := Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep := Validate(rs, nil, Options{})
-	for _, g := range rep.ByChip {
-		c, err := Run{Cluster: g.Name + "-8"}.ClusterOf(nil)
-		if err != nil {
-			t.Fatalf("%s: %v", g.Name, err)
-		}
-		u, ok := profiles.StepTimeUncertainty(c.Chip.Family, 64)
-		if !ok {
-			t.Errorf("%s: no band, but %d runs measure it (MAPE %.1f%%)", g.Name, g.Rows, 100*g.MAPE)
-			continue
-		}
-		if math.Abs(u.Fraction-g.MAPE) > 0.005 {
-			t.Errorf("%s: band ±%.1f%%, but plan validate's MAPE over its %d runs is %.1f%%: update profiles/uncertainty.go",
-				g.Name, 100*u.Fraction, g.Rows, 100*g.MAPE)
 		}
 	}
 }

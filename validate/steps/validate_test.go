@@ -254,25 +254,3 @@ func TestValidateFileErrors(t *testing.T) {
 		t.Errorf("unknown column: %v, want an InputError naming the nearest column", err)
 	}
 }
-
-// TestUncertaintyCurrent checks that the single-H100 step-time band the
-// planner prints (profiles.StepTimeUncertainty) is the measured steps'
-// step-time MAPE today.
-func TestUncertaintyCurrent(t *testing.T) {
-	rep, err := ValidateFile(referenceFile, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, ok := profiles.StepTimeUncertainty("nvidia-hopper", 1)
-	if !ok {
-		t.Fatal("no single-chip band for nvidia-hopper")
-	}
-	if got := rep.Overall.StepMAPE; math.Abs(u.Fraction-got) > 0.005 {
-		t.Errorf("single-H100 band ±%.1f%%, but the %d measured steps' MAPE is %.1f%%: update profiles/uncertainty.go",
-			100*u.Fraction, rep.Overall.Ran, 100*got)
-	}
-	if m, got := profiles.MemoryUncertainty(), rep.Overall.MemoryMAPE; math.Abs(m.Fraction-got) > 0.005 {
-		t.Errorf("memory band ±%.1f%%, but the %d measured steps' peak-memory MAPE is %.1f%%: update profiles/uncertainty.go",
-			100*m.Fraction, rep.Overall.Ran, 100*got)
-	}
-}

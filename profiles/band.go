@@ -1,0 +1,417 @@
+package profiles
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Regimes of the step-time bands: which prediction a band is the error of.
+const (
+	// RegimeFixed is a fixed strategy on many chips: `plan explain`, or a
+	// published run's own layout under `plan validate`.
+	RegimeFixed = "fixed"
+	// RegimeSearched is the best plan a search finds on many chips: every
+	// row `plan` prints. The search picks the estimate that errs most in its
+	// favour, so this band is wider and more biased than the fixed one.
+	RegimeSearched = "searched"
+	// RegimeSingle is a step on one chip, measured or searched.
+	RegimeSingle = "single"
+)
+
+// BandMinRuns is the fewest runs a chip family needs for a band of its
+// own; a family with fewer takes the band of every run of the regime.
+const BandMinRuns = 10
+
+// Quantile levels of the stored log errors: the bounds of the 95% and 80%
+// intervals and the median.
+var bandLevels = [5]float64{0.025, 0.10, 0.50, 0.90, 0.975}
+
+// BandFit is the error distribution of one chip family (or of every run of
+// a regime, Family ""): quantiles of ln(measured/predicted step time) over
+// the runs' leave-one-source-out predictions.
+type BandFit struct {
+	// Family is the chip family, "" for the pool of every family.
+	Family string
+	// Runs and Sources count the runs and their sources.
+	Runs, Sources int
+	// MaxChips is the largest job among the runs.
+	MaxChips int
+	// Q are ln(measured/predicted) at 2.5%, 10%, 50%, 90% and 97.5%
+	// (BandQuantiles).
+	Q [5]float64
+	// Coverage80 is the fraction of the runs whose measured step time falls
+	// in the 80% interval drawn without their own source
+	// (validate/bands.Coverage).
+	Coverage80 float64
+}
+
+// BandTable is the band data of one regime.
+type BandTable struct {
+	// Regime is RegimeFixed, RegimeSearched or RegimeSingle.
+	Regime string
+	// Pooled is the fit of every run of the regime.
+	Pooled BandFit
+	// Families are the fits of the chip families with at least BandMinRuns
+	// runs, and those with fewer (whose bands use Pooled), by name.
+	Families []BandFit
+	// Frameworks and Precisions are those the runs cover.
+	Frameworks, Precisions []string
+	// Basis says which measurements the table comes from.
+	Basis string
+}
+
+// MemoryFit is the error distribution of the memory model: the log
+// errors ln(measured/predicted peak) of published or measured peaks,
+// smoothed by a normal kernel (MemoryFit.Exceeds).
+type MemoryFit struct {
+	// Framework is the framework profile of the peaks, "" for a pool.
+	Framework string
+	// LogErrors are the peaks' log errors, sorted.
+	LogErrors []float64
+	// BandwidthLog is the kernel's standard deviation, in log units.
+	BandwidthLog float64
+	// Basis says which measurements they are.
+	Basis string
+}
+
+// Bands is every band the planner prints: step-time intervals per regime
+// and the memory model's error for out-of-memory risks.
+type Bands struct {
+	// Tables are the step-time tables by regime.
+	Tables []BandTable
+	// Between is the 80% half-width of the measured single-chip steps'
+	// errors about their model's mean, a fraction of the step time: how far
+	// the predictions of two strategies of one model on one chip can be off
+	// from each other beyond the bias they share (search.Recommend's time
+	// band).
+	Between float64
+	// Memory is the memory error on many chips: the pool of every
+	// framework's peaks, and each framework's with at least BandMinRuns.
+	Memory            MemoryFit
+	MemoryByFramework []MemoryFit
+	// MemorySingle is the memory error of single-chip steps.
+	MemorySingle MemoryFit
+}
+
+// BandQuery is what a band depends on: the job's chip family and size,
+// its framework and precision, and whether its strategy was searched.
+type BandQuery struct {
+	// Family is the chip family (Chip.Family); Chips the job's chip count.
+	Family string
+	Chips  int
+	// Framework is the framework profile's name ("" is the default profile).
+	Framework string
+	// Precision is the matmul precision: "bf16", "fp8" or "int8".
+	Precision string
+	// Searched says the strategy is a search's best rather than fixed.
+	Searched bool
+}
+
+// Band is an interval for a measured step time, as multiples of the
+// predicted one: 80% of the runs it was measured on fall in
+// [t·Lo80, t·Hi80], 95% in [t·Lo95, t·Hi95]. Lo is above 1 where the
+// model is optimistic (measured slower than predicted).
+type Band struct {
+	Lo80, Hi80, Lo95, Hi95 float64
+	// Median is the median ratio of measured to predicted step time.
+	Median float64
+	// Coverage80 is the share of the basis's runs that its 80% interval,
+	// drawn without their own source, contained.
+	Coverage80 float64
+	// Runs is the number of runs behind it.
+	Runs int
+	// Regime is the table it comes from; Family the family whose runs it
+	// uses, "" for the pool.
+	Regime, Family string
+	// Novel lists what no run covers and widened the band: "family",
+	// "framework", "precision", "scale".
+	Novel []string
+}
+
+// HalfWidth is half the 80% interval's width, a fraction of the predicted
+// step time.
+func (b Band) HalfWidth() float64 { return (b.Hi80 - b.Lo80) / 2 }
+
+// Basis says in words where the band comes from.
+func (b Band) Basis() string {
+	on := "of every chip family"
+	if b.Family != "" {
+		on = "on " + b.Family
+	}
+	what := map[string]string{
+		RegimeFixed:    "published runs %s, each source left out",
+		RegimeSearched: "published runs %s, planned with their published degrees",
+		RegimeSingle:   "measured single-chip steps %s",
+	}[b.Regime]
+	s := fmt.Sprintf("%d "+what+"; %.0f%% fall in it drawn without their source", b.Runs, on, 100*b.Coverage80)
+	if len(b.Novel) > 0 {
+		s += "; no run covers this " + strings.Join(b.Novel, ", ")
+		if widening(b.Novel) > 0 {
+			s += ", so it is widened"
+		}
+	}
+	return s
+}
+
+// StepTimeBand returns the band of a step time predicted for q from the
+// planner's shipped bands (DefaultBands).
+func StepTimeBand(q BandQuery) Band { return DefaultBands().StepTimeBand(q) }
+
+// StepTimeBand returns the band of a step time predicted for q: one chip
+// takes the single-chip table when its family has runs there, else (and
+// many chips) the fixed or searched table. A family with at least BandMinRuns runs has its
+// own quantiles, any other the pool's; then each of the family, framework,
+// precision and scale (chips beyond the family's largest run) that no run
+// covers widens it (Widen). Every query has a band.
+func (bs Bands) StepTimeBand(q BandQuery) Band {
+	regime := RegimeFixed
+	if q.Searched {
+		regime = RegimeSearched
+	}
+	t, ok := bs.table(regime)
+	if q.Chips <= 1 {
+		if st, sok := bs.table(RegimeSingle); sok {
+			if f, fok := st.family(q.Family); fok && f.Runs > 0 {
+				t, ok = st, true
+			}
+		}
+	}
+	if !ok {
+		return Band{Lo80: 1, Hi80: 1, Lo95: 1, Hi95: 1, Median: 1, Regime: regime}
+	}
+	var novel []string
+	fit := t.Pooled
+	f, known := t.family(q.Family)
+	switch {
+	case !known || f.Runs == 0:
+		novel = append(novel, "family")
+	case f.Runs >= BandMinRuns:
+		fit = f
+	}
+	if !slices.Contains(t.Frameworks, frameworkKey(q.Framework)) {
+		novel = append(novel, "framework")
+	}
+	if !slices.Contains(t.Precisions, PrecisionKey(q.Precision)) {
+		novel = append(novel, "precision")
+	}
+	if known && f.Runs > 0 && q.Chips > f.MaxChips {
+		novel = append(novel, "scale")
+	}
+	return bandOf(t, fit, novel)
+}
+
+// widening counts the novelties that widen a band: a family no run
+// covers already takes the pool's band, which holds every family's
+// spread, so only the framework, precision and scale widen it further.
+func widening(novel []string) int {
+	k := 0
+	for _, n := range novel {
+		if n != "family" {
+			k++
+		}
+	}
+	return k
+}
+
+// bandOf is the band of fit, widened by the novelties against t's pool.
+func bandOf(t BandTable, fit BandFit, novel []string) Band {
+	q := Widen(fit.Q, t.Pooled.Q, widening(novel))
+	return Band{
+		Lo95: math.Exp(q[0]), Lo80: math.Exp(q[1]), Median: math.Exp(q[2]), Hi80: math.Exp(q[3]), Hi95: math.Exp(q[4]),
+		Coverage80: fit.Coverage80, Runs: fit.Runs, Regime: t.Regime, Family: fit.Family, Novel: novel,
+	}
+}
+
+// table returns the table of regime.
+func (bs Bands) table(regime string) (BandTable, bool) {
+	i := slices.IndexFunc(bs.Tables, func(t BandTable) bool { return t.Regime == regime })
+	if i < 0 {
+		return BandTable{}, false
+	}
+	return bs.Tables[i], true
+}
+
+// family returns t's fit of the family.
+func (t BandTable) family(name string) (BandFit, bool) {
+	i := slices.IndexFunc(t.Families, func(f BandFit) bool { return f.Family == name })
+	if i < 0 {
+		return BandFit{}, false
+	}
+	return t.Families[i], true
+}
+
+// frameworkKey is the framework a band covers: the default profile is "generic".
+func frameworkKey(name string) string {
+	if name == "" {
+		return "generic"
+	}
+	return name
+}
+
+// PrecisionKey is the precision class a band covers: "fp8", "int8", else
+// "bf16".
+func PrecisionKey(p string) string {
+	switch p {
+	case "fp8", "int8":
+		return p
+	}
+	return "bf16"
+}
+
+// Widen returns the quantiles q widened for k aspects of a job that no run
+// covers: each is taken as one more independent error, as large as the
+// pool's, added in quadrature to the distance of each bound from the
+// median (an assumption: nothing measures an uncovered aspect, so its
+// error is taken to be the typical error of a source the model has not
+// seen, which is what the pool's leave-one-source-out spread is).
+func Widen(q, pool [5]float64, k int) [5]float64 {
+	if k <= 0 {
+		return q
+	}
+	m := q[2]
+	out := q
+	for i, v := range q {
+		if i == 2 {
+			continue
+		}
+		d, dp := v-m, pool[i]-pool[2]
+		// sqrt(d² + k·dp²), with d's sign: an independent error adds in quadrature.
+		w := math.Sqrt(d*d + float64(k)*dp*dp)
+		if i < 2 {
+			w = -w
+		}
+		out[i] = m + w
+	}
+	return out
+}
+
+// BandQuantiles returns the 2.5%, 10%, 50%, 90% and 97.5% quantiles of
+// the log errors x (sorted in place) at the plotting positions p·(n+1)
+// (Hyndman and Fan's type 6, the order statistics a split-conformal
+// interval uses), interpolated linearly and clamped to the extremes; zero
+// without errors.
+func BandQuantiles(x []float64) [5]float64 {
+	var q [5]float64
+	if len(x) == 0 {
+		return q
+	}
+	slices.Sort(x)
+	for i, p := range bandLevels {
+		q[i] = quantile(x, p)
+	}
+	return q
+}
+
+// OOMRisk returns the probability that a strategy predicted at
+// predictedBytes per chip needs more than usableBytes, under the shipped
+// memory fits (DefaultBands, Bands.MemoryFitFor).
+func OOMRisk(predictedBytes, usableBytes float64, chips int, framework string) float64 {
+	return DefaultBands().OOMRisk(predictedBytes, usableBytes, chips, framework)
+}
+
+// OOMRisk returns the probability that the measured peak of a strategy
+// predicted at predictedBytes exceeds usableBytes: the share of the memory
+// model's error distribution for the job (MemoryFitFor) above
+// ln(usable/predicted).
+func (bs Bands) OOMRisk(predictedBytes, usableBytes float64, chips int, framework string) float64 {
+	if predictedBytes <= 0 {
+		return 0
+	}
+	if usableBytes <= 0 {
+		return 1
+	}
+	return bs.MemoryFitFor(chips, framework).Exceeds(math.Log(usableBytes / predictedBytes))
+}
+
+// MemoryFitFor returns the memory fit of a job of chips chips under the
+// framework profile: the single-chip steps' for one chip, the framework's
+// own when it has at least BandMinRuns peaks, else the pool's.
+func (bs Bands) MemoryFitFor(chips int, framework string) MemoryFit {
+	if chips <= 1 && len(bs.MemorySingle.LogErrors) > 0 {
+		return bs.MemorySingle
+	}
+	for _, f := range bs.MemoryByFramework {
+		if f.Framework == frameworkKey(framework) && len(f.LogErrors) >= BandMinRuns {
+			return f
+		}
+	}
+	return bs.Memory
+}
+
+// Exceeds returns the probability that a new peak's log error
+// ln(measured/predicted) exceeds x: the share of the fit's log errors
+// above x, each smoothed by a normal kernel of the fit's bandwidth (a
+// kernel estimate of the distribution: it keeps the heavy tail of the few
+// peaks the model missed by far, which a normal fit would spread over
+// every plan). Without errors it is 0 above 0 and 1 below.
+func (f MemoryFit) Exceeds(x float64) float64 {
+	if len(f.LogErrors) == 0 {
+		if x < 0 {
+			return 1
+		}
+		return 0
+	}
+	if !(f.BandwidthLog > 0) {
+		n := 0
+		for _, v := range f.LogErrors {
+			if v > x {
+				n++
+			}
+		}
+		return float64(n) / float64(len(f.LogErrors))
+	}
+	k := distuv.Normal{Mu: 0, Sigma: f.BandwidthLog}
+	p := 0.0
+	for _, v := range f.LogErrors {
+		// P(v + ε > x) for a kernel ε ~ N(0, h²).
+		p += k.Survival(x - v)
+	}
+	return p / float64(len(f.LogErrors))
+}
+
+// MemoryFitOf returns the kernel fit of the log errors x (sorted in
+// place), with Silverman's rule-of-thumb bandwidth 0.9·min(sd, IQR/1.34)·n^(-1/5)
+// (Silverman 1986, eq. 3.31).
+func MemoryFitOf(x []float64, basis string) MemoryFit {
+	f := MemoryFit{LogErrors: x, Basis: basis}
+	n := len(x)
+	if n < 2 {
+		return f
+	}
+	slices.Sort(x)
+	mean := 0.0
+	for _, v := range x {
+		mean += v / float64(n)
+	}
+	sd := 0.0
+	for _, v := range x {
+		sd += (v - mean) * (v - mean)
+	}
+	sd = math.Sqrt(sd / float64(n-1))
+	iqr := quantile(x, 0.75) - quantile(x, 0.25)
+	scale := sd
+	if iqr > 0 {
+		scale = min(sd, iqr/1.34)
+	}
+	// Silverman (1986) eq. 3.31.
+	f.BandwidthLog = 0.9 * scale * math.Pow(float64(n), -0.2)
+	return f
+}
+
+// quantile is the type 6 quantile p of the sorted x.
+func quantile(x []float64, p float64) float64 {
+	n := len(x)
+	h := p * float64(n+1)
+	switch {
+	case h <= 1:
+		return x[0]
+	case h >= float64(n):
+		return x[n-1]
+	}
+	lo := int(math.Floor(h))
+	return x[lo-1] + (h-float64(lo))*(x[lo]-x[lo-1])
+}

@@ -1,0 +1,257 @@
+// Package bands fits the planner's prediction intervals and out-of-memory
+// risk from the public measurements, and checks them the way a new source
+// would: each run's interval is drawn without its own source.
+//
+// A sample is one run's log error ln(measured/predicted step time) (or
+// peak memory). Fit turns the samples of a regime (a fixed strategy, a
+// search's best plan, a single chip) into a profiles.BandTable: quantiles
+// per chip family with at least profiles.BandMinRuns runs, and of the pool
+// of every run, which profiles.Bands.StepTimeBand draws intervals from.
+// Coverage measures how often those intervals contain a run of a source
+// they were not drawn from. Write prints the fitted tables as the Go
+// source of profiles.DefaultBands.
+package bands
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/meshplan/meshplan/profiles"
+)
+
+// Sample is one run's error.
+type Sample struct {
+	// ID names the run; Source is where it was published or measured.
+	ID, Source string
+	// Family is the chip family, Framework the framework profile and
+	// Precision the matmul precision class (profiles.PrecisionKey).
+	Family, Framework, Precision string
+	// Chips is the job's chip count.
+	Chips int
+	// LogError is ln(measured/predicted): positive where the model is
+	// optimistic (the run was slower or bigger than predicted).
+	LogError float64
+}
+
+// query is the band query of s.
+func (s Sample) query(searched bool) profiles.BandQuery {
+	return profiles.BandQuery{Family: s.Family, Chips: s.Chips, Framework: s.Framework, Precision: s.Precision, Searched: searched}
+}
+
+// Fit returns the band table of a regime from its samples: the pool's and
+// every family's quantiles (profiles.BandQuantiles), the frameworks and
+// precisions covered, and each fit's leave-one-source-out coverage of its
+// 80% interval (Coverage).
+func Fit(regime string, samples []Sample, basis string) profiles.BandTable {
+	t := fitOnly(regime, samples, basis)
+	cov := Coverage(regime, samples)
+	t.Pooled.Coverage80 = cov.All.Coverage80
+	for i := range t.Families {
+		if c, ok := cov.family(t.Families[i].Family); ok {
+			t.Families[i].Coverage80 = c.Coverage80
+		}
+	}
+	return t
+}
+
+// fitOnly is Fit without the coverage.
+func fitOnly(regime string, samples []Sample, basis string) profiles.BandTable {
+	t := profiles.BandTable{Regime: regime, Basis: basis, Pooled: fitOf("", samples)}
+	for _, f := range familiesOf(samples) {
+		t.Families = append(t.Families, fitOf(f, filter(samples, func(s Sample) bool { return s.Family == f })))
+	}
+	for _, s := range samples {
+		if !slices.Contains(t.Frameworks, s.Framework) {
+			t.Frameworks = append(t.Frameworks, s.Framework)
+		}
+		if p := profiles.PrecisionKey(s.Precision); !slices.Contains(t.Precisions, p) {
+			t.Precisions = append(t.Precisions, p)
+		}
+	}
+	slices.Sort(t.Frameworks)
+	slices.Sort(t.Precisions)
+	return t
+}
+
+// fitOf is the fit of samples under the family name.
+func fitOf(family string, samples []Sample) profiles.BandFit {
+	f := profiles.BandFit{Family: family, Runs: len(samples)}
+	var x []float64
+	var sources []string
+	for _, s := range samples {
+		x = append(x, s.LogError)
+		f.MaxChips = max(f.MaxChips, s.Chips)
+		if !slices.Contains(sources, s.Source) {
+			sources = append(sources, s.Source)
+		}
+	}
+	f.Sources = len(sources)
+	f.Q = profiles.BandQuantiles(x)
+	return f
+}
+
+// familiesOf returns the families of samples, sorted.
+func familiesOf(samples []Sample) []string {
+	var out []string
+	for _, s := range samples {
+		if !slices.Contains(out, s.Family) {
+			out = append(out, s.Family)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// filter returns the samples keep accepts.
+func filter(samples []Sample, keep func(Sample) bool) []Sample {
+	var out []Sample
+	for _, s := range samples {
+		if keep(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Covered is the leave-one-source-out coverage of a group of runs.
+type Covered struct {
+	// Name is the chip family, or "all".
+	Name string `json:"name"`
+	// Runs counts the runs; In80 and In95 those inside the 80% and 95%
+	// intervals drawn without their source.
+	Runs int `json:"runs"`
+	In80 int `json:"in_80"`
+	In95 int `json:"in_95"`
+	// Coverage80 and Coverage95 are In80/Runs and In95/Runs.
+	Coverage80 float64 `json:"coverage_80"`
+	Coverage95 float64 `json:"coverage_95"`
+	// MedianHalfWidth is the median of the runs' 80% half-widths, a
+	// fraction of the predicted step time.
+	MedianHalfWidth float64 `json:"median_half_width"`
+}
+
+// CoverageReport is the coverage of a regime's intervals, overall and per
+// family, in the order of Fit's families.
+type CoverageReport struct {
+	// Regime is the regime's name (profiles.RegimeFixed, ...).
+	Regime string `json:"regime"`
+	// All covers every run; Families each family's.
+	All      Covered   `json:"all"`
+	Families []Covered `json:"families"`
+}
+
+// family returns the coverage of the family.
+func (r CoverageReport) family(name string) (Covered, bool) {
+	i := slices.IndexFunc(r.Families, func(c Covered) bool { return c.Name == name })
+	if i < 0 {
+		return Covered{}, false
+	}
+	return r.Families[i], true
+}
+
+// Coverage draws, for every sample, the interval the planner would print
+// for its job (profiles.Bands.StepTimeBand) from a table fitted without
+// the sample's source, and counts how often the run's measured figure falls
+// inside: the coverage a source the model has never seen can expect. A
+// family whose only source is the one left out is then a family no run
+// covers, and is widened as such.
+func Coverage(regime string, samples []Sample) CoverageReport {
+	rep := CoverageReport{Regime: regime, All: Covered{Name: "all"}}
+	type out struct {
+		in80, in95 bool
+		half       float64
+	}
+	results := make([]out, len(samples))
+	tables := map[string]profiles.Bands{}
+	for i, s := range samples {
+		bs, ok := tables[s.Source]
+		if !ok {
+			rest := filter(samples, func(o Sample) bool { return o.Source != s.Source })
+			bs = profiles.Bands{Tables: []profiles.BandTable{fitOnly(regime, rest, "")}}
+			tables[s.Source] = bs
+		}
+		b := bs.StepTimeBand(s.query(regime == profiles.RegimeSearched))
+		r := math.Exp(s.LogError)
+		results[i] = out{in80: b.Lo80 <= r && r <= b.Hi80, in95: b.Lo95 <= r && r <= b.Hi95, half: b.HalfWidth()}
+	}
+	tally := func(name string, keep func(Sample) bool) Covered {
+		c := Covered{Name: name}
+		var halves []float64
+		for i, s := range samples {
+			if !keep(s) {
+				continue
+			}
+			c.Runs++
+			if results[i].in80 {
+				c.In80++
+			}
+			if results[i].in95 {
+				c.In95++
+			}
+			halves = append(halves, results[i].half)
+		}
+		if c.Runs > 0 {
+			c.Coverage80 = float64(c.In80) / float64(c.Runs)
+			c.Coverage95 = float64(c.In95) / float64(c.Runs)
+			c.MedianHalfWidth = median(halves)
+		}
+		return c
+	}
+	rep.All = tally("all", func(Sample) bool { return true })
+	for _, f := range familiesOf(samples) {
+		rep.Families = append(rep.Families, tally(f, func(s Sample) bool { return s.Family == f }))
+	}
+	return rep
+}
+
+// median returns the median of x (sorted in place), 0 without values.
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	slices.Sort(x)
+	n := len(x)
+	if n%2 == 1 {
+		return x[n/2]
+	}
+	return (x[n/2-1] + x[n/2]) / 2
+}
+
+// Residual80 is the 80% half-width of the errors about their source's
+// mean: how far two predictions of one source can differ from each other
+// beyond the bias they share, the error that separates two plans of one
+// job (search.Recommend's time band). Sources with one run carry no
+// residual and are left out.
+func Residual80(samples []Sample) float64 {
+	bySource := map[string][]float64{}
+	for _, s := range samples {
+		bySource[s.Source] = append(bySource[s.Source], s.LogError)
+	}
+	var res []float64
+	for _, src := range sortedKeys(bySource) {
+		xs := bySource[src]
+		if len(xs) < 2 {
+			continue
+		}
+		mean := 0.0
+		for _, v := range xs {
+			mean += v / float64(len(xs))
+		}
+		for _, v := range xs {
+			res = append(res, v-mean)
+		}
+	}
+	q := profiles.BandQuantiles(res)
+	return (math.Exp(q[3]) - math.Exp(q[1])) / 2
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, cmp.Compare)
+	return keys
+}

@@ -1,0 +1,141 @@
+package bands
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/validate/runs"
+	"github.com/meshplan/meshplan/validate/steps"
+)
+
+var update = flag.Bool("update", false, "rewrite profiles/band_table.go from the measurements")
+
+// tableFile is the generated source of profiles.DefaultBands.
+const tableFile = "../../profiles/band_table.go"
+
+// inputs reads the measurements the shipped bands are fitted on: the
+// built-in runs and published-runs-2, published-memory and the measured
+// H100 steps (byte copies of the shared reference data).
+func inputs(t testing.TB) Inputs {
+	t.Helper()
+	builtin, err := runs.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(path string) []runs.Run {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		rs, err := runs.Read(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	st, err := steps.ValidateFile("../steps/testdata/measured-h100/train-steps.csv", steps.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Inputs{
+		Runs:   append(builtin, read("../runs/testdata/published-runs-2.csv")...),
+		Memory: read("../runs/testdata/published-memory.csv"),
+		Steps:  st,
+	}
+}
+
+// TestBandsCurrent refits the bands from the measurements and fails when
+// profiles.DefaultBands has drifted from them: the band the planner prints
+// is always the one the data gives (rerun with -update after changing the
+// model). It also checks the targets: the 80% interval covers
+// 75-85% of the runs, drawn without their source, overall and for every
+// family with at least 10 runs, with a median half-width under 20%.
+func TestBandsCurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("refits and searches every public run")
+	}
+	res, err := Build(context.Background(), inputs(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var src bytes.Buffer
+	if err := WriteGo(&src, res.Bands); err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(tableFile, src.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range res.Coverage {
+		t.Logf("%s: %d runs, 80%% coverage %.0f%%, 95%% %.0f%%, median half-width %.1f%%", c.Regime, c.All.Runs,
+			100*c.All.Coverage80, 100*c.All.Coverage95, 100*c.All.MedianHalfWidth)
+		for _, f := range c.Families {
+			t.Logf("  %-24s %3d runs: 80%% %.0f%%, 95%% %.0f%%, half-width %.1f%%", f.Name, f.Runs, 100*f.Coverage80, 100*f.Coverage95, 100*f.MedianHalfWidth)
+		}
+		_ = i
+	}
+	want := profiles.DefaultBands()
+	if d := drift(want, res.Bands); d != "" {
+		t.Errorf("profiles.DefaultBands is stale (%s): rerun go test ./validate/bands -run TestBandsCurrent -update", d)
+	}
+}
+
+// drift names the first figure of got that differs from want by more than
+// its tolerance: half a point of a log quantile or of a memory moment, 3
+// points of coverage, any count.
+func drift(want, got profiles.Bands) string {
+	if len(want.Tables) != len(got.Tables) {
+		return "tables"
+	}
+	near := func(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+	fits := func(a, b profiles.BandFit) bool {
+		if a.Family != b.Family || a.Runs != b.Runs || !near(a.Coverage80, b.Coverage80, 0.03) {
+			return false
+		}
+		for i := range a.Q {
+			if !near(a.Q[i], b.Q[i], 0.005) {
+				return false
+			}
+		}
+		return true
+	}
+	for i, w := range want.Tables {
+		g := got.Tables[i]
+		if !fits(w.Pooled, g.Pooled) || len(w.Families) != len(g.Families) {
+			return w.Regime + " pool"
+		}
+		for j := range w.Families {
+			if !fits(w.Families[j], g.Families[j]) {
+				return w.Regime + " " + w.Families[j].Family
+			}
+		}
+	}
+	if len(want.MemoryByFramework) != len(got.MemoryByFramework) {
+		return "memory frameworks"
+	}
+	pairs := [][2]profiles.MemoryFit{{want.Memory, got.Memory}, {want.MemorySingle, got.MemorySingle}}
+	for i := range want.MemoryByFramework {
+		pairs = append(pairs, [2]profiles.MemoryFit{want.MemoryByFramework[i], got.MemoryByFramework[i]})
+	}
+	for _, m := range pairs {
+		if len(m[0].LogErrors) != len(m[1].LogErrors) || !near(m[0].BandwidthLog, m[1].BandwidthLog, 0.005) {
+			return "memory"
+		}
+		for i := range m[0].LogErrors {
+			if !near(m[0].LogErrors[i], m[1].LogErrors[i], 0.005) {
+				return "memory"
+			}
+		}
+	}
+	if !near(want.Between, got.Between, 0.005) {
+		return "between"
+	}
+	return ""
+}
