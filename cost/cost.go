@@ -40,6 +40,18 @@ type Comm struct {
 	// per tensor (DeepSpeed ZeRO-3's per-parameter fetch); otherwise the
 	// small tensors ride in their block's buckets.
 	PerTensor bool
+	// TPPlan runs tensor parallelism as a fixed per-module plan (PyTorch
+	// DTensor's ColwiseParallel, RowwiseParallel and PrepareModuleInput, as
+	// torchtitan applies them: pytorch/torchtitan@820504e20d1149fbf0b98c567af24c4b0433b22d
+	// torchtitan/models/llama3/parallelize_llama.py:178-203): a weight
+	// sharded over tp keeps its shard (no einsum gathers a weight over
+	// tp; the activations are gathered or reduce-scattered instead), and
+	// the backward's tp and cp collectives run where autograd reaches
+	// them, each waited on by the op that reads it, so none hides under
+	// the sibling GEMM as Megatron's dX/dW overlap does (async TP, which
+	// would hide them, is off by default: enable_async_tensor_parallel,
+	// torchtitan/config_manager.py:301 @820504e).
+	TPPlan bool
 }
 
 // Collective is one kind of communication of a step, aggregated over its calls.

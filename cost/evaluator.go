@@ -190,8 +190,9 @@ type shapeKey struct {
 // the model and sequence parallelism, which place each role on the
 // tensors' dimensions (evaluator.layoutOf).
 type planKey struct {
-	m  *Model
-	sp bool
+	m      *Model
+	sp     bool
+	tpPlan bool // Comm.TPPlan forbids a weight's gather over tp (planRole)
 }
 
 // grow sizes the per-tensor slices for the program.
@@ -865,7 +866,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy, name in
 	}
 	tp := max(s.Degree[space.TP], 1)
 	shape := shapeKey{m: cm, rows: mbs * s.Replicas(), seq: in.seq, sp: s.SP && tp > 1, tp: tp, deg: e.mr.Degrees}
-	if pk := (planKey{m: cm, sp: shape.sp}); e.pgen == 0 || pk != e.planned {
+	if pk := (planKey{m: cm, sp: shape.sp, tpPlan: in.options.Comm.TPPlan}); e.pgen == 0 || pk != e.planned {
 		// Another model or sequence parallelism: the einsums' plans go
 		// (rolePlans).
 		e.pgen++

@@ -36,6 +36,8 @@ type einsumCtx struct {
 	// the keys and values a sliding-window or chunked core needs from the
 	// other shards (model.CPShare), 1 otherwise.
 	cpShare float64
+	// tpPlan keeps every weight's tp shard in place (Comm.TPPlan).
+	tpPlan bool
 }
 
 // resolution is the cheapest legal choice of the rules for every role:
@@ -96,7 +98,7 @@ func (res resolution) partial() roleSet { return res.lane(lanePartial) }
 // newEinsumCtx prepares the rules' inputs for op o of pass ps.
 func (e *evaluator) newEinsumCtx(o *model.Op, ps pass) einsumCtx {
 	p := e.p
-	x := einsumCtx{o: o, ta: &p.Tensors[o.A], tb: &p.Tensors[o.B], tc: &p.Tensors[o.C], shareA: 1, shareB: 1, cpShare: 1}
+	x := einsumCtx{o: o, ta: &p.Tensors[o.A], tb: &p.Tensors[o.B], tc: &p.Tensors[o.C], shareA: 1, shareB: 1, cpShare: 1, tpPlan: e.o.Comm.TPPlan}
 	if o.Span > 0 {
 		x.cpShare = model.CPShare(o.Local, o.Span, e.size[model.DimS], e.degOf(bit(space.RoleCP)&e.active))
 	}
@@ -251,6 +253,9 @@ func planRole(x *einsumCtx, r space.Role) rolePlan {
 		doA, doB := g&1 != 0, g&2 != 0
 		if (doA && !canA) || (doB && !canB) {
 			continue
+		}
+		if x.tpPlan && r == space.RoleTP && ((doA && x.ta.Weight) || (doB && x.tb.Weight)) {
+			continue // a DTensor TP plan never gathers a weight over tp (Comm.TPPlan)
 		}
 		out, splits, legal := landing(x, kept(pa, doA), kept(pb, doB), dc)
 		if !legal {
@@ -617,7 +622,8 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 	// inside every int8 matmul call, the weight included (under FSDP the
 	// gathered weight again for the forward, recompute and input-gradient
 	// calls, aqtWeightBytes); a TensorCore adds the partial sums of the
-	// op's reductions (reductionSeconds).
+	// op's reductions (reductionSeconds); a DTensor plan copies its
+	// sequence-parallel collectives' arrays (seqCopySeconds).
 	var mem float64
 	if o.FP8 && e.int8 && e.peak8 > 0 {
 		if x.ta.Weight {
@@ -629,6 +635,9 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 	}
 	if e.coreRed {
 		mem += e.reductionSeconds(res.emit[first:])
+	}
+	if e.o.Comm.TPPlan {
+		mem += e.seqCopySeconds(res.emit[first:])
 	}
 	sec += mem
 	res.addOpMem(idx, o, sec, mem)
@@ -691,6 +700,30 @@ func (e *evaluator) flopSeconds(o *model.Op, fl float64, ps pass) float64 {
 	return e.eff.MatmulSeconds(fl, e.peak)
 }
 
+// seqCopySeconds is the memory time of the copies that a DTensor plan's
+// sequence-parallel collectives among em make (Comm.TPPlan): the
+// activations are [batch, sequence, hidden], sharded over tp on the
+// sequence (Shard(1)), while NCCL gathers and scatters along the leading
+// dimension, so PyTorch's functional all_gather_tensor concatenates the
+// gathered chunks along gather_dim and reduce_scatter_tensor concatenates
+// the input's chunks before reducing (torch.cat(torch.chunk(...));
+// pytorch/pytorch@000f488bac901f592cae91dbaa39d78238cf5a05
+// torch/distributed/_functional_collectives.py): each reads and writes
+// the full array once, 2 bytes of HBM traffic per byte gathered or
+// reduced. torchtitan notes the cost ("we can accelerate Sequence Parallel
+// by folding (and unfolding) the batch dimension and the sequence
+// dimension", pytorch/torchtitan@820504e20d1149fbf0b98c567af24c4b0433b22d
+// torchtitan/models/llama3/parallelize_llama.py:175-177).
+func (e *evaluator) seqCopySeconds(em []emission) float64 {
+	var b float64
+	for i := range em {
+		if op := em[i].op; (op == opAG || op == opRS) && em[i].class == classCritical && em[i].roles == bit(space.RoleTP) {
+			b += 2 * em[i].bytes
+		}
+	}
+	return e.memSeconds(b)
+}
+
 // aqtWeightBytes is the HBM traffic per weight element of AQT's int8
 // quantisation inside one matmul call: the per-channel absolute maximum
 // reads the bf16 weight (2 bytes), the scaling and rounding read it again
@@ -747,13 +780,14 @@ func (e *evaluator) emitEinsum(res *runResult, x *einsumCtx, rs *resolution, why
 		classOut = classWeights
 	}
 	hide := func(t int, isOut bool, roles roleSet) (int, float64) {
-		if ps == pBwd && o.Sibling >= 0 && (isOut || t == o.SiblingIn) {
+		tpOnly := roles&^(bit(space.RoleTP)|bit(space.RoleCP)) == 0
+		if ps == pBwd && o.Sibling >= 0 && (isOut || t == o.SiblingIn) && !(e.o.Comm.TPPlan && tpOnly) {
 			return o.Sibling, 1 // Megatron overlaps dX's reduction with the dW GEMM and the re-gather with dX ([MEG-TP], docs/formulas.md §6)
 		}
 		if o.Group == model.GroupCore && roles&^bit(space.RoleCP) == 0 {
 			return idx, e.eff.OverlapFraction // ring attention hides the K/V exchange under the blocks (docs/formulas.md §3.4)
 		}
-		if e.o.CollectiveMatmul && roles&^(bit(space.RoleTP)|bit(space.RoleCP)) == 0 {
+		if e.o.CollectiveMatmul && tpOnly {
 			return idx, 1 // collective matmul [SB-JAX]
 		}
 		return -1, 0

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"github.com/meshplan/meshplan/cost"
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/space"
 )
@@ -62,6 +63,12 @@ func torchtitan() Profile {
 			"SDPA with a materialised causal mask at 0.35 of the flash kernel's rate",
 		Kernels:   k,
 		Precision: model.AutocastPrecision(),
+		// Its tensor parallelism is DTensor's per-module plan: the weights
+		// keep their column or row shard, the sequence-parallel inputs are
+		// all-gathered and the outputs reduce-scattered, in the backward
+		// too with nothing hidden under the sibling GEMM (vanilla TP; async
+		// TP is off by default) (cost.Comm.TPPlan).
+		Comm: cost.Comm{TPPlan: true},
 		// torchtitan shards optimizer state through FSDP2 only and runs
 		// tensor parallelism with sequence parallelism (--emit torchtitan's
 		// rules); its activation checkpointing is selective (op) or full.
