@@ -11,6 +11,7 @@ type segCost struct {
 	crit       float64                // exposed critical communication
 	weights    float64                // overlappable per micro-batch weight communication
 	weightEdge float64                // first gather + last reduction of the block's weights
+	weightsB   float64                // the part of weights in the recompute and backward passes
 	flops      float64
 	// runs are the forward, recompute and backward passes.
 	runs [3]runResult
@@ -42,7 +43,7 @@ type segCost struct {
 
 // reset clears what a new evaluation accumulates into sc, keeping its memory.
 func (sc *segCost) reset() {
-	sc.fwd, sc.bwd, sc.crit, sc.weights, sc.weightEdge, sc.flops = 0, 0, 0, 0, 0, 0
+	sc.fwd, sc.bwd, sc.crit, sc.weights, sc.weightEdge, sc.weightsB, sc.flops = 0, 0, 0, 0, 0, 0, 0
 	sc.wgt, sc.critF, sc.critW, sc.a2aF, sc.a2aB = 0, 0, 0, 0, 0
 	sc.cat = [numCategories]float64{}
 	sc.stepGrad, sc.stepParam = 0, 0
@@ -167,8 +168,8 @@ func (e *evaluator) sumRuns(b int, sc *segCost) {
 	// Accumulated in locals, in the same order as into sc: the compiler
 	// keeps them in registers instead of storing each sum through sc.
 	crit, critF, critW, a2aF, a2aB := sc.crit, sc.critF, sc.critW, sc.a2aF, sc.a2aB
-	weights, weightEdge := sc.weights, sc.weightEdge
-	for _, r := range [3]*runResult{fw, rc, bw} {
+	weights, weightEdge, weightsB := sc.weights, sc.weightEdge, sc.weightsB
+	for k, r := range [3]*runResult{fw, rc, bw} {
 		ops := r.opSeconds
 		for i := range r.emit {
 			em := &r.emit[i]
@@ -194,6 +195,9 @@ func (e *evaluator) sumRuns(b int, sc *segCost) {
 				}
 			case classWeights:
 				weights += em.seconds
+				if k > 0 {
+					weightsB += em.seconds
+				}
 				if (em.pass == pFwd && em.op == opAG) || em.op == opRS {
 					weightEdge += em.seconds
 				}
@@ -201,7 +205,7 @@ func (e *evaluator) sumRuns(b int, sc *segCost) {
 		}
 	}
 	sc.crit, sc.critF, sc.critW, sc.a2aF, sc.a2aB = crit, critF, critW, a2aF, a2aB
-	sc.weights, sc.weightEdge = weights, weightEdge
+	sc.weights, sc.weightEdge, sc.weightsB = weights, weightEdge, weightsB
 }
 
 // stepPart computes sc's once-per-step collectives from the gradients the

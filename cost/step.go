@@ -310,7 +310,8 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy, out 
 type rankSums struct {
 	// fc and bc are the compute of the forward and backward passes (the
 	// recompute in bc), crit the critical communication, wmb the per
-	// micro-batch weight traffic, sg and spar the once-per-step gradient
+	// micro-batch weight traffic (wmbB its part in the recompute and
+	// backward passes), sg and spar the once-per-step gradient
 	// reductions and parameter gathers, params the parameters updated,
 	// stored and computed those held and computed with (fillParams), fp8
 	// those with fp8 copies, cat the compute by category, wc the weight
@@ -320,7 +321,7 @@ type rankSums struct {
 	// and last reduction of the heaviest layer, off the activation bytes
 	// offloaded per micro-batch, layers the layers held.
 	fc, bc, crit, wmb, sg, spar, params, stored, computed, fp8 float64
-	wc, critF, critW, a2aF, a2aB, edge, off, layers            float64
+	wc, critF, critW, a2aF, a2aB, edge, off, layers, wmbB      float64
 	// sgEmb and sparEmb are sg's and spar's share of the embedding,
 	// sgEnds and sparEnds of the embedding and the output layer.
 	sgEmb, sparEmb, sgEnds, sparEnds float64
@@ -361,6 +362,7 @@ func (s *rankSums) of(st *evalState, rv *rankView) {
 		s.bc += n * sc.bwd
 		s.crit += n * sc.crit
 		s.wmb += n * sc.weights
+		s.wmbB += n * sc.weightsB
 		s.sg += h * sc.stepGrad
 		s.spar += h * sc.stepParam
 		if b == p.Embedding || b == p.Output {
@@ -471,30 +473,14 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 		exposed -= sr.overlapped * hidden
 	}
 	est.ExposedA2ASeconds = M*(a2aF+a2aB) - sr.overlapped*hidden
-	// FSDP/ZeRO-3: prefetch hides the per-micro-batch weight traffic
-	// under OverlapFraction of the compute; the first gather and the last
-	// reduction stay exposed ([TORCH-FSDP], docs/formulas.md §6).
-	var wExp, gExp, pExp, ppExp, offT, offExp float64
-	if wmb > 0 {
-		wExp = max(edge, M*wmb-sr.wof*est.ComputeSeconds)
-		exposed += wExp
-	}
-	// Gradient reduction overlaps the last micro-batch's backward and the
-	// ZeRO parameter gather the first forward; the last bucket is exposed
-	// ([MEG-DDP], docs/formulas.md §6): the first layer's with the
-	// embedding's gradient, which the backward pass computes last, so no
-	// compute is left to hide it (Megatron-Core and PyTorch DDP fill their
-	// buckets in reverse order of the parameters, the embedding's last:
-	// megatron/core/distributed/param_and_grad_buffer.py @d98e8a64), and
-	// symmetrically the first gather, which the embedding's lookup waits for.
-	if sg > 0 {
-		gExp = max((sg-rs.sgEnds)/units+rs.sgEmb, sg-sr.gof*bc)
-		exposed += gExp
-	}
-	if spar > 0 {
-		pExp = max((spar-rs.sparEnds)/units+rs.sparEmb, spar-sr.gof*fc)
-		exposed += pExp
-	}
+	var ppExp, offT, offExp float64
+	wExp, gExp, pExp := syncLoads{
+		m: M, fwd: fc, bwd: bc, compute: est.ComputeSeconds, wof: sr.wof, gof: sr.gof,
+		weights: wmb, weightsBwd: rs.wmbB, weightEdge: edge,
+		grad: sg, gradEdge: (sg-rs.sgEnds)/units + rs.sgEmb,
+		param: spar, paramEdge: (spar-rs.sparEnds)/units + rs.sparEmb,
+	}.exposed()
+	exposed += wExp + gExp + pExp
 	// Pipeline sends: one forward and one backward per micro-batch per
 	// virtual stage; the ramp-up and ramp-down walks over the stage
 	// boundaries are exposed, the steady-state sends (on the slowest hop)
@@ -546,6 +532,61 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 			est.Passes.PipelineSendExposedSeconds = ppExp
 		}
 	}
+}
+
+// syncLoads are what the exposure of a step's weight traffic and
+// once-per-step data-parallel collectives depends on: m micro-batches of
+// fwd and bwd compute seconds each (the recompute in bwd), the step's
+// compute, the overlap fractions of the weight traffic (wof) and of the
+// once-per-step collectives (gof), the per micro-batch weight traffic
+// (FSDP, ZeRO-2/3) and its part in the backward pass, the first gather
+// and last reduction of the heaviest layer, and the once-per-step gradient
+// reduction and parameter gather with their last bucket and first gather.
+type syncLoads struct {
+	m, fwd, bwd, compute, wof, gof   float64
+	weights, weightsBwd, weightEdge  float64
+	grad, gradEdge, param, paramEdge float64
+}
+
+// exposed returns the exposed seconds of the weight traffic, the
+// gradient reduction and the parameter gather (docs/formulas.md §6).
+//
+// FSDP/ZeRO-3 prefetch hides the per micro-batch weight traffic under
+// wof of the compute; the first gather and the last reduction stay
+// exposed [TORCH-FSDP]. The first forward's gathers have only that
+// forward to hide under, and the last backward's gathers and reductions
+// only that backward: the optimizer step waits for them.
+//
+// The gradient reduction overlaps the last micro-batch's backward and the
+// ZeRO parameter gather the first forward; the last bucket is exposed
+// [MEG-DDP]: the first layer's with the embedding's gradient, which the
+// backward pass computes last, so no compute is left to hide it
+// (Megatron-Core and PyTorch DDP fill their buckets in reverse order of
+// the parameters, the embedding's last:
+// megatron/core/distributed/param_and_grad_buffer.py @d98e8a64), and
+// symmetrically the first gather, which the embedding's lookup waits for.
+// Their window is what that pass's own weight traffic leaves of it: the
+// weight traffic and the data-parallel collectives cross the same links,
+// which carry one's bytes at a time, and a layer waits for its weights
+// but the optimizer alone for the reduced gradients (under hybrid
+// sharding, PyTorch FSDP all-reduces a unit's gradient shard over the
+// replicas after its reduce-scatter: _reduce_grad in pytorch/pytorch
+// torch/distributed/fsdp/_runtime_utils.py @3ade90a6; InternEvo issues a bucket's
+// all-reduce from the gradient hook, InternLM/InternEvo@c628a8c8
+// internlm/solver/optimizer/hybrid_zero_optim.py).
+func (l syncLoads) exposed() (weights, grad, param float64) {
+	fwdWeights := l.weights - l.weightsBwd
+	if l.weights > 0 {
+		ends := max(0, fwdWeights-l.wof*l.fwd) + max(0, l.weightsBwd-l.wof*l.bwd)
+		weights = max(l.weightEdge, l.m*l.weights-l.wof*l.compute, ends)
+	}
+	if l.grad > 0 {
+		grad = max(l.gradEdge, l.grad-max(0, l.gof*l.bwd-l.weightsBwd))
+	}
+	if l.param > 0 {
+		param = max(l.paramEdge, l.param-max(0, l.gof*l.fwd-fwdWeights))
+	}
+	return weights, grad, param
 }
 
 // fillParams sets st.sharded (st.params for both ZeRO shardings),
