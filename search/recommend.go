@@ -163,7 +163,6 @@ func balanced(rows []Candidate, risks []float64, maxRisk float64) int {
 	return best
 }
 
-
 // simpler reports whether a runs on fewer chips than b, or on as many in
 // fewer parallel dimensions above 1.
 func simpler(a, b *Candidate) bool {

@@ -3,6 +3,7 @@ package bands
 import (
 	"context"
 	"fmt"
+	"go/format"
 	"io"
 	"slices"
 	"strings"
@@ -148,7 +149,11 @@ func WriteGo(w io.Writer, bs profiles.Bands) error {
 	b.WriteString("\t\t},\n")
 	fmt.Fprintf(&b, "\t\tMemorySingle: %s,\n", memGo(bs.MemorySingle))
 	b.WriteString("\t}\n}\n")
-	_, err := io.WriteString(w, b.String())
+	src, err := format.Source([]byte(b.String()))
+	if err != nil {
+		return fmt.Errorf("bands: formatting the table: %w", err)
+	}
+	_, err = w.Write(src)
 	return err
 }
 
