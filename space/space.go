@@ -145,8 +145,8 @@ type Space struct {
 	// allow it (not full, not a module list with moe).
 	a2aOverlap, a2aAuto bool
 	recomputeA2A        []bool
-	layers     int
-	anyV       bool // a pinned v: any v with pp·v <= layers, equal chunks or not
+	layers              int
+	anyV                bool // a pinned v: any v with pp·v <= layers, equal chunks or not
 	// equalChunks requires layers = pp·v equal chunks (Limits.EqualChunks);
 	// firstForPP1 says the first schedule choice is valid only without a
 	// pipeline (the framework does not run it).
