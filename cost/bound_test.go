@@ -109,7 +109,7 @@ func TestLowerBound(t *testing.T) {
 						t.Fatalf("%v: bounds %.17g s and %.17g s; a fresh Bounder's %.17g s and %.17g s", s.String(), lb, comm, flb, fcomm)
 					}
 				}
-				paired := s.Schedule.Rules().Overlaps().Has(space.OverlapExpertA2A)
+				paired := s.A2AOverlap || s.Schedule.Rules().Overlaps().Has(space.OverlapExpertA2A) // the space turns a2a_overlap on where it can
 				switch {
 				case comm < 0 || lb+comm > est.StepSeconds:
 					t.Fatalf("%v: bound %.6g s + dispatch %.6g s, step %.6g s", s.String(), lb, comm, est.StepSeconds)

@@ -46,6 +46,14 @@ func a2aOverlapProblem(ep, pp int, sc Schedule, rc string) string {
 	return ""
 }
 
+// a2aAllowed reports whether ep, pp and schedule sc allow a2a_overlap
+// (a2aOverlapProblem's first three cases, without allocating): for the
+// search's per-strategy decision (Space.setInner), the recompute policy
+// checked once per choice.
+func a2aAllowed(ep, pp int, sc Schedule) bool {
+	return ep > 1 && sc != DualPipe && sc != DualPipeV && (pp <= 1 || sc == Interleaved)
+}
+
 // validateA2AOverlap adds a2aOverlapProblem's reason when s asks for the
 // overlap.
 func (s *Strategy) validateA2AOverlap(add func(format string, args ...any)) {

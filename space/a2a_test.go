@@ -1,6 +1,7 @@
 package space
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -62,5 +63,73 @@ func TestA2AOverlapRules(t *testing.T) {
 	}
 	if err := (Limits{Framework: "torchtitan", NoA2AOverlap: true}).Check(s, mixtral().Layers); err == nil || !strings.Contains(err.Error(), "cannot express a2a_overlap") {
 		t.Errorf("torchtitan's limits: %v, want a refusal of a2a_overlap", err)
+	}
+}
+
+// TestA2AOverlapSearched: with experts, a framework that runs the overlap
+// and no pin, the space turns a2a_overlap on exactly where Validate
+// allows it (by hand: ep=8 without a pipeline, or interleaved under one,
+// and no full or moe recompute), off elsewhere; a framework without it, or
+// a pin to false, keeps it off; every valid vector round-trips through
+// Encode.
+func TestA2AOverlapSearched(t *testing.T) {
+	w := Workload{Batch: 64, SeqLen: 4096}
+	for _, tt := range []struct {
+		name, fix string
+		lim       Limits
+		spec      string
+		want      bool
+	}{
+		{"no pipeline", "", Limits{}, "fsdp=16,ep=8", true},
+		{"selective", "", Limits{}, "fsdp=16,ep=8,recompute=selective", true},
+		{"full recompute", "", Limits{}, "fsdp=16,ep=8,recompute=full", false},
+		{"ep=1", "", Limits{}, "fsdp=16", false},
+		{"1f1b pipeline", "", Limits{}, "fsdp=8,pp=2,ep=8", false},
+		{"interleaved", "", Limits{}, "fsdp=8,pp=2,ep=8,schedule=interleaved,v=2", true},
+		{"pinned false", "a2a_overlap=false", Limits{}, "fsdp=16,ep=8", false},
+		{"torchtitan", "", Limits{Framework: "torchtitan", NoA2AOverlap: true}, "fsdp=16,ep=8", false},
+	} {
+		fix, err := ParseFix(tt.fix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, err := NewLimited(mixtral(), gpuCluster(16), w, fix, tt.lim)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		s, err := Parse(tt.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.A2AOverlap = tt.want
+		genes, ok := sp.Encode(s)
+		if !ok {
+			t.Errorf("%s: Encode(%s, a2a_overlap=%v) not in the space", tt.name, tt.spec, tt.want)
+			continue
+		}
+		var got Strategy
+		if !sp.Decode(genes, &got) || got.A2AOverlap != tt.want {
+			t.Errorf("%s: Decode(Encode(%s)) = %s, want a2a_overlap=%v", tt.name, tt.spec, got, tt.want)
+		}
+		s.A2AOverlap = !tt.want
+		if _, ok := sp.Encode(s); ok {
+			t.Errorf("%s: Encode(%s, a2a_overlap=%v) in the space, want it out", tt.name, tt.spec, !tt.want)
+		}
+		genes = make([]int, NumGenes)
+		for i := range sp.Size() {
+			if !sp.DecodeIndex(i, genes, &got) {
+				continue
+			}
+			allowed := a2aOverlapProblem(got.Degree[EP], got.Degree[PP], got.Schedule, got.Recompute) == ""
+			if want := allowed && !tt.lim.NoA2AOverlap && tt.fix == ""; got.A2AOverlap != want {
+				t.Fatalf("%s: %s decoded with a2a_overlap=%v, want %v", tt.name, got, got.A2AOverlap, want)
+			}
+			if err := got.Validate(mixtral(), gpuCluster(16), w); err != nil {
+				t.Fatalf("%s: %s decoded as valid: %v", tt.name, got, err)
+			}
+			if back, ok := sp.Encode(got); !ok || !slices.Equal(back, genes) {
+				t.Fatalf("%s: Encode(%s) = %v, %v; want %v", tt.name, got, back, ok, genes)
+			}
+		}
 	}
 }

@@ -134,11 +134,19 @@ type Space struct {
 	// planner.Solve pins it when nothing fits without it).
 	offload         string
 	offloadFraction float64
-	// a2aOverlap is every strategy's Strategy.A2AOverlap: the pinned one,
-	// else false (the search never turns it on by itself).
-	a2aOverlap bool
-	layers     int
-	anyV       bool // a pinned v: any v with pp·v <= layers, equal chunks or not
+	// a2aOverlap says --fix pins Strategy.A2AOverlap true: every strategy
+	// runs it. a2aAuto says the space turns it on wherever a strategy
+	// allows it (a2aAllowed): a model with experts, a framework that runs
+	// it (not Limits.NoA2AOverlap) and no pin. The overlap only hides
+	// all-to-all time and the memory model charges it nothing, so a
+	// strategy with it dominates its twin without: deciding it per
+	// strategy finds the same front as a gene of its own would, at none
+	// of a second gene's cost. recomputeA2A says which recompute choices
+	// allow it (not full, not a module list with moe).
+	a2aOverlap, a2aAuto bool
+	recomputeA2A        []bool
+	layers              int
+	anyV                bool // a pinned v: any v with pp·v <= layers, equal chunks or not
 	// equalChunks requires layers = pp·v equal chunks (Limits.EqualChunks);
 	// firstForPP1 says the first schedule choice is valid only without a
 	// pipeline (the framework does not run it).
@@ -442,6 +450,10 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 			return nil, fmt.Errorf("space: --fix a2a_overlap=true: %s cannot express it: it overlaps the MoE all-to-all only under a DualPipe schedule, if at all", lim.name())
 		}
 		sp.a2aOverlap = true
+	}
+	sp.a2aAuto = sp.moe && !lim.NoA2AOverlap && !fp.has("a2a_overlap")
+	for _, r := range sp.recomputes {
+		sp.recomputeA2A = append(sp.recomputeA2A, a2aOverlapProblem(2, 1, OneFOneB, r) == "")
 	}
 	sp.cards = make([]int, NumGenes)
 	sp.cards[GeneLayout], sp.cards[GeneMB], sp.cards[GeneSchedule] = len(sp.layouts), len(sp.mbs), len(sp.schedules)
@@ -1207,6 +1219,9 @@ func (sp *Space) setInner(genes []int, dst *Strategy) {
 	sc := sp.schedules[genes[GeneSchedule]]
 	dst.Zero, dst.MB, dst.Schedule, dst.V, dst.Split = sp.zeros[genes[GeneZero]], sp.mbs[genes[GeneMB]], sc.name, sc.v, sc.split
 	dst.Recompute = sp.recomputes[genes[GeneRecompute]]
+	if sp.a2aAuto {
+		dst.A2AOverlap = sp.recomputeA2A[genes[GeneRecompute]] && a2aAllowed(dst.Degree[EP], dst.Degree[PP], dst.Schedule)
+	}
 }
 
 // validInner reports whether strategy s, decoded from genes of layout l,
@@ -1245,7 +1260,7 @@ func (sp *Space) DecodeIndex(i int64, genes []int, dst *Strategy) bool {
 func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	p, err := s.Place(sp.cluster)
 	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) || (s.Int8() != (sp.precision == PrecisionInt8)) || s.BF16Weights() != (sp.weights == WeightsBF16) ||
-		s.Offload != sp.offload || s.OffloadFraction != sp.offloadFraction || s.A2AOverlap != sp.a2aOverlap {
+		s.Offload != sp.offload || s.OffloadFraction != sp.offloadFraction || !sp.a2aAuto && s.A2AOverlap != sp.a2aOverlap {
 		return nil, false
 	}
 	sp.indexOnce.Do(sp.fillIndex)
@@ -1267,6 +1282,9 @@ func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	genes[GeneZero] = slices.Index(sp.zeros, s.Zero)
 	if slices.Contains(genes, -1) {
 		return nil, false
+	}
+	if sp.a2aAuto && s.A2AOverlap != (sp.recomputeA2A[genes[GeneRecompute]] && a2aAllowed(s.Degree[EP], s.Degree[PP], s.Schedule)) {
+		return nil, false // the space decides the overlap per strategy (setInner)
 	}
 	return genes, true
 }

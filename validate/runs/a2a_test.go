@@ -5,7 +5,7 @@ import "testing"
 // TestBridgeA2AOverlap: the rows of Megatron-Bridge's performance tables
 // whose release's recipe sets overlap_moe_expert_parallel_comm, and a few
 // it does not (bridgeA2AOverlap's table, read from scripts/performance at
-// v0.1.0rc3, v0.2.0 and v0.4.0).
+// v0.1.0rc3, v0.2.0 and v0.4.0 to v0.4.2).
 func TestBridgeA2AOverlap(t *testing.T) {
 	src := func(release string) string {
 		return "NVIDIA-NeMo/Megatron-Bridge@067f987d:docs/performance-summary-archive.md section \"" + release + " NeMo Container\""
@@ -25,12 +25,48 @@ func TestBridgeA2AOverlap(t *testing.T) {
 		{src("26.04.01"), "Qwen3-235B-A22B", "H100-SXM-80GB", true},
 		{src("26.04.01"), "GPT-OSS-120B", "GB200", true},
 		{src("26.04.01"), "GPT-OSS-120B", "B200", false},
-		{src("26.04.01"), "DeepSeek-V3", "B200", false},
+		{src("26.04.01"), "DeepSeek-V3", "B200", true},
+		{src("26.04.01"), "DeepSeek-V3", "GB200", false},
 		{"NVIDIA/Megatron-LM@d98e8a64:examples", "DeepSeek-V3", "H100-SXM-80GB", false},
 	} {
 		r := Run{Source: tt.source, ModelName: tt.model, Chip: tt.chip}
 		if got := r.bridgeA2AOverlap(); got != tt.want {
 			t.Errorf("%s on %s from %q: %t, want %t", tt.model, tt.chip, tt.source, got, tt.want)
+		}
+	}
+}
+
+// TestBridgeRecompute: the recomputation each release's performance config
+// sets for the Megatron-Bridge MoE rows (bridgeRecompute's table): Qwen3
+// none everywhere, DeepSeek-V3's and GPT-OSS's module lists in the
+// planner's spelling (model.LookupPolicy's order), and nothing for a row
+// no config of its release matches or another source's row.
+func TestBridgeRecompute(t *testing.T) {
+	src := func(release string) string {
+		return "NVIDIA-NeMo/Megatron-Bridge@067f987d:docs/performance-summary-archive.md section \"" + release + " NeMo Container\""
+	}
+	for _, tt := range []struct {
+		source, model, chip string
+		want                string
+		ok                  bool
+	}{
+		{src("25.09"), "DeepSeek-V3", "H100-SXM-80GB", "mlp+mla_up_proj", true},
+		{src("25.09"), "DeepSeek-V3", "GB200", "mlp+moe_act+mla_up_proj", true},
+		{src("25.09"), "Qwen3-30B-A3B", "H100-SXM-80GB", "none", true},
+		{src("25.11"), "DeepSeek-V3", "B200", "mla_up_proj", true},
+		{src("25.11"), "DeepSeek-V3", "GB200", "", false},
+		{src("25.11"), "GPT-OSS-120B", "B200", "", false},
+		{src("25.11"), "Qwen3-235B-A22B", "GB200", "none", true},
+		{src("26.04.01"), "DeepSeek-V3", "GB200", "mlp", true},
+		{src("26.04.01"), "DeepSeek-V3", "B200", "mlp+mla_up_proj", true},
+		{src("26.04.01"), "GPT-OSS-120B", "H100-SXM-80GB", "layernorm+moe_act", true},
+		{src("26.04.01"), "Qwen3-30B-A3B", "B200", "none", true},
+		{src("26.04.01"), "Llama-3-70B", "B200", "", false},
+		{"NVIDIA/Megatron-LM@d98e8a64:examples", "DeepSeek-V3", "H100-SXM-80GB", "", false},
+	} {
+		r := Run{Source: tt.source, ModelName: tt.model, Chip: tt.chip}
+		if got, ok := r.bridgeRecompute(); got != tt.want || ok != tt.ok {
+			t.Errorf("%s on %s from %q: %q, %t; want %q, %t", tt.model, tt.chip, tt.source, got, ok, tt.want, tt.ok)
 		}
 	}
 }

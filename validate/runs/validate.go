@@ -310,12 +310,32 @@ func (r Run) bridgeRecipe() (bridgeRecipe, bool) {
 //     off on B200 and GB200; GPT-OSS leaves it off;
 //   - 26.04.01 (v0.4.0 to v0.4.2): Qwen3-235B-A22B on H100
 //     (QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*_V1, kept by the V2 the
-//     table's batch of 8192 runs) and GPT-OSS-120B on GB200
+//     table's batch of 8192 runs), GPT-OSS-120B on GB200
 //     (GPT_OSS_120B_PRETRAIN_CONFIG_GB200_BF16_V2, the table's batch of
-//     1280); DeepSeek-V3 off everywhere.
+//     1280) and DeepSeek-V3 on B200: the table's pp 8, vp 2, ep 32 is
+//     DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2 of v0.4.2
+//     (configs/deepseek/deepseek_workload_base_configs.py:203-214,
+//     moe_a2a_overlap=True with DeepEP), v0.4.0's and v0.4.1's B200 V2
+//     being pp 16, ep 8; off on GB200.
 func (r Run) bridgeA2AOverlap() bool {
-	if !strings.HasPrefix(r.SourceName(), "NVIDIA-NeMo/Megatron-Bridge") || !strings.Contains(r.Source, "NeMo Container") {
+	release, key, ok := r.bridgePerfRow()
+	if !ok {
 		return false
+	}
+	on := map[string][]string{
+		"25.09 NeMo Container":    {"dsv3/h100"},
+		"25.11 NeMo Container":    {"qwen3-30b/h100", "qwen3-235b/h100", "qwen3-235b/b200", "dsv3/h100"},
+		"26.04.01 NeMo Container": {"qwen3-235b/h100", "gpt-oss/gb200", "dsv3/b200"},
+	}
+	return slices.Contains(on[release], key)
+}
+
+// bridgePerfRow returns the release ("25.11 NeMo Container") and the
+// model/gpu key ("dsv3/b200") of a Megatron-Bridge performance-summary MoE
+// row r, false for any other row.
+func (r Run) bridgePerfRow() (release, key string, ok bool) {
+	if !strings.HasPrefix(r.SourceName(), "NVIDIA-NeMo/Megatron-Bridge") || !strings.Contains(r.Source, "NeMo Container") {
+		return "", "", false
 	}
 	name, chip := strings.ToLower(r.ModelName), strings.ToLower(r.Chip)
 	var model string
@@ -328,6 +348,8 @@ func (r Run) bridgeA2AOverlap() bool {
 		model = "qwen3-235b"
 	case strings.Contains(name, "gpt-oss"):
 		model = "gpt-oss"
+	default:
+		return "", "", false
 	}
 	gpu := ""
 	for _, g := range []string{"gb200", "b200", "h100"} { // gb200 before b200, which it contains
@@ -336,17 +358,57 @@ func (r Run) bridgeA2AOverlap() bool {
 			break
 		}
 	}
-	on := map[string][]string{
-		"25.09 NeMo Container":    {"dsv3/h100"},
-		"25.11 NeMo Container":    {"qwen3-30b/h100", "qwen3-235b/h100", "qwen3-235b/b200", "dsv3/h100"},
-		"26.04.01 NeMo Container": {"qwen3-235b/h100", "gpt-oss/gb200"},
-	}
-	for release, rows := range on {
-		if strings.Contains(r.Source, release) {
-			return slices.Contains(rows, model+"/"+gpu)
+	for _, rel := range []string{"25.09 NeMo Container", "25.11 NeMo Container", "26.04.01 NeMo Container"} {
+		if strings.Contains(r.Source, rel) {
+			return rel, model + "/" + gpu, true
 		}
 	}
-	return false
+	return "", "", false
+}
+
+// bridgeRecompute returns the recompute policy (space.Strategy.Recompute:
+// none, or Megatron-Core's --recompute-modules as a model.IsModuleList
+// policy) the release's performance config runs the Megatron-Bridge MoE
+// row r with, and false where no config of the release has the row's
+// layout (the 25.11 DeepSeek-V3 on GB200 and GPT-OSS rows) or the row is
+// not one (NVIDIA-NeMo/Megatron-Bridge, scripts/performance):
+//
+//   - Qwen3, every release: none (set_qwen3_common_configs sets
+//     recompute_granularity None: configs/qwen/qwen3_llm_pretrain.py:36
+//     at v0.4.2, configs/qwen3/qwen3_llm_pretrain.py:53 at v0.2.0; the
+//     qwen3 YAMLs' recompute_granularity null at v0.1.0rc3);
+//   - 25.09 (v0.1.0rc3, run_script.py:95-98): DeepSeek-V3 mla_up_proj and
+//     mlp on H100, and moe_act too on GB200;
+//   - 25.11 (v0.2.0, configs/deepseek/workload_base_configs.py:63-71):
+//     DeepSeek-V3 on B200 (pp 16, ep 8) mla_up_proj;
+//   - 26.04.01 (v0.4.2, configs/deepseek/deepseek_workload_base_configs.py):
+//     DeepSeek-V3 on GB200 (pp 4, vp 4, ep 64: GB200_V1 and its V2,
+//     lines 72-84, 161-164) mlp, on B200 (B200_FP8_MX_V2, lines 203-214)
+//     mla_up_proj and mlp; GPT-OSS-120B (configs/gpt_oss/
+//     gpt_oss_workload_base_configs.py, the V2 of the table's batch of
+//     1280 keeps its V1's list) layernorm and moe_act.
+func (r Run) bridgeRecompute() (string, bool) {
+	release, key, ok := r.bridgePerfRow()
+	if !ok {
+		return "", false
+	}
+	if strings.HasPrefix(key, "qwen3-") {
+		return space.RecomputeNone, true
+	}
+	lists := map[string]map[string]string{
+		"25.09 NeMo Container":    {"dsv3/h100": "mla_up_proj+mlp", "dsv3/gb200": "mla_up_proj+mlp+moe_act"},
+		"25.11 NeMo Container":    {"dsv3/b200": "mla_up_proj"},
+		"26.04.01 NeMo Container": {"dsv3/gb200": "mlp", "dsv3/b200": "mla_up_proj+mlp", "gpt-oss/h100": "layernorm+moe_act", "gpt-oss/gb200": "layernorm+moe_act", "gpt-oss/b200": "layernorm+moe_act"},
+	}
+	list, ok := lists[release][key]
+	if !ok {
+		return "", false
+	}
+	pol, ok := model.LookupPolicy(list)
+	if !ok {
+		return "", false
+	}
+	return pol.Name, true
 }
 
 // lightningFP16Engine returns "deepspeed" or "gemini" for a row of the
@@ -486,7 +548,18 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 		zeroTried = true
 	}
 	recomputeTried := 0
+	recipe, fromRecipe := "", false
 	if r.Strategy == "" && r.recomputeUnstated() && s.Recompute == space.RecomputeNone {
+		recipe, fromRecipe = r.bridgeRecompute()
+	}
+	if fromRecipe {
+		// The release's performance config names the recomputation
+		// (bridgeRecompute): pose it, rather than the fastest that fits.
+		for i := range candidates {
+			candidates[i].Recompute = recipe
+		}
+		notes = append(notes, "recompute="+recomputeName(recipe)+": the release's performance recipe")
+	} else if r.Strategy == "" && r.recomputeUnstated() && s.Recompute == space.RecomputeNone {
 		// The recomputation is not published: try each policy the
 		// framework searches, as the mb and zero above, and keep the
 		// fastest that fits, as the run's owners tuned it to fit.
