@@ -12,6 +12,7 @@ import (
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/results"
 	"github.com/meshplan/meshplan/search"
+	"github.com/meshplan/meshplan/validate/bands"
 	"github.com/meshplan/meshplan/validate/calibrate"
 	"github.com/meshplan/meshplan/validate/runs"
 	"github.com/meshplan/meshplan/validate/steps"
@@ -127,12 +128,31 @@ func (a *app) runValidateSteps(path string) error {
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(a.stderr, "plan: warning: %s\n", w)
 	}
+	samples, err := bands.Single(rep)
+	if err != nil {
+		return fmt.Errorf("--steps %s: %w", path, err)
+	}
+	cov := bands.Coverage(profiles.RegimeSingle, samples)
 	return a.emit(func(w io.Writer) error {
 		if a.cfg.Format == formatJSON {
-			return results.WriteStepsJSON(w, rep)
+			return results.WriteStepsJSON(w, rep, &cov)
 		}
-		return results.WriteStepsTable(w, rep)
+		return results.WriteStepsTable(w, rep, &cov)
 	})
+}
+
+// coverageOf is the fixed-layout bands' coverage on the runs of a
+// leave-one-source-out report (bands.Coverage), nil without runs.
+func coverageOf(loso calibrate.SourceReport) (*profiles.CoverageReport, error) {
+	if len(loso.Rows) == 0 {
+		return nil, nil
+	}
+	samples, err := bands.Fixed(loso)
+	if err != nil {
+		return nil, err
+	}
+	cov := bands.Coverage(profiles.RegimeFixed, samples)
+	return &cov, nil
 }
 
 // runValidate reads the runs, predicts them with a progress bar on stderr
@@ -165,11 +185,26 @@ func (a *app) runValidate(path string, quiet bool) error {
 	o.Progress = bar.update
 	rep := runs.Validate(rs, override, o)
 	bar.finish()
+	var cov *profiles.CoverageReport
+	if override == nil {
+		// The bands' coverage: every run predicted with the coefficients
+		// fitted without its source, its interval drawn without it.
+		bar := newProgress(a.stderr, "leaving each source out", quiet)
+		o.Progress = nil
+		loso, err := calibrate.LeaveOneSourceOut(rs, calibrate.Options{Runs: o, Progress: bar.update})
+		bar.finish()
+		if err != nil {
+			return fmt.Errorf("leave-one-source-out: %w", err)
+		}
+		if cov, err = coverageOf(loso); err != nil {
+			return err
+		}
+	}
 	return a.emit(func(w io.Writer) error {
 		if a.cfg.Format == formatJSON {
-			return results.WriteValidationJSON(w, rep)
+			return results.WriteValidationJSON(w, rep, cov)
 		}
-		return results.WriteValidationTable(w, rep)
+		return results.WriteValidationTable(w, rep, cov)
 	})
 }
 
@@ -206,6 +241,7 @@ func readRuns(path string) ([]runs.Run, runs.Format, error) {
 func (a *app) runValidatePublished(rs []runs.Run, format runs.Format, override *profiles.Cluster, o runs.Options, quiet bool) error {
 	rep := runs.ValidatePublished(rs, format, override, o)
 	var loso calibrate.SourceReport
+	var cov *profiles.CoverageReport
 	if override == nil {
 		var err error
 		bar := newProgress(a.stderr, "leaving each source out", quiet)
@@ -214,11 +250,14 @@ func (a *app) runValidatePublished(rs []runs.Run, format runs.Format, override *
 		if err != nil {
 			return fmt.Errorf("leave-one-source-out: %w", err)
 		}
+		if cov, err = coverageOf(loso); err != nil {
+			return err
+		}
 	}
 	return a.emit(func(w io.Writer) error {
 		if a.cfg.Format == formatJSON {
-			return results.WritePublishedJSON(w, rep, loso)
+			return results.WritePublishedJSON(w, rep, loso, cov)
 		}
-		return results.WritePublishedTable(w, rep, loso)
+		return results.WritePublishedTable(w, rep, loso, cov)
 	})
 }

@@ -415,3 +415,39 @@ func quantile(x []float64, p float64) float64 {
 	lo := int(math.Floor(h))
 	return x[lo-1] + (h-float64(lo))*(x[lo]-x[lo-1])
 }
+
+// Covered is the leave-one-source-out coverage of a group of runs.
+type Covered struct {
+	// Name is the chip family, or "all".
+	Name string `json:"name"`
+	// Runs counts the runs; In80 and In95 those inside the 80% and 95%
+	// intervals drawn without their source.
+	Runs int `json:"runs"`
+	In80 int `json:"in_80"`
+	In95 int `json:"in_95"`
+	// Coverage80 and Coverage95 are In80/Runs and In95/Runs.
+	Coverage80 float64 `json:"coverage_80"`
+	Coverage95 float64 `json:"coverage_95"`
+	// MedianHalfWidth is the median of the runs' 80% half-widths, a
+	// fraction of the predicted step time.
+	MedianHalfWidth float64 `json:"median_half_width"`
+}
+
+// CoverageReport is the coverage of a regime's intervals, overall and per
+// family, in the order of Fit's families.
+type CoverageReport struct {
+	// Regime is the regime's name (profiles.RegimeFixed, ...).
+	Regime string `json:"regime"`
+	// All covers every run; Families each family's.
+	All      Covered   `json:"all"`
+	Families []Covered `json:"families"`
+}
+
+// Family returns the coverage of the family.
+func (r CoverageReport) Family(name string) (Covered, bool) {
+	i := slices.IndexFunc(r.Families, func(c Covered) bool { return c.Name == name })
+	if i < 0 {
+		return Covered{}, false
+	}
+	return r.Families[i], true
+}

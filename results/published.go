@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/validate/calibrate"
 	"github.com/meshplan/meshplan/validate/runs"
 )
@@ -18,22 +19,26 @@ import (
 type publishedJSON struct {
 	runs.PublishedReport
 	LeaveOneSourceOut calibrate.SourceReport `json:"leave_one_source_out"`
+	// Coverage is the 80% and 95% intervals' coverage under
+	// leave-one-source-out (WriteCoverage), absent without time rows.
+	Coverage *profiles.CoverageReport `json:"coverage,omitempty"`
 }
 
 // WritePublishedJSON prints plan validate's report of a published-runs-2
 // or published-memory file as one JSON object (docs/contract.md).
-func WritePublishedJSON(w io.Writer, rep runs.PublishedReport, loso calibrate.SourceReport) error {
+func WritePublishedJSON(w io.Writer, rep runs.PublishedReport, loso calibrate.SourceReport, cov *profiles.CoverageReport) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(publishedJSON{PublishedReport: rep, LeaveOneSourceOut: loso})
+	return enc.Encode(publishedJSON{PublishedReport: rep, LeaveOneSourceOut: loso, Coverage: cov})
 }
 
 // WritePublishedTable prints plan validate's report of a published-runs-2
 // or published-memory file: one line per posable row, the errors per
 // source, chip and framework with the leave-one-source-out time error
 // beside the in-sample one, the headline, and one line per row that is
-// not posable with the planner's reason.
-func WritePublishedTable(w io.Writer, rep runs.PublishedReport, loso calibrate.SourceReport) error {
+// not posable with the planner's reason; then the bands' coverage
+// (WriteCoverage) when cov is not nil.
+func WritePublishedTable(w io.Writer, rep runs.PublishedReport, loso calibrate.SourceReport, cov *profiles.CoverageReport) error {
 	fmt.Fprintf(w, "%s: %d rows, %d posable, %d not posable\n\n", rep.Format,
 		len(rep.Rows)+len(rep.NotPosable), len(rep.Rows), len(rep.NotPosable))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -120,7 +125,7 @@ func WritePublishedTable(w io.Writer, rep runs.PublishedReport, loso calibrate.S
 			fmt.Fprintf(w, "  %s: %s\n", Label(s.ID), strings.TrimSpace(s.Reason))
 		}
 	}
-	return nil
+	return WriteCoverage(w, cov)
 }
 
 // heldOutMAPE returns the in-sample and leave-one-source-out MAPEs of the

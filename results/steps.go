@@ -6,24 +6,30 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/validate/steps"
 )
 
 // WriteStepsJSON prints the report of plan validate --steps as one JSON
 // object: {"rows": [...], "frameworks": [...], "overall": {...}} (the
 // fields are documented in package steps).
-func WriteStepsJSON(w io.Writer, rep steps.Report) error {
+func WriteStepsJSON(w io.Writer, rep steps.Report, cov *profiles.CoverageReport) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+	return enc.Encode(struct {
+		steps.Report
+		// Coverage is the single-chip band's coverage, each model left out.
+		Coverage *profiles.CoverageReport `json:"coverage,omitempty"`
+	}{rep, cov})
 }
 
 // WriteStepsTable prints the report of plan validate --steps: one line per
 // measured step (its line in the file, id, framework, measured and
 // predicted step time and memory with their errors, and the predicted and
 // measured fit verdicts, "!" marking a wrong one), then the MAPEs of each
-// framework profile and of all rows.
-func WriteStepsTable(w io.Writer, rep steps.Report) error {
+// framework profile and of all rows, and the single-chip band's coverage
+// (WriteCoverage) when cov is not nil.
+func WriteStepsTable(w io.Writer, rep steps.Report, cov *profiles.CoverageReport) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "line\tid\tframework\tmeasured s\tpredicted s\terror\tmeasured GB\tpredicted GB\terror\tfits pred/meas")
 	for _, r := range rep.Rows {
@@ -53,8 +59,10 @@ func WriteStepsTable(w io.Writer, rep steps.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "error = predicted/measured - 1; MAPE over the steps that ran; memory is the peak allocated, in 10^9 bytes; \"!\" marks a wrong fit verdict.")
-	return err
+	if _, err := fmt.Fprintln(w, "error = predicted/measured - 1; MAPE over the steps that ran; memory is the peak allocated, in 10^9 bytes; \"!\" marks a wrong fit verdict."); err != nil {
+		return err
+	}
+	return WriteCoverage(w, cov)
 }
 
 // writeStepsSummary prints one summary line under label.

@@ -8,21 +8,26 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/validate/calibrate"
 	"github.com/meshplan/meshplan/validate/runs"
 )
 
 // WriteValidationJSON prints the report of plan validate in the contract's form:
 // {"rows": [...], "mape": ..., "skipped": [...]}.
-func WriteValidationJSON(w io.Writer, rep runs.Report) error {
+func WriteValidationJSON(w io.Writer, rep runs.Report, cov *profiles.CoverageReport) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+	return enc.Encode(struct {
+		runs.Report
+		// Coverage is the bands' coverage under leave-one-source-out.
+		Coverage *profiles.CoverageReport `json:"coverage,omitempty"`
+	}{rep, cov})
 }
 
-// WriteValidationTable prints plan validate's report: one line per predicted run, the MAPE, and the
-// skipped runs with their reasons.
-func WriteValidationTable(w io.Writer, rep runs.Report) error {
+// WriteValidationTable prints plan validate's report: one line per predicted run, the MAPE, the
+// skipped runs with their reasons, and the bands' coverage (WriteCoverage) when cov is not nil.
+func WriteValidationTable(w io.Writer, rep runs.Report, cov *profiles.CoverageReport) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "id\tchip\tchips\tstrategy\tmeasured tok/s/chip\tpredicted\terror\tMFU meas\tMFU pred\tmem GB")
 	for _, r := range rep.Rows {
@@ -62,7 +67,7 @@ func WriteValidationTable(w io.Writer, rep runs.Report) error {
 			fmt.Fprintf(w, "  %s: %s\n", Label(s.ID), strings.TrimSpace(s.Reason))
 		}
 	}
-	return nil
+	return WriteCoverage(w, cov)
 }
 
 // calibrateJSON is the --format json report: the contract's before_mape,

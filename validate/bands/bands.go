@@ -48,7 +48,7 @@ func Fit(regime string, samples []Sample, basis string) profiles.BandTable {
 	cov := Coverage(regime, samples)
 	t.Pooled.Coverage80 = cov.All.Coverage80
 	for i := range t.Families {
-		if c, ok := cov.family(t.Families[i].Family); ok {
+		if c, ok := cov.Family(t.Families[i].Family); ok {
 			t.Families[i].Coverage80 = c.Coverage80
 		}
 	}
@@ -114,50 +114,14 @@ func filter(samples []Sample, keep func(Sample) bool) []Sample {
 	return out
 }
 
-// Covered is the leave-one-source-out coverage of a group of runs.
-type Covered struct {
-	// Name is the chip family, or "all".
-	Name string `json:"name"`
-	// Runs counts the runs; In80 and In95 those inside the 80% and 95%
-	// intervals drawn without their source.
-	Runs int `json:"runs"`
-	In80 int `json:"in_80"`
-	In95 int `json:"in_95"`
-	// Coverage80 and Coverage95 are In80/Runs and In95/Runs.
-	Coverage80 float64 `json:"coverage_80"`
-	Coverage95 float64 `json:"coverage_95"`
-	// MedianHalfWidth is the median of the runs' 80% half-widths, a
-	// fraction of the predicted step time.
-	MedianHalfWidth float64 `json:"median_half_width"`
-}
-
-// CoverageReport is the coverage of a regime's intervals, overall and per
-// family, in the order of Fit's families.
-type CoverageReport struct {
-	// Regime is the regime's name (profiles.RegimeFixed, ...).
-	Regime string `json:"regime"`
-	// All covers every run; Families each family's.
-	All      Covered   `json:"all"`
-	Families []Covered `json:"families"`
-}
-
-// family returns the coverage of the family.
-func (r CoverageReport) family(name string) (Covered, bool) {
-	i := slices.IndexFunc(r.Families, func(c Covered) bool { return c.Name == name })
-	if i < 0 {
-		return Covered{}, false
-	}
-	return r.Families[i], true
-}
-
 // Coverage draws, for every sample, the interval the planner would print
 // for its job (profiles.Bands.StepTimeBand) from a table fitted without
 // the sample's source, and counts how often the run's measured figure falls
 // inside: the coverage a source the model has never seen can expect. A
 // family whose only source is the one left out is then a family no run
 // covers, and is widened as such.
-func Coverage(regime string, samples []Sample) CoverageReport {
-	rep := CoverageReport{Regime: regime, All: Covered{Name: "all"}}
+func Coverage(regime string, samples []Sample) profiles.CoverageReport {
+	rep := profiles.CoverageReport{Regime: regime, All: profiles.Covered{Name: "all"}}
 	type out struct {
 		in80, in95 bool
 		half       float64
@@ -175,8 +139,8 @@ func Coverage(regime string, samples []Sample) CoverageReport {
 		r := math.Exp(s.LogError)
 		results[i] = out{in80: b.Lo80 <= r && r <= b.Hi80, in95: b.Lo95 <= r && r <= b.Hi95, half: b.HalfWidth()}
 	}
-	tally := func(name string, keep func(Sample) bool) Covered {
-		c := Covered{Name: name}
+	tally := func(name string, keep func(Sample) bool) profiles.Covered {
+		c := profiles.Covered{Name: name}
 		var halves []float64
 		for i, s := range samples {
 			if !keep(s) {

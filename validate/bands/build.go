@@ -33,7 +33,7 @@ type Result struct {
 	Bands profiles.Bands
 	// Coverage are the leave-one-source-out coverages of each regime's
 	// intervals, in Bands.Tables' order.
-	Coverage []CoverageReport
+	Coverage []profiles.CoverageReport
 	// Between is the 80% half-width of the single-chip steps' errors about
 	// their model's mean (Residual80): strategies of one model on one chip.
 	Between float64

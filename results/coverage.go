@@ -1,0 +1,34 @@
+package results
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/meshplan/meshplan/profiles"
+)
+
+// WriteCoverage prints how often the 80% and 95% intervals the planner
+// draws (profiles.Bands.StepTimeBand) contain a measured run when drawn
+// without the run's own source, per chip family and for all: the check
+// of the band's honesty (docs/uncertainty.md). Nothing without runs.
+func WriteCoverage(w io.Writer, c *profiles.CoverageReport) error {
+	if c == nil || c.All.Runs == 0 {
+		return nil
+	}
+	ew := &errWriter{w: w}
+	ew.printf("\nband coverage (%s): each run's interval drawn without its own source, as plan draws one for a source it has not seen\n", c.Regime)
+	if ew.err != nil {
+		return ew.err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "family\truns\tin 80%\tcoverage\tin 95%\tcoverage\tmedian half-width")
+	for _, f := range append(c.Families, c.All) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\t%s\n", f.Name, f.Runs, f.In80, Percent(f.Coverage80), f.In95, Percent(f.Coverage95), Percent(f.MedianHalfWidth))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "an honest 80% interval covers about 80% of the runs; its half-width is what a review can hold the plan to.")
+	return err
+}
