@@ -65,7 +65,9 @@
 // without dropout) [KORT §4.1], for a modern block s·b·(8h + 4q + 4kv + 6F)
 // [derived], for an MoE layer the norms and attention, the fp32 router
 // probabilities 4·s·b·E and, per routed copy of a token (× CF), the expert
-// input and output (2h each) and the expert MLP's activations. Each tensor is
+// input and output (2h each; the output not where the experts weigh it by the
+// routing probabilities themselves, model.Kernels.WeightedExperts, as
+// Megatron-Core does) and the expert MLP's activations. Each tensor is
 // divided by its roles (s by c, the residual stream's s by t with SP).
 //
 // Recompute policies (docs/formulas.md §2.2 [KORT §5]): none keeps the above;

@@ -230,6 +230,11 @@ func TestLayerActivationBytes(t *testing.T) {
 		// norms 8·s·h = 134,217,728; attention 4·s·(q+kv) = 83,886,080;
 		// router 4·s·E = 131,072; routed k·s·(4h + 6F_e) = 2·4096·102400 = 838,860,800.
 		{"mixtral moe selective", mix, 4096, space.Strategy{Degree: space.Degrees{space.DP: 8, space.EP: 8}, Recompute: space.RecomputeSelective}, true, model.ProgramOptions{}, 134217728 + 83886080 + 131072 + 838860800},
+		// Experts that weigh their own output (model.Kernels.WeightedExperts,
+		// Megatron-Core) leave the combine nothing to keep: the routed term
+		// loses the output copies, k·s·(2h + 6F_e) = 2·4096·94208 = 771,751,936.
+		{"mixtral moe weighted experts", mix, 4096, space.Strategy{Degree: space.Degrees{space.DP: 8, space.EP: 8}, Recompute: space.RecomputeSelective}, true,
+			model.ProgramOptions{Kernels: model.Kernels{WeightedExperts: true}}, 134217728 + 83886080 + 131072 + 771751936},
 		// Capacity factor 1.25 pads the routed term.
 		{"mixtral moe cf1.25", withCF(mix, 1.25), 4096, space.Strategy{Recompute: space.RecomputeSelective}, true, model.ProgramOptions{}, 134217728 + 83886080 + 131072 + 1.25*838860800},
 	}
