@@ -34,3 +34,27 @@ func TestBridgeA2AOverlap(t *testing.T) {
 		}
 	}
 }
+
+// TestBridgeRecompute: the recompute modules of the 25.09 DeepSeek-V3
+// performance recipe (v0.1.0rc3 scripts/performance/run_script.py:88-91),
+// and none for the rows whose recipe is not read.
+func TestBridgeRecompute(t *testing.T) {
+	src := func(release string) string {
+		return "NVIDIA-NeMo/Megatron-Bridge@067f987d:docs/performance-summary-archive.md section \"" + release + " NeMo Container\""
+	}
+	for _, tt := range []struct {
+		source, model, chip, want string
+	}{
+		{src("25.09"), "DeepSeek-V3 (671B, 37B active)", "H100-SXM-80GB", "mlp+mla_up_proj"},
+		{src("25.09"), "DeepSeek-V3 (671B, 37B active)", "GB200", "mlp+moe_act+mla_up_proj"},
+		{src("25.09"), "DeepSeek-V3 (671B, 37B active)", "B200", ""},
+		{src("25.09"), "Qwen3-30B-A3B", "H100-SXM-80GB", ""},
+		{src("25.11"), "DeepSeek-V3 (671B, 37B active)", "H100-SXM-80GB", ""},
+		{"NVIDIA/Megatron-LM@d98e8a64:examples", "DeepSeek-V3", "H100-SXM-80GB", ""},
+	} {
+		r := Run{Source: tt.source, ModelName: tt.model, Chip: tt.chip}
+		if got := r.bridgeRecompute(); got != tt.want {
+			t.Errorf("%s on %s from %q: %q, want %q", tt.model, tt.chip, tt.source, got, tt.want)
+		}
+	}
+}

@@ -349,6 +349,27 @@ func (r Run) bridgeA2AOverlap() bool {
 	return false
 }
 
+// bridgeRecompute returns the --recompute-modules list (a module-list
+// policy, model.IsModuleList) that the Megatron-Bridge performance recipe of
+// row r's release sets, "" when it is not known: 25.09 (v0.1.0rc3,
+// scripts/performance/run_script.py:88-91) sets recompute_modules
+// mla_up_proj and mlp for DeepSeek-V3 on H100, and those and moe_act on
+// GB200, under the yaml's selective granularity
+// (scripts/performance/configs/deepseek/deepseek_v3_llm_pretrain.yaml:22).
+func (r Run) bridgeRecompute() string {
+	if !strings.HasPrefix(r.SourceName(), "NVIDIA-NeMo/Megatron-Bridge") || !strings.Contains(r.Source, "25.09 NeMo Container") ||
+		!strings.Contains(strings.ToLower(r.ModelName), "deepseek") {
+		return ""
+	}
+	switch chip := strings.ToLower(r.Chip); {
+	case strings.HasPrefix(chip, "h100"):
+		return model.ModuleMLP + "+" + model.ModuleMLAUpProj
+	case strings.HasPrefix(chip, "gb200"):
+		return model.ModuleMLP + "+" + model.ModuleMoEAct + "+" + model.ModuleMLAUpProj
+	}
+	return ""
+}
+
 // lightningFP16Engine returns "deepspeed" or "gemini" for a row of the
 // ColossalAI-Pytorch-lightning benchmark run by an engine that casts the
 // model to fp16 (DeepSpeed's fp16 mode, ColossalAI Gemini's fp16 chunks;
@@ -461,6 +482,11 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 		// torchtitan's sequence parallelism), whatever the row's cp_or_sp says.
 		s.SP = true
 		notes = append(notes, "sp: "+fw+"'s tensor parallelism shards the activations between layers")
+	}
+	if mods := r.bridgeRecompute(); r.Strategy == "" && r.recomputeUnstated() && mods != "" {
+		// The release's recipe names its recompute modules (bridgeRecompute).
+		s.Recompute = mods
+		notes = append(notes, "recompute="+mods+": the release's performance recipe sets recompute_modules")
 	}
 	candidates := []space.Strategy{s}
 	if r.Strategy == "" && r.MicroBatch == 0 {
