@@ -188,6 +188,17 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 			loss.SavedBytes, loss.TransientBytes = pr.Activation, 0
 		}
 	}
+	if f.Name == "megatron" && strings.Contains(strings.ToLower(r.ZeroOrFSDP), "bf16 adam moments") {
+		// BF16 optimizer states as Megatron-LM's DeepSeek-V3 GB200 runs set
+		// them (--use-precision-aware-optimizer --main-grads-dtype fp32
+		// --main-params-dtype fp32 --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16,
+		// NVIDIA/Megatron-LM@eb0783b6 docs/discussions/deepseek-v3-gb200-optimization/deepseek-v3-gb200-optimization.md
+		// item 7): two bf16 moments beside the fp32 master weights, and Adam
+		// reads the fp32 main gradients as they are.
+		pr := &so.Program.Precision
+		pr.Moments = 2 * pr.Activation
+		pr.MainGradCopy = false
+	}
 	if engine := r.lightningFP16Engine(); engine != "" {
 		// The ColossalAI-Pytorch-lightning benchmark's DeepSpeed and
 		// Gemini runs cast the Hugging Face GPT-2 to fp16 (no autocast), so
@@ -370,6 +381,27 @@ func (r Run) bridgeRecompute() string {
 	return ""
 }
 
+// gb200DeepSeekRecompute returns the --recompute-modules of a row of
+// Megatron-LM's DeepSeek-V3 GB200 optimization history, whose recompute
+// column says only "selective", "" for any other row: the baseline
+// recomputes the dense layers' MLP and MLA's up-projections
+// (--recompute-modules mlp up_proj), the final runs mlp and moe_act
+// (NVIDIA/Megatron-LM@eb0783b6
+// docs/discussions/deepseek-v3-gb200-optimization/deepseek-v3-gb200-optimization.md
+// section 1 and section 2.2.2). The row's notes say which it is.
+func (r Run) gb200DeepSeekRecompute() string {
+	if !strings.Contains(r.Source, "deepseek-v3-gb200-optimization") || strings.TrimSpace(strings.ToLower(r.Recompute)) != space.RecomputeSelective {
+		return ""
+	}
+	switch notes := strings.ToLower(strings.TrimSpace(r.Notes)); {
+	case strings.HasPrefix(notes, "baseline:"):
+		return model.ModuleMLP + "+" + model.ModuleMLAUpProj
+	case strings.HasPrefix(notes, "final:"):
+		return model.ModuleMLP + "+" + model.ModuleMoEAct
+	}
+	return ""
+}
+
 // lightningFP16Engine returns "deepspeed" or "gemini" for a row of the
 // ColossalAI-Pytorch-lightning benchmark run by an engine that casts the
 // model to fp16 (DeepSpeed's fp16 mode, ColossalAI Gemini's fp16 chunks;
@@ -487,6 +519,10 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 		// The release's recipe names its recompute modules (bridgeRecompute).
 		s.Recompute = mods
 		notes = append(notes, "recompute="+mods+": the release's performance recipe sets recompute_modules")
+	}
+	if mods := r.gb200DeepSeekRecompute(); r.Strategy == "" && mods != "" {
+		s.Recompute = mods
+		notes = append(notes, "recompute="+mods+": the run's --recompute-modules")
 	}
 	candidates := []space.Strategy{s}
 	if r.Strategy == "" && r.MicroBatch == 0 {
