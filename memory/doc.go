@@ -104,7 +104,9 @@
 //     (docs/formulas.md §2.2 [MEG-MEM][KORT §4.3]);
 //   - last rank: what the output layer saves (the final-norm and output-layer
 //     inputs, and the fp32 logits 4·s·b·V/t), per micro-batch in flight on
-//     that rank (docs/formulas.md §2.2 [MEG-MEM]).
+//     that rank (docs/formulas.md §2.2 [MEG-MEM]); one under the interleaved
+//     schedule, whose last rank runs the output layer's chunk forward and
+//     backward back to back after its warm-up (space.Rules.HeadInFlight).
 //
 // plus the largest of the transient phases that are never live together:
 //
