@@ -213,6 +213,10 @@ func megatron() Profile {
 	// Its optimizers cast a bf16 gradient buffer's shard to fp32 for Adam
 	// (model.Precision.MainGradCopy; a no-op with the default fp32 buffer).
 	p.Precision.MainGradCopy = true
+	// Its distributed optimizer shards over the dp x cp group
+	// (model.Precision.ShardOverCP;
+	// megatron/core/distributed/distributed_data_parallel.py:148-149, 289 @d98e8a64).
+	p.Precision.ShardOverCP = true
 	p.Release = Release{Name: "main of 2026-08-22", Repo: "NVIDIA/Megatron-LM", Commit: "d98e8a64ddf34856e74b24714e3bedb2f5a39553"}
 	p.Limits = space.Limits{Framework: p.Name, FSDPAlone: true, NoInt8: true,
 		Schedules:  []space.Schedule{space.OneFOneB, space.Interleaved},

@@ -41,7 +41,8 @@
 //     embedding there). With p = 1 one chip holds both, the tied matrix once;
 //   - fsdp (ZeRO-3): weights, gradients and optimizer state; routed experts
 //     over efsdp, what is left of fsdp after EP's carving (space.Mesh);
-//   - ZeRO-1 (zero=1): optimizer state /dp (/edp for routed experts);
+//   - ZeRO-1 (zero=1): optimizer state /dp (/edp for routed experts; /dp·c
+//     with model.Precision.ShardOverCP, Megatron's distributed optimizer);
 //     ZeRO-2 (zero=2): gradients too;
 //   - c: CP ranks hold identical weights (not sharded over c, conservative).
 //

@@ -847,3 +847,41 @@ func TestGradInWeight(t *testing.T) {
 		})
 	}
 }
+
+// TestShardOverCP checks ZeRO over the dp x cp group
+// (model.Precision.ShardOverCP, Megatron-Core's distributed optimizer):
+// Ψ = 7.5005e9 parameters with dp = 4 and cp = 2 keep 12·Ψ/8 bytes of
+// optimizer state (11.25 GB) where ZeRO over dp alone keeps 12·Ψ/4
+// (22.5 GB); ZeRO-2's gradients follow, 4·Ψ/8.
+func TestShardOverCP(t *testing.T) {
+	m := model.Spec{Name: "zero-7.5b", Layers: 100, Hidden: 2500, Heads: 20, FFN: model.GELU, SeqLen: 8}
+	m.Normalize()
+	psi := float64(m.Counts().Total)
+	w := space.Workload{Batch: 64, SeqLen: 8}
+	over := model.MixedPrecision()
+	over.ShardOverCP = true
+	zero1 := space.Strategy{Degree: space.Degrees{space.DP: 4, space.CP: 2}, Zero: 1}
+	zero2 := zero1
+	zero2.Zero = 2
+	noCP := space.Strategy{Degree: space.Degrees{space.DP: 4}, Zero: 1}
+	tests := []struct {
+		name       string
+		pr         model.Precision
+		s          space.Strategy
+		opt, grads float64
+	}{
+		{"zero-1 over dp x cp", over, zero1, 12 * psi / 8, 4 * psi},
+		{"zero-1 over dp", model.MixedPrecision(), zero1, 12 * psi / 4, 4 * psi},
+		{"zero-2 over dp x cp", over, zero2, 12 * psi / 8, 4 * psi / 8},
+		{"no cp: dp alone", over, noCP, 12 * psi / 4, 4 * psi},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := est(t, m, model.ProgramOptions{Precision: tt.pr}, w, tt.s)
+			if !within(b.OptimizerBytes, tt.opt, 1e-9) || !within(b.GradsBytes, tt.grads, 1e-9) {
+				t.Errorf("optimizer %.6g GB, gradients %.6g GB; want %.6g and %.6g GB",
+					b.OptimizerBytes/1e9, b.GradsBytes/1e9, tt.opt/1e9, tt.grads/1e9)
+			}
+		})
+	}
+}

@@ -104,3 +104,25 @@ func TestBF16AdamMoments(t *testing.T) {
 		}
 	}
 }
+
+// TestMegatronLlamaBF16Grads: the rows of Megatron-LM's Llama FP8 table
+// keep a bf16 gradient buffer (2 bytes, train_llama3_8b_h100_fp8.sh's
+// --grad-reduce-in-bf16), other Megatron-LM rows the fp32 one.
+func TestMegatronLlamaBF16Grads(t *testing.T) {
+	for _, tt := range []struct {
+		source string
+		grad   float64
+	}{
+		{"NVIDIA/Megatron-LM@d98e8a64:examples/llama/README.md (table added bf6e9985, 2025-06-14)", 2},
+		{"NVIDIA/Megatron-LM@eb0783b6:docs/discussions/deepseek-v3-gb200-optimization/deepseek-v3-gb200-optimization.md", 4},
+	} {
+		r := Run{Format: FormatPublished, Source: tt.source, Framework: "Megatron-LM / Megatron-Core"}
+		so, _, err := r.SearchOptions(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := so.Program.Precision.Grad; got != tt.grad {
+			t.Errorf("%s: gradient bytes %v, want %v", tt.source, got, tt.grad)
+		}
+	}
+}

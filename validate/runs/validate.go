@@ -188,6 +188,13 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 			loss.SavedBytes, loss.TransientBytes = pr.Activation, 0
 		}
 	}
+	if f.Name == "megatron" && strings.Contains(r.Source, "examples/llama/README.md") {
+		// Megatron-LM's Llama FP8 table follows train_llama3_8b_h100_fp8.sh,
+		// which reduces the gradients in bf16 (--grad-reduce-in-bf16: a
+		// bf16 gradient buffer; NVIDIA/Megatron-LM@d98e8a64
+		// examples/llama/train_llama3_8b_h100_fp8.sh).
+		so.Program.Precision.Grad = so.Program.Precision.Activation
+	}
 	if f.Name == "megatron" && strings.Contains(strings.ToLower(r.ZeroOrFSDP), "bf16 adam moments") {
 		// BF16 optimizer states as Megatron-LM's DeepSeek-V3 GB200 runs set
 		// them (--use-precision-aware-optimizer --main-grads-dtype fp32
