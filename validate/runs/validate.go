@@ -199,8 +199,10 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 		// BF16 optimizer states as Megatron-LM's DeepSeek-V3 GB200 runs set
 		// them (--use-precision-aware-optimizer --main-grads-dtype fp32
 		// --main-params-dtype fp32 --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16,
-		// NVIDIA/Megatron-LM@eb0783b6 docs/discussions/deepseek-v3-gb200-optimization/deepseek-v3-gb200-optimization.md
-		// item 7): two bf16 moments beside the fp32 master weights, and Adam
+		// the DeepSeek-V3 GB200 optimization write-up of NVIDIA/Megatron-LM@eb0783b6
+		// under docs/discussions/deepseek-v3-gb200-optimization, item 7; the
+		// flags in megatron/training/arguments.py @d98e8a64): two bf16
+		// moments beside the fp32 master weights, and Adam
 		// reads the fp32 main gradients as they are.
 		pr := &so.Program.Precision
 		pr.Moments = 2 * pr.Activation
@@ -393,9 +395,9 @@ func (r Run) bridgeRecompute() string {
 // column says only "selective", "" for any other row: the baseline
 // recomputes the dense layers' MLP and MLA's up-projections
 // (--recompute-modules mlp up_proj), the final runs mlp and moe_act
-// (NVIDIA/Megatron-LM@eb0783b6
-// docs/discussions/deepseek-v3-gb200-optimization/deepseek-v3-gb200-optimization.md
-// section 1 and section 2.2.2). The row's notes say which it is.
+// (the write-up of NVIDIA/Megatron-LM@eb0783b6 under
+// docs/discussions/deepseek-v3-gb200-optimization, section 1 and section
+// 2.2.2). The row's notes say which it is.
 func (r Run) gb200DeepSeekRecompute() string {
 	if !strings.Contains(r.Source, "deepseek-v3-gb200-optimization") || strings.TrimSpace(strings.ToLower(r.Recompute)) != space.RecomputeSelective {
 		return ""
