@@ -188,6 +188,13 @@ func megatron() Profile {
 	// Engine's GroupedLinear: one cuBLAS GEMM per local expert
 	// (megatron/core/transformer/moe/experts.py TEGroupedMLP).
 	p.PerExpertGEMMs = true
+	// The routed experts' SwiGLU weighs its output by the routing
+	// probabilities (weighted_bias_swiglu_impl, TE's activation times
+	// permuted_probs) and the dispatcher unpermutes without them, so the
+	// combine keeps no copy of the experts' outputs
+	// (megatron/core/transformer/moe/experts.py:943-970,
+	// moe/token_dispatcher.py:346-352, 891-899 @d98e8a64).
+	p.Kernels.WeightedExperts = true
 	// Its rules, as read from NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553
 	// (results/emit_megatron.go cites each): CUDA only; ranks in the order
 	// tp-cp-ep-dp-pp from the innermost (megatron/training/initialize.py:395,
@@ -206,6 +213,10 @@ func megatron() Profile {
 	// Its optimizers cast a bf16 gradient buffer's shard to fp32 for Adam
 	// (model.Precision.MainGradCopy; a no-op with the default fp32 buffer).
 	p.Precision.MainGradCopy = true
+	// Its distributed optimizer shards over the dp x cp group
+	// (model.Precision.ShardOverCP;
+	// megatron/core/distributed/distributed_data_parallel.py:148-149, 289 @d98e8a64).
+	p.Precision.ShardOverCP = true
 	p.Release = Release{Name: "main of 2026-08-22", Repo: "NVIDIA/Megatron-LM", Commit: "d98e8a64ddf34856e74b24714e3bedb2f5a39553"}
 	p.Limits = space.Limits{Framework: p.Name, FSDPAlone: true, NoInt8: true,
 		Schedules:  []space.Schedule{space.OneFOneB, space.Interleaved},

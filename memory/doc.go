@@ -41,7 +41,8 @@
 //     embedding there). With p = 1 one chip holds both, the tied matrix once;
 //   - fsdp (ZeRO-3): weights, gradients and optimizer state; routed experts
 //     over efsdp, what is left of fsdp after EP's carving (space.Mesh);
-//   - ZeRO-1 (zero=1): optimizer state /dp (/edp for routed experts);
+//   - ZeRO-1 (zero=1): optimizer state /dp (/edp for routed experts; /dp·c
+//     with model.Precision.ShardOverCP, Megatron's distributed optimizer);
 //     ZeRO-2 (zero=2): gradients too;
 //   - c: CP ranks hold identical weights (not sharded over c, conservative).
 //
@@ -65,7 +66,9 @@
 // without dropout) [KORT §4.1], for a modern block s·b·(8h + 4q + 4kv + 6F)
 // [derived], for an MoE layer the norms and attention, the fp32 router
 // probabilities 4·s·b·E and, per routed copy of a token (× CF), the expert
-// input and output (2h each) and the expert MLP's activations. Each tensor is
+// input and output (2h each; the output not where the experts weigh it by the
+// routing probabilities themselves, model.Kernels.WeightedExperts, as
+// Megatron-Core does) and the expert MLP's activations. Each tensor is
 // divided by its roles (s by c, the residual stream's s by t with SP).
 //
 // Recompute policies (docs/formulas.md §2.2 [KORT §5]): none keeps the above;
@@ -102,7 +105,9 @@
 //     (docs/formulas.md §2.2 [MEG-MEM][KORT §4.3]);
 //   - last rank: what the output layer saves (the final-norm and output-layer
 //     inputs, and the fp32 logits 4·s·b·V/t), per micro-batch in flight on
-//     that rank (docs/formulas.md §2.2 [MEG-MEM]).
+//     that rank (docs/formulas.md §2.2 [MEG-MEM]); one under the interleaved
+//     schedule, whose last rank runs the output layer's chunk forward and
+//     backward back to back after its warm-up (space.Rules.HeadInFlight).
 //
 // plus the largest of the transient phases that are never live together:
 //

@@ -230,6 +230,11 @@ func TestLayerActivationBytes(t *testing.T) {
 		// norms 8·s·h = 134,217,728; attention 4·s·(q+kv) = 83,886,080;
 		// router 4·s·E = 131,072; routed k·s·(4h + 6F_e) = 2·4096·102400 = 838,860,800.
 		{"mixtral moe selective", mix, 4096, space.Strategy{Degree: space.Degrees{space.DP: 8, space.EP: 8}, Recompute: space.RecomputeSelective}, true, model.ProgramOptions{}, 134217728 + 83886080 + 131072 + 838860800},
+		// Experts that weigh their own output (model.Kernels.WeightedExperts,
+		// Megatron-Core) leave the combine nothing to keep: the routed term
+		// loses the output copies, k·s·(2h + 6F_e) = 2·4096·94208 = 771,751,936.
+		{"mixtral moe weighted experts", mix, 4096, space.Strategy{Degree: space.Degrees{space.DP: 8, space.EP: 8}, Recompute: space.RecomputeSelective}, true,
+			model.ProgramOptions{Kernels: model.Kernels{WeightedExperts: true}}, 134217728 + 83886080 + 131072 + 771751936},
 		// Capacity factor 1.25 pads the routed term.
 		{"mixtral moe cf1.25", withCF(mix, 1.25), 4096, space.Strategy{Recompute: space.RecomputeSelective}, true, model.ProgramOptions{}, 134217728 + 83886080 + 131072 + 1.25*838860800},
 	}
@@ -838,6 +843,44 @@ func TestGradInWeight(t *testing.T) {
 			}
 			if tt.inWeight && b.GradsBytes != 0 {
 				t.Errorf("gradients = %g, want 0 (in the parameters' chunks)", b.GradsBytes)
+			}
+		})
+	}
+}
+
+// TestShardOverCP checks ZeRO over the dp x cp group
+// (model.Precision.ShardOverCP, Megatron-Core's distributed optimizer):
+// Ψ = 7.5005e9 parameters with dp = 4 and cp = 2 keep 12·Ψ/8 bytes of
+// optimizer state (11.25 GB) where ZeRO over dp alone keeps 12·Ψ/4
+// (22.5 GB); ZeRO-2's gradients follow, 4·Ψ/8.
+func TestShardOverCP(t *testing.T) {
+	m := model.Spec{Name: "zero-7.5b", Layers: 100, Hidden: 2500, Heads: 20, FFN: model.GELU, SeqLen: 8}
+	m.Normalize()
+	psi := float64(m.Counts().Total)
+	w := space.Workload{Batch: 64, SeqLen: 8}
+	over := model.MixedPrecision()
+	over.ShardOverCP = true
+	zero1 := space.Strategy{Degree: space.Degrees{space.DP: 4, space.CP: 2}, Zero: 1}
+	zero2 := zero1
+	zero2.Zero = 2
+	noCP := space.Strategy{Degree: space.Degrees{space.DP: 4}, Zero: 1}
+	tests := []struct {
+		name       string
+		pr         model.Precision
+		s          space.Strategy
+		opt, grads float64
+	}{
+		{"zero-1 over dp x cp", over, zero1, 12 * psi / 8, 4 * psi},
+		{"zero-1 over dp", model.MixedPrecision(), zero1, 12 * psi / 4, 4 * psi},
+		{"zero-2 over dp x cp", over, zero2, 12 * psi / 8, 4 * psi / 8},
+		{"no cp: dp alone", over, noCP, 12 * psi / 4, 4 * psi},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := est(t, m, model.ProgramOptions{Precision: tt.pr}, w, tt.s)
+			if !within(b.OptimizerBytes, tt.opt, 1e-9) || !within(b.GradsBytes, tt.grads, 1e-9) {
+				t.Errorf("optimizer %.6g GB, gradients %.6g GB; want %.6g and %.6g GB",
+					b.OptimizerBytes/1e9, b.GradsBytes/1e9, tt.opt/1e9, tt.grads/1e9)
 			}
 		})
 	}

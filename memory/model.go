@@ -942,7 +942,8 @@ func (rs *rankStates) totals(fl *flightTerms) (fwd, step float64) {
 // states returns the model states of dense and expert parameters after
 // storage sharding, fp8 of them with fp8 copies, in the optimizer step
 // (step) or at the end of the forward pass. Weights are stored over their
-// sharding (tp, ep, fsdp); ZeRO-1 shards the optimizer state over dp,
+// sharding (tp, ep, fsdp); ZeRO-1 shards the optimizer state over dp (dp x
+// cp with model.Precision.ShardOverCP),
 // ZeRO-2 the gradients too; routed experts over the expert data-parallel
 // group edp (docs/formulas.md §2.1 [ZERO §5][MEG-DDP]).
 func (mm *Model) states(g *geometry, dense, expert, fp8 float64, step bool) (params, grads, opt float64) {
@@ -955,11 +956,16 @@ func (mm *Model) states(g *geometry, dense, expert, fp8 float64, step bool) (par
 		// (model.ProgramOptions.ExpertsWhole).
 		edp *= g.deg[space.RoleTPE]
 	}
+	dp := g.deg[space.RoleDP]
+	if pr.ShardOverCP {
+		// ZeRO's group is dp x cp (model.Precision.ShardOverCP).
+		dp *= g.deg[space.RoleCP]
+	}
 	if g.zero >= 1 {
-		optDP, optEDP = g.deg[space.RoleDP], edp
+		optDP, optEDP = dp, edp
 	}
 	if g.zero >= 2 {
-		gradDP, gradEDP = g.deg[space.RoleDP], edp
+		gradDP, gradEDP = dp, edp
 	}
 	n := dense + expert
 	shards := dense/optDP + expert/optEDP

@@ -789,8 +789,14 @@ func (b *builder) moe() int {
 	b.kernelPass("expert_act", PassAct, GroupActivation, he, ae, 1, he)
 	b.einsum("expert_out", GroupProjection, ae, weo, ye, 1)
 	b.op(Op{Kind: Reshard, Name: "combine", A: ye, C: yk, Same: same(map[Dim][]Dim{DimC: {DimB, DimS, DimR}})})
-	// The weighted sum over the copies needs them for the routing weights' gradient.
-	b.pass("unpermute", GroupOther, yk, ym, 2, yk)
+	if b.p.Options.Kernels.WeightedExperts {
+		// The copies come weighted from the experts: their sum keeps
+		// nothing for its backward (Kernels.WeightedExperts).
+		b.pass("unpermute", GroupOther, yk, ym, 2)
+	} else {
+		// The weighted sum over the copies needs them for the routing weights' gradient.
+		b.pass("unpermute", GroupOther, yk, ym, 2, yk)
+	}
 	if e.SharedExperts > 0 {
 		wsi := b.weight("Ws_in", false, dm(DimD, WeightEmbed), dm(DimFs2, Width))
 		hs := b.act("hs", dm(DimB, TokenBatch), dm(DimS, Seq), dm(DimFs2, Width))

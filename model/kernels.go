@@ -84,6 +84,14 @@ type Kernels struct {
 	// own copy of the normalised input (Hugging Face modules under eager
 	// autocast); false: one fused matmul per group keeps one copy.
 	SplitProjections bool
+	// WeightedExperts says that the routed experts' activation weighs its
+	// output by the routing probabilities, so the combine is a plain sum
+	// whose backward needs no copy of the experts' outputs (Megatron-Core's
+	// weighted SwiGLU, NVIDIA/Megatron-LM@d98e8a64
+	// megatron/core/transformer/moe/experts.py:943-970, and its unpermute
+	// without probabilities, moe/token_dispatcher.py:891-899); false: the
+	// combine weighs the copies and keeps them for the weights' gradient.
+	WeightedExperts bool
 }
 
 // FusedKernels returns the passes of a framework that fuses elementwise

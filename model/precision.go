@@ -81,6 +81,14 @@ type Precision struct {
 	// colossalai/gemini/chunk/chunk.py:386-399); the fp32 master copy in the
 	// optimizer state is what the step updates.
 	GradInWeight bool `json:"grad_in_weight,omitempty" yaml:"grad_in_weight"`
+	// ShardOverCP says that ZeRO shards the optimizer state (and ZeRO-2
+	// the gradients) over the context-parallel ranks as well as the
+	// data-parallel ones: Megatron-Core's gradient buffers and distributed
+	// optimizer work over the dp x cp group, whose ranks hold the same
+	// weights (NVIDIA/Megatron-LM@d98e8a64
+	// megatron/core/distributed/distributed_data_parallel.py:148-149, 289,
+	// intra_dp_cp_group). Without it ZeRO shards over dp alone.
+	ShardOverCP bool `json:"shard_over_cp,omitempty" yaml:"shard_over_cp"`
 }
 
 // MixedPrecision is the mixed-precision recipe of Megatron-LM

@@ -374,10 +374,23 @@ func (r Rules) InFlight(rank, p, v, m int) float64 {
 // activations (the logits) the rank holding the output layer keeps at its
 // peak: InFlight of the last rank for a linear placement, one for the
 // V-shaped and mirrored ones, which run the output layer's chunk forward
-// once before its backward ([ZB §6][DUALPIPE]).
+// once before its backward ([ZB §6][DUALPIPE]), and one for the
+// interleaved schedule, whose last rank warms up (v-1)·p forward chunks of
+// its other chunks and then runs each micro-batch's last chunk, the output
+// layer's, forward and backward back to back; when every chunk is in the
+// warm-up (m·v <= (v-1)·p) all m are held (Megatron-LM@d98e8a64
+// megatron/core/pipeline_parallel/schedules.py, get_pp_rank_microbatches'
+// num_warmup_microbatches and get_model_chunk_id's groups of p
+// micro-batches per chunk).
 func (r Rules) HeadInFlight(p, v, m int) float64 {
 	if r.spec.place != PlaceLinear && p > 1 {
 		return 1
+	}
+	if r.spec.virtual && v > 1 && p > 1 {
+		if m = max(m, 1); m*v > (v-1)*p {
+			return 1
+		}
+		return float64(m)
 	}
 	return r.InFlight(p-1, p, v, m)
 }

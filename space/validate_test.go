@@ -547,3 +547,24 @@ func FuzzSplit(f *testing.F) {
 		}
 	})
 }
+
+// TestInterleavedHeadInFlight: the interleaved schedule's last rank holds
+// one micro-batch of output-layer activations once its warm-up of
+// (v-1)·p chunks is over, and all m when every chunk is in the warm-up.
+func TestInterleavedHeadInFlight(t *testing.T) {
+	r := Interleaved.Rules()
+	for _, tt := range []struct {
+		p, v, m int
+		want    float64
+	}{
+		{4, 5, 16, 1},  // 80 chunks, 16 of warm-up
+		{8, 4, 128, 1}, // DeepSeek-V3 on 1,024 H100: 24 of warm-up
+		{4, 2, 4, 1},   // 8 chunks, 4 of warm-up
+		{4, 2, 2, 2},   // 4 chunks, all in the warm-up
+		{4, 1, 16, 1},  // one chunk: 1F1B's last rank
+	} {
+		if got := r.HeadInFlight(tt.p, tt.v, tt.m); got != tt.want {
+			t.Errorf("HeadInFlight(p=%d, v=%d, m=%d) = %v, want %v", tt.p, tt.v, tt.m, got, tt.want)
+		}
+	}
+}

@@ -70,3 +70,71 @@ func TestBridgeRecompute(t *testing.T) {
 		}
 	}
 }
+
+// TestGB200DeepSeekRecompute: the --recompute-modules of Megatron-LM's
+// DeepSeek-V3 GB200 baseline and final runs (the optimization write-up's
+// section 1 and section 2.2.2), none for another source or a published list.
+func TestGB200DeepSeekRecompute(t *testing.T) {
+	const src = "NVIDIA/Megatron-LM@eb0783b6:docs/discussions/deepseek-v3-gb200-optimization/deepseek-v3-gb200-optimization.md section 3"
+	for _, tt := range []struct {
+		source, recompute, notes, want string
+	}{
+		{src, "selective", "baseline: NCCL all-to-all dispatcher", "mlp+mla_up_proj"},
+		{src, "selective", "final: HybridEP dispatcher", "mlp+moe_act"},
+		{src, "selective", "an intermediate step", ""},
+		{src, "full", "baseline: NCCL all-to-all dispatcher", ""},
+		{"NVIDIA/Megatron-LM@d98e8a64:examples/llama/README.md", "selective", "baseline: x", ""},
+	} {
+		r := Run{Source: tt.source, Recompute: tt.recompute, Notes: tt.notes}
+		if got := r.gb200DeepSeekRecompute(); got != tt.want {
+			t.Errorf("%q %q: %q, want %q", tt.recompute, tt.notes, got, tt.want)
+		}
+	}
+}
+
+// TestBF16AdamMoments: a Megatron-LM row with BF16 optimizer states keeps
+// two bf16 moments (4 bytes a parameter, not 8) and no fp32 copy of its
+// fp32 main gradients.
+func TestBF16AdamMoments(t *testing.T) {
+	for _, tt := range []struct {
+		zero        string
+		moments     float64
+		mainGradCpy bool
+	}{
+		{"distributed optimizer (--use-distributed-optimizer), BF16 Adam moments", 4, false},
+		{"distributed optimizer (--use-distributed-optimizer)", 8, true},
+	} {
+		r := Run{Format: FormatPublished, Source: "NVIDIA/Megatron-LM@eb0783b6:docs/discussions/deepseek-v3-gb200-optimization/deepseek-v3-gb200-optimization.md",
+			Framework: "Megatron-Core (dev branch, ~v0.15) + Transformer Engine 2.9", ZeroOrFSDP: tt.zero}
+		so, fw, err := r.SearchOptions(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr := so.Program.Precision
+		if fw != "megatron" || pr.Moments != tt.moments || pr.MainGradCopy != tt.mainGradCpy {
+			t.Errorf("%q: %s moments %v main-grad copy %v, want megatron %v %v", tt.zero, fw, pr.Moments, pr.MainGradCopy, tt.moments, tt.mainGradCpy)
+		}
+	}
+}
+
+// TestMegatronLlamaBF16Grads: the rows of Megatron-LM's Llama FP8 table
+// keep a bf16 gradient buffer (2 bytes, train_llama3_8b_h100_fp8.sh's
+// --grad-reduce-in-bf16), other Megatron-LM rows the fp32 one.
+func TestMegatronLlamaBF16Grads(t *testing.T) {
+	for _, tt := range []struct {
+		source string
+		grad   float64
+	}{
+		{"NVIDIA/Megatron-LM@d98e8a64:examples/llama/README.md (table added bf6e9985, 2025-06-14)", 2},
+		{"NVIDIA/Megatron-LM@eb0783b6:docs/discussions/deepseek-v3-gb200-optimization/deepseek-v3-gb200-optimization.md", 4},
+	} {
+		r := Run{Format: FormatPublished, Source: tt.source, Framework: "Megatron-LM / Megatron-Core"}
+		so, _, err := r.SearchOptions(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := so.Program.Precision.Grad; got != tt.grad {
+			t.Errorf("%s: gradient bytes %v, want %v", tt.source, got, tt.grad)
+		}
+	}
+}

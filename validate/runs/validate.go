@@ -188,6 +188,26 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 			loss.SavedBytes, loss.TransientBytes = pr.Activation, 0
 		}
 	}
+	if f.Name == "megatron" && strings.Contains(r.Source, "examples/llama/README.md") {
+		// Megatron-LM's Llama FP8 table follows train_llama3_8b_h100_fp8.sh,
+		// which reduces the gradients in bf16 (--grad-reduce-in-bf16: a
+		// bf16 gradient buffer; NVIDIA/Megatron-LM@d98e8a64
+		// examples/llama/train_llama3_8b_h100_fp8.sh).
+		so.Program.Precision.Grad = so.Program.Precision.Activation
+	}
+	if f.Name == "megatron" && strings.Contains(strings.ToLower(r.ZeroOrFSDP), "bf16 adam moments") {
+		// BF16 optimizer states as Megatron-LM's DeepSeek-V3 GB200 runs set
+		// them (--use-precision-aware-optimizer --main-grads-dtype fp32
+		// --main-params-dtype fp32 --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16,
+		// the DeepSeek-V3 GB200 optimization write-up of NVIDIA/Megatron-LM@eb0783b6
+		// under docs/discussions/deepseek-v3-gb200-optimization, item 7; the
+		// flags in megatron/training/arguments.py @d98e8a64): two bf16
+		// moments beside the fp32 master weights, and Adam
+		// reads the fp32 main gradients as they are.
+		pr := &so.Program.Precision
+		pr.Moments = 2 * pr.Activation
+		pr.MainGradCopy = false
+	}
 	if engine := r.lightningFP16Engine(); engine != "" {
 		// The ColossalAI-Pytorch-lightning benchmark's DeepSpeed and
 		// Gemini runs cast the Hugging Face GPT-2 to fp16 (no autocast), so
@@ -411,6 +431,27 @@ func (r Run) bridgeRecompute() (string, bool) {
 	return pol.Name, true
 }
 
+// gb200DeepSeekRecompute returns the --recompute-modules of a row of
+// Megatron-LM's DeepSeek-V3 GB200 optimization history, whose recompute
+// column says only "selective", "" for any other row: the baseline
+// recomputes the dense layers' MLP and MLA's up-projections
+// (--recompute-modules mlp up_proj), the final runs mlp and moe_act
+// (the write-up of NVIDIA/Megatron-LM@eb0783b6 under
+// docs/discussions/deepseek-v3-gb200-optimization, section 1 and section
+// 2.2.2). The row's notes say which it is.
+func (r Run) gb200DeepSeekRecompute() string {
+	if !strings.Contains(r.Source, "deepseek-v3-gb200-optimization") || strings.TrimSpace(strings.ToLower(r.Recompute)) != space.RecomputeSelective {
+		return ""
+	}
+	switch notes := strings.ToLower(strings.TrimSpace(r.Notes)); {
+	case strings.HasPrefix(notes, "baseline:"):
+		return model.ModuleMLP + "+" + model.ModuleMLAUpProj
+	case strings.HasPrefix(notes, "final:"):
+		return model.ModuleMLP + "+" + model.ModuleMoEAct
+	}
+	return ""
+}
+
 // lightningFP16Engine returns "deepspeed" or "gemini" for a row of the
 // ColossalAI-Pytorch-lightning benchmark run by an engine that casts the
 // model to fp16 (DeepSpeed's fp16 mode, ColossalAI Gemini's fp16 chunks;
@@ -523,6 +564,10 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 		// torchtitan's sequence parallelism), whatever the row's cp_or_sp says.
 		s.SP = true
 		notes = append(notes, "sp: "+fw+"'s tensor parallelism shards the activations between layers")
+	}
+	if mods := r.gb200DeepSeekRecompute(); r.Strategy == "" && mods != "" {
+		s.Recompute = mods
+		notes = append(notes, "recompute="+mods+": the run's --recompute-modules")
 	}
 	candidates := []space.Strategy{s}
 	if r.Strategy == "" && r.MicroBatch == 0 {
