@@ -56,8 +56,13 @@ type BandTable struct {
 	// Pooled is the fit of every run of the regime.
 	Pooled BandFit
 	// Families are the fits of the chip families with at least BandMinRuns
-	// runs, and those with fewer (whose bands use Pooled), by name.
+	// runs, and those with fewer (whose bands use their kind's or Pooled),
+	// by name.
 	Families []BandFit
+	// Kinds are the fits of every family of one kind of chip (KindOf:
+	// "tpu", "nvidia", ...), by name: a family with too few runs of its
+	// own takes its kind's when the kind has at least BandMinRuns.
+	Kinds []BandFit
 	// Frameworks and Precisions are those the runs cover.
 	Frameworks, Precisions []string
 	// Basis says which measurements the table comes from.
@@ -139,7 +144,10 @@ func (b Band) HalfWidth() float64 { return (b.Hi80 - b.Lo80) / 2 }
 // Basis says in words where the band comes from.
 func (b Band) Basis() string {
 	on := "of every chip family"
-	if b.Family != "" {
+	switch {
+	case b.Family != "" && !strings.Contains(b.Family, "-"):
+		on = "of every " + b.Family + " family"
+	case b.Family != "":
 		on = "on " + b.Family
 	}
 	what := map[string]string{
@@ -185,6 +193,9 @@ func (bs Bands) StepTimeBand(q BandQuery) Band {
 	}
 	var novel []string
 	fit := t.Pooled
+	if k, ok := t.kind(KindOf(q.Family)); ok && k.Runs >= BandMinRuns {
+		fit = k
+	}
 	f, known := t.family(q.Family)
 	switch {
 	case !known || f.Runs == 0:
@@ -233,6 +244,23 @@ func (bs Bands) table(regime string) (BandTable, bool) {
 		return BandTable{}, false
 	}
 	return bs.Tables[i], true
+}
+
+// kind returns t's fit of the kind of chip.
+func (t BandTable) kind(name string) (BandFit, bool) {
+	i := slices.IndexFunc(t.Kinds, func(f BandFit) bool { return f.Family == name })
+	if i < 0 {
+		return BandFit{}, false
+	}
+	return t.Kinds[i], true
+}
+
+// KindOf is the kind of a chip family: its vendor's prefix, "tpu" of
+// "tpu-v5p", "nvidia" of "nvidia-hopper". Chips of one kind share a
+// compiler or kernel stack and its errors (XLA, CUDA).
+func KindOf(family string) string {
+	kind, _, _ := strings.Cut(family, "-")
+	return kind
 }
 
 // family returns t's fit of the family.

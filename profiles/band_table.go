@@ -9,15 +9,19 @@ func DefaultBands() Bands {
 		Tables: []BandTable{
 			{
 				Regime: "fixed",
-				Pooled: BandFit{Family: "", Runs: 155, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.4773, -0.1783, -0.0145, 0.1665, 0.4113}, Coverage80: 0.813},
+				Pooled: BandFit{Family: "", Runs: 155, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.3720, -0.1539, -0.0136, 0.1919, 0.4257}, Coverage80: 0.787},
 				Families: []BandFit{
 					{Family: "nvidia-ampere", Runs: 50, Sources: 7, MaxChips: 3360, Q: [5]float64{-0.3320, -0.1470, -0.0159, 0.1315, 0.2280}, Coverage80: 0.860},
-					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.9824, -0.6696, 0.0302, 0.1768, 0.4939}, Coverage80: 0.667},
-					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.5465, -0.4788, -0.0665, 0.4502, 0.6424}, Coverage80: 0.471},
-					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.4696, -0.1050, -0.0230, 0.2747, 0.6077}, Coverage80: 0.844},
-					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.1387, 0.2532}, Coverage80: 0.958},
+					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4139, -0.4082, 0.0382, 0.3434, 0.6416}, Coverage80: 0.667},
+					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.3225, -0.2729, -0.0662, 0.4482, 0.6286}, Coverage80: 0.412},
+					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.4728, -0.1051, -0.0201, 0.2747, 0.6380}, Coverage80: 0.844},
+					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.1387, 0.2532}, Coverage80: 0.875},
 					{Family: "tpu-v5p", Runs: 2, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0498, -0.0498, 0.1416, 0.3331, 0.3331}, Coverage80: 0.500},
-					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0995, -0.0909, -0.0461, 0.1529, 0.1885}, Coverage80: 1.000},
+					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0995, -0.0909, -0.0461, 0.1529, 0.1885}, Coverage80: 0.917},
+				},
+				Kinds: []BandFit{
+					{Family: "nvidia", Runs: 117, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.4079, -0.1757, -0.0145, 0.2082, 0.6290}, Coverage80: 0.000},
+					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0872, -0.0075, 0.1615, 0.3331}, Coverage80: 0.000},
 				},
 				Frameworks: []string{"deepspeed", "generic", "maxtext", "megatron", "pytorch", "torchtitan"},
 				Precisions: []string{"bf16", "fp8", "int8"},
@@ -25,15 +29,19 @@ func DefaultBands() Bands {
 			},
 			{
 				Regime: "searched",
-				Pooled: BandFit{Family: "", Runs: 142, Sources: 9, MaxChips: 8192, Q: [5]float64{-0.4742, -0.2373, 0.0190, 0.2079, 0.3624}, Coverage80: 0.789},
+				Pooled: BandFit{Family: "", Runs: 142, Sources: 9, MaxChips: 8192, Q: [5]float64{-0.1199, -0.0753, 0.0371, 0.2360, 0.6288}, Coverage80: 0.796},
 				Families: []BandFit{
 					{Family: "nvidia-ampere", Runs: 37, Sources: 4, MaxChips: 3072, Q: [5]float64{-0.0888, -0.0518, 0.0622, 0.1438, 0.2371}, Coverage80: 0.865},
-					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.8329, -0.3871, 0.0338, 0.2400, 0.5638}, Coverage80: 0.556},
-					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4619, -0.4554, -0.0137, 0.4202, 0.4882}, Coverage80: 0.588},
-					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.4958, -0.4365, -0.0637, 0.2379, 0.3322}, Coverage80: 0.781},
-					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.2176, 0.3321}, Coverage80: 0.917},
+					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.8329, -0.2396, 0.0474, 0.5188, 0.7357}, Coverage80: 0.778},
+					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.0188, -0.0147, 0.1189, 0.6546, 0.6962}, Coverage80: 0.588},
+					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1144, -0.0917, -0.0337, 0.3045, 0.6018}, Coverage80: 0.812},
+					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.2176, 0.3321}, Coverage80: 0.750},
 					{Family: "tpu-v5p", Runs: 2, Sources: 1, MaxChips: 512, Q: [5]float64{0.0836, 0.0836, 0.1581, 0.2327, 0.2327}, Coverage80: 0.500},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0627, -0.0599, 0.0066, 0.1608, 0.1885}, Coverage80: 1.000},
+				},
+				Kinds: []BandFit{
+					{Family: "nvidia", Runs: 104, Sources: 7, MaxChips: 3072, Q: [5]float64{-0.1366, -0.0752, 0.0447, 0.2663, 0.6637}, Coverage80: 0.000},
+					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0802, 0.0126, 0.2013, 0.3321}, Coverage80: 0.000},
 				},
 				Frameworks: []string{"generic", "maxtext", "megatron", "torchtitan"},
 				Precisions: []string{"bf16", "fp8", "int8"},
@@ -45,6 +53,9 @@ func DefaultBands() Bands {
 				Families: []BandFit{
 					{Family: "nvidia-hopper", Runs: 45, Sources: 2, MaxChips: 1, Q: [5]float64{-0.0707, -0.0356, 0.0324, 0.0807, 0.1382}, Coverage80: 0.800},
 				},
+				Kinds: []BandFit{
+					{Family: "nvidia", Runs: 45, Sources: 2, MaxChips: 1, Q: [5]float64{-0.0707, -0.0356, 0.0324, 0.0807, 0.1382}, Coverage80: 0.000},
+				},
 				Frameworks: []string{"pytorch", "torchtitan"},
 				Precisions: []string{"bf16"},
 				Basis:      "plan validate --steps on 45 measured single-chip steps, each model left out in turn",
@@ -53,8 +64,8 @@ func DefaultBands() Bands {
 		Between: 0.0575,
 		Memory: MemoryFit{
 			Framework:    "",
-			LogErrors:    []float64{-0.1677, -0.1627, -0.0339, -0.0327, -0.0321, -0.0321, -0.0266, -0.0265, -0.0234, -0.0228, -0.0224, -0.0219, -0.0178, -0.0100, -0.0069, 0.0142, 0.0281, 0.0492, 0.0773, 0.1293, 0.7830},
-			BandwidthLog: 0.0195,
+			LogErrors:    []float64{-0.1677, -0.1627, -0.0299, -0.0287, -0.0234, -0.0197, -0.0197, -0.0069, 0.0089, 0.0089, 0.0135, 0.0139, 0.0142, 0.0143, 0.0267, 0.0281, 0.0492, 0.0773, 0.0895, 0.1293, 0.7830},
+			BandwidthLog: 0.0220,
 			Basis:        "21 published per-GPU peaks of runs that ran",
 		},
 		MemoryByFramework: []MemoryFit{
@@ -72,8 +83,8 @@ func DefaultBands() Bands {
 			},
 			{
 				Framework:    "megatron",
-				LogErrors:    []float64{-0.1677, -0.1627, -0.0339, -0.0327, -0.0321, -0.0321, -0.0266, -0.0265, -0.0228, -0.0224, -0.0219, -0.0178, -0.0100, 0.0281},
-				BandwidthLog: 0.0048,
+				LogErrors:    []float64{-0.1677, -0.1627, -0.0299, -0.0287, -0.0197, -0.0197, 0.0089, 0.0089, 0.0135, 0.0139, 0.0143, 0.0267, 0.0281, 0.0895},
+				BandwidthLog: 0.0184,
 				Basis:        "14 published per-GPU peaks of megatron runs that ran",
 			},
 			{

@@ -58,8 +58,15 @@ func Fit(regime string, samples []Sample, basis string) profiles.BandTable {
 // fitOnly is Fit without the coverage.
 func fitOnly(regime string, samples []Sample, basis string) profiles.BandTable {
 	t := profiles.BandTable{Regime: regime, Basis: basis, Pooled: fitOf("", samples)}
+	var kinds []string
 	for _, f := range familiesOf(samples) {
 		t.Families = append(t.Families, fitOf(f, filter(samples, func(s Sample) bool { return s.Family == f })))
+		if k := profiles.KindOf(f); !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	for _, k := range kinds {
+		t.Kinds = append(t.Kinds, fitOf(k, filter(samples, func(s Sample) bool { return profiles.KindOf(s.Family) == k })))
 	}
 	for _, s := range samples {
 		if !slices.Contains(t.Frameworks, s.Framework) {

@@ -116,6 +116,14 @@ func drift(want, got profiles.Bands) string {
 				return w.Regime + " " + w.Families[j].Family
 			}
 		}
+		if len(w.Kinds) != len(g.Kinds) {
+			return w.Regime + " kinds"
+		}
+		for j := range w.Kinds {
+			if !fits(w.Kinds[j], g.Kinds[j]) {
+				return w.Regime + " " + w.Kinds[j].Family
+			}
+		}
 	}
 	if len(want.MemoryByFramework) != len(got.MemoryByFramework) {
 		return "memory frameworks"

@@ -136,6 +136,10 @@ func WriteGo(w io.Writer, bs profiles.Bands) error {
 		for _, f := range t.Families {
 			fmt.Fprintf(&b, "\t\t\t\t\t%s,\n", fitGo(f))
 		}
+		b.WriteString("\t\t\t\t},\n\t\t\t\tKinds: []BandFit{\n")
+		for _, f := range t.Kinds {
+			fmt.Fprintf(&b, "\t\t\t\t\t%s,\n", fitGo(f))
+		}
 		fmt.Fprintf(&b, "\t\t\t\t},\n\t\t\t\tFrameworks: %s,\n\t\t\t\tPrecisions: %s,\n\t\t\t\tBasis:      %q,\n\t\t\t},\n",
 			stringsGo(t.Frameworks), stringsGo(t.Precisions), t.Basis)
 	}
