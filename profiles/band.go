@@ -466,9 +466,20 @@ type Covered struct {
 type CoverageReport struct {
 	// Regime is the regime's name (profiles.RegimeFixed, ...).
 	Regime string `json:"regime"`
-	// All covers every run; Families each family's.
+	// All covers every run; Families each family's, Kinds each kind of
+	// chip's (KindOf).
 	All      Covered   `json:"all"`
 	Families []Covered `json:"families"`
+	Kinds    []Covered `json:"kinds"`
+}
+
+// Kind returns the coverage of the kind of chip.
+func (r CoverageReport) Kind(name string) (Covered, bool) {
+	i := slices.IndexFunc(r.Kinds, func(c Covered) bool { return c.Name == name })
+	if i < 0 {
+		return Covered{}, false
+	}
+	return r.Kinds[i], true
 }
 
 // Family returns the coverage of the family.

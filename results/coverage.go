@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/meshplan/meshplan/profiles"
@@ -23,7 +24,8 @@ func WriteCoverage(w io.Writer, c *profiles.CoverageReport) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "family\truns\tin 80%\tcoverage\tin 95%\tcoverage\tmedian half-width")
-	for _, f := range append(c.Families, c.All) {
+	rows := append(slices.Clone(c.Families), c.Kinds...)
+	for _, f := range append(rows, c.All) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\t%s\n", f.Name, f.Runs, f.In80, Percent(f.Coverage80), f.In95, Percent(f.Coverage95), Percent(f.MedianHalfWidth))
 	}
 	if err := tw.Flush(); err != nil {

@@ -74,7 +74,7 @@ func (p Plan) deadlineCells(s DeadlineSize) []string {
 		return append(cells, "no")
 	}
 	g := r.Goodput
-	cells := []string{fmt.Sprint(s.Cluster.Chips), Seconds(r.StepTimeS), Percent(r.MFU), Percent(g.Fraction), Days(g.Days)}
+	cells := []string{fmt.Sprint(s.Cluster.Chips), Seconds(r.StepTimeS), stepSpan(r.StepTimeSRange), Percent(r.OOMRisk), Percent(r.MFU), Percent(g.Fraction), Days(g.Days)}
 	if t.PricePerChipHour > 0 {
 		cells = append(cells, optional(g.Cost, Money))
 	}
@@ -97,7 +97,7 @@ func (p Plan) deadlineCells(s DeadlineSize) []string {
 // deadlineHead is the head of the deadline tables, lower case.
 func (p Plan) deadlineHead() []string {
 	t := p.training()
-	head := []string{"chips", "step", "MFU", "goodput", "effective days"}
+	head := []string{"chips", "step", "80% band", "oom risk", "MFU", "goodput", "effective days"}
 	if t.PricePerChipHour > 0 {
 		head = append(head, "effective cost")
 	}

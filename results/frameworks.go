@@ -60,14 +60,14 @@ func (p Plan) writeFrameworksTable(w io.Writer) error {
 		}
 	}
 	tw := newTable(ew)
-	fmt.Fprintln(tw, "\tFRAMEWORK\tSTEP\tVS FASTEST\tTOKENS/S\tMFU\tMEMORY/CHIP\tSTRATEGY")
+	fmt.Fprintln(tw, "\tFRAMEWORK\tSTEP\tBAND 80%\tVS FASTEST\tTOKENS/S\tMFU\tMEMORY/CHIP\tOOM RISK\tSTRATEGY")
 	for _, o := range p.Frameworks {
 		mark := ""
 		if o.Recommended {
 			mark = "*"
 		}
 		if o.Best == nil {
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\tnothing fits\n", mark, Label(o.Framework))
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\t-\tnothing fits\n", mark, Label(o.Framework))
 			continue
 		}
 		r := *o.Best
@@ -75,8 +75,8 @@ func (p Plan) writeFrameworksTable(w io.Writer) error {
 		if fastest > 0 {
 			rel = fmt.Sprintf("%+.1f%%", 100*(r.StepTimeS/fastest-1))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, Label(o.Framework), Seconds(r.StepTimeS), rel,
-			Count(r.TokensPerS), Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB), r.Strategy.Spec)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, Label(o.Framework), Seconds(r.StepTimeS), stepSpan(r.StepTimeSRange), rel,
+			Count(r.TokensPerS), Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB), Percent(r.OOMRisk), r.Strategy.Spec)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -64,7 +64,7 @@ func (p Plan) WriteMarkdown(w io.Writer) error {
 	}
 	if len(p.Clusters) > 0 {
 		ew.printf("## Clusters\n\nThe best strategy on each cluster; **bold** clusters are on the front of (days to train, cost), the recommended one is marked ★.\n\n")
-		head, sep := "| cluster | chips | step | tokens/s | MFU | memory/chip", "| --- | ---: | ---: | ---: | ---: | ---:"
+		head, sep := "| cluster | chips | step | 80% band | tokens/s | MFU | memory/chip | OOM risk", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---:"
 		head, sep = withTrainingHead(head, sep, t)
 		ew.printf("%s | strategy |\n%s | --- |\n", head, sep)
 		for _, o := range p.Clusters {
@@ -76,30 +76,31 @@ func (p Plan) WriteMarkdown(w io.Writer) error {
 				name += " ★"
 			}
 			if o.Best == nil {
-				ew.printf("| %s | %d | - | - | - | -%s | %s: %s |\n", name, o.Cluster.Chips, strings.Repeat(" | -", trainingColumns(t)), o.Why(), mdText(o.Error))
+				ew.printf("| %s | %d | - | - | - | - | - | -%s | %s: %s |\n", name, o.Cluster.Chips, strings.Repeat(" | -", trainingColumns(t)), o.Why(), mdText(o.Error))
 				continue
 			}
 			r := *o.Best
-			ew.printf("| %s | %d | %s | %s | %s | %s%s | `%s` |\n", name, o.Cluster.Chips, Seconds(r.StepTimeS),
-				Count(r.TokensPerS), Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB), trainingCells(r, t, " | "), mdCode(r.Strategy.Spec))
+			ew.printf("| %s | %d | %s | %s | %s | %s | %s | %s%s | `%s` |\n", name, o.Cluster.Chips, Seconds(r.StepTimeS), stepSpan(r.StepTimeSRange),
+				Count(r.TokensPerS), Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB), Percent(r.OOMRisk), trainingCells(r, t, " | "), mdCode(r.Strategy.Spec))
 		}
 		ew.printf("\n")
 	}
 
 	if len(p.Frameworks) > 0 {
 		ew.printf("## Frameworks\n\nThe best strategy each framework can express; the fastest is marked ★ and the rest of the report is its plan.\n\n")
-		ew.printf("| framework | step | tokens/s | MFU | memory/chip | strategy |\n| --- | ---: | ---: | ---: | ---: | --- |\n")
+		ew.printf("| framework | step | 80%% band | tokens/s | MFU | memory/chip | OOM risk | strategy |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
 		for _, o := range p.Frameworks {
 			name := mdText(o.Framework)
 			if o.Recommended {
 				name += " ★"
 			}
 			if o.Best == nil {
-				ew.printf("| %s | - | - | - | - | nothing fits |\n", name)
+				ew.printf("| %s | - | - | - | - | - | - | nothing fits |\n", name)
 				continue
 			}
 			r := *o.Best
-			ew.printf("| %s | %s | %s | %s | %s | `%s` |\n", name, Seconds(r.StepTimeS), Count(r.TokensPerS), Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB), mdCode(r.Strategy.Spec))
+			ew.printf("| %s | %s | %s | %s | %s | %s | %s | `%s` |\n", name, Seconds(r.StepTimeS), stepSpan(r.StepTimeSRange), Count(r.TokensPerS), Percent(r.MFU),
+				Bytes(r.MemoryGBPerChip*GB), Percent(r.OOMRisk), mdCode(r.Strategy.Spec))
 		}
 		ew.printf("\n")
 	}

@@ -42,7 +42,7 @@ func WritePublishedTable(w io.Writer, rep runs.PublishedReport, loso calibrate.S
 	fmt.Fprintf(w, "%s: %d rows, %d posable, %d not posable\n\n", rep.Format,
 		len(rep.Rows)+len(rep.NotPosable), len(rep.Rows), len(rep.NotPosable))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "id\tframework\tchip\tchips\tstrategy\tmeasured tok/s/chip\tpredicted\terror\tmeasured GiB\tpredicted GiB\terror\toom\tfits")
+	fmt.Fprintln(tw, "id\tframework\tchip\tchips\tstrategy\tmeasured tok/s/chip\tpredicted\terror\tmeasured GiB\tpredicted GiB\terror\toom\tfits\toom risk")
 	for _, r := range rep.Rows {
 		meas, timeErr := "-", "-"
 		if r.TimeError != nil {
@@ -63,8 +63,8 @@ func WritePublishedTable(w io.Writer, rep runs.PublishedReport, loso calibrate.S
 		if r.FitRight != nil && !*r.FitRight {
 			fits += " (wrong)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%.1f\t%s\t%s\t%.1f\t%s\t%s\t%s\n", Label(r.ID), r.Framework, r.Chip, r.Chips,
-			r.Strategy, meas, r.PredictedTokensPerSPerChip, timeErr, peak, r.PredictedPeakBytes/(1<<30), memErr, oom, fits)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%.1f\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\n", Label(r.ID), r.Framework, r.Chip, r.Chips,
+			r.Strategy, meas, r.PredictedTokensPerSPerChip, timeErr, peak, r.PredictedPeakBytes/(1<<30), memErr, oom, fits, Percent(r.OOMRisk))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -113,7 +113,7 @@ func (p Plan) writeClustersTable(w io.Writer) error {
 		return ew.err
 	}
 	tw := newTable(ew)
-	head := "\tCLUSTER\tCHIPS\tSTEP\tTOKENS/S\tMFU\tMEMORY/CHIP"
+	head := "\tCLUSTER\tCHIPS\tSTEP\tBAND 80%\tTOKENS/S\tMFU\tMEMORY/CHIP\tOOM RISK"
 	if t.Given() {
 		head += "\tDAYS\tCHIP-HOURS"
 		if t.PricePerChipHour > 0 {
@@ -131,13 +131,13 @@ func (p Plan) writeClustersTable(w io.Writer) error {
 			mark = "*"
 		}
 		if o.Best == nil {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t-\t-\t-\t-", mark, Label(o.Cluster.Name), o.Cluster.Chips)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t-\t-\t-\t-\t-\t-", mark, Label(o.Cluster.Name), o.Cluster.Chips)
 			fmt.Fprintf(tw, "%s\t%s\n", strings.Repeat("\t-", trainingColumns(t)), o.Why())
 			continue
 		}
 		r := *o.Best
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s", mark, Label(o.Cluster.Name), o.Cluster.Chips,
-			Seconds(r.StepTimeS), Count(r.TokensPerS), Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s", mark, Label(o.Cluster.Name), o.Cluster.Chips,
+			Seconds(r.StepTimeS), stepSpan(r.StepTimeSRange), Count(r.TokensPerS), Percent(r.MFU), Bytes(r.MemoryGBPerChip*GB), Percent(r.OOMRisk))
 		fmt.Fprintf(tw, "%s\t%s\n", trainingCells(r, t, "\t"), r.Strategy.Spec)
 	}
 	if err := tw.Flush(); err != nil {

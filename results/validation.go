@@ -29,15 +29,15 @@ func WriteValidationJSON(w io.Writer, rep runs.Report, cov *profiles.CoverageRep
 // skipped runs with their reasons, and the bands' coverage (WriteCoverage) when cov is not nil.
 func WriteValidationTable(w io.Writer, rep runs.Report, cov *profiles.CoverageReport) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "id\tchip\tchips\tstrategy\tmeasured tok/s/chip\tpredicted\terror\tMFU meas\tMFU pred\tmem GB")
+	fmt.Fprintln(tw, "id\tchip\tchips\tstrategy\tmeasured tok/s/chip\tpredicted\terror\tMFU meas\tMFU pred\tmem GB\toom risk")
 	for _, r := range rep.Rows {
 		mem := fmt.Sprintf("%.1f", r.MemoryGBPerChip)
 		if !r.Fits {
 			mem += " !"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.1f\t%.1f\t%+.1f%%\t%.1f%%\t%.1f%%\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.1f\t%.1f\t%+.1f%%\t%.1f%%\t%.1f%%\t%s\t%s\n",
 			Label(r.ID), r.Chip, r.Chips, r.Strategy, r.MeasuredTokensPerSPerChip, r.PredictedTokensPerSPerChip,
-			100*r.Error, 100*r.MeasuredMFU, 100*r.PredictedMFU, mem)
+			100*r.Error, 100*r.MeasuredMFU, 100*r.PredictedMFU, mem, Percent(r.OOMRisk))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -14,13 +14,15 @@ import (
 )
 
 // SummaryHeader is the header row of summary.csv. Each further row is one
-// cell: its inputs, the search's counts and the recommended strategy (the
-// fastest that fits), or the error when nothing fits. Wall times are left
+// cell: its inputs, the search's counts and the recommended strategy with
+// its 80% step-time interval and out-of-memory risk, or the error when
+// nothing fits. Wall times are left
 // out so that the file repeats byte for byte.
 var SummaryHeader = []string{
 	"model", "cluster", "batch", "seq", "fix", "status",
 	"chips", "method", "evaluated", "feasible", "front_size",
 	"strategy", "step_time_s", "tokens_per_s", "tokens_per_s_per_chip", "mfu", "memory_gb_per_chip",
+	"step_time_s_lo", "step_time_s_hi", "oom_risk",
 	"error",
 }
 
@@ -48,8 +50,12 @@ func summaryRow(r Record) ([]string, error) {
 		return row, nil
 	}
 	best := p.Pareto[p.Recommended]
+	lo, hi := "", ""
+	if r := best.StepTimeSRange; r != nil {
+		lo, hi = num(r[0]), num(r[1])
+	}
 	return append(row, results.CSVText(best.Strategy.Spec), num(best.StepTimeS), num(best.TokensPerS), num(best.TokensPerSPerChip),
-		num(best.MFU), num(best.MemoryGBPerChip), ""), nil
+		num(best.MFU), num(best.MemoryGBPerChip), lo, hi, num(best.OOMRisk), ""), nil
 }
 
 // num formats a float in the shortest form that reads back exactly.

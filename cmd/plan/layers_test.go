@@ -28,7 +28,7 @@ var floors = [][]string{
 	{"validate/calibrate"},
 	{"results"},
 	{"planner"},
-	{"sweep"},
+	{"validate/bands", "sweep"},
 	{"cmd"},
 	{"cmd/plan"},
 }

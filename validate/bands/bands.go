@@ -52,6 +52,11 @@ func Fit(regime string, samples []Sample, basis string) profiles.BandTable {
 			t.Families[i].Coverage80 = c.Coverage80
 		}
 	}
+	for i := range t.Kinds {
+		if c, ok := cov.Kind(t.Kinds[i].Family); ok {
+			t.Kinds[i].Coverage80 = c.Coverage80
+		}
+	}
 	return t
 }
 
@@ -170,8 +175,15 @@ func Coverage(regime string, samples []Sample) profiles.CoverageReport {
 		return c
 	}
 	rep.All = tally("all", func(Sample) bool { return true })
+	var kinds []string
 	for _, f := range familiesOf(samples) {
 		rep.Families = append(rep.Families, tally(f, func(s Sample) bool { return s.Family == f }))
+		if k := profiles.KindOf(f); !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	for _, k := range kinds {
+		rep.Kinds = append(rep.Kinds, tally(k, func(s Sample) bool { return profiles.KindOf(s.Family) == k }))
 	}
 	return rep
 }

@@ -72,6 +72,9 @@ type PublishedRow struct {
 	MemoryError *float64 `json:"memory_error"`
 	// Fits is the planner's verdict: the predicted peak is within UsableBytes.
 	Fits bool `json:"fits"`
+	// OOMRisk is the probability the planner gives that the run needs
+	// more than UsableBytes (profiles.OOMRisk).
+	OOMRisk float64 `json:"oom_risk"`
 	// OOM is the published outcome: true when the run ran out of memory,
 	// false when it ran (every time row ran), null when not stated.
 	OOM *bool `json:"oom"`
@@ -206,6 +209,7 @@ func (r Run) validatePublished(override *profiles.Cluster, o Options) (Published
 			notes = append(notes, "peak_kind "+k+": compared with the predicted allocated peak")
 		}
 	}
+	row.OOMRisk = profiles.OOMRisk(row.PredictedPeakBytes, row.UsableBytes, row.Chips, row.Framework)
 	row.Note = strings.Join(notes, "; ")
 	return row, nil
 }

@@ -58,6 +58,9 @@ type Row struct {
 	// Fits says the memory estimate is within the chip's usable HBM. A run
 	// that does not fit is still predicted.
 	Fits bool `json:"fits"`
+	// OOMRisk is the probability the planner gives that the run needs
+	// more than the chip's usable HBM (profiles.OOMRisk).
+	OOMRisk float64 `json:"oom_risk"`
 	// Note lists the assumptions made for this row and how the measured
 	// figure was converted.
 	Note string `json:"note,omitempty"`
@@ -519,6 +522,7 @@ func (r Run) validate(override *profiles.Cluster, vo Options) (Row, error) {
 		PredictedMFU:               pred * fpt / peak,
 		MemoryGBPerChip:            best.mem.TotalBytes() / 1e9,
 		Fits:                       best.fit,
+		OOMRisk:                    profiles.OOMRisk(best.mem.TotalBytes(), p.usable, c.Chips(), p.fw),
 		Note:                       strings.Join(notes, "; "),
 	}, nil
 }

@@ -1,0 +1,160 @@
+package profiles
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestBandQuantiles(t *testing.T) {
+	seq := func(n int) []float64 {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = float64(n - i) // reversed: BandQuantiles sorts
+		}
+		return x
+	}
+	for _, tt := range []struct {
+		name string
+		x    []float64
+		want [5]float64
+	}{
+		{"none", nil, [5]float64{}},
+		// n=9: h = 10p: 0.25, 1, 5, 9, 9.75, clamped to 1 and 9.
+		{"1..9", seq(9), [5]float64{1, 1, 5, 9, 9}},
+		// n=19: h = 20p: 0.5, 2, 10, 18, 19.5.
+		{"1..19", seq(19), [5]float64{1, 2, 10, 18, 19}},
+		// n=4: the median at h = 2.5 is halfway between 1 and 2.
+		{"interpolated", []float64{3, 0, 2, 1}, [5]float64{0, 0, 1.5, 3, 3}},
+	} {
+		if got := BandQuantiles(tt.x); got != tt.want {
+			t.Errorf("%s: BandQuantiles = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestWiden(t *testing.T) {
+	q := [5]float64{-0.3, -0.1, 0, 0.2, 0.4}
+	pool := [5]float64{-0.4, -0.2, 0, 0.2, 0.5}
+	if got := Widen(q, pool, 0); got != q {
+		t.Errorf("Widen(k=0) = %v, want %v", got, q)
+	}
+	// k=1: each end's distance from the median in quadrature with the
+	// pool's: sqrt(0.3²+0.4²) = 0.5, sqrt(0.1²+0.2²) = 0.2236,
+	// sqrt(0.2²+0.2²) = 0.2828, sqrt(0.4²+0.5²) = 0.6403.
+	want := [5]float64{-0.5, -0.22361, 0, 0.28284, 0.64031}
+	got := Widen(q, pool, 1)
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-5 {
+			t.Errorf("Widen(k=1)[%d] = %.5f, want %.5f", i, got[i], want[i])
+		}
+	}
+}
+
+func TestMemoryFit(t *testing.T) {
+	// x = 0..4: sd = 1.5811, IQR (type 6: 0.5 to 3.5) = 3, 3/1.34 = 2.2388;
+	// h = 0.9 · 1.5811 · 5^-0.2 = 1.03135.
+	f := MemoryFitOf([]float64{4, 3, 2, 1, 0}, "x")
+	if math.Abs(f.BandwidthLog-1.03135) > 1e-4 || !slices.IsSorted(f.LogErrors) {
+		t.Errorf("MemoryFitOf(0..4) = %+v, want bandwidth 1.03135 and sorted errors", f)
+	}
+	for _, tt := range []struct {
+		name string
+		f    MemoryFit
+		x    float64
+		want float64
+	}{
+		{"no errors, above 0", MemoryFit{}, 0.1, 0},
+		{"no errors, below 0", MemoryFit{}, -0.1, 1},
+		{"one error at 0, at it", MemoryFit{LogErrors: []float64{0}, BandwidthLog: 0.1}, 0, 0.5},
+		// 1 - Φ(1) = 0.158655.
+		{"one error at 0, one bandwidth above", MemoryFit{LogErrors: []float64{0}, BandwidthLog: 0.1}, 0.1, 0.158655},
+		{"no kernel: the share above", MemoryFit{LogErrors: []float64{-0.1, 0, 0.2, 0.5}}, 0.1, 0.5},
+	} {
+		if got := tt.f.Exceeds(tt.x); math.Abs(got-tt.want) > 1e-6 {
+			t.Errorf("%s: Exceeds(%g) = %g, want %g", tt.name, tt.x, got, tt.want)
+		}
+	}
+}
+
+// testBands is a hand-made set of bands: tpu-v5e has 10 runs, tpu-v6e 2,
+// the tpu kind 12.
+func testBands() Bands {
+	fit := func(family string, runs, maxChips int, q ...float64) BandFit {
+		return BandFit{Family: family, Runs: runs, MaxChips: maxChips, Q: [5]float64(q), Coverage80: 0.8}
+	}
+	fixed := BandTable{
+		Regime:     RegimeFixed,
+		Pooled:     fit("", 40, 1024, -0.4, -0.2, 0, 0.2, 0.4),
+		Families:   []BandFit{fit("tpu-v5e", 10, 256, -0.2, -0.1, 0, 0.1, 0.2), fit("tpu-v6e", 2, 64, 0, 0, 0, 0, 0)},
+		Kinds:      []BandFit{fit("tpu", 12, 256, -0.3, -0.15, 0, 0.15, 0.3), fit("nvidia", 28, 1024, -0.4, -0.2, 0, 0.2, 0.4)},
+		Frameworks: []string{"generic", "maxtext"},
+		Precisions: []string{"bf16"},
+	}
+	single := BandTable{Regime: RegimeSingle, Pooled: fit("", 10, 1, -0.05, -0.03, 0, 0.03, 0.05),
+		Families: []BandFit{fit("nvidia-hopper", 10, 1, -0.05, -0.03, 0, 0.03, 0.05)}, Frameworks: []string{"torchtitan"}, Precisions: []string{"bf16"}}
+	return Bands{Tables: []BandTable{fixed, single}}
+}
+
+func TestStepTimeBand(t *testing.T) {
+	bs := testBands()
+	for _, tt := range []struct {
+		name   string
+		q      BandQuery
+		lo, hi float64 // ln of the 80% ends
+		family string
+		novel  []string
+	}{
+		{"a family of its own", BandQuery{Family: "tpu-v5e", Chips: 64, Framework: "maxtext"}, -0.1, 0.1, "tpu-v5e", nil},
+		{"too few runs: its kind's", BandQuery{Family: "tpu-v6e", Chips: 64, Framework: "maxtext"}, -0.15, 0.15, "tpu", nil},
+		{"no runs: its kind's, not widened", BandQuery{Family: "tpu-7x", Chips: 64}, -0.15, 0.15, "tpu", []string{"family"}},
+		{"no kind: the pool's", BandQuery{Family: "amd-cdna3", Chips: 64}, -0.2, 0.2, "", []string{"family"}},
+		// sqrt(0.1² + 0.2²) = 0.22361 each side.
+		{"a framework no run covers", BandQuery{Family: "tpu-v5e", Chips: 64, Framework: "megatron"}, -0.22361, 0.22361, "tpu-v5e", []string{"framework"}},
+		// Two novelties: sqrt(0.1² + 2·0.2²) = 0.3.
+		{"fp8 beyond the largest run", BandQuery{Family: "tpu-v5e", Chips: 512, Precision: "fp8"}, -0.3, 0.3, "tpu-v5e", []string{"precision", "scale"}},
+		{"one chip: the single-chip table", BandQuery{Family: "nvidia-hopper", Chips: 1, Framework: "torchtitan"}, -0.03, 0.03, "nvidia-hopper", nil},
+		{"one chip of a family without steps: the fixed table", BandQuery{Family: "tpu-v5e", Chips: 1}, -0.1, 0.1, "tpu-v5e", nil},
+	} {
+		b := bs.StepTimeBand(tt.q)
+		if math.Abs(math.Log(b.Lo80)-tt.lo) > 1e-5 || math.Abs(math.Log(b.Hi80)-tt.hi) > 1e-5 || b.Family != tt.family || !slices.Equal(b.Novel, tt.novel) {
+			t.Errorf("%s: band ln [%.5f, %.5f] of %q, novel %v; want [%.5f, %.5f] of %q, %v", tt.name,
+				math.Log(b.Lo80), math.Log(b.Hi80), b.Family, b.Novel, tt.lo, tt.hi, tt.family, tt.novel)
+		}
+	}
+}
+
+func TestOOMRisk(t *testing.T) {
+	bs := Bands{Memory: MemoryFit{LogErrors: []float64{0}, BandwidthLog: 0.1},
+		MemoryByFramework: []MemoryFit{{Framework: "megatron", LogErrors: make([]float64, 10), BandwidthLog: 0.01}}}
+	for _, tt := range []struct {
+		name              string
+		predicted, usable float64
+		framework         string
+		want              float64
+	}{
+		{"nothing predicted", 0, 80, "", 0},
+		{"no usable memory", 10, 0, "", 1},
+		{"at the limit", 80, 80, "", 0.5},
+		// ln(88/80) = 0.09531: 1 - Φ(0.9531) = 0.170269.
+		{"10% headroom", 80, 88, "", 0.170269},
+		// Megatron's own fit, bandwidth 0.01: 1 - Φ(9.531), nil.
+		{"10% headroom under megatron", 80, 88, "megatron", 0},
+	} {
+		if got := bs.OOMRisk(tt.predicted, tt.usable, 8, tt.framework); math.Abs(got-tt.want) > 1e-6 {
+			t.Errorf("%s: OOMRisk = %g, want %g", tt.name, got, tt.want)
+		}
+	}
+}
+
+// ExampleBands_StepTimeBand draws the interval of a step time predicted
+// at 10 s on a family with runs of its own.
+func ExampleBands_StepTimeBand() {
+	b := testBands().StepTimeBand(BandQuery{Family: "tpu-v5e", Chips: 64, Framework: "maxtext", Searched: false})
+	fmt.Printf("80%%: %.2f s to %.2f s, 95%%: %.2f s to %.2f s\n", 10*b.Lo80, 10*b.Hi80, 10*b.Lo95, 10*b.Hi95)
+	fmt.Println(b.Basis())
+	// Output:
+	// 80%: 9.05 s to 11.05 s, 95%: 8.19 s to 12.21 s
+	// 10 published runs on tpu-v5e, each source left out; 80% fall in it drawn without their source
+}
