@@ -31,7 +31,7 @@ func WriteStepsJSON(w io.Writer, rep steps.Report, cov *profiles.CoverageReport)
 // (WriteCoverage) when cov is not nil.
 func WriteStepsTable(w io.Writer, rep steps.Report, cov *profiles.CoverageReport) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "line\tid\tframework\tmeasured s\tpredicted s\terror\tmeasured GB\tpredicted GB\terror\tfits pred/meas")
+	fmt.Fprintln(tw, "line\tid\tframework\tmeasured s\tpredicted s\terror\tmeasured GB\tpredicted GB\terror\tfits pred/meas\toom risk")
 	for _, r := range rep.Rows {
 		measStep, stepErr, measMem, memErr := "-", "-", "-", "-"
 		if r.MeasuredStepS != nil && r.StepError != nil {
@@ -44,8 +44,8 @@ func WriteStepsTable(w io.Writer, rep steps.Report, cov *profiles.CoverageReport
 		if !r.VerdictOK {
 			fits += " !"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.4f\t%s\t%s\t%.1f\t%s\t%s\n",
-			r.Line, r.ID, r.Framework, measStep, r.PredictedStepS, stepErr, measMem, r.PredictedMemoryGB, memErr, fits)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.4f\t%s\t%s\t%.1f\t%s\t%s\t%s\n",
+			r.Line, r.ID, r.Framework, measStep, r.PredictedStepS, stepErr, measMem, r.PredictedMemoryGB, memErr, fits, Percent(r.OOMRisk))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

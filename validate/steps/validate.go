@@ -102,6 +102,9 @@ type Result struct {
 
 	// PredictedFits is the planner's verdict: the step fits in UsableGB.
 	PredictedFits bool `json:"predicted_fits"`
+	// OOMRisk is the probability the planner gives that the step needs
+	// more than UsableGB (profiles.OOMRisk).
+	OOMRisk float64 `json:"oom_risk"`
 	// MeasuredFits reports that the step ran.
 	MeasuredFits bool `json:"measured_fits"`
 	// VerdictOK reports PredictedFits == MeasuredFits.
@@ -282,6 +285,7 @@ func (pr *predictor) predict(r Row, fw string) (Result, error) {
 		PredictedMemoryGB: cand.MemoryBytes / 1e9,
 		UsableGB:          cand.UsableBytes / 1e9,
 		PredictedFits:     cand.Fits,
+		OOMRisk:           profiles.OOMRisk(cand.MemoryBytes, cand.UsableBytes, c.Chips(), f.Name),
 		MeasuredFits:      r.Ran,
 	}
 	res.VerdictOK = res.PredictedFits == res.MeasuredFits
