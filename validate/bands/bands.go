@@ -5,15 +5,15 @@
 // A sample is one run's log error ln(measured/predicted step time) (or
 // peak memory). Fit turns the samples of a regime (a fixed strategy, a
 // search's best plan, a single chip) into a profiles.BandTable: quantiles
-// per chip family with at least profiles.BandMinRuns runs, and of the pool
-// of every run, which profiles.Bands.StepTimeBand draws intervals from.
-// Coverage measures how often those intervals contain a run of a source
-// they were not drawn from. Write prints the fitted tables as the Go
-// source of profiles.DefaultBands.
+// per chip family with at least profiles.BandMinRuns runs,
+// per kind of chip, and of the pool of every run, which
+// profiles.Bands.StepTimeBand draws intervals from. Coverage measures how
+// often those intervals contain a run of a source they were not drawn
+// from. Build fits every table from the public measurements and WriteGo
+// prints them as the Go source of profiles.DefaultBands.
 package bands
 
 import (
-	"cmp"
 	"math"
 	"slices"
 
@@ -62,27 +62,15 @@ func Fit(regime string, samples []Sample, basis string) profiles.BandTable {
 
 // fitOnly is Fit without the coverage.
 func fitOnly(regime string, samples []Sample, basis string) profiles.BandTable {
-	t := profiles.BandTable{Regime: regime, Basis: basis, Pooled: fitOf("", samples)}
-	var kinds []string
-	for _, f := range familiesOf(samples) {
+	t := profiles.BandTable{Regime: regime, Basis: basis, Pooled: fitOf("", samples),
+		Frameworks: distinct(samples, func(s Sample) string { return s.Framework }),
+		Precisions: distinct(samples, func(s Sample) string { return profiles.PrecisionKey(s.Precision) })}
+	for _, f := range distinct(samples, family) {
 		t.Families = append(t.Families, fitOf(f, filter(samples, func(s Sample) bool { return s.Family == f })))
-		if k := profiles.KindOf(f); !slices.Contains(kinds, k) {
-			kinds = append(kinds, k)
-		}
 	}
-	for _, k := range kinds {
-		t.Kinds = append(t.Kinds, fitOf(k, filter(samples, func(s Sample) bool { return profiles.KindOf(s.Family) == k })))
+	for _, k := range distinct(samples, kind) {
+		t.Kinds = append(t.Kinds, fitOf(k, filter(samples, func(s Sample) bool { return kind(s) == k })))
 	}
-	for _, s := range samples {
-		if !slices.Contains(t.Frameworks, s.Framework) {
-			t.Frameworks = append(t.Frameworks, s.Framework)
-		}
-		if p := profiles.PrecisionKey(s.Precision); !slices.Contains(t.Precisions, p) {
-			t.Precisions = append(t.Precisions, p)
-		}
-	}
-	slices.Sort(t.Frameworks)
-	slices.Sort(t.Precisions)
 	return t
 }
 
@@ -103,17 +91,21 @@ func fitOf(family string, samples []Sample) profiles.BandFit {
 	return f
 }
 
-// familiesOf returns the families of samples, sorted.
-func familiesOf(samples []Sample) []string {
+// distinct returns the distinct keys of samples, sorted.
+func distinct(samples []Sample, key func(Sample) string) []string {
 	var out []string
 	for _, s := range samples {
-		if !slices.Contains(out, s.Family) {
-			out = append(out, s.Family)
+		if k := key(s); !slices.Contains(out, k) {
+			out = append(out, k)
 		}
 	}
 	slices.Sort(out)
 	return out
 }
+
+// family and kind are a sample's chip family and kind of chip.
+func family(s Sample) string { return s.Family }
+func kind(s Sample) string   { return profiles.KindOf(s.Family) }
 
 // filter returns the samples keep accepts.
 func filter(samples []Sample, keep func(Sample) bool) []Sample {
@@ -175,15 +167,11 @@ func Coverage(regime string, samples []Sample) profiles.CoverageReport {
 		return c
 	}
 	rep.All = tally("all", func(Sample) bool { return true })
-	var kinds []string
-	for _, f := range familiesOf(samples) {
+	for _, f := range distinct(samples, family) {
 		rep.Families = append(rep.Families, tally(f, func(s Sample) bool { return s.Family == f }))
-		if k := profiles.KindOf(f); !slices.Contains(kinds, k) {
-			kinds = append(kinds, k)
-		}
 	}
-	for _, k := range kinds {
-		rep.Kinds = append(rep.Kinds, tally(k, func(s Sample) bool { return profiles.KindOf(s.Family) == k }))
+	for _, k := range distinct(samples, kind) {
+		rep.Kinds = append(rep.Kinds, tally(k, func(s Sample) bool { return kind(s) == k }))
 	}
 	return rep
 }
@@ -207,13 +195,12 @@ func median(x []float64) float64 {
 // job (search.Recommend's time band). Sources with one run carry no
 // residual and are left out.
 func Residual80(samples []Sample) float64 {
-	bySource := map[string][]float64{}
-	for _, s := range samples {
-		bySource[s.Source] = append(bySource[s.Source], s.LogError)
-	}
 	var res []float64
-	for _, src := range sortedKeys(bySource) {
-		xs := bySource[src]
+	for _, src := range distinct(samples, func(s Sample) string { return s.Source }) {
+		var xs []float64
+		for _, s := range filter(samples, func(s Sample) bool { return s.Source == src }) {
+			xs = append(xs, s.LogError)
+		}
 		if len(xs) < 2 {
 			continue
 		}
@@ -227,14 +214,4 @@ func Residual80(samples []Sample) float64 {
 	}
 	q := profiles.BandQuantiles(res)
 	return (math.Exp(q[3]) - math.Exp(q[1])) / 2
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, cmp.Compare)
-	return keys
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"go/format"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/meshplan/meshplan/profiles"
@@ -92,7 +91,7 @@ func Build(ctx context.Context, in Inputs) (Result, error) {
 	res.Between = Residual80(single)
 	res.Bands.Between = res.Between
 	res.Bands.Memory = profiles.MemoryFitOf(logErrors(mem), fmt.Sprintf("%d published per-GPU peaks of runs that ran", len(mem)))
-	for _, fw := range frameworksOf(mem) {
+	for _, fw := range distinct(mem, func(s Sample) string { return s.Framework }) {
 		of := filter(mem, func(s Sample) bool { return s.Framework == fw })
 		f := profiles.MemoryFitOf(logErrors(of), fmt.Sprintf("%d published per-GPU peaks of %s runs that ran", len(of), fw))
 		f.Framework = fw
@@ -100,18 +99,6 @@ func Build(ctx context.Context, in Inputs) (Result, error) {
 	}
 	res.Bands.MemorySingle = profiles.MemoryFitOf(logErrors(memSingle), fmt.Sprintf("%d measured single-GPU peaks", len(memSingle)))
 	return res, nil
-}
-
-// frameworksOf returns the frameworks of samples, sorted.
-func frameworksOf(samples []Sample) []string {
-	var out []string
-	for _, s := range samples {
-		if !slices.Contains(out, s.Framework) {
-			out = append(out, s.Framework)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // logErrors returns the samples' log errors.
