@@ -188,6 +188,21 @@ func megatron() Profile {
 	// Engine's GroupedLinear: one cuBLAS GEMM per local expert
 	// (megatron/core/transformer/moe/experts.py TEGroupedMLP).
 	p.PerExpertGEMMs = true
+	// The experts' output bias (add_bias_linear with grouped GEMMs):
+	// TEGroupedMLP builds linear_fc2 with skip_bias_add and adds the bias
+	// after the GEMM in eager PyTorch, per local expert t + b·p with the
+	// fp32 routing probability p, then torch.cat and a cast back to bf16
+	// (_apply_bias, NVIDIA/Megatron-LM@0d7e02bd26d3eb347ad8d1bef625002babfa6df7
+	// (core_v0.15.0) and @d98e8a64 megatron/core/transformer/moe/experts.py).
+	// Per element of the bf16 output: forward b·p writes fp32 (4), the add
+	// reads t and b·p and writes fp32 (2+4+4), the cat reads and writes it
+	// (4+4), the cast reads it and writes bf16 (4+2): 28 bytes; backward the
+	// cast's gradient to fp32 (2+4), t's gradient back to bf16 (4+2), the
+	// bias's and the probability's gradients each a product and a sum
+	// (4+4+4, twice) and split's gradient gathered into one tensor (2+2):
+	// 40 bytes. The up-projection's bias rides in the GEMM (skip_bias_add
+	// false) and its gradient in cuBLAS's epilogue.
+	p.Kernels.Passes[model.PassExpertBias] = model.PassCost{FwdBytes: 28, BwdBytes: 40}
 	// Its rules, as read from NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553
 	// (results/emit_megatron.go cites each): CUDA only; ranks in the order
 	// tp-cp-ep-dp-pp from the innermost (megatron/training/initialize.py:395,

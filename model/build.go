@@ -767,7 +767,8 @@ func (b *builder) moe() int {
 	out := b.residual("x3")
 	copies := b.p.Size[DimR]
 	b.norm("norm2_w")
-	if b.p.Spec.Bias {
+	bias := b.p.Spec.Bias || e.Bias
+	if bias {
 		b.param("be_in", true, 1, dm(DimE, Experts), dm(DimFe2, ew))
 		b.param("be_out", true, 1, dm(DimE, Experts), dm(DimD, ExpertEmbed))
 	}
@@ -788,6 +789,12 @@ func (b *builder) moe() int {
 	b.einsum("expert_in", GroupProjection, xe, wei, he, 1)
 	b.kernelPass("expert_act", PassAct, GroupActivation, he, ae, 1, he)
 	b.einsum("expert_out", GroupProjection, ae, weo, ye, 1)
+	if bias {
+		// The down-projection's bias, as the framework adds it (the
+		// up-projection's rides in its GEMM's epilogue or the fused
+		// activation).
+		b.kernelPass("expert_bias", PassExpertBias, GroupOther, ye, ye, 1)
+	}
 	b.op(Op{Kind: Reshard, Name: "combine", A: ye, C: yk, Same: same(map[Dim][]Dim{DimC: {DimB, DimS, DimR}})})
 	// The weighted sum over the copies needs them for the routing weights' gradient.
 	b.pass("unpermute", GroupOther, yk, ym, 2, yk)

@@ -8,19 +8,20 @@ type Pass uint8
 
 // The passes a framework's Kernels price.
 const (
-	PassNorm     Pass = iota // a normalisation layer, per element of its input [B,S,D]
-	PassRope                 // the rotary embedding, per element of q and k
-	PassAct                  // the MLP activation, per element of its input (GELU: [B,S,F]; SwiGLU: the fused gate and up projection [B,S,2F])
-	PassResidual             // a residual add, per element of the residual stream
-	PassLoss                 // the softmax cross-entropy, per logit
-	PassLookup               // the embedding lookup, per element of its output
-	PassSoftcap              // the logits' soft cap c·tanh(x/c) (Spec.LogitSoftcap), per logit
+	PassNorm       Pass = iota // a normalisation layer, per element of its input [B,S,D]
+	PassRope                   // the rotary embedding, per element of q and k
+	PassAct                    // the MLP activation, per element of its input (GELU: [B,S,F]; SwiGLU: the fused gate and up projection [B,S,2F])
+	PassResidual               // a residual add, per element of the residual stream
+	PassLoss                   // the softmax cross-entropy, per logit
+	PassLookup                 // the embedding lookup, per element of its output
+	PassSoftcap                // the logits' soft cap c·tanh(x/c) (Spec.LogitSoftcap), per logit
+	PassExpertBias             // the routed experts' output bias (MoE.Bias), per element of their output [E,C,D]
 	NumPasses
 )
 
 // passNames are the YAML keys of the passes.
 func passNames() [NumPasses]string {
-	return [NumPasses]string{"norm", "rope", "act", "residual", "loss", "lookup", "softcap"}
+	return [NumPasses]string{"norm", "rope", "act", "residual", "loss", "lookup", "softcap", "expert_bias"}
 }
 
 // String returns the pass's key in a framework profile.
@@ -108,7 +109,10 @@ type Kernels struct {
 //   - lookup: gathers rows of the embedding (reads and writes 2+2); the
 //     backward scatter-adds into the embedding's gradient (2+4);
 //   - softcap: applied inside the fused cross-entropy as it reads the
-//     logits (Liger's and Inductor's fused losses): no traffic of its own.
+//     logits (Liger's and Inductor's fused losses): no traffic of its own;
+//   - expert_bias: the experts' down-projection adds its bias in the GEMM's
+//     epilogue, no traffic forward; backward the bias gradient sums the
+//     output's gradient over the tokens, one read (2).
 func FusedKernels() Kernels {
 	var k Kernels
 	k.Passes[PassNorm] = PassCost{FwdBytes: 4, BwdBytes: 6}
@@ -117,6 +121,7 @@ func FusedKernels() Kernels {
 	k.Passes[PassResidual] = PassCost{FwdBytes: 6, BwdBytes: 6}
 	k.Passes[PassLoss] = PassCost{FwdBytes: 4, BwdBytes: 4, SavedBytes: 4, TransientBytes: 4}
 	k.Passes[PassLookup] = PassCost{FwdBytes: 4, BwdBytes: 6}
+	k.Passes[PassExpertBias] = PassCost{FwdBytes: 0, BwdBytes: 2}
 	k.AttentionRate = 1
 	return k
 }

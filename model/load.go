@@ -135,7 +135,7 @@ func mlaKeys() []string {
 // moeKeys returns the keys of the YAML form's moe mapping.
 func moeKeys() []string {
 	return []string{"experts", "top_k", "expert_ffn_hidden", "shared_experts", "shared_ffn_hidden",
-		"first_dense_layers", "capacity_factor", "groups", "group_limit", "imbalance"}
+		"first_dense_layers", "capacity_factor", "groups", "group_limit", "imbalance", "bias"}
 }
 
 // ParseYAML reads a model in the contract's YAML form. It is strict: an
@@ -244,6 +244,8 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 					m.GroupLimit = d.int("moe."+key, v)
 				case "imbalance":
 					m.Imbalance = d.float("moe."+key, v)
+				case "bias":
+					m.Bias = d.bool("moe."+key, v)
 				}
 			})
 		case "mla":

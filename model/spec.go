@@ -50,6 +50,11 @@ type MoE struct {
 	// the dispatch take that much longer; zero means 1 (balanced). With a
 	// capacity factor above 1 the padding, not the imbalance, sets the load.
 	Imbalance float64 `json:"imbalance,omitempty" yaml:"imbalance"`
+	// Bias says the routed experts' linear layers carry bias vectors
+	// (gpt-oss's gate_up_proj_bias and down_proj_bias); Spec.Bias implies
+	// it. The experts' output bias costs a pass of its own
+	// (PassExpertBias).
+	Bias bool `json:"bias,omitempty" yaml:"bias"`
 }
 
 // MLA describes multi-head latent attention (DeepSeek-V2, arXiv:2405.04434
