@@ -203,6 +203,18 @@ func megatron() Profile {
 	// 40 bytes. The up-projection's bias rides in the GEMM (skip_bias_add
 	// false) and its gradient in cuBLAS's epilogue.
 	p.Kernels.Passes[model.PassExpertBias] = model.PassCost{FwdBytes: 28, BwdBytes: 40}
+	// YaRN's rotary embedding runs eager: Megatron-Bridge turns
+	// apply_rope_fusion off for any position_embedding_type but "rope"
+	// (validate_rope_fusion_compatibility, NVIDIA-NeMo/Megatron-Bridge@717c62de
+	// (v0.2.0) and @c8101293 (v0.4.2) src/megatron/bridge/utils/fusions.py),
+	// so Megatron-Core's _apply_rotary_pos_emb_bshd runs (@0d7e02bd and
+	// @d98e8a64 megatron/core/models/common/embeddings/rope_utils.py). Per
+	// bf16 element of q and k: forward -x2 over half (1+1 halves: 2),
+	// cat(-x2, x1) (2+2), t·cos and rot·sin (2+2 each), their sum (2+2+2),
+	// cat(t, t_pass) (2+2): 24 bytes; backward g·cos and g·sin (2+2 each),
+	// -g over half (2), chunk's gradient gathered (2+2), the two paths summed
+	// (2+2+2), the head slice's zero-filled gradient (2+2+2): 26 bytes.
+	p.Kernels.Passes[model.PassRopeYaRN] = model.PassCost{FwdBytes: 24, BwdBytes: 26}
 	// Its rules, as read from NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553
 	// (results/emit_megatron.go cites each): CUDA only; ranks in the order
 	// tp-cp-ep-dp-pp from the innermost (megatron/training/initialize.py:395,

@@ -204,6 +204,8 @@ func (c *hfConfig) gptOSS() Spec {
 		Bias: true,
 	}
 	s.Window = c.int(false, 128, "sliding_window")
+	// GptOssConfig's rope_scaling defaults to YaRN (rope_type yarn, factor 32).
+	s.YaRN = c.ropeType("yarn") == "yarn"
 	// GptOssAttention: biases on q, k, v and o (attention_bias, true).
 	s.QKVBias = c.bool(true, "attention_bias")
 	s.OutBias = s.QKVBias

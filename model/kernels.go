@@ -16,12 +16,13 @@ const (
 	PassLookup                 // the embedding lookup, per element of its output
 	PassSoftcap                // the logits' soft cap c·tanh(x/c) (Spec.LogitSoftcap), per logit
 	PassExpertBias             // the routed experts' output bias (MoE.Bias), per element of their output [E,C,D]
+	PassRopeYaRN               // the rotary embedding with YaRN's attention factor (Spec.YaRN), per element of q and k
 	NumPasses
 )
 
 // passNames are the YAML keys of the passes.
 func passNames() [NumPasses]string {
-	return [NumPasses]string{"norm", "rope", "act", "residual", "loss", "lookup", "softcap", "expert_bias"}
+	return [NumPasses]string{"norm", "rope", "act", "residual", "loss", "lookup", "softcap", "expert_bias", "rope_yarn"}
 }
 
 // String returns the pass's key in a framework profile.
@@ -112,7 +113,9 @@ type Kernels struct {
 //     logits (Liger's and Inductor's fused losses): no traffic of its own;
 //   - expert_bias: the experts' down-projection adds its bias in the GEMM's
 //     epilogue, no traffic forward; backward the bias gradient sums the
-//     output's gradient over the tokens, one read (2).
+//     output's gradient over the tokens, one read (2);
+//   - rope_yarn: as rope, the attention factor folded into the cos and sin
+//     the kernel reads.
 func FusedKernels() Kernels {
 	var k Kernels
 	k.Passes[PassNorm] = PassCost{FwdBytes: 4, BwdBytes: 6}
@@ -122,6 +125,7 @@ func FusedKernels() Kernels {
 	k.Passes[PassLoss] = PassCost{FwdBytes: 4, BwdBytes: 4, SavedBytes: 4, TransientBytes: 4}
 	k.Passes[PassLookup] = PassCost{FwdBytes: 4, BwdBytes: 6}
 	k.Passes[PassExpertBias] = PassCost{FwdBytes: 0, BwdBytes: 2}
+	k.Passes[PassRopeYaRN] = k.Passes[PassRope]
 	k.AttentionRate = 1
 	return k
 }

@@ -74,5 +74,7 @@ func gptOSS120B() model.Spec {
 		// Same file: layer_types sliding_attention, full_attention, ...;
 		// sliding_window 128.
 		Pattern: []string{"sliding", "full"}, Window: 128,
+		// Same file: rope_scaling rope_type yarn, factor 32.
+		YaRN: true,
 	}
 }
