@@ -9,12 +9,12 @@ func DefaultBands() Bands {
 		Tables: []BandTable{
 			{
 				Regime: "fixed",
-				Pooled: BandFit{Family: "", Runs: 155, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.4773, -0.1783, -0.0145, 0.1665, 0.4113}, Coverage80: 0.813},
+				Pooled: BandFit{Family: "", Runs: 155, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.4082, -0.1569, -0.0146, 0.1825, 0.3384}, Coverage80: 0.806},
 				Families: []BandFit{
 					{Family: "nvidia-ampere", Runs: 50, Sources: 7, MaxChips: 3360, Q: [5]float64{-0.3320, -0.1470, -0.0159, 0.1315, 0.2280}, Coverage80: 0.860},
-					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.9824, -0.6696, 0.0302, 0.1768, 0.4939}, Coverage80: 0.667},
-					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.5465, -0.4788, -0.0665, 0.4502, 0.6424}, Coverage80: 0.471},
-					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.4696, -0.1050, -0.0230, 0.2747, 0.6077}, Coverage80: 0.844},
+					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4139, -0.4082, 0.0302, 0.2135, 0.3700}, Coverage80: 0.611},
+					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4619, -0.3636, -0.0665, 0.3602, 0.4617}, Coverage80: 0.529},
+					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.4696, -0.1052, -0.0278, 0.2301, 0.6388}, Coverage80: 0.812},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.1387, 0.2532}, Coverage80: 0.958},
 					{Family: "tpu-v5p", Runs: 2, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0498, -0.0498, 0.1416, 0.3331, 0.3331}, Coverage80: 0.500},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0995, -0.0909, -0.0461, 0.1529, 0.1885}, Coverage80: 1.000},
@@ -25,12 +25,12 @@ func DefaultBands() Bands {
 			},
 			{
 				Regime: "searched",
-				Pooled: BandFit{Family: "", Runs: 142, Sources: 9, MaxChips: 8192, Q: [5]float64{-0.4742, -0.2373, 0.0190, 0.2079, 0.3624}, Coverage80: 0.789},
+				Pooled: BandFit{Family: "", Runs: 142, Sources: 9, MaxChips: 8192, Q: [5]float64{-0.4642, -0.1091, 0.0316, 0.2060, 0.3866}, Coverage80: 0.796},
 				Families: []BandFit{
-					{Family: "nvidia-ampere", Runs: 37, Sources: 4, MaxChips: 3072, Q: [5]float64{-0.0888, -0.0518, 0.0622, 0.1438, 0.2371}, Coverage80: 0.865},
-					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.8329, -0.3871, 0.0338, 0.2400, 0.5638}, Coverage80: 0.556},
-					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4619, -0.4554, -0.0137, 0.4202, 0.4882}, Coverage80: 0.588},
-					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.4958, -0.4365, -0.0637, 0.2379, 0.3322}, Coverage80: 0.781},
+					{Family: "nvidia-ampere", Runs: 37, Sources: 4, MaxChips: 3072, Q: [5]float64{-0.0888, -0.0518, 0.0622, 0.1438, 0.2371}, Coverage80: 0.838},
+					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.8329, -0.3847, 0.0338, 0.1376, 0.4927}, Coverage80: 0.667},
+					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4619, -0.4554, 0.0694, 0.4633, 0.4759}, Coverage80: 0.588},
+					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.4836, -0.2663, -0.0518, 0.2307, 0.3322}, Coverage80: 0.781},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.2176, 0.3321}, Coverage80: 0.917},
 					{Family: "tpu-v5p", Runs: 2, Sources: 1, MaxChips: 512, Q: [5]float64{0.0836, 0.0836, 0.1581, 0.2327, 0.2327}, Coverage80: 0.500},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0627, -0.0599, 0.0066, 0.1608, 0.1885}, Coverage80: 1.000},
