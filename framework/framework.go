@@ -195,6 +195,33 @@ func megatron() Profile {
 	// (megatron/core/transformer/moe/experts.py:943-970,
 	// moe/token_dispatcher.py:346-352, 891-899 @d98e8a64).
 	p.Kernels.WeightedExperts = true
+	// The experts' output bias (add_bias_linear with grouped GEMMs):
+	// TEGroupedMLP builds linear_fc2 with skip_bias_add and adds the bias
+	// after the GEMM in eager PyTorch, per local expert t + b·p with the
+	// fp32 routing probability p, then torch.cat and a cast back to bf16
+	// (_apply_bias, NVIDIA/Megatron-LM@0d7e02bd26d3eb347ad8d1bef625002babfa6df7
+	// (core_v0.15.0) and @d98e8a64 megatron/core/transformer/moe/experts.py).
+	// Per element of the bf16 output: forward b·p writes fp32 (4), the add
+	// reads t and b·p and writes fp32 (2+4+4), the cat reads and writes it
+	// (4+4), the cast reads it and writes bf16 (4+2): 28 bytes; backward the
+	// cast's gradient to fp32 (2+4), t's gradient back to bf16 (4+2), the
+	// bias's and the probability's gradients each a product and a sum
+	// (4+4+4, twice) and split's gradient gathered into one tensor (2+2):
+	// 40 bytes. The up-projection's bias rides in the GEMM (skip_bias_add
+	// false) and its gradient in cuBLAS's epilogue.
+	p.Kernels.Passes[model.PassExpertBias] = model.PassCost{FwdBytes: 28, BwdBytes: 40}
+	// YaRN's rotary embedding runs eager: Megatron-Bridge turns
+	// apply_rope_fusion off for any position_embedding_type but "rope"
+	// (validate_rope_fusion_compatibility, NVIDIA-NeMo/Megatron-Bridge@717c62de
+	// (v0.2.0) and @c8101293 (v0.4.2) src/megatron/bridge/utils/fusions.py),
+	// so Megatron-Core's _apply_rotary_pos_emb_bshd runs (@0d7e02bd and
+	// @d98e8a64 megatron/core/models/common/embeddings/rope_utils.py). Per
+	// bf16 element of q and k: forward -x2 over half (1+1 halves: 2),
+	// cat(-x2, x1) (2+2), t·cos and rot·sin (2+2 each), their sum (2+2+2),
+	// cat(t, t_pass) (2+2): 24 bytes; backward g·cos and g·sin (2+2 each),
+	// -g over half (2), chunk's gradient gathered (2+2), the two paths summed
+	// (2+2+2), the head slice's zero-filled gradient (2+2+2): 26 bytes.
+	p.Kernels.Passes[model.PassRopeYaRN] = model.PassCost{FwdBytes: 24, BwdBytes: 26}
 	// Its rules, as read from NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553
 	// (results/emit_megatron.go cites each): CUDA only; ranks in the order
 	// tp-cp-ep-dp-pp from the innermost (megatron/training/initialize.py:395,

@@ -753,3 +753,32 @@ func TestFP8Recipes(t *testing.T) {
 		}
 	}
 }
+
+// TestMegatronGptOSSPasses pins the passes of Megatron-Core's eager code
+// that a gpt-oss model reaches, by hand per bf16 element (see megatron()):
+// the experts' output bias t + b·p, cat and cast, 4 + (2+4+4) + (4+4) +
+// (4+2) = 28 forward and (2+4) + (4+2) + 2·(4+4+4) + (2+2) = 40 backward;
+// YaRN's eager rotary embedding, 2 + 4 + 4 + 4 + 6 + 4 = 24 forward and
+// 4 + 4 + 2 + 4 + 6 + 6 = 26 backward. The other built-ins keep the
+// fused figures (0 and 2; rope's 4 and 4).
+func TestMegatronGptOSSPasses(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		bias, yarn model.PassCost
+	}{
+		{"megatron", model.PassCost{FwdBytes: 28, BwdBytes: 40}, model.PassCost{FwdBytes: 24, BwdBytes: 26}},
+		{"generic", model.PassCost{FwdBytes: 0, BwdBytes: 2}, model.PassCost{FwdBytes: 4, BwdBytes: 4}},
+		{"torchtitan", model.PassCost{FwdBytes: 0, BwdBytes: 2}, model.PassCost{FwdBytes: 4, BwdBytes: 4}},
+	} {
+		p, err := framework.Builtin(tt.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Kernels.Passes[model.PassExpertBias]; got != tt.bias {
+			t.Errorf("%s expert_bias = %+v, want %+v", tt.name, got, tt.bias)
+		}
+		if got := p.Kernels.Passes[model.PassRopeYaRN]; got != tt.yarn {
+			t.Errorf("%s rope_yarn = %+v, want %+v", tt.name, got, tt.yarn)
+		}
+	}
+}

@@ -452,6 +452,14 @@ func (b *builder) kernelPass(name string, k Pass, g Group, a, c int, share float
 	return len(b.blk.Fwd) - 1
 }
 
+// ropePass is the rotary embedding's pass: YaRN's (Spec.YaRN) or plain.
+func (b *builder) ropePass() Pass {
+	if b.p.Spec.YaRN {
+		return PassRopeYaRN
+	}
+	return PassRope
+}
+
 // projectionCopies adds, for a framework with SplitProjections, the casts
 // of normalised input xn that n separate projections make under eager
 // autocast (docs/formulas.md §1.4 [derived]): each reads the
@@ -546,7 +554,7 @@ func (b *builder) attention(variant Attention) int {
 		b.param("qk_norm_w", false, 2*float64(s.HeadDim)/float64(s.Hidden), dm(DimD, WeightEmbed))
 		b.kernelPass("qk_norm", PassNorm, GroupNorm, qkv, qkv, (q32+kv32)/hw, qkv)
 	}
-	i := b.kernelPass("rope", PassRope, GroupOther, qkv, qkv, (q32+kv32)/hw)
+	i := b.kernelPass("rope", b.ropePass(), GroupOther, qkv, qkv, (q32+kv32)/hw)
 	b.blk.Fwd[i].Writes = append(b.blk.Fwd[i].Writes, q, k, v)
 	// P's N dimension spans heads·head_dim so that its einsums count the
 	// right FLOPs; it holds one score per head.
@@ -691,7 +699,7 @@ func (b *builder) mlaAttention(variant Attention) int {
 		kr := b.act("k_rope", tok, seq, dm(DimDr, Replicated))
 		b.einsum("k_rope", GroupProjection, xn, wkr, kr, 1)
 		// The rotary embedding touches the rope columns of q and the shared key.
-		b.kernelPass("rope", PassRope, GroupOther, q, q, (n*rope+rope)/(n*qk))
+		b.kernelPass("rope", b.ropePass(), GroupOther, q, q, (n*rope+rope)/(n*qk))
 	}
 	// k = [k_nope, k_rope broadcast over the heads] and v are written out of
 	// kv and the shared key: read kv and the key, write k and v
@@ -767,7 +775,8 @@ func (b *builder) moe() int {
 	out := b.residual("x3")
 	copies := b.p.Size[DimR]
 	b.norm("norm2_w")
-	if b.p.Spec.Bias {
+	bias := b.p.Spec.Bias || e.Bias
+	if bias {
 		b.param("be_in", true, 1, dm(DimE, Experts), dm(DimFe2, ew))
 		b.param("be_out", true, 1, dm(DimE, Experts), dm(DimD, ExpertEmbed))
 	}
@@ -788,6 +797,12 @@ func (b *builder) moe() int {
 	b.einsum("expert_in", GroupProjection, xe, wei, he, 1)
 	b.kernelPass("expert_act", PassAct, GroupActivation, he, ae, 1, he)
 	b.einsum("expert_out", GroupProjection, ae, weo, ye, 1)
+	if bias {
+		// The down-projection's bias, as the framework adds it (the
+		// up-projection's rides in its GEMM's epilogue or the fused
+		// activation).
+		b.kernelPass("expert_bias", PassExpertBias, GroupOther, ye, ye, 1)
+	}
 	b.op(Op{Kind: Reshard, Name: "combine", A: ye, C: yk, Same: same(map[Dim][]Dim{DimC: {DimB, DimS, DimR}})})
 	if b.p.Options.Kernels.WeightedExperts {
 		// The copies come weighted from the experts: their sum keeps

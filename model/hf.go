@@ -157,6 +157,26 @@ func (c *hfConfig) str(key string) string {
 	return ""
 }
 
+// ropeType returns rope_scaling's rope_type (or its older key type), or def
+// when rope_scaling is absent or null.
+func (c *hfConfig) ropeType(def string) string {
+	_, v, ok := c.value("rope_scaling")
+	if !ok {
+		return def
+	}
+	m, isMap := v.(map[string]any)
+	if !isMap {
+		c.addf("field \"rope_scaling\" is %s; it must be an object such as {\"rope_type\": \"yarn\"}", jsonText(v))
+		return def
+	}
+	for _, k := range []string{"rope_type", "type"} {
+		if t, isStr := m[k].(string); isStr {
+			return t
+		}
+	}
+	return def
+}
+
 // optionalInt returns the integer under key, or 0 when the key is absent
 // or null (the caller's default, def in words, then applies); a value
 // below 1 is a problem rather than a silent default.

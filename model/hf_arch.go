@@ -200,8 +200,12 @@ func (c *hfConfig) gptOSS() Spec {
 		Experts:         c.int(true, 0, "num_local_experts"),
 		TopK:            c.int(true, 0, "num_experts_per_tok", "experts_per_token"),
 		ExpertFFNHidden: f,
+		// GptOssExperts: gate_up_proj_bias and down_proj_bias, always.
+		Bias: true,
 	}
 	s.Window = c.int(false, 128, "sliding_window")
+	// GptOssConfig's rope_scaling defaults to YaRN (rope_type yarn, factor 32).
+	s.YaRN = c.ropeType("yarn") == "yarn"
 	// GptOssAttention: biases on q, k, v and o (attention_bias, true).
 	s.QKVBias = c.bool(true, "attention_bias")
 	s.OutBias = s.QKVBias
@@ -216,7 +220,7 @@ func (c *hfConfig) gptOSS() Spec {
 		s.Window = 0 // no sliding layer: the window is not used
 	}
 	s.Description = fmt.Sprintf("Hugging Face config.json, model_type gpt_oss: %d sliding-window (%d) and %d full-attention layers, "+
-		"gated experts, attention biases; the expert biases and the attention sinks (under 0.1%% of the parameters) are not counted; "+
+		"gated experts with biases, attention biases; the attention sinks (64 scalars a layer) are not counted; "+
 		"seq %d = min(max_position_embeddings, %d)", countOf(attn, AttnSliding), s.Window, countOf(attn, AttnFull), s.SeqLen, MaxHFSeqLen)
 	return s
 }

@@ -8,19 +8,21 @@ type Pass uint8
 
 // The passes a framework's Kernels price.
 const (
-	PassNorm     Pass = iota // a normalisation layer, per element of its input [B,S,D]
-	PassRope                 // the rotary embedding, per element of q and k
-	PassAct                  // the MLP activation, per element of its input (GELU: [B,S,F]; SwiGLU: the fused gate and up projection [B,S,2F])
-	PassResidual             // a residual add, per element of the residual stream
-	PassLoss                 // the softmax cross-entropy, per logit
-	PassLookup               // the embedding lookup, per element of its output
-	PassSoftcap              // the logits' soft cap c·tanh(x/c) (Spec.LogitSoftcap), per logit
+	PassNorm       Pass = iota // a normalisation layer, per element of its input [B,S,D]
+	PassRope                   // the rotary embedding, per element of q and k
+	PassAct                    // the MLP activation, per element of its input (GELU: [B,S,F]; SwiGLU: the fused gate and up projection [B,S,2F])
+	PassResidual               // a residual add, per element of the residual stream
+	PassLoss                   // the softmax cross-entropy, per logit
+	PassLookup                 // the embedding lookup, per element of its output
+	PassSoftcap                // the logits' soft cap c·tanh(x/c) (Spec.LogitSoftcap), per logit
+	PassExpertBias             // the routed experts' output bias (MoE.Bias), per element of their output [E,C,D]
+	PassRopeYaRN               // the rotary embedding with YaRN's attention factor (Spec.YaRN), per element of q and k
 	NumPasses
 )
 
 // passNames are the YAML keys of the passes.
 func passNames() [NumPasses]string {
-	return [NumPasses]string{"norm", "rope", "act", "residual", "loss", "lookup", "softcap"}
+	return [NumPasses]string{"norm", "rope", "act", "residual", "loss", "lookup", "softcap", "expert_bias", "rope_yarn"}
 }
 
 // String returns the pass's key in a framework profile.
@@ -116,7 +118,12 @@ type Kernels struct {
 //   - lookup: gathers rows of the embedding (reads and writes 2+2); the
 //     backward scatter-adds into the embedding's gradient (2+4);
 //   - softcap: applied inside the fused cross-entropy as it reads the
-//     logits (Liger's and Inductor's fused losses): no traffic of its own.
+//     logits (Liger's and Inductor's fused losses): no traffic of its own;
+//   - expert_bias: the experts' down-projection adds its bias in the GEMM's
+//     epilogue, no traffic forward; backward the bias gradient sums the
+//     output's gradient over the tokens, one read (2);
+//   - rope_yarn: as rope, the attention factor folded into the cos and sin
+//     the kernel reads.
 func FusedKernels() Kernels {
 	var k Kernels
 	k.Passes[PassNorm] = PassCost{FwdBytes: 4, BwdBytes: 6}
@@ -125,6 +132,8 @@ func FusedKernels() Kernels {
 	k.Passes[PassResidual] = PassCost{FwdBytes: 6, BwdBytes: 6}
 	k.Passes[PassLoss] = PassCost{FwdBytes: 4, BwdBytes: 4, SavedBytes: 4, TransientBytes: 4}
 	k.Passes[PassLookup] = PassCost{FwdBytes: 4, BwdBytes: 6}
+	k.Passes[PassExpertBias] = PassCost{FwdBytes: 0, BwdBytes: 2}
+	k.Passes[PassRopeYaRN] = k.Passes[PassRope]
 	k.AttentionRate = 1
 	return k
 }

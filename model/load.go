@@ -114,7 +114,7 @@ func nameFromPath(path string) string {
 func yamlKeys() []string {
 	return []string{"name", "description", "layers", "hidden", "heads", "kv_heads", "head_dim",
 		"ffn_hidden", "ffn", "vocab", "seq_len", "tied_embeddings", "norm", "bias", "moe", "mla", "mtp_layers",
-		"window", "chunk", "pattern", "qkv_bias", "out_bias", "qk_norm", "post_norms", "logit_softcap", "ssm", "attn_gate", "shared"}
+		"window", "chunk", "pattern", "qkv_bias", "out_bias", "qk_norm", "post_norms", "logit_softcap", "yarn", "ssm", "attn_gate", "shared"}
 }
 
 // ssmKeys returns the keys of the YAML form's ssm mapping.
@@ -135,7 +135,7 @@ func mlaKeys() []string {
 // moeKeys returns the keys of the YAML form's moe mapping.
 func moeKeys() []string {
 	return []string{"experts", "top_k", "expert_ffn_hidden", "shared_experts", "shared_ffn_hidden",
-		"first_dense_layers", "capacity_factor", "groups", "group_limit", "imbalance"}
+		"first_dense_layers", "capacity_factor", "groups", "group_limit", "imbalance", "bias"}
 }
 
 // ParseYAML reads a model in the contract's YAML form. It is strict: an
@@ -220,6 +220,8 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 			s.PostNorms = d.bool(key, v)
 		case "logit_softcap":
 			s.LogitSoftcap = d.float(key, v)
+		case "yarn":
+			s.YaRN = d.bool(key, v)
 		case "moe":
 			m := &MoE{}
 			d.section(v, "moe", "experts, top_k and expert_ffn_hidden", moeKeys(), func() { s.MoE = m }, func(key string, v *yaml.Node) {
@@ -244,6 +246,8 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 					m.GroupLimit = d.int("moe."+key, v)
 				case "imbalance":
 					m.Imbalance = d.float("moe."+key, v)
+				case "bias":
+					m.Bias = d.bool("moe."+key, v)
 				}
 			})
 		case "mla":

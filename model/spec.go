@@ -50,6 +50,11 @@ type MoE struct {
 	// the dispatch take that much longer; zero means 1 (balanced). With a
 	// capacity factor above 1 the padding, not the imbalance, sets the load.
 	Imbalance float64 `json:"imbalance,omitempty" yaml:"imbalance"`
+	// Bias says the routed experts' linear layers carry bias vectors
+	// (gpt-oss's gate_up_proj_bias and down_proj_bias); Spec.Bias implies
+	// it. The experts' output bias costs a pass of its own
+	// (PassExpertBias).
+	Bias bool `json:"bias,omitempty" yaml:"bias"`
 }
 
 // MLA describes multi-head latent attention (DeepSeek-V2, arXiv:2405.04434
@@ -136,6 +141,12 @@ type Spec struct {
 	// elementwise pass over the logits whose bytes are the framework's
 	// (fused into the loss kernel, or three eager kernels).
 	LogitSoftcap float64 `json:"logit_softcap,omitempty" yaml:"logit_softcap"`
+	// YaRN says the rotary embedding is YaRN's (Peng et al.
+	// arXiv:2309.00071; rope_scaling with rope_type yarn in a Hugging Face
+	// config): its attention factor scales the rotary cos and sin, which a
+	// framework's fused rotary kernel may not take, so its rotary pass is
+	// PassRopeYaRN.
+	YaRN bool `json:"yarn,omitempty" yaml:"yarn"`
 	// MoE is nil for a dense model.
 	MoE *MoE `json:"moe,omitempty" yaml:"moe"`
 	// MLA is nil for multi-head or grouped-query attention.

@@ -67,10 +67,14 @@ func gptOSS120B() model.Spec {
 		// Same file: attention_bias true (q, k, v and o).
 		QKVBias: true, OutBias: true,
 		// Same file: num_local_experts 128, num_experts_per_tok 4,
-		// intermediate_size 2880 (every layer a mixture of experts).
-		MoE: &model.MoE{Experts: 128, TopK: 4, ExpertFFNHidden: 2880},
+		// intermediate_size 2880 (every layer a mixture of experts); its
+		// experts carry biases (transformers' GptOssExperts
+		// gate_up_proj_bias and down_proj_bias).
+		MoE: &model.MoE{Experts: 128, TopK: 4, ExpertFFNHidden: 2880, Bias: true},
 		// Same file: layer_types sliding_attention, full_attention, ...;
 		// sliding_window 128.
 		Pattern: []string{"sliding", "full"}, Window: 128,
+		// Same file: rope_scaling rope_type yarn, factor 32.
+		YaRN: true,
 	}
 }

@@ -339,6 +339,10 @@ func (r Run) posedModel() (model.Spec, error) {
 		m.QKNorm = strings.Contains(lower, "qwen3")
 		if f.name == gptOSS.name {
 			m.QKVBias, m.OutBias = true, true
+			m.YaRN = true // rope_scaling rope_type yarn
+			if r.MoEExperts > 0 {
+				m.MoE = &model.MoE{Bias: true} // and its experts (GptOssExperts)
+			}
 		}
 	}
 	r.overrideShape(&m)
