@@ -70,9 +70,14 @@ type Model struct {
 	// reruns says, per recompute policy, block and forward op, whether
 	// the policy re-runs the op (model.Program.Reruns).
 	reruns [][][]bool
+	// shares is, per recompute policy and block, the share of each
+	// forward op's work the policy re-runs beyond the ops it re-runs whole
+	// (model.Program.RerunShare), nil for a block with none.
+	shares [][][]float64
 	// rerunClass is, per block and recompute policy, the first policy
-	// that re-runs the same ops of the block: two policies of one class
-	// give the block the same recompute and backward passes.
+	// that re-runs the same ops of the block (and the same shares of
+	// ops): two policies of one class give the block the same recompute
+	// and backward passes.
 	rerunClass [][]int
 	// states recycles evaluation working memory for one-shot Evaluate
 	// calls; flops caches the FLOP counts per sequence length.
@@ -231,13 +236,27 @@ func NewModel(p *model.Program) *Model {
 			}
 		}
 	}
+	cm.shares = make([][][]float64, len(cm.policies))
+	for pi, pol := range cm.policies {
+		cm.shares[pi] = make([][]float64, len(p.Blocks))
+		for b := range p.Blocks {
+			for i := range p.Blocks[b].Fwd {
+				if sh := p.RerunShare(pol, b, &p.Blocks[b].Fwd[i]); sh > 0 {
+					if cm.shares[pi][b] == nil {
+						cm.shares[pi][b] = make([]float64, len(p.Blocks[b].Fwd))
+					}
+					cm.shares[pi][b][i] = sh
+				}
+			}
+		}
+	}
 	cm.rerunClass = make([][]int, len(p.Blocks))
 	for b := range p.Blocks {
 		cm.rerunClass[b] = make([]int, len(cm.policies))
 		for pi := range cm.policies {
 			cm.rerunClass[b][pi] = pi
 			for pj := range pi {
-				if slices.Equal(cm.reruns[pi][b], cm.reruns[pj][b]) {
+				if slices.Equal(cm.reruns[pi][b], cm.reruns[pj][b]) && slices.Equal(cm.shares[pi][b], cm.shares[pj][b]) {
 					cm.rerunClass[b][pi] = pj
 					break
 				}
@@ -306,7 +325,11 @@ func (cm *Model) rerunFLOPsPerToken(seq int) [][]float64 {
 			for _, b := range kind.Blocks {
 				for i := range p.Blocks[b].Fwd {
 					o := &p.Blocks[b].Fwd[i]
-					if o.Kind != model.Einsum || o.Work == 0 || !p.Reruns(pol, b, o) {
+					share := 1.0
+					if !p.Reruns(pol, b, o) {
+						share = p.RerunShare(pol, b, o) // a fused projection's re-run columns (model.Policy.Partial)
+					}
+					if o.Kind != model.Einsum || o.Work == 0 || share == 0 {
 						continue
 					}
 					// The full square, or the keys a local kernel's query sees
@@ -320,7 +343,7 @@ func (cm *Model) rerunFLOPsPerToken(seq int) [][]float64 {
 							fl *= sz[d]
 						}
 					}
-					out[pi][k] += fl / float64(seq)
+					out[pi][k] += share * fl / float64(seq)
 				}
 			}
 		}

@@ -134,6 +134,9 @@ func (e *evaluator) blockBackward(b int, sc *segCost) {
 	rc, bw := &sc.runs[1], &sc.runs[2]
 	e.resetCache(b, false)
 	e.run(rc, b, pRecompute, e.m.reruns[e.policy][b])
+	if sh := e.m.shares[e.policy][b]; sh != nil {
+		addPartialReruns(rc, &sc.runs[0], e.p.Blocks[b].Fwd, sh)
+	}
 	e.resetCache(b, true)
 	e.run(bw, b, pBwd, nil)
 	if cap(sc.pending) < len(weights) {
@@ -145,6 +148,25 @@ func (e *evaluator) blockBackward(b int, sc *segCost) {
 	}
 	e.sumRuns(b, sc)
 	e.stepPart(b, sc)
+}
+
+// addPartialReruns adds to the recompute pass rc the shares of forward
+// ops that a policy re-runs in part (model.Policy.Partial: torchtitan's
+// per-op selective AC re-runs the key columns of the q, k, v projection and
+// the up half of the gate and up projection, which are separate matmuls
+// there): each the share of its time in the forward pass fw, its inputs
+// being at hand (the recompute pass re-makes them or they are kept), so no
+// collective is added (the backward pass gathers the projection's input
+// for its weight gradient as without recompute).
+func addPartialReruns(rc, fw *runResult, ops []model.Op, shares []float64) {
+	for i, sh := range shares {
+		if sh <= 0 || i >= len(fw.opSeconds) {
+			continue
+		}
+		sec := sh * fw.opSeconds[i]
+		rc.seconds += sec
+		rc.cat[categoryOf(&ops[i])] += sec
+	}
 }
 
 // sumRuns totals sc, reset, from its forward, recompute and backward

@@ -86,14 +86,15 @@ func torchtitan() Profile {
 		// experts spread over dp_shard x cp (x tp when etp=1), the efsdp
 		// mesh, laid etp, ep, efsdp from the innermost; DDP only one-dimensional (models/llama3/infra/parallelize.py:151);
 		// equal stages (pipeline_parallel_layers_per_stage with no first or
-		// last stage weights); per-op selective AC saves the matmuls and the
-		// attention output and recomputes the rest (parallelize.py:36-51),
-		// the opposite of the planner's selective, so it is not offered.
+		// last stage weights); per-op selective AC saves every other
+		// matmul's output and the attention output and recomputes the rest
+		// (parallelize.py:36-51), the opposite of the planner's selective,
+		// which is not offered: it is its own policy (selective_op).
 		// FSDP2's CPUOffloadPolicy (training.enable_cpu_offload):
 		// parameters, gradients and the optimizer step on the host together.
 		Limits: space.Limits{Framework: "torchtitan", NoA2AOverlap: true, Offloads: []string{space.OffloadParamsOptimizer}, Zeros: []int{0}, RequireSP: true, NoInt8: true,
 			Schedules:  []space.Schedule{space.OneFOneB, space.GPipe, space.Interleaved, space.ZBV, space.DualPipeV},
-			Recomputes: []string{model.RecomputeNone, model.RecomputeFull},
+			Recomputes: []string{model.RecomputeNone, model.RecomputeSelectiveOp, model.RecomputeFull},
 			GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)",
 			RankOrder:   []space.Dim{space.TP, space.CP, space.FSDP, space.DP, space.PP},
 			ExpertOrder: []space.Dim{space.TP, space.CP, space.FSDP},

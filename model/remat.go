@@ -28,6 +28,7 @@ const (
 	RecomputeOffloadContextWo   = "offload_context_mlpwo"              // MaxText custom: the attention output and the MLP output projection's in host memory, the layer input in HBM
 	RecomputeDeepSeek           = "deepseek"                           // DeepSeek-V3: norms, MLA up-projections and SwiGLU outputs re-run
 	RecomputeNormAct            = "norm_act"                           // fused kernels: norms and MLP activation outputs re-run, no matmul
+	RecomputeSelectiveOp        = "selective_op"                       // torchtitan's per-op selective AC: every other matmul's output and the attention's kept
 	RecomputeMoE                = ModuleMoE                            // Megatron-Core --recompute-modules moe: the whole MoE block re-runs (modulePolicy)
 	RecomputeMoENorm            = ModuleLayernorm + "+" + ModuleMoE    // Megatron-Core layernorm moe: that, and the MoE block's own norm
 	RecomputeMoEAct             = ModuleMoEAct                         // Megatron-Core moe_act: the routed experts' activation output re-made
@@ -92,7 +93,28 @@ type Policy struct {
 	// fp8 copy is not kept beside it, the one stored copy serving every
 	// backward use.
 	Narrow []Narrowed
+	// Partial names fused projections of which the policy re-runs some
+	// output columns only and keeps the rest (torchtitan's per-op
+	// selective AC re-runs every second of a layer's separate matmuls, so
+	// of the program's fused q, k, v projection it re-runs k's columns,
+	// and of the fused gate and up projection the up half): the recompute
+	// pass re-runs that share of the op (Program.RerunShare) and the op's
+	// output is kept at the rest of its bytes (Program.KeptBytes).
+	Partial []PartialRerun
 }
+
+// PartialRerun is a fused projection, by op name, whose Columns
+// (ColumnsKey, ColumnsUp) a policy re-runs (Policy.Partial).
+type PartialRerun struct {
+	Op, Columns string
+}
+
+// Column sets of a fused projection a policy may re-run alone
+// (PartialRerun).
+const (
+	ColumnsKey = "k"  // the key columns of the q, k, v projection
+	ColumnsUp  = "up" // the up half of a SwiGLU's gate and up projection
+)
 
 // Narrowed is a tensor, by name, that a policy keeps at Bytes per element
 // under an fp8 recipe (Policy.Narrow).
@@ -179,7 +201,97 @@ func Policies() []Policy {
 		// gate and up projections (xformers' fused SwiGLU, Megatron-Core's
 		// moe_act); no matmul re-runs (docs/frameworks.md).
 		{Name: RecomputeNormAct, Rerun: [NumGroups]bool{GroupNorm: true, GroupActivation: true}, Layers: true, RecomputeUsed: true},
+		// torchtitan's per-op selective AC (activation_checkpoint.mode
+		// selective, selective_ac_option op): inside each transformer
+		// block's checkpoint, torch.utils.checkpoint's policy saves the
+		// output of every op in _save_list (aten.mm except every second
+		// one, the SDPA kernels, the reduce-scatter, max) and recomputes
+		// every other op (pytorch/torchtitan@820504e20d1149fbf0b98c567af24c4b0433b22d
+		// torchtitan/models/llama3/parallelize_llama.py:207-269; under
+		// torch.compile PREFER_RECOMPUTE is recomputed like MUST_RECOMPUTE,
+		// torch/_functorch/partitioners.py must_recompute). Its Llama runs
+		// seven matmuls in the order wq, wk, wv, wo, w1, w3, w2, so wk, wo
+		// and w3 are not saved; wo's output is reduce-scattered (saved) or,
+		// without tp, only feeds the residual add, so it never re-runs; wk
+		// (the key columns of the fused qkv) and w3 (the up half of ffn_in)
+		// re-run. The norms, the rotary embedding, the SwiGLU and the
+		// residual adds re-run, JAX-style (what the backward needs from
+		// them is recomputed, torch.compile's partitioner recomputing
+		// every op not saved); the attention core keeps its output and
+		// log-sum-exp (its inputs q, k, v are re-made by the rotary
+		// embedding).
+		{Name: RecomputeSelectiveOp, Rerun: torchtitanOpRerun(), Layers: true, RecomputeUsed: true,
+			Partial: []PartialRerun{{Op: "qkv", Columns: ColumnsKey}, {Op: "ffn_in", Columns: ColumnsUp}}},
 	}
+}
+
+// torchtitanOpRerun is the groups torchtitan's per-op selective AC
+// re-runs whole: every group but the projections and the attention core.
+func torchtitanOpRerun() [NumGroups]bool {
+	var r [NumGroups]bool
+	for g := range r {
+		r[g] = Group(g) != GroupProjection && Group(g) != GroupCore
+	}
+	return r
+}
+
+// RerunShare returns the share of op o's work that policy pol re-runs in
+// the recompute pass beyond the ops it re-runs whole (Policy.Partial): the
+// key columns' share of the q, k, v projection, kv/(q+2kv) of its width
+// (the query, key and value projections' output widths, Spec.QDim and
+// KVDim), or half of a SwiGLU's gate and up projection; 0 for any other op,
+// and outside the layers.
+func (p *Program) RerunShare(pol Policy, b int, o *Op) float64 {
+	if len(pol.Partial) == 0 || o.Kind != Einsum || (pol.Layers && (b == p.Embedding || b == p.Output)) {
+		return 0
+	}
+	i := slices.IndexFunc(pol.Partial, func(r PartialRerun) bool { return r.Op == o.Name })
+	if i < 0 {
+		return 0
+	}
+	return p.columnsShare(pol.Partial[i].Columns)
+}
+
+// columnsShare is the share of its fused projection's output that a
+// PartialRerun's columns are.
+func (p *Program) columnsShare(columns string) float64 {
+	s := &p.Spec
+	switch columns {
+	case ColumnsKey:
+		q, kv := float64(s.QDim()), float64(s.KVDim())
+		if s.MLA != nil || q+2*kv <= 0 {
+			return 0
+		}
+		hw := q + 2*kv
+		if s.AttnGate {
+			hw += q // the output gate's columns ride in the same projection
+		}
+		return kv / hw
+	case ColumnsUp:
+		if s.FFN == SwiGLU {
+			return 0.5 // gate and up are equally wide
+		}
+	}
+	return 0
+}
+
+// partialShare returns the share of tensor t that policy pol re-makes
+// rather than keeps: the RerunShare of the layer op that writes it.
+func (p *Program) partialShare(pol Policy, t int) float64 {
+	if len(pol.Partial) == 0 {
+		return 0
+	}
+	for b := range p.Blocks {
+		if b == p.Embedding || b == p.Output {
+			continue
+		}
+		for i := range p.Blocks[b].Fwd {
+			if o := &p.Blocks[b].Fwd[i]; o.C == t {
+				return p.RerunShare(pol, b, o)
+			}
+		}
+	}
+	return 0
 }
 
 // e5m6Bytes is DeepSeek-V3's E5M6 format, 12 bits, in which it keeps the
@@ -290,12 +402,15 @@ func (p *Program) Saved(blocks []int, pol Policy) []int {
 }
 
 // KeptBytes returns the bytes per element at which policy pol keeps tensor
-// t: its Narrow entry's under an fp8 recipe, else its class's (ElemBytes).
+// t: its Narrow entry's under an fp8 recipe, else its class's (ElemBytes),
+// less the share of it the policy re-makes (Policy.Partial).
 func (p *Program) KeptBytes(pol Policy, t int) float64 {
 	if n, ok := p.narrowed(pol, t); ok {
 		return n.Bytes
 	}
-	return p.ElemBytes(t)
+	// A fused projection's output of which the policy re-makes some
+	// columns keeps the rest (Policy.Partial).
+	return p.ElemBytes(t) * (1 - p.partialShare(pol, t))
 }
 
 // narrowed returns policy pol's Narrow entry for tensor t when the program

@@ -525,7 +525,13 @@ func checkTorchTitan(tab keyTable, e Evaluation, out string) []string {
 	} else if local != s.MB || global/(local*dpr*dps) != s.NumMicrobatches(e.Workload) {
 		bad = append(bad, fmt.Sprintf("local batch %d is not the row's micro-batch %d with %d accumulation steps", local, s.MB, s.NumMicrobatches(e.Workload)))
 	}
-	if mode, _ := keys["activation_checkpoint.mode"].(string); mode != s.Recompute {
+	mode, _ := keys["activation_checkpoint.mode"].(string)
+	option, _ := keys["activation_checkpoint.selective_ac_option"].(string)
+	switch {
+	case s.Recompute == model.RecomputeSelectiveOp && (mode != "selective" || option != "op"):
+		// Per-op selective AC (torchtitan/config/job_config.py:655 at v0.2.2).
+		bad = append(bad, fmt.Sprintf("activation_checkpoint.mode %q, selective_ac_option %q for recompute=%s", mode, option, s.Recompute))
+	case s.Recompute != model.RecomputeSelectiveOp && mode != s.Recompute:
 		bad = append(bad, fmt.Sprintf("activation_checkpoint.mode %q for recompute=%s", mode, s.Recompute))
 	}
 	if s.FP8() {

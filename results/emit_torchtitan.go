@@ -40,8 +40,8 @@ func emitTorchTitan(e Evaluation) (string, error) {
 	if s.BF16Weights() {
 		bad = append(bad, "weights=bf16: torchtitan keeps fp32 parameters and hands FSDP2 a bf16 compute dtype only; search with --fix weights=fp32")
 	}
-	if s.Recompute != space.RecomputeNone && s.Recompute != space.RecomputeFull {
-		bad = append(bad, fmt.Sprintf("recompute=%s: torchtitan's activation checkpointing is full, every n-th layer, or per-op selective, which saves the matmul and attention outputs and recomputes the rest (torchtitan/models/llama3/infra/parallelize.py:36-51); search with --fix recompute=full or none", s.Recompute))
+	if s.Recompute != space.RecomputeNone && s.Recompute != space.RecomputeFull && s.Recompute != model.RecomputeSelectiveOp {
+		bad = append(bad, fmt.Sprintf("recompute=%s: torchtitan's activation checkpointing is full, every n-th layer, or per-op selective, which saves every other matmul's output and the attention output and recomputes the rest (torchtitan/models/llama3/infra/parallelize.py:36-51); search with --fix recompute=full, selective_op or none", s.Recompute))
 	}
 	if r := e.fp8Recipe(); s.FP8() && r != model.FP8Tensorwise {
 		bad = append(bad, fmt.Sprintf("precision=fp8 with the %s recipe: torchtitan's float8 converter scales per tensor or per row (a framework profile with fp8_recipe: tensorwise)", r))
@@ -110,7 +110,12 @@ func emitTorchTitan(e Evaluation) (string, error) {
 		b.WriteString("\n[model]\nconverters = [\"quantize.linear.float8\"]\n\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n")
 	}
 	b.WriteString("\n[activation_checkpoint]\n")
-	fmt.Fprintf(&b, "mode = %q\n", s.Recompute)
+	if s.Recompute == model.RecomputeSelectiveOp {
+		// Per-op selective AC (torchtitan/config/job_config.py:655 at v0.2.2).
+		b.WriteString("mode = \"selective\"\nselective_ac_option = \"op\"\n")
+	} else {
+		fmt.Fprintf(&b, "mode = %q\n", s.Recompute)
+	}
 	return b.String(), nil
 }
 

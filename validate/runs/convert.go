@@ -506,7 +506,8 @@ func (r Run) Workload(seqLen int) (space.Workload, error) {
 //   - interleave_v > 1 selects the interleaved schedule with v chunks, blank
 //     or 1 is 1F1B;
 //   - recompute text starting with "full" (or remat_policy=full) is full,
-//     "selective" is selective, "none" is none, and a MaxText remat_policy
+//     "selective" is selective ("selective (op)" or "(per-op SAC)",
+//     torchtitan's per-op policy, selective_op), "none" is none, and a MaxText remat_policy
 //     is the catalogue's policy of that name (minimal_offloaded).
 func (r Run) Layout(chips int, w space.Workload) (space.Strategy, []string, error) {
 	if r.Strategy != "" {
@@ -722,6 +723,9 @@ func recomputePolicy(text string) (policy, note string, err error) {
 		return space.RecomputeNone, "", nil
 	case strings.HasPrefix(t, "full"):
 		return space.RecomputeFull, "", nil
+	case strings.HasPrefix(t, "selective") && (strings.Contains(t, "per-op") || strings.Contains(t, "(op)")):
+		// torchtitan's selective_ac_option "op" (model.RecomputeSelectiveOp).
+		return model.RecomputeSelectiveOp, "", nil
 	case strings.HasPrefix(t, "selective"):
 		return space.RecomputeSelective, "", nil
 	}
