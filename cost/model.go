@@ -127,7 +127,7 @@ type opShape struct {
 func NewModel(p *model.Program) *Model {
 	cm := &Model{p: p, imbalance: 1}
 	if e := p.Spec.MoE; e != nil && e.Experts > 0 {
-		cm.routing = routing{copies: p.Size[model.DimR], groups: e.Groups, limit: e.GroupLimit}
+		cm.routing = routing{copies: p.Size[model.DimR], groups: e.Groups, limit: e.GroupLimit, experts: e.Experts, topK: e.TopK}
 		cm.imbalance = max(e.Imbalance, 1)
 	}
 	for b := range p.Blocks {
