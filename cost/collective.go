@@ -187,10 +187,33 @@ func phasedSeconds(v float64, gs []space.Group, a2a bool) float64 {
 // routing is a mixture of experts' routing as it shapes the dispatch and
 // combine: copies routed copies of each token (top_k times the capacity
 // factor), and group-limited routing over groups expert groups, at most
-// limit per token (model.MoE).
+// limit per token (model.MoE), of experts experts, topK per token.
 type routing struct {
 	copies        float64
 	groups, limit int
+	experts, topK int
+}
+
+// under is the routing r as dispatcher d (space.Strategy.Dispatcher) sends
+// it over the network. The plain AllToAll sends every routed copy
+// (Megatron-LM@d98e8a64 megatron/core/transformer/moe/token_dispatcher.py,
+// MoEAlltoAllTokenDispatcher: the permuted tokens, one row per expert
+// choice): no limit. DeepEP and HybridEP send a token once to each node
+// holding one of its experts over RDMA, which forwards it over NVLink
+// ([DSV3 §3.2.2]; deepseek-ai/DeepEP@dd758caf README.md: NVLink intranode,
+// RDMA internode; Megatron-LM@d98e8a64
+// megatron/core/transformer/moe/fused_a2a.py): each expert a group of its
+// own, topK of them per token, where the routing sets no tighter limit.
+// The default ("") keeps r: node-limited dispatch under group-limited
+// routing only, as DeepSeek-V3's own system.
+func (r routing) under(d string) routing {
+	switch {
+	case d == space.DispatcherAllToAll:
+		r.groups, r.limit = 0, 0
+	case space.NodeDedup(d) && r.limit <= 0 && r.experts > 0 && r.topK > 0:
+		r.groups, r.limit = r.experts, r.topK
+	}
+	return r
 }
 
 // netScale is the fraction of the routed copies that cross the network

@@ -112,6 +112,41 @@ func TestLinModel(t *testing.T) {
 	}
 }
 
+// TestRoutingUnder pins the share of routed copies that cross the network
+// under each dispatcher (routing.under), worked by hand. Qwen3-30B-A3B's
+// 8 of 128 experts over 2 nodes of 64: a token misses a node with
+// probability C(64,8)/C(128,8) = prod_{i<8} (64-i)/(128-i) = 0.0030959,
+// so DeepEP and HybridEP send it to 2·(1 - 0.0030959) = 1.99381 nodes:
+// 0.249226 of its 8 copies; over 4 nodes of 32, C(96,8)/C(128,8) =
+// 0.0927473, 4·0.9072527/8 = 0.453626. The plain AllToAll sends all 8;
+// the default keeps the model's routing (DeepSeek-V3's group limit: 0.5
+// over 8 nodes, TestRoutingNetScale; none without one).
+func TestRoutingUnder(t *testing.T) {
+	qwen := routing{copies: 8, experts: 128, topK: 8}
+	v3 := routing{copies: 8, groups: 8, limit: 4, experts: 256, topK: 8}
+	for _, tc := range []struct {
+		name       string
+		r          routing
+		dispatcher string
+		nets       float64
+		want       float64
+	}{
+		{"qwen default", qwen, "", 2, 1},
+		{"qwen alltoall", qwen, space.DispatcherAllToAll, 2, 1},
+		{"qwen deepep 2 nodes", qwen, space.DispatcherDeepEP, 2, 0.24922603393080198},
+		{"qwen hybridep 4 nodes", qwen, space.DispatcherHybridEP, 4, 0.45362636555321256},
+		{"qwen deepep one node", qwen, space.DispatcherDeepEP, 1, 1},
+		{"v3 default", v3, "", 8, 0.5},
+		{"v3 deepep keeps the group limit", v3, space.DispatcherDeepEP, 8, 0.5},
+		{"v3 alltoall", v3, space.DispatcherAllToAll, 8, 1},
+		{"dense", routing{}, space.DispatcherDeepEP, 2, 1},
+	} {
+		if got := tc.r.under(tc.dispatcher).netScale(tc.nets); !near(got, tc.want, 1e-12) {
+			t.Errorf("%s: netScale = %.9g, want %.9g", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestRoutingNetScale pins the share of routed copies that cross the
 // network under group-limited routing ([DSV3 §2.1.2], docs/formulas.md
 // §3.5), worked by hand: DeepSeek-V3's 8 copies from 4 of 8 groups over 8

@@ -846,7 +846,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy, name in
 	if err := e.mr.resolve(in, s, &e.placed, name); err != nil {
 		return err
 	}
-	e.mr.routing = cm.routing
+	e.mr.routing = cm.routing.under(s.Dispatcher)
 	e.eff = in.eff
 	e.peak, e.hbm = in.cluster.Chip.PeakBF16FLOPs, in.cluster.Chip.HBMBandwidthBytesPerS
 	e.peak8, e.int8 = in.cluster.Chip.PeakFP8FLOPs, s.Int8()

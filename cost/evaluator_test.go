@@ -188,6 +188,7 @@ func TestKeyCompare(t *testing.T) {
 		func(k *segmentKey) { k.shares[0].axis = 2 },
 		func(k *segmentKey) { k.shares[1].size = 2 },
 		func(k *segmentKey) { k.shares[0].dim = uint8(space.TP) },
+		func(k *segmentKey) { k.dispatcher = space.DispatcherDeepEP },
 	}
 	for i, f := range vary {
 		k := base

@@ -71,6 +71,10 @@ type placedMesh struct {
 	slot   [numRoleSets]uint8
 	have   []uint8
 	models [][3]linModel
+	// routing is the MoE routing the kept dispatch and combine models
+	// (kind 2) were priced under: a strategy's dispatcher changes it
+	// (routing.under).
+	routing routing
 }
 
 // resolve resolves s on the inputs into m, and returns the kept placement
@@ -120,6 +124,15 @@ func (pl *placedMesh) model(set roleSet, k int) (linModel, bool) {
 		return pl.models[i-1][k], true
 	}
 	return linModel{}, false
+}
+
+// forgetDispatch forgets the kept dispatch and combine models (kind 2),
+// priced under another routing, and keeps r as the routing.
+func (pl *placedMesh) forgetDispatch(r routing) {
+	for i := range pl.have {
+		pl.have[i] &^= kindBits(2)
+	}
+	pl.routing = r
 }
 
 // keepModel keeps lm as the model of kind k over set.
@@ -221,6 +234,9 @@ func (mr *meshRoles) placedModel(set roleSet, k int) linModel {
 	pl := mr.placed
 	if pl == nil {
 		return mr.modelOf(mr.union(set), k)
+	}
+	if k == 2 && pl.routing != mr.routing {
+		pl.forgetDispatch(mr.routing)
 	}
 	if lm, ok := pl.model(set, k); ok {
 		return lm

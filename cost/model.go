@@ -132,7 +132,7 @@ type opShape struct {
 func NewModel(p *model.Program) *Model {
 	cm := &Model{p: p, imbalance: 1}
 	if e := p.Spec.MoE; e != nil && e.Experts > 0 {
-		cm.routing = routing{copies: p.Size[model.DimR], groups: e.Groups, limit: e.GroupLimit}
+		cm.routing = routing{copies: p.Size[model.DimR], groups: e.Groups, limit: e.GroupLimit, experts: e.Experts, topK: e.TopK}
 		cm.imbalance = max(e.Imbalance, 1)
 	}
 	for b := range p.Blocks {
@@ -582,7 +582,10 @@ type segmentKey struct {
 	mb        int
 	zero2, sp bool
 	recompute string
-	shares    keyShares
+	// dispatcher is the strategy's MoE token dispatcher, which prices the
+	// dispatch and combine (routing.under).
+	dispatcher string
+	shares     keyShares
 	// placement is the caller's name for the mesh the shares were filled
 	// from (Evaluator.EvaluatePlacedTo), negative when none.
 	placement int64
@@ -602,14 +605,14 @@ type keyShare struct {
 	size  int32
 }
 
-// compare reports how far k and o agree: on the degrees, the micro-batch
-// and sequence parallelism (shape: their strategies differ at most in
+// compare reports how far k and o agree: on the degrees, the micro-batch,
+// sequence parallelism and the MoE dispatcher (shape: their strategies differ at most in
 // placement, recompute policy, ZeRO stage and schedule), on those and the
 // mesh shares (placed: on everything the forward passes depend on), and
 // on every field (same). Two keys that name the same placement have the
 // same shares (Evaluator.EvaluatePlacedTo), which it then does not compare.
 func (k *segmentKey) compare(o *segmentKey) (shape, placed, same bool) {
-	shape = k.deg == o.deg && k.mb == o.mb && k.sp == o.sp
+	shape = k.deg == o.deg && k.mb == o.mb && k.sp == o.sp && k.dispatcher == o.dispatcher
 	placed = shape && (k.placement >= 0 && k.placement == o.placement || k.shares == o.shares)
 	same = placed && k.zero2 == o.zero2 && k.recompute == o.recompute
 	return shape, placed, same
@@ -627,7 +630,7 @@ func keyOfSegments(s *space.Strategy, axes []profiles.Axis) (segmentKey, bool) {
 // fill makes k the segment key of s on a cluster of axes, in place, and
 // reports false as keyOfSegments does.
 func (k *segmentKey) fill(s *space.Strategy, axes []profiles.Axis) bool {
-	k.deg, k.zero2, k.mb, k.sp, k.recompute = s.Degree, s.Zero >= 2, s.MB, s.SP, s.Recompute
+	k.deg, k.zero2, k.mb, k.sp, k.recompute, k.dispatcher = s.Degree, s.Zero >= 2, s.MB, s.SP, s.Recompute, s.Dispatcher
 	n := 0
 	for d := range s.Mesh {
 		for _, sh := range s.Mesh[d] {
@@ -647,7 +650,7 @@ func (k *segmentKey) fill(s *space.Strategy, axes []profiles.Axis) bool {
 // fillPlaced is fill for a strategy s of the same mesh as the one prev
 // was filled from: it copies prev's shares instead of reading s.Mesh.
 func (k *segmentKey) fillPlaced(s *space.Strategy, prev *segmentKey) bool {
-	k.deg, k.zero2, k.mb, k.sp, k.recompute = s.Degree, s.Zero >= 2, s.MB, s.SP, s.Recompute
+	k.deg, k.zero2, k.mb, k.sp, k.recompute, k.dispatcher = s.Degree, s.Zero >= 2, s.MB, s.SP, s.Recompute, s.Dispatcher
 	k.shares = prev.shares
 	return true
 }

@@ -298,7 +298,7 @@ func deepspeed() Profile {
 		// groups (runtime/zero/mics.py:391): ZeRO over dp is lost there.
 		// ZeRO-Offload (offload_optimizer) and ZeRO-Infinity's parameter
 		// offload (offload_param, stage 3), each whole.
-		Limits: space.Limits{Framework: "deepspeed", NoA2AOverlap: true, Offloads: []string{space.OffloadOptimizer, space.OffloadParamsOptimizer}, NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP}, NoInt8: true,
+		Limits: space.Limits{Framework: "deepspeed", NoA2AOverlap: true, Dispatchers: []string{space.DispatcherAllToAll}, Offloads: []string{space.OffloadOptimizer, space.OffloadParamsOptimizer}, NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP}, NoInt8: true,
 			Recomputes: []string{model.RecomputeNone},
 			GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)", NoZeroWithFSDP: true},
 	}
@@ -371,8 +371,10 @@ func maxtext() Profile {
 		// too (optax's scale_by_adam makes nu like the parameters), and
 		// their gradients (train.py:534-537 casts only fp32 ones).
 		// optimizer_memory_host_offload and parameter_memory_host_offload
-		// (MaxText's configs/types.py) move state to the host.
-		Limits: space.Limits{Framework: "maxtext", NoA2AOverlap: true, Offloads: []string{space.OffloadOptimizer, space.OffloadParamsOptimizer}, Zeros: []int{0}, RequireSP: true, NoSplit: true, BF16Weights: true,
+		// (MaxText's configs/types.py) move state to the host. Its MoE
+		// dispatch is jax.lax.ragged_all_to_all, without per-node
+		// deduplication (src/maxtext/layers/moe.py:1805 at the commit above).
+		Limits: space.Limits{Framework: "maxtext", NoA2AOverlap: true, Dispatchers: []string{space.DispatcherAllToAll}, Offloads: []string{space.OffloadOptimizer, space.OffloadParamsOptimizer}, Zeros: []int{0}, RequireSP: true, NoSplit: true, BF16Weights: true,
 			WeightsOverCP: true, ExpertsFromFSDP: true, StageMicrobatches: true,
 			Schedules: []space.Schedule{space.GPipe, space.Interleaved}, EqualStages: true, ExpertsPerTier: true,
 			Recomputes: []string{model.RecomputeMinimal, model.RecomputeSaveDotExceptMLPWi,

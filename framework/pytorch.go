@@ -92,7 +92,10 @@ func torchtitan() Profile {
 		// which is not offered: it is its own policy (selective_op).
 		// FSDP2's CPUOffloadPolicy (training.enable_cpu_offload):
 		// parameters, gradients and the optimizer step on the host together.
-		Limits: space.Limits{Framework: "torchtitan", NoA2AOverlap: true, Offloads: []string{space.OffloadParamsOptimizer}, Zeros: []int{0}, RequireSP: true, NoInt8: true,
+		// Its MoE dispatch is the plain all-to-all or DeepEP
+		// (parallelism.expert_parallel_comm_backend "standard" or "deepep",
+		// torchtitan/config/job_config.py:474 at the commit above).
+		Limits: space.Limits{Framework: "torchtitan", NoA2AOverlap: true, Dispatchers: []string{space.DispatcherAllToAll, space.DispatcherDeepEP}, Offloads: []string{space.OffloadParamsOptimizer}, Zeros: []int{0}, RequireSP: true, NoInt8: true,
 			Schedules:  []space.Schedule{space.OneFOneB, space.GPipe, space.Interleaved, space.ZBV, space.DualPipeV},
 			Recomputes: []string{model.RecomputeNone, model.RecomputeSelectiveOp, model.RecomputeFull},
 			GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)",
@@ -187,7 +190,7 @@ func pytorch() Profile {
 		// or shard (FSDP) the model and checkpoint whole layers.
 		// FSDP's CPUOffload(offload_params=True): parameters, gradients and
 		// the optimizer step on the host together.
-		Limits: space.Limits{Framework: "pytorch", NoA2AOverlap: true, Offloads: []string{space.OffloadParamsOptimizer}, NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP}, Zeros: []int{0}, NoInt8: true,
+		Limits: space.Limits{Framework: "pytorch", NoA2AOverlap: true, Dispatchers: []string{space.DispatcherAllToAll}, Offloads: []string{space.OffloadParamsOptimizer}, NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP}, Zeros: []int{0}, NoInt8: true,
 			Recomputes: []string{model.RecomputeNone, model.RecomputeFull}},
 	}
 }

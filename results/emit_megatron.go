@@ -88,6 +88,14 @@ func emitMegatron(e Evaluation) (string, error) {
 			// megatron/core/transformer/moe, "EP A2A Overlap").
 			flags = append(flags, [2]string{"--overlap-moe-expert-parallel-comm", ""}, [2]string{"--delay-wgrad-compute", ""})
 		}
+		switch s.Dispatcher {
+		case space.DispatcherAllToAll:
+			flags = append(flags, [2]string{"--moe-token-dispatcher-type", "alltoall"})
+		case space.DispatcherDeepEP, space.DispatcherHybridEP:
+			// The flex dispatcher with its backend (space.Strategy.Dispatcher;
+			// Megatron-LM@d98e8a64 megatron/core/transformer/transformer_config.py:891-898).
+			flags = append(flags, [2]string{"--moe-token-dispatcher-type", "flex"}, [2]string{"--moe-flex-dispatcher-backend", s.Dispatcher})
+		}
 	}
 	if s.SP && s.Degree[space.TP] > 1 {
 		flags = append(flags, [2]string{"--sequence-parallel", ""})

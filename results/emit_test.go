@@ -196,3 +196,36 @@ func TestStrategyA2AOverlapJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestEmitDispatcher checks that the dispatcher comes out as Megatron-Core's
+// --moe-token-dispatcher-type (flex with --moe-flex-dispatcher-backend for
+// DeepEP and HybridEP) and torchtitan's expert_parallel_comm_backend, that
+// RESULT's strategy names it, and that a framework that does not run it
+// refuses it.
+func TestEmitDispatcher(t *testing.T) {
+	w := space.Workload{Batch: 64, SeqLen: 4096}
+	checkEmits(t, "mixtral-8x7b", "h100-16", "dp=16,zero=1,ep=8,dispatcher=hybridep", w, []emitAnswer{
+		{Megatron, "--moe-token-dispatcher-type flex", false},
+		{Megatron, "--moe-flex-dispatcher-backend hybridep", false},
+	})
+	checkEmits(t, "mixtral-8x7b", "h100-16", "fsdp=16,ep=8,dispatcher=hybridep", w, []emitAnswer{
+		{TorchTitan, "torchtitan cannot express dispatcher=hybridep", true},
+	})
+	checkEmits(t, "mixtral-8x7b", "h100-16", "dp=16,zero=1,ep=8,dispatcher=alltoall", w, []emitAnswer{
+		{Megatron, "--moe-token-dispatcher-type alltoall", false},
+	})
+	checkEmits(t, "mixtral-8x7b", "h100-16", "fsdp=16,ep=8,dispatcher=deepep", w, []emitAnswer{
+		{TorchTitan, `expert_parallel_comm_backend = "deepep"`, false},
+	})
+	s, err := space.Parse("dp=8,ep=8,dispatcher=deepep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(NewStrategy(s, w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"dispatcher":"deepep"`) {
+		t.Errorf("RESULT strategy %s, want dispatcher deepep", b)
+	}
+}

@@ -74,6 +74,11 @@ func emitTorchTitan(e Evaluation) (string, error) {
 			// The experts split over tp or whole (space.Strategy.ETP).
 			fmt.Fprintf(&b, "expert_tensor_parallel_degree = %d\n", s.ExpertTP())
 		}
+		if s.Dispatcher == space.DispatcherDeepEP {
+			// DeepEP's dispatch and combine (space.Strategy.Dispatcher;
+			// torchtitan/config/job_config.py:474 at v0.2.2).
+			b.WriteString("expert_parallel_comm_backend = \"deepep\"\n")
+		}
 	}
 	replicas := s.Replicas()
 	local := s.MB

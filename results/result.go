@@ -36,6 +36,7 @@ type Strategy struct {
 	Offload         string              `json:"offload,omitempty"`
 	OffloadFraction float64             `json:"offload_fraction,omitempty"`
 	A2AOverlap      bool                `json:"a2a_overlap,omitempty"`
+	Dispatcher      string              `json:"dispatcher,omitempty"`
 	Mesh            map[string][]string `json:"mesh"`
 	Spec            string              `json:"spec"`
 }
@@ -249,6 +250,7 @@ func NewStrategy(s space.Strategy, w space.Workload) Strategy {
 		Weights:    weights,
 		Offload:    s.Offload,
 		A2AOverlap: s.A2AOverlap,
+		Dispatcher: s.Dispatcher,
 		Mesh:       mesh,
 		Spec:       s.String(),
 	}

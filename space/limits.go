@@ -55,6 +55,9 @@ type Limits struct {
 	// all-to-all under another's compute outside DualPipe
 	// (Strategy.A2AOverlap: Megatron-Core's overlap_moe_expert_parallel_comm).
 	NoA2AOverlap bool
+	// Dispatchers are the MoE token dispatchers (Strategy.Dispatcher) the
+	// framework runs; nil: all of them.
+	Dispatchers []string
 	// FSDPOverDCN lets the search put fsdp on the data-centre network
 	// between TPU slices, which New's tier rule otherwise keeps for dp and
 	// pp (MaxText's dcn_fsdp_parallelism runs it: the tpu-recipes' Llama 3.1
@@ -205,6 +208,15 @@ func (l Limits) allowsRecompute(r string) bool {
 	return slices.Contains(l.Recomputes, r)
 }
 
+// checkDispatcher says why the framework cannot run MoE token dispatcher
+// d (Strategy.Dispatcher), nil when it can.
+func (l Limits) checkDispatcher(d string) error {
+	if d != "" && l.Dispatchers != nil && !slices.Contains(l.Dispatchers, d) {
+		return fmt.Errorf("%s cannot express dispatcher=%s: it dispatches with %s", l.name(), d, strings.Join(l.Dispatchers, ", "))
+	}
+	return nil
+}
+
 // name is the framework's name for messages.
 func (l Limits) name() string {
 	if l.Framework == "" {
@@ -236,6 +248,9 @@ func (l Limits) Check(s Strategy, layers int) error {
 	}
 	if s.A2AOverlap && l.NoA2AOverlap {
 		return fmt.Errorf("%s cannot express a2a_overlap: it overlaps the MoE all-to-all only under a DualPipe schedule, if at all", l.name())
+	}
+	if err := l.checkDispatcher(s.Dispatcher); err != nil {
+		return err
 	}
 	if len(l.Zeros) > 0 && s.Degree[DP] > 1 && !slices.Contains(l.Zeros, s.Zero) {
 		return fmt.Errorf("%s cannot express zero=%d over dp: it offers zero in %s (use fsdp for sharded states)", l.name(), s.Zero, intList(l.Zeros))

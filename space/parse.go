@@ -136,8 +136,9 @@ func keyTable() []keySpec {
 			return st.Weights
 		}, func(st *Strategy) bool { return !st.BF16Weights() }),
 	}
-	// The all-to-all overlap and the host offload keys, then the mesh, last.
-	keys = append(keys, a2aOverlapKey(knob))
+	// The all-to-all overlap, the dispatcher and the host offload keys,
+	// then the mesh, last.
+	keys = append(keys, a2aOverlapKey(knob), dispatcherKey(knob))
 	keys = append(keys, offloadKeys(knob)...)
 	return append(keys, knob("mesh", func(st *Strategy, val string) error {
 		m, err := parseMesh(val)

@@ -144,9 +144,12 @@ type Space struct {
 	// of a second gene's cost. recomputeA2A says which recompute choices
 	// allow it (not full, not a module list with moe).
 	a2aOverlap, a2aAuto bool
-	recomputeA2A        []bool
-	layers              int
-	anyV                bool // a pinned v: any v with pp·v <= layers, equal chunks or not
+	// dispatcher is every strategy's MoE token dispatcher: the pinned
+	// one, else the default ("").
+	dispatcher   string
+	recomputeA2A []bool
+	layers       int
+	anyV         bool // a pinned v: any v with pp·v <= layers, equal chunks or not
 	// equalChunks requires layers = pp·v equal chunks (Limits.EqualChunks);
 	// firstForPP1 says the first schedule choice is valid only without a
 	// pipeline (the framework does not run it).
@@ -444,6 +447,12 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 			return nil, fmt.Errorf("space: --fix offload: %w", err)
 		}
 		sp.offload, sp.offloadFraction = fp.Offload, fp.OffloadFraction
+	}
+	if fp.has("dispatcher") {
+		if err := lim.checkDispatcher(fp.Dispatcher); err != nil {
+			return nil, fmt.Errorf("space: --fix dispatcher: %w", err)
+		}
+		sp.dispatcher = fp.Dispatcher
 	}
 	if fp.has("a2a_overlap") && fp.A2AOverlap {
 		if lim.NoA2AOverlap {
@@ -1174,7 +1183,7 @@ func (sp *Space) Decode(genes []int, dst *Strategy) bool {
 		return false
 	}
 	l := &sp.layouts[genes[GeneLayout]]
-	*dst = Strategy{Degree: l.degrees(), SP: l.sp, Precision: sp.precision, Weights: sp.weights, Offload: sp.offload, OffloadFraction: sp.offloadFraction, A2AOverlap: sp.a2aOverlap,
+	*dst = Strategy{Degree: l.degrees(), SP: l.sp, Precision: sp.precision, Weights: sp.weights, Offload: sp.offload, OffloadFraction: sp.offloadFraction, A2AOverlap: sp.a2aOverlap, Dispatcher: sp.dispatcher,
 		Mesh: meshOf(sp.shares, l)}
 	if sp.moe && l.deg[TP] > 1 && !l.whole {
 		dst.ETP = int(l.deg[TP]) // the experts split over tp
@@ -1260,7 +1269,7 @@ func (sp *Space) DecodeIndex(i int64, genes []int, dst *Strategy) bool {
 func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	p, err := s.Place(sp.cluster)
 	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) || (s.Int8() != (sp.precision == PrecisionInt8)) || s.BF16Weights() != (sp.weights == WeightsBF16) ||
-		s.Offload != sp.offload || s.OffloadFraction != sp.offloadFraction || !sp.a2aAuto && s.A2AOverlap != sp.a2aOverlap {
+		s.Offload != sp.offload || s.OffloadFraction != sp.offloadFraction || !sp.a2aAuto && s.A2AOverlap != sp.a2aOverlap || s.Dispatcher != sp.dispatcher {
 		return nil, false
 	}
 	sp.indexOnce.Do(sp.fillIndex)

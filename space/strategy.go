@@ -71,6 +71,12 @@ type Strategy struct {
 	// (Megatron-Core's --overlap-moe-expert-parallel-comm with
 	// --delay-wgrad-compute); DualPipe's schedules do it by themselves.
 	A2AOverlap bool
+	// Dispatcher is the MoE token dispatcher: "" the planner's default
+	// (node-limited dispatch for group-limited routing, the plain
+	// AllToAll otherwise), DispatcherAllToAll, DispatcherDeepEP or
+	// DispatcherHybridEP (Megatron-Core's --moe-token-dispatcher-type and
+	// --moe-flex-dispatcher-backend).
+	Dispatcher string
 	// Offload is what the chips keep in host memory: "" (OffloadNone),
 	// OffloadOptimizer or OffloadParamsOptimizer.
 	Offload string

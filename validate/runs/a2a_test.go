@@ -138,3 +138,37 @@ func TestMegatronLlamaBF16Grads(t *testing.T) {
 		}
 	}
 }
+
+// TestBridgeDispatcher: the MoE token dispatcher each release's
+// performance config runs the Megatron-Bridge MoE rows with
+// (bridgeDispatcher's table, read from scripts/performance at v0.1.0rc3,
+// v0.2.0 and v0.4.2), "" for another source.
+func TestBridgeDispatcher(t *testing.T) {
+	src := func(release string) string {
+		return "NVIDIA-NeMo/Megatron-Bridge@067f987d:docs/performance-summary-archive.md section \"" + release + " NeMo Container\""
+	}
+	for _, tt := range []struct {
+		source, model, chip string
+		want                string
+	}{
+		{src("25.09"), "DeepSeek-V3", "H100-SXM-80GB", "deepep"},
+		{src("25.09"), "DeepSeek-V3", "GB200", "alltoall"},
+		{src("25.09"), "Qwen3-30B-A3B", "H100-SXM-80GB", "alltoall"},
+		{src("25.11"), "DeepSeek-V3", "GB200", "hybridep"},
+		{src("25.11"), "DeepSeek-V3", "B200", "alltoall"},
+		{src("25.11"), "Qwen3-30B-A3B", "GB200", "hybridep"},
+		{src("25.11"), "Qwen3-235B-A22B", "H100-SXM-80GB", "alltoall"},
+		{src("25.11"), "GPT-OSS-120B", "GB200", "alltoall"},
+		{src("26.04.01"), "Qwen3-30B-A3B", "H100-SXM-80GB", "hybridep"},
+		{src("26.04.01"), "Qwen3-235B-A22B", "H100-SXM-80GB", "alltoall"},
+		{src("26.04.01"), "Qwen3-235B-A22B", "GB200", "hybridep"},
+		{src("26.04.01"), "DeepSeek-V3", "B200", "deepep"},
+		{src("26.04.01"), "GPT-OSS-120B", "GB200", "alltoall"},
+		{"NVIDIA/Megatron-LM@d98e8a64:examples", "DeepSeek-V3", "H100-SXM-80GB", ""},
+	} {
+		r := Run{Source: tt.source, ModelName: tt.model, Chip: tt.chip}
+		if got := r.bridgeDispatcher(); got != tt.want {
+			t.Errorf("%s on %s from %q: %q, want %q", tt.model, tt.chip, tt.source, got, tt.want)
+		}
+	}
+}

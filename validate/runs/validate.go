@@ -353,6 +353,47 @@ func (r Run) bridgeA2AOverlap() bool {
 	return slices.Contains(on[release], key)
 }
 
+// bridgeDispatcher returns the MoE token dispatcher
+// (space.Strategy.Dispatcher) the release's performance config runs the
+// Megatron-Bridge performance-summary row r with, "" for any other row
+// (NVIDIA-NeMo/Megatron-Bridge, scripts/performance; a flex backend takes
+// effect only where the perf script calls apply_flex_dispatcher_backend,
+// src/megatron/bridge/training/flex_dispatcher_backend.py at v0.4.2, else
+// the model providers' moe_token_dispatcher_type "alltoall"):
+//
+//   - 25.09 (v0.1.0rc3, run_script.py:56-61): DeepEP for DeepSeek-V3 on
+//     H100 (off with the B200 and GB200 token drop); the Qwen3 YAMLs keep
+//     the provider's alltoall (src/megatron/bridge/models/qwen/qwen_provider.py:374);
+//   - 25.11 (v0.2.0, configs/*/workload_base_configs.py): DeepEP for
+//     DeepSeek-V3 on H100 (deepseek:86), HybridEP for it on GB200
+//     (deepseek:52) and for both Qwen3 on GB200 (qwen3:77-89, 177-197);
+//     alltoall for the rest (no backend set; GPT-OSS sets none);
+//   - 26.04.01 (v0.4.2): DeepEP for DeepSeek-V3 on B200
+//     (deepseek/deepseek_workload_base_configs.py:205-217), HybridEP for
+//     it on GB200 (:79), for Qwen3-30B-A3B on H100 and B200 and
+//     Qwen3-235B-A22B on GB200 (qwen/qwen3_llm_pretrain.py:91, 273, 299
+//     set "flex"; qwen/qwen3_workload_base_configs.py:90, 398, 424-433
+//     name hybridep); alltoall for Qwen3-235B-A22B on H100 and B200
+//     (qwen3_llm_pretrain.py:143, 169) and GPT-OSS (only its B300 V2 sets
+//     a backend, gpt_oss/gpt_oss_workload_base_configs.py:113).
+func (r Run) bridgeDispatcher() string {
+	release, key, ok := r.bridgePerfRow()
+	if !ok {
+		return ""
+	}
+	flex := map[string]map[string]string{
+		"25.09 NeMo Container": {"dsv3/h100": space.DispatcherDeepEP},
+		"25.11 NeMo Container": {"dsv3/h100": space.DispatcherDeepEP, "dsv3/gb200": space.DispatcherHybridEP,
+			"qwen3-30b/gb200": space.DispatcherHybridEP, "qwen3-235b/gb200": space.DispatcherHybridEP},
+		"26.04.01 NeMo Container": {"dsv3/b200": space.DispatcherDeepEP, "dsv3/gb200": space.DispatcherHybridEP,
+			"qwen3-30b/h100": space.DispatcherHybridEP, "qwen3-30b/b200": space.DispatcherHybridEP, "qwen3-235b/gb200": space.DispatcherHybridEP},
+	}
+	if d, ok := flex[release][key]; ok {
+		return d
+	}
+	return space.DispatcherAllToAll
+}
+
 // bridgePerfRow returns the release ("25.11 NeMo Container") and the
 // model/gpu key ("dsv3/b200") of a Megatron-Bridge performance-summary MoE
 // row r, false for any other row.
@@ -585,6 +626,14 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 			candidates[i].A2AOverlap = true
 		}
 		notes = append(notes, "a2a_overlap: the release's performance recipe sets overlap_moe_expert_parallel_comm")
+	}
+	if d := r.bridgeDispatcher(); r.Strategy == "" && d != "" {
+		// The release's recipe names the MoE token dispatcher
+		// (bridgeDispatcher): the flex ones send a token once per node.
+		for i := range candidates {
+			candidates[i].Dispatcher = d
+		}
+		notes = append(notes, "dispatcher="+d+": the release's performance recipe")
 	}
 	zeroTried := false
 	if r.Strategy == "" && r.posed() && s.Zero == 0 && s.Degree[space.DP] > 1 && zeroUnstated(r.ZeroOrFSDP) {
