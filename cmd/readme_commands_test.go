@@ -274,22 +274,25 @@ func TestREADMEFigures(t *testing.T) {
 	})
 
 	t.Run("time and cost to train", func(t *testing.T) {
-		m := find("405B cost", "```sh (plan --model llama3-405b [^`]*?) ``` plans the default batch of (\\d+) sequences of (\\d+) tokens .*? the recommended row \\(([\\d.]+) s per step, ([\\d.]+)M tokens/s\\), ([\\d.]+) days, ([\\d.]+)M chip-hours and a cost of ([\\d.]+)M \\(±([\\d.]+)%.*? the fastest row, ([\\d.]+) s, would take ([\\d.]+) days but holds ([\\d.]+) GB per GPU against the recommended row's ([\\d.]+) GB")
+		m := find("405B cost", "```sh (plan --model llama3-405b [^`]*?) ``` plans the default batch of (\\d+) sequences of (\\d+) tokens .*? the recommended row \\(([\\d.]+) s per step, ([\\d.]+)M tokens/s\\), ([\\d.]+) days, ([\\d.]+)M chip-hours and a cost of ([\\d.]+)M \\(80% band x([\\d.]+) to x([\\d.]+)\\); it is also the fastest row, and holds ([\\d.]+) GB per GPU at an out-of-memory risk of ([\\d.]+)%")
 		v := readmeJSON(t, m[1])
 		checkFigure(t, "the batch", m[2], num(t, v, "batch.sequences"))
 		checkFigure(t, "the sequence", m[3], num(t, v, "batch.seq_len"))
 		rs, rec := rows(t, v)
+		if rec != 0 {
+			t.Errorf("%s recommends row %d, the README says the fastest", m[1], rec+1)
+		}
 		r := rs[rec]
 		checkFigure(t, "the recommended step time", m[4], num(t, r, "step_time_s"))
 		checkFigure(t, "the recommended tokens/s (M)", m[5], num(t, r, "tokens_per_s")/1e6)
 		checkFigure(t, "the recommended days", m[6], num(t, r, "days"))
 		checkFigure(t, "the recommended chip-hours (M)", m[7], num(t, r, "chip_hours")/1e6)
 		checkFigure(t, "the recommended cost (M)", m[8], num(t, r, "cost")/1e6)
-		checkFigure(t, "the band (%)", m[9], 100*num(t, v, "recommendation.band"))
-		checkFigure(t, "the fastest step time", m[10], num(t, rs[0], "step_time_s"))
-		checkFigure(t, "the fastest days", m[11], num(t, rs[0], "days"))
-		checkFigure(t, "the fastest memory", m[12], num(t, rs[0], "memory_gb_per_chip"))
-		checkFigure(t, "the recommended memory", m[13], num(t, r, "memory_gb_per_chip"))
+		band := r["step_time_s_range"].([]any)
+		checkFigure(t, "the band's low end", m[9], band[0].(float64)/num(t, r, "step_time_s"))
+		checkFigure(t, "the band's high end", m[10], band[1].(float64)/num(t, r, "step_time_s"))
+		checkFigure(t, "the recommended memory", m[11], num(t, r, "memory_gb_per_chip"))
+		checkFigure(t, "the out-of-memory risk (%)", m[12], 100*num(t, r, "oom_risk"))
 	})
 
 	t.Run("DeepSeek-V3", func(t *testing.T) {
