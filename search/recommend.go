@@ -133,18 +133,6 @@ func Recommend(front []Candidate, objective string, band float64, risks []float6
 	return rec, nil
 }
 
-// bestOf returns the index of the first of front[:n] that no other of them
-// is better than.
-func bestOf(front []Candidate, n int, better func(a, b *Candidate) bool) int {
-	i := 0
-	for j := 1; j < n; j++ {
-		if better(&front[j], &front[i]) {
-			i = j
-		}
-	}
-	return i
-}
-
 // balanced returns the index of the balanced objective's row of rows
 // (risks in their order): among those whose out-of-memory risk is within
 // maxRisk and within RiskTie of the least risk, the first of the fewest
