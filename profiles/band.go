@@ -239,20 +239,12 @@ func bandOf(t BandTable, fit BandFit, novel []string) Band {
 
 // table returns the table of regime.
 func (bs Bands) table(regime string) (BandTable, bool) {
-	i := slices.IndexFunc(bs.Tables, func(t BandTable) bool { return t.Regime == regime })
-	if i < 0 {
-		return BandTable{}, false
-	}
-	return bs.Tables[i], true
+	return named(bs.Tables, func(t BandTable) string { return t.Regime }, regime)
 }
 
 // kind returns t's fit of the kind of chip.
 func (t BandTable) kind(name string) (BandFit, bool) {
-	i := slices.IndexFunc(t.Kinds, func(f BandFit) bool { return f.Family == name })
-	if i < 0 {
-		return BandFit{}, false
-	}
-	return t.Kinds[i], true
+	return named(t.Kinds, func(f BandFit) string { return f.Family }, name)
 }
 
 // KindOf is the kind of a chip family: its vendor's prefix, "tpu" of
@@ -265,11 +257,7 @@ func KindOf(family string) string {
 
 // family returns t's fit of the family.
 func (t BandTable) family(name string) (BandFit, bool) {
-	i := slices.IndexFunc(t.Families, func(f BandFit) bool { return f.Family == name })
-	if i < 0 {
-		return BandFit{}, false
-	}
-	return t.Families[i], true
+	return named(t.Families, func(f BandFit) string { return f.Family }, name)
 }
 
 // frameworkKey is the framework a band covers: the default profile is "generic".
@@ -475,18 +463,21 @@ type CoverageReport struct {
 
 // Kind returns the coverage of the kind of chip.
 func (r CoverageReport) Kind(name string) (Covered, bool) {
-	i := slices.IndexFunc(r.Kinds, func(c Covered) bool { return c.Name == name })
-	if i < 0 {
-		return Covered{}, false
-	}
-	return r.Kinds[i], true
+	return named(r.Kinds, func(c Covered) string { return c.Name }, name)
 }
 
 // Family returns the coverage of the family.
 func (r CoverageReport) Family(name string) (Covered, bool) {
-	i := slices.IndexFunc(r.Families, func(c Covered) bool { return c.Name == name })
-	if i < 0 {
-		return Covered{}, false
+	return named(r.Families, func(c Covered) string { return c.Name }, name)
+}
+
+// named returns the element of xs whose name is want.
+func named[T any](xs []T, name func(T) string, want string) (T, bool) {
+	for _, x := range xs {
+		if name(x) == want {
+			return x, true
+		}
 	}
-	return r.Families[i], true
+	var zero T
+	return zero, false
 }

@@ -38,36 +38,31 @@ func Fixed(rep calibrate.SourceReport) ([]Sample, error) {
 // ran. Their source is the model: the steps come from one campaign, so the
 // model is what a new user's job changes.
 func Single(rep steps.Report) ([]Sample, error) {
-	var out []Sample
-	for _, r := range rep.Rows {
-		if r.StepError == nil {
-			continue
-		}
-		s, err := stepSample(r)
-		if err != nil {
-			return nil, err
-		}
-		// StepError = predicted/measured step time - 1.
-		s.LogError = -math.Log1p(*r.StepError)
-		out = append(out, s)
-	}
-	return out, nil
+	// StepError = predicted/measured step time - 1.
+	return stepSamples(rep, func(r steps.Result) *float64 { return r.StepError })
 }
 
 // SingleMemory returns the peak-memory samples of measured single-chip
 // steps that ran.
 func SingleMemory(rep steps.Report) ([]Sample, error) {
+	// MemoryError = predicted/measured peak - 1.
+	return stepSamples(rep, func(r steps.Result) *float64 { return r.MemoryError })
+}
+
+// stepSamples returns the samples of the steps with an error
+// predicted/measured - 1 (errOf), as ln(measured/predicted).
+func stepSamples(rep steps.Report, errOf func(steps.Result) *float64) ([]Sample, error) {
 	var out []Sample
 	for _, r := range rep.Rows {
-		if r.MemoryError == nil {
+		e := errOf(r)
+		if e == nil {
 			continue
 		}
 		s, err := stepSample(r)
 		if err != nil {
 			return nil, err
 		}
-		// MemoryError = predicted/measured peak - 1.
-		s.LogError = -math.Log1p(*r.MemoryError)
+		s.LogError = -math.Log1p(*e)
 		out = append(out, s)
 	}
 	return out, nil
