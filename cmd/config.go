@@ -65,7 +65,7 @@ type Config struct {
 	Objective string `mapstructure:"objective"`
 	// MaxOOMRisk is the out-of-memory risk above which no row is
 	// recommended, a probability.
-	MaxOOMRisk float64 `mapstructure:"max-oom-risk"`
+	MaxOOMRisk float64 `mapstructure:"max_oom_risk"`
 	// Top limits the printed Pareto front to its K fastest rows; 0 prints all.
 	Top int `mapstructure:"top"`
 	// Format is the output format: table, json, csv, md or html (plan and
