@@ -49,10 +49,11 @@ func recommend(front []search.Candidate, objective string, c profiles.Cluster, f
 	if objective == "" {
 		objective = search.ObjectiveBalanced
 	}
-	band := profiles.DefaultBands().Between
+	bs := profiles.DefaultBands()
+	band := bs.Between
 	risks := make([]float64, len(front))
 	for i, f := range front {
-		risks[i] = profiles.OOMRisk(f.MemoryBytes, f.UsableBytes, c.Chips(), framework)
+		risks[i] = bs.OOMRisk(f.MemoryBytes, f.UsableBytes, c.Chips(), framework)
 	}
 	rec, err := search.Recommend(front, objective, band, risks, maxRisk)
 	if err != nil {
