@@ -149,8 +149,11 @@ func generic() Profile {
 		Kernels:   model.FusedKernels(),
 		Precision: model.MixedPrecision(),
 		Optimizer: model.Optimizer{ClipPasses: 1},
-		Limits:    space.Limits{Framework: "generic"},
-		FP8:       recipe(model.FP8Delayed),
+		// Adam's moments in bf16 as a pinned choice (weights=bf16-moments):
+		// DeepSeek-V3's low-precision optimizer states (arXiv:2412.19437
+		// §3.3.2), Megatron-Core's precision-aware optimizer.
+		Limits: space.Limits{Framework: "generic", BF16Moments: true},
+		FP8:    recipe(model.FP8Delayed),
 	}
 }
 
@@ -245,7 +248,9 @@ func megatron() Profile {
 	// megatron/core/distributed/distributed_data_parallel.py:148-149, 289 @d98e8a64).
 	p.Precision.ShardOverCP = true
 	p.Release = Release{Name: "main of 2026-08-22", Repo: "NVIDIA/Megatron-LM", Commit: "d98e8a64ddf34856e74b24714e3bedb2f5a39553"}
-	p.Limits = space.Limits{Framework: p.Name, FSDPAlone: true, NoInt8: true,
+	// --use-precision-aware-optimizer --exp-avg-dtype bf16
+	// --exp-avg-sq-dtype bf16 (weights=bf16-moments; megatron/training/arguments.py @d98e8a64).
+	p.Limits = space.Limits{Framework: p.Name, FSDPAlone: true, NoInt8: true, BF16Moments: true,
 		Schedules:  []space.Schedule{space.OneFOneB, space.Interleaved},
 		Recomputes: []string{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull},
 		// --recompute-granularity selective --recompute-modules LIST

@@ -67,7 +67,7 @@ func TestDualPipeInFlight(t *testing.T) {
 // published layout (arXiv:2412.19437 §3.2: pp=16 DualPipe, ep=64, ZeRO-1,
 // fp8, its recompute) at one 4096-token sequence a micro-batch, which the
 // report does not give: a middle rank holds two stages of 4 MoE layers and
-// keeps 17 chunks of them, 68 layer-micro-batches of 169,472 bytes a token
+// keeps 17 chunks of them, 68 layer-micro-batches of 153,088 bytes a token
 // (model.TestDeepSeekPolicy).
 func TestDeepSeekV3PublishedActivations(t *testing.T) {
 	m, err := model.Load("deepseek-v3")
@@ -80,7 +80,34 @@ func TestDeepSeekV3PublishedActivations(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := est(t, m, model.ProgramOptions{FP8: &r}, space.Workload{Batch: 15360, SeqLen: 4096}, s)
-	if want := 68 * 4096 * 169472.0; b.ActivationsBytes != want {
+	if want := 68 * 4096 * 153088.0; b.ActivationsBytes != want {
 		t.Errorf("activations %v bytes, want %v", b.ActivationsBytes, want)
+	}
+}
+
+// TestDeepSeekV3PublishedBF16Moments checks the report's bf16 Adam moments
+// (arXiv:2412.19437 §3.3.2) on its published layout: the optimizer state
+// a rank keeps is fp32 master weights and two moments, 4 + 8 bytes per
+// parameter of its ZeRO-1 shard, and 4 + 4 with bf16 moments, so it
+// shrinks to 8/12 of itself while the parameters, gradients and
+// activations stay as they are.
+func TestDeepSeekV3PublishedBF16Moments(t *testing.T) {
+	m, err := model.Load("deepseek-v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := model.LookupFP8Recipe(model.FP8Delayed)
+	s, err := space.Parse("dp=128,zero=1,pp=16,ep=64,first=3,last=2,schedule=dualpipe,recompute=deepseek,precision=fp8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := space.Workload{Batch: 15360, SeqLen: 4096}
+	fp32 := est(t, m, model.ProgramOptions{FP8: &r, Precision: model.MixedPrecision()}, w, s)
+	bf16 := est(t, m, model.ProgramOptions{FP8: &r, Precision: model.MixedPrecision().BF16Moments()}, w, s)
+	if got, want := bf16.OptimizerBytes/fp32.OptimizerBytes, 8.0/12; got < want-1e-9 || got > want+1e-9 {
+		t.Errorf("optimizer state with bf16 moments / with fp32 = %v, want %v", got, want)
+	}
+	if bf16.ParamsBytes != fp32.ParamsBytes || bf16.GradsBytes != fp32.GradsBytes || bf16.ActivationsBytes != fp32.ActivationsBytes {
+		t.Errorf("bf16 moments changed the parameters, gradients or activations: %+v, %+v", bf16, fp32)
 	}
 }

@@ -129,6 +129,22 @@ func (p Precision) BF16Weights() Precision {
 	return p
 }
 
+// BF16Moments returns p with Adam's two moments in bf16 beside the fp32
+// master weights and gradients, 2 + 2 bytes per parameter (DeepSeek-V3
+// arXiv:2412.19437 §3.3.2, "Low-Precision Optimizer States": "We adopt the
+// BF16 data format instead of FP32 to track the first and second moments
+// in the AdamW optimizer"; Megatron-Core's --use-precision-aware-optimizer
+// --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16, NVIDIA/Megatron-LM@d98e8a64
+// megatron/training/arguments.py). The precision-aware optimizer reads the
+// gradients as they are, with no Master-sized copy (MainGradCopy; same
+// commit, megatron/core/optimizer/distrib_optimizer.py:2790).
+func (p Precision) BF16Moments() Precision {
+	const bf16Bytes = 2
+	p.Moments = 2 * bf16Bytes
+	p.MainGradCopy = false
+	return p
+}
+
 // Casts reports whether the matmuls read cast copies of the parameters:
 // WeightCopies with a Master wider than the Weight (a cast to the same
 // dtype is the array itself).

@@ -179,7 +179,14 @@ func Policies() []Policy {
 		// so the attention core's q, k and v (with their rotary embedding and
 		// the k/v split) are not kept, nor the fp8 copies of the SwiGLU
 		// outputs, re-quantised from the re-run output (§3.3.2 keeps the
-		// SwiGLU inputs and the fp8 inputs of the projections).
+		// SwiGLU inputs). Nor are the norms' outputs kept in fp8 for the
+		// projections after them: §3.2.3 re-runs every RMSNorm "thereby
+		// eliminating the need to persistently store their output
+		// activations", so their fp8 copies (xn, cqn, ckvn, xn2, and the
+		// multi-token-prediction module's concatenation of its two normed
+		// inputs) are re-quantised from the re-run norms; the fp8 inputs
+		// kept are those of the projections no norm feeds (the attention
+		// output, the dispatched tokens).
 		// The routed experts weigh their SwiGLU output by the routing
 		// probabilities, so the combine is a plain sum that keeps no copy
 		// for its backward (DeepEP dispatches topk_weights with the tokens
@@ -191,7 +198,8 @@ func Policies() []Policy {
 		// after the attention core once, in E5M6 (1.5 bytes), for both the
 		// core's and the projection's backward.
 		{Name: RecomputeDeepSeek, Rerun: [NumGroups]bool{GroupNorm: true, GroupActivation: true},
-			RerunOps: []string{"q_up", "kv_up", "rope", "kv_split", "quantize_a", "quantize_ae", "quantize_as"}, Layers: true, RecomputeUsed: true,
+			RerunOps: []string{"q_up", "kv_up", "rope", "kv_split", "quantize_a", "quantize_ae", "quantize_as",
+				"quantize_xn", "quantize_cqn", "quantize_ckvn", "quantize_xn2", "concat", "quantize_eh"}, Layers: true, RecomputeUsed: true,
 			Unsaved: []string{"unpermute"},
 			Narrow:  []Narrowed{{Tensor: "he", Bytes: 1}, {Tensor: "hs", Bytes: 1}, {Tensor: "o", Bytes: e5m6Bytes}}},
 		// The elementwise part of DeepSeek-V3's policy, as fused kernels run

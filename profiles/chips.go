@@ -241,10 +241,13 @@ func catalogue() []chipSpec {
 		{
 			// H800 SXM: H100 compute and memory with NVLink cut to 400 GB/s
 			// (docs/published-runs.md). We read 400 GB/s as bidirectional, like H100's
-			// 900, so 200 GB/s one way; efficiency assumed as H100. HBM as the H100
-			// (nvidia-smi shows the same total; no CUDA figure found) [HBM-RT].
+			// 900, so 200 GB/s one way; efficiency assumed as H100. CUDA reports
+			// 84,943,110,144 bytes (79.11 GiB), 74 MB less than the H100: the
+			// totalGlobalMem of the "NVIDIA H800" in the PyTorch profile of
+			// DeepSeek-V3's training (deepseek-ai/profile-data@4496024 train.json,
+			// deviceProperties) [HBM-RT].
 			chip: gpuChip(Chip{Name: "h800", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, PeakFP8FLOPs: 1979e12,
-				HBMBytes: 85017493504, HBMBandwidthBytesPerS: 3350 * gb, TensorCoresPerChip: 1}),
+				HBMBytes: 84943110144, HBMBandwidthBytesPerS: 3350 * gb, TensorCoresPerChip: 1}),
 			domain:   8,
 			scaleUp:  nvlink(200*gb, nvlinkEfficiency),
 			scaleOut: nic(50 * gb), // assumed 400 Gb/s per GPU like DGX H100

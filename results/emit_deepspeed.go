@@ -38,6 +38,9 @@ func emitDeepSpeed(e Evaluation) (string, error) {
 	if s.Int8() {
 		bad = append(bad, "precision=int8: a DeepSpeed config has no int8 training matmuls; search with --fix precision=bf16")
 	}
+	if s.BF16Moments() {
+		bad = append(bad, "weights=bf16-moments: DeepSpeed's optimizers keep fp32 moments beside the fp32 master weights; search with --fix weights=fp32")
+	}
 	if s.BF16Weights() {
 		bad = append(bad, "weights=bf16: DeepSpeed's bf16 optimizer keeps fp32 master weights and moments; search with --fix weights=fp32")
 	}

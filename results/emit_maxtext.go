@@ -72,6 +72,11 @@ func emitMaxText(e Evaluation) (string, error) {
 			bad = append(bad, fmt.Sprintf("pp=%d with %d micro-batches: MaxText needs the pipeline's micro-batches to divide over its stages (num_pipeline_microbatches %% num_stages == 0); search with another mb or batch", pp, nmb))
 		}
 	}
+	if s.BF16Moments() {
+		// optax's AdamW takes the first moment's dtype only (mu_dtype,
+		// AI-Hypercomputer/maxtext@e591f30cbbf217ed67ef71263ec0538239f9c3b8:src/maxtext/configs/base.yml:993).
+		bad = append(bad, "weights=bf16-moments: MaxText's AdamW sets the first moment's dtype only (mu_dtype) and keeps the second like the parameters; search with --fix weights=fp32")
+	}
 	if len(bad) > 0 {
 		return "", &EmitError{Framework: MaxText, Parts: bad}
 	}

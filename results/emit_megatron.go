@@ -148,6 +148,12 @@ func emitMegatron(e Evaluation) (string, error) {
 		flags = append(flags, [2]string{"--use-distributed-optimizer", ""})
 	}
 	flags = append(flags, [2]string{"--bf16", ""})
+	if s.BF16Moments() {
+		// Adam's two moments in bf16 beside the fp32 main parameters and
+		// gradients (space.Strategy.Weights; megatron/training/arguments.py:3667, 3675-3680).
+		flags = append(flags, [2]string{"--use-precision-aware-optimizer", ""},
+			[2]string{"--exp-avg-dtype", "bf16"}, [2]string{"--exp-avg-sq-dtype", "bf16"})
+	}
 	if s.FP8() {
 		// Transformer Engine's E4M3 forward and E5M2 backward formats, the
 		// profile's scaling recipe.

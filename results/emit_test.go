@@ -162,6 +162,18 @@ func TestEmitBF16Weights(t *testing.T) {
 	})
 }
 
+// TestEmitBF16Moments checks that Megatron-LM runs weights=bf16-moments
+// with its precision-aware optimizer's bf16 moments and that the
+// frameworks whose Adam keeps fp32 moments refuse it.
+func TestEmitBF16Moments(t *testing.T) {
+	checkEmits(t, "llama3-8b", "h100-8", "dp=8,zero=1,weights=bf16-moments", space.Workload{Batch: 64, SeqLen: 8192}, []emitAnswer{
+		{Megatron, "--use-precision-aware-optimizer \\\n--exp-avg-dtype bf16 \\\n--exp-avg-sq-dtype bf16", false},
+		{MaxText, "weights=bf16-moments: MaxText's AdamW sets the first moment's dtype only", true},
+		{TorchTitan, "weights=bf16-moments: torchtitan's AdamW keeps its moments", true},
+		{DeepSpeed, "weights=bf16-moments: DeepSpeed's optimizers keep fp32 moments", true},
+	})
+}
+
 // TestEmitA2AOverlap checks that a2a_overlap comes out as Megatron-Core's
 // --overlap-moe-expert-parallel-comm with --delay-wgrad-compute, and that
 // the frameworks that cannot run it refuse it.

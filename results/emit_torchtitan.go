@@ -37,6 +37,9 @@ func emitTorchTitan(e Evaluation) (string, error) {
 	if s.Int8() {
 		bad = append(bad, "precision=int8: torchtitan's converters train in float8, not int8; search with --fix precision=fp8 or bf16")
 	}
+	if s.BF16Moments() {
+		bad = append(bad, "weights=bf16-moments: torchtitan's AdamW keeps its moments like the fp32 parameters; search with --fix weights=fp32")
+	}
 	if s.BF16Weights() {
 		bad = append(bad, "weights=bf16: torchtitan keeps fp32 parameters and hands FSDP2 a bf16 compute dtype only; search with --fix weights=fp32")
 	}

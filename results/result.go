@@ -239,8 +239,8 @@ func NewStrategy(s space.Strategy, w space.Workload) Strategy {
 		prec = s.Precision
 	}
 	weights := "" // fp32, the default, left out
-	if s.BF16Weights() {
-		weights = space.WeightsBF16
+	if s.BF16Weights() || s.BF16Moments() {
+		weights = s.Weights
 	}
 	out := Strategy{
 		DP: s.Degree[space.DP], Zero: s.Zero, FSDP: s.Degree[space.FSDP], TP: s.Degree[space.TP], SP: s.SP, CP: s.Degree[space.CP], PP: s.Degree[space.PP], EP: s.Degree[space.EP],

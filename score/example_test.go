@@ -25,7 +25,7 @@ func ExampleModels_Variant() {
 		fmt.Println(err)
 		return
 	}
-	for _, str := range []string{"dp=8", "fsdp=8", "dp=8,precision=fp8", "dp=4,tp=2,etp=1", "fsdp=4,tp=2,etp=1,precision=fp8", "fsdp=8,weights=bf16"} {
+	for _, str := range []string{"dp=8", "fsdp=8", "dp=8,precision=fp8", "dp=4,tp=2,etp=1", "fsdp=4,tp=2,etp=1,precision=fp8", "fsdp=8,weights=bf16", "dp=8,precision=fp8,weights=bf16-moments"} {
 		s, err := space.Parse(str)
 		if err != nil {
 			fmt.Println(err)
@@ -36,14 +36,15 @@ func ExampleModels_Variant() {
 			fmt.Println(err)
 			return
 		}
-		fmt.Printf("%-31s %+v residual %g B, fp8 %v, whole experts %v, moments %g B\n", str, key,
+		fmt.Printf("%-40s %+v residual %g B, fp8 %v, whole experts %v, moments %g B\n", str, key,
 			prog.Options.Precision.Residual, prog.Options.FP8 != nil, prog.Options.ExpertsWhole, prog.Options.Precision.Moments)
 	}
 	// Output:
-	// dp=8                            {Sharded:false FP8:false Whole:false BF16Weights:false} residual 4 B, fp8 false, whole experts false, moments 8 B
-	// fsdp=8                          {Sharded:true FP8:false Whole:false BF16Weights:false} residual 2 B, fp8 false, whole experts false, moments 8 B
-	// dp=8,precision=fp8              {Sharded:false FP8:true Whole:false BF16Weights:false} residual 4 B, fp8 true, whole experts false, moments 8 B
-	// dp=4,tp=2,etp=1                 {Sharded:false FP8:false Whole:true BF16Weights:false} residual 4 B, fp8 false, whole experts true, moments 8 B
-	// fsdp=4,tp=2,etp=1,precision=fp8 {Sharded:true FP8:true Whole:true BF16Weights:false} residual 2 B, fp8 true, whole experts true, moments 8 B
-	// fsdp=8,weights=bf16             {Sharded:true FP8:false Whole:false BF16Weights:true} residual 2 B, fp8 false, whole experts false, moments 4 B
+	// dp=8                                     {Sharded:false FP8:false Whole:false BF16Weights:false BF16Moments:false} residual 4 B, fp8 false, whole experts false, moments 8 B
+	// fsdp=8                                   {Sharded:true FP8:false Whole:false BF16Weights:false BF16Moments:false} residual 2 B, fp8 false, whole experts false, moments 8 B
+	// dp=8,precision=fp8                       {Sharded:false FP8:true Whole:false BF16Weights:false BF16Moments:false} residual 4 B, fp8 true, whole experts false, moments 8 B
+	// dp=4,tp=2,etp=1                          {Sharded:false FP8:false Whole:true BF16Weights:false BF16Moments:false} residual 4 B, fp8 false, whole experts true, moments 8 B
+	// fsdp=4,tp=2,etp=1,precision=fp8          {Sharded:true FP8:true Whole:true BF16Weights:false BF16Moments:false} residual 2 B, fp8 true, whole experts true, moments 8 B
+	// fsdp=8,weights=bf16                      {Sharded:true FP8:false Whole:false BF16Weights:true BF16Moments:false} residual 2 B, fp8 false, whole experts false, moments 4 B
+	// dp=8,precision=fp8,weights=bf16-moments  {Sharded:false FP8:true Whole:false BF16Weights:false BF16Moments:true} residual 4 B, fp8 true, whole experts false, moments 4 B
 }

@@ -39,6 +39,10 @@ type Key struct {
 	// BF16Weights is the program with bf16 parameters, gradients and
 	// moments (model.Precision.BF16Weights), for weights=bf16.
 	BF16Weights bool
+	// BF16Moments is the program with Adam's moments in bf16 beside fp32
+	// master weights (model.Precision.BF16Moments), for
+	// weights=bf16-moments.
+	BF16Moments bool
 }
 
 // Models are the planner's models of one layer program and its variants:
@@ -64,6 +68,10 @@ type Models struct {
 	// bf16w are the same models with bf16 weights (weights=bf16), built on
 	// first use; nil for a variant that has them.
 	bf16w *lazyModels
+	// bf16m are the same models with bf16 Adam moments
+	// (weights=bf16-moments), built on first use; nil for a variant that
+	// has them or bf16 weights.
+	bf16m *lazyModels
 }
 
 // New builds the models of m under program, and, when sharded is not nil,
@@ -165,12 +173,17 @@ func newModels(m model.Spec, o model.ProgramOptions, key Key) (*Models, error) {
 		return nil, err
 	}
 	ms := &Models{key: key, program: prog, cost: cost.NewModel(prog), memory: memory.NewModel(prog)}
-	if !key.BF16Weights {
+	if !key.BF16Weights && !key.BF16Moments {
 		w := o
 		w.Precision = w.Precision.BF16Weights()
 		k := key
 		k.BF16Weights = true
 		ms.bf16w = &lazyModels{key: k, spec: m, opts: w}
+		bm := o
+		bm.Precision = bm.Precision.BF16Moments()
+		k = key
+		k.BF16Moments = true
+		ms.bf16m = &lazyModels{key: k, spec: m, opts: bm}
 	}
 	return ms, nil
 }
@@ -209,15 +222,21 @@ func (ms *Models) pick(s *space.Strategy) (*Models, error) {
 		}
 		m = f
 	}
-	if !s.BF16Weights() {
+	var l *lazyModels
+	switch {
+	case s.BF16Weights():
+		l = m.bf16w
+	case s.BF16Moments():
+		l = m.bf16m
+	default:
 		return m, nil
 	}
-	if m.bf16w == nil {
-		return nil, fmt.Errorf("search: weights=bf16 has no layer program here")
+	if l == nil {
+		return nil, fmt.Errorf("search: weights=%s has no layer program here", s.Weights)
 	}
-	w, err := m.bf16w.get()
+	w, err := l.get()
 	if err != nil {
-		return nil, fmt.Errorf("search: the layer program with bf16 weights: %w", err)
+		return nil, fmt.Errorf("search: the layer program with weights=%s: %w", s.Weights, err)
 	}
 	return w, nil
 }

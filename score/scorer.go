@@ -81,6 +81,7 @@ type MemoryKey struct {
 	sp     bool
 	whole  bool // the experts whole on the tp chips (the layer program picked)
 	bf16w  bool // bf16 weights (the layer program picked)
+	bf16m  bool // bf16 Adam moments (the layer program picked)
 }
 
 // MemoryKey returns what the memory model reads of s beyond its
@@ -96,7 +97,7 @@ func (ps *Scorer) MemoryKey(s *space.Strategy) (MemoryKey, bool) {
 	if err != nil {
 		return MemoryKey{}, false
 	}
-	return MemoryKey{roles: roles, degree: s.Degree, sp: s.SP, whole: s.ExpertsWhole(), bf16w: s.BF16Weights()}, true
+	return MemoryKey{roles: roles, degree: s.Degree, sp: s.SP, whole: s.ExpertsWhole(), bf16w: s.BF16Weights(), bf16m: s.BF16Moments()}, true
 }
 
 // Worker returns a scorer for one goroutine: the same estimates, through

@@ -68,6 +68,11 @@ type Limits struct {
 	// and Adam moments in bf16 with no fp32 copy (weights=bf16; MaxText's
 	// weight_dtype); without it only fp32 weights run.
 	BF16Weights bool
+	// BF16Moments says the framework can keep Adam's two moments in bf16
+	// beside fp32 master weights and gradients (weights=bf16-moments;
+	// Megatron-Core's precision-aware optimizer); without it the moments
+	// are fp32.
+	BF16Moments bool
 	// NoSplit says the framework cannot set the layers of a pipeline
 	// stage (the first and last keys, Split): only the default split runs.
 	NoSplit bool
@@ -147,6 +152,9 @@ func (l Limits) checkPrecision(p string) error {
 func (l Limits) checkWeights(w string) error {
 	if w == WeightsBF16 && !l.BF16Weights {
 		return fmt.Errorf("%s cannot express weights=bf16: it keeps an fp32 copy of every weight for the optimizer (use weights=fp32 or --framework maxtext, whose weight_dtype: bfloat16 runs it)", l.name())
+	}
+	if w == WeightsBF16Moments && !l.BF16Moments {
+		return fmt.Errorf("%s cannot express weights=bf16-moments: its Adam keeps both moments like the parameters (use weights=fp32, or --framework megatron, whose precision-aware optimizer runs it)", l.name())
 	}
 	return nil
 }

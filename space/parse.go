@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/meshplan/meshplan/internal/text"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -124,8 +125,8 @@ func keyTable() []keySpec {
 		}, func(st *Strategy) bool { return !st.EightBit() }),
 		knob("weights", func(st *Strategy, val string) error {
 			v := strings.ToLower(val)
-			if v != WeightsFP32 && v != WeightsBF16 {
-				return unknownErr("space: weights", val, []string{WeightsFP32, WeightsBF16})
+			if !slices.Contains(weightsNames(), v) {
+				return unknownErr("space: weights", val, weightsNames())
 			}
 			st.Weights = v
 			return nil
@@ -134,7 +135,7 @@ func keyTable() []keySpec {
 				return WeightsFP32
 			}
 			return st.Weights
-		}, func(st *Strategy) bool { return !st.BF16Weights() }),
+		}, func(st *Strategy) bool { return st.Weights == "" || st.Weights == WeightsFP32 }),
 	}
 	// The all-to-all overlap, the dispatcher and the host offload keys,
 	// then the mesh, last.

@@ -429,8 +429,8 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	if err := lim.checkPrecision(sp.precision); err != nil {
 		return nil, err
 	}
-	if fp.has("weights") && fp.BF16Weights() {
-		sp.weights = WeightsBF16
+	if fp.has("weights") && (fp.BF16Weights() || fp.BF16Moments()) {
+		sp.weights = fp.Weights
 	}
 	if err := lim.checkWeights(sp.weights); err != nil {
 		return nil, err
@@ -1268,7 +1268,7 @@ func (sp *Space) DecodeIndex(i int64, genes []int, dst *Strategy) bool {
 // per-replica batch).
 func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	p, err := s.Place(sp.cluster)
-	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) || (s.Int8() != (sp.precision == PrecisionInt8)) || s.BF16Weights() != (sp.weights == WeightsBF16) ||
+	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) || (s.Int8() != (sp.precision == PrecisionInt8)) || s.BF16Weights() != (sp.weights == WeightsBF16) || s.BF16Moments() != (sp.weights == WeightsBF16Moments) ||
 		s.Offload != sp.offload || s.OffloadFraction != sp.offloadFraction || !sp.a2aAuto && s.A2AOverlap != sp.a2aOverlap || s.Dispatcher != sp.dispatcher {
 		return nil, false
 	}

@@ -62,9 +62,11 @@ type Strategy struct {
 	Precision string
 	// Weights is the dtype of the parameters the optimizer keeps:
 	// WeightsFP32 (also for ""), an fp32 copy of every weight with fp32
-	// gradients and Adam moments (mixed precision), or WeightsBF16, bf16
-	// parameters, gradients and moments with no fp32 copy (MaxText's
-	// weight_dtype: bfloat16).
+	// gradients and Adam moments (mixed precision), WeightsBF16Moments,
+	// the same with the two Adam moments in bf16 (DeepSeek-V3's
+	// low-precision optimizer states, Megatron-Core's precision-aware
+	// optimizer), or WeightsBF16, bf16 parameters, gradients and moments
+	// with no fp32 copy (MaxText's weight_dtype: bfloat16).
 	Weights string
 	// A2AOverlap says the MoE dispatch and combine of one micro-batch run
 	// under another micro-batch's compute in the 1F1B steady state
@@ -128,9 +130,19 @@ const (
 
 // Weight dtypes accepted in Strategy.Weights.
 const (
-	WeightsFP32 = "fp32"
-	WeightsBF16 = "bf16"
+	WeightsFP32        = "fp32"
+	WeightsBF16        = "bf16"
+	WeightsBF16Moments = "bf16-moments"
 )
+
+// weightsNames lists the weight dtypes for messages.
+func weightsNames() []string {
+	return []string{WeightsFP32, WeightsBF16Moments, WeightsBF16}
+}
+
+// BF16Moments reports whether s keeps fp32 master weights and gradients
+// with Adam's two moments in bf16 (Strategy.Weights).
+func (s Strategy) BF16Moments() bool { return s.Weights == WeightsBF16Moments }
 
 // BF16Weights reports whether s keeps its parameters, gradients and Adam
 // moments in bf16, without an fp32 copy (Strategy.Weights).

@@ -3,6 +3,7 @@ package space
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -90,8 +91,8 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 	case s.Int8() && c.Chip.PeakInt8OPs <= 0:
 		add("precision=int8: %s", noInt8(c.Chip.Name))
 	}
-	if s.Weights != "" && s.Weights != WeightsFP32 && s.Weights != WeightsBF16 {
-		add("weights %q is unknown: use %s or %s", s.Weights, WeightsFP32, WeightsBF16)
+	if s.Weights != "" && !slices.Contains(weightsNames(), s.Weights) {
+		add("weights %q is unknown: use %s", s.Weights, strings.Join(weightsNames(), ", "))
 	}
 	if !degreesOK {
 		return errors.Join(errs...)

@@ -16,6 +16,7 @@ func TestWeightsKey(t *testing.T) {
 		{"fsdp=8", "fsdp=8", false},
 		{"fsdp=8,weights=fp32", "fsdp=8", false},
 		{"fsdp=8,weights=BF16", "fsdp=8,weights=bf16", true},
+		{"fsdp=8,weights=bf16-moments", "fsdp=8,weights=bf16-moments", false},
 	} {
 		s, err := Parse(tc.in)
 		if err != nil {
@@ -34,5 +35,17 @@ func TestWeightsKey(t *testing.T) {
 	}
 	if err := (Limits{Framework: "maxtext", BF16Weights: true}).Check(s, 32); err != nil {
 		t.Errorf("maxtext: %v", err)
+	}
+	// bf16 Adam moments: the precision-aware optimizer's frameworks run
+	// them, the others refuse them by name.
+	m, _ := Parse("dp=8,weights=bf16-moments")
+	if !m.BF16Moments() || m.BF16Weights() {
+		t.Errorf("weights=bf16-moments: BF16Moments %v, BF16Weights %v", m.BF16Moments(), m.BF16Weights())
+	}
+	if err := (Limits{Framework: "torchtitan"}).Check(m, 32); err == nil || !strings.Contains(err.Error(), "cannot express weights=bf16-moments") {
+		t.Errorf("torchtitan: error %v, want a refusal of weights=bf16-moments", err)
+	}
+	if err := (Limits{Framework: "megatron", BF16Moments: true}).Check(m, 32); err != nil {
+		t.Errorf("megatron: %v", err)
 	}
 }
