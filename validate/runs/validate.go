@@ -256,7 +256,8 @@ func scaleAttention(k *model.Kernels, rate float64) {
 }
 
 // FP8RecipeName is the FP8 recipe the run's precision names, "" when it
-// names none (plain FP8, MXFP8): current scaling (Megatron-Bridge's
+// names none (plain FP8): MXFP8 (Megatron-Bridge's FP8-MX, Megatron-Core's
+// --fp8-recipe mxfp8) is the mxfp8 recipe; current scaling (Megatron-Bridge's
 // FP8-CS, Transformer Engine's Float8CurrentScaling, Megatron-Core's
 // --fp8-recipe tensorwise; NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553:
 // megatron/core/fp8_utils.py) and torchao's tensorwise scaling are both
@@ -267,6 +268,8 @@ func (r Run) FP8RecipeName() string {
 	switch {
 	case strings.Contains(t, "fp8-cs"), strings.Contains(t, "current scaling"), strings.Contains(t, "tensorwise"):
 		return model.FP8Tensorwise
+	case strings.Contains(t, "mxfp8"), strings.Contains(t, "fp8-mx"):
+		return model.FP8MX
 	}
 	return ""
 }
