@@ -735,7 +735,7 @@ func TestFP8Recipes(t *testing.T) {
 		{"base: megatron\nfp8_recipe: blockwise\n", model.FP8Blockwise, ""},
 		{"base: generic\nfp8_recipe: none\n", "", ""},
 		{"base: pytorch\nfp8_recipe: tensorwise\n", model.FP8Tensorwise, ""},
-		{"fp8_recipe: fp4\n", "", `fp8_recipe "fp4" is unknown: use delayed, tensorwise, blockwise or none`},
+		{"fp8_recipe: fp4\n", "", `fp8_recipe "fp4" is unknown: use delayed, tensorwise, blockwise, mxfp8 or none`},
 	} {
 		p, err := framework.Parse([]byte(tc.yaml))
 		if tc.err != "" {

@@ -142,9 +142,9 @@ func (mm *Model) buffers(g *geometry, e *endTerms, st *stage, ss *stageSums) buf
 			b[bufHeadUnit] = max((pr.Weight+pr.Grad)*ss.headUnit-layer, 0)
 			b[bufEmbedUnit] = max((pr.Weight+pr.Grad)*ss.embedUnit-layer, 0)
 		}
-		// FP8 weight copies, the weight and its transpose at 1 byte each
-		// (model.FP8Recipe), per gathered unit.
-		b[bufFP8] = 2 * fp8Unit
+		// FP8 weight copies, the weight and its transpose at 1 byte each,
+		// or the weight alone (geometry.fp8Copies), per gathered unit.
+		b[bufFP8] = g.fp8Copies * fp8Unit
 	}
 	// Gradient reduction across dp: one bucket of unsharded gradients in
 	// flight, max(4e7, 1e6·dp) parameters, at most the stage's (docs/formulas.md §2.4 [MEG-DDP]).

@@ -47,7 +47,9 @@
 //   - c: CP ranks hold identical weights (not sharded over c, conservative).
 //
 // Weights an fp8 matmul reads add their fp8 copy and its transpose, 1 byte
-// each; with fp8 primary weights (model.FP8Recipe.Params, Megatron's
+// each, or the copy alone for a per-tensor recipe on a chip whose fp8
+// matmuls take any layout (Blackwell: model.FP8Recipe.PerTensor,
+// profiles.Chip.FP8AnyLayout); with fp8 primary weights (model.FP8Recipe.Params, Megatron's
 // --fp8-param-gather under the distributed optimizer) those replace the
 // bf16 weight.
 //

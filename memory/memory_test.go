@@ -647,6 +647,75 @@ func TestFP8Copies(t *testing.T) {
 	}
 }
 
+// TestFP8CopiesAnyLayout pins the fp8 copies per weight on a chip whose
+// fp8 matmuls take any layout (profiles.Chip.FP8AnyLayout, Blackwell): a
+// per-tensor recipe (delayed, tensorwise) keeps the copy alone, 1 byte a
+// parameter, where block scales (blockwise, mxfp8) keep the rowwise and
+// the columnwise copy, 2 bytes, as on Hopper. Llama 3 8B on one chip:
+// 32 · 218,103,808 = 6,979,321,856 parameters with copies
+// (TestFP8Copies), so 6.98 GB or 13.96 GB; under fsdp=8 one gathered
+// layer's, 218 MB or 436 MB in the buffers.
+func TestFP8CopiesAnyLayout(t *testing.T) {
+	m := llama70B()
+	m.Name, m.Layers, m.Hidden, m.Heads, m.FFNHidden = "llama3-8b", 32, 4096, 32, 14336
+	w := space.Workload{Batch: 8, SeqLen: 8192}
+	const perLayer = 218103808.0
+	for _, tc := range []struct {
+		recipe    string
+		anyLayout bool
+		copies    float64
+	}{
+		{model.FP8Delayed, false, 2},
+		{model.FP8Delayed, true, 1},
+		{model.FP8Tensorwise, true, 1},
+		{model.FP8Blockwise, true, 2},
+		{model.FP8MX, true, 2},
+		{model.FP8MX, false, 2},
+	} {
+		r, ok := model.LookupFP8Recipe(tc.recipe)
+		if !ok {
+			t.Fatalf("no recipe %s", tc.recipe)
+		}
+		for _, sc := range []struct {
+			name         string
+			s            space.Strategy
+			params, bufs float64
+		}{
+			{"one chip", space.Defaults(), tc.copies * 32 * perLayer, 0},
+			{"fsdp=8", space.Defaults().With(space.FSDP, 8), 0, tc.copies * perLayer},
+		} {
+			s := strat(sc.s)
+			c := h100(s.Chips())
+			c.Chip.FP8AnyLayout = tc.anyLayout
+			breakdown := func(o model.ProgramOptions) Breakdown {
+				p, err := model.NewProgram(m, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := Estimate(p, c, w, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			}
+			bf, f8 := breakdown(model.ProgramOptions{}), breakdown(model.ProgramOptions{FP8: &r})
+			if d := f8.ParamsBytes - bf.ParamsBytes; !within(d, sc.params, 1e-9) && !(sc.params == 0 && d == 0) {
+				t.Errorf("%s any layout %v, %s: fp8 adds %.6g parameter bytes, want %.6g", tc.recipe, tc.anyLayout, sc.name, d, sc.params)
+			}
+			// The buffers also hold the backward's fp8 transients, the same
+			// under every recipe: compare against the two-copy recipe's.
+			if sc.bufs > 0 {
+				two, _ := model.LookupFP8Recipe(model.FP8Blockwise)
+				two.Dispatch = false
+				ref := breakdown(model.ProgramOptions{FP8: &two})
+				if d := ref.BuffersBytes - f8.BuffersBytes; !within(d, (2-tc.copies)*perLayer, 1e-9) && !(tc.copies == 2 && d == 0) {
+					t.Errorf("%s any layout %v, %s: %.6g buffer bytes fewer than two copies, want %.6g", tc.recipe, tc.anyLayout, sc.name, d, (2-tc.copies)*perLayer)
+				}
+			}
+		}
+	}
+}
+
 // TestParts checks that the parts of every component add up to Estimate's
 // figure, over dense, MoE, MLA/MTP, pipelined, FSDP, fp8 and recompute
 // strategies, and names the MoE parts the explain output lists.

@@ -292,6 +292,11 @@ type geometry struct {
 	// int8 is precision=int8: AQT quantises each weight inside its matmul,
 	// so no 8-bit weight copies persist.
 	int8 bool
+	// fp8Copies is the fp8 copies kept of each weight an fp8 matmul reads,
+	// 1 byte an element each: the copy and its transpose (2), or the copy
+	// alone (1) for a per-tensor recipe on a chip whose fp8 matmuls take
+	// any layout (model.FP8Recipe.PerTensor, profiles.Chip.FP8AnyLayout).
+	fp8Copies float64
 	// hostOpt is the share of the optimizer state in host memory, and
 	// hostParams says the parameters are there too (offloadStates).
 	hostOpt    float64
@@ -502,7 +507,10 @@ func (mm *Model) geometryOf(c profiles.Cluster, w space.Workload, s *space.Strat
 // shapeKey holds and its replicas (its degrees).
 func (mm *Model) shapeOf(c profiles.Cluster, w space.Workload, s *space.Strategy, deg [space.NumRoles]int, g *geometry) {
 	p := mm.p
-	*g = geometry{int8: s.Int8()}
+	*g = geometry{int8: s.Int8(), fp8Copies: 2}
+	if r := p.Options.FP8; r != nil && r.PerTensor && c.Chip.FP8AnyLayout {
+		g.fp8Copies = 1
+	}
 	for r, d := range deg {
 		g.deg[r] = float64(d)
 		g.inv[r] = 1 / float64(d)
@@ -981,14 +989,15 @@ func (mm *Model) states(g *geometry, dense, expert, fp8 float64, step bool) (par
 	} else {
 		params, opt = pr.Weight*n, (pr.Master+pr.Moments)*shards
 	}
-	// FP8 weight copies, the weight and its transpose at 1 byte each
-	// (model.FP8Recipe): cached through the step for the stage's weights,
+	// FP8 weight copies, the weight and its transpose at 1 byte each, or
+	// the weight alone where it serves both uses (geometry.fp8Copies;
+	// model.FP8Recipe): cached through the step for the stage's weights,
 	// per gathered unit under FSDP (in the buffers).
 	if !fsdp {
-		params += 2 * fp8
+		params += g.fp8Copies * fp8
 		// fp8 primary weights (model.FP8Recipe.Params, Megatron-LM
-		// --fp8-param-gather, distributed optimizer only): the fp8 copy and
-		// its transpose replace the bf16 weight; the fp32 master copy is in
+		// --fp8-param-gather, distributed optimizer only): the fp8 copies
+		// replace the bf16 weight; the fp32 master copy is in
 		// the optimizer state (megatron/core/distributed/param_and_grad_buffer.py
 		// @d98e8a64: uint8 parameter buffer). Without data parallelism the
 		// distributed optimizer holds what ZeRO-1 would.

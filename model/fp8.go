@@ -39,6 +39,17 @@ type FP8Recipe struct {
 	// gradient buffer stays fp32 with grad_reduce_in_fp32,
 	// megatron/core/distributed/param_and_grad_buffer.py @d98e8a64).
 	Params bool `json:"params" yaml:"params"`
+	// PerTensor says one scale covers the whole tensor (delayed and
+	// current scaling), so the fp8 copy is the same numbers whichever
+	// dimension a matmul contracts: on a chip whose fp8 matmuls take any
+	// layout (profiles.Chip.FP8AnyLayout) it serves the transposed use
+	// too and no transpose is kept. Block scales (blockwise, MXFP8) run
+	// along one dimension, so the transposed use needs its own copy with
+	// its own scales on every chip (Transformer Engine's
+	// Float8TensorStorage against MXFP8TensorStorage's rowwise and
+	// columnwise data, NVIDIA/TransformerEngine@d0067d0d
+	// transformer_engine/pytorch/module/base.py:757-775).
+	PerTensor bool `json:"per_tensor,omitempty" yaml:"per_tensor"`
 }
 
 // FP8 recipe names.
@@ -46,18 +57,25 @@ const (
 	FP8Delayed    = "delayed"
 	FP8Tensorwise = "tensorwise"
 	FP8Blockwise  = "blockwise"
+	FP8MX         = "mxfp8"
 )
 
 // FP8Recipes returns the known recipes: Transformer Engine's delayed
 // per-tensor scaling (Megatron-Core's --fp8-recipe delayed), torchao's
-// dynamic tensorwise scaling (torchtitan's float8 converter) and
+// dynamic tensorwise scaling (torchtitan's float8 converter),
 // DeepSeek-V3's blockwise scaling with fp8 dispatch (Megatron-Core's
-// --fp8-recipe blockwise).
+// --fp8-recipe blockwise) and MXFP8 (Megatron-Core's --fp8-recipe mxfp8:
+// one e8m0 scale per 32 elements along the contracted dimension, computed
+// in the cast kernel, so no amax pass; the rowwise and columnwise copies
+// each carry their scales, 1/32 byte an element: read 2, write 1 + 1 +
+// 2/32, NVIDIA/TransformerEngine@d0067d0d
+// transformer_engine/pytorch/tensor/mxfp8_tensor.py MXFP8Quantizer).
 func FP8Recipes() []FP8Recipe {
 	return []FP8Recipe{
-		{Name: FP8Delayed, QuantizeBytes: 4},
-		{Name: FP8Tensorwise, QuantizeBytes: 6},
+		{Name: FP8Delayed, QuantizeBytes: 4, PerTensor: true},
+		{Name: FP8Tensorwise, QuantizeBytes: 6, PerTensor: true},
 		{Name: FP8Blockwise, QuantizeBytes: 4, Dispatch: true},
+		{Name: FP8MX, QuantizeBytes: 4 + 2.0/32},
 	}
 }
 
@@ -73,7 +91,7 @@ func LookupFP8Recipe(name string) (FP8Recipe, bool) {
 // Validate reports a recipe without a name or with absurd bytes.
 func (r FP8Recipe) Validate() error {
 	if strings.TrimSpace(r.Name) == "" {
-		return fmt.Errorf("model: an fp8 recipe needs a name (known: %s, %s, %s)", FP8Delayed, FP8Tensorwise, FP8Blockwise)
+		return fmt.Errorf("model: an fp8 recipe needs a name (known: %s, %s, %s, %s)", FP8Delayed, FP8Tensorwise, FP8Blockwise, FP8MX)
 	}
 	if !(r.QuantizeBytes >= 0 && r.QuantizeBytes <= 64) {
 		return fmt.Errorf("model: fp8 recipe %s: quantize_bytes = %v must be between 0 and 64 bytes per element", r.Name, r.QuantizeBytes)

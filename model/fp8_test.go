@@ -13,7 +13,7 @@ import (
 // bf16; blockwise dispatches fp8 tokens [DSV3 §3.3.1-3.3.2].
 func TestFP8Program(t *testing.T) {
 	mix, _ := Preset("mixtral-8x7b")
-	for _, name := range []string{FP8Delayed, FP8Tensorwise, FP8Blockwise} {
+	for _, name := range []string{FP8Delayed, FP8Tensorwise, FP8Blockwise, FP8MX} {
 		r, ok := LookupFP8Recipe(name)
 		if !ok {
 			t.Fatalf("no recipe %s", name)

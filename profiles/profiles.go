@@ -46,6 +46,15 @@ type Chip struct {
 	// to the SparseCores (MaxText@e591f30c benchmarks/xla_flags_library.py).
 	// False on GPUs, whose NCCL kernels run beside the compute on their own SMs.
 	CoreReductions bool `json:"core_reductions,omitempty" yaml:"core_reductions"`
+	// FP8AnyLayout says the chip's FP8 matmuls take their operands in any
+	// layout, not only the TN one Hopper's take, so a per-tensor-scaled
+	// fp8 copy serves the transposed use too and no transposed copy is
+	// made (Blackwell: Transformer Engine's is_non_tn_fp8_gemm_supported,
+	// compute capability 10.x and 13.x and up,
+	// NVIDIA/TransformerEngine@d0067d0d transformer_engine/pytorch/utils.py:658-664;
+	// Float8TensorStorage.update_usage drops the transpose there,
+	// transformer_engine/pytorch/tensor/storage/float8_tensor_storage.py:280-310).
+	FP8AnyLayout bool `json:"fp8_any_layout,omitempty" yaml:"fp8_any_layout"`
 }
 
 // MXUFill is the fraction of a matrix unit's work that is useful on an

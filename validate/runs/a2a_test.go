@@ -71,6 +71,40 @@ func TestBridgeRecompute(t *testing.T) {
 	}
 }
 
+// TestBridgeDenseRecompute: the Megatron-Bridge Llama rows whose
+// release's performance config has the row's layout and recomputes
+// nothing (bridgeDenseRecompute's table) are posed with none; a row of
+// another layout, an FSDP row (it offloads activations instead) and
+// another source's row are not.
+func TestBridgeDenseRecompute(t *testing.T) {
+	src := func(release string) string {
+		return "NVIDIA-NeMo/Megatron-Bridge@067f987d:docs/performance-summary-archive.md section \"" + release + " NeMo Container\""
+	}
+	const noFSDP = "no FSDP (FSDP=0, DDP; distributed-optimizer use not stated)"
+	for _, tt := range []struct {
+		source, model, chip string
+		tp, pp, cp, vp      int
+		zero                string
+		want                string
+		ok                  bool
+	}{
+		{src("25.11"), "Llama-3.1-405B", "GB200", 4, 16, 1, 4, noFSDP, "none", true},
+		{src("25.11"), "Llama-3.1-405B", "B200", 4, 8, 2, 8, noFSDP, "none", true},
+		{src("25.11"), "Llama-3/3.1-8B", "GB200", 1, 1, 1, 0, noFSDP, "none", true},
+		{src("25.11"), "Llama-3/3.1-8B", "B200", 1, 1, 1, 0, noFSDP, "none", true},
+		{src("26.04.01"), "Llama-3/3.1-70B", "GB200", 2, 4, 0, 5, noFSDP, "none", true},
+		{src("25.11"), "Llama-3/3.1-70B", "GB200", 1, 1, 1, 1, "Megatron-FSDP (shard group 64 GPUs)", "", false},
+		{src("25.09"), "Llama-3.1-405B", "GB200", 2, 1, 1, 1, "Megatron-FSDP (shard group 64 GPUs)", "", false},
+		{src("25.11"), "Llama-3.1-405B", "GB200", 4, 8, 2, 8, noFSDP, "", false},
+		{"NVIDIA/Megatron-LM@d98e8a64:examples/llama/README.md", "Llama-3.1-405B", "GB200", 4, 16, 1, 4, "", "", false},
+	} {
+		r := Run{Source: tt.source, ModelName: tt.model, Chip: tt.chip, TP: tt.tp, PP: tt.pp, CP: tt.cp, InterleaveV: tt.vp, ZeroOrFSDP: tt.zero}
+		if got, ok := r.bridgeDenseRecompute(); got != tt.want || ok != tt.ok {
+			t.Errorf("%s on %s (tp %d pp %d cp %d vp %d) from %q: %q, %t; want %q, %t", tt.model, tt.chip, tt.tp, tt.pp, tt.cp, tt.vp, tt.source, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
 // TestGB200DeepSeekRecompute: the --recompute-modules of Megatron-LM's
 // DeepSeek-V3 GB200 baseline and final runs (the optimization write-up's
 // section 1 and section 2.2.2), none for another source or a published list.

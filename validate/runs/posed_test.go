@@ -437,7 +437,9 @@ func TestFP8RecipeName(t *testing.T) {
 		{"FP8 tensorwise (torchao float8)", "tensorwise"},
 		{"FP8 current scaling", "tensorwise"},
 		{"FP8", ""},
-		{"MXFP8", ""},
+		{"MXFP8", "mxfp8"},
+		{"MXFP8?", "mxfp8"},
+		{"FP8-MX", "mxfp8"},
 		{"BF16", ""},
 	}
 	for _, tt := range tests {

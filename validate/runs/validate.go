@@ -256,7 +256,8 @@ func scaleAttention(k *model.Kernels, rate float64) {
 }
 
 // FP8RecipeName is the FP8 recipe the run's precision names, "" when it
-// names none (plain FP8, MXFP8): current scaling (Megatron-Bridge's
+// names none (plain FP8): MXFP8 (Megatron-Bridge's FP8-MX, Megatron-Core's
+// --fp8-recipe mxfp8) is the mxfp8 recipe; current scaling (Megatron-Bridge's
 // FP8-CS, Transformer Engine's Float8CurrentScaling, Megatron-Core's
 // --fp8-recipe tensorwise; NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553:
 // megatron/core/fp8_utils.py) and torchao's tensorwise scaling are both
@@ -267,6 +268,8 @@ func (r Run) FP8RecipeName() string {
 	switch {
 	case strings.Contains(t, "fp8-cs"), strings.Contains(t, "current scaling"), strings.Contains(t, "tensorwise"):
 		return model.FP8Tensorwise
+	case strings.Contains(t, "mxfp8"), strings.Contains(t, "fp8-mx"):
+		return model.FP8MX
 	}
 	return ""
 }
@@ -475,6 +478,63 @@ func (r Run) bridgeRecompute() (string, bool) {
 	return pol.Name, true
 }
 
+// bridgeDenseRecompute returns the recompute policy of a Megatron-Bridge
+// performance-summary Llama row r whose release's performance config has
+// the row's layout (tp, pp, vp, cp, no FSDP) and neither recomputes
+// (recompute_num_layers and recompute_modules unset, so
+// set_workload_base_configs leaves recompute_granularity None) nor
+// offloads activations (cpu_offloading_num_layers unset), and false for
+// any other row (NVIDIA-NeMo/Megatron-Bridge, scripts/performance;
+// utils/overrides.py _set_recompute_overrides at v0.3.0; the llama3 and
+// llama31 recipes, src/megatron/bridge/recipes/llama/llama3.py, set no
+// recomputation):
+//
+//   - 25.11, Llama 3.1 405B on GB200 (256 GPUs, tp 4, pp 16, vp 4, batch
+//     1536): LLAMA31_405B_PRETRAIN_CONFIG_GB200_FP8_CS_V2, which drops its
+//     V1's FSDP and CPU offloading (v0.3.0
+//     configs/llama/llama31_workload_base_configs.py:262-272);
+//   - 25.11, Llama 3.1 405B on B200 (tp 4, pp 8, cp 2, vp 8):
+//     LLAMA31_405B_B200_FP8_CS_BASE_CONFIG (v0.2.0
+//     configs/llama31/workload_base_configs.py);
+//   - 25.11, Llama 3 8B on GB200 and B200 (mb 2, full-iteration CUDA
+//     graphs): LLAMA3_8B_{GB200,B200}_FP8_CS_BASE_CONFIG (v0.2.0
+//     configs/llama3/workload_base_configs.py);
+//   - 26.04.01, Llama 3 70B on GB200 (tp 2, pp 4, vp 5, batch 256):
+//     LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_MX_V2 (v0.4.2
+//     configs/llama/llama3_workload_base_configs.py:249-254).
+//
+// The FSDP rows on GB200 (Llama 3 70B in 25.11, 405B in 25.09) offload
+// the activations of 40 and 92 layers to the Grace host instead
+// (cpu_offloading_num_layers), which no strategy expresses: they keep the
+// fastest policy that fits.
+func (r Run) bridgeDenseRecompute() (string, bool) {
+	if !strings.HasPrefix(r.SourceName(), "NVIDIA-NeMo/Megatron-Bridge") || !strings.Contains(r.Source, "NeMo Container") {
+		return "", false
+	}
+	if fsdp := strings.ToLower(r.ZeroOrFSDP); strings.Contains(fsdp, "fsdp") && !strings.Contains(fsdp, "no fsdp") {
+		return "", false
+	}
+	type layout struct {
+		release, model, chip string
+		tp, pp, cp, vp       int
+	}
+	recipes := []layout{
+		{"25.11 NeMo Container", "llama-3.1-405b", "gb200", 4, 16, 1, 4},
+		{"25.11 NeMo Container", "llama-3.1-405b", "b200", 4, 8, 2, 8},
+		{"25.11 NeMo Container", "llama-3/3.1-8b", "gb200", 1, 1, 1, 0},
+		{"25.11 NeMo Container", "llama-3/3.1-8b", "b200", 1, 1, 1, 0},
+		{"26.04.01 NeMo Container", "llama-3/3.1-70b", "gb200", 2, 4, 1, 5},
+	}
+	name, chip := strings.ToLower(r.ModelName), strings.ToLower(r.Chip)
+	for _, l := range recipes {
+		if strings.Contains(r.Source, l.release) && name == l.model && chip == l.chip &&
+			r.TP == l.tp && r.PP == l.pp && max(r.CP, 1) == l.cp && r.InterleaveV == l.vp {
+			return space.RecomputeNone, true
+		}
+	}
+	return "", false
+}
+
 // gb200DeepSeekRecompute returns the --recompute-modules of a row of
 // Megatron-LM's DeepSeek-V3 GB200 optimization history, whose recompute
 // column says only "selective", "" for any other row: the baseline
@@ -649,6 +709,9 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 	recipe, fromRecipe := "", false
 	if r.Strategy == "" && r.recomputeUnstated() && s.Recompute == space.RecomputeNone {
 		recipe, fromRecipe = r.bridgeRecompute()
+		if !fromRecipe {
+			recipe, fromRecipe = r.bridgeDenseRecompute()
+		}
 	}
 	if fromRecipe {
 		// The release's performance config names the recomputation
