@@ -415,13 +415,18 @@ func (b *builder) einsum(name string, g Group, a, bb, c int, work float64, extra
 		b.op(Op{Kind: Einsum, Name: name, A: a, B: bb, C: c, Work: work, Group: g, Saves: append([]int{a, bb}, extra...)})
 		return
 	}
-	a = b.fp8Input(a)
+	q := b.fp8Input(a)
 	b.p.Tensors[bb].FP8Copy = true
-	b.op(Op{Kind: Einsum, Name: name, A: a, B: bb, C: c, Work: work, Group: g, FP8: true, Saves: append([]int{a, bb}, extra...)})
+	saves := append([]int{q, bb}, extra...)
+	if b.p.Options.FP8.HighPrecisionInput && q != a {
+		// The quantisation keeps the bf16 input instead (fp8Input).
+		saves = append([]int{bb}, extra...)
+	}
+	b.op(Op{Kind: Einsum, Name: name, A: q, B: bb, C: c, Work: work, Group: g, FP8: true, Saves: saves})
 	// The backward quantises the output's gradient before both backward
-	// matmuls read it (QuantizeBytes per element of dC).
+	// matmuls read it (gradQuantizeBytes per element of dC).
 	b.op(Op{Kind: Elementwise, Name: "quantize_d" + b.p.Tensors[c].Name, A: c, C: c,
-		BwdBytes: b.p.Options.FP8.QuantizeBytes / b.p.ElemBytes(c), Group: GroupOther})
+		BwdBytes: b.p.Options.FP8.gradQuantizeBytes() / b.p.ElemBytes(c), Group: GroupOther})
 }
 
 // pass adds a memory-bound elementwise pass from a to c that moves bytes

@@ -109,4 +109,48 @@ func TestFP8Saved(t *testing.T) {
 	if _, err := NewProgram(l70, ProgramOptions{FP8: &FP8Recipe{Name: "x", QuantizeBytes: -1}}); err == nil {
 		t.Error("a negative quantize_bytes was accepted")
 	}
+	if _, err := NewProgram(l70, ProgramOptions{FP8: &FP8Recipe{Name: "x", QuantizeBytes: 4, RecastBytes: 65}}); err == nil {
+		t.Error("recast_bytes = 65 was accepted")
+	}
+}
+
+// TestFP8TensorwiseSaved pins torchao's tensorwise recipe on a Llama 3 70B
+// layer under selective recompute: the forward keeps each fp8 matmul's bf16
+// input, not its fp8 copy (matmul_with_hp_or_float8_args saves input_hp,
+// pytorch/ao@36027d82d1ad9949597ea16002ff4940374b1b94
+// torchao/float8/float8_linear.py), so against delayed's s·(6h + 5q + 4kv
+// + 5F) (TestFP8Saved) xn and xn2 are kept in 2 bytes (+h each), the
+// attention output only in the bf16 the flash kernel keeps (-q) and the
+// SwiGLU output in bf16 (+F): s·(8h + 4q + 4kv + 6F), bf16's own
+// (TestSavedActivations). Per element the quantisations move, forward, 5
+// bytes for each of the 4 distinct projection inputs (amax 2, read 2,
+// write 1); backward, 5 to cast each input again and 8 for each of the 4
+// output gradients (one amax read, two casts of 2 + 1).
+func TestFP8TensorwiseSaved(t *testing.T) {
+	l70, _ := Preset("llama3-70b")
+	r, _ := LookupFP8Recipe(FP8Tensorwise)
+	p, err := NewProgram(l70, ProgramOptions{FP8: &r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const s, h, q, kv, f = 8192.0, 8192.0, 8192.0, 1024.0, 28672.0
+	if got, want := savedBytes(p, 0, s, policy(t, RecomputeSelective)), s*(8*h+4*q+4*kv+6*f); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("tensorwise saved = %.6g, want %.6g", got, want)
+	}
+	var fwd, recast, grad float64
+	for _, b := range p.Kinds[0].Blocks {
+		for _, o := range p.Blocks[b].Fwd {
+			switch {
+			case strings.HasPrefix(o.Name, "quantize_d"):
+				fwd += o.Bytes * p.ElemBytes(o.A)
+				grad += o.BwdBytes * p.ElemBytes(o.A)
+			case strings.HasPrefix(o.Name, "quantize_"):
+				fwd += o.Bytes * p.ElemBytes(o.A)
+				recast += o.BwdBytes * p.ElemBytes(o.A)
+			}
+		}
+	}
+	if fwd != 4*5 || recast != 4*5 || grad != 4*8 {
+		t.Errorf("tensorwise bytes per element: forward %v, recast %v, gradient %v; want 20, 20, 32", fwd, recast, grad)
+	}
 }
