@@ -28,6 +28,7 @@ type file struct {
 	Attention              string                    `yaml:"attention"`
 	AttentionRate          float64                   `yaml:"attention_rate"`
 	SplitProjections       *bool                     `yaml:"split_projections"`
+	SeparateProjections    *bool                     `yaml:"separate_projections"`
 	Passes                 map[string]model.PassCost `yaml:"passes"`
 	Precision              model.Precision           `yaml:"precision"`
 	Optimizer              model.Optimizer           `yaml:"optimizer"`
@@ -55,6 +56,7 @@ const (
 //	attention: flash          # flash or materialized
 //	attention_rate: 1         # the attention kernel's speed relative to the chip's flash kernel
 //	split_projections: false  # separate q/k/v and gate/up matmuls, each keeping a copy of its input
+//	separate_projections: false  # separate q/k/v and gate/up matmuls on one bf16 input, their input gradients summed
 //	passes:                   # bytes per element: fwd_bytes, bwd_bytes, saved_bytes
 //	  norm: {fwd_bytes: 4, bwd_bytes: 6}
 //	precision: {weight_bytes: 2, grad_bytes: 4, master_bytes: 4, moments_bytes: 8,
@@ -224,6 +226,9 @@ func (f file) kernels(k model.Kernels) (model.Kernels, error) {
 	k.AttentionRate = f.AttentionRate
 	if f.SplitProjections != nil {
 		k.SplitProjections = *f.SplitProjections
+	}
+	if f.SeparateProjections != nil {
+		k.SeparateProjections = *f.SeparateProjections
 	}
 	names := model.PassNames()
 	keys := make([]string, 0, len(f.Passes))
