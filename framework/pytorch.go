@@ -111,7 +111,7 @@ func torchtitan() Profile {
 		Release: Release{Name: "v0.2.2, the last release that reads TOML", Repo: "pytorch/torchtitan", Commit: "73a0e6979dd10b6b1904098eb3c8f62c18ab87ce"},
 		// torchao's float8 training with dynamic tensorwise scaling
 		// (torchtitan's float8 converter).
-		FP8: recipe(model.FP8Tensorwise),
+		FP8: recipe(model.FP8Torchao),
 	}
 }
 

@@ -68,7 +68,7 @@ const (
 //	flat_collectives: false   # one flat ring over all chips instead of one per mesh level
 //	per_tensor_collectives: false  # one collective per parameter tensor (DeepSpeed ZeRO-3)
 //	tensor_parallel_overlap: false # tp/cp collectives hidden under matmuls (async TP)
-//	fp8_recipe: delayed       # precision=fp8's recipe: delayed, tensorwise, blockwise or none
+//	fp8_recipe: delayed       # precision=fp8's recipe: delayed, tensorwise, blockwise, torchao or none
 //
 // The passes are norm, rope, act, residual, loss and lookup (model.Pass).
 // Unknown keys are errors naming the line, and every number must be in the

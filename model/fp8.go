@@ -17,9 +17,11 @@ import (
 // instead of the bf16 one.
 type FP8Recipe struct {
 	// Name is the recipe: "delayed" (Transformer Engine's per-tensor
-	// delayed scaling), "tensorwise" (torchao's dynamic per-tensor scaling,
-	// torchtitan), "blockwise" (DeepSeek-V3's 1x128 activation and 128x128
-	// weight tiles).
+	// delayed scaling), "tensorwise" (dynamic per-tensor scaling in one
+	// pass that writes both layouts: Transformer Engine's current
+	// scaling), "torchao" (torchao's dynamic tensorwise scaling, as
+	// torchtitan's float8 converter runs it), "blockwise" (DeepSeek-V3's
+	// 1x128 activation and 128x128 weight tiles).
 	Name string `json:"name" yaml:"name"`
 	// QuantizeBytes is the HBM traffic of quantising one bf16 element of a
 	// matmul operand, per element: read 2, write the fp8 value and its
@@ -68,18 +70,22 @@ const (
 	FP8Delayed    = "delayed"
 	FP8Tensorwise = "tensorwise"
 	FP8Blockwise  = "blockwise"
+	FP8Torchao    = "torchao"
 )
 
 // FP8Recipes returns the known recipes: Transformer Engine's delayed
-// per-tensor scaling (Megatron-Core's --fp8-recipe delayed), torchao's
-// dynamic tensorwise scaling (torchtitan's float8 converter) and
-// DeepSeek-V3's blockwise scaling with fp8 dispatch (Megatron-Core's
-// --fp8-recipe blockwise).
+// per-tensor scaling (Megatron-Core's --fp8-recipe delayed), dynamic
+// per-tensor scaling (Transformer Engine's current scaling, Megatron-Core's
+// --fp8-recipe tensorwise), DeepSeek-V3's blockwise scaling with fp8
+// dispatch (Megatron-Core's --fp8-recipe blockwise) and torchao's dynamic
+// tensorwise scaling (torchtitan's float8 converter), which keeps the bf16
+// inputs and casts in the backward again (HighPrecisionInput).
 func FP8Recipes() []FP8Recipe {
 	return []FP8Recipe{
 		{Name: FP8Delayed, QuantizeBytes: 4},
-		{Name: FP8Tensorwise, QuantizeBytes: 5, GradQuantizeBytes: 8, HighPrecisionInput: true, RecastBytes: 5},
+		{Name: FP8Tensorwise, QuantizeBytes: 6},
 		{Name: FP8Blockwise, QuantizeBytes: 4, Dispatch: true},
+		{Name: FP8Torchao, QuantizeBytes: 5, GradQuantizeBytes: 8, HighPrecisionInput: true, RecastBytes: 5},
 	}
 }
 
@@ -95,7 +101,7 @@ func LookupFP8Recipe(name string) (FP8Recipe, bool) {
 // Validate reports a recipe without a name or with absurd bytes.
 func (r FP8Recipe) Validate() error {
 	if strings.TrimSpace(r.Name) == "" {
-		return fmt.Errorf("model: an fp8 recipe needs a name (known: %s, %s, %s)", FP8Delayed, FP8Tensorwise, FP8Blockwise)
+		return fmt.Errorf("model: an fp8 recipe needs a name (known: %s, %s, %s, %s)", FP8Delayed, FP8Tensorwise, FP8Blockwise, FP8Torchao)
 	}
 	for _, f := range []struct {
 		key   string
