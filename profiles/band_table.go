@@ -9,18 +9,18 @@ func DefaultBands() Bands {
 		Tables: []BandTable{
 			{
 				Regime: "fixed",
-				Pooled: BandFit{Family: "", Runs: 155, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.3143, -0.1539, -0.0163, 0.1705, 0.3639}, Coverage80: 0.781},
+				Pooled: BandFit{Family: "", Runs: 155, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.3198, -0.1497, -0.0145, 0.1705, 0.3585}, Coverage80: 0.781},
 				Families: []BandFit{
 					{Family: "nvidia-ampere", Runs: 50, Sources: 7, MaxChips: 3360, Q: [5]float64{-0.3321, -0.1472, -0.0177, 0.1186, 0.2282}, Coverage80: 0.860},
-					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4139, -0.4082, 0.0383, 0.2338, 0.5733}, Coverage80: 0.667},
-					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.3084, -0.2701, -0.0662, 0.3748, 0.4628}, Coverage80: 0.353},
-					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1591, -0.1189, -0.0318, 0.1648, 0.6076}, Coverage80: 0.844},
+					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4139, -0.4082, 0.0381, 0.2338, 0.5733}, Coverage80: 0.667},
+					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.3144, -0.2713, -0.0662, 0.3700, 0.4628}, Coverage80: 0.353},
+					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1591, -0.1189, -0.0293, 0.1663, 0.6380}, Coverage80: 0.844},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.1387, 0.2532}, Coverage80: 0.875},
 					{Family: "tpu-v5p", Runs: 2, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0498, -0.0498, 0.1416, 0.3331, 0.3331}, Coverage80: 0.500},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0995, -0.0909, -0.0461, 0.1529, 0.1885}, Coverage80: 0.917},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 117, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.3701, -0.1654, -0.0191, 0.1914, 0.4683}, Coverage80: 0.752},
+					{Family: "nvidia", Runs: 117, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.3701, -0.1619, -0.0190, 0.1914, 0.4683}, Coverage80: 0.752},
 					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0872, -0.0075, 0.1615, 0.3331}, Coverage80: 0.868},
 				},
 				Frameworks: []string{"deepspeed", "generic", "maxtext", "megatron", "pytorch", "torchtitan"},
@@ -29,18 +29,18 @@ func DefaultBands() Bands {
 			},
 			{
 				Regime: "searched",
-				Pooled: BandFit{Family: "", Runs: 142, Sources: 9, MaxChips: 8192, Q: [5]float64{-0.1231, -0.0766, 0.0319, 0.2142, 0.4668}, Coverage80: 0.817},
+				Pooled: BandFit{Family: "", Runs: 142, Sources: 9, MaxChips: 8192, Q: [5]float64{-0.1231, -0.0756, 0.0359, 0.2278, 0.5294}, Coverage80: 0.810},
 				Families: []BandFit{
 					{Family: "nvidia-ampere", Runs: 37, Sources: 4, MaxChips: 3072, Q: [5]float64{-0.0888, -0.0518, 0.0622, 0.1438, 0.2327}, Coverage80: 0.865},
-					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.8329, -0.2396, 0.0471, 0.4219, 0.6803}, Coverage80: 0.778},
+					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.8329, -0.2396, 0.0474, 0.4219, 0.6803}, Coverage80: 0.778},
 					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.0188, -0.0147, 0.1189, 0.5199, 0.6962}, Coverage80: 0.588},
-					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1199, -0.1078, -0.0441, 0.1660, 0.2579}, Coverage80: 0.906},
+					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1199, -0.1078, -0.0337, 0.2285, 0.6018}, Coverage80: 0.875},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.2176, 0.3321}, Coverage80: 0.750},
 					{Family: "tpu-v5p", Runs: 2, Sources: 1, MaxChips: 512, Q: [5]float64{0.0836, 0.0836, 0.1581, 0.2327, 0.2327}, Coverage80: 0.500},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0627, -0.0599, 0.0066, 0.1608, 0.1885}, Coverage80: 1.000},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 104, Sources: 7, MaxChips: 3072, Q: [5]float64{-0.1400, -0.0763, 0.0368, 0.2245, 0.5525}, Coverage80: 0.817},
+					{Family: "nvidia", Runs: 104, Sources: 7, MaxChips: 3072, Q: [5]float64{-0.1400, -0.0755, 0.0391, 0.2437, 0.6313}, Coverage80: 0.808},
 					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0802, 0.0126, 0.2013, 0.3321}, Coverage80: 0.816},
 				},
 				Frameworks: []string{"generic", "maxtext", "megatron", "torchtitan"},
@@ -64,8 +64,8 @@ func DefaultBands() Bands {
 		Between: 0.0612,
 		Memory: MemoryFit{
 			Framework:    "",
-			LogErrors:    []float64{-0.2178, -0.2163, -0.0299, -0.0287, -0.0234, -0.0197, -0.0197, -0.0069, -0.0068, 0.0089, 0.0089, 0.0135, 0.0139, 0.0142, 0.0143, 0.0267, 0.0492, 0.0773, 0.0895, 0.1293, 0.7830},
-			BandwidthLog: 0.0217,
+			LogErrors:    []float64{-0.1677, -0.1627, -0.0299, -0.0287, -0.0234, -0.0197, -0.0197, -0.0069, 0.0089, 0.0089, 0.0135, 0.0139, 0.0142, 0.0143, 0.0267, 0.0281, 0.0492, 0.0773, 0.0895, 0.1293, 0.7830},
+			BandwidthLog: 0.0220,
 			Basis:        "21 published per-GPU peaks of runs that ran",
 		},
 		MemoryByFramework: []MemoryFit{
@@ -83,8 +83,8 @@ func DefaultBands() Bands {
 			},
 			{
 				Framework:    "megatron",
-				LogErrors:    []float64{-0.2178, -0.2163, -0.0299, -0.0287, -0.0197, -0.0197, -0.0068, 0.0089, 0.0089, 0.0135, 0.0139, 0.0143, 0.0267, 0.0895},
-				BandwidthLog: 0.0170,
+				LogErrors:    []float64{-0.1677, -0.1627, -0.0299, -0.0287, -0.0197, -0.0197, 0.0089, 0.0089, 0.0135, 0.0139, 0.0143, 0.0267, 0.0281, 0.0895},
+				BandwidthLog: 0.0184,
 				Basis:        "14 published per-GPU peaks of megatron runs that ran",
 			},
 			{
