@@ -639,6 +639,15 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 	if e.o.Comm.TPPlan {
 		mem += e.seqCopySeconds(res.emit[first:])
 	}
+	if o.Calls > 1 && ps == pBwd {
+		// Separate projections on one input (model.Op.Calls): autograd
+		// sums their input gradients, one pass reading each local output
+		// (the partial sum before its reduce-scatter) and writing one:
+		// Calls + 1 outputs' bytes [derived] (torchtitan's wq, wk, wv and
+		// w1, w3, pytorch/torchtitan@820504e20d1149fbf0b98c567af24c4b0433b22d
+		// torchtitan/models/llama3/model.py:238,302).
+		mem += e.memSeconds(float64(o.Calls+1) * e.bytes(o.C, x.rc&^rs.rs()))
+	}
 	sec += mem
 	res.addOpMem(idx, o, sec, mem)
 	res.flops += fl

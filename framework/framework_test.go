@@ -718,7 +718,7 @@ func TestDocsProfiles(t *testing.T) {
 // which the search's limits refuse) and the fp8_recipe key of a file.
 func TestFP8Recipes(t *testing.T) {
 	for name, want := range map[string]string{
-		"generic": model.FP8Delayed, "megatron": model.FP8Delayed, "torchtitan": model.FP8Tensorwise,
+		"generic": model.FP8Delayed, "megatron": model.FP8Delayed, "torchtitan": model.FP8Torchao,
 		"maxtext": model.FP8Delayed, "pytorch": "", "deepspeed": "",
 	} {
 		p := mustBuiltin(t, name)
@@ -735,7 +735,7 @@ func TestFP8Recipes(t *testing.T) {
 		{"base: megatron\nfp8_recipe: blockwise\n", model.FP8Blockwise, ""},
 		{"base: generic\nfp8_recipe: none\n", "", ""},
 		{"base: pytorch\nfp8_recipe: tensorwise\n", model.FP8Tensorwise, ""},
-		{"fp8_recipe: fp4\n", "", `fp8_recipe "fp4" is unknown: use delayed, tensorwise, blockwise, mxfp8 or none`},
+		{"fp8_recipe: fp4\n", "", `fp8_recipe "fp4" is unknown: use delayed, tensorwise, blockwise, mxfp8, torchao or none`},
 	} {
 		p, err := framework.Parse([]byte(tc.yaml))
 		if tc.err != "" {

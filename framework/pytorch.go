@@ -56,6 +56,7 @@ func torchtitan() Profile {
 	k.Passes[model.PassLoss] = model.PassCost{FwdBytes: 4, BwdBytes: 4, SavedBytes: 2, TransientBytes: 2}
 	k.Passes[model.PassLookup] = model.PassCost{FwdBytes: 8, BwdBytes: 12}
 	k.AttentionRate = compiledAttentionRate
+	k.SeparateProjections = true
 	return Profile{
 		Name: "torchtitan",
 		Description: "torch.compile'd PyTorch as measured on one H100 (docs/measured-h100.md): fused elementwise kernels, " +
@@ -110,7 +111,7 @@ func torchtitan() Profile {
 		Release: Release{Name: "v0.2.2, the last release that reads TOML", Repo: "pytorch/torchtitan", Commit: "73a0e6979dd10b6b1904098eb3c8f62c18ab87ce"},
 		// torchao's float8 training with dynamic tensorwise scaling
 		// (torchtitan's float8 converter).
-		FP8: recipe(model.FP8Tensorwise),
+		FP8: recipe(model.FP8Torchao),
 	}
 }
 
@@ -129,6 +130,7 @@ func torchtitan() Profile {
 func fullyShardVariant(compiled model.Kernels) *Variant {
 	k := model.FusedKernels()
 	k.Passes[model.PassLoss] = compiled.Passes[model.PassLoss]
+	k.SeparateProjections = compiled.SeparateProjections
 	pr := model.AutocastPrecision()
 	pr.Residual = pr.Activation
 	return &Variant{Kernels: k, Precision: pr}

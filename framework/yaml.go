@@ -28,6 +28,7 @@ type file struct {
 	Attention              string                    `yaml:"attention"`
 	AttentionRate          float64                   `yaml:"attention_rate"`
 	SplitProjections       *bool                     `yaml:"split_projections"`
+	SeparateProjections    *bool                     `yaml:"separate_projections"`
 	Passes                 map[string]model.PassCost `yaml:"passes"`
 	Precision              model.Precision           `yaml:"precision"`
 	Optimizer              model.Optimizer           `yaml:"optimizer"`
@@ -55,6 +56,7 @@ const (
 //	attention: flash          # flash or materialized
 //	attention_rate: 1         # the attention kernel's speed relative to the chip's flash kernel
 //	split_projections: false  # separate q/k/v and gate/up matmuls, each keeping a copy of its input
+//	separate_projections: false  # separate q/k/v and gate/up matmuls on one bf16 input, their input gradients summed
 //	passes:                   # bytes per element: fwd_bytes, bwd_bytes, saved_bytes
 //	  norm: {fwd_bytes: 4, bwd_bytes: 6}
 //	precision: {weight_bytes: 2, grad_bytes: 4, master_bytes: 4, moments_bytes: 8,
@@ -66,7 +68,7 @@ const (
 //	flat_collectives: false   # one flat ring over all chips instead of one per mesh level
 //	per_tensor_collectives: false  # one collective per parameter tensor (DeepSpeed ZeRO-3)
 //	tensor_parallel_overlap: false # tp/cp collectives hidden under matmuls (async TP)
-//	fp8_recipe: delayed       # precision=fp8's recipe: delayed, tensorwise, blockwise or none
+//	fp8_recipe: delayed       # precision=fp8's recipe: delayed, tensorwise, blockwise, torchao or none
 //
 // The passes are norm, rope, act, residual, loss and lookup (model.Pass).
 // Unknown keys are errors naming the line, and every number must be in the
@@ -224,6 +226,9 @@ func (f file) kernels(k model.Kernels) (model.Kernels, error) {
 	k.AttentionRate = f.AttentionRate
 	if f.SplitProjections != nil {
 		k.SplitProjections = *f.SplitProjections
+	}
+	if f.SeparateProjections != nil {
+		k.SeparateProjections = *f.SeparateProjections
 	}
 	names := model.PassNames()
 	keys := make([]string, 0, len(f.Passes))

@@ -415,13 +415,18 @@ func (b *builder) einsum(name string, g Group, a, bb, c int, work float64, extra
 		b.op(Op{Kind: Einsum, Name: name, A: a, B: bb, C: c, Work: work, Group: g, Saves: append([]int{a, bb}, extra...)})
 		return
 	}
-	a = b.fp8Input(a)
+	q := b.fp8Input(a)
 	b.p.Tensors[bb].FP8Copy = true
-	b.op(Op{Kind: Einsum, Name: name, A: a, B: bb, C: c, Work: work, Group: g, FP8: true, Saves: append([]int{a, bb}, extra...)})
+	saves := append([]int{q, bb}, extra...)
+	if b.p.Options.FP8.HighPrecisionInput && q != a {
+		// The quantisation keeps the bf16 input instead (fp8Input).
+		saves = append([]int{bb}, extra...)
+	}
+	b.op(Op{Kind: Einsum, Name: name, A: q, B: bb, C: c, Work: work, Group: g, FP8: true, Saves: saves})
 	// The backward quantises the output's gradient before both backward
-	// matmuls read it (QuantizeBytes per element of dC).
+	// matmuls read it (gradQuantizeBytes per element of dC).
 	b.op(Op{Kind: Elementwise, Name: "quantize_d" + b.p.Tensors[c].Name, A: c, C: c,
-		BwdBytes: b.p.Options.FP8.QuantizeBytes / b.p.ElemBytes(c), Group: GroupOther})
+		BwdBytes: b.p.Options.FP8.gradQuantizeBytes() / b.p.ElemBytes(c), Group: GroupOther})
 }
 
 // pass adds a memory-bound elementwise pass from a to c that moves bytes
@@ -479,6 +484,20 @@ func (b *builder) projectionCopies(xn int, n float64) {
 	bwd := n*(pr.Activation+pr.Residual) + (n-1)*3*pr.Residual
 	b.op(Op{Kind: Elementwise, Name: "casts", A: xn, C: xn, Bytes: fwd / elem, BwdBytes: bwd / elem,
 		Group: GroupOther, Writes: []int{copies}, Saves: []int{copies}})
+}
+
+// separate marks the current block's einsum name as n separate matmuls on
+// one input (Op.Calls) for a framework with SeparateProjections.
+func (b *builder) separate(name string, n int) {
+	k := b.p.Options.Kernels
+	if !k.SeparateProjections || k.SplitProjections {
+		return
+	}
+	for i := range b.blk.Fwd {
+		if o := &b.blk.Fwd[i]; o.Kind == Einsum && o.Name == name {
+			o.Calls = n
+		}
+	}
 }
 
 // like adds a tensor of class c with t's dimensions.
@@ -540,6 +559,7 @@ func (b *builder) attention(variant Attention) int {
 	b.kernelPass("norm1", PassNorm, GroupNorm, x, xn, 1, x)
 	b.projectionCopies(xn, 3)
 	b.einsum("qkv", GroupProjection, xn, wqkv, qkv, 1)
+	b.separate("qkv", 3)
 	// q, k and v are views of qkv's columns; the core einsums see them as
 	// heads. The rotary embedding touches q and k, not v.
 	q32, kv32 := float64(s.QDim()), float64(s.KVDim())
@@ -738,6 +758,9 @@ func (b *builder) mlp() int {
 	b.kernelPass("norm2", PassNorm, GroupNorm, x, xn, 1, x)
 	b.projectionCopies(xn, 2)
 	b.einsum("ffn_in", GroupProjection, xn, win, h, 1)
+	if b.p.Spec.FFN == SwiGLU {
+		b.separate("ffn_in", 2) // gate and up
+	}
 	b.kernelPass("act", PassAct, GroupActivation, h, a, 1, h)
 	b.einsum("ffn_out", GroupProjection, a, wout, y, 1)
 	b.dropoutPass("dropout2", y)
@@ -999,7 +1022,7 @@ func (b *builder) derive(blk *Block) {
 			first := len(blk.Bwd)
 			if !p.Tensors[f.A].NoGrad {
 				blk.Bwd = append(blk.Bwd, Op{Kind: Einsum, Name: "d" + f.Name + "/d" + p.Tensors[f.A].Name,
-					A: dc, B: f.B, C: b.gradOf(f.A), Work: f.Work, Group: f.Group, FP8: f.FP8, Sibling: -1, SiblingIn: f.B, Local: f.Local, Span: f.Span, Scan: f.Scan})
+					A: dc, B: f.B, C: b.gradOf(f.A), Work: f.Work, Group: f.Group, FP8: f.FP8, Calls: f.Calls, Sibling: -1, SiblingIn: f.B, Local: f.Local, Span: f.Span, Scan: f.Scan})
 			}
 			if !p.Tensors[f.B].NoGrad {
 				blk.Bwd = append(blk.Bwd, Op{Kind: Einsum, Name: "d" + f.Name + "/d" + p.Tensors[f.B].Name,

@@ -17,16 +17,40 @@ import (
 // instead of the bf16 one.
 type FP8Recipe struct {
 	// Name is the recipe: "delayed" (Transformer Engine's per-tensor
-	// delayed scaling), "tensorwise" (torchao's dynamic per-tensor scaling,
-	// torchtitan), "blockwise" (DeepSeek-V3's 1x128 activation and 128x128
-	// weight tiles).
+	// delayed scaling), "tensorwise" (dynamic per-tensor scaling in one
+	// pass that writes both layouts: Transformer Engine's current
+	// scaling), "torchao" (torchao's dynamic tensorwise scaling, as
+	// torchtitan's float8 converter runs it), "blockwise" (DeepSeek-V3's
+	// 1x128 activation and 128x128 weight tiles).
 	Name string `json:"name" yaml:"name"`
 	// QuantizeBytes is the HBM traffic of quantising one bf16 element of a
 	// matmul operand, per element: read 2, write the fp8 value and its
 	// transposed copy for the other backward matmul, 1 + 1, when the scale
 	// is known or computed in the same pass (delayed, blockwise): 4; a
-	// dynamic per-tensor scale reads the input once more for its amax: 6.
+	// dynamic per-tensor scale reads the input once more for its amax; one
+	// that writes only the forward's layout (torchao, which casts again in
+	// the backward, HighPrecisionInput) reads 2 + 2 and writes 1: 5.
 	QuantizeBytes float64 `json:"quantize_bytes" yaml:"quantize_bytes"`
+	// GradQuantizeBytes is the HBM traffic per element of quantising a
+	// matmul output's gradient in the backward pass; zero is
+	// QuantizeBytes (one pass writes both layouts). torchao casts it twice,
+	// along dim 0 for the input gradient and along dim 1 for the weight
+	// gradient, each reading 2 and writing 1, after one amax read that
+	// Inductor computes once for both (the two hp_tensor_to_float8_dynamic
+	// calls on grad_output of matmul_with_hp_or_float8_args.backward,
+	// pytorch/ao@36027d82d1ad9949597ea16002ff4940374b1b94
+	// torchao/float8/float8_linear.py): 2 + 3 + 3 = 8.
+	GradQuantizeBytes float64 `json:"grad_quantize_bytes,omitempty" yaml:"grad_quantize_bytes"`
+	// HighPrecisionInput says the forward keeps each fp8 matmul's bf16
+	// input for the backward, not its fp8 copy, and the backward casts it
+	// again for the weight gradient, RecastBytes per element: torchao's
+	// matmul_with_hp_or_float8_args saves input_hp and re-runs
+	// hp_tensor_to_float8_dynamic on it along dim 1 (float8_linear.py at the
+	// commit above).
+	HighPrecisionInput bool `json:"high_precision_input,omitempty" yaml:"high_precision_input"`
+	// RecastBytes is the HBM traffic per element of that backward cast:
+	// an amax read of 2, a read of 2 and a write of 1: 5.
+	RecastBytes float64 `json:"recast_bytes,omitempty" yaml:"recast_bytes"`
 	// Dispatch says the MoE dispatch all-to-all carries the fp8 tokens the
 	// experts read (DeepSeek-V3 §3.3.2: dispatch in fp8, combine in bf16).
 	Dispatch bool `json:"dispatch" yaml:"dispatch"`
@@ -58,24 +82,29 @@ const (
 	FP8Tensorwise = "tensorwise"
 	FP8Blockwise  = "blockwise"
 	FP8MX         = "mxfp8"
+	FP8Torchao    = "torchao"
 )
 
 // FP8Recipes returns the known recipes: Transformer Engine's delayed
-// per-tensor scaling (Megatron-Core's --fp8-recipe delayed), torchao's
-// dynamic tensorwise scaling (torchtitan's float8 converter),
-// DeepSeek-V3's blockwise scaling with fp8 dispatch (Megatron-Core's
-// --fp8-recipe blockwise) and MXFP8 (Megatron-Core's --fp8-recipe mxfp8:
-// one e8m0 scale per 32 elements along the contracted dimension, computed
-// in the cast kernel, so no amax pass; the rowwise and columnwise copies
-// each carry their scales, 1/32 byte an element: read 2, write 1 + 1 +
-// 2/32, NVIDIA/TransformerEngine@d0067d0d
-// transformer_engine/pytorch/tensor/mxfp8_tensor.py MXFP8Quantizer).
+// per-tensor scaling (Megatron-Core's --fp8-recipe delayed), dynamic
+// per-tensor scaling (Transformer Engine's current scaling, Megatron-Core's
+// --fp8-recipe tensorwise), DeepSeek-V3's blockwise scaling with fp8
+// dispatch (Megatron-Core's --fp8-recipe blockwise), MXFP8 (Megatron-Core's
+// --fp8-recipe mxfp8: one e8m0 scale per 32 elements along the contracted
+// dimension, computed in the cast kernel, so no amax pass; the rowwise and
+// columnwise copies each carry their scales, 1/32 byte an element: read 2,
+// write 1 + 1 + 2/32, NVIDIA/TransformerEngine@d0067d0d
+// transformer_engine/pytorch/tensor/mxfp8_tensor.py MXFP8Quantizer) and
+// torchao's dynamic tensorwise scaling (torchtitan's float8 converter),
+// which keeps the bf16 inputs and casts in the backward again
+// (HighPrecisionInput).
 func FP8Recipes() []FP8Recipe {
 	return []FP8Recipe{
 		{Name: FP8Delayed, QuantizeBytes: 4, PerTensor: true},
 		{Name: FP8Tensorwise, QuantizeBytes: 6, PerTensor: true},
 		{Name: FP8Blockwise, QuantizeBytes: 4, Dispatch: true},
 		{Name: FP8MX, QuantizeBytes: 4 + 2.0/32},
+		{Name: FP8Torchao, QuantizeBytes: 5, GradQuantizeBytes: 8, HighPrecisionInput: true, RecastBytes: 5},
 	}
 }
 
@@ -91,10 +120,15 @@ func LookupFP8Recipe(name string) (FP8Recipe, bool) {
 // Validate reports a recipe without a name or with absurd bytes.
 func (r FP8Recipe) Validate() error {
 	if strings.TrimSpace(r.Name) == "" {
-		return fmt.Errorf("model: an fp8 recipe needs a name (known: %s, %s, %s, %s)", FP8Delayed, FP8Tensorwise, FP8Blockwise, FP8MX)
+		return fmt.Errorf("model: an fp8 recipe needs a name (known: %s, %s, %s, %s, %s)", FP8Delayed, FP8Tensorwise, FP8Blockwise, FP8MX, FP8Torchao)
 	}
-	if !(r.QuantizeBytes >= 0 && r.QuantizeBytes <= 64) {
-		return fmt.Errorf("model: fp8 recipe %s: quantize_bytes = %v must be between 0 and 64 bytes per element", r.Name, r.QuantizeBytes)
+	for _, f := range []struct {
+		key   string
+		bytes float64
+	}{{"quantize_bytes", r.QuantizeBytes}, {"grad_quantize_bytes", r.GradQuantizeBytes}, {"recast_bytes", r.RecastBytes}} {
+		if !(f.bytes >= 0 && f.bytes <= 64) {
+			return fmt.Errorf("model: fp8 recipe %s: %s = %v must be between 0 and 64 bytes per element", r.Name, f.key, f.bytes)
+		}
 	}
 	return nil
 }
@@ -116,8 +150,14 @@ func (b *builder) fp8Input(a int) int {
 	q := b.like(b.p.Tensors[a].Name+"_fp8", ClassFP8, a)
 	b.p.Tensors[q].Scale = b.p.Tensors[a].Scale
 	elem := b.p.ElemBytes(a)
-	b.op(Op{Kind: Elementwise, Name: "quantize_" + b.p.Tensors[a].Name, A: a, C: q,
-		Bytes: b.p.Options.FP8.QuantizeBytes / elem, Group: GroupOther})
+	r := b.p.Options.FP8
+	o := Op{Kind: Elementwise, Name: "quantize_" + b.p.Tensors[a].Name, A: a, C: q,
+		Bytes: r.QuantizeBytes / elem, Group: GroupOther}
+	if r.HighPrecisionInput {
+		// The backward casts the kept bf16 input again (torchao).
+		o.BwdBytes, o.Saves = r.RecastBytes/elem, []int{a}
+	}
+	b.op(o)
 	b.quantized[a] = q
 	return q
 }
@@ -127,4 +167,13 @@ func (b *builder) fp8Input(a int) int {
 func (b *builder) fp8Eligible(name string, g Group, w int) bool {
 	return b.p.Options.FP8 != nil && g == GroupProjection && b.p.Tensors[w].Weight &&
 		!slices.Contains(bf16Projections(), name)
+}
+
+// gradQuantizeBytes is the HBM traffic per element of quantising a
+// matmul output's gradient: GradQuantizeBytes, or QuantizeBytes when zero.
+func (r FP8Recipe) gradQuantizeBytes() float64 {
+	if r.GradQuantizeBytes > 0 {
+		return r.GradQuantizeBytes
+	}
+	return r.QuantizeBytes
 }

@@ -13,7 +13,7 @@ import (
 // bf16; blockwise dispatches fp8 tokens [DSV3 §3.3.1-3.3.2].
 func TestFP8Program(t *testing.T) {
 	mix, _ := Preset("mixtral-8x7b")
-	for _, name := range []string{FP8Delayed, FP8Tensorwise, FP8Blockwise, FP8MX} {
+	for _, name := range []string{FP8Delayed, FP8Tensorwise, FP8Blockwise, FP8MX, FP8Torchao} {
 		r, ok := LookupFP8Recipe(name)
 		if !ok {
 			t.Fatalf("no recipe %s", name)
@@ -108,5 +108,92 @@ func TestFP8Saved(t *testing.T) {
 	}
 	if _, err := NewProgram(l70, ProgramOptions{FP8: &FP8Recipe{Name: "x", QuantizeBytes: -1}}); err == nil {
 		t.Error("a negative quantize_bytes was accepted")
+	}
+	if _, err := NewProgram(l70, ProgramOptions{FP8: &FP8Recipe{Name: "x", QuantizeBytes: 4, RecastBytes: 65}}); err == nil {
+		t.Error("recast_bytes = 65 was accepted")
+	}
+}
+
+// TestFP8TorchaoSaved pins torchao's tensorwise recipe on a Llama 3 70B
+// layer under selective recompute: the forward keeps each fp8 matmul's bf16
+// input, not its fp8 copy (matmul_with_hp_or_float8_args saves input_hp,
+// pytorch/ao@36027d82d1ad9949597ea16002ff4940374b1b94
+// torchao/float8/float8_linear.py), so against delayed's s·(6h + 5q + 4kv
+// + 5F) (TestFP8Saved) xn and xn2 are kept in 2 bytes (+h each), the
+// attention output only in the bf16 the flash kernel keeps (-q) and the
+// SwiGLU output in bf16 (+F): s·(8h + 4q + 4kv + 6F), bf16's own
+// (TestSavedActivations). Per element the quantisations move, forward, 5
+// bytes for each of the 4 distinct projection inputs (amax 2, read 2,
+// write 1); backward, 5 to cast each input again and 8 for each of the 4
+// output gradients (one amax read, two casts of 2 + 1).
+func TestFP8TorchaoSaved(t *testing.T) {
+	l70, _ := Preset("llama3-70b")
+	r, _ := LookupFP8Recipe(FP8Torchao)
+	p, err := NewProgram(l70, ProgramOptions{FP8: &r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const s, h, q, kv, f = 8192.0, 8192.0, 8192.0, 1024.0, 28672.0
+	if got, want := savedBytes(p, 0, s, policy(t, RecomputeSelective)), s*(8*h+4*q+4*kv+6*f); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("torchao saved = %.6g, want %.6g", got, want)
+	}
+	var fwd, recast, grad float64
+	for _, b := range p.Kinds[0].Blocks {
+		for _, o := range p.Blocks[b].Fwd {
+			switch {
+			case strings.HasPrefix(o.Name, "quantize_d"):
+				fwd += o.Bytes * p.ElemBytes(o.A)
+				grad += o.BwdBytes * p.ElemBytes(o.A)
+			case strings.HasPrefix(o.Name, "quantize_"):
+				fwd += o.Bytes * p.ElemBytes(o.A)
+				recast += o.BwdBytes * p.ElemBytes(o.A)
+			}
+		}
+	}
+	if fwd != 4*5 || recast != 4*5 || grad != 4*8 {
+		t.Errorf("torchao bytes per element: forward %v, recast %v, gradient %v; want 20, 20, 32", fwd, recast, grad)
+	}
+}
+
+// TestSeparateProjectionsCalls checks which einsums stand for separate
+// matmuls under Kernels.SeparateProjections: a SwiGLU Llama's qkv (q, k, v:
+// 3) and ffn_in (gate, up: 2), a GELU model's qkv only; the input-gradient
+// einsum carries the count, the weight-gradient one does not; and
+// SplitProjections, whose casts count the sum, marks none.
+func TestSeparateProjectionsCalls(t *testing.T) {
+	l8, _ := Preset("llama3-8b")
+	gpt, _ := Preset("gpt3-175b")
+	for _, tc := range []struct {
+		name            string
+		spec            Spec
+		split, separate bool
+		want            map[string]int
+	}{
+		{"llama separate", l8, false, true, map[string]int{"qkv": 3, "ffn_in": 2, "dqkv/dxn": 3, "dffn_in/dxn2": 2, "dqkv/dWqkv": 0, "out": 0}},
+		{"gelu separate", gpt, false, true, map[string]int{"qkv": 3, "ffn_in": 0, "dqkv/dxn": 3}},
+		{"llama fused", l8, false, false, map[string]int{"qkv": 0, "ffn_in": 0, "dqkv/dxn": 0}},
+		{"llama split", l8, true, true, map[string]int{"qkv": 0, "ffn_in": 0, "dqkv/dxn": 0}},
+	} {
+		k := FusedKernels()
+		k.SplitProjections, k.SeparateProjections = tc.split, tc.separate
+		p, err := NewProgram(tc.spec, ProgramOptions{Kernels: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for _, b := range p.Kinds[0].Blocks {
+			for _, ops := range [][]Op{p.Blocks[b].Fwd, p.Blocks[b].Bwd} {
+				for _, o := range ops {
+					if _, ok := tc.want[o.Name]; ok && o.Kind == Einsum {
+						got[o.Name] = o.Calls
+					}
+				}
+			}
+		}
+		for name, want := range tc.want {
+			if g, ok := got[name]; !ok || g != want {
+				t.Errorf("%s: %s has Calls %d (found %v), want %d", tc.name, name, g, ok, want)
+			}
+		}
 	}
 }

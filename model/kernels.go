@@ -86,6 +86,14 @@ type Kernels struct {
 	// own copy of the normalised input (Hugging Face modules under eager
 	// autocast); false: one fused matmul per group keeps one copy.
 	SplitProjections bool
+	// SeparateProjections says that the q, k and v projections and the gate
+	// and up projections are separate matmuls on one bf16 input, as in
+	// torchtitan's Llama (nn.Linear wq, wk, wv and w1, w3,
+	// pytorch/torchtitan@820504e20d1149fbf0b98c567af24c4b0433b22d
+	// torchtitan/models/llama3/model.py:205-210,297-299): each
+	// input-gradient matmul writes its own output, and the backward sums
+	// them (Op.Calls). SplitProjections counts that sum with its casts.
+	SeparateProjections bool
 	// WeightedExperts says that the routed experts' activation weighs its
 	// output by the routing probabilities, so the combine is a plain sum
 	// whose backward needs no copy of the experts' outputs (Megatron-Core's

@@ -202,6 +202,11 @@ type Op struct {
 	Span  float64
 	// FP8 marks an einsum that runs at the chip's fp8 rate (FP8Recipe).
 	FP8 bool
+	// Calls is the number of separate matmuls a projection stands for that
+	// read the same input (Kernels.SeparateProjections); 0 or 1 is one.
+	// Its input-gradient einsum then writes Calls outputs that a memory-
+	// bound pass sums, reading each and writing one.
+	Calls int
 	// Scan marks an op of a state-space or linear-attention scan (a
 	// Mamba-2 or Gated DeltaNet chunked scan): the time breakdown shows
 	// them apart from the attention core.

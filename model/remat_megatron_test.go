@@ -16,7 +16,7 @@ import (
 // re-runs nothing there (both norms are fused into linear layers).
 func TestModulePolicyBytes(t *testing.T) {
 	l70, _ := Preset("llama3-70b")
-	r, _ := LookupFP8Recipe(FP8Tensorwise)
+	r, _ := LookupFP8Recipe(FP8Delayed) // Megatron-Core's recipe
 	p, err := NewProgram(l70, ProgramOptions{FP8: &r})
 	if err != nil {
 		t.Fatal(err)

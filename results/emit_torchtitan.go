@@ -46,8 +46,8 @@ func emitTorchTitan(e Evaluation) (string, error) {
 	if s.Recompute != space.RecomputeNone && s.Recompute != space.RecomputeFull && s.Recompute != model.RecomputeSelectiveOp {
 		bad = append(bad, fmt.Sprintf("recompute=%s: torchtitan's activation checkpointing is full, every n-th layer, or per-op selective, which saves every other matmul's output and the attention output and recomputes the rest (torchtitan/models/llama3/infra/parallelize.py:36-51); search with --fix recompute=full, selective_op or none", s.Recompute))
 	}
-	if r := e.fp8Recipe(); s.FP8() && r != model.FP8Tensorwise {
-		bad = append(bad, fmt.Sprintf("precision=fp8 with the %s recipe: torchtitan's float8 converter scales per tensor or per row (a framework profile with fp8_recipe: tensorwise)", r))
+	if r := e.fp8Recipe(); s.FP8() && r != model.FP8Torchao && r != model.FP8Tensorwise {
+		bad = append(bad, fmt.Sprintf("precision=fp8 with the %s recipe: torchtitan's float8 converter scales per tensor or per row (a framework profile with fp8_recipe: torchao)", r))
 	}
 	stages := s.VirtualStages() // torchtitan's stages per rank
 	if pp := s.Degree[space.PP]; pp > 1 {

@@ -434,7 +434,7 @@ func TestMaxTextOffload(t *testing.T) {
 func TestFP8RecipeName(t *testing.T) {
 	tests := []struct{ precision, want string }{
 		{"FP8-CS", "tensorwise"},
-		{"FP8 tensorwise (torchao float8)", "tensorwise"},
+		{"FP8 tensorwise (torchao float8)", "torchao"},
 		{"FP8 current scaling", "tensorwise"},
 		{"FP8", ""},
 		{"MXFP8", "mxfp8"},

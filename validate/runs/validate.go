@@ -256,16 +256,19 @@ func scaleAttention(k *model.Kernels, rate float64) {
 }
 
 // FP8RecipeName is the FP8 recipe the run's precision names, "" when it
-// names none (plain FP8): MXFP8 (Megatron-Bridge's FP8-MX, Megatron-Core's
-// --fp8-recipe mxfp8) is the mxfp8 recipe; current scaling (Megatron-Bridge's
-// FP8-CS, Transformer Engine's Float8CurrentScaling, Megatron-Core's
-// --fp8-recipe tensorwise; NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553:
-// megatron/core/fp8_utils.py) and torchao's tensorwise scaling are both
-// dynamic per-tensor scales, the tensorwise recipe, whose quantisation reads
-// each input once more for its amax.
+// names none (plain FP8): torchao's tensorwise scaling is the torchao recipe
+// (it keeps the bf16 inputs and casts them again in the backward); MXFP8
+// (Megatron-Bridge's FP8-MX, Megatron-Core's --fp8-recipe mxfp8) is the mxfp8
+// recipe; current scaling (Megatron-Bridge's FP8-CS, Transformer Engine's
+// Float8CurrentScaling, Megatron-Core's --fp8-recipe tensorwise;
+// NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553:
+// megatron/core/fp8_utils.py) is the tensorwise recipe, whose quantisation
+// reads each input once more for its amax.
 func (r Run) FP8RecipeName() string {
 	t := strings.ToLower(r.Precision)
 	switch {
+	case strings.Contains(t, "torchao"):
+		return model.FP8Torchao
 	case strings.Contains(t, "fp8-cs"), strings.Contains(t, "current scaling"), strings.Contains(t, "tensorwise"):
 		return model.FP8Tensorwise
 	case strings.Contains(t, "mxfp8"), strings.Contains(t, "fp8-mx"):
