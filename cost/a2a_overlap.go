@@ -62,10 +62,12 @@ func phaseHiddenSeconds(comm, compute, of, share float64) float64 {
 // the forward's experts; the forward's combine beside the backward's
 // attention and its weight gradients (Megatron-LM@d98e8a64
 // megatron/core/models/common/model_chunk_schedule_plan.py:236-300). The
-// rank's layers are summed phase by phase, as its layers are alike.
+// rank's layers are summed phase by phase, as its layers are alike; the
+// embedding and the output layer run outside the layers' pairs
+// (TransformerModelChunkSchedulePlan.run: pre_process and post_process).
 func (rs *rankSums) overlappedA2ASeconds(fc, bc, of, share float64) float64 {
-	attnF := max(0, fc-rs.expF)
-	attnB := max(0, bc-rs.expB-rs.expW)
+	attnF := max(0, fc-rs.expF-rs.endsF)
+	attnB := max(0, bc-rs.expB-rs.expW-rs.endsB)
 	combB, dispF := rs.a2aBin, rs.a2aFin
 	dispB, combF := max(0, rs.a2aB-rs.a2aBin), max(0, rs.a2aF-rs.a2aFin)
 	return phaseHiddenSeconds(combB, attnF, of, share) +

@@ -60,10 +60,15 @@ func TestA2AOverlap(t *testing.T) {
 	}
 	of, sh := c.Efficiency.OverlapFraction, p.A2ASMShare
 	phase := func(comm, compute float64) float64 { return min(of*compute, (1-sh)*comm) }
-	hidden := phase(p.A2AIntoExpertsBackwardSeconds, p.ForwardSeconds-p.ExpertForwardSeconds) +
+	if p.EndsForwardSeconds <= 0 || p.EndsBackwardSeconds <= 0 {
+		t.Errorf("embedding and output layer %.6g s forward, %.6g s backward: want both", p.EndsForwardSeconds, p.EndsBackwardSeconds)
+	}
+	attnF := p.ForwardSeconds - p.ExpertForwardSeconds - p.EndsForwardSeconds
+	attnB := p.BackwardSeconds - p.ExpertBackwardSeconds - p.ExpertWeightGradSeconds - p.EndsBackwardSeconds
+	hidden := phase(p.A2AIntoExpertsBackwardSeconds, attnF) +
 		phase(p.A2AIntoExpertsForwardSeconds, p.ExpertBackwardSeconds) +
 		phase(p.A2ABackwardSeconds-p.A2AIntoExpertsBackwardSeconds, p.ExpertWeightGradSeconds+p.ExpertForwardSeconds) +
-		phase(p.A2AForwardSeconds-p.A2AIntoExpertsForwardSeconds, p.BackwardSeconds-p.ExpertBackwardSeconds-p.ExpertWeightGradSeconds)
+		phase(p.A2AForwardSeconds-p.A2AIntoExpertsForwardSeconds, attnB)
 	if hidden <= 0 || !near(p.HiddenA2ASeconds, hidden, 1e-9) {
 		t.Errorf("a pair hides %.6g s, want %.6g s", p.HiddenA2ASeconds, hidden)
 	}

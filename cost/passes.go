@@ -52,6 +52,10 @@ type Passes struct {
 	A2AIntoExpertsForwardSeconds, A2AIntoExpertsBackwardSeconds          float64
 	ExpertForwardSeconds, ExpertBackwardSeconds, ExpertWeightGradSeconds float64
 	A2ASMShare                                                           float64
+	// EndsForwardSeconds and EndsBackwardSeconds are the forward and
+	// backward compute of the embedding and the output layer, outside the
+	// overlap's layer pairs.
+	EndsForwardSeconds, EndsBackwardSeconds float64
 	// HiddenA2ASeconds is the all-to-all one overlapped forward-backward
 	// pair hides under compute, and OverlappedMicrobatches how many
 	// micro-batches run as such pairs (space.Rules.OverlappedMicrobatches).

@@ -324,8 +324,10 @@ type rankSums struct {
 	fc, bc, crit, wmb, sg, spar, params, stored, computed, fp8 float64
 	wc, critF, critW, a2aF, a2aB, edge, off, layers, wmbB      float64
 	// a2aFin, a2aBin, expF, expB and expW are segCost's, summed: the
-	// all-to-alls into the experts and the experts' compute.
-	a2aFin, a2aBin, expF, expB, expW float64
+	// all-to-alls into the experts and the experts' compute; endsF and
+	// endsB the forward and backward compute of the embedding and the
+	// output layer, which run outside the layers' pairs.
+	a2aFin, a2aBin, expF, expB, expW, endsF, endsB float64
 	// sgEmb and sparEmb are sg's and spar's share of the embedding,
 	// sgEnds and sparEnds of the embedding and the output layer.
 	sgEmb, sparEmb, sgEnds, sparEnds float64
@@ -370,6 +372,8 @@ func (s *rankSums) of(st *evalState, rv *rankView) {
 		s.sg += h * sc.stepGrad
 		s.spar += h * sc.stepParam
 		if b == p.Embedding || b == p.Output {
+			s.endsF += n * sc.fwd
+			s.endsB += n * sc.bwd
 			s.sgEnds += h * sc.stepGrad
 			s.sparEnds += h * sc.stepParam
 			if b == p.Embedding {
@@ -538,6 +542,7 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 			A2AForwardSeconds: a2aF, A2ABackwardSeconds: a2aB, HiddenA2ASeconds: hidden, OverlappedMicrobatches: sr.overlapped,
 			A2AIntoExpertsForwardSeconds: rs.a2aFin, A2AIntoExpertsBackwardSeconds: rs.a2aBin, A2ASMShare: e.a2aSMShare,
 			ExpertForwardSeconds: rs.expF, ExpertBackwardSeconds: rs.expB, ExpertWeightGradSeconds: rs.expW,
+			EndsForwardSeconds: rs.endsF, EndsBackwardSeconds: rs.endsB,
 			OptimizerSeconds: est.OptimizerSeconds, FP8CastSeconds: cast8,
 			WeightTrafficSeconds: M * wmb, WeightTrafficExposedSeconds: wExp,
 			GradReduceSeconds: sg, GradReduceExposedSeconds: gExp, ParamGatherSeconds: spar, ParamGatherExposedSeconds: pExp,
