@@ -9,18 +9,18 @@ func DefaultBands() Bands {
 		Tables: []BandTable{
 			{
 				Regime: "fixed",
-				Pooled: BandFit{Family: "", Runs: 155, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.3198, -0.1497, -0.0145, 0.1756, 0.3585}, Coverage80: 0.781},
+				Pooled: BandFit{Family: "", Runs: 155, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.3686, -0.1497, -0.0145, 0.1756, 0.3560}, Coverage80: 0.781},
 				Families: []BandFit{
 					{Family: "nvidia-ampere", Runs: 50, Sources: 7, MaxChips: 3360, Q: [5]float64{-0.3322, -0.1472, -0.0159, 0.1186, 0.2279}, Coverage80: 0.860},
-					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4139, -0.4082, 0.0381, 0.2338, 0.5733}, Coverage80: 0.667},
-					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.3144, -0.2713, -0.0662, 0.3700, 0.4628}, Coverage80: 0.412},
-					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1591, -0.1056, -0.0265, 0.2165, 0.6380}, Coverage80: 0.812},
+					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4139, -0.4082, 0.0382, 0.2338, 0.5733}, Coverage80: 0.667},
+					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.3138, -0.2712, -0.0662, 0.3645, 0.4328}, Coverage80: 0.412},
+					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1591, -0.1056, -0.0234, 0.2165, 0.6052}, Coverage80: 0.812},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.1387, 0.2532}, Coverage80: 0.875},
 					{Family: "tpu-v5p", Runs: 2, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0498, -0.0498, 0.1416, 0.3331, 0.3331}, Coverage80: 0.500},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0995, -0.0909, -0.0461, 0.1529, 0.1885}, Coverage80: 0.917},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 117, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.3702, -0.1619, -0.0146, 0.1963, 0.4683}, Coverage80: 0.752},
+					{Family: "nvidia", Runs: 117, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.3736, -0.1619, -0.0146, 0.1963, 0.4398}, Coverage80: 0.752},
 					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0872, -0.0075, 0.1615, 0.3331}, Coverage80: 0.868},
 				},
 				Frameworks: []string{"deepspeed", "generic", "maxtext", "megatron", "pytorch", "torchtitan"},
@@ -29,18 +29,18 @@ func DefaultBands() Bands {
 			},
 			{
 				Regime: "searched",
-				Pooled: BandFit{Family: "", Runs: 142, Sources: 9, MaxChips: 8192, Q: [5]float64{-0.1199, -0.0753, 0.0371, 0.2358, 0.5294}, Coverage80: 0.789},
+				Pooled: BandFit{Family: "", Runs: 142, Sources: 9, MaxChips: 8192, Q: [5]float64{-0.1199, -0.0788, 0.0354, 0.2270, 0.4977}, Coverage80: 0.782},
 				Families: []BandFit{
-					{Family: "nvidia-ampere", Runs: 37, Sources: 4, MaxChips: 3072, Q: [5]float64{-0.0888, -0.0518, 0.0622, 0.1438, 0.2371}, Coverage80: 0.865},
-					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.8329, -0.2396, 0.0474, 0.4219, 0.6803}, Coverage80: 0.778},
-					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.0188, -0.0147, 0.1189, 0.5199, 0.6962}, Coverage80: 0.588},
-					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1144, -0.0917, -0.0337, 0.2524, 0.6018}, Coverage80: 0.781},
+					{Family: "nvidia-ampere", Runs: 37, Sources: 4, MaxChips: 3072, Q: [5]float64{-0.0888, -0.0518, 0.0622, 0.1438, 0.2371}, Coverage80: 0.838},
+					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.8329, -0.2736, 0.0436, 0.4073, 0.6725}, Coverage80: 0.778},
+					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.0574, -0.0312, 0.0694, 0.4906, 0.6708}, Coverage80: 0.647},
+					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1144, -0.1050, -0.0441, 0.2419, 0.5684}, Coverage80: 0.750},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.2176, 0.3321}, Coverage80: 0.750},
 					{Family: "tpu-v5p", Runs: 2, Sources: 1, MaxChips: 512, Q: [5]float64{0.0836, 0.0836, 0.1581, 0.2327, 0.2327}, Coverage80: 0.500},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0627, -0.0599, 0.0066, 0.1608, 0.1885}, Coverage80: 1.000},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 104, Sources: 7, MaxChips: 3072, Q: [5]float64{-0.1366, -0.0752, 0.0447, 0.2488, 0.6313}, Coverage80: 0.779},
+					{Family: "nvidia", Runs: 104, Sources: 7, MaxChips: 3072, Q: [5]float64{-0.1508, -0.0829, 0.0391, 0.2384, 0.6068}, Coverage80: 0.769},
 					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0802, 0.0126, 0.2013, 0.3321}, Coverage80: 0.816},
 				},
 				Frameworks: []string{"generic", "maxtext", "megatron", "torchtitan"},
