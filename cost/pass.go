@@ -39,7 +39,7 @@ type segCost struct {
 	// (the forward dispatch, the backward pass's combine gradient); expF,
 	// expB and expW the experts' compute between the two all-to-alls: of
 	// the forward pass, of the recompute and backward passes but for the
-	// weight gradients, and of those (segCost.expertPhases).
+	// weight gradients, and of those (evaluator.expertPhases).
 	a2aFin, a2aBin, expF, expB, expW float64
 	// pending is, per weight of the block (in its Weights order), the roles
 	// its gradient is still partial over after the backward pass: the input
@@ -250,7 +250,7 @@ func (e *evaluator) sumRuns(b int, sc *segCost) {
 // its two all-to-alls (Model.expertSpan): of the forward pass (expF), of
 // the recompute and backward passes but for the weight gradients (expB),
 // and of those (expW). Megatron-Core's EP overlap runs each of them beside
-// one all-to-all of the paired micro-batch (overlappedA2A).
+// one all-to-all of the paired micro-batch (rankSums.overlappedA2ASeconds).
 func (e *evaluator) expertPhases(b int, sc *segCost) {
 	sp := &e.m.expertSpan[b]
 	if sp[0][0] < 0 || sp[1][0] < 0 {
