@@ -11,8 +11,12 @@ import (
 // TestA2AOverlap: Mixtral 8x7B on 8 H100s with ep=8 and 8 micro-batches a
 // step. With a2a_overlap each forward but the first runs beside the
 // previous micro-batch's backward (space.A2AOverlapMicrobatches: 7 pairs),
-// and each pair hides min(a2aF, of·bc) + min(a2aB, of·fc) of the MoE
-// dispatch and combine, as DualPipe's pairs do; the exposed all-to-all
+// and each pair hides, phase by phase, the backward's combine under the
+// forward's attention, the forward's dispatch under the experts' input
+// gradients, the backward's dispatch under their weight gradients and the
+// forward's experts, and the forward's combine under the backward's
+// attention, each up to OverlapFraction of its compute and (1 - 32/132) of
+// its all-to-all (NCCL's 32 channels on 132 SMs); the exposed all-to-all
 // drops by 7 times that and nothing else moves.
 func TestA2AOverlap(t *testing.T) {
 	m, _ := model.Preset("mixtral-8x7b")
@@ -40,15 +44,87 @@ func TestA2AOverlap(t *testing.T) {
 	if p.OverlappedMicrobatches != 7 {
 		t.Fatalf("%g overlapped micro-batches, want 7", p.OverlappedMicrobatches)
 	}
-	of := c.Efficiency.OverlapFraction
-	hidden := min(p.A2AForwardSeconds, of*p.BackwardSeconds) + min(p.A2ABackwardSeconds, of*p.ForwardSeconds)
+	if p.A2ASMShare != 32.0/132 {
+		t.Errorf("the all-to-all takes %g of the SMs, want 32/132", p.A2ASMShare)
+	}
+	// The phases' parts: each all-to-all of a pass is half into the
+	// experts, half out (dispatch and combine move the same bytes), and
+	// the experts' compute is part of each pass's.
+	if !near(p.A2AIntoExpertsForwardSeconds, p.A2AForwardSeconds/2, 1e-9) || !near(p.A2AIntoExpertsBackwardSeconds, p.A2ABackwardSeconds/2, 1e-9) {
+		t.Errorf("into the experts %.6g of %.6g s forward, %.6g of %.6g s backward, want half", p.A2AIntoExpertsForwardSeconds, p.A2AForwardSeconds, p.A2AIntoExpertsBackwardSeconds, p.A2ABackwardSeconds)
+	}
+	if p.ExpertForwardSeconds <= 0 || p.ExpertForwardSeconds >= p.ForwardSeconds || p.ExpertWeightGradSeconds <= 0 ||
+		p.ExpertBackwardSeconds+p.ExpertWeightGradSeconds >= p.BackwardSeconds || p.ExpertWeightGradSeconds >= p.WeightGradSeconds {
+		t.Errorf("experts %.6g of %.6g s forward, %.6g + %.6g of %.6g s backward (%.6g s weight gradients): not parts of the passes",
+			p.ExpertForwardSeconds, p.ForwardSeconds, p.ExpertBackwardSeconds, p.ExpertWeightGradSeconds, p.BackwardSeconds, p.WeightGradSeconds)
+	}
+	of, sh := c.Efficiency.OverlapFraction, p.A2ASMShare
+	phase := func(comm, compute float64) float64 { return min(of*compute, (1-sh)*comm) }
+	if p.EndsForwardSeconds <= 0 || p.EndsBackwardSeconds <= 0 {
+		t.Errorf("embedding and output layer %.6g s forward, %.6g s backward: want both", p.EndsForwardSeconds, p.EndsBackwardSeconds)
+	}
+	attnF := p.ForwardSeconds - p.ExpertForwardSeconds - p.EndsForwardSeconds
+	attnB := p.BackwardSeconds - p.ExpertBackwardSeconds - p.ExpertWeightGradSeconds - p.EndsBackwardSeconds
+	hidden := phase(p.A2AIntoExpertsBackwardSeconds, attnF) +
+		phase(p.A2AIntoExpertsForwardSeconds, p.ExpertBackwardSeconds) +
+		phase(p.A2ABackwardSeconds-p.A2AIntoExpertsBackwardSeconds, p.ExpertWeightGradSeconds+p.ExpertForwardSeconds) +
+		phase(p.A2AForwardSeconds-p.A2AIntoExpertsForwardSeconds, attnB)
 	if hidden <= 0 || !near(p.HiddenA2ASeconds, hidden, 1e-9) {
 		t.Errorf("a pair hides %.6g s, want %.6g s", p.HiddenA2ASeconds, hidden)
+	}
+	// The pooled bound of the schedules that overlap whole passes
+	// (DualPipe's) hides more.
+	if pooled := min(p.A2AForwardSeconds, of*p.BackwardSeconds) + min(p.A2ABackwardSeconds, of*p.ForwardSeconds); hidden >= pooled {
+		t.Errorf("the phases hide %.6g s, not less than the pooled %.6g s", hidden, pooled)
 	}
 	if got := off.ExposedA2ASeconds - on.ExposedA2ASeconds; !near(got, 7*hidden, 1e-9) {
 		t.Errorf("the overlap hides %.6g s of all-to-all, want 7 x %.6g s", got, hidden)
 	}
 	if !near(off.ComputeSeconds, on.ComputeSeconds, 1e-12) || !near(off.StepSeconds-on.StepSeconds, 7*hidden, 1e-9) {
 		t.Errorf("step %.6g s -> %.6g s, compute %.6g s -> %.6g s: only the exposed all-to-all should move", off.StepSeconds, on.StepSeconds, off.ComputeSeconds, on.ComputeSeconds)
+	}
+}
+
+// TestPhaseHiddenSeconds: one phase of an overlapped pair, by hand. With
+// 10 ms of all-to-all on 32 of 128 SMs (share 0.25) beside 20 ms of
+// compute at overlap fraction 0.85 the phase takes compute + 0.25·10 ms
+// and hides 7.5 ms; beside 4 ms of compute it takes the all-to-all's 10
+// ms and hides 0.85·4 = 3.4 ms; without SMs taken (share 0) all 10 ms
+// hide under the 20 ms; nothing hides under no compute.
+func TestPhaseHiddenSeconds(t *testing.T) {
+	for _, tt := range []struct {
+		comm, compute, of, share, want float64
+	}{
+		{10e-3, 20e-3, 0.85, 0.25, 7.5e-3},
+		{10e-3, 4e-3, 0.85, 0.25, 3.4e-3},
+		{10e-3, 20e-3, 0.85, 0, 10e-3},
+		{10e-3, 0, 0.85, 0.25, 0},
+		{0, 20e-3, 0.85, 0.25, 0},
+	} {
+		if got := phaseHiddenSeconds(tt.comm, tt.compute, tt.of, tt.share); !near(got, tt.want, 1e-12) {
+			t.Errorf("phaseHiddenSeconds(%g, %g, %g, %g) = %g, want %g", tt.comm, tt.compute, tt.of, tt.share, got, tt.want)
+		}
+	}
+}
+
+// TestA2ASMShare: the SMs each dispatcher's kernels take, over the chip's:
+// DeepEP's 20 and HybridEP's 32 (as Megatron-Bridge's recipes set them)
+// and NCCL's 32 channels, on an H100's 132 and a B200's 148 SMs; nothing
+// on a chip of unknown SMs (a TPU).
+func TestA2ASMShare(t *testing.T) {
+	for _, tt := range []struct {
+		dispatcher string
+		sms        int
+		want       float64
+	}{
+		{space.DispatcherDeepEP, 132, 20.0 / 132},
+		{space.DispatcherHybridEP, 148, 32.0 / 148},
+		{space.DispatcherAllToAll, 132, 32.0 / 132},
+		{"", 148, 32.0 / 148},
+		{space.DispatcherAllToAll, 0, 0},
+	} {
+		if got := a2aSMShare(tt.dispatcher, tt.sms); got != tt.want {
+			t.Errorf("a2aSMShare(%q, %d) = %g, want %g", tt.dispatcher, tt.sms, got, tt.want)
+		}
 	}
 }

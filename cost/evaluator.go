@@ -29,6 +29,9 @@ type evaluator struct {
 	// coreRed says the chip's core adds a reduction's partial sums
 	// (profiles.Chip.CoreReductions).
 	coreRed bool
+	// a2aSMShare is the share of the chip's SMs the MoE all-to-all's
+	// kernels take from the compute they run beside (a2aSMShare).
+	a2aSMShare float64
 	// traceHideA2A says the traced strategy's schedule overlaps the MoE
 	// dispatch and combine with the paired chunk's compute (DualPipe).
 	traceHideA2A bool
@@ -61,9 +64,10 @@ type evaluator struct {
 	trace *[]Op
 	// blockIdx is the block being costed; opWgrad and opReshard say the op
 	// being costed is a weight-gradient pass or a reshard (MoE dispatch or
-	// combine), for its emissions.
-	blockIdx           int
-	opWgrad, opReshard bool
+	// combine), opLead that it is its pass's first reshard
+	// (Model.expertSpan), for its emissions.
+	blockIdx                   int
+	opWgrad, opReshard, opLead bool
 	// memo holds memoWays outcomes per einsum of the program (opMemo),
 	// valid in generation gen: one strategy's layouts, sizes and mesh,
 	// from one setup to the next.
@@ -852,6 +856,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy, name in
 	e.peak8, e.int8 = in.cluster.Chip.PeakFP8FLOPs, s.Int8()
 	e.attnFill = attentionFill(p, &in.cluster.Chip)
 	e.coreRed = in.cluster.Chip.CoreReductions
+	e.a2aSMShare = a2aSMShare(s.Dispatcher, in.cluster.Chip.SMs)
 	if e.int8 {
 		e.peak8 = in.cluster.Chip.PeakInt8OPs
 	}

@@ -47,6 +47,14 @@ type Model struct {
 	// wgrad marks, per block, the backward ops whose result is a weight's
 	// gradient: the passes a zero-bubble schedule defers (W, [ZB §2]).
 	wgrad [][]bool
+	// expertSpan is, per block and pass (0 forward, 1 backward), the
+	// indices of its two reshards, {-1, -1} for a block without: the MoE
+	// dispatch and combine forward, the combine's and the dispatch's
+	// gradients backward. The ops between them are the experts' compute,
+	// the phase Megatron-Core's EP overlap runs between the two all-to-alls
+	// (Megatron-LM@d98e8a64 megatron/core/models/gpt/fine_grained_callables.py:
+	// build_transformer_layer_callables' moe_dispatch, mlp, moe_combine).
+	expertSpan [][2][2]int32
 	// optimizerBytes is the HBM traffic of one optimizer step per parameter.
 	optimizerBytes float64
 	// routing is the MoE routing (dispatch and combine), imbalance the
@@ -197,7 +205,9 @@ func NewModel(p *model.Program) *Model {
 	cm.opDims = make([][2][]opShape, len(p.Blocks))
 	cm.wgrad = make([][]bool, len(p.Blocks))
 	cm.opBase = make([][2]int, len(p.Blocks))
+	cm.expertSpan = make([][2][2]int32, len(p.Blocks))
 	for b := range p.Blocks {
+		cm.expertSpan[b] = [2][2]int32{expertSpanOf(p.Blocks[b].Fwd), expertSpanOf(p.Blocks[b].Bwd)}
 		cm.opBase[b] = [2]int{cm.numOps, cm.numOps + len(p.Blocks[b].Fwd)}
 		cm.numOps += len(p.Blocks[b].Fwd) + len(p.Blocks[b].Bwd)
 		cm.wgrad[b] = make([]bool, len(p.Blocks[b].Bwd))
@@ -280,6 +290,26 @@ func NewModel(p *model.Program) *Model {
 		}
 	}
 	return cm
+}
+
+// expertSpanOf returns the indices of the two reshards of a pass's ops
+// (the MoE block's all-to-alls, model's moe builder), {-1, -1} unless
+// there are exactly two.
+func expertSpanOf(ops []model.Op) [2]int32 {
+	span, n := [2]int32{-1, -1}, 0
+	for i := range ops {
+		if ops[i].Kind != model.Reshard {
+			continue
+		}
+		if n < 2 {
+			span[n] = int32(i)
+		}
+		n++
+	}
+	if n != 2 {
+		return [2]int32{-1, -1}
+	}
+	return span
 }
 
 // isWeightGrad reports whether backward op o is a weight-gradient pass:

@@ -126,8 +126,10 @@ type emission struct {
 	class    commClass
 	pass     pass
 	// wgrad says a weight-gradient op caused it; dispatch that the MoE
-	// dispatch or combine (a reshard) did.
-	wgrad, dispatch bool
+	// dispatch or combine (a reshard) did, lead that it was the pass's
+	// first (the all-to-all into the experts: the dispatch forward, the
+	// combine's gradient backward; Model.expertSpan).
+	wgrad, dispatch, lead bool
 }
 
 // runResult is the outcome of one pass of a block on one micro-batch. Its
@@ -193,7 +195,7 @@ func (e *evaluator) emit(res *runResult, op collOp, roles roleSet, bytes float64
 	}
 	sec := e.emissionSeconds(op, roles, bytes, class)
 	res.emit = append(res.emit, emission{op: op, roles: roles, bytes: bytes, seconds: sec, class: class, pass: ps, why: why,
-		hideOp: int32(hideOp), hideFrac: hideFrac, wgrad: e.opWgrad, dispatch: e.opReshard})
+		hideOp: int32(hideOp), hideFrac: hideFrac, wgrad: e.opWgrad, dispatch: e.opReshard, lead: e.opLead})
 	return sec
 }
 

@@ -35,6 +35,12 @@ type segCost struct {
 	// and a2aB the exposed MoE dispatch and combine of the forward pass and
 	// of the recompute and backward passes (parts of crit).
 	wgt, critF, critW, a2aF, a2aB float64
+	// a2aFin and a2aBin are the parts of a2aF and a2aB into the experts
+	// (the forward dispatch, the backward pass's combine gradient); expF,
+	// expB and expW the experts' compute between the two all-to-alls: of
+	// the forward pass, of the recompute and backward passes but for the
+	// weight gradients, and of those (evaluator.expertPhases).
+	a2aFin, a2aBin, expF, expB, expW float64
 	// pending is, per weight of the block (in its Weights order), the roles
 	// its gradient is still partial over after the backward pass: the input
 	// of the once-per-step reductions, which depend on the ZeRO stage.
@@ -45,6 +51,7 @@ type segCost struct {
 func (sc *segCost) reset() {
 	sc.fwd, sc.bwd, sc.crit, sc.weights, sc.weightEdge, sc.weightsB, sc.flops = 0, 0, 0, 0, 0, 0, 0
 	sc.wgt, sc.critF, sc.critW, sc.a2aF, sc.a2aB = 0, 0, 0, 0, 0
+	sc.a2aFin, sc.a2aBin, sc.expF, sc.expB, sc.expW = 0, 0, 0, 0, 0
 	sc.cat = [numCategories]float64{}
 	sc.stepGrad, sc.stepParam = 0, 0
 	sc.stepEmit = sc.stepEmit[:0]
@@ -62,10 +69,12 @@ func (e *evaluator) run(res *runResult, b int, ps pass, only []bool) {
 	for i := range ops {
 		o := &ops[i]
 		if only != nil && !only[i] {
+			res.opSeconds[i] = 0 // not re-run (expertPhases sums them)
 			continue
 		}
 		e.opWgrad = ps == pBwd && e.m.wgrad[b][i]
 		e.opReshard = o.Kind == model.Reshard
+		e.opLead = e.opReshard && int32(i) == e.m.expertSpan[b][k][0]
 		emitted := len(res.emit)
 		var m *opMemo
 		switch o.Kind {
@@ -96,7 +105,7 @@ func (e *evaluator) run(res *runResult, b int, ps pass, only []bool) {
 				dep: m.dep, emits: uint16(len(res.emit) - emitted), stamp: m.stamp})
 		}
 	}
-	e.opWgrad, e.opReshard = false, false
+	e.opWgrad, e.opReshard, e.opLead = false, false, false
 }
 
 // resetCache forgets the gathered tensors of block b; weights are kept
@@ -212,8 +221,14 @@ func (e *evaluator) sumRuns(b int, sc *segCost) {
 				switch {
 				case em.dispatch && em.pass == pFwd:
 					a2aF += exp
+					if em.lead {
+						sc.a2aFin += exp
+					}
 				case em.dispatch:
 					a2aB += exp
+					if em.lead && em.pass == pBwd {
+						sc.a2aBin += exp
+					}
 				}
 			case classWeights:
 				weights += em.seconds
@@ -228,6 +243,32 @@ func (e *evaluator) sumRuns(b int, sc *segCost) {
 	}
 	sc.crit, sc.critF, sc.critW, sc.a2aF, sc.a2aB = crit, critF, critW, a2aF, a2aB
 	sc.weights, sc.weightEdge, sc.weightsB = weights, weightEdge, weightsB
+	e.expertPhases(b, sc)
+}
+
+// expertPhases adds to sc the compute of block b's experts, the ops between
+// its two all-to-alls (Model.expertSpan): of the forward pass (expF), of
+// the recompute and backward passes but for the weight gradients (expB),
+// and of those (expW). Megatron-Core's EP overlap runs each of them beside
+// one all-to-all of the paired micro-batch (rankSums.overlappedA2ASeconds).
+func (e *evaluator) expertPhases(b int, sc *segCost) {
+	sp := &e.m.expertSpan[b]
+	if sp[0][0] < 0 || sp[1][0] < 0 {
+		return
+	}
+	fw, rc, bw := &sc.runs[0], &sc.runs[1], &sc.runs[2]
+	for i := sp[0][0] + 1; i < sp[0][1]; i++ {
+		sc.expF += fw.opSeconds[i]
+		sc.expB += rc.opSeconds[i] // 0 for the ops not re-run (evaluator.run)
+	}
+	wg := e.m.wgrad[b]
+	for i := sp[1][0] + 1; i < sp[1][1]; i++ {
+		if wg[i] {
+			sc.expW += bw.opSeconds[i]
+		} else {
+			sc.expB += bw.opSeconds[i]
+		}
+	}
 }
 
 // stepPart computes sc's once-per-step collectives from the gradients the

@@ -41,6 +41,21 @@ type Passes struct {
 	// combine of the forward pass and of the recompute and backward passes
 	// (parts of CriticalSeconds).
 	A2AForwardSeconds, A2ABackwardSeconds float64
+	// A2AIntoExpertsForwardSeconds and A2AIntoExpertsBackwardSeconds are
+	// their parts into the experts (the forward's dispatch, the backward's
+	// combine gradient); ExpertForwardSeconds, ExpertBackwardSeconds and
+	// ExpertWeightGradSeconds the experts' compute between the two
+	// all-to-alls: forward, recompute and input gradients, weight
+	// gradients; A2ASMShare the share of the SMs the all-to-all's kernels
+	// take from the compute beside them. Megatron-Core's EP overlap hides
+	// the all-to-all phase by phase from them (rankSums.overlappedA2ASeconds).
+	A2AIntoExpertsForwardSeconds, A2AIntoExpertsBackwardSeconds          float64
+	ExpertForwardSeconds, ExpertBackwardSeconds, ExpertWeightGradSeconds float64
+	A2ASMShare                                                           float64
+	// EndsForwardSeconds and EndsBackwardSeconds are the forward and
+	// backward compute of the embedding and the output layer, outside the
+	// overlap's layer pairs.
+	EndsForwardSeconds, EndsBackwardSeconds float64
 	// HiddenA2ASeconds is the all-to-all one overlapped forward-backward
 	// pair hides under compute, and OverlappedMicrobatches how many
 	// micro-batches run as such pairs (space.Rules.OverlappedMicrobatches).

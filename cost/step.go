@@ -184,6 +184,7 @@ type stepRules struct {
 	of, wof, gof float64
 	bubble       space.Bubble
 	hideA2A      bool    // the schedule overlaps the MoE dispatch and combine
+	phased       bool    // Megatron-Core's EP overlap: phase by phase (overlappedA2ASeconds)
 	overlapped   float64 // micro-batches run as overlapped pairs
 }
 
@@ -218,7 +219,7 @@ func (kr *knownRules) stepRulesOf(pp, V int, M, of float64, a2a bool, o *Options
 		// steady state's forward-backward pairs hide each other's MoE
 		// dispatch and combine, as DualPipe's do
 		// (space.A2AOverlapMicrobatches).
-		c.sr.hideA2A = true
+		c.sr.hideA2A, c.sr.phased = true, true
 		c.sr.overlapped = space.A2AOverlapMicrobatches(pp, v, int(M))
 	}
 	c.v, c.a2a, c.ok = V, a2a, true
@@ -322,6 +323,11 @@ type rankSums struct {
 	// offloaded per micro-batch, layers the layers held.
 	fc, bc, crit, wmb, sg, spar, params, stored, computed, fp8 float64
 	wc, critF, critW, a2aF, a2aB, edge, off, layers, wmbB      float64
+	// a2aFin, a2aBin, expF, expB and expW are segCost's, summed: the
+	// all-to-alls into the experts and the experts' compute; endsF and
+	// endsB the forward and backward compute of the embedding and the
+	// output layer, which run outside the layers' pairs.
+	a2aFin, a2aBin, expF, expB, expW, endsF, endsB float64
 	// sgEmb and sparEmb are sg's and spar's share of the embedding,
 	// sgEnds and sparEnds of the embedding and the output layer.
 	sgEmb, sparEmb, sgEnds, sparEnds float64
@@ -366,6 +372,8 @@ func (s *rankSums) of(st *evalState, rv *rankView) {
 		s.sg += h * sc.stepGrad
 		s.spar += h * sc.stepParam
 		if b == p.Embedding || b == p.Output {
+			s.endsF += n * sc.fwd
+			s.endsB += n * sc.bwd
 			s.sgEnds += h * sc.stepGrad
 			s.sparEnds += h * sc.stepParam
 			if b == p.Embedding {
@@ -385,6 +393,11 @@ func (s *rankSums) of(st *evalState, rv *rankView) {
 		s.critW += n * sc.critW
 		s.a2aF += n * sc.a2aF
 		s.a2aB += n * sc.a2aB
+		s.a2aFin += n * sc.a2aFin
+		s.a2aBin += n * sc.a2aBin
+		s.expF += n * sc.expF
+		s.expB += n * sc.expB
+		s.expW += n * sc.expW
 	}
 	// The first gather and the last reduction of one layer's weights.
 	for k, kind := range p.Kinds {
@@ -468,7 +481,13 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 	// under the other's compute, up to OverlapFraction of it, for the pairs
 	// it runs ([DSV3 §3.2.1], docs/formulas.md §6).
 	var hidden float64
-	if sr.hideA2A {
+	switch {
+	case sr.phased:
+		// Megatron-Core's EP overlap: each all-to-all under the compute
+		// of its phase, less the SMs its kernels take.
+		hidden = rs.overlappedA2ASeconds(fc, bc, sr.of, e.a2aSMShare)
+		exposed -= sr.overlapped * hidden
+	case sr.hideA2A:
 		hidden = min(a2aF, sr.of*bc) + min(a2aB, sr.of*fc)
 		exposed -= sr.overlapped * hidden
 	}
@@ -521,6 +540,9 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 		est.Passes = &Passes{Microbatches: M, Chunks: sr.v, ForwardSeconds: fc, BackwardSeconds: bc, WeightGradSeconds: wc,
 			CriticalSeconds: crit, CriticalForwardSeconds: critF, CriticalWeightGradSeconds: critW,
 			A2AForwardSeconds: a2aF, A2ABackwardSeconds: a2aB, HiddenA2ASeconds: hidden, OverlappedMicrobatches: sr.overlapped,
+			A2AIntoExpertsForwardSeconds: rs.a2aFin, A2AIntoExpertsBackwardSeconds: rs.a2aBin, A2ASMShare: e.a2aSMShare,
+			ExpertForwardSeconds: rs.expF, ExpertBackwardSeconds: rs.expB, ExpertWeightGradSeconds: rs.expW,
+			EndsForwardSeconds: rs.endsF, EndsBackwardSeconds: rs.endsB,
 			OptimizerSeconds: est.OptimizerSeconds, FP8CastSeconds: cast8,
 			WeightTrafficSeconds: M * wmb, WeightTrafficExposedSeconds: wExp,
 			GradReduceSeconds: sg, GradReduceExposedSeconds: gExp, ParamGatherSeconds: spar, ParamGatherExposedSeconds: pExp,

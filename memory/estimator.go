@@ -108,6 +108,7 @@ const maxFlights = 16
 type flightKey struct {
 	schedule space.Schedule
 	v        int
+	a2a      bool // space.Strategy.A2AOverlap (a2aOverlapInFlight)
 }
 
 // maxMeshShares bounds the shares per dimension of the placements whose
@@ -261,7 +262,7 @@ func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
 		}
 		e.sumsOK, e.nFlights, e.nextFlight, e.zeroOK = true, 0, 0, [numZero]bool{}
 	}
-	e.flightSlot = e.flightOf(flightKey{s.Schedule, s.V})
+	e.flightSlot = e.flightOf(flightKey{s.Schedule, s.V, s.A2AOverlap})
 	return e.peak(), nil
 }
 
@@ -278,7 +279,7 @@ func (e *Estimator) flightOf(k flightKey) int {
 	e.nFlights = max(e.nFlights, j+1)
 	e.flightKeys[j] = k
 	n := len(e.ranks)
-	e.fillFlight(k.v, e.flights[j*n:(j+1)*n])
+	e.fillFlight(k.v, k.a2a, e.flights[j*n:(j+1)*n])
 	return j
 }
 
@@ -320,8 +321,9 @@ func (e *Estimator) fillRanks(pp int, split space.Split, pl space.Placement) {
 }
 
 // fillFlight fills fl, one per rank, with the ranks' flight terms under
-// the current schedule with v virtual stages (Model.peakOf).
-func (e *Estimator) fillFlight(v int, fl []flightTerms) {
+// the current schedule with v virtual stages, a2a its EP overlap
+// (Model.peakOf).
+func (e *Estimator) fillFlight(v int, a2a bool, fl []flightTerms) {
 	mm, rules := e.mm, &e.rules
 	pp, m := e.ranksPP, e.micro
 	v = rules.VirtualStages(v)
@@ -329,7 +331,7 @@ func (e *Estimator) fillFlight(v int, fl []flightTerms) {
 	var bufs bufTerms
 	for i := range e.ranks {
 		en := &e.ranks[i]
-		en.st.inFlight, en.st.lastInFlight = rules.InFlight(en.r, pp, v, m), last
+		en.st.inFlight, en.st.lastInFlight = rules.InFlight(en.r, pp, v, m)+a2aOverlapInFlight(a2a, m, en.st.counts), last
 		mm.flightTerms(&e.g, &e.ends, &en.st, &en.sums, &fl[i], &bufs)
 	}
 }

@@ -600,7 +600,7 @@ func (mm *Model) peakOf(w space.Workload, s *space.Strategy, g *geometry, terms 
 				continue
 			}
 			st := mm.rankStage(r, pp, s.Split, pl, cnt, cnt2)
-			st.inFlight, st.lastInFlight = rules.InFlight(r, pp, v, m), pk.lastInFlight
+			st.inFlight, st.lastInFlight = rules.InFlight(r, pp, v, m)+a2aOverlapInFlight(s.A2AOverlap, m, st.counts), pk.lastInFlight
 			mm.stageSums(terms, ends, &st, &ss)
 			mm.rankStates(g, &ss, &rs)
 			mm.flightTerms(g, ends, &st, &ss, &fl, &bufs)
@@ -713,6 +713,31 @@ func (mm *Model) rankStage(r, pp int, split space.Split, pl space.Placement, cnt
 		st.mirror, st.split, st.r = pp-1-r, split, r
 	}
 	return st
+}
+
+// a2aOverlapInFlight is what Megatron-Core's EP overlap (a2a,
+// space.Strategy.A2AOverlap) holds in flight beyond the schedule, in micro-batches of the rank's
+// layers (counts, per layer kind): one layer. Each forward-backward pair
+// runs the forward of layer i of one micro-batch beside the backward of
+// layer n-1-i of another, which frees that layer only after the forward's
+// is saved (Megatron-LM@d98e8a64 megatron/core/models/common/
+// model_chunk_schedule_plan.py:588-605); the schedule's one extra warm-up
+// chunk (megatron/core/pipeline_parallel/schedules.py:964-970) takes the
+// place of the forward a 1F1B step runs before its backward, so the chunks
+// in flight stay the schedule's (space.Rules.InFlight). A step of one
+// micro-batch (m) pairs nothing.
+func a2aOverlapInFlight(a2a bool, m int, counts []int) float64 {
+	if !a2a || m < 2 {
+		return 0
+	}
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	if n == 0 {
+		return 0
+	}
+	return 1 / float64(n)
 }
 
 // countStage counts linear pipeline stage r of pp's layers of each kind

@@ -85,10 +85,31 @@ const h100PowerCap500W = 0.894
 // set).
 func gpuChip(c Chip) Chip {
 	c.RuntimeReserveBytes, c.AllocatorSlackFraction, c.CommunicatorBytes = gpuContextBytes, gpuAllocatorSlack, gpuCommunicatorBytes
+	if c.SMs == 0 {
+		c.SMs = familySMs(c.Family)
+	}
 	if c.HostBandwidthBytesPerS == 0 {
 		c.HostBandwidthBytesPerS = pcie5Bytes
 	}
 	return c
+}
+
+// familySMs is the streaming multiprocessors of a GPU family's SXM parts:
+// A100 108, H100/H200/H800 132, B200 and GB200 148 (NVIDIA's A100, H100
+// and Blackwell architecture whitepapers), MI300X 304 compute units (AMD
+// CDNA 3 whitepaper); 0 for others.
+func familySMs(family string) int {
+	switch family {
+	case "nvidia-ampere":
+		return 108
+	case "nvidia-hopper":
+		return 132
+	case "nvidia-blackwell", "nvidia-grace-blackwell":
+		return 148
+	case "amd-cdna3":
+		return 304
+	}
+	return 0
 }
 
 // tpuChip is a TPU: HBMBytes is JAX's bytes_limit, already net of what XLA

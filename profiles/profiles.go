@@ -20,6 +20,10 @@ type Chip struct {
 	HBMBandwidthBytesPerS float64 `json:"hbm_bandwidth_bytes_per_s" yaml:"hbm_bandwidth_bytes_per_s"`
 	// TensorCoresPerChip is 2 for TPU v4/v5p (the slice suffix counts cores), 1 otherwise.
 	TensorCoresPerChip int `json:"tensor_cores_per_chip,omitempty" yaml:"tensor_cores_per_chip"`
+	// SMs is a GPU's streaming multiprocessors (compute units on AMD): the
+	// share a communication kernel's thread blocks take from the compute
+	// beside it is theirs over SMs. Zero on TPUs and where unknown.
+	SMs int `json:"sms,omitempty" yaml:"sms"`
 	// RuntimeReserveBytes is HBM the runtime holds before any tensor: the CUDA context
 	// on GPUs; zero on TPUs, whose HBMBytes is XLA's bytes_limit, already net of it.
 	RuntimeReserveBytes float64 `json:"runtime_reserve_bytes" yaml:"runtime_reserve_bytes"`

@@ -70,8 +70,10 @@ func (s *Strategy) validateA2AOverlap(add func(format string, args ...any)) {
 // pairs under Strategy.A2AOverlap, with v virtual stages: without a
 // pipeline every forward but the first runs beside the previous
 // micro-batch's backward (m-1); under the interleaved schedule the 1F1B
-// steady state pairs m·v chunks less the warm-up's (p-1)·2 + (v-1)·p
-// (Megatron-LM@d98e8a64 megatron/core/pipeline_parallel/schedules.py,
+// steady state pairs m·v chunks less the warm-up's (p-1)·2 + (v-1)·p + 1,
+// the overlap's one extra forward chunk making each pair's forward and
+// backward independent (Megatron-LM@d98e8a64
+// megatron/core/pipeline_parallel/schedules.py:964-970,
 // get_pp_rank_microbatches: num_warmup_microbatches of rank 0), v chunks a
 // micro-batch of the rank's layers.
 func A2AOverlapMicrobatches(p, v, m int) float64 {
@@ -79,6 +81,6 @@ func A2AOverlapMicrobatches(p, v, m int) float64 {
 		return float64(max(m-1, 0))
 	}
 	v = max(v, 1)
-	warm := 2*(p-1) + (v-1)*p
+	warm := 2*(p-1) + (v-1)*p + 1
 	return max(0, float64(m*v-warm)/float64(v))
 }

@@ -16,7 +16,7 @@ func TestA2AOverlapMicrobatches(t *testing.T) {
 		p, v, m int
 		want    float64
 	}{
-		{1, 1, 8, 7}, {1, 1, 1, 0}, {4, 2, 8, 3}, {4, 1, 8, 2}, {4, 2, 4, 0}, {8, 4, 64, (256 - (14 + 24)) / 4.0},
+		{1, 1, 8, 7}, {1, 1, 1, 0}, {4, 2, 8, 2.5}, {4, 1, 8, 1}, {4, 2, 4, 0}, {8, 4, 64, (256 - (14 + 24 + 1)) / 4.0},
 	} {
 		if got := A2AOverlapMicrobatches(tt.p, tt.v, tt.m); got != tt.want {
 			t.Errorf("p=%d v=%d m=%d: %g overlapped, want %g", tt.p, tt.v, tt.m, got, tt.want)

@@ -138,11 +138,13 @@ type Space struct {
 	// runs it. a2aAuto says the space turns it on wherever a strategy
 	// allows it (a2aAllowed): a model with experts, a framework that runs
 	// it (not Limits.NoA2AOverlap) and no pin. The overlap only hides
-	// all-to-all time and the memory model charges it nothing, so a
-	// strategy with it dominates its twin without: deciding it per
-	// strategy finds the same front as a gene of its own would, at none
-	// of a second gene's cost. recomputeA2A says which recompute choices
-	// allow it (not full, not a module list with moe).
+	// all-to-all time, and the memory model charges it one layer's
+	// activations (a fraction of a percent of a rank's memory), so a
+	// strategy with it is never slower than its twin without and hardly
+	// larger: deciding it per strategy finds nearly the front a gene of its
+	// own would, at none of a second gene's cost (--fix a2a_overlap=false
+	// gives the twins). recomputeA2A says which recompute choices allow it
+	// (not full, not a module list with moe).
 	a2aOverlap, a2aAuto bool
 	// dispatcher is every strategy's MoE token dispatcher: the pinned
 	// one, else the default ("").
