@@ -206,3 +206,28 @@ func TestBridgeDispatcher(t *testing.T) {
 		}
 	}
 }
+
+// TestNotedMoE: the MoE overlap and dispatcher a Megatron-Core row's own
+// notes state; nothing for a performance-summary row (posed from its
+// recipe) or another framework.
+func TestNotedMoE(t *testing.T) {
+	perf := "NVIDIA-NeMo/Megatron-Bridge@067f987d:docs/performance-summary-archive.md section \"25.11 NeMo Container\""
+	for _, tt := range []struct {
+		source, framework, notes string
+		overlap                  bool
+		dispatcher               string
+	}{
+		{"NVIDIA-NeMo/Megatron-Bridge skills", "Megatron-Bridge / Megatron-Core", "Independent validation run with EP overlap on (flex dispatcher + HybridEP, force-balanced routing)", true, "hybridep"},
+		{"NVIDIA-NeMo/Megatron-Bridge docs", "Megatron-Bridge / Megatron-Core", "5-step smoke run, alltoall dispatcher, moe_permute_fusion off", false, "alltoall"},
+		{"NVIDIA-NeMo/Megatron-Bridge docs", "Megatron-Bridge / Megatron-Core", "DeepEP dispatcher", false, "deepep"},
+		{"NVIDIA-NeMo/Megatron-Bridge docs", "Megatron-Bridge / Megatron-Core", "baseline, no MoE settings stated", false, ""},
+		{perf, "Megatron-Bridge (NeMo 25.11 container, Megatron-Core)", "EP overlap on, HybridEP", false, ""},
+		{"pytorch/torchtitan", "torchtitan", "EP overlap on, DeepEP", false, ""},
+	} {
+		r := Run{Source: tt.source, Framework: tt.framework, Notes: tt.notes, ModelName: "Qwen3-30B-A3B", Chip: "H100-SXM-80GB"}
+		over, d := r.notedMoE()
+		if over != tt.overlap || d != tt.dispatcher {
+			t.Errorf("%q / %q: overlap %v dispatcher %q, want %v %q", tt.framework, tt.notes, over, d, tt.overlap, tt.dispatcher)
+		}
+	}
+}

@@ -400,6 +400,28 @@ func (r Run) bridgeDispatcher() string {
 	return space.DispatcherAllToAll
 }
 
+// notedMoE returns the MoE all-to-all overlap and token dispatcher a
+// Megatron-Core row's notes state it ran with ("EP overlap on", "flex
+// dispatcher + HybridEP", "alltoall dispatcher"), false and "" where they
+// state neither (the performance-summary rows are posed from their
+// recipes instead: bridgeA2AOverlap, bridgeDispatcher).
+func (r Run) notedMoE() (overlap bool, dispatcher string) {
+	if _, _, perf := r.bridgePerfRow(); perf || !strings.Contains(r.Framework, "Megatron") {
+		return false, ""
+	}
+	n := strings.ToLower(r.Notes)
+	overlap = strings.Contains(n, "ep overlap on")
+	switch {
+	case strings.Contains(n, "hybridep"):
+		dispatcher = space.DispatcherHybridEP
+	case strings.Contains(n, "deepep"):
+		dispatcher = space.DispatcherDeepEP
+	case strings.Contains(n, "alltoall dispatcher"):
+		dispatcher = space.DispatcherAllToAll
+	}
+	return overlap, dispatcher
+}
+
 // bridgePerfRow returns the release ("25.11 NeMo Container") and the
 // model/gpu key ("dsv3/b200") of a Megatron-Bridge performance-summary MoE
 // row r, false for any other row.
@@ -689,6 +711,21 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 			candidates[i].A2AOverlap = true
 		}
 		notes = append(notes, "a2a_overlap: the release's performance recipe sets overlap_moe_expert_parallel_comm")
+	}
+	if over, d := r.notedMoE(); r.Strategy == "" && (over || d != "") {
+		// The row's own notes state the MoE settings it ran (notedMoE).
+		for i := range candidates {
+			candidates[i].A2AOverlap = candidates[i].A2AOverlap || over
+			if d != "" {
+				candidates[i].Dispatcher = d
+			}
+		}
+		if over {
+			notes = append(notes, "a2a_overlap: the run's notes say EP overlap on")
+		}
+		if d != "" {
+			notes = append(notes, "dispatcher="+d+": the run's notes")
+		}
 	}
 	if d := r.bridgeDispatcher(); r.Strategy == "" && d != "" {
 		// The release's recipe names the MoE token dispatcher
