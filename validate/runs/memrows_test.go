@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"math"
 	"testing"
 
 	"github.com/meshplan/meshplan/framework"
@@ -163,5 +164,58 @@ func TestLightningFP16Engine(t *testing.T) {
 	}
 	if !so.Program.Precision.GradInWeight {
 		t.Error("Gemini row without its gradients in the parameters' chunks")
+	}
+}
+
+// TestLightningKeepsGrads checks which rows run Lightning's own optimizer
+// loop on PyTorch before 2.0 (zero_grad keeps the gradients) and what the
+// GPT2-XL DDP row then holds in its forward pass: the fp32 gradients of
+// every parameter beside the fp32 parameters and their fp16 autocast
+// copies. By hand, P = 48·(12·1600² + 13·1600) + 50257·1600 + 1024·1600
+// + 2·1600 = 1,557,611,200 parameters, so 4·P = 6.230 GB of gradients and
+// 6·P of parameters (4 fp32 + 2 fp16).
+func TestLightningKeepsGrads(t *testing.T) {
+	const src = "hpcaitech/ColossalAI-Pytorch-lightning benchmark/gpt/README.md @6a82b8015e06"
+	for _, tt := range []struct {
+		r    Run
+		want bool
+	}{
+		{Run{Source: src, ZeroOrFSDP: "none (DDP)"}, true},
+		{Run{Source: src, ZeroOrFSDP: "DeepSpeed ZeRO-3"}, false},
+		{Run{Source: src, ZeroOrFSDP: "ColossalAI Gemini, placement_policy=cuda"}, false},
+		{Run{Source: "NVIDIA-NeMo/Megatron-Bridge x", ZeroOrFSDP: "none (DDP)"}, false},
+	} {
+		if got := tt.r.lightningKeepsGrads(); got != tt.want {
+			t.Errorf("lightningKeepsGrads(%q, %q) = %v, want %v", tt.r.Source, tt.r.ZeroOrFSDP, got, tt.want)
+		}
+	}
+	rs, _ := readTestdata(t, "published-memory.csv")
+	var ddp Run
+	for _, r := range rs {
+		if r.ID == "cl_gpt2xl_4gpu_ddp_bs6" {
+			ddp = r
+		}
+	}
+	if ddp.ID == "" {
+		t.Fatal("no cl_gpt2xl_4gpu_ddp_bs6 row")
+	}
+	so, fw, err := ddp.SearchOptions(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fw != "pytorch" || so.Program.Precision.TransientGrads {
+		t.Fatalf("framework %q, transient gradients %v; want pytorch with kept gradients", fw, so.Program.Precision.TransientGrads)
+	}
+	p, err := ddp.predict(nil, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const params = 1557611200.0
+	b := p.best.mem
+	if got, want := b.GradsBytes, 4*params; math.Abs(got/want-1) > 0.002 {
+		t.Errorf("gradients %.4g bytes, want 4·P = %.4g", got, want)
+	}
+	if got, want := b.ParamsBytes, 6*params; math.Abs(got/want-1) > 0.002 {
+		t.Errorf("parameters %.4g bytes, want 6·P = %.4g", got, want)
 	}
 }

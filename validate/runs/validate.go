@@ -226,6 +226,21 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 			so.Program.Precision.GradInWeight = true
 		}
 	}
+	if r.lightningKeepsGrads() {
+		// PyTorch Lightning 1.7 zeroes the gradients with the optimizer's
+		// own optimizer.zero_grad() between training_step and backward
+		// (Lightning-AI/pytorch-lightning@4fae327b8b69af8e269b062a634ab39b7388a4ac
+		// (1.7.2) src/pytorch_lightning/core/module.py:1696,
+		// loops/optimization/optimizer_loop.py:131-141), whose default
+		// before PyTorch 2.0 is set_to_none=False (pytorch/pytorch v1.12.1
+		// torch/optim/optimizer.py, Optimizer.zero_grad): the fp32
+		// gradients the first backward pass makes are zeroed in place and
+		// live through every later forward pass.
+		so.Program.Precision.TransientGrads = false
+		if so.ShardedProgram != nil {
+			so.ShardedProgram.Precision.TransientGrads = false
+		}
+	}
 	if r.UnfusedAttention() {
 		so.Program.Kernels.Attention = model.AttentionMaterialized
 	}
@@ -598,6 +613,15 @@ func (r Run) lightningFP16Engine() string {
 		return "deepspeed"
 	}
 	return ""
+}
+
+// lightningKeepsGrads reports whether row r ran PyTorch Lightning's own
+// optimizer loop over a PyTorch optimizer on PyTorch before 2.0, whose
+// zero_grad keeps the gradients (zeroed, not freed): the
+// ColossalAI-Pytorch-lightning benchmark's rows (2022, Lightning 1.7)
+// that no engine of its own (DeepSpeed, ColossalAI Gemini) runs.
+func (r Run) lightningKeepsGrads() bool {
+	return strings.HasPrefix(r.SourceName(), "hpcaitech/ColossalAI-Pytorch-lightning") && r.lightningFP16Engine() == ""
 }
 
 // reason turns an error into a skip reason: the sentence without this
