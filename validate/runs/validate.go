@@ -437,11 +437,18 @@ func (r Run) notedMoE() (overlap bool, dispatcher string) {
 	return overlap, dispatcher
 }
 
+// bridgePerfSummary reports whether r is a row of a Megatron-Bridge
+// performance summary (a "NeMo Container" section), whose layout and
+// settings come from that release's performance configs.
+func (r Run) bridgePerfSummary() bool {
+	return strings.HasPrefix(r.SourceName(), "NVIDIA-NeMo/Megatron-Bridge") && strings.Contains(r.Source, "NeMo Container")
+}
+
 // bridgePerfRow returns the release ("25.11 NeMo Container") and the
 // model/gpu key ("dsv3/b200") of a Megatron-Bridge performance-summary MoE
 // row r, false for any other row.
 func (r Run) bridgePerfRow() (release, key string, ok bool) {
-	if !strings.HasPrefix(r.SourceName(), "NVIDIA-NeMo/Megatron-Bridge") || !strings.Contains(r.Source, "NeMo Container") {
+	if !r.bridgePerfSummary() {
 		return "", "", false
 	}
 	name, chip := strings.ToLower(r.ModelName), strings.ToLower(r.Chip)
@@ -548,7 +555,7 @@ func (r Run) bridgeRecompute() (string, bool) {
 // (cpu_offloading_num_layers), which no strategy expresses: they keep the
 // fastest policy that fits.
 func (r Run) bridgeDenseRecompute() (string, bool) {
-	if !strings.HasPrefix(r.SourceName(), "NVIDIA-NeMo/Megatron-Bridge") || !strings.Contains(r.Source, "NeMo Container") {
+	if !r.bridgePerfSummary() {
 		return "", false
 	}
 	if fsdp := strings.ToLower(r.ZeroOrFSDP); strings.Contains(fsdp, "fsdp") && !strings.Contains(fsdp, "no fsdp") {
