@@ -25,8 +25,9 @@ func TestHopperFlashAttention2Rate(t *testing.T) {
 }
 
 // TestFlashAttention2 checks which rows ran FlashAttention-2 on Hopper:
-// NeMo Framework releases before 24.09 (NVTE_FUSED_ATTN=0) on an H100, and
-// no other release, framework or chip.
+// NeMo Framework releases before 24.09 (NVTE_FUSED_ATTN=0) and torchtitan
+// commits before its cuDNN-first attention on an H100, and no other
+// release, framework or chip.
 func TestFlashAttention2(t *testing.T) {
 	for _, tt := range []struct {
 		framework, chip string
@@ -42,6 +43,12 @@ func TestFlashAttention2(t *testing.T) {
 		{"Megatron-Bridge (NeMo 25.11 container, Megatron-Core)", "H100-SXM-80GB", 1},
 		{"Megatron-LM", "H100-SXM-80GB", 1},
 		{"", "H100-SXM-80GB", 1},
+		{"torchtitan (FSDP2 + DTensor TP, torch.compile; torch 38410cf9, torchtitan 820504e)", "H100-SXM-96GB-HBM2e (500W cap)", 0.57},
+		{"torchtitan 820504e20d1149fbf0b98c567af24c4b0433b22d", "H100-SXM-80GB", 0.57},
+		{"torchtitan 9dec370", "H100-SXM-80GB", 0.57},
+		{"torchtitan (FSDP2 + DTensor TP, torch.compile; torch 38410cf9, torchtitan 820504e)", "B200", 1},
+		{"torchtitan 73a0e69", "H100-SXM-80GB", 1},
+		{"torchtitan", "H100-SXM-80GB", 1},
 	} {
 		r := Run{Framework: tt.framework, Chip: tt.chip}
 		if got := r.AttentionRate(); got != tt.want {

@@ -158,27 +158,71 @@ const hopperFlashAttention2Rate = 0.57
 // "NeMo 25.11") in a row's framework column.
 var nemoReleaseRe = regexp.MustCompile(`(?i)\bnemo\s*(\d{2})\.(\d{2})`)
 
+// torchtitanCommitRe reads the torchtitan commit a row names in its
+// framework column ("torchtitan 820504e").
+var torchtitanCommitRe = regexp.MustCompile(`(?i)\btorchtitan\s+([0-9a-f]{7,40})\b`)
+
+// torchtitanFlashFirst lists the torchtitan commits named by the reference
+// data that ran SDPA with PyTorch's flash backend first on Hopper: until
+// pytorch/torchtitan@6a3a9da95 (2025-10-09, "Refactor attention", which put
+// SDPBackend.CUDNN_ATTENTION first everywhere) torchtitan's
+// ScaledDotProductAttention listed FLASH_ATTENTION, EFFICIENT_ATTENTION,
+// MATH under sdpa_kernel(set_priority=True) and put cuDNN first only on
+// sm100 (torchtitan/models/attention.py:195-207 at 820504e, from 3b85aa31f,
+// 2025-05-14; before that plain SDPA, whose cuDNN backend PyTorch made
+// opt-in after 2.5, pytorch/pytorch#138522). PyTorch's flash backend is
+// FlashAttention-2 (329 against cuDNN's 631 TFLOP/s on an H100,
+// pytorch/pytorch#142132, 2024-12).
+var torchtitanFlashFirst = []string{
+	"820504e", // 2025-06-13, the async-TP benchmark (benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md)
+	"9dec370", // 2024-12-26, the Llama 3.1 benchmark (benchmarks/llama3_h100_202412_torchtitan.md)
+}
+
 // FlashAttention2 says the row ran its attention on FlashAttention-2 on a
-// Hopper GPU, where the planner's flash rate is a newer kernel's: NeMo
-// Framework releases before 24.09 launched training with NVTE_FUSED_ATTN=0
-// ("Disable cudnn FA until we've tested it more",
-// NVIDIA/NeMo-Framework-Launcher launcher_scripts/conf/config.yaml at tags
-// 24.01 to 24.07; removed by 04b8d098, 2024-08-29), so Transformer Engine,
-// which prefers cuDNN's fused attention on sm90, ran flash-attn 2
-// (NVIDIA/TransformerEngine@da30634a, the commit NeMo v1.23.0's Dockerfile
-// pins: transformer_engine/pytorch/attention.py, DotProductAttention.forward).
+// Hopper GPU, where the planner's flash rate is a newer kernel's:
+//   - NeMo Framework releases before 24.09 launched training with
+//     NVTE_FUSED_ATTN=0 ("Disable cudnn FA until we've tested it more",
+//     NVIDIA/NeMo-Framework-Launcher launcher_scripts/conf/config.yaml at
+//     tags 24.01 to 24.07; removed by 04b8d098, 2024-08-29), so Transformer
+//     Engine, which prefers cuDNN's fused attention on sm90, ran flash-attn
+//     2 (NVIDIA/TransformerEngine@da30634a, the commit NeMo v1.23.0's
+//     Dockerfile pins: transformer_engine/pytorch/attention.py,
+//     DotProductAttention.forward);
+//   - torchtitan before its cuDNN-first attention (torchtitanFlashFirst).
 func (r Run) FlashAttention2() bool {
+	if !r.flashAttention2Release() {
+		return false
+	}
+	c, _, err := lookupChip(r.Chip)
+	return err == nil && c.Family == "nvidia-hopper"
+}
+
+// flashAttention2Release says the row's framework release ran SDPA or
+// Transformer Engine on FlashAttention-2 where a Hopper GPU could have run
+// cuDNN's kernel (FlashAttention2).
+func (r Run) flashAttention2Release() bool {
+	if m := torchtitanCommitRe.FindStringSubmatch(r.Framework); m != nil {
+		c := strings.ToLower(m[1])
+		return slices.ContainsFunc(torchtitanFlashFirst, func(p string) bool {
+			n := min(len(p), len(c))
+			return c[:n] == p[:n]
+		})
+	}
 	m := nemoReleaseRe.FindStringSubmatch(r.Framework)
 	if m == nil {
 		return false
 	}
 	year, _ := strconv.Atoi(m[1])
 	month, _ := strconv.Atoi(m[2])
-	if year*100+month >= 2409 {
-		return false
+	return year*100+month < 2409
+}
+
+// flashAttention2Why names the reason a FlashAttention2 row ran it.
+func (r Run) flashAttention2Why() string {
+	if torchtitanCommitRe.MatchString(r.Framework) {
+		return "torchtitan before its cuDNN-first attention of 2025-10-09 ran PyTorch's flash backend"
 	}
-	c, _, err := lookupChip(r.Chip)
-	return err == nil && c.Family == "nvidia-hopper"
+	return "NeMo before 24.09 disabled cuDNN attention"
 }
 
 // AttentionRate is the speed of the row's attention kernel relative to the

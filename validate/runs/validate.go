@@ -811,7 +811,7 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 		notes = append(notes, "attention without FlashAttention (the source predates it)")
 	}
 	if r.FlashAttention2() {
-		notes = append(notes, fmt.Sprintf("attention on FlashAttention-2 at %.2f of the H100's flash rate (NeMo before 24.09 disabled cuDNN attention)", hopperFlashAttention2Rate))
+		notes = append(notes, fmt.Sprintf("attention on FlashAttention-2 at %.2f of the H100's flash rate (%s)", hopperFlashAttention2Rate, r.flashAttention2Why()))
 	}
 	p, err := search.NewProblem(m, c, w, space.Fix{}, o)
 	if err != nil {
