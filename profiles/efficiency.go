@@ -36,7 +36,13 @@ import (
 // MAMF (the best single GEMM of a shape sweep, [MLE-ACC] §4.1) times
 // gpuShapeFactor, the ratio of the H100's real-shape fraction to its MAMF
 // (0.705/0.80 = 0.88), and t₀ is the H100's 25 µs. Both transfers are our
-// assumption.
+// assumption. A tail that is a part-filled wave of output tiles would
+// scale in FLOPs with SMs × tile size rather than as a time (148/132 of the
+// H100's half point on Blackwell, whose 2-SM MMA keeps 128×256 per SM):
+// measured on the published Blackwell runs, it moves the GPU-paced MoE rows
+// toward them but breaks the host-paced micro-batch-1 ones and makes the
+// dense fp8 rows faster still, so the time transfer stays
+// (docs/published-runs-2.md, issue 39).
 //
 // Attention: a flash kernel runs its matmuls at a fraction of peak and
 // spends a fixed time per score element on the softmax's exponential (and,
