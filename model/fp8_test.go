@@ -119,10 +119,11 @@ func TestFP8Saved(t *testing.T) {
 // layer under selective recompute: the forward keeps each fp8 matmul's bf16
 // input, not its fp8 copy (matmul_with_hp_or_float8_args saves input_hp,
 // pytorch/ao@36027d82d1ad9949597ea16002ff4940374b1b94
-// torchao/float8/float8_linear.py), so against delayed's s·(6h + 5q + 4kv
+// torchao/float8/float8_linear.py), so against delayed's s·(6h + 3q + 4kv
 // + 5F) (TestFP8Saved) xn and xn2 are kept in 2 bytes (+h each), the
-// attention output only in the bf16 the flash kernel keeps (-q) and the
-// SwiGLU output in bf16 (+F): s·(8h + 4q + 4kv + 6F), bf16's own
+// attention output in bf16, which the output projection saves, instead of
+// its fp8 copy (+q) and the SwiGLU output in bf16 (+F): s·(8h + 4q + 4kv +
+// 6F), bf16's own
 // (TestSavedActivations). Per element the quantisations move, forward, 5
 // bytes for each of the 4 distinct projection inputs (amax 2, read 2,
 // write 1); backward, 5 to cast each input again and 8 for each of the 4
