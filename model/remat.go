@@ -381,7 +381,9 @@ func (p *Program) Offloaded(blocks []int, pol Policy, saved []int) []int {
 // produce for one another only. Under full recompute a layer keeps just its
 // input; under selective recompute the attention block drops the score
 // square and the flash kernel's statistics but keeps the core's inputs q, k,
-// v and its output ([KORT §4.1-4.2]).
+// v and its output ([KORT §4.1-4.2]), the output only where the projection
+// after it saves it (not under an fp8 recipe, whose projection keeps the
+// fp8 copy).
 func (p *Program) Saved(blocks []int, pol Policy) []int {
 	if pol.RecomputeUsed {
 		return p.savedJAX(blocks, pol)
@@ -393,7 +395,14 @@ func (p *Program) Saved(blocks []int, pol Policy) []int {
 		}
 	}
 	// rerunOut: tensors some re-run op writes; usedOutside: tensors an op
-	// that is not re-run reads or saves.
+	// that is not re-run saves for its backward pass. A checkpointed
+	// region's output that the ops after it only read is freed once they
+	// have run (torch.utils.checkpoint keeps the region's inputs, and the
+	// output lives only as long as something holds it): under an fp8
+	// recipe the attention core's output feeds the output projection,
+	// which keeps its fp8 copy, not the bf16 output (Transformer Engine's
+	// Linear saves the quantized input, NVIDIA/TransformerEngine@d0067d0d
+	// transformer_engine/pytorch/module/linear.py:597-621).
 	var rerunOut, usedOutside, discarded []int
 	for _, b := range blocks {
 		p.savedOps(b, pol, add, &rerunOut, &usedOutside)
@@ -508,7 +517,7 @@ func (p *Program) savedJAX(blocks []int, pol Policy) []int {
 }
 
 // savedOps adds what block b's ops need to keep, and records what its
-// re-run ops write and what its other ops use.
+// re-run ops write and what its other ops save.
 func (p *Program) savedOps(b int, pol Policy, add func(int), rerunOut, usedOutside *[]int) {
 	blk := &p.Blocks[b]
 	for i := range blk.Fwd {
@@ -533,8 +542,6 @@ func (p *Program) savedOps(b int, pol Policy, add func(int), rerunOut, usedOutsi
 				*rerunOut = append(*rerunOut, o.C)
 			}
 			*rerunOut = append(*rerunOut, o.Writes...)
-		} else {
-			*usedOutside = append(*usedOutside, ins...)
 		}
 	}
 }

@@ -9,10 +9,10 @@ import (
 
 // TestModulePolicyBytes pins what a Llama 3 70B layer with fp8 projections
 // keeps under Megatron-Core's --recompute-modules lists, per sequence of s
-// tokens: selective (core_attn) keeps s·(6h + 5q + 4kv + 5F)
+// tokens: selective (core_attn) keeps s·(6h + 3q + 4kv + 5F)
 // (TestFP8Saved); the mlp module re-runs the dense MLP from the residual
 // stream, so of the MLP's x2 (2h), xn2 in fp8 (h), the SwiGLU input (4F)
-// and its fp8 output (F) only x2 is kept: s·(5h + 5q + 4kv). layernorm
+// and its fp8 output (F) only x2 is kept: s·(5h + 3q + 4kv). layernorm
 // re-runs nothing there (both norms are fused into linear layers).
 func TestModulePolicyBytes(t *testing.T) {
 	l70, _ := Preset("llama3-70b")
@@ -22,14 +22,14 @@ func TestModulePolicyBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	const s, h, q, kv, f = 8192.0, 8192.0, 8192.0, 1024.0, 28672.0
-	selective := s * (6*h + 5*q + 4*kv + 5*f)
+	selective := s * (6*h + 3*q + 4*kv + 5*f)
 	for _, c := range []struct {
 		name string
 		want float64
 	}{
 		{"core_attn", selective},
-		{"core_attn+mlp", s * (5*h + 5*q + 4*kv)},
-		{"mlp+core_attn", s * (5*h + 5*q + 4*kv)},
+		{"core_attn+mlp", s * (5*h + 3*q + 4*kv)},
+		{"mlp+core_attn", s * (5*h + 3*q + 4*kv)},
 		{"mlp", savedBytes(p, 0, s, policy(t, RecomputeNone)) - s*(3*h+5*f) + s*2*h},
 	} {
 		got := savedBytes(p, 0, s, policy(t, c.name))

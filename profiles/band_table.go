@@ -29,18 +29,18 @@ func DefaultBands() Bands {
 			},
 			{
 				Regime: "searched",
-				Pooled: BandFit{Family: "", Runs: 142, Sources: 9, MaxChips: 8192, Q: [5]float64{-0.1231, -0.0841, 0.0341, 0.2075, 0.4977}, Coverage80: 0.817},
+				Pooled: BandFit{Family: "", Runs: 142, Sources: 9, MaxChips: 8192, Q: [5]float64{-0.1231, -0.0788, 0.0354, 0.2075, 0.4977}, Coverage80: 0.810},
 				Families: []BandFit{
-					{Family: "nvidia-ampere", Runs: 37, Sources: 4, MaxChips: 3072, Q: [5]float64{-0.0888, -0.0518, 0.0622, 0.1438, 0.2327}, Coverage80: 0.865},
-					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.8333, -0.2742, 0.0434, 0.4073, 0.6725}, Coverage80: 0.778},
+					{Family: "nvidia-ampere", Runs: 37, Sources: 4, MaxChips: 3072, Q: [5]float64{-0.0888, -0.0518, 0.0622, 0.1438, 0.2327}, Coverage80: 0.838},
+					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.2121, -0.1704, 0.0434, 0.4073, 0.6725}, Coverage80: 0.778},
 					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.0581, -0.0319, 0.0694, 0.4905, 0.6703}, Coverage80: 0.647},
-					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1199, -0.1128, -0.0441, 0.2202, 0.5684}, Coverage80: 0.875},
+					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1199, -0.1128, -0.0337, 0.2202, 0.5684}, Coverage80: 0.875},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.2176, 0.3321}, Coverage80: 0.750},
 					{Family: "tpu-v5p", Runs: 2, Sources: 1, MaxChips: 512, Q: [5]float64{0.0836, 0.0836, 0.1581, 0.2327, 0.2327}, Coverage80: 0.500},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0627, -0.0599, 0.0066, 0.1608, 0.1885}, Coverage80: 1.000},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 104, Sources: 7, MaxChips: 3072, Q: [5]float64{-0.1545, -0.0893, 0.0380, 0.2210, 0.6066}, Coverage80: 0.817},
+					{Family: "nvidia", Runs: 104, Sources: 7, MaxChips: 3072, Q: [5]float64{-0.1371, -0.0829, 0.0447, 0.2210, 0.6066}, Coverage80: 0.808},
 					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0802, 0.0126, 0.2013, 0.3321}, Coverage80: 0.816},
 				},
 				Frameworks: []string{"generic", "maxtext", "megatron", "torchtitan"},
@@ -64,8 +64,8 @@ func DefaultBands() Bands {
 		Between: 0.0612,
 		Memory: MemoryFit{
 			Framework:    "",
-			LogErrors:    []float64{-0.1677, -0.1627, -0.0347, -0.0299, -0.0287, -0.0234, -0.0197, -0.0197, -0.0069, 0.0089, 0.0089, 0.0135, 0.0139, 0.0142, 0.0143, 0.0267, 0.0281, 0.0492, 0.0773, 0.0823, 0.7830},
-			BandwidthLog: 0.0195,
+			LogErrors:    []float64{-0.1456, -0.1375, -0.0347, -0.0299, -0.0287, -0.0234, -0.0197, -0.0197, -0.0069, 0.0089, 0.0089, 0.0135, 0.0139, 0.0142, 0.0143, 0.0267, 0.0439, 0.0492, 0.0773, 0.0823, 0.7830},
+			BandwidthLog: 0.0224,
 			Basis:        "21 published per-GPU peaks of runs that ran",
 		},
 		MemoryByFramework: []MemoryFit{
@@ -83,7 +83,7 @@ func DefaultBands() Bands {
 			},
 			{
 				Framework:    "megatron",
-				LogErrors:    []float64{-0.1677, -0.1627, -0.0299, -0.0287, -0.0197, -0.0197, 0.0089, 0.0089, 0.0135, 0.0139, 0.0143, 0.0267, 0.0281, 0.0823},
+				LogErrors:    []float64{-0.1456, -0.1375, -0.0299, -0.0287, -0.0197, -0.0197, 0.0089, 0.0089, 0.0135, 0.0139, 0.0143, 0.0267, 0.0439, 0.0823},
 				BandwidthLog: 0.0184,
 				Basis:        "14 published per-GPU peaks of megatron runs that ran",
 			},
