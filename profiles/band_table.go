@@ -29,18 +29,18 @@ func DefaultBands() Bands {
 			},
 			{
 				Regime: "searched",
-				Pooled: BandFit{Family: "", Runs: 142, Sources: 9, MaxChips: 8192, Q: [5]float64{-0.1231, -0.0841, 0.0341, 0.2075, 0.4977}, Coverage80: 0.817},
+				Pooled: BandFit{Family: "", Runs: 142, Sources: 9, MaxChips: 8192, Q: [5]float64{-0.1180, -0.0766, 0.0374, 0.2327, 0.5030}, Coverage80: 0.796},
 				Families: []BandFit{
 					{Family: "nvidia-ampere", Runs: 37, Sources: 4, MaxChips: 3072, Q: [5]float64{-0.0888, -0.0518, 0.0622, 0.1438, 0.2327}, Coverage80: 0.865},
-					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.8333, -0.2742, 0.0434, 0.4073, 0.6725}, Coverage80: 0.778},
-					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.0581, -0.0319, 0.0694, 0.4905, 0.6703}, Coverage80: 0.647},
-					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1199, -0.1128, -0.0441, 0.2202, 0.5684}, Coverage80: 0.875},
+					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.1981, -0.1179, 0.0474, 0.4127, 0.6754}, Coverage80: 0.778},
+					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.0438, -0.0291, 0.0694, 0.4905, 0.6703}, Coverage80: 0.647},
+					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1199, -0.1078, -0.0291, 0.3228, 0.5807}, Coverage80: 0.781},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.2176, 0.3321}, Coverage80: 0.750},
 					{Family: "tpu-v5p", Runs: 2, Sources: 1, MaxChips: 512, Q: [5]float64{0.0836, 0.0836, 0.1581, 0.2327, 0.2327}, Coverage80: 0.500},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0627, -0.0599, 0.0066, 0.1608, 0.1885}, Coverage80: 1.000},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 104, Sources: 7, MaxChips: 3072, Q: [5]float64{-0.1545, -0.0893, 0.0380, 0.2210, 0.6066}, Coverage80: 0.817},
+					{Family: "nvidia", Runs: 104, Sources: 7, MaxChips: 3072, Q: [5]float64{-0.1179, -0.0763, 0.0562, 0.2516, 0.6143}, Coverage80: 0.788},
 					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0802, 0.0126, 0.2013, 0.3321}, Coverage80: 0.816},
 				},
 				Frameworks: []string{"generic", "maxtext", "megatron", "torchtitan"},

@@ -407,7 +407,7 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 
 	// Recompute policies (with the framework's module lists the model
 	// has) and ZeRO stages.
-	for _, r := range append(lim.SearchedRecomputes(), lim.SearchedModuleLists(&m)...) {
+	for _, r := range slices.Concat(lim.SearchedRecomputes(), lim.SearchedModuleLists(&m)) {
 		if !fp.has("recompute") || r == fp.Recompute {
 			sp.recomputes = append(sp.recomputes, r)
 		}
