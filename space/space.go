@@ -22,7 +22,7 @@ import (
 // the table's order (1f1b, gpipe, then interleaved by ascending v),
 // recompute none, selective, full, and ZeRO stages ascending.
 const (
-	GeneLayout    = iota // degrees, ep and their placement on the mesh
+	GeneLayout    = iota // degrees, ep and their placement on the mesh (and the MoE token dispatcher where the framework searches it)
 	GeneMB               // micro-batch size
 	GeneRecompute        // activation recomputation policy
 	GeneZero             // ZeRO stage across dp
@@ -199,6 +199,11 @@ func tupleDims() []Dim { return ownDims() }
 // or be a multiple of the KV heads, cp the sequence, with sp tp the
 // per-cp-rank sequence, pp <= layers, dp*fsdp must divide the batch, and
 // the layout must agree with fix.
+//
+// Under a framework that searches the MoE token dispatcher
+// (Limits.SearchDispatchers), each layout with ep > 1 is listed once per
+// dispatcher Limits.SearchedDispatchers gives for the cluster, the twins
+// next to each other.
 //
 // Two pruning rules remove layouts an expert would never pick. On a
 // cluster with several link tiers, tensor parallelism stays on the fastest
