@@ -271,9 +271,14 @@ func megatron() Profile {
 			"layernorm+moe_act", "layernorm+moe", "core_attn+layernorm+moe_act+moe"},
 		// The token dispatcher is the recipe's choice too (alltoall, or
 		// flex with the deepep or hybridep backend: transformer_config.py:891-898
-		// @d98e8a64): the search tries them per layout with ep > 1
-		// (space.Limits.SearchedDispatchers says where each runs).
-		SearchDispatchers: true,
+		// @d98e8a64), but the search leaves it at the plain all-to-all
+		// unless a profile file sets search_dispatchers: DeepEP's
+		// internode pricing (one copy per destination node) has no
+		// measured all-to-all against DeepEP pair behind it, and searched
+		// it picks DeepEP for the Qwen3-235B H100 recipes that ran the
+		// all-to-all, +42-47% over their published throughput
+		// (docs/published-runs-2.md). --fix dispatcher= still poses any.
+		SearchDispatchers: false,
 		// --optimizer-cpu-offload with --optimizer-offload-fraction; no
 		// parameter offload (megatron/core/optimizer/optimizer_config.py:347-350 @d98e8a64).
 		Offloads: []string{space.OffloadOptimizer}, OffloadFraction: true,
