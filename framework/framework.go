@@ -256,6 +256,29 @@ func megatron() Profile {
 		// --recompute-granularity selective --recompute-modules LIST
 		// (transformer_config.py:560-563 @d98e8a64).
 		RecomputeModules: true,
+		// The lists the search tries on a model with experts, those that
+		// Megatron-Bridge's MoE performance recipes set, in the planner's
+		// module order (model.IsModuleList), each where the model has its
+		// modules (space.Limits.SearchedModuleLists):
+		// NVIDIA-NeMo/Megatron-Bridge@fd5c4737f6870910e65b65c23da82f73d65af29f
+		// (26.04-alpha.rc2) scripts/performance/configs/deepseek/deepseek_workload_base_configs.py:53,65,81,155,243
+		// (mla_up_proj; moe_act; mlp; mla_up_proj, mlp; mla_up_proj,
+		// layernorm, moe_act), configs/kimi/kimi_workload_base_configs.py:38,89,
+		// configs/gpt_oss/gpt_oss_workload_base_configs.py:58 (layernorm,
+		// moe_act), configs/nemotronh/nemotron_3_workload_base_configs.py:84,90
+		// (moe, layernorm; moe, layernorm, core_attn, moe_act).
+		ModuleLists: []string{"mla_up_proj", "moe_act", "mlp", "mlp+mla_up_proj", "layernorm+moe_act+mla_up_proj",
+			"layernorm+moe_act", "layernorm+moe", "core_attn+layernorm+moe_act+moe"},
+		// The token dispatcher is the recipe's choice too (alltoall, or
+		// flex with the deepep or hybridep backend: transformer_config.py:891-898
+		// @d98e8a64), but the search leaves it at the plain all-to-all
+		// unless a profile file sets search_dispatchers: DeepEP's
+		// internode pricing (one copy per destination node) has no
+		// measured all-to-all against DeepEP pair behind it, and searched
+		// it picks DeepEP for the Qwen3-235B H100 recipes that ran the
+		// all-to-all, +42-47% over their published throughput
+		// (docs/published-runs-2.md). --fix dispatcher= still poses any.
+		SearchDispatchers: false,
 		// --optimizer-cpu-offload with --optimizer-offload-fraction; no
 		// parameter offload (megatron/core/optimizer/optimizer_config.py:347-350 @d98e8a64).
 		Offloads: []string{space.OffloadOptimizer}, OffloadFraction: true,

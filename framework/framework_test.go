@@ -216,6 +216,19 @@ func TestParse(t *testing.T) {
 			},
 		},
 		{
+			name: "search dispatchers",
+			yaml: "base: megatron\nsearch_dispatchers: true\n",
+			check: func(t *testing.T, p framework.Profile) {
+				base, err := framework.Load("megatron")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if base.Limits.SearchDispatchers || !p.Limits.SearchDispatchers {
+					t.Errorf("search dispatchers: megatron %v, file %v; want false, true", base.Limits.SearchDispatchers, p.Limits.SearchDispatchers)
+				}
+			},
+		},
+		{
 			name: "precision override keeps the base's other fields",
 			yaml: "precision: {residual_bytes: 4}\n",
 			check: func(t *testing.T, p framework.Profile) {

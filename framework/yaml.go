@@ -40,6 +40,7 @@ type file struct {
 	FlatCollectives       *bool   `yaml:"flat_collectives"`
 	PerTensorCollectives  *bool   `yaml:"per_tensor_collectives"`
 	TensorParallelOverlap *bool   `yaml:"tensor_parallel_overlap"`
+	SearchDispatchers     *bool   `yaml:"search_dispatchers"`
 	FP8Recipe             *string `yaml:"fp8_recipe"`
 }
 
@@ -68,6 +69,7 @@ const (
 //	flat_collectives: false   # one flat ring over all chips instead of one per mesh level
 //	per_tensor_collectives: false  # one collective per parameter tensor (DeepSpeed ZeRO-3)
 //	tensor_parallel_overlap: false # tp/cp collectives hidden under matmuls (async TP)
+//	search_dispatchers: false # the search tries each MoE token dispatcher the chip runs (alltoall, deepep, hybridep)
 //	fp8_recipe: delayed       # precision=fp8's recipe: delayed, tensorwise, blockwise, torchao or none
 //
 // The passes are norm, rope, act, residual, loss and lookup (model.Pass).
@@ -168,7 +170,7 @@ func parse(data []byte, defaultName string) (Profile, error) {
 	for _, b := range []struct {
 		v   *bool
 		dst *bool
-	}{{f.FlatCollectives, &p.Comm.Flat}, {f.PerTensorCollectives, &p.Comm.PerTensor}, {f.TensorParallelOverlap, &p.TensorParallelOverlap}} {
+	}{{f.FlatCollectives, &p.Comm.Flat}, {f.PerTensorCollectives, &p.Comm.PerTensor}, {f.TensorParallelOverlap, &p.TensorParallelOverlap}, {f.SearchDispatchers, &p.Limits.SearchDispatchers}} {
 		if b.v != nil {
 			*b.dst = *b.v
 		}

@@ -58,6 +58,17 @@ type Limits struct {
 	// Dispatchers are the MoE token dispatchers (Strategy.Dispatcher) the
 	// framework runs; nil: all of them.
 	Dispatchers []string
+	// SearchDispatchers says the search tries the framework's dispatchers
+	// on each layout with ep > 1 (SearchedDispatchers) instead of the
+	// planner's default: a choice a training recipe makes, as
+	// Megatron-Core's --moe-token-dispatcher-type and
+	// --moe-flex-dispatcher-backend.
+	SearchDispatchers bool
+	// ModuleLists are the Megatron-Core --recompute-modules lists
+	// ("mla_up_proj+mlp", model.IsModuleList) the search tries beside
+	// Recomputes on a model with experts, each where the model has every
+	// module it names (SearchedModuleLists); needs RecomputeModules.
+	ModuleLists []string
 	// FSDPOverDCN lets the search put fsdp on the data-centre network
 	// between TPU slices, which New's tier rule otherwise keeps for dp and
 	// pp (MaxText's dcn_fsdp_parallelism runs it: the tpu-recipes' Llama 3.1
@@ -203,6 +214,115 @@ func (l Limits) SearchedRecomputes() []string {
 		return l.Recomputes
 	}
 	return []string{RecomputeNone, RecomputeSelective, RecomputeFull}
+}
+
+// SearchedModuleLists returns the --recompute-modules lists of
+// ModuleLists the search tries for model m: none on a model without
+// experts (the lists come from mixture-of-experts recipes), else each list
+// whose every module re-runs something in m (moduleApplies), so that no
+// list re-runs what a shorter one does.
+func (l Limits) SearchedModuleLists(m *model.Spec) []string {
+	if !l.RecomputeModules || m.MoE == nil {
+		return nil
+	}
+	var out []string
+	for _, list := range l.ModuleLists {
+		if !model.IsModuleList(list) {
+			continue
+		}
+		all := true
+		for _, mod := range strings.Split(list, "+") {
+			all = all && moduleApplies(mod, m)
+		}
+		if all && !slices.Contains(out, list) {
+			out = append(out, list)
+		}
+	}
+	return out
+}
+
+// moduleApplies reports whether Megatron-Core's recompute module mod
+// re-runs something in model m (model.modulePolicy gives what each
+// re-runs): mla_up_proj multi-latent attention's up-projections; moe and
+// moe_act the expert layers; shared_experts their shared experts; mlp the
+// dense MLP of a layer without experts; layernorm the norms that are
+// modules of their own, MLA's input norm and the norm before the experts
+// (the others are fused into their linear layers); core_attn every
+// attention core.
+func moduleApplies(mod string, m *model.Spec) bool {
+	switch mod {
+	case model.ModuleMLAUpProj:
+		return m.MLA != nil
+	case model.ModuleMoE, model.ModuleMoEAct:
+		return m.MoE != nil && m.MoELayers() > 0
+	case model.ModuleSharedExperts:
+		return m.MoE != nil && m.MoE.SharedExperts > 0
+	case model.ModuleMLP:
+		for _, t := range m.LayerTypes() {
+			if !t.MoE && !t.NoMLP {
+				return true
+			}
+		}
+		return false
+	case model.ModuleLayernorm:
+		return m.MLA != nil || m.MoE != nil && m.MoELayers() > 0
+	}
+	return mod == model.ModuleCoreAttn
+}
+
+// SearchedDispatchers returns the MoE token dispatchers the search tries
+// on a layout with ep > 1 on cluster c, nil for the default alone (no
+// SearchDispatchers, or a TPU cluster). The flex dispatchers need an
+// NVIDIA GPU of the Hopper generation or later (DeepEP's kernels need
+// SM90: deepseek-ai/DeepEP@dd758caf451848bd150e1046af3d0a73e5fff38d
+// README.md, Requirements); DeepEP's intranode kernels address at most 8
+// NVLink peers and go over RDMA beyond them
+// (csrc/kernels/legacy/compiled.cuh:5, LEGACY_NUM_MAX_NVL_PEERS), so on a
+// larger NVLink domain (a GB200 NVL72 rack) HybridEP dispatches within it,
+// as Megatron-Bridge's GB200 recipes set it
+// (NVIDIA-NeMo/Megatron-Bridge@fd5c4737f6870910e65b65c23da82f73d65af29f
+// (26.04-alpha.rc2) scripts/performance/configs/deepseek/deepseek_workload_base_configs.py:50);
+// on 8-GPU nodes HybridEP is priced as DeepEP with more SMs (cost's
+// a2aKernelSMs: 32 against 20) and never faster, so DeepEP alone is
+// tried there. The plain AllToAll runs everywhere.
+func (l Limits) SearchedDispatchers(c *profiles.Cluster) []string {
+	if !l.SearchDispatchers || isTPU(c) {
+		return nil
+	}
+	var out []string
+	add := func(d string) {
+		if l.Dispatchers == nil || slices.Contains(l.Dispatchers, d) {
+			out = append(out, d)
+		}
+	}
+	add(DispatcherAllToAll)
+	if flexDispatchChip(&c.Chip) {
+		if nvlinkDomain(c) > 8 {
+			add(DispatcherHybridEP)
+		} else {
+			add(DispatcherDeepEP)
+		}
+	}
+	return out
+}
+
+// flexDispatchChip reports whether chip runs DeepEP's and HybridEP's
+// kernels: an NVIDIA GPU of the Hopper generation or later (SM90).
+func flexDispatchChip(chip *profiles.Chip) bool {
+	f := chip.Family
+	return strings.HasPrefix(f, "nvidia-") && f != "nvidia-ampere"
+}
+
+// nvlinkDomain returns the GPUs of c's NVLink domain: the product of its
+// NVLink axes' sizes (1 without one).
+func nvlinkDomain(c *profiles.Cluster) int {
+	n := 1
+	for _, a := range c.Axes {
+		if a.Tier == profiles.NVLink && a.Size > 0 {
+			n *= a.Size
+		}
+	}
+	return n
 }
 
 // allowsRecompute reports whether the framework runs policy r.
@@ -519,6 +639,13 @@ func (l Limits) validate() error {
 	for _, r := range l.Recomputes {
 		if _, ok := model.LookupPolicy(r); !ok {
 			return fmt.Errorf("space: %s's recompute policy %q is unknown: the policies are %s", l.name(), r, strings.Join(model.PolicyNames(), ", "))
+		}
+	}
+	for _, r := range l.ModuleLists {
+		// In the planner's module order, the name the cost model keys the
+		// list's policy by (model.ModulePolicies).
+		if p, ok := model.LookupPolicy(r); !ok || !model.IsModuleList(r) || p.Name != r {
+			return fmt.Errorf("space: %s's recompute module list %q is not a --recompute-modules list in the planner's order (%q)", l.name(), r, p.Name)
 		}
 	}
 	return nil

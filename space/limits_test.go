@@ -1,9 +1,11 @@
 package space
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 )
 
@@ -98,6 +100,117 @@ func TestLimitsStagesAndZero(t *testing.T) {
 		}
 		if err := tc.lim.Check(s, tc.layers); (err != nil) != tc.bad {
 			t.Errorf("%s with %d layers: %v, want refused %t", tc.strategy, tc.layers, err, tc.bad)
+		}
+	}
+}
+
+// TestSearchedModuleLists holds which --recompute-modules lists the
+// search tries per model: only on a model with experts, and only the
+// lists whose every module re-runs something there (mla_up_proj needs
+// MLA, mlp a layer without experts, layernorm MLA or experts).
+func TestSearchedModuleLists(t *testing.T) {
+	lists := []string{"mla_up_proj", "moe_act", "mlp", "mlp+mla_up_proj", "layernorm+moe_act+mla_up_proj",
+		"layernorm+moe_act", "layernorm+moe", "core_attn+layernorm+moe_act+moe"}
+	on := Limits{RecomputeModules: true, ModuleLists: lists}
+	dsv3, err := model.Preset("deepseek-v3") // MLA, 3 dense layers then experts
+	if err != nil {
+		t.Fatal(err)
+	}
+	allMoE := mixtral()
+	mla := mixtral()
+	mla.MLA = dsv3.MLA
+	dense := mixtral()
+	dense.MoE.FirstDenseLayers = 1
+	for _, tc := range []struct {
+		name string
+		lim  Limits
+		m    model.Spec
+		want []string
+	}{
+		{"dense model", on, llama3_8b(), nil},
+		{"no module lists", Limits{RecomputeModules: true}, mixtral(), nil},
+		{"lists not taken", Limits{ModuleLists: lists}, mixtral(), nil},
+		{"experts in every layer", on, allMoE, []string{"moe_act", "layernorm+moe_act", "layernorm+moe", "core_attn+layernorm+moe_act+moe"}},
+		{"a dense layer", on, dense, []string{"moe_act", "mlp", "layernorm+moe_act", "layernorm+moe", "core_attn+layernorm+moe_act+moe"}},
+		{"mla in every layer", on, mla, []string{"mla_up_proj", "moe_act", "layernorm+moe_act+mla_up_proj", "layernorm+moe_act", "layernorm+moe", "core_attn+layernorm+moe_act+moe"}},
+		{"deepseek-v3", on, dsv3, lists},
+		{"unknown module skipped", Limits{RecomputeModules: true, ModuleLists: []string{"attn", "moe_act", "moe_act"}}, allMoE, []string{"moe_act"}},
+	} {
+		if got := tc.lim.SearchedModuleLists(&tc.m); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: SearchedModuleLists = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestModuleListsSearched checks that the space of a model with experts
+// lists the framework's module lists after its policies, that each
+// decodes and encodes back, and that a pinned list keeps it alone.
+func TestModuleListsSearched(t *testing.T) {
+	w := Workload{Batch: 64, SeqLen: 4096}
+	lim := Limits{Recomputes: []string{RecomputeNone, RecomputeSelective, RecomputeFull}, RecomputeModules: true,
+		ModuleLists: []string{"mla_up_proj", "moe_act", "layernorm+moe"}}
+	sp, err := NewLimited(mixtral(), gpuCluster(16), w, Fix{}, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{RecomputeNone, RecomputeSelective, RecomputeFull, "moe_act", "layernorm+moe"}
+	if !slices.Equal(sp.recomputes, want) {
+		t.Fatalf("recompute gene = %v, want %v", sp.recomputes, want)
+	}
+	s, err := Parse("fsdp=16,ep=8,recompute=layernorm+moe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	genes, ok := sp.Encode(s)
+	if !ok {
+		t.Fatalf("Encode(%s) not in the space", s)
+	}
+	var got Strategy
+	if !sp.Decode(genes, &got) || got.Recompute != "layernorm+moe" || got.A2AOverlap {
+		t.Errorf("Decode(Encode(%s)) = %s, want recompute=layernorm+moe without a2a_overlap (moe is recomputed)", s, got)
+	}
+	s.Recompute, s.A2AOverlap = "moe_act", true // the space runs the overlap wherever it may
+	if genes, ok = sp.Encode(s); !ok {
+		t.Fatalf("Encode(%s) not in the space", s)
+	}
+	if !sp.Decode(genes, &got) || !got.A2AOverlap {
+		t.Errorf("Decode(Encode(%s)) = %s, want a2a_overlap (moe_act allows it)", s, got)
+	}
+	fix, err := ParseFix("recompute=moe_act")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned, err := NewLimited(mixtral(), gpuCluster(16), w, fix, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(pinned.recomputes, []string{"moe_act"}) {
+		t.Errorf("pinned recompute gene = %v, want [moe_act]", pinned.recomputes)
+	}
+	dense, err := NewLimited(llama3_8b(), gpuCluster(16), w, Fix{}, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(dense.recomputes, want[:3]) {
+		t.Errorf("dense model's recompute gene = %v, want %v", dense.recomputes, want[:3])
+	}
+}
+
+// TestModuleListsValidated holds that a framework's module lists must be
+// --recompute-modules lists in the planner's module order.
+func TestModuleListsValidated(t *testing.T) {
+	for _, tc := range []struct {
+		list string
+		ok   bool
+	}{
+		{"mlp+mla_up_proj", true},
+		{"mla_up_proj+mlp", false},
+		{"attn", false},
+		{"full", false},
+	} {
+		err := Limits{RecomputeModules: true, ModuleLists: []string{tc.list}}.validate()
+		if (err == nil) != tc.ok {
+			t.Errorf("ModuleLists [%s]: validate = %v, want ok %v", tc.list, err, tc.ok)
 		}
 	}
 }

@@ -22,7 +22,7 @@ import (
 // the table's order (1f1b, gpipe, then interleaved by ascending v),
 // recompute none, selective, full, and ZeRO stages ascending.
 const (
-	GeneLayout    = iota // degrees, ep and their placement on the mesh
+	GeneLayout    = iota // degrees, ep and their placement on the mesh (and the MoE token dispatcher where the framework searches it)
 	GeneMB               // micro-batch size
 	GeneRecompute        // activation recomputation policy
 	GeneZero             // ZeRO stage across dp
@@ -32,7 +32,7 @@ const (
 
 // layout is one choice of the layout gene. It holds no pointer, so that
 // the million layouts of a large space are neither scanned by the garbage
-// collector nor copied behind its write barriers, and is 64 bytes.
+// collector nor copied behind its write barriers, and is 72 bytes.
 type layout struct {
 	// deg is the degrees (Degrees): a space's cluster has at most
 	// profiles.MaxChips chips (checkInputs), so each fits 32 bits.
@@ -50,6 +50,9 @@ type layout struct {
 	// parallelism allow (Strategy.tpCarvable): such a layout is listed
 	// with whole experts only (sortedLayouts).
 	epTP bool
+	// disp is the MoE token dispatcher of a layout with ep > 1, the index
+	// in its Space's dispatchers when it has any (withDispatchers).
+	disp uint8
 }
 
 // degrees returns l's degrees.
@@ -147,8 +150,11 @@ type Space struct {
 	// (not full, not a module list with moe).
 	a2aOverlap, a2aAuto bool
 	// dispatcher is every strategy's MoE token dispatcher: the pinned
-	// one, else the default ("").
+	// one, else the default (""). dispatchers, when not empty, are the
+	// dispatchers the layouts with ep > 1 choose from (layout.disp), each
+	// such layout listed once per dispatcher (withDispatchers).
 	dispatcher   string
+	dispatchers  []string
 	recomputeA2A []bool
 	layers       int
 	anyV         bool // a pinned v: any v with pp·v <= layers, equal chunks or not
@@ -193,6 +199,11 @@ func tupleDims() []Dim { return ownDims() }
 // or be a multiple of the KV heads, cp the sequence, with sp tp the
 // per-cp-rank sequence, pp <= layers, dp*fsdp must divide the batch, and
 // the layout must agree with fix.
+//
+// Under a framework that searches the MoE token dispatcher
+// (Limits.SearchDispatchers), each layout with ep > 1 is listed once per
+// dispatcher Limits.SearchedDispatchers gives for the cluster, the twins
+// next to each other.
 //
 // Two pruning rules remove layouts an expert would never pick. On a
 // cluster with several link tiers, tensor parallelism stays on the fastest
@@ -399,8 +410,9 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 		return nil, fmt.Errorf("space: no pipeline schedule agrees with --fix %q: %s need v >= 2, pp > 1 and pp*v <= %d layers, and v > 1 needs one of them", fix.String(), strings.Join(virtualScheduleNames(), ", "), m.Layers)
 	}
 
-	// Recompute policies and ZeRO stages.
-	for _, r := range lim.SearchedRecomputes() {
+	// Recompute policies (with the framework's module lists the model
+	// has) and ZeRO stages.
+	for _, r := range slices.Concat(lim.SearchedRecomputes(), lim.SearchedModuleLists(&m)) {
 		if !fp.has("recompute") || r == fp.Recompute {
 			sp.recomputes = append(sp.recomputes, r)
 		}
@@ -455,6 +467,9 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 			return nil, fmt.Errorf("space: --fix dispatcher: %w", err)
 		}
 		sp.dispatcher = fp.Dispatcher
+	} else if sp.moe {
+		sp.dispatchers = lim.SearchedDispatchers(&c)
+		sp.layouts = withDispatchers(sp.layouts, len(sp.dispatchers))
 	}
 	if fp.has("a2a_overlap") && fp.A2AOverlap {
 		if lim.NoA2AOverlap {
@@ -470,6 +485,36 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	sp.cards[GeneLayout], sp.cards[GeneMB], sp.cards[GeneSchedule] = len(sp.layouts), len(sp.mbs), len(sp.schedules)
 	sp.cards[GeneRecompute], sp.cards[GeneZero] = len(sp.recomputes), len(sp.zeros)
 	return sp, nil
+}
+
+// withDispatchers returns layouts with each layout of ep > 1 listed n
+// times in a row, once per dispatcher (layout.disp 0 to n-1), the others
+// once; layouts itself when n < 2. The dispatchers of one placement stay
+// next to each other, so the order by degrees and placement holds.
+func withDispatchers(layouts []layout, n int) []layout {
+	if n < 2 {
+		return layouts
+	}
+	size := 0
+	for i := range layouts {
+		if layouts[i].deg[EP] > 1 {
+			size += n
+		} else {
+			size++
+		}
+	}
+	out := make([]layout, 0, size)
+	for _, l := range layouts {
+		if l.deg[EP] <= 1 {
+			out = append(out, l)
+			continue
+		}
+		for d := range n {
+			l.disp = uint8(d)
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // checkInputs rejects a model, cluster or workload the space cannot use.
@@ -1190,6 +1235,9 @@ func (sp *Space) Decode(genes []int, dst *Strategy) bool {
 	if sp.moe && l.deg[TP] > 1 && !l.whole {
 		dst.ETP = int(l.deg[TP]) // the experts split over tp
 	}
+	if len(sp.dispatchers) > 0 && l.deg[EP] > 1 {
+		dst.Dispatcher = sp.dispatchers[l.disp]
+	}
 	sp.setInner(genes, dst)
 	return sp.validInner(genes, l, dst)
 }
@@ -1271,7 +1319,15 @@ func (sp *Space) DecodeIndex(i int64, genes []int, dst *Strategy) bool {
 func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	p, err := s.Place(sp.cluster)
 	if err != nil || (s.FP8() != (sp.precision == PrecisionFP8)) || (s.Int8() != (sp.precision == PrecisionInt8)) || s.BF16Weights() != (sp.weights == WeightsBF16) || s.BF16Moments() != (sp.weights == WeightsBF16Moments) ||
-		s.Offload != sp.offload || s.OffloadFraction != sp.offloadFraction || !sp.a2aAuto && s.A2AOverlap != sp.a2aOverlap || s.Dispatcher != sp.dispatcher {
+		s.Offload != sp.offload || s.OffloadFraction != sp.offloadFraction || !sp.a2aAuto && s.A2AOverlap != sp.a2aOverlap {
+		return nil, false
+	}
+	disp := 0 // the layout's dispatcher (layout.disp)
+	if len(sp.dispatchers) > 0 && s.Degree[EP] > 1 {
+		if disp = slices.Index(sp.dispatchers, s.Dispatcher); disp < 0 {
+			return nil, false
+		}
+	} else if s.Dispatcher != sp.dispatcher {
 		return nil, false
 	}
 	sp.indexOnce.Do(sp.fillIndex)
@@ -1279,6 +1335,7 @@ func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	if !ok {
 		return nil, false
 	}
+	li += disp // a placement's dispatchers follow its first (withDispatchers)
 	l := &sp.layouts[li]
 	if l.degrees() != s.Degree {
 		return nil, false
@@ -1307,6 +1364,9 @@ func (sp *Space) fillIndex() {
 	var ks keyScratch
 	for i := range sp.layouts {
 		l := &sp.layouts[i]
+		if l.disp > 0 {
+			continue // the placement's first dispatcher stands for all (Encode)
+		}
 		mesh := meshOf(sp.shares, l)
 		buf = sp.appendLayoutKey(buf[:0], &ks, &mesh, l.sp, l.whole)
 		sp.index[string(buf)] = i
