@@ -225,6 +225,24 @@ func megatron() Profile {
 	// -g over half (2), chunk's gradient gathered (2+2), the two paths summed
 	// (2+2+2), the head slice's zero-filled gradient (2+2+2): 26 bytes.
 	p.Kernels.Passes[model.PassRopeYaRN] = model.PassCost{FwdBytes: 24, BwdBytes: 26}
+	// The clamp of the experts' gated activation (gpt-oss's
+	// activation_func_clamp_value 7.0) runs eager before the compiled
+	// activation: weighted_bias_quick_geglu_impl chunks its input, clamps
+	// each half and cats them (NVIDIA/Megatron-LM@0d8e0714cd29c01e164fe6de9f532182bdffa942,
+	// the core_v0.15.0 branch Megatron-Bridge v0.2.0 pins, and @2edffadb528ea07e261b0c02cdc42a7bb9c3197a,
+	// which v0.4.2 pins, megatron/core/fusions/fused_bias_geglu.py:424-432).
+	// Per bf16 element of the input: forward each half's clamp reads and
+	// writes it (2+2) and the cat reads and writes the whole (2+2): 8
+	// bytes; backward each clamp's gradient is where(mask, g, 0) over
+	// comparisons written as bool tensors (pytorch/pytorch@002ca6715ba1ab4d2369262b487eeb30bf249911
+	// torch/csrc/autograd/FunctionsManual.cpp clamp_backward): the gate's
+	// self <= max (2+1) and where (1+2+2), 8 bytes a gate element, the
+	// linear half's two comparisons (2+1 each), logical_and_ (1+1+1) and
+	// where (5), 14 bytes; the mean over the halves, 11, and chunk's
+	// gradient gathered by cat (2+2): 15 bytes. The compiled activation
+	// keeps the clamped copy while the clamp keeps its input: 2 bytes
+	// kept.
+	p.Kernels.Passes[model.PassActClamp] = model.PassCost{FwdBytes: 8, BwdBytes: 15, SavedBytes: 2}
 	// Its rules, as read from NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553
 	// (results/emit_megatron.go cites each): CUDA only; ranks in the order
 	// tp-cp-ep-dp-pp from the innermost (megatron/training/initialize.py:395,

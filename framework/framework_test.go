@@ -772,16 +772,19 @@ func TestFP8Recipes(t *testing.T) {
 // the experts' output bias t + b·p, cat and cast, 4 + (2+4+4) + (4+4) +
 // (4+2) = 28 forward and (2+4) + (4+2) + 2·(4+4+4) + (2+2) = 40 backward;
 // YaRN's eager rotary embedding, 2 + 4 + 4 + 4 + 6 + 4 = 24 forward and
-// 4 + 4 + 2 + 4 + 6 + 6 = 26 backward. The other built-ins keep the
-// fused figures (0 and 2; rope's 4 and 4).
+// 4 + 4 + 2 + 4 + 6 + 6 = 26 backward; the clamp of the experts'
+// activation input, (2+2)·2 halves / 2 + (2+2) = 8 forward and
+// ((2+1) + 5 + 2·(2+1) + 3 + 5) / 2 + (2+2) = 15 backward, a 2-byte clamped
+// copy kept. The other built-ins keep the fused figures (0 and 2; rope's 4
+// and 4; no clamp traffic).
 func TestMegatronGptOSSPasses(t *testing.T) {
 	for _, tt := range []struct {
-		name       string
-		bias, yarn model.PassCost
+		name              string
+		bias, yarn, clamp model.PassCost
 	}{
-		{"megatron", model.PassCost{FwdBytes: 28, BwdBytes: 40}, model.PassCost{FwdBytes: 24, BwdBytes: 26}},
-		{"generic", model.PassCost{FwdBytes: 0, BwdBytes: 2}, model.PassCost{FwdBytes: 4, BwdBytes: 4}},
-		{"torchtitan", model.PassCost{FwdBytes: 0, BwdBytes: 2}, model.PassCost{FwdBytes: 4, BwdBytes: 4}},
+		{"megatron", model.PassCost{FwdBytes: 28, BwdBytes: 40}, model.PassCost{FwdBytes: 24, BwdBytes: 26}, model.PassCost{FwdBytes: 8, BwdBytes: 15, SavedBytes: 2}},
+		{"generic", model.PassCost{FwdBytes: 0, BwdBytes: 2}, model.PassCost{FwdBytes: 4, BwdBytes: 4}, model.PassCost{}},
+		{"torchtitan", model.PassCost{FwdBytes: 0, BwdBytes: 2}, model.PassCost{FwdBytes: 4, BwdBytes: 4}, model.PassCost{}},
 	} {
 		p, err := framework.Builtin(tt.name)
 		if err != nil {
@@ -792,6 +795,9 @@ func TestMegatronGptOSSPasses(t *testing.T) {
 		}
 		if got := p.Kernels.Passes[model.PassRopeYaRN]; got != tt.yarn {
 			t.Errorf("%s rope_yarn = %+v, want %+v", tt.name, got, tt.yarn)
+		}
+		if got := p.Kernels.Passes[model.PassActClamp]; got != tt.clamp {
+			t.Errorf("%s act_clamp = %+v, want %+v", tt.name, got, tt.clamp)
 		}
 	}
 }

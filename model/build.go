@@ -818,6 +818,12 @@ func (b *builder) moe() int {
 	}
 	b.op(Op{Kind: Reshard, Name: "dispatch", A: sent, C: xe, Same: same(map[Dim][]Dim{DimB: {DimC}, DimS: {DimC}, DimR: {DimC}})})
 	b.einsum("expert_in", GroupProjection, xe, wei, he, 1)
+	if e.SwiGLULimit > 0 {
+		// The clamp of the activation's input (MoE.SwiGLULimit), as the
+		// framework runs it: in the fused activation, or eager kernels
+		// before it that keep a clamped copy for its backward.
+		b.kernelPass("expert_clamp", PassActClamp, GroupActivation, he, he, 1)
+	}
 	b.kernelPass("expert_act", PassAct, GroupActivation, he, ae, 1, he)
 	b.einsum("expert_out", GroupProjection, ae, weo, ye, 1)
 	if bias {

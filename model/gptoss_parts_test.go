@@ -1,6 +1,8 @@
 package model
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -140,5 +142,96 @@ func TestGptOSSFeatures(t *testing.T) {
 	}
 	if !s.YaRN || !s.MoE.Bias {
 		t.Errorf("parsed YaRN %v, MoE %+v", s.YaRN, s.MoE)
+	}
+}
+
+// TestActClampPass: a model whose experts clamp their activation's input
+// (MoE.SwiGLULimit) has an expert_clamp pass over he, the bf16 [E,C,2Fe]
+// activation input, at the framework's bytes: Megatron-Core's eager
+// clamps and cat (8 and 15 bytes: 4 and 7.5 elements, keeping a 2-byte
+// clamped copy: a kept tensor of scale 2), or a fused activation that
+// clamps as it reads (0 and 0, nothing kept); none without a limit.
+// Without recomputation the clamped copy is kept; under moe_act it is
+// re-made with the activation, whose input he stays kept.
+func TestActClampPass(t *testing.T) {
+	eager := Kernels{}
+	eager.Passes[PassActClamp] = PassCost{FwdBytes: 8, BwdBytes: 15, SavedBytes: 2}
+	for _, tt := range []struct {
+		name       string
+		limit      float64
+		k          Kernels
+		fwd, bwd   float64
+		keptScale  float64 // 0: no kept copy
+		wantClampd bool
+	}{
+		{"megatron eager", 7, eager, 4, 7.5, 2, true},
+		{"fused", 7, Kernels{}, 0, 0, 0, true},
+		{"no limit", 0, eager, 0, 0, 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := biasMoESpec()
+			s.MoE.SwiGLULimit = tt.limit
+			p := MustProgram(s, ProgramOptions{Kernels: tt.k})
+			o, ok := fwdOps(p)["expert_clamp"]
+			if ok != tt.wantClampd {
+				t.Fatalf("expert_clamp op present %v, want %v", ok, tt.wantClampd)
+			}
+			if !ok {
+				return
+			}
+			if p.Tensors[o.A].Name != "he" || o.C != o.A || o.Bytes != tt.fwd || o.BwdBytes != tt.bwd {
+				t.Errorf("expert_clamp over %s -> %s moves %v and %v elements, want he in place, %v and %v",
+					p.Tensors[o.A].Name, p.Tensors[o.C].Name, o.Bytes, o.BwdBytes, tt.fwd, tt.bwd)
+			}
+			kept := slices.IndexFunc(p.Tensors, func(x Tensor) bool { return x.Name == "expert_clamp_kept" })
+			if (kept >= 0) != (tt.keptScale > 0) || kept >= 0 && p.Tensors[kept].Scale != tt.keptScale {
+				t.Fatalf("clamped copy index %d, want scale %v", kept, tt.keptScale)
+			}
+			if kept < 0 {
+				return
+			}
+			moe := slices.IndexFunc(p.Kinds, func(k LayerKind) bool { return k.Name == "moe" })
+			saved := func(pol Policy) (he, copy bool) {
+				for _, x := range p.Saved(p.Kinds[moe].Blocks, pol) {
+					he = he || p.Tensors[x].Name == "he"
+					copy = copy || x == kept
+				}
+				return he, copy
+			}
+			if he, c := saved(Policy{}); !he || !c {
+				t.Errorf("no recompute: he kept %v, clamped copy kept %v; want both", he, c)
+			}
+			if he, c := saved(policy(t, "moe_act")); !he || c {
+				t.Errorf("moe_act: he kept %v, clamped copy kept %v; want he only", he, c)
+			}
+		})
+	}
+}
+
+// TestSwiGLULimitRead: gpt-oss's config reads swiglu_limit (GptOssConfig's
+// default 7.0 when absent), the YAML form moe.swiglu_limit; a negative
+// limit is refused.
+func TestSwiGLULimitRead(t *testing.T) {
+	const base = `{"model_type":"gpt_oss","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":1,"head_dim":16,` +
+		`"intermediate_size":32,"num_local_experts":4,"num_experts_per_tok":2,"vocab_size":100`
+	for _, tt := range []struct {
+		extra string
+		want  float64
+	}{{``, 7}, {`,"swiglu_limit":5.5`, 5.5}} {
+		s, err := ParseHF([]byte(base + tt.extra + "}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.MoE.SwiGLULimit != tt.want {
+			t.Errorf("%q: swiglu_limit %v, want %v", tt.extra, s.MoE.SwiGLULimit, tt.want)
+		}
+	}
+	const yaml = "layers: 2\nhidden: 8\nheads: 2\nkv_heads: 1\nvocab: 10\nmoe: {experts: 4, top_k: 2, expert_ffn_hidden: 16, swiglu_limit: %s}\n"
+	s, err := ParseYAML([]byte(fmt.Sprintf(yaml, "7")))
+	if err != nil || s.MoE.SwiGLULimit != 7 {
+		t.Errorf("YAML swiglu_limit 7: %+v, %v", s.MoE, err)
+	}
+	if _, err := ParseYAML([]byte(fmt.Sprintf(yaml, "-1"))); err == nil || !strings.Contains(err.Error(), "moe.swiglu_limit is -1") {
+		t.Errorf("YAML swiglu_limit -1: error %v, want moe.swiglu_limit is -1", err)
 	}
 }

@@ -202,6 +202,10 @@ func (c *hfConfig) gptOSS() Spec {
 		ExpertFFNHidden: f,
 		// GptOssExperts: gate_up_proj_bias and down_proj_bias, always.
 		Bias: true,
+		// GptOssExperts clamps the gate to at most swiglu_limit and the
+		// linear half to [-swiglu_limit, swiglu_limit] (GptOssConfig's
+		// default 7.0).
+		SwiGLULimit: c.float(7, "swiglu_limit"),
 	}
 	s.Window = c.int(false, 128, "sliding_window")
 	// GptOssConfig's rope_scaling defaults to YaRN (rope_type yarn, factor 32).

@@ -17,12 +17,13 @@ const (
 	PassSoftcap                // the logits' soft cap c·tanh(x/c) (Spec.LogitSoftcap), per logit
 	PassExpertBias             // the routed experts' output bias (MoE.Bias), per element of their output [E,C,D]
 	PassRopeYaRN               // the rotary embedding with YaRN's attention factor (Spec.YaRN), per element of q and k
+	PassActClamp               // the clamp of the routed experts' activation input (MoE.SwiGLULimit), per element of that input [E,C,2Fe]
 	NumPasses
 )
 
 // passNames are the YAML keys of the passes.
 func passNames() [NumPasses]string {
-	return [NumPasses]string{"norm", "rope", "act", "residual", "loss", "lookup", "softcap", "expert_bias", "rope_yarn"}
+	return [NumPasses]string{"norm", "rope", "act", "residual", "loss", "lookup", "softcap", "expert_bias", "rope_yarn", "act_clamp"}
 }
 
 // String returns the pass's key in a framework profile.
@@ -131,7 +132,10 @@ type Kernels struct {
 //     epilogue, no traffic forward; backward the bias gradient sums the
 //     output's gradient over the tokens, one read (2);
 //   - rope_yarn: as rope, the attention factor folded into the cos and sin
-//     the kernel reads.
+//     the kernel reads;
+//   - act_clamp: a fused activation clamps its input as it reads it and
+//     masks the gradient as it writes it: no traffic of its own, nothing
+//     kept.
 func FusedKernels() Kernels {
 	var k Kernels
 	k.Passes[PassNorm] = PassCost{FwdBytes: 4, BwdBytes: 6}

@@ -135,7 +135,7 @@ func mlaKeys() []string {
 // moeKeys returns the keys of the YAML form's moe mapping.
 func moeKeys() []string {
 	return []string{"experts", "top_k", "expert_ffn_hidden", "shared_experts", "shared_ffn_hidden",
-		"first_dense_layers", "capacity_factor", "groups", "group_limit", "imbalance", "bias"}
+		"first_dense_layers", "capacity_factor", "groups", "group_limit", "imbalance", "bias", "swiglu_limit"}
 }
 
 // ParseYAML reads a model in the contract's YAML form. It is strict: an
@@ -248,6 +248,8 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 					m.Imbalance = d.float("moe."+key, v)
 				case "bias":
 					m.Bias = d.bool("moe."+key, v)
+				case "swiglu_limit":
+					m.SwiGLULimit = d.float("moe."+key, v)
 				}
 			})
 		case "mla":

@@ -68,7 +68,9 @@ func IsModuleList(name string) bool {
 //     the re-made value (set_for_recompute_input_layernorm), so the fp8
 //     copy is re-made too;
 //   - moe_act: the experts' activation, output discarded
-//     (transformer/moe/experts.py, grouped GEMM only);
+//     (transformer/moe/experts.py, grouped GEMM only), its input's clamp
+//     (MoE.SwiGLULimit) included: bias_act_func, which the checkpoint
+//     wraps, calls weighted_bias_quick_geglu_impl, which clamps;
 //   - moe: the MoE layer from the norm's output
 //     (transformer/moe/moe_layer.py tensor_parallel.checkpoint);
 //   - mla_up_proj: MLA's up-projections and rotary embedding, output
@@ -102,11 +104,11 @@ func modulePolicy(name string) (Policy, bool) {
 				BlockOps{Block: "moe", Ops: []string{"norm2", "quantize_xn2"}})
 			pol.Discard = append(pol.Discard, "norm1", "quantize_xn", "norm2", "quantize_xn2")
 		case ModuleMoEAct:
-			pol.RerunBlockOps = append(pol.RerunBlockOps, BlockOps{Block: "moe", Ops: []string{"expert_act", "quantize_ae"}})
-			pol.Discard = append(pol.Discard, "expert_act", "quantize_ae")
+			pol.RerunBlockOps = append(pol.RerunBlockOps, BlockOps{Block: "moe", Ops: []string{"expert_clamp", "expert_act", "quantize_ae"}})
+			pol.Discard = append(pol.Discard, "expert_clamp", "expert_act", "quantize_ae")
 		case ModuleMoE:
 			pol.RerunBlockOps = append(pol.RerunBlockOps, BlockOps{Block: "moe",
-				Ops: []string{"router", "topk", "permute", "dispatch", "quantize_xe", "expert_in", "quantize_dhe", "expert_act", "quantize_ae",
+				Ops: []string{"router", "topk", "permute", "dispatch", "quantize_xe", "expert_in", "quantize_dhe", "expert_clamp", "expert_act", "quantize_ae",
 					"expert_out", "quantize_dye", "combine", "unpermute", "quantize_xn2", "shared_in", "quantize_dhs", "shared_act", "quantize_as", "shared_out"}})
 		case ModuleMLAUpProj:
 			pol.RerunBlockOps = append(pol.RerunBlockOps, BlockOps{Block: "attention",

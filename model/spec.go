@@ -55,6 +55,12 @@ type MoE struct {
 	// it. The experts' output bias costs a pass of its own
 	// (PassExpertBias).
 	Bias bool `json:"bias,omitempty" yaml:"bias"`
+	// SwiGLULimit is the clamp of the routed experts' gated activation:
+	// the gate is clamped to at most the limit and the linear half to
+	// [-limit, limit] before the activation (gpt-oss's swiglu_limit, 7.0,
+	// in transformers' GptOssExperts); zero means no clamp. The clamp costs
+	// a pass of its own (PassActClamp).
+	SwiGLULimit float64 `json:"swiglu_limit,omitempty" yaml:"swiglu_limit"`
 }
 
 // MLA describes multi-head latent attention (DeepSeek-V2, arXiv:2405.04434

@@ -166,6 +166,9 @@ func (s Spec) problems() []string {
 		if math.IsNaN(m.Imbalance) || m.Imbalance < 1 || m.Imbalance > MaxCapacityFactor {
 			add("moe.imbalance is %g; it must be between 1 (balanced) and %d", m.Imbalance, MaxCapacityFactor)
 		}
+		if !(m.SwiGLULimit >= 0) || math.IsInf(m.SwiGLULimit, 0) {
+			add("moe.swiglu_limit is %g; it must be a finite number, at least 0 (0 means no clamp)", m.SwiGLULimit)
+		}
 		if inRange("moe.groups", m.Groups, 0, max(m.Experts, 1)) && m.Groups > 0 {
 			if m.Experts%m.Groups != 0 {
 				add("moe.groups is %d, which does not divide the %d experts; use a divisor of moe.experts", m.Groups, m.Experts)

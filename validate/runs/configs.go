@@ -69,8 +69,9 @@ func gptOSS120B() model.Spec {
 		// Same file: num_local_experts 128, num_experts_per_tok 4,
 		// intermediate_size 2880 (every layer a mixture of experts); its
 		// experts carry biases (transformers' GptOssExperts
-		// gate_up_proj_bias and down_proj_bias).
-		MoE: &model.MoE{Experts: 128, TopK: 4, ExpertFFNHidden: 2880, Bias: true},
+		// gate_up_proj_bias and down_proj_bias) and clamp their activation's
+		// input (swiglu_limit 7.0).
+		MoE: &model.MoE{Experts: 128, TopK: 4, ExpertFFNHidden: 2880, Bias: true, SwiGLULimit: 7},
 		// Same file: layer_types sliding_attention, full_attention, ...;
 		// sliding_window 128.
 		Pattern: []string{"sliding", "full"}, Window: 128,

@@ -341,7 +341,9 @@ func (r Run) posedModel() (model.Spec, error) {
 			m.QKVBias, m.OutBias = true, true
 			m.YaRN = true // rope_scaling rope_type yarn
 			if r.MoEExperts > 0 {
-				m.MoE = &model.MoE{Bias: true} // and its experts (GptOssExperts)
+				// and its experts, whose activation clamps its input
+				// (GptOssExperts, swiglu_limit 7.0).
+				m.MoE = &model.MoE{Bias: true, SwiGLULimit: 7}
 			}
 		}
 	}
