@@ -174,8 +174,8 @@ var torchtitanCommitRe = regexp.MustCompile(`(?i)\btorchtitan\s+([0-9a-f]{7,40})
 // FlashAttention-2 (329 against cuDNN's 631 TFLOP/s on an H100,
 // pytorch/pytorch#142132, 2024-12).
 var torchtitanFlashFirst = []string{
-	"820504e", // 2025-06-13, the async-TP benchmark (benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md)
-	"9dec370", // 2024-12-26, the Llama 3.1 benchmark (benchmarks/llama3_h100_202412_torchtitan.md)
+	"820504e", // 2025-06-13, the commit of torchtitan's June 2025 async-TP benchmark file
+	"9dec370", // 2024-12-26, the commit of torchtitan's December 2024 Llama 3.1 benchmark file
 }
 
 // FlashAttention2 says the row ran its attention on FlashAttention-2 on a
