@@ -26,6 +26,9 @@ type evaluator struct {
 	// attnFill is the useful fraction of a TPU matrix unit's work in the
 	// attention core (attentionFill); 1 on GPUs.
 	attnFill float64
+	// attnRate is the flash attention kernel's speed relative to the
+	// chip's (attentionRate).
+	attnRate float64
 	// coreRed says the chip's core adds a reduction's partial sums
 	// (profiles.Chip.CoreReductions).
 	coreRed bool
@@ -855,6 +858,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy, name in
 	e.peak, e.hbm = in.cluster.Chip.PeakBF16FLOPs, in.cluster.Chip.HBMBandwidthBytesPerS
 	e.peak8, e.int8 = in.cluster.Chip.PeakFP8FLOPs, s.Int8()
 	e.attnFill = attentionFill(p, &in.cluster.Chip)
+	e.attnRate = attentionRate(p, &in.eff)
 	e.coreRed = in.cluster.Chip.CoreReductions
 	e.a2aSMShare = a2aSMShare(s.Dispatcher, in.cluster.Chip.SMs)
 	if e.int8 {

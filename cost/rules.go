@@ -693,7 +693,7 @@ func (e *evaluator) flopSeconds(o *model.Op, fl float64, ps pass) float64 {
 		if o.Span > 0 {
 			kv = min(kv, o.Span) // a window's or chunk's shorter key loop
 		}
-		return e.eff.AttentionSeconds(ps == pBwd, fl, scores, kv, e.peak) / (p.Options.Kernels.AttentionRate * e.attnFill)
+		return e.eff.AttentionSeconds(ps == pBwd, fl, scores, kv, e.peak) / (e.attnRate * e.attnFill)
 	case o.Group == model.GroupCore:
 		return e.eff.MatmulSeconds(fl, e.peak) / (attnKernelFraction * e.attnFill)
 	case o.FP8 && e.int8 && e.peak8 > 0:
@@ -757,6 +757,19 @@ func (e *evaluator) reductionSeconds(em []emission) float64 {
 		}
 	}
 	return e.memSeconds(b)
+}
+
+// attentionRate is the framework's flash attention speed relative to the
+// chip's flash kernel (model.Kernels.AttentionRate), times
+// FlashAttention-2's fraction of it for an ALiBi model (model.Spec.ALiBi)
+// whose framework does not pass the bias to a fused kernel
+// (model.Kernels.ALiBiFused; profiles.Efficiency.FlashAttention2Fraction).
+func attentionRate(p *model.Program, eff *profiles.Efficiency) float64 {
+	r := p.Options.Kernels.AttentionRate
+	if p.Spec.ALiBi && !p.Options.Kernels.ALiBiFused && eff.FlashAttention2Fraction > 0 {
+		r *= eff.FlashAttention2Fraction
+	}
+	return r
 }
 
 // attentionFill is the useful fraction of a TPU matrix unit's work in the

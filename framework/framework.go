@@ -198,6 +198,10 @@ func megatron() Profile {
 	// (megatron/core/transformer/moe/experts.py:943-970,
 	// moe/token_dispatcher.py:346-352, 891-899 @d98e8a64).
 	p.Kernels.WeightedExperts = true
+	// ALiBi's slopes go to Transformer Engine's DotProductAttention
+	// (core_attention_bias_type "alibi"), which cuDNN's fused attention
+	// takes as a post-scale bias (NVIDIA/TransformerEngine#608, 2024-01).
+	p.Kernels.ALiBiFused = true
 	// The experts' output bias (add_bias_linear with grouped GEMMs):
 	// TEGroupedMLP builds linear_fc2 with skip_bias_add and adds the bias
 	// after the GEMM in eager PyTorch, per local expert t + b·p with the

@@ -29,6 +29,7 @@ type file struct {
 	AttentionRate          float64                   `yaml:"attention_rate"`
 	SplitProjections       *bool                     `yaml:"split_projections"`
 	SeparateProjections    *bool                     `yaml:"separate_projections"`
+	ALiBiFused             *bool                     `yaml:"alibi_fused"`
 	Passes                 map[string]model.PassCost `yaml:"passes"`
 	Precision              model.Precision           `yaml:"precision"`
 	Optimizer              model.Optimizer           `yaml:"optimizer"`
@@ -58,6 +59,7 @@ const (
 //	attention_rate: 1         # the attention kernel's speed relative to the chip's flash kernel
 //	split_projections: false  # separate q/k/v and gate/up matmuls, each keeping a copy of its input
 //	separate_projections: false  # separate q/k/v and gate/up matmuls on one bf16 input, their input gradients summed
+//	alibi_fused: false        # the attention kernel takes ALiBi's bias at full rate (cuDNN through Transformer Engine)
 //	passes:                   # bytes per element: fwd_bytes, bwd_bytes, saved_bytes
 //	  norm: {fwd_bytes: 4, bwd_bytes: 6}
 //	precision: {weight_bytes: 2, grad_bytes: 4, master_bytes: 4, moments_bytes: 8,
@@ -231,6 +233,9 @@ func (f file) kernels(k model.Kernels) (model.Kernels, error) {
 	}
 	if f.SeparateProjections != nil {
 		k.SeparateProjections = *f.SeparateProjections
+	}
+	if f.ALiBiFused != nil {
+		k.ALiBiFused = *f.ALiBiFused
 	}
 	names := model.PassNames()
 	keys := make([]string, 0, len(f.Passes))

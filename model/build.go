@@ -574,7 +574,13 @@ func (b *builder) attention(variant Attention) int {
 		b.param("qk_norm_w", false, 2*float64(s.HeadDim)/float64(s.Hidden), dm(DimD, WeightEmbed))
 		b.kernelPass("qk_norm", PassNorm, GroupNorm, qkv, qkv, (q32+kv32)/hw, qkv)
 	}
-	i := b.kernelPass("rope", b.ropePass(), GroupOther, qkv, qkv, (q32+kv32)/hw)
+	rotated := (q32 + kv32) / hw
+	if s.ALiBi {
+		// ALiBi rotates nothing: the bias is added inside the attention
+		// kernel (Spec.ALiBi), so the pass only splits qkv into its views.
+		rotated = 0
+	}
+	i := b.kernelPass("rope", b.ropePass(), GroupOther, qkv, qkv, rotated)
 	b.blk.Fwd[i].Writes = append(b.blk.Fwd[i].Writes, q, k, v)
 	// P's N dimension spans heads·head_dim so that its einsums count the
 	// right FLOPs; it holds one score per head.

@@ -52,14 +52,19 @@
 // Load takes what a user passes to --model: a preset name, a YAML file in the
 // contract's form, or a Hugging Face config.json. ParseYAML is strict: an
 // unknown key is an error that names the nearest known key. ParseHF reads the
-// 31 model_type values HFModelTypes lists: deepseek_v2, deepseek_v3, falcon,
-// falcon_h1,
+// 33 model_type values HFModelTypes lists: bloom, deepseek_v2, deepseek_v3,
+// falcon, falcon_h1,
 // gemma, gemma2, gemma3, gemma3_text, glm4_moe, gpt2, gpt_neox, gpt_oss,
-// granite, jamba, kimi_k2, llama, llama4, llama4_text, mistral, mixtral,
+// granite, jamba, kimi_k2, llama, llama4, llama4_text, mistral, mixtral, mpt,
 // nemotron_h, olmo2, olmoe, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next, starcoder2 and zamba2. A config.json says
 // how long a sequence the model can take, not how long it was trained on, so
 // ParseHF sets SeqLen to min(max_position_embeddings, MaxHFSeqLen) tokens,
 // that is at most 8192; pass --seq to plan for another length.
+//
+// BLOOM (bloom), MPT (mpt, unless its attn_config.alibi is false) and
+// Falcon-RW (falcon with alibi) load with Spec.ALiBi: no rotary pass, and an
+// attention kernel that only Transformer Engine's cuDNN path runs at the
+// flash rate.
 //
 // DeepSeek's configs (deepseek_v2, deepseek_v3) load as multi-head latent
 // attention (q_lora_rank null or absent meaning no query compression, as in

@@ -70,6 +70,8 @@ func FuzzParseHF(f *testing.F) {
 	f.Add([]byte(`{"model_type":"qwen3_moe","hidden_size":64,"num_hidden_layers":3,"num_attention_heads":4,"intermediate_size":128,"moe_intermediate_size":32,"num_experts":4,"num_experts_per_tok":1,"vocab_size":100,"mlp_only_layers":[1],"decoder_sparse_step":1}`))
 	f.Add([]byte(`{"model_type":"newarch","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100}`))
 	f.Add([]byte(`{"model_type":"falcon","n_embd":64,"n_layer":2,"n_head":4,"multi_query":true}`))
+	f.Add([]byte(`{"model_type":"mpt","d_model":64,"n_layers":2,"n_heads":4,"expansion_ratio":2.5,"attn_config":{"alibi":true,"kv_n_heads":2}}`))
+	f.Add([]byte(`{"model_type":"bloom","n_embed":64,"n_layer":2,"n_head":4,"vocab_size":100}`))
 	f.Add([]byte(`{"model_type":"gemma2","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":32,"final_logit_softcapping":"thirty"}`))
 	f.Add([]byte(`{"model_type":"qwen2","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":32,"vocab_size":100,"attention_bias":1}`))
 	f.Add([]byte(`{"model_type":"deepseek_v2","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":3,"intermediate_size":128,"vocab_size":100,"q_lora_rank":null,"kv_lora_rank":16,"qk_nope_head_dim":0,"qk_rope_head_dim":4,"v_head_dim":8,"num_nextn_predict_layers":2}`))

@@ -27,8 +27,8 @@ const hfDefaultPositions = DefaultSeqLen
 
 // HFModelTypes returns the Hugging Face model_type values ParseHF reads, sorted.
 func HFModelTypes() []string {
-	return []string{"deepseek_v2", "deepseek_v3", "falcon", "falcon_h1", "gemma", "gemma2", "gemma3", "gemma3_text", "glm4_moe", "gpt2", "gpt_neox",
-		"gpt_oss", "granite", "jamba", "kimi_k2", "llama", "llama4", "llama4_text", "mistral", "mixtral", "nemotron_h", "olmo2", "olmoe", "phi3",
+	return []string{"bloom", "deepseek_v2", "deepseek_v3", "falcon", "falcon_h1", "gemma", "gemma2", "gemma3", "gemma3_text", "glm4_moe", "gpt2", "gpt_neox",
+		"gpt_oss", "granite", "jamba", "kimi_k2", "llama", "llama4", "llama4_text", "mistral", "mixtral", "mpt", "nemotron_h", "olmo2", "olmoe", "phi3",
 		"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_next", "starcoder2", "zamba2"}
 }
 
@@ -326,6 +326,10 @@ func parseHF(data []byte) (Spec, []string, []string) {
 		s = c.starCoder2()
 	case "falcon":
 		s = c.falcon()
+	case "bloom":
+		s = c.bloom()
+	case "mpt":
+		s = c.mpt()
 	case "nemotron_h":
 		s = c.nemotronH()
 	case "qwen3_next":

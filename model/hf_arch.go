@@ -3,11 +3,12 @@ package model
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/meshplan/meshplan/internal/bounded"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/meshplan/meshplan/internal/bounded"
 	"github.com/meshplan/meshplan/internal/text"
 )
 
@@ -358,12 +359,90 @@ func (c *hfConfig) falcon() Spec {
 		s.KVHeads = c.int(false, s.Heads, "num_kv_heads")
 	case c.bool(true, "multi_query"):
 		s.KVHeads = 1
+	default:
+		s.KVHeads = s.Heads
 	}
-	if c.bool(false, "alibi") {
-		c.addf("field \"alibi\" is true; ALiBi Falcon models are not modelled, set it to false or describe the model in a YAML file")
+	// Falcon-RW's ALiBi (FalconConfig.alibi): no rotary embedding.
+	s.ALiBi = c.bool(false, "alibi")
+	s.Description = fmt.Sprintf("Hugging Face config.json, model_type falcon: GELU MLP, LayerNorm, %d key/value heads%s; "+
+		"parallel attention and MLP costed in sequence; seq %d = min(max_position_embeddings, %d)", s.KVHeads, alibiNote(s.ALiBi), s.SeqLen, MaxHFSeqLen)
+	return s
+}
+
+// alibiNote is a description's mention of ALiBi, empty without it.
+func alibiNote(alibi bool) string {
+	if alibi {
+		return ", ALiBi"
 	}
-	s.Description = fmt.Sprintf("Hugging Face config.json, model_type falcon: GELU MLP, LayerNorm, %d key/value heads; "+
-		"parallel attention and MLP costed in sequence; seq %d = min(max_position_embeddings, %d)", s.KVHeads, s.SeqLen, MaxHFSeqLen)
+	return ""
+}
+
+// bloom reads BLOOM (transformers' BloomConfig): hidden_size (or its
+// older n_embed), n_layer, n_head, a GELU MLP of 4h, LayerNorm, biases,
+// tied embeddings and ALiBi in every layer (BloomAttention has no rotary
+// embedding); the config has no context length, so seq is DefaultSeqLen
+// (BLOOM trained on 2048).
+func (c *hfConfig) bloom() Spec {
+	h := c.int(true, 0, "hidden_size", "n_embed")
+	s := Spec{
+		Layers:         c.int(true, 0, "n_layer", "num_hidden_layers"),
+		Hidden:         h,
+		Heads:          c.int(true, 0, "n_head", "num_attention_heads"),
+		FFNHidden:      4 * h,
+		FFN:            GELU,
+		Norm:           LayerNorm,
+		Bias:           true,
+		Vocab:          c.int(false, 250880, "vocab_size"),
+		SeqLen:         c.seqLen("seq_length"),
+		TiedEmbeddings: c.bool(true, "tie_word_embeddings"),
+		ALiBi:          true,
+	}
+	s.Description = fmt.Sprintf("Hugging Face config.json, model_type bloom: GELU MLP 4h, LayerNorm, biases, tied, ALiBi; "+
+		"the embedding LayerNorm is not counted; seq %d", s.SeqLen)
+	return s
+}
+
+// mpt reads MPT (transformers' MptConfig and MosaicML's llm-foundry
+// config): d_model, n_layers, n_heads, an MLP of expansion_ratio·d_model
+// (GELU), LayerNorm, no biases unless no_bias is false, the output layer
+// tied to the embedding (MptForCausalLM), and ALiBi unless
+// attn_config.alibi is false (then learned position embeddings, not
+// counted); attn_config.kv_n_heads gives grouped-query attention.
+func (c *hfConfig) mpt() Spec {
+	h := c.int(true, 0, "d_model")
+	ratio := c.float(4, "expansion_ratio")
+	if !(ratio > 0 && ratio <= 64) {
+		c.addf("field \"expansion_ratio\" is %v; it must be above 0 and at most 64 (MPT's 4)", ratio)
+		ratio = 4
+	}
+	s := Spec{
+		Layers:         c.int(true, 0, "n_layers"),
+		Hidden:         h,
+		Heads:          c.int(true, 0, "n_heads"),
+		FFNHidden:      int(math.Round(ratio * float64(h))),
+		FFN:            GELU,
+		Norm:           LayerNorm,
+		Bias:           !c.bool(true, "no_bias"),
+		Vocab:          c.int(false, 50368, "vocab_size"),
+		SeqLen:         c.seqLen("max_seq_len"),
+		TiedEmbeddings: true,
+		ALiBi:          true,
+	}
+	if _, v, ok := c.value("attn_config"); ok {
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			c.addf("field \"attn_config\" is %s; it must be an object such as {\"alibi\": true}", jsonText(v))
+			return s
+		}
+		a := &hfConfig{m: m}
+		s.ALiBi = a.bool(true, "alibi")
+		s.KVHeads = a.int(false, 0, "kv_n_heads")
+		for _, p := range a.problems {
+			c.addf("attn_config: %s", p)
+		}
+	}
+	s.Description = fmt.Sprintf("Hugging Face config.json, model_type mpt: GELU MLP %gh, LayerNorm, tied%s; seq %d = min(max_seq_len, %d)",
+		ratio, alibiNote(s.ALiBi), s.SeqLen, MaxHFSeqLen)
 	return s
 }
 

@@ -82,6 +82,14 @@ type Kernels struct {
 	// AttentionRate is the attention kernel's speed relative to the chip's
 	// flash kernel (profiles.Efficiency); zero means 1.
 	AttentionRate float64
+	// ALiBiFused says the attention kernel takes ALiBi's bias (Spec.ALiBi)
+	// at its full rate: Transformer Engine passes it to cuDNN's fused
+	// attention (NVIDIA/TransformerEngine#608). False: an ALiBi model's
+	// attention runs FlashAttention-2, since FlashAttention-3 has no ALiBi
+	// (Dao-AILab/flash-attention#1666) and PyTorch's flash and cuDNN SDPA
+	// backends take no bias, at the chip's
+	// profiles.Efficiency.FlashAttention2Fraction.
+	ALiBiFused bool
 	// SplitProjections says that the query, key and value projections and
 	// the gate and up projections are separate matmuls that each keep their
 	// own copy of the normalised input (Hugging Face modules under eager

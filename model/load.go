@@ -114,7 +114,7 @@ func nameFromPath(path string) string {
 func yamlKeys() []string {
 	return []string{"name", "description", "layers", "hidden", "heads", "kv_heads", "head_dim",
 		"ffn_hidden", "ffn", "vocab", "seq_len", "tied_embeddings", "norm", "bias", "moe", "mla", "mtp_layers",
-		"window", "chunk", "pattern", "qkv_bias", "out_bias", "qk_norm", "post_norms", "logit_softcap", "yarn", "ssm", "attn_gate", "shared"}
+		"window", "chunk", "pattern", "qkv_bias", "out_bias", "qk_norm", "post_norms", "logit_softcap", "yarn", "alibi", "ssm", "attn_gate", "shared"}
 }
 
 // ssmKeys returns the keys of the YAML form's ssm mapping.
@@ -222,6 +222,8 @@ func parseYAML(data []byte) (s Spec, problems []string) {
 			s.LogitSoftcap = d.float(key, v)
 		case "yarn":
 			s.YaRN = d.bool(key, v)
+		case "alibi":
+			s.ALiBi = d.bool(key, v)
 		case "moe":
 			m := &MoE{}
 			d.section(v, "moe", "experts, top_k and expert_ffn_hidden", moeKeys(), func() { s.MoE = m }, func(key string, v *yaml.Node) {

@@ -195,7 +195,7 @@ func presets() []Spec {
 			Name:        "bloom-176b",
 			Description: "BLOOM 176B (BigScience 2022, arXiv:2211.05100, and the bigscience/bloom Hugging Face config): GELU MLP 4h, LayerNorm, biases, vocab 250880 tied (published-runs.csv says 250680), seq 2048; ALiBi; the embedding LayerNorm (2h) is not counted",
 			Layers:      70, Hidden: 14336, Heads: 112, FFNHidden: 57344, FFN: GELU,
-			Vocab: 250880, SeqLen: 2048, TiedEmbeddings: true, Norm: LayerNorm, Bias: true,
+			Vocab: 250880, SeqLen: 2048, TiedEmbeddings: true, Norm: LayerNorm, Bias: true, ALiBi: true,
 		},
 		{
 			Name:        "opt-175b",
@@ -232,7 +232,7 @@ func mpt(name string, layers, hidden, heads int) Spec {
 		Name:        name,
 		Description: fmt.Sprintf("MPT, %d layers, d_model %d, %d heads (%s); seq 2048", layers, hidden, heads, srcMPT),
 		Layers:      layers, Hidden: hidden, Heads: heads, FFNHidden: 4 * hidden, FFN: GELU,
-		Vocab: 50368, SeqLen: 2048, TiedEmbeddings: true, Norm: LayerNorm,
+		Vocab: 50368, SeqLen: 2048, TiedEmbeddings: true, Norm: LayerNorm, ALiBi: true,
 	}
 }
 

@@ -153,6 +153,12 @@ type Spec struct {
 	// framework's fused rotary kernel may not take, so its rotary pass is
 	// PassRopeYaRN.
 	YaRN bool `json:"yarn,omitempty" yaml:"yarn"`
+	// ALiBi says the attention adds linear biases to its scores instead of
+	// rotating queries and keys (Press et al. 2022, arXiv:2108.12409; MPT,
+	// BLOOM): there is no rotary pass, and the bias is applied inside the
+	// attention kernel, which only some kernels take (Kernels.ALiBiFused,
+	// profiles.Efficiency.FlashAttention2Fraction).
+	ALiBi bool `json:"alibi,omitempty" yaml:"alibi"`
 	// MoE is nil for a dense model.
 	MoE *MoE `json:"moe,omitempty" yaml:"moe"`
 	// MLA is nil for multi-head or grouped-query attention.

@@ -135,6 +135,11 @@ func (s Spec) problems() []string {
 			}
 		}
 	}
+	if c.ALiBi && (c.YaRN || c.MLA != nil) {
+		// ALiBi replaces the rotary embedding that YaRN scales and MLA's
+		// decoupled rotary key carries (Press et al. 2022).
+		add("alibi is true with %s; ALiBi replaces the rotary embedding, so set alibi to false or drop %s", rotaryField(c), rotaryField(c))
+	}
 	if !(c.LogitSoftcap >= 0 && c.LogitSoftcap <= 1e6) {
 		add("logit_softcap is %v; it must be 0 (no cap) or a positive cap on the logits, such as Gemma 2's 30", c.LogitSoftcap)
 	}
@@ -305,4 +310,13 @@ func lcsLen(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// rotaryField names the rotary setting of s that ALiBi cannot join: yarn
+// or mla.
+func rotaryField(s Spec) string {
+	if s.YaRN {
+		return "yarn"
+	}
+	return "mla"
 }

@@ -75,6 +75,16 @@ import (
 // 0.8-0.9). OverlapFraction is an assumption (0.85): docs/formulas.md §6 says
 // overlappable collectives hide except for the first and last bucket and some
 // contention.
+// HopperFlashAttention2Fraction is FlashAttention-2's forward-plus-backward
+// speed on an H100 relative to the flash kernel the Hopper efficiency models
+// (docs/measured-h100.md's attention.csv, whose causal head_dim-128 forward,
+// 611-627 TFLOP/s at 16K, is FlashAttention-3's 616): FA3 paper (Shah et al.
+// 2024, Figs. 5-6, H100 SXM5 bf16, head_dim 128, 16K tokens), FA2 forward 335
+// (causal) and backward 322 against FA3's 616 and 561, the backward doing 2.5
+// times the forward's FLOPs:
+// (3.5/(1/335 + 2.5/322))/(3.5/(1/616 + 2.5/561)) = 325.6/575.7 = 0.566.
+const HopperFlashAttention2Fraction = 0.57
+
 const (
 	gpuMatmulOverheadSeconds = 25e-6 // t₀ fitted on the H100's gemm.csv (see above)
 	fp8MatmulFraction        = 0.69  // fitted on the H100's gemm-fp8.csv (see above)
@@ -183,6 +193,7 @@ func familyBF16Efficiency(family string) (Efficiency, bool) {
 		e.AttentionFwdFraction, e.AttentionFwdScoreSeconds, e.AttentionFwdHalfSeq = 1, 0.28e-12, 550
 		e.AttentionBwdFraction, e.AttentionBwdScoreSeconds, e.AttentionBwdHalfSeq = 0.70, 0.47e-12, 1400
 		e.SustainedFraction = gpuSustainedFraction
+		e.FlashAttention2Fraction = HopperFlashAttention2Fraction
 		return e, true
 	case "nvidia-ampere":
 		peak, mamf = 312e12, 0.87 // A100 SXM MAMF 271.2 of 312 TFLOP/s [MLE-ACC]
@@ -200,6 +211,11 @@ func familyBF16Efficiency(family string) (Efficiency, bool) {
 	e.MatmulHalfFLOPs = roundSig(e.MatmulFraction * peak * gpuMatmulOverheadSeconds)
 	e.AttentionFwdFraction = roundSig(attentionRelative * e.MatmulFraction)
 	e.AttentionBwdFraction = e.AttentionFwdFraction
+	if family == "nvidia-blackwell" || family == "nvidia-grace-blackwell" {
+		// FlashAttention-2 has no Blackwell (tcgen05) path; its Hopper
+		// fraction is taken as an upper bound (assumption, unmeasured).
+		e.FlashAttention2Fraction = HopperFlashAttention2Fraction
+	}
 	return e, true
 }
 

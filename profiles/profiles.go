@@ -125,6 +125,13 @@ type Efficiency struct {
 	// sequence rate.
 	AttentionFwdHalfSeq float64 `json:"attention_fwd_half_seq" yaml:"attention_fwd_half_seq"`
 	AttentionBwdHalfSeq float64 `json:"attention_bwd_half_seq" yaml:"attention_bwd_half_seq"`
+	// FlashAttention2Fraction is FlashAttention-2's attention rate as a fraction of the
+	// flash kernel's above, for an attention that kernel cannot run: ALiBi's bias
+	// (model.Spec.ALiBi), which FlashAttention-3 and PyTorch's flash and cuDNN SDPA
+	// backends do not take, so it falls back to FlashAttention-2 (which has it from
+	// v2.4) unless the framework passes it to cuDNN (model.Kernels.ALiBiFused). Zero
+	// means 1: FlashAttention-2 is the chip's flash kernel.
+	FlashAttention2Fraction float64 `json:"flash_attention2_fraction,omitempty" yaml:"flash_attention2_fraction"`
 	// SustainedFraction is the fraction of the single-chip kernel rates above that a chip
 	// sustains in a job of more than one chip: clocks under a full node's power and
 	// heat, communication kernels sharing the SMs, stragglers of a synchronous step.

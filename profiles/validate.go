@@ -122,6 +122,8 @@ func (e Efficiency) validate() error {
 		return fmt.Errorf("attention_fwd_half_seq must be between 0 and 1e7 tokens, not %g", e.AttentionFwdHalfSeq)
 	case !nonNegative(e.SustainedFraction) || e.SustainedFraction > 1:
 		return fmt.Errorf("sustained_fraction must be in (0, 1] (or 0 for 1), not %g", e.SustainedFraction)
+	case !nonNegative(e.FlashAttention2Fraction) || e.FlashAttention2Fraction > 1:
+		return fmt.Errorf("flash_attention2_fraction must be in (0, 1] (or 0 for 1), not %g", e.FlashAttention2Fraction)
 	case !nonNegative(e.AttentionBwdHalfSeq) || e.AttentionBwdHalfSeq > 1e7:
 		return fmt.Errorf("attention_bwd_half_seq must be between 0 and 1e7 tokens, not %g", e.AttentionBwdHalfSeq)
 	}

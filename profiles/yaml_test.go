@@ -111,6 +111,7 @@ func TestParseYAMLErrors(t *testing.T) {
 		{"no default bandwidth", "chip: h100\naxes: [{name: gpu, size: 8, tier: ici}]\n", []string{"bandwidth_bytes_per_s"}},
 		{"efficiency above 1", "chip: h100\naxes: [{name: gpu, size: 8, tier: nvlink, efficiency: 1.5}]\n", []string{"efficiency", "(0, 1]"}},
 		{"matmul fraction 0", "chip: h100\naxes: [{name: gpu, size: 8, tier: nvlink}]\nefficiency: {matmul_fraction: 0}\n", []string{"matmul_fraction"}},
+		{"flash attention 2 fraction above 1", "chip: h100\naxes: [{name: gpu, size: 8, tier: nvlink}]\nefficiency: {flash_attention2_fraction: 1.5}\n", []string{"flash_attention2_fraction", "(0, 1]"}},
 		{"nan", "chip: h100\naxes: [{name: gpu, size: 8, tier: nvlink, latency_s: .nan}]\n", []string{"latency_s"}},
 		{"custom chip missing peak", "chip: {name: foo, hbm_bytes: 1e9, hbm_bandwidth_bytes_per_s: 1e12}\naxes: [{name: gpu, size: 8, tier: nvlink, bandwidth_bytes_per_s: 1e11}]\n",
 			[]string{"peak_bf16_flops"}},

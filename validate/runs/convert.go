@@ -46,6 +46,7 @@ type family struct {
 	bias   bool
 	tied   bool
 	headIs int // head width when it is not hidden/heads (0: hidden/heads)
+	alibi  bool // ALiBi instead of a rotary embedding (model.Spec.ALiBi)
 }
 
 var (
@@ -56,13 +57,15 @@ var (
 	megatronGPT = family{name: "megatron-gpt", ffn: model.GELU, norm: model.LayerNorm, bias: true, tied: true}
 	// BLOOM: Megatron-DeepSpeed GPT with a tied 250k-vocabulary embedding
 	// (BLOOM paper §3.2; 176.2B only adds up tied).
-	bloom = family{name: "bloom", ffn: model.GELU, norm: model.LayerNorm, bias: true, tied: true}
+	// ALiBi in every layer (BLOOM paper §3.3).
+	bloom = family{name: "bloom", ffn: model.GELU, norm: model.LayerNorm, bias: true, tied: true, alibi: true}
 	// GPT-NeoX-20B: LayerNorm, biases, GELU, an untied output layer
 	// (embed_out; 20.6B only adds up untied).
 	gptNeoX = family{name: "gpt-neox", ffn: model.GELU, norm: model.LayerNorm, bias: true, tied: false}
 	// MPT: LayerNorm without biases (no_bias=True), a 4d GELU MLP and a tied
-	// embedding (llm-foundry's MPT config; 64.86B for MPT-70B adds up tied).
-	mpt = family{name: "mpt", ffn: model.GELU, norm: model.LayerNorm, bias: false, tied: true}
+	// embedding (llm-foundry's MPT config; 64.86B for MPT-70B adds up tied),
+	// with ALiBi (its attn_config alibi: true).
+	mpt = family{name: "mpt", ffn: model.GELU, norm: model.LayerNorm, bias: false, tied: true, alibi: true}
 	// Llama (1, 2, 3; torchtitan; Mixtral): RMSNorm, SwiGLU, no biases,
 	// untied output layer.
 	llama = family{name: "llama", ffn: model.SwiGLU, norm: model.RMSNorm, tied: false}
@@ -144,15 +147,10 @@ func (r Run) UnfusedAttention() bool {
 	return ok && s.unfusedAttention
 }
 
-// hopperFlashAttention2Rate is FlashAttention-2's forward-plus-backward
-// speed on an H100 relative to the flash kernel profiles.Efficiency models
-// there (docs/measured-h100.md's attention.csv, whose causal head_dim-128
-// forward, 611-627 TFLOP/s at 16K, is FlashAttention-3's 616): FA3 paper
-// (Shah et al. 2024, Figs. 5-6, H100 SXM5 bf16, head_dim 128, 16K tokens),
-// FA2 forward 335 (causal) and backward 322 against FA3's 616 and 561, the
-// backward doing 2.5 times the forward's FLOPs:
-// (3.5/(1/335 + 2.5/322))/(3.5/(1/616 + 2.5/561)) = 325.6/575.7 = 0.566.
-const hopperFlashAttention2Rate = 0.57
+// hopperFlashAttention2Rate is FlashAttention-2's speed on an H100 relative
+// to the flash kernel profiles.Efficiency models there
+// (profiles.HopperFlashAttention2Fraction, from the FA3 paper's figures).
+const hopperFlashAttention2Rate = profiles.HopperFlashAttention2Fraction
 
 // nemoReleaseRe reads a NeMo Framework container release ("NeMo24.03.01",
 // "NeMo 25.11") in a row's framework column.
@@ -280,7 +278,7 @@ func (r Run) ModelSpec() (model.Spec, error) {
 		f, _ := r.familyOf()
 		m = model.Spec{
 			Name: r.ModelName, FFN: f.ffn, Norm: f.norm, Bias: f.bias, TiedEmbeddings: f.tied,
-			HeadDim: f.headIs,
+			HeadDim: f.headIs, ALiBi: f.alibi,
 		}
 		if m.Name == "" {
 			m.Name = r.ID

@@ -329,7 +329,7 @@ func (r Run) posedModel() (model.Spec, error) {
 		m.Name = r.ModelName
 	} else {
 		f, _ := r.familyOf()
-		m = model.Spec{Name: r.ModelName, FFN: f.ffn, Norm: f.norm, Bias: f.bias, TiedEmbeddings: f.tied, HeadDim: f.headIs}
+		m = model.Spec{Name: r.ModelName, FFN: f.ffn, Norm: f.norm, Bias: f.bias, TiedEmbeddings: f.tied, HeadDim: f.headIs, ALiBi: f.alibi}
 		if m.Name == "" {
 			m.Name = r.ID
 		}

@@ -1,0 +1,33 @@
+package profiles
+
+import "testing"
+
+// TestFlashAttention2Fraction checks the families' FlashAttention-2
+// fractions: the FA3 paper's 0.57 on Hopper, the same taken as a bound on
+// Blackwell, and none (FlashAttention-2 is the flash kernel) elsewhere; a
+// cluster file overrides it.
+func TestFlashAttention2Fraction(t *testing.T) {
+	for _, tt := range []struct {
+		family string
+		want   float64
+	}{
+		{"nvidia-hopper", 0.57},
+		{"nvidia-blackwell", 0.57},
+		{"nvidia-grace-blackwell", 0.57},
+		{"nvidia-ampere", 0},
+		{"amd-cdna3", 0},
+		{"tpu-v5p", 0},
+	} {
+		e, ok := DefaultEfficiency(tt.family)
+		if !ok || e.FlashAttention2Fraction != tt.want {
+			t.Errorf("%s: %v (known %v), want %v", tt.family, e.FlashAttention2Fraction, ok, tt.want)
+		}
+	}
+	c, err := ParseYAML([]byte("chip: h100\naxes: [{name: gpu, size: 8, tier: nvlink}]\nefficiency: {flash_attention2_fraction: 0.4}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Efficiency.FlashAttention2Fraction != 0.4 || c.Efficiency.MatmulFraction != 0.705 {
+		t.Errorf("override: FA2 %v, matmul %v; want 0.4 and the family's 0.705", c.Efficiency.FlashAttention2Fraction, c.Efficiency.MatmulFraction)
+	}
+}
