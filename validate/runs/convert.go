@@ -45,7 +45,7 @@ type family struct {
 	norm   string // model.LayerNorm or model.RMSNorm
 	bias   bool
 	tied   bool
-	headIs int // head width when it is not hidden/heads (0: hidden/heads)
+	headIs int  // head width when it is not hidden/heads (0: hidden/heads)
 	alibi  bool // ALiBi instead of a rotary embedding (model.Spec.ALiBi)
 }
 
