@@ -560,7 +560,7 @@ func TestTorchtitanShardedVariant(t *testing.T) {
 		o.ShardedProgram.Optimizer != tt.Optimizer {
 		t.Errorf("search options' sharded program %+v", o.ShardedProgram)
 	}
-	for _, name := range []string{"generic", "megatron", "pytorch", "maxtext", "deepspeed"} {
+	for _, name := range []string{"generic", "megatron", "maxtext", "deepspeed"} {
 		if p := mustBuiltin(t, name); p.Sharded != nil || p.SearchOptions().ShardedProgram != nil {
 			t.Errorf("%s has a sharded variant", name)
 		}
@@ -591,6 +591,28 @@ func TestTorchtitanShardedVariant(t *testing.T) {
 	bad.Sharded.Precision.Residual = -1
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "residual") {
 		t.Errorf("Validate of a bad sharded precision: %v", err)
+	}
+}
+
+// TestPyTorchShardedVariant checks eager PyTorch under FSDP: its bf16
+// parameters make the residual stream bf16 (2 bytes against autocast's 4)
+// while the eager kernels and DDP's bucket copy setting stay as they are.
+func TestPyTorchShardedVariant(t *testing.T) {
+	pt := mustBuiltin(t, "pytorch")
+	if pt.Sharded == nil {
+		t.Fatal("pytorch has no sharded variant")
+	}
+	sh := *pt.Sharded
+	want := pt.Precision
+	want.Residual = 2
+	if pt.Precision.Residual != 4 || sh.Precision != want {
+		t.Errorf("precision %+v, sharded %+v; want the sharded one with a 2-byte residual", pt.Precision, sh.Precision)
+	}
+	if sh.Kernels != pt.Kernels {
+		t.Errorf("sharded kernels %+v, want the eager ones %+v", sh.Kernels, pt.Kernels)
+	}
+	if o := pt.SearchOptions(); o.ShardedProgram == nil || o.ShardedProgram.Precision != sh.Precision {
+		t.Errorf("search options' sharded program %+v", o.ShardedProgram)
 	}
 }
 

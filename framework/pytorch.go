@@ -182,7 +182,7 @@ func pytorch() Profile {
 	return Profile{
 		Name: "pytorch",
 		Description: "eager PyTorch as the Hugging Face Trainer and hand-written loops run it, measured on one H100 (docs/measured-h100.md): " +
-			"one kernel per operation, separate q/k/v and gate/up projections, autocast over fp32 parameters, SDPA's flash kernel, fused AdamW",
+			"one kernel per operation, separate q/k/v and gate/up projections, autocast over fp32 parameters (bf16 ones under FSDP's MixedPrecision), SDPA's flash kernel, fused AdamW",
 		Kernels:   k,
 		Precision: eagerPrecision(),
 		// The eager rows reserve a median 6.7% above their peak allocation
@@ -194,7 +194,24 @@ func pytorch() Profile {
 		// the optimizer step on the host together.
 		Limits: space.Limits{Framework: "pytorch", NoA2AOverlap: true, Dispatchers: []string{space.DispatcherAllToAll}, Offloads: []string{space.OffloadParamsOptimizer}, NoDims: []space.Dim{space.TP, space.CP, space.PP, space.EP}, Zeros: []int{0}, NoInt8: true,
 			Recomputes: []string{model.RecomputeNone, model.RecomputeFull}},
+		Sharded: eagerShardedVariant(k),
 	}
+}
+
+// eagerShardedVariant is eager PyTorch under FSDP (fsdp above 1) with
+// FSDP's MixedPrecision(param_dtype=bfloat16), as PyTorch FSDP recipes run
+// it: Composer's DEFAULT and PURE policies (param_dtype the autocast
+// precision, reduce_dtype fp32 or bf16; mosaicml/composer@640518880
+// composer/distributed/mosaic_parallelism.py:59-98, which LLM Foundry's
+// MPT runs use), pytorch/examples' and llama-recipes' bfSixteen. The layers
+// run on the bf16 weights each unit all-gathers, so the embedding's output,
+// and with it the residual stream, is bf16 (2 bytes), as torchtitan's
+// fully_shard variant has it; the elementwise passes keep the eager
+// kernels' bytes.
+func eagerShardedVariant(k model.Kernels) *Variant {
+	pr := eagerPrecision()
+	pr.Residual = pr.Activation
+	return &Variant{Kernels: k, Precision: pr}
 }
 
 // eagerPrecision is autocast's precision with PyTorch DDP's buckets: the
