@@ -154,6 +154,11 @@ func (pol Policy) rerunsInBlock(blk *Block, o *Op) bool {
 func applicableModules(p *Program) []string {
 	var out []string
 	for _, m := range megatronModules() {
+		if CheckModules(m, &p.Spec) != nil {
+			// A module the model does not have (mla_up_proj's rope and
+			// q_proj ops are in every rotary attention block).
+			continue
+		}
 		pol, _ := modulePolicy(m)
 		if p.rerunsAny(pol) {
 			out = append(out, m)

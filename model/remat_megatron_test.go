@@ -124,3 +124,22 @@ func TestCheckModules(t *testing.T) {
 		}
 	}
 }
+
+// TestApplicableModules checks that a model's module lists name only the
+// modules it has: mla_up_proj's ops (rope, q_proj) are in every rotary
+// attention block, yet only a multi-latent-attention model has the module.
+func TestApplicableModules(t *testing.T) {
+	for _, tt := range []struct {
+		preset string
+		mla    bool
+	}{{"llama3-70b", false}, {"deepseek-v3", true}} {
+		s, _ := Preset(tt.preset)
+		p, err := NewProgram(s, ProgramOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Contains(applicableModules(p), ModuleMLAUpProj); got != tt.mla {
+			t.Errorf("%s: mla_up_proj applicable %v, want %v (modules %v)", tt.preset, got, tt.mla, applicableModules(p))
+		}
+	}
+}
