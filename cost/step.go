@@ -186,6 +186,7 @@ type stepRules struct {
 	hideA2A      bool    // the schedule overlaps the MoE dispatch and combine
 	phased       bool    // Megatron-Core's EP overlap: phase by phase (overlappedA2ASeconds)
 	overlapped   float64 // micro-batches run as overlapped pairs
+	virtual      bool    // the interleaved schedule's v chunks per rank, each synchronised on its own (syncLoads)
 }
 
 // stepRulesOf returns the step rules of kr's schedule for pp stages, V
@@ -213,7 +214,7 @@ func (kr *knownRules) stepRulesOf(pp, V int, M, of float64, a2a bool, o *Options
 	c.sr = stepRules{pp: pp, v: float64(v), M: M, bubble: rules.Bubble(pp, v),
 		of: of, wof: wof, gof: gof,
 		hideA2A:    rules.Overlaps().Has(space.OverlapExpertA2A),
-		overlapped: rules.OverlappedMicrobatches(pp, int(M))}
+		overlapped: rules.OverlappedMicrobatches(pp, int(M)), virtual: rules.Virtual()}
 	if a2a && !c.sr.hideA2A {
 		// Megatron-Core's overlap_moe_expert_parallel_comm: the 1F1B
 		// steady state's forward-backward pairs hide each other's MoE
@@ -493,8 +494,13 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 	}
 	est.ExposedA2ASeconds = M*(a2aF+a2aB) - sr.overlapped*hidden
 	var ppExp, offT, offExp float64
+	chunks := 1.0
+	if sr.virtual {
+		chunks = sr.v
+	}
 	wExp, gExp, pExp := syncLoads{
 		m: M, fwd: fc, bwd: bc, compute: est.ComputeSeconds, wof: sr.wof, gof: sr.gof,
+		chunks: chunks, group: min(float64(sr.pp), M),
 		weights: wmb, weightsBwd: rs.wmbB, weightEdge: edge,
 		grad: sg, gradEdge: (sg-rs.sgEnds)/units + rs.sgEmb,
 		param: spar, paramEdge: (spar-rs.sparEnds)/units + rs.sparEmb,
@@ -568,6 +574,10 @@ type syncLoads struct {
 	m, fwd, bwd, compute, wof, gof   float64
 	weights, weightsBwd, weightEdge  float64
 	grad, gradEdge, param, paramEdge float64
+	// chunks is the model chunks a rank runs under the interleaved
+	// schedule, each synchronised on its own (1 otherwise), and group the
+	// micro-batches of one chunk the schedule runs back to back, min(pp, M).
+	chunks, group float64
 }
 
 // exposed returns the exposed seconds of the weight traffic, the
@@ -596,17 +606,38 @@ type syncLoads struct {
 // torch/distributed/fsdp/_runtime_utils.py @3ade90a6; InternEvo issues a bucket's
 // all-reduce from the gradient hook, InternLM/InternEvo@c628a8c8
 // internlm/solver/optimizer/hybrid_zero_optim.py).
+//
+// Under the interleaved schedule each of a rank's model chunks is
+// synchronised on its own: Megatron-Core launches a chunk's gradient
+// reduction once its last micro-batch's backward pass is done and gathers
+// a chunk's parameters before its first forward pass, chunks 0 and 1 at
+// the start (grad_sync_func and param_sync_func per model chunk,
+// NVIDIA/Megatron-LM@d98e8a64 megatron/core/pipeline_parallel/schedules.py:1219-1221,
+// 1341-1353, 1445-1455). The schedule runs each chunk for a group of
+// min(pp, M) micro-batches before the next, so every chunk's reduction but
+// the last one's has the next chunk's group of backward passes to hide
+// under, and every chunk's gather but the first one's the previous chunk's
+// group of forward passes; the last reduction and the first gather keep
+// their own pass, as one chunk does.
 func (l syncLoads) exposed() (weights, grad, param float64) {
 	fwdWeights := l.weights - l.weightsBwd
 	if l.weights > 0 {
 		ends := max(0, fwdWeights-l.wof*l.fwd) + max(0, l.weightsBwd-l.wof*l.bwd)
 		weights = max(l.weightEdge, l.m*l.weights-l.wof*l.compute, ends)
 	}
+	v := max(l.chunks, 1)
 	if l.grad > 0 {
-		grad = max(l.gradEdge, l.grad-max(0, l.gof*l.bwd-l.weightsBwd))
+		// One chunk's reduction, its own backward pass and the next
+		// chunk's group to hide under (the weight traffic crossing the
+		// same links first).
+		g, own := l.grad/v, max(0, l.gof*l.bwd-l.weightsBwd)/v
+		next := max(0, l.gof*l.group*l.bwd-l.group*l.weightsBwd) / v
+		grad = max(l.gradEdge, max(0, g-own)+(v-1)*max(0, g-next))
 	}
 	if l.param > 0 {
-		param = max(l.paramEdge, l.param-max(0, l.gof*l.fwd-fwdWeights))
+		p, own := l.param/v, max(0, l.gof*l.fwd-fwdWeights)/v
+		prev := max(0, l.gof*l.group*l.fwd-l.group*fwdWeights) / v
+		param = max(l.paramEdge, max(0, p-own)+(v-1)*max(0, p-prev))
 	}
 	return weights, grad, param
 }

@@ -9,7 +9,8 @@ import (
 // once-per-step data-parallel collectives against hand-computed values:
 // the gradient reduction hides only under what the last backward's weight
 // traffic leaves of that backward, and the last backward's weight traffic
-// only under that backward.
+// only under that backward. Under the interleaved schedule each chunk
+// reduces and gathers on its own.
 func TestSyncLoadsExposed(t *testing.T) {
 	for _, c := range []struct {
 		name                 string
@@ -54,6 +55,26 @@ func TestSyncLoadsExposed(t *testing.T) {
 			name:    "param gather after fsdp gathers",
 			l:       syncLoads{m: 1, fwd: 0.3, bwd: 0.6, compute: 0.9, wof: 0.85, gof: 0.85, weights: 0.2, weightEdge: 0.015, param: 0.3, paramEdge: 0.01},
 			weights: 0.015, param: 0.245,
+		},
+		{
+			// The interleaved schedule, 4 chunks run in groups of 4
+			// micro-batches: each chunk reduces 0.9/4 = 0.225 s; the last
+			// one hides 0.85·0.6/4 = 0.1275 under its own backward
+			// (0.0975 exposed), the others under the next chunk's group,
+			// 0.85·4·0.6/4 = 0.51 > 0.225. The gathers: 0.5/4 = 0.125, the
+			// first one less 0.85·0.3/4 = 0.06375 (0.06125 exposed), the
+			// others under 0.85·4·0.3/4 = 0.255.
+			name: "interleaved, 4 chunks in groups of 4",
+			l:    syncLoads{m: 8, fwd: 0.3, bwd: 0.6, compute: 7.2, wof: 0.85, gof: 0.85, grad: 0.9, gradEdge: 0.03, param: 0.5, paramEdge: 0.02, chunks: 4, group: 4},
+			grad: 0.0975, param: 0.06125,
+		},
+		{
+			// Groups of one micro-batch leave each chunk's reduction the
+			// same window as its own backward: 2·(0.45 - 0.255) = 0.39, the
+			// single chunk's 0.9 - 0.85·0.6.
+			name: "interleaved, groups of one",
+			l:    syncLoads{m: 1, fwd: 0.3, bwd: 0.6, compute: 0.9, wof: 0.85, gof: 0.85, grad: 0.9, gradEdge: 0.03, chunks: 2, group: 1},
+			grad: 0.39,
 		},
 	} {
 		w, g, p := c.l.exposed()
