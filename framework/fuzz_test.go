@@ -15,6 +15,7 @@ func FuzzParse(f *testing.F) {
 	for _, p := range files {
 		if data, err := os.ReadFile(p); err == nil {
 			f.Add(data)
+	f.Add([]byte("base: megatron\nalibi_fused: false\nattention_rate: 0.5\n"))
 		}
 	}
 	for _, name := range framework.Names() {

@@ -48,6 +48,7 @@ func FuzzParseYAML(f *testing.F) {
 	f.Add([]byte("layers: 1e18\nhidden: -0\nheads: .inf\n"))
 	f.Add([]byte("layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nqkv_bias: true\nout_bias: true\nqk_norm: true\npost_norms: true\nlogit_softcap: .nan\n"))
 	f.Add([]byte("layers: 3\nhidden: 64\nheads: 4\nvocab: 100\nwindow: 8\nchunk: 4\npattern: [sliding/dense, chunked/moe, full]\nmoe: {experts: 4, top_k: 1, expert_ffn_hidden: 8}\n"))
+	f.Add([]byte("layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nffn: gelu\nalibi: true\nyarn: true\n"))
 	f.Add([]byte("layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nmtp_layers: 1\nmla:\n  q_lora_rank: 8\n  kv_lora_rank: 8\n  qk_nope_head_dim: 0\n  qk_rope_head_dim: 8\n  v_head_dim: 4\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseYAML(data)
