@@ -15,7 +15,6 @@ func FuzzParse(f *testing.F) {
 	for _, p := range files {
 		if data, err := os.ReadFile(p); err == nil {
 			f.Add(data)
-	f.Add([]byte("base: megatron\nalibi_fused: false\nattention_rate: 0.5\n"))
 		}
 	}
 	for _, name := range framework.Names() {
@@ -25,6 +24,7 @@ func FuzzParse(f *testing.F) {
 		"",
 		"passes: {norm: {fwd_bytes: 5, bwd_bytes: 7}}\n",
 		"attention: materialized\nattention_rate: 0.5\n",
+		"base: megatron\nalibi_fused: false\nattention_rate: 0.5\n",
 		"overlap: {weights: 0, gradients: 1}\nflat_collectives: true\nper_tensor_collectives: true\n",
 		"precision: {residual_bytes: 4, weight_copies: true}\noptimizer: {clip_passes: 3}\n",
 		"allocator_slack_fraction: 0.99\n",
