@@ -52,6 +52,15 @@ type Comm struct {
 	// would hide them, is off by default: enable_async_tensor_parallel,
 	// torchtitan/config_manager.py:301 @820504e).
 	TPPlan bool
+	// ChunkSync synchronises each model chunk of the interleaved schedule
+	// on its own: its gradient reduction once its last micro-batch's
+	// backward pass is done, its parameter gather before its first forward
+	// pass (Megatron-Core's grad_sync_func and param_sync_func per model
+	// chunk, NVIDIA/Megatron-LM@d98e8a64
+	// megatron/core/pipeline_parallel/schedules.py:1219-1221, 1341-1353,
+	// 1445-1455; syncLoads). Otherwise the data-parallel collectives of a
+	// step hide under its last backward and first forward pass only.
+	ChunkSync bool
 }
 
 // Collective is one kind of communication of a step, aggregated over its calls.

@@ -495,7 +495,7 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 	est.ExposedA2ASeconds = M*(a2aF+a2aB) - sr.overlapped*hidden
 	var ppExp, offT, offExp float64
 	chunks := 1.0
-	if sr.virtual {
+	if sr.virtual && in.options.Comm.ChunkSync {
 		chunks = sr.v
 	}
 	wExp, gExp, pExp := syncLoads{
@@ -607,8 +607,8 @@ type syncLoads struct {
 // all-reduce from the gradient hook, InternLM/InternEvo@c628a8c8
 // internlm/solver/optimizer/hybrid_zero_optim.py).
 //
-// Under the interleaved schedule each of a rank's model chunks is
-// synchronised on its own: Megatron-Core launches a chunk's gradient
+// Under the interleaved schedule with Comm.ChunkSync each of a rank's
+// model chunks is synchronised on its own: Megatron-Core launches a chunk's gradient
 // reduction once its last micro-batch's backward pass is done and gathers
 // a chunk's parameters before its first forward pass, chunks 0 and 1 at
 // the start (grad_sync_func and param_sync_func per model chunk,

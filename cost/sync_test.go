@@ -3,6 +3,8 @@ package cost
 import (
 	"math"
 	"testing"
+
+	"github.com/meshplan/meshplan/space"
 )
 
 // TestSyncLoadsExposed checks the exposure of the weight traffic and of the
@@ -85,6 +87,34 @@ func TestSyncLoadsExposed(t *testing.T) {
 			if math.Abs(x.got-x.want) > 1e-12 {
 				t.Errorf("%s: exposed %s %g, want %g", c.name, x.what, x.got, x.want)
 			}
+		}
+	}
+}
+
+// TestChunkSyncGate checks that Comm.ChunkSync changes only the interleaved
+// schedule's exposed data-parallel collectives, and only downwards.
+func TestChunkSyncGate(t *testing.T) {
+	m, c := presets(t, "llama3-70b", "h100-512")
+	w := space.Workload{Batch: 256, SeqLen: 4096}
+	for _, tt := range []struct {
+		spec  string
+		moves bool
+	}{
+		{"dp=32,zero=1,tp=4,pp=4,schedule=interleaved,v=5", true},
+		{"dp=32,zero=1,tp=4,pp=4", false},
+	} {
+		s := parseStrategy(t, tt.spec)
+		on := Options{Comm: Comm{ChunkSync: true}}
+		a, err := evaluate(m, c, w, s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := evaluate(m, c, w, s, on)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if moved := b.ExposedCommSeconds < a.ExposedCommSeconds; moved != tt.moves || b.ExposedCommSeconds > a.ExposedCommSeconds {
+			t.Errorf("%s: exposed %.4g s with ChunkSync, %.4g s without; want lower %v", tt.spec, b.ExposedCommSeconds, a.ExposedCommSeconds, tt.moves)
 		}
 	}
 }

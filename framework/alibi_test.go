@@ -37,3 +37,21 @@ func TestALiBiFused(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkSync checks which profiles synchronise each interleaved model
+// chunk on its own (Megatron-Core's per-chunk grad and param sync) and
+// that a profile file sets it.
+func TestChunkSync(t *testing.T) {
+	for _, name := range framework.Names() {
+		if got, want := mustBuiltin(t, name).Comm.ChunkSync, name == "megatron"; got != want {
+			t.Errorf("%s: ChunkSync %v, want %v", name, got, want)
+		}
+	}
+	p, err := framework.Parse([]byte("base: generic\nchunk_sync: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Comm.ChunkSync || !p.SearchOptions().Cost.Comm.ChunkSync {
+		t.Error("chunk_sync: true in a file based on generic did not set it")
+	}
+}

@@ -202,6 +202,10 @@ func megatron() Profile {
 	// (core_attention_bias_type "alibi"), which cuDNN's fused attention
 	// takes as a post-scale bias (NVIDIA/TransformerEngine#608, 2024-01).
 	p.Kernels.ALiBiFused = true
+	// The interleaved schedule reduces each model chunk's gradients once
+	// its last backward pass is done and gathers each chunk's parameters
+	// before its first forward pass (cost.Comm.ChunkSync).
+	p.Comm.ChunkSync = true
 	// The experts' output bias (add_bias_linear with grouped GEMMs):
 	// TEGroupedMLP builds linear_fc2 with skip_bias_add and adds the bias
 	// after the GEMM in eager PyTorch, per local expert t + b·p with the

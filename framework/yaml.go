@@ -40,6 +40,7 @@ type file struct {
 	} `yaml:"overlap"`
 	FlatCollectives       *bool   `yaml:"flat_collectives"`
 	PerTensorCollectives  *bool   `yaml:"per_tensor_collectives"`
+	ChunkSync             *bool   `yaml:"chunk_sync"`
 	TensorParallelOverlap *bool   `yaml:"tensor_parallel_overlap"`
 	SearchDispatchers     *bool   `yaml:"search_dispatchers"`
 	FP8Recipe             *string `yaml:"fp8_recipe"`
@@ -70,6 +71,7 @@ const (
 //	overlap: {weights: 0.85, gradients: 0.85}   # fractions hidden under compute (default: the chip's)
 //	flat_collectives: false   # one flat ring over all chips instead of one per mesh level
 //	per_tensor_collectives: false  # one collective per parameter tensor (DeepSpeed ZeRO-3)
+//	chunk_sync: false         # the interleaved schedule syncs each model chunk on its own (Megatron-Core)
 //	tensor_parallel_overlap: false # tp/cp collectives hidden under matmuls (async TP)
 //	search_dispatchers: false # the search tries each MoE token dispatcher the chip runs (alltoall, deepep, hybridep)
 //	fp8_recipe: delayed       # precision=fp8's recipe: delayed, tensorwise, blockwise, torchao or none
@@ -172,7 +174,7 @@ func parse(data []byte, defaultName string) (Profile, error) {
 	for _, b := range []struct {
 		v   *bool
 		dst *bool
-	}{{f.FlatCollectives, &p.Comm.Flat}, {f.PerTensorCollectives, &p.Comm.PerTensor}, {f.TensorParallelOverlap, &p.TensorParallelOverlap}, {f.SearchDispatchers, &p.Limits.SearchDispatchers}} {
+	}{{f.FlatCollectives, &p.Comm.Flat}, {f.PerTensorCollectives, &p.Comm.PerTensor}, {f.ChunkSync, &p.Comm.ChunkSync}, {f.TensorParallelOverlap, &p.TensorParallelOverlap}, {f.SearchDispatchers, &p.Limits.SearchDispatchers}} {
 		if b.v != nil {
 			*b.dst = *b.v
 		}

@@ -9,18 +9,18 @@ func DefaultBands() Bands {
 		Tables: []BandTable{
 			{
 				Regime: "fixed",
-				Pooled: BandFit{Family: "", Runs: 155, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.3691, -0.1542, -0.0175, 0.1448, 0.3333}, Coverage80: 0.781},
+				Pooled: BandFit{Family: "", Runs: 155, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.3691, -0.1545, -0.0175, 0.1448, 0.3333}, Coverage80: 0.781},
 				Families: []BandFit{
 					{Family: "nvidia-ampere", Runs: 50, Sources: 7, MaxChips: 3360, Q: [5]float64{-0.3202, -0.1406, -0.0183, 0.1184, 0.2281}, Coverage80: 0.840},
 					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4143, -0.4089, 0.0382, 0.1569, 0.3108}, Coverage80: 0.667},
 					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.3265, -0.2742, -0.0615, 0.3372, 0.3460}, Coverage80: 0.412},
-					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1881, -0.1580, -0.0384, 0.1025, 0.6052}, Coverage80: 0.844},
+					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1881, -0.1603, -0.0391, 0.1017, 0.6040}, Coverage80: 0.844},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.1387, 0.2532}, Coverage80: 0.875},
 					{Family: "tpu-v5p", Runs: 2, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0498, -0.0498, 0.1416, 0.3331, 0.3331}, Coverage80: 0.500},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0995, -0.0909, -0.0461, 0.1529, 0.1885}, Coverage80: 0.917},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 117, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.3740, -0.1602, -0.0205, 0.1423, 0.3355}, Coverage80: 0.752},
+					{Family: "nvidia", Runs: 117, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.3740, -0.1623, -0.0205, 0.1422, 0.3355}, Coverage80: 0.752},
 					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0872, -0.0075, 0.1615, 0.3331}, Coverage80: 0.868},
 				},
 				Frameworks: []string{"deepspeed", "generic", "maxtext", "megatron", "pytorch", "torchtitan"},
@@ -29,18 +29,18 @@ func DefaultBands() Bands {
 			},
 			{
 				Regime: "searched",
-				Pooled: BandFit{Family: "", Runs: 145, Sources: 10, MaxChips: 8192, Q: [5]float64{-0.1625, -0.0872, 0.0330, 0.1925, 0.4376}, Coverage80: 0.814},
+				Pooled: BandFit{Family: "", Runs: 145, Sources: 10, MaxChips: 8192, Q: [5]float64{-0.1625, -0.0872, 0.0330, 0.1943, 0.4376}, Coverage80: 0.814},
 				Families: []BandFit{
-					{Family: "nvidia-ampere", Runs: 40, Sources: 5, MaxChips: 3072, Q: [5]float64{-0.1599, -0.0731, 0.0612, 0.1363, 0.2321}, Coverage80: 0.925},
+					{Family: "nvidia-ampere", Runs: 40, Sources: 5, MaxChips: 3072, Q: [5]float64{-0.1599, -0.0731, 0.0636, 0.1510, 0.2321}, Coverage80: 0.900},
 					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.2121, -0.1417, 0.0434, 0.3370, 0.6305}, Coverage80: 0.778},
-					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.0581, -0.0319, 0.0694, 0.4278, 0.6703}, Coverage80: 0.529},
-					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1881, -0.1128, -0.0441, 0.1775, 0.5684}, Coverage80: 0.844},
+					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.0581, -0.0319, 0.0694, 0.4278, 0.6703}, Coverage80: 0.588},
+					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1881, -0.1128, -0.0441, 0.1778, 0.5684}, Coverage80: 0.844},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.2176, 0.3321}, Coverage80: 0.750},
 					{Family: "tpu-v5p", Runs: 2, Sources: 1, MaxChips: 512, Q: [5]float64{0.0836, 0.0836, 0.1581, 0.2327, 0.2327}, Coverage80: 0.500},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0627, -0.0599, 0.0066, 0.1608, 0.1885}, Coverage80: 1.000},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 107, Sources: 8, MaxChips: 3072, Q: [5]float64{-0.1716, -0.0903, 0.0362, 0.1918, 0.5870}, Coverage80: 0.813},
+					{Family: "nvidia", Runs: 107, Sources: 8, MaxChips: 3072, Q: [5]float64{-0.1716, -0.0903, 0.0362, 0.1942, 0.5870}, Coverage80: 0.813},
 					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0802, 0.0126, 0.2013, 0.3321}, Coverage80: 0.816},
 				},
 				Frameworks: []string{"generic", "maxtext", "megatron", "pytorch", "torchtitan"},
