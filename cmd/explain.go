@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -58,6 +59,9 @@ func (a *app) runExplain() error {
 	ev, err := evaluate(p, s)
 	if err != nil {
 		return err
+	}
+	if n := a.request(p, space.Fix{}).ALiBiNote(); n != "" {
+		fmt.Fprintf(a.stderr, "plan: note: %s\n", n)
 	}
 	ev.BatchDefault = p.batchRule
 	if a.cfg.Emit != "" {

@@ -157,9 +157,11 @@ func (a *app) runPlan(cmd *cobra.Command) error {
 	for _, c := range clusters {
 		r := base
 		r.Cluster = c
-		if n := r.EightBitNote(); n != "" && !seen[n] {
-			seen[n] = true
-			fmt.Fprintf(a.stderr, "plan: note: %s\n", n)
+		for _, n := range []string{r.EightBitNote(), r.ALiBiNote()} {
+			if n != "" && !seen[n] {
+				seen[n] = true
+				fmt.Fprintf(a.stderr, "plan: note: %s\n", n)
+			}
 		}
 	}
 	var plan results.Plan

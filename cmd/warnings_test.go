@@ -46,3 +46,28 @@ func TestWarningsOnEveryLoadPath(t *testing.T) {
 		}
 	}
 }
+
+// TestALiBiNote: a plan or explain of an ALiBi model says on stderr that
+// its attention is planned on FlashAttention-2, where that is so.
+func TestALiBiNote(t *testing.T) {
+	clearEnv(t)
+	const want = "mpt-7b has ALiBi, which FlashAttention-3 and PyTorch's SDPA do not take"
+	for _, tt := range []struct {
+		args []string
+		note bool
+	}{
+		{[]string{"--model", "mpt-7b", "--cluster", "h100-8", "--batch", "16", "--quiet"}, true},
+		{[]string{"explain", "--model", "mpt-7b", "--cluster", "h100-8", "--batch", "16", "--strategy", "fsdp=8"}, true},
+		{[]string{"--model", "mpt-7b", "--cluster", "h100-8", "--batch", "16", "--quiet", "--framework", "megatron"}, false},
+		{[]string{"--model", "mpt-7b", "--cluster", "a100-8", "--batch", "16", "--quiet"}, false},
+		{[]string{"--model", "llama3-8b", "--cluster", "h100-8", "--batch", "16", "--quiet"}, false},
+	} {
+		_, stderr, code := run(t, tt.args...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", tt.args, code, stderr)
+		}
+		if got := strings.Contains(stderr, want); got != tt.note {
+			t.Errorf("%v: note %v, want %v; stderr %q", tt.args, got, tt.note, stderr)
+		}
+	}
+}

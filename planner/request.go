@@ -71,6 +71,18 @@ func (r Request) EightBitNote() string {
 	return note
 }
 
+// ALiBiNote is the one-line note for stderr when r's model has ALiBi and
+// its attention is planned on FlashAttention-2 (model.Kernels.ALiBiFused,
+// profiles.Efficiency.FlashAttention2Fraction), and "" otherwise.
+func (r Request) ALiBiNote() string {
+	f := r.Cluster.Efficiency.FlashAttention2Fraction
+	if !r.Model.ALiBi || r.Options.Program.Kernels.ALiBiFused || f <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s has ALiBi, which FlashAttention-3 and PyTorch's SDPA do not take: its attention is planned on FlashAttention-2, "+
+		"at %.2f of the flash kernel on %s (--framework megatron passes it to cuDNN at the full rate)", r.Model.Name, f, r.Cluster.Chip.Name)
+}
+
 // FSDPOverDCNFix returns r with the search allowed to put fsdp on the
 // data-centre network between TPU slices (space.Limits.FSDPOverDCN) and the
 // one-line note that says so, when r's cluster has such an axis and r's fix
