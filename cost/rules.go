@@ -765,11 +765,7 @@ func (e *evaluator) reductionSeconds(em []emission) float64 {
 // whose framework does not pass the bias to a fused kernel
 // (model.Kernels.ALiBiFused; profiles.Efficiency.FlashAttention2Fraction).
 func attentionRate(p *model.Program, eff *profiles.Efficiency) float64 {
-	r := p.Options.Kernels.AttentionRate
-	if p.Spec.ALiBi && !p.Options.Kernels.ALiBiFused && eff.FlashAttention2Fraction > 0 {
-		r *= eff.FlashAttention2Fraction
-	}
-	return r
+	return p.Options.Kernels.AttentionRate * eff.ALiBiRate(p.Spec.ALiBi, p.Options.Kernels.ALiBiFused)
 }
 
 // attentionFill is the useful fraction of a TPU matrix unit's work in the

@@ -75,8 +75,8 @@ func (r Request) EightBitNote() string {
 // its attention is planned on FlashAttention-2 (model.Kernels.ALiBiFused,
 // profiles.Efficiency.FlashAttention2Fraction), and "" otherwise.
 func (r Request) ALiBiNote() string {
-	f := r.Cluster.Efficiency.FlashAttention2Fraction
-	if !r.Model.ALiBi || r.Options.Program.Kernels.ALiBiFused || f <= 0 {
+	f := r.Cluster.Efficiency.ALiBiRate(r.Model.ALiBi, r.Options.Program.Kernels.ALiBiFused)
+	if f == 1 {
 		return ""
 	}
 	return fmt.Sprintf("%s has ALiBi, which FlashAttention-3 and PyTorch's SDPA do not take: its attention is planned on FlashAttention-2, "+

@@ -219,6 +219,18 @@ func familyBF16Efficiency(family string) (Efficiency, bool) {
 	return e, true
 }
 
+// ALiBiRate is the speed of an attention's kernel relative to the flash
+// kernel the efficiency models: FlashAttention2Fraction for an ALiBi model
+// (alibi) whose framework does not pass the bias to a fused kernel
+// (fused), where the chip has a faster kernel than FlashAttention-2; 1
+// otherwise.
+func (e Efficiency) ALiBiRate(alibi, fused bool) float64 {
+	if alibi && !fused && e.FlashAttention2Fraction > 0 {
+		return e.FlashAttention2Fraction
+	}
+	return 1
+}
+
 // DefaultEfficiency returns the documented default coefficients for a chip
 // family (Chip.Family), and false for a family the catalogue does not know.
 func DefaultEfficiency(family string) (Efficiency, bool) {

@@ -31,3 +31,25 @@ func TestFlashAttention2Fraction(t *testing.T) {
 		t.Errorf("override: FA2 %v, matmul %v; want 0.4 and the family's 0.705", c.Efficiency.FlashAttention2Fraction, c.Efficiency.MatmulFraction)
 	}
 }
+
+// TestALiBiRate checks the one rule both the cost model and the plan's
+// note read: FlashAttention-2's fraction only for an unfused ALiBi model
+// on a chip that has it.
+func TestALiBiRate(t *testing.T) {
+	h, _ := DefaultEfficiency("nvidia-hopper")
+	a, _ := DefaultEfficiency("nvidia-ampere")
+	for _, tt := range []struct {
+		e            Efficiency
+		alibi, fused bool
+		want         float64
+	}{
+		{h, true, false, 0.57},
+		{h, true, true, 1},
+		{h, false, false, 1},
+		{a, true, false, 1},
+	} {
+		if got := tt.e.ALiBiRate(tt.alibi, tt.fused); got != tt.want {
+			t.Errorf("ALiBiRate(alibi %v, fused %v) with FA2 fraction %v = %v, want %v", tt.alibi, tt.fused, tt.e.FlashAttention2Fraction, got, tt.want)
+		}
+	}
+}
