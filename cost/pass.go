@@ -12,6 +12,7 @@ type segCost struct {
 	weights    float64                // overlappable per micro-batch weight communication
 	weightEdge float64                // first gather + last reduction of the block's weights
 	weightsB   float64                // the part of weights in the recompute and backward passes
+	weightsRS  float64                // the part of weightEdge that is gradient reductions
 	flops      float64
 	// runs are the forward, recompute and backward passes.
 	runs [3]runResult
@@ -49,7 +50,7 @@ type segCost struct {
 
 // reset clears what a new evaluation accumulates into sc, keeping its memory.
 func (sc *segCost) reset() {
-	sc.fwd, sc.bwd, sc.crit, sc.weights, sc.weightEdge, sc.weightsB, sc.flops = 0, 0, 0, 0, 0, 0, 0
+	sc.fwd, sc.bwd, sc.crit, sc.weights, sc.weightEdge, sc.weightsB, sc.weightsRS, sc.flops = 0, 0, 0, 0, 0, 0, 0, 0
 	sc.wgt, sc.critF, sc.critW, sc.a2aF, sc.a2aB = 0, 0, 0, 0, 0
 	sc.a2aFin, sc.a2aBin, sc.expF, sc.expB, sc.expW = 0, 0, 0, 0, 0
 	sc.cat = [numCategories]float64{}
@@ -199,7 +200,7 @@ func (e *evaluator) sumRuns(b int, sc *segCost) {
 	// Accumulated in locals, in the same order as into sc: the compiler
 	// keeps them in registers instead of storing each sum through sc.
 	crit, critF, critW, a2aF, a2aB := sc.crit, sc.critF, sc.critW, sc.a2aF, sc.a2aB
-	weights, weightEdge, weightsB := sc.weights, sc.weightEdge, sc.weightsB
+	weights, weightEdge, weightsB, weightsRS := sc.weights, sc.weightEdge, sc.weightsB, sc.weightsRS
 	for k, r := range [3]*runResult{fw, rc, bw} {
 		ops := r.opSeconds
 		for i := range r.emit {
@@ -238,11 +239,14 @@ func (e *evaluator) sumRuns(b int, sc *segCost) {
 				if (em.pass == pFwd && em.op == opAG) || em.op == opRS {
 					weightEdge += em.seconds
 				}
+				if em.op == opRS {
+					weightsRS += em.seconds
+				}
 			}
 		}
 	}
 	sc.crit, sc.critF, sc.critW, sc.a2aF, sc.a2aB = crit, critF, critW, a2aF, a2aB
-	sc.weights, sc.weightEdge, sc.weightsB = weights, weightEdge, weightsB
+	sc.weights, sc.weightEdge, sc.weightsB, sc.weightsRS = weights, weightEdge, weightsB, weightsRS
 	e.expertPhases(b, sc)
 }
 

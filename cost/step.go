@@ -321,9 +321,12 @@ type rankSums struct {
 	// the forward pass and of the weight gradients, a2aF and a2aB the MoE
 	// dispatch and combine of each pass (segCost), edge the first gather
 	// and last reduction of the heaviest layer, off the activation bytes
-	// offloaded per micro-batch, layers the layers held.
+	// offloaded per micro-batch, layers the layers held, wOnce the weight
+	// traffic of one forward gather and one gradient reduction of every
+	// block and wOnceRS its reductions (model.Precision.PipelineUnsharded).
 	fc, bc, crit, wmb, sg, spar, params, stored, computed, fp8 float64
 	wc, critF, critW, a2aF, a2aB, edge, off, layers, wmbB      float64
+	wOnce, wOnceRS                                             float64
 	// a2aFin, a2aBin, expF, expB and expW are segCost's, summed: the
 	// all-to-alls into the experts and the experts' compute; endsF and
 	// endsB the forward and backward compute of the embedding and the
@@ -370,6 +373,8 @@ func (s *rankSums) of(st *evalState, rv *rankView) {
 		s.crit += n * sc.crit
 		s.wmb += n * sc.weights
 		s.wmbB += n * sc.weightsB
+		s.wOnce += n * sc.weightEdge
+		s.wOnceRS += n * sc.weightsRS
 		s.sg += h * sc.stepGrad
 		s.spar += h * sc.stepParam
 		if b == p.Embedding || b == p.Output {
@@ -498,10 +503,17 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 	if sr.virtual && in.options.Comm.ChunkSync {
 		chunks = sr.v
 	}
+	wm, wBwd := M, rs.wmbB
+	if p.Options.Precision.PipelineUnsharded && sr.pp > 1 {
+		// FSDP under the pipeline keeps the stage gathered through the
+		// step: one gather in the first forward pass and one reduction
+		// after the last backward pass (model.Precision.PipelineUnsharded).
+		wm, wmb, wBwd = 1, rs.wOnce, rs.wOnceRS
+	}
 	wExp, gExp, pExp := syncLoads{
-		m: M, fwd: fc, bwd: bc, compute: est.ComputeSeconds, wof: sr.wof, gof: sr.gof,
+		m: wm, fwd: fc, bwd: bc, compute: est.ComputeSeconds, wof: sr.wof, gof: sr.gof,
 		chunks: chunks, group: min(float64(sr.pp), M),
-		weights: wmb, weightsBwd: rs.wmbB, weightEdge: edge,
+		weights: wmb, weightsBwd: wBwd, weightEdge: edge,
 		grad: sg, gradEdge: (sg-rs.sgEnds)/units + rs.sgEmb,
 		param: spar, paramEdge: (spar-rs.sparEnds)/units + rs.sparEmb,
 	}.exposed()
@@ -550,7 +562,7 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 			ExpertForwardSeconds: rs.expF, ExpertBackwardSeconds: rs.expB, ExpertWeightGradSeconds: rs.expW,
 			EndsForwardSeconds: rs.endsF, EndsBackwardSeconds: rs.endsB,
 			OptimizerSeconds: est.OptimizerSeconds, FP8CastSeconds: cast8,
-			WeightTrafficSeconds: M * wmb, WeightTrafficExposedSeconds: wExp,
+			WeightTrafficSeconds: wm * wmb, WeightTrafficExposedSeconds: wExp,
 			GradReduceSeconds: sg, GradReduceExposedSeconds: gExp, ParamGatherSeconds: spar, ParamGatherExposedSeconds: pExp,
 			OffloadSeconds: offT, OffloadExposedSeconds: offExp}
 		if sr.pp > 1 {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -116,5 +117,37 @@ func TestChunkSyncGate(t *testing.T) {
 		if moved := b.ExposedCommSeconds < a.ExposedCommSeconds; moved != tt.moves || b.ExposedCommSeconds > a.ExposedCommSeconds {
 			t.Errorf("%s: exposed %.4g s with ChunkSync, %.4g s without; want lower %v", tt.spec, b.ExposedCommSeconds, a.ExposedCommSeconds, tt.moves)
 		}
+	}
+}
+
+// TestPipelineUnshardedTraffic checks model.Precision.PipelineUnsharded:
+// under pipeline parallelism FSDP gathers a stage's weights once and
+// reduces their gradients once per step, so the weight traffic does not
+// grow with the micro-batches (4 and 16 of one sequence here), where
+// without it the traffic is per micro-batch, 4 times as much at 16 as at 4;
+// without a pipeline the flag changes nothing.
+func TestPipelineUnshardedTraffic(t *testing.T) {
+	m, c := presets(t, "llama3-70b", "h100-512")
+	on := model.ProgramOptions{Precision: model.AutocastPrecision()}
+	on.Precision.PipelineUnsharded = true
+	off := model.ProgramOptions{Precision: model.AutocastPrecision()}
+	traffic := func(o model.ProgramOptions, spec string, batch int) float64 {
+		t.Helper()
+		e, err := Evaluate(program(m, o), c, space.Workload{Batch: batch, SeqLen: 4096}, parseStrategy(t, spec), Options{Trace: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Passes.WeightTrafficSeconds
+	}
+	const pp = "fsdp=16,tp=8,pp=4"
+	if a, b := traffic(on, pp, 64), traffic(on, pp, 256); math.Abs(b/a-1) > 1e-9 || a <= 0 {
+		t.Errorf("pipeline_unsharded: weight traffic %.4g s at 4 micro-batches, %.4g s at 16; want equal and positive", a, b)
+	}
+	if a, b := traffic(off, pp, 64), traffic(off, pp, 256); math.Abs(b/a-4) > 1e-9 {
+		t.Errorf("per micro-batch: weight traffic %.4g s at 4 micro-batches, %.4g s at 16; want 4 times", a, b)
+	}
+	const flat = "fsdp=64,tp=8"
+	if a, b := traffic(on, flat, 256), traffic(off, flat, 256); a != b {
+		t.Errorf("no pipeline: weight traffic %.4g s with the flag, %.4g s without; want equal", a, b)
 	}
 }

@@ -116,7 +116,7 @@ func (mm *Model) buffers(g *geometry, e *endTerms, st *stage, ss *stageSums) buf
 	var b bufTerms
 	// The collective communicators' buffers (docs/runtime-memory.md).
 	b[bufComm] = g.comm
-	fsdp := g.active&(space.RoleFSDP.Bit()|space.RoleEFSDP.Bit()) != 0
+	fsdp := g.fsdp()
 	// FSDP/ZeRO-3: two gathered units (current and prefetched) and one unit's
 	// unsharded gradients (docs/formulas.md §2.4 [TORCH-FSDP], [derived]).
 	if fsdp {
@@ -127,6 +127,14 @@ func (mm *Model) buffers(g *geometry, e *endTerms, st *stage, ss *stageSums) buf
 			unitGrad = 0
 		}
 		b[bufFSDP] = (2*pr.Weight + unitGrad) * unit
+		if pr.PipelineUnsharded && st.pp > 1 {
+			// The stage's units stay gathered from the first forward pass
+			// to the last backward pass, and their gradients accumulate
+			// unsharded in Grad's dtype, each micro-batch's fresh
+			// Weight-sized gradient of a unit added to them
+			// (model.Precision.PipelineUnsharded).
+			b[bufFSDP] = (pr.Weight+unitGrad)*ss.gathered + pr.Weight*unit
+		}
 		if pr.TensorUnits {
 			// XLA assigns buffers by liveness in one compiled step: the
 			// embedding's and the output layer's gathered weights and

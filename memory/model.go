@@ -301,6 +301,10 @@ type geometry struct {
 	// hostParams says the parameters are there too (offloadStates).
 	hostOpt    float64
 	hostParams bool
+	// gather are the roles FSDP gathers a weight over before its use:
+	// fsdp and efsdp, and cp where the framework's FSDP mesh spans it
+	// (model.ProgramOptions.WeightsOverCP).
+	gather space.RoleSet
 }
 
 // bytes is a tensor's (or group's) bytes per chip under its own layout, or
@@ -366,7 +370,7 @@ func (mm *Model) params(g *geometry, ws []tensorInfo, drop space.RoleSet) (dense
 // unitExpert (the other zero).
 func (mm *Model) paramsAndUnit(g *geometry, ws []tensorInfo) (dense, expert, unitDense, unitExpert float64) {
 	wb := mm.p.ClassBytes(model.ClassWeight)
-	fsdp := space.RoleFSDP.Bit() | space.RoleEFSDP.Bit()
+	fsdp := g.gather
 	perTensor := mm.p.Options.Precision.TensorUnits
 	for i := range ws {
 		in := &ws[i]
@@ -523,6 +527,10 @@ func (mm *Model) shapeOf(c profiles.Cluster, w space.Workload, s *space.Strategy
 		g.sp = 1
 	}
 	g.cp = s.Degree[space.CP] > 1
+	g.gather = space.RoleFSDP.Bit() | space.RoleEFSDP.Bit()
+	if p.Options.WeightsOverCP {
+		g.gather |= space.RoleCP.Bit()
+	}
 	seq := w.SeqLen
 	if seq <= 0 {
 		seq = p.Spec.SeqLen
@@ -659,7 +667,7 @@ func (mm *Model) kindTerms(g *geometry, k int) kindTerms {
 // layer kind k's under g: they do not depend on the recompute policy or
 // the ZeRO stage.
 func (mm *Model) kindParams(g *geometry, k int, kt *kindTerms) {
-	fsdp := space.RoleFSDP.Bit() | space.RoleEFSDP.Bit()
+	fsdp := g.gather
 	var d0, e0 float64
 	kt.dense, kt.expert, d0, e0 = mm.paramsAndUnit(g, mm.kindWeights[k])
 	kt.unit = d0 + e0
@@ -819,6 +827,7 @@ func (mm *Model) stagePhases(g *geometry, terms []kindTerms, e *endTerms, st *st
 type stageSums struct {
 	dense, expert float64 // parameters after storage sharding, the ends' included
 	unit          float64 // the largest FSDP unit before it
+	gathered      float64 // every FSDP unit before it, the ends' included
 	layerUnit     float64 // the layers' largest FSDP unit
 	embedUnit     float64 // the embedding's unit, on the first stage
 	headUnit      float64 // the output layer's unit (a tied embedding's copy included), on the last stage
@@ -848,6 +857,7 @@ func (mm *Model) stageSums(terms []kindTerms, e *endTerms, st *stage, ss *stageS
 		ss.fp8 += f * t.fp8
 		ss.fp8Unit = max(ss.fp8Unit, t.fp8)
 		ss.unit = max(ss.unit, t.unit)
+		ss.gathered += f * t.unit
 		ss.layerUnit = ss.unit
 		ss.work = max(ss.work, t.work)
 		ss.hasMoE = ss.hasMoE || t.hasMoE
@@ -855,6 +865,7 @@ func (mm *Model) stageSums(terms []kindTerms, e *endTerms, st *stage, ss *stageS
 	if st.first {
 		// Input embedding V·h/t on the first stage [MEG-MEM].
 		ss.dense, ss.expert, ss.unit = ss.dense+e.embedDense, ss.expert+e.embedExpert, max(ss.unit, e.embedUnit)
+		ss.gathered += e.embedUnit
 		ss.embedUnit = e.embedUnit
 	}
 	if st.last {
@@ -866,6 +877,7 @@ func (mm *Model) stageSums(terms []kindTerms, e *endTerms, st *stage, ss *stageS
 			d, u = d+e.tiedDense, u+e.tiedUnit
 		}
 		ss.dense, ss.expert, ss.unit = ss.dense+d, ss.expert+e.outputExpert, max(ss.unit, u)
+		ss.gathered += u
 		ss.headUnit = u
 		if st.first {
 			// A tied output layer reads the embedding itself, gathered again.
@@ -1002,7 +1014,7 @@ func (mm *Model) states(g *geometry, dense, expert, fp8 float64, step bool) (par
 	}
 	n := dense + expert
 	shards := dense/optDP + expert/optEDP
-	fsdp := g.active&(space.RoleFSDP.Bit()|space.RoleEFSDP.Bit()) != 0
+	fsdp := g.fsdp()
 	if pr.WeightCopies {
 		// The parameters are the master copy; the matmuls' copies exist from
 		// the forward to the backward pass, one FSDP unit at a time under

@@ -43,8 +43,9 @@ func (mm *Model) offloadStates(g *geometry, ss *stageSums, rs *rankStates) {
 	rs.stepHead = rs.step[0] + rs.step[1] + rs.step[2]
 }
 
-// fsdp reports whether g shards the parameters (FSDP or ZeRO-3).
-func (g *geometry) fsdp() bool { return g.active&(space.RoleFSDP.Bit()|space.RoleEFSDP.Bit()) != 0 }
+// fsdp reports whether g shards the parameters for storage and gathers
+// them before use (FSDP or ZeRO-3; geometry.gather).
+func (g *geometry) fsdp() bool { return g.active&g.gather != 0 }
 
 // offloadScales returns the shares of the parameters, gradients and
 // optimizer state that stay in HBM under g's host offload

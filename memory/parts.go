@@ -59,7 +59,7 @@ func (mm *Model) Parts(c profiles.Cluster, w space.Workload, s space.Strategy) (
 	}
 
 	// Model states by weight category: states is linear in its parameters.
-	fsdp := space.RoleFSDP.Bit() | space.RoleEFSDP.Bit()
+	fsdp := g.gather
 	states := func(name string, ws []int, n float64) {
 		var dense, expert, fp8 float64
 		for _, w := range ws {

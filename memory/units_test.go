@@ -54,3 +54,60 @@ func TestTensorUnits(t *testing.T) {
 		}
 	}
 }
+
+// TestPipelineUnsharded works the FSDP buffer by hand for TestTensorUnits'
+// model (a layer gathers 16,779,264 parameters, the embedding 1,024,000)
+// in mixed precision (2-byte weights, 4-byte gradients):
+//   - fsdp=4, pp=2: two gathered units and one unit's gradients, 8 bytes
+//     a parameter of one layer, 134,234,112 bytes;
+//   - the same under model.Precision.PipelineUnsharded (torchtitan's FSDP2
+//     under pipeline parallelism): the first stage, busiest with its two
+//     micro-batches in flight, keeps its layer and the embedding gathered
+//     and their unsharded gradients, 6 bytes a parameter of 17,803,264,
+//     and a layer's fresh 2-byte gradient: 140,378,112 bytes;
+//   - cp=8 with the weights sharded over cp (model.ProgramOptions.WeightsOverCP,
+//     torchtitan's FSDP mesh dp_shard x cp) and no fsdp: FSDP gathers the
+//     whole layer over cp, as fsdp=4 does over fsdp: 134,234,112 bytes.
+func TestPipelineUnsharded(t *testing.T) {
+	m := model.Spec{Name: "small", Layers: 2, Hidden: 1024, Heads: 8, KVHeads: 8, FFNHidden: 4096, FFN: model.SwiGLU, Vocab: 1000, SeqLen: 1024}
+	m.Normalize()
+	c := profiles.Cluster{Name: "v5p-16", Chip: profiles.Chip{Name: "v5p", PeakBF16FLOPs: 459e12, HBMBytes: 95e9},
+		Axes: []profiles.Axis{{Name: "x", Size: 8, Tier: profiles.ICI}}}
+	w := space.Workload{Batch: 8, SeqLen: 1024}
+	const layer, embed = 16779264.0, 1024000.0
+	tests := []struct {
+		name       string
+		unsharded  bool
+		overCP     bool
+		s          space.Strategy
+		wantBuffer float64
+	}{
+		{"fsdp pp", false, false, space.Strategy{Degree: space.Degrees{space.FSDP: 4, space.PP: 2}}, (2*2 + 4) * layer},
+		{"fsdp pp unsharded", true, false, space.Strategy{Degree: space.Degrees{space.FSDP: 4, space.PP: 2}}, (2+4)*(layer+embed) + 2*layer},
+		{"fsdp alone unsharded", true, false, space.Strategy{Degree: space.Degrees{space.FSDP: 8}}, (2*2 + 4) * layer},
+		{"cp over weights", false, true, space.Strategy{Degree: space.Degrees{space.CP: 8}}, (2*2 + 4) * layer},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := model.MixedPrecision()
+			pr.PipelineUnsharded = tt.unsharded
+			p, err := model.NewProgram(m, model.ProgramOptions{Precision: pr, WeightsOverCP: tt.overCP})
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts, err := NewModel(p).Parts(c, w, strat(tt.s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := -1.0
+			for _, pt := range parts {
+				if pt.Name == "FSDP gathered weights and gradients" {
+					got = pt.Bytes
+				}
+			}
+			if !within(got, tt.wantBuffer, 1e-9) {
+				t.Errorf("FSDP buffer %.0f bytes, want %.0f", got, tt.wantBuffer)
+			}
+		})
+	}
+}

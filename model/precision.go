@@ -89,6 +89,23 @@ type Precision struct {
 	// megatron/core/distributed/distributed_data_parallel.py:148-149, 289,
 	// intra_dp_cp_group). Without it ZeRO shards over dp alone.
 	ShardOverCP bool `json:"shard_over_cp,omitempty" yaml:"shard_over_cp"`
+	// PipelineUnsharded says that under pipeline parallelism FSDP keeps a
+	// stage's weights gathered from its first forward pass to its last
+	// backward pass and accumulates their unsharded gradients in Grad's
+	// dtype until the last micro-batch's reduce-scatter: one gather and one
+	// reduction per step instead of per micro-batch, and the stage's
+	// gathered weights and gradients held through it. torchtitan does not
+	// reshard after the forward pass under pipeline parallelism
+	// (pytorch/torchtitan@9dec370 torchtitan/parallelisms/parallelize_llama.py:325-333,
+	// @73a0e6979dd10b6b1904098eb3c8f62c18ab87ce
+	// torchtitan/models/llama3/infra/parallelize.py:324-327), and PyTorch's
+	// PipelineStage turns off resharding after the backward pass and the
+	// gradient sync for every micro-batch but the last
+	// (torch/distributed/pipelining/stage.py, backward_maybe_with_nosync),
+	// where FSDP2 upcasts each unsharded gradient to its reduce dtype and
+	// adds the next ones to it (torch/distributed/fsdp/_fully_shard/_fsdp_param.py,
+	// to_accumulated_grad_if_needed).
+	PipelineUnsharded bool `json:"pipeline_unsharded,omitempty" yaml:"pipeline_unsharded"`
 }
 
 // MixedPrecision is the mixed-precision recipe of Megatron-LM

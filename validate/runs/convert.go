@@ -176,6 +176,32 @@ var torchtitanFlashFirst = []string{
 	"9dec370", // 2024-12-26, the commit of torchtitan's December 2024 Llama 3.1 benchmark file
 }
 
+// torchtitanEagerLoss lists the torchtitan commits named by the reference
+// data whose compiled runs ran the loss eager: torchtitan compiled its
+// loss with the model from e10cb9494 (2024-10-22), commented it out at
+// e8977b007 (2024-12-18, "compiling loss function causes CUDA errors";
+// train.py:136-138 at 9dec370) and compiled it again under
+// training.compile from bbb1b616e (2025-04-02,
+// torchtitan/components/loss.py build_cross_entropy_loss).
+var torchtitanEagerLoss = []string{
+	"9dec370", // 2024-12-26, the commit of torchtitan's December 2024 Llama 3.1 benchmark file
+}
+
+// EagerLoss says the row ran its cross-entropy loss in eager PyTorch
+// (torchtitanEagerLoss): fp32 logits, their log-softmax kept and an fp32
+// gradient, the pytorch profile's loss pass.
+func (r Run) EagerLoss() bool {
+	m := torchtitanCommitRe.FindStringSubmatch(r.Framework)
+	if m == nil {
+		return false
+	}
+	c := strings.ToLower(m[1])
+	return slices.ContainsFunc(torchtitanEagerLoss, func(p string) bool {
+		n := min(len(p), len(c))
+		return c[:n] == p[:n]
+	})
+}
+
 // FlashAttention2 says the row ran its attention on FlashAttention-2 on a
 // Hopper GPU, where the planner's flash rate is a newer kernel's:
 //   - NeMo Framework releases before 24.09 launched training with

@@ -244,6 +244,19 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 	if r.UnfusedAttention() {
 		so.Program.Kernels.Attention = model.AttentionMaterialized
 	}
+	if r.EagerLoss() && f.Name == "torchtitan" {
+		// The era's eager loss (Run.EagerLoss), as the pytorch profile
+		// runs it.
+		eager, err := framework.Builtin("pytorch")
+		if err != nil {
+			return search.Options{}, "", fmt.Errorf("runs: %w", err)
+		}
+		loss := eager.Kernels.Passes[model.PassLoss]
+		so.Program.Kernels.Passes[model.PassLoss] = loss
+		if so.ShardedProgram != nil {
+			so.ShardedProgram.Kernels.Passes[model.PassLoss] = loss
+		}
+	}
 	if rate := r.AttentionRate(); rate != 1 {
 		scaleAttention(&so.Program.Kernels, rate)
 		if so.ShardedProgram != nil {
@@ -809,6 +822,9 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 	}
 	if r.UnfusedAttention() {
 		notes = append(notes, "attention without FlashAttention (the source predates it)")
+	}
+	if r.EagerLoss() && fw == "torchtitan" {
+		notes = append(notes, "an eager cross-entropy loss (torchtitan did not compile its loss from 2024-12-18 to 2025-04-02)")
 	}
 	if r.FlashAttention2() {
 		notes = append(notes, fmt.Sprintf("attention on FlashAttention-2 at %.2f of the H100's flash rate (%s)", hopperFlashAttention2Rate, r.flashAttention2Why()))
