@@ -46,6 +46,7 @@ func TestFlashAttention2(t *testing.T) {
 		{"torchtitan (FSDP2 + DTensor TP, torch.compile; torch 38410cf9, torchtitan 820504e)", "H100-SXM-96GB-HBM2e (500W cap)", 0.57},
 		{"torchtitan 820504e20d1149fbf0b98c567af24c4b0433b22d", "H100-SXM-80GB", 0.57},
 		{"torchtitan 9dec370", "H100-SXM-80GB", 0.57},
+		{"torchtitan (FSDP2, torch.compile, float8 with FSDP float8 all-gather; torchtitan e7c0cae)", "H200", 0.57},
 		{"torchtitan (FSDP2 + DTensor TP, torch.compile; torch 38410cf9, torchtitan 820504e)", "B200", 1},
 		{"torchtitan 73a0e69", "H100-SXM-80GB", 1},
 		{"torchtitan", "H100-SXM-80GB", 1},

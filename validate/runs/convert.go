@@ -174,6 +174,7 @@ var torchtitanCommitRe = regexp.MustCompile(`(?i)\btorchtitan\s+([0-9a-f]{7,40})
 var torchtitanFlashFirst = []string{
 	"820504e", // 2025-06-13, the commit of torchtitan's June 2025 async-TP benchmark file
 	"9dec370", // 2024-12-26, the commit of torchtitan's December 2024 Llama 3.1 benchmark file
+	"e7c0cae", // 2025-06-11, the commit of Trainy's June 2025 H200 benchmark file (FLASH_ATTENTION first, torchtitan/models/attention.py:201-205)
 }
 
 // torchtitanEagerLoss lists the torchtitan commits named by the reference

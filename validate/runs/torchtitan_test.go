@@ -42,3 +42,27 @@ func TestTorchtitan202412(t *testing.T) {
 			a.MemoryRows, 100*a.MemoryMAPE, a.FitRight, a.FitWrong)
 	}
 }
+
+// TestTorchtitanTrainy202506 plans Trainy's June 2025 benchmark file
+// (testdata/torchtitan-trainy-202506*.csv: Llama 3.1 8B under FSDP2 and
+// float8 on 32 and 64 H200 at torchtitan e7c0cae, which listed PyTorch's
+// FlashAttention-2 backend first on Hopper and compiled its loss): tokens/s
+// +5.3% and +7.1% with FlashAttention-2 (+23% and +25% at the flash rate),
+// memory -2.4% and -3.3%; every run fits.
+func TestTorchtitanTrainy202506(t *testing.T) {
+	rs, _ := readTestdata(t, "torchtitan-trainy-202506.csv")
+	rep := Validate(rs, nil, Options{})
+	if len(rep.Rows) != 2 {
+		t.Fatalf("%d rows, skipped %v; want 2", len(rep.Rows), rep.Skipped)
+	}
+	for _, r := range rep.Rows {
+		if r.Error < 0 || r.Error > 0.09 || !strings.Contains(r.Note, "FlashAttention-2") || strings.Contains(r.Note, "eager cross-entropy") {
+			t.Errorf("%s: error %+.1f%%, note %q; want 0 to +9%%, FlashAttention-2 and the compiled loss", r.ID, 100*r.Error, r.Note)
+		}
+	}
+	ms, f := readTestdata(t, "torchtitan-trainy-202506-memory.csv")
+	a := ValidatePublished(ms, f, nil, Options{}).All
+	if a.MemoryRows != 2 || a.MemoryMAPE > 0.05 || a.FitRight != 2 {
+		t.Errorf("memory: %d rows, MAPE %.1f%%, %d verdicts right; want 2, at most 5%%, 2", a.MemoryRows, 100*a.MemoryMAPE, a.FitRight)
+	}
+}
