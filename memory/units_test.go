@@ -18,11 +18,6 @@ import (
 // a time (XLA, Precision.TensorUnits) the unit is the largest tensor, the
 // gate and up projection: 67,108,864 bytes.
 func TestTensorUnits(t *testing.T) {
-	m := model.Spec{Name: "small", Layers: 2, Hidden: 1024, Heads: 8, KVHeads: 8, FFNHidden: 4096, FFN: model.SwiGLU, Vocab: 1000, SeqLen: 1024}
-	m.Normalize()
-	c := profiles.Cluster{Name: "v5p-16", Chip: profiles.Chip{Name: "v5p", PeakBF16FLOPs: 459e12, HBMBytes: 95e9},
-		Axes: []profiles.Axis{{Name: "x", Size: 8, Tier: profiles.ICI}}}
-	w := space.Workload{Batch: 8, SeqLen: 1024}
 	s := strat(space.Strategy{Degree: space.Degrees{space.FSDP: 8}})
 	tests := []struct {
 		name  string
@@ -35,24 +30,36 @@ func TestTensorUnits(t *testing.T) {
 	for _, tt := range tests {
 		pr := model.MixedPrecision()
 		pr.TensorUnits = tt.units
-		p, err := model.NewProgram(m, model.ProgramOptions{Precision: pr})
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts, err := NewModel(p).Parts(c, w, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := -1.0
-		for _, pt := range parts {
-			if pt.Name == "FSDP gathered weights and gradients" {
-				got = pt.Bytes
-			}
-		}
-		if !within(got, tt.want, 1e-9) {
+		if got := smallFSDPBuffer(t, model.ProgramOptions{Precision: pr}, s); !within(got, tt.want, 1e-9) {
 			t.Errorf("%s: FSDP buffer %.0f bytes, want %.0f", tt.name, got, tt.want)
 		}
 	}
+}
+
+// smallFSDPBuffer returns the FSDP buffer term of TestTensorUnits' model
+// (h = 1024, 8 heads of 128, F = 4096, vocab 1000, 2 layers) under o with
+// strategy s on 8 chips, for a global batch of 8 sequences of 1,024
+// tokens; -1 when the breakdown has none.
+func smallFSDPBuffer(t *testing.T, o model.ProgramOptions, s space.Strategy) float64 {
+	t.Helper()
+	m := model.Spec{Name: "small", Layers: 2, Hidden: 1024, Heads: 8, KVHeads: 8, FFNHidden: 4096, FFN: model.SwiGLU, Vocab: 1000, SeqLen: 1024}
+	m.Normalize()
+	c := profiles.Cluster{Name: "v5p-16", Chip: profiles.Chip{Name: "v5p", PeakBF16FLOPs: 459e12, HBMBytes: 95e9},
+		Axes: []profiles.Axis{{Name: "x", Size: 8, Tier: profiles.ICI}}}
+	p, err := model.NewProgram(m, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := NewModel(p).Parts(c, space.Workload{Batch: 8, SeqLen: 1024}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pt := range parts {
+		if pt.Name == "FSDP gathered weights and gradients" {
+			return pt.Bytes
+		}
+	}
+	return -1
 }
 
 // TestPipelineUnsharded works the FSDP buffer by hand for TestTensorUnits'
@@ -69,11 +76,6 @@ func TestTensorUnits(t *testing.T) {
 //     torchtitan's FSDP mesh dp_shard x cp) and no fsdp: FSDP gathers the
 //     whole layer over cp, as fsdp=4 does over fsdp: 134,234,112 bytes.
 func TestPipelineUnsharded(t *testing.T) {
-	m := model.Spec{Name: "small", Layers: 2, Hidden: 1024, Heads: 8, KVHeads: 8, FFNHidden: 4096, FFN: model.SwiGLU, Vocab: 1000, SeqLen: 1024}
-	m.Normalize()
-	c := profiles.Cluster{Name: "v5p-16", Chip: profiles.Chip{Name: "v5p", PeakBF16FLOPs: 459e12, HBMBytes: 95e9},
-		Axes: []profiles.Axis{{Name: "x", Size: 8, Tier: profiles.ICI}}}
-	w := space.Workload{Batch: 8, SeqLen: 1024}
 	const layer, embed = 16779264.0, 1024000.0
 	tests := []struct {
 		name       string
@@ -91,20 +93,7 @@ func TestPipelineUnsharded(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			pr := model.MixedPrecision()
 			pr.PipelineUnsharded = tt.unsharded
-			p, err := model.NewProgram(m, model.ProgramOptions{Precision: pr, WeightsOverCP: tt.overCP})
-			if err != nil {
-				t.Fatal(err)
-			}
-			parts, err := NewModel(p).Parts(c, w, strat(tt.s))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := -1.0
-			for _, pt := range parts {
-				if pt.Name == "FSDP gathered weights and gradients" {
-					got = pt.Bytes
-				}
-			}
+			got := smallFSDPBuffer(t, model.ProgramOptions{Precision: pr, WeightsOverCP: tt.overCP}, strat(tt.s))
 			if !within(got, tt.wantBuffer, 1e-9) {
 				t.Errorf("FSDP buffer %.0f bytes, want %.0f", got, tt.wantBuffer)
 			}
