@@ -11,6 +11,7 @@ import (
 
 	"github.com/meshplan/meshplan/framework"
 	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/space"
 )
 
 // mustBuiltin returns the built-in profile name or fails the test.
@@ -822,6 +823,33 @@ func TestMegatronGptOSSPasses(t *testing.T) {
 		}
 		if got := p.Kernels.Passes[model.PassActClamp]; got != tt.clamp {
 			t.Errorf("%s act_clamp = %+v, want %+v", tt.name, got, tt.clamp)
+		}
+	}
+}
+
+// TestTorchtitanUnevenStages checks that torchtitan plans a pipeline whose
+// stages cannot hold equal layers, as its default split runs one: Llama 3.1
+// 405B's 126 layers on 8 stages (15, six of 16, 15: the embedding and the
+// output layer each counted as a layer, torchtitan's
+// pipeline_parallel_{first,last}_stage_less_layers = 1) and on 16 virtual
+// stages of the interleaved schedule, as torchtitan's December 2024
+// benchmark ran it, while MaxText still needs equal stages.
+func TestTorchtitanUnevenStages(t *testing.T) {
+	for _, tt := range []struct {
+		profile, strategy string
+		ok                bool
+	}{
+		{"torchtitan", "fsdp=8,tp=8,pp=8", true},
+		{"torchtitan", "fsdp=8,tp=8,pp=8,schedule=interleaved,v=2", true},
+		{"maxtext", "fsdp=8,tp=8,pp=8", false},
+	} {
+		s, err := space.Parse(tt.strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = mustBuiltin(t, tt.profile).Limits.Check(s, 126)
+		if (err == nil) != tt.ok {
+			t.Errorf("%s %s on 126 layers: %v, want accepted %v", tt.profile, tt.strategy, err, tt.ok)
 		}
 	}
 }

@@ -86,8 +86,12 @@ func torchtitan() Profile {
 		// from the outermost (torchtitan/distributed/parallel_dims.py:140-160);
 		// experts spread over dp_shard x cp (x tp when etp=1), the efsdp
 		// mesh, laid etp, ep, efsdp from the innermost; DDP only one-dimensional (models/llama3/infra/parallelize.py:151);
-		// equal stages (pipeline_parallel_layers_per_stage with no first or
-		// last stage weights); per-op selective AC saves every other
+		// any split of the layers over the stages (its default counts the
+		// embedding and the output layer as a layer each and spreads the
+		// rest as evenly as the planner's default split,
+		// torchtitan/distributed/pipeline_parallel.py:236-340, and
+		// module_fqns_per_model_part names each stage's modules, which
+		// --emit torchtitan writes when the stages differ); per-op selective AC saves every other
 		// matmul's output and the attention output and recomputes the rest
 		// (parallelize.py:36-51), the opposite of the planner's selective,
 		// which is not offered: it is its own policy (selective_op).
@@ -102,7 +106,7 @@ func torchtitan() Profile {
 			GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)",
 			RankOrder:   []space.Dim{space.TP, space.CP, space.FSDP, space.DP, space.PP},
 			ExpertOrder: []space.Dim{space.TP, space.CP, space.FSDP},
-			EqualStages: true, ReplicateAlone: true, ExpertsFromShard: true,
+			ReplicateAlone: true, ExpertsFromShard: true,
 			// Its FSDP mesh is dp_shard x cp: "we always assume that when cp
 			// is used, FSDP is also applied" (parallel_dims.py:82-84, 137,
 			// 151-152), so a cp row shards the weights over fsdp x cp.
