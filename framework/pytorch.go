@@ -104,8 +104,8 @@ func torchtitan() Profile {
 			Schedules:  []space.Schedule{space.OneFOneB, space.GPipe, space.Interleaved, space.ZBV, space.DualPipeV},
 			Recomputes: []string{model.RecomputeNone, model.RecomputeSelectiveOp, model.RecomputeFull},
 			GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)",
-			RankOrder:   []space.Dim{space.TP, space.CP, space.FSDP, space.DP, space.PP},
-			ExpertOrder: []space.Dim{space.TP, space.CP, space.FSDP},
+			RankOrder:      []space.Dim{space.TP, space.CP, space.FSDP, space.DP, space.PP},
+			ExpertOrder:    []space.Dim{space.TP, space.CP, space.FSDP},
 			ReplicateAlone: true, ExpertsFromShard: true,
 			// Its FSDP mesh is dp_shard x cp: "we always assume that when cp
 			// is used, FSDP is also applied" (parallel_dims.py:82-84, 137,
