@@ -129,21 +129,25 @@ func TestScaleAttention(t *testing.T) {
 // TestEagerLoss checks the torchtitan commits whose compiled runs ran the
 // loss eager (Run.EagerLoss) and that their torchtitan profile takes the
 // pytorch profile's loss pass: fp32 logits, 18 and 26 bytes a logit, 6
-// kept and 8 transient; a later commit keeps the compiled loss.
+// kept and 8 transient (12 under tensor parallelism, DTensor's
+// loss_parallel); a later commit keeps the compiled loss.
 func TestEagerLoss(t *testing.T) {
 	eager := model.PassCost{FwdBytes: 18, BwdBytes: 26, SavedBytes: 6, TransientBytes: 8}
 	compiled := model.PassCost{FwdBytes: 4, BwdBytes: 4, SavedBytes: 2, TransientBytes: 2}
 	for _, tt := range []struct {
 		framework string
+		tp        int
 		eager     bool
 	}{
-		{"torchtitan (FSDP2 + DTensor TP, torch.compile; torchtitan 9dec370)", true},
-		{"torchtitan 9dec370ad26b5f8e9a7333a0e36165018262644b", true},
-		{"torchtitan (FSDP2 + DTensor TP, torch.compile; torch 38410cf9, torchtitan 820504e)", false},
-		{"torchtitan", false},
-		{"NeMo 24.07", false},
+		{"torchtitan (FSDP2 + DTensor TP, torch.compile; torchtitan 9dec370)", 1, true},
+		{"torchtitan 9dec370ad26b5f8e9a7333a0e36165018262644b", 1, true},
+		{"torchtitan 9dec370", 8, true},
+		{"torchtitan (FSDP2 + DTensor TP, torch.compile; torch 38410cf9, torchtitan 820504e)", 1, false},
+		{"torchtitan 820504e", 8, false},
+		{"torchtitan", 1, false},
+		{"NeMo 24.07", 1, false},
 	} {
-		r := Run{Format: FormatPublished, Framework: tt.framework, Chip: "H100-SXM-80GB"}
+		r := Run{Format: FormatPublished, Framework: tt.framework, Chip: "H100-SXM-80GB", TP: tt.tp}
 		if got := r.EagerLoss(); got != tt.eager {
 			t.Errorf("EagerLoss(%q) = %v, want %v", tt.framework, got, tt.eager)
 		}
@@ -157,6 +161,10 @@ func TestEagerLoss(t *testing.T) {
 		want := compiled
 		if tt.eager {
 			want = eager
+			if tt.tp > 1 {
+				// DTensor's loss_parallel backward: 12 transient bytes, not 8.
+				want.TransientBytes = 12
+			}
 		}
 		for _, k := range []model.Kernels{so.Program.Kernels, so.ShardedProgram.Kernels} {
 			if got := k.Passes[model.PassLoss]; got != want {

@@ -10,8 +10,9 @@ import (
 // 500 W 96 GB H100 with their layouts, a source no coefficient is fitted
 // to) and holds the figures docs/frameworks.md gives: tokens/s within 17%
 // on average (15.6% as written: the eager loss of the era, FlashAttention-2),
-// the maximum reserved memory within 11% (9.8%: the eager loss, the
-// stage kept gathered under the pipeline, FSDP's gather over fsdp x cp),
+// the maximum reserved memory within 10% (8.4%: the eager loss and its
+// loss_parallel backward under tp, the stage kept gathered under the
+// pipeline, FSDP's gather over fsdp x cp),
 // and every run planned to fit, as every one ran.
 func TestTorchtitan202412(t *testing.T) {
 	rs, _ := readTestdata(t, "torchtitan-202412.csv")
@@ -37,8 +38,8 @@ func TestTorchtitan202412(t *testing.T) {
 	ms, f := readTestdata(t, "torchtitan-202412-memory.csv")
 	mem := ValidatePublished(ms, f, nil, Options{})
 	a := mem.All
-	if a.MemoryRows != 16 || a.MemoryMAPE > 0.11 || a.FitWrong != 0 || a.FitRight != 16 {
-		t.Errorf("memory: %d rows, MAPE %.1f%%, verdicts %d right, %d wrong; want 16, at most 11%%, 16 and 0",
+	if a.MemoryRows != 16 || a.MemoryMAPE > 0.10 || a.FitWrong != 0 || a.FitRight != 16 {
+		t.Errorf("memory: %d rows, MAPE %.1f%%, verdicts %d right, %d wrong; want 16, at most 10%%, 16 and 0",
 			a.MemoryRows, 100*a.MemoryMAPE, a.FitRight, a.FitWrong)
 	}
 }

@@ -252,6 +252,17 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 			return search.Options{}, "", fmt.Errorf("runs: %w", err)
 		}
 		loss := eager.Kernels.Passes[model.PassLoss]
+		if r.TP > 1 {
+			// Under tensor parallelism torchtitan runs the loss in
+			// DTensor's loss_parallel (ParallelDims.loss_parallel_enabled),
+			// whose backward is eager PyTorch: a zero-filled fp32
+			// gradient, exp of the saved log-probabilities and their sum
+			// live together before the product with the output's gradient
+			// (torch/distributed/tensor/parallel/loss.py,
+			// _nll_loss_and_log_softmax_backward): 12 bytes a logit where
+			// ATen's fused log-softmax backward holds 8.
+			loss.TransientBytes += 4
+		}
 		so.Program.Kernels.Passes[model.PassLoss] = loss
 		if so.ShardedProgram != nil {
 			so.ShardedProgram.Kernels.Passes[model.PassLoss] = loss
