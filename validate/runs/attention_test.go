@@ -173,3 +173,38 @@ func TestEagerLoss(t *testing.T) {
 		}
 	}
 }
+
+// TestBF16GradSync checks the NeMo releases whose launcher examples sync
+// the gradients in bf16 (Run.BF16GradSync: 24.05 to 24.12, GPT-3 and Llama
+// without FSDP) and that their megatron profile keeps 2-byte gradients.
+func TestBF16GradSync(t *testing.T) {
+	for _, tt := range []struct {
+		framework, model, fsdp string
+		want                   bool
+	}{
+		{"NeMo (NeMo24.07, Megatron-Core, Transformer Engine)", "GPT-3-175B", "distributed optimizer", true},
+		{"NeMo 24.12", "Llama-3-70B", "", true},
+		{"NeMo 24.05", "Llama-2-7B", "", true},
+		{"NeMo (NeMo24.03.01.framework, Megatron-Core, Transformer Engine)", "Llama-2-7B", "", false},
+		{"NeMo (NeMo25.04.rc2, Megatron-Core, Transformer Engine)", "Llama-3-8B", "", false},
+		{"NeMo 24.07", "Nemotron-22B", "", false},
+		{"NeMo 24.07", "GPT3-5B", "FSDP 8-way", false},
+		{"Megatron-Bridge (NeMo 25.11 container, Megatron-Core)", "Llama-3-8B", "", false},
+	} {
+		r := Run{Format: FormatPublished, Framework: tt.framework, ModelName: tt.model, ZeroOrFSDP: tt.fsdp, Chip: "H100-SXM-80GB"}
+		if got := r.BF16GradSync(); got != tt.want {
+			t.Errorf("BF16GradSync(%q, %q, %q) = %v, want %v", tt.framework, tt.model, tt.fsdp, got, tt.want)
+		}
+		so, name, err := r.SearchOptions(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 4.0
+		if tt.want {
+			want = 2
+		}
+		if name == "megatron" && so.Program.Precision.Grad != want {
+			t.Errorf("%q %q: gradient bytes %v, want %v", tt.framework, tt.model, so.Program.Precision.Grad, want)
+		}
+	}
+}

@@ -233,13 +233,42 @@ func (r Run) flashAttention2Release() bool {
 			return c[:n] == p[:n]
 		})
 	}
+	rel := r.nemoRelease()
+	return rel > 0 && rel < 2409
+}
+
+// nemoRelease returns the NeMo Framework container release a row's
+// framework column names as yymm (2407 for "NeMo24.07"), 0 for none.
+func (r Run) nemoRelease() int {
 	m := nemoReleaseRe.FindStringSubmatch(r.Framework)
 	if m == nil {
-		return false
+		return 0
 	}
 	year, _ := strconv.Atoi(m[1])
 	month, _ := strconv.Atoi(m[2])
-	return year*100+month < 2409
+	return year*100 + month
+}
+
+// BF16GradSync says the row's NeMo release ran its training examples with
+// bf16 gradient buffers: NeMo-Framework-Launcher's H100 and A100 training
+// scripts for GPT-3 and Llama set
+// +training.model.optim.grad_sync_dtype=bf16 for Apex's distributed fused
+// Adam from 24.05 to 24.12 (NVIDIA/NeMo-Framework-Launcher at tags 24.05,
+// 24.07, 24.09, 24.12: examples/training/gpt/h100/*_fp8_*node.sh,
+// examples/training/llama/h100/llama*.sh; none at 24.01 and 24.03), whose
+// gradient buckets the layers accumulate into (NeMo's megatron_amp_O2 with
+// contiguous_grad_buffer). The Nemotron, Mixtral and FSDP scripts leave it
+// at fp32.
+func (r Run) BF16GradSync() bool {
+	rel := r.nemoRelease()
+	if rel < 2405 || rel > 2412 {
+		return false
+	}
+	if fsdp := strings.ToLower(r.ZeroOrFSDP); strings.Contains(fsdp, "fsdp") && !strings.Contains(fsdp, "no fsdp") {
+		return false
+	}
+	name := strings.ToLower(r.ModelName)
+	return strings.Contains(name, "gpt") || strings.Contains(name, "llama")
 }
 
 // flashAttention2Why names the reason a FlashAttention2 row ran it.

@@ -198,6 +198,11 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 		// examples/llama/train_llama3_8b_h100_fp8.sh).
 		so.Program.Precision.Grad = so.Program.Precision.Activation
 	}
+	if f.Name == "megatron" && r.BF16GradSync() {
+		// NeMo's training examples of the release sync and accumulate the
+		// gradients in bf16 (Run.BF16GradSync).
+		so.Program.Precision.Grad = so.Program.Precision.Activation
+	}
 	if f.Name == "megatron" && strings.Contains(strings.ToLower(r.ZeroOrFSDP), "bf16 adam moments") {
 		// BF16 optimizer states as Megatron-LM's DeepSeek-V3 GB200 runs set
 		// them (--use-precision-aware-optimizer --main-grads-dtype fp32
