@@ -27,6 +27,8 @@ func FuzzParse(f *testing.F) {
 		"base: megatron\nalibi_fused: false\nattention_rate: 0.5\n",
 		"overlap: {weights: 0, gradients: 1}\nflat_collectives: true\nper_tensor_collectives: true\n",
 		"precision: {residual_bytes: 4, weight_copies: true}\noptimizer: {clip_passes: 3}\n",
+		"base: torchtitan\nprecision: {pipeline_unsharded: false}\n",
+		"precision: {pipeline_unsharded: yes, grad_bytes: 2}\n",
 		"allocator_slack_fraction: 0.99\n",
 		"passes: {norm: ~, loss: {}}\n",
 		"base: megatorn\n",
