@@ -192,12 +192,20 @@ var torchtitanEagerLoss = []string{
 // (torchtitanEagerLoss): fp32 logits, their log-softmax kept and an fp32
 // gradient, the pytorch profile's loss pass.
 func (r Run) EagerLoss() bool {
+	_, in := r.torchtitanCommitIn(torchtitanEagerLoss)
+	return in
+}
+
+// torchtitanCommitIn reports whether the row names a torchtitan commit
+// (torchtitanCommitRe) and whether it is one of commits, by the shorter
+// of the two hashes as a prefix of the other.
+func (r Run) torchtitanCommitIn(commits []string) (named, in bool) {
 	m := torchtitanCommitRe.FindStringSubmatch(r.Framework)
 	if m == nil {
-		return false
+		return false, false
 	}
 	c := strings.ToLower(m[1])
-	return slices.ContainsFunc(torchtitanEagerLoss, func(p string) bool {
+	return true, slices.ContainsFunc(commits, func(p string) bool {
 		n := min(len(p), len(c))
 		return c[:n] == p[:n]
 	})
@@ -226,12 +234,8 @@ func (r Run) FlashAttention2() bool {
 // Transformer Engine on FlashAttention-2 where a Hopper GPU could have run
 // cuDNN's kernel (FlashAttention2).
 func (r Run) flashAttention2Release() bool {
-	if m := torchtitanCommitRe.FindStringSubmatch(r.Framework); m != nil {
-		c := strings.ToLower(m[1])
-		return slices.ContainsFunc(torchtitanFlashFirst, func(p string) bool {
-			n := min(len(p), len(c))
-			return c[:n] == p[:n]
-		})
+	if named, in := r.torchtitanCommitIn(torchtitanFlashFirst); named {
+		return in
 	}
 	rel := r.nemoRelease()
 	return rel > 0 && rel < 2409

@@ -5,6 +5,23 @@ import (
 	"testing"
 )
 
+// heldOutRows plans every row of testdata file name with its published
+// layout and returns the rows and their mean |error|, failing t unless
+// all n rows are posable.
+func heldOutRows(t *testing.T, name string, n int) ([]Row, float64) {
+	t.Helper()
+	rs, _ := readTestdata(t, name)
+	rep := Validate(rs, nil, Options{})
+	if len(rep.Rows) != n || len(rep.Skipped) != 0 {
+		t.Fatalf("%s: %d rows, skipped %v; want %d and none", name, len(rep.Rows), rep.Skipped, n)
+	}
+	var sum float64
+	for _, r := range rep.Rows {
+		sum += max(r.Error, -r.Error)
+	}
+	return rep.Rows, sum / float64(n)
+}
+
 // TestTorchtitan202412 plans torchtitan's December 2024 benchmark file
 // (testdata/torchtitan-202412*.csv: 16 compiled Llama 3.1 runs on the
 // 500 W 96 GB H100 with their layouts, a source no coefficient is fitted
@@ -15,23 +32,13 @@ import (
 // pipeline, FSDP's gather over fsdp x cp),
 // and every run planned to fit, as every one ran.
 func TestTorchtitan202412(t *testing.T) {
-	rs, _ := readTestdata(t, "torchtitan-202412.csv")
-	rep := Validate(rs, nil, Options{})
-	if len(rep.Rows) != 16 || len(rep.Skipped) != 0 {
-		t.Fatalf("%d rows, skipped %v; want 16 and none", len(rep.Rows), rep.Skipped)
-	}
-	var sum float64
-	for _, r := range rep.Rows {
-		if r.Error < 0 {
-			sum -= r.Error
-		} else {
-			sum += r.Error
-		}
+	rows, mape := heldOutRows(t, "torchtitan-202412.csv", 16)
+	for _, r := range rows {
 		if !strings.Contains(r.Note, "eager cross-entropy loss") {
 			t.Errorf("%s: note %q, want the era's eager loss", r.ID, r.Note)
 		}
 	}
-	if mape := sum / 16; mape > 0.17 {
+	if mape > 0.17 {
 		t.Errorf("tokens/s MAPE %.1f%%, want at most 17%%", 100*mape)
 	}
 
@@ -51,12 +58,8 @@ func TestTorchtitan202412(t *testing.T) {
 // +5.3% and +7.1% with FlashAttention-2 (+23% and +25% at the flash rate),
 // memory -2.4% and -3.3%; every run fits.
 func TestTorchtitanTrainy202506(t *testing.T) {
-	rs, _ := readTestdata(t, "torchtitan-trainy-202506.csv")
-	rep := Validate(rs, nil, Options{})
-	if len(rep.Rows) != 2 {
-		t.Fatalf("%d rows, skipped %v; want 2", len(rep.Rows), rep.Skipped)
-	}
-	for _, r := range rep.Rows {
+	rows, _ := heldOutRows(t, "torchtitan-trainy-202506.csv", 2)
+	for _, r := range rows {
 		if r.Error < 0 || r.Error > 0.09 || !strings.Contains(r.Note, "FlashAttention-2") || strings.Contains(r.Note, "eager cross-entropy") {
 			t.Errorf("%s: error %+.1f%%, note %q; want 0 to +9%%, FlashAttention-2 and the compiled loss", r.ID, 100*r.Error, r.Note)
 		}
@@ -75,19 +78,13 @@ func TestTorchtitanTrainy202506(t *testing.T) {
 // with FlashAttention-2 and the release's bf16 gradient buffers), and every
 // run fitting.
 func TestNeMo2407Performance(t *testing.T) {
-	rs, _ := readTestdata(t, "nemo-2407-performance.csv")
-	rep := Validate(rs, nil, Options{})
-	if len(rep.Rows) != 12 || len(rep.Skipped) != 0 {
-		t.Fatalf("%d rows, skipped %v; want 12 and none", len(rep.Rows), rep.Skipped)
-	}
-	var sum float64
-	for _, r := range rep.Rows {
-		sum += max(r.Error, -r.Error)
+	rows, mape := heldOutRows(t, "nemo-2407-performance.csv", 12)
+	for _, r := range rows {
 		if !r.Fits {
 			t.Errorf("%s: planned not to fit, but it ran", r.ID)
 		}
 	}
-	if mape := sum / 12; mape > 0.08 {
+	if mape > 0.08 {
 		t.Errorf("tokens/s MAPE %.1f%%, want at most 8%%", 100*mape)
 	}
 }
