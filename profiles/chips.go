@@ -2,6 +2,7 @@ package profiles
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -42,6 +43,30 @@ type chipSpec struct {
 	// GPUs of a point-to-point mesh (MI300X): a group of g GPUs inside the
 	// domain gets (g-1) times it, not the whole egress.
 	peerBytesPerS float64
+	// variantOf names the catalogue chip this one is a memory variant of
+	// (a100-40gb of a100): a cluster file that names the base chip and
+	// changes only its capacity to this one's means this chip (variantFor).
+	variantOf string
+}
+
+// variantHBMTolerance is how far a cluster file's hbm_bytes may be from a
+// variant's capacity and still name it: a label is written in GB or GiB
+// (96 GB as 96e9 or as 96 GiB, 7.4% apart) and CUDA reports less than
+// either (42.3e9 bytes for a "40 GB" A100).
+const variantHBMTolerance = 0.08
+
+// variantFor returns the catalogue variant of base whose capacity is
+// within variantHBMTolerance of hbmBytes, if there is one. A chip's HBM
+// capacity is tied to its memory type and stack count, and so to its
+// bandwidth and, for the power-capped parts, its clock: an A100 with 40 GB
+// is the HBM2 part at 1555 GB/s, not an 80 GB A100 with less memory.
+func variantFor(base chipSpec, hbmBytes float64) (chipSpec, bool) {
+	for _, s := range catalogue() {
+		if s.variantOf == base.chip.Name && math.Abs(hbmBytes/s.chip.HBMBytes-1) <= variantHBMTolerance {
+			return s, true
+		}
+	}
+	return chipSpec{}, false
 }
 
 const gb = 1e9 // bytes in a GB
@@ -207,7 +232,8 @@ func catalogue() []chipSpec {
 			// [KL-A100][MLE-ACC]; CUDA reports 42,298,834,944 bytes [HBM-RT].
 			chip: gpuChip(Chip{Name: "a100-40gb", Family: "nvidia-ampere", PeakBF16FLOPs: 312e12, PeakInt8OPs: 624e12,
 				HBMBytes: 42298834944, HBMBandwidthBytesPerS: 1555 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: pcie4Bytes}),
-			domain: 8, // 8 GPUs, 6 NVSwitches [SB-GPU][MLE-NET]
+			variantOf: "a100",
+			domain:    8, // 8 GPUs, 6 NVSwitches [SB-GPU][MLE-NET]
 			// NVLink 3: 300 GB/s one way [MLE-NET]; 8xA100 AllReduce busbw 234.9 GB/s = 0.78 [MLE-NET].
 			scaleUp: nvlink(300*gb, 0.78),
 			// One 200 Gb/s HDR NIC per GPU in DGX A100 (docs/hardware.md marks it uncertain).
@@ -245,9 +271,13 @@ func catalogue() []chipSpec {
 			// labelled (no CUDA figure found).
 			chip: gpuChip(Chip{Name: "h100-96gb-500w", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12 * h100PowerCap500W,
 				PeakFP8FLOPs: 1979e12 * h100PowerCap500W, HBMBytes: 96e9, HBMBandwidthBytesPerS: 2410 * gb, TensorCoresPerChip: 1}),
-			domain:   8,
-			scaleUp:  nvlink(450*gb, nvlinkEfficiency), // as h100
-			scaleOut: nic(50 * gb),                     // 400 Gb/s RDMA per GPU (torchtitan's benchmark file)
+			// The one 96 GB H100 SXM in public runs: torchtitan's benchmark files
+			// describe it as HBM2e at 2.4 TB/s with a "default 500W power limit"
+			// (torchtitan's December 2024 Llama 3 benchmark file, @b5bcd76c).
+			variantOf: "h100",
+			domain:    8,
+			scaleUp:   nvlink(450*gb, nvlinkEfficiency), // as h100
+			scaleOut:  nic(50 * gb),                     // 400 Gb/s RDMA per GPU (torchtitan's benchmark file)
 		},
 		{
 			// H200 SXM: H100 compute, 141 GB HBM3e at 4800 GB/s [MLE-ACC]; PyTorch reports

@@ -26,7 +26,9 @@ const maxYAMLBytes = 1 << 20
 //	  matmul_fraction: 0.75
 //
 // A chip mapping whose name is in the catalogue starts from the catalogue
-// chip and overrides the fields given; any other chip needs at least
+// chip and overrides the fields given; one that changes only hbm_bytes, to
+// the capacity of a catalogue variant of that chip, is that variant (an
+// h100 with 96e9 bytes is h100-96gb-500w, an a100 with 40e9 a100-40gb); any other chip needs at least
 // peak_bf16_flops, hbm_bytes and hbm_bandwidth_bytes_per_s (family defaults
 // to "custom", tensor_cores_per_chip to 1). An axis needs name, size and
 // tier; bandwidth_bytes_per_s, latency_s and efficiency default to the
@@ -142,6 +144,7 @@ func decodeChip(n *yaml.Node, ch *Chip) (chipSpec, bool, error) {
 		}
 		spec, known := lookupSpec(name)
 		if known {
+			spec = chipVariant(spec, fields)
 			*ch = spec.chip
 		} else {
 			*ch = Chip{Family: "custom", TensorCoresPerChip: 1}
@@ -149,9 +152,30 @@ func decodeChip(n *yaml.Node, ch *Chip) (chipSpec, bool, error) {
 		if err := n.Decode(ch); err != nil {
 			return chipSpec{}, false, yamlError(err)
 		}
+		if known {
+			ch.Name = spec.chip.Name // a variant keeps its own name
+		}
 		return spec, known, nil
 	}
 	return chipSpec{}, false, fmt.Errorf("line %d: chip must be a chip name such as h100 or a mapping of chip fields", n.Line)
+}
+
+// chipVariant returns the catalogue variant that a chip mapping naming spec
+// means (variantFor): the mapping changes only hbm_bytes, to a variant's
+// capacity. Any other field given keeps spec, with the fields overridden.
+func chipVariant(spec chipSpec, fields map[string]*yaml.Node) chipSpec {
+	n, ok := fields["hbm_bytes"]
+	if !ok || len(fields) != 2 {
+		return spec
+	}
+	var hbmBytes float64
+	if err := n.Decode(&hbmBytes); err != nil {
+		return spec
+	}
+	if v, ok := variantFor(spec, hbmBytes); ok {
+		return v
+	}
+	return spec
 }
 
 // decodeAxis reads axes[i], filling absent link fields from the catalogue

@@ -70,13 +70,46 @@ axes:
 		t.Errorf("axis %+v, want ICI defaults with wraparound", a)
 	}
 
-	// A catalogue chip with one field changed: an H100 with 96 GB.
-	c, err = ParseYAML([]byte("chip: {name: h100, hbm_bytes: 96e9}\naxes: [{name: gpu, size: 4, tier: nvlink}]\n"))
+	// A catalogue chip with one field changed: an H100 with 64 GB, which no
+	// variant has.
+	c, err = ParseYAML([]byte("chip: {name: h100, hbm_bytes: 64e9}\naxes: [{name: gpu, size: 4, tier: nvlink}]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Chip.HBMBytes != 96e9 || c.Chip.PeakBF16FLOPs != 989e12 {
-		t.Errorf("chip %+v, want H100 with 96e9 bytes", c.Chip)
+	if c.Chip.Name != "h100" || c.Chip.HBMBytes != 64e9 || c.Chip.PeakBF16FLOPs != 989e12 {
+		t.Errorf("chip %+v, want H100 with 64e9 bytes", c.Chip)
+	}
+}
+
+func TestParseYAMLChipVariant(t *testing.T) {
+	tests := []struct {
+		chip          string
+		wantName      string
+		wantHBMBytes  float64
+		wantBandwidth float64
+	}{
+		// Only the capacity, a variant's: the variant, with the capacity given.
+		{"{name: h100, hbm_bytes: 96e9}", "h100-96gb-500w", 96e9, 2410e9},
+		{"{name: h100, hbm_bytes: 103079215104}", "h100-96gb-500w", 103079215104, 2410e9}, // 96 GiB, 7.4% above 96e9
+		{"{name: a100, hbm_bytes: 40e9}", "a100-40gb", 40e9, 1555e9},                      // 5.4% below the 40 GB part's 42.3e9
+		{"{name: h100, hbm_bytes: 110e9}", "h100", 110e9, 3350e9},                         // 14.6% above 96e9: no variant
+		{"{name: a100, hbm_bytes: 42.3e9}", "a100-40gb", 42.3e9, 1555e9},
+		{"{name: a100-80gb, hbm_bytes: 42.3e9}", "a100-40gb", 42.3e9, 1555e9},
+		// Another field given: the named chip, overridden.
+		{"{name: h100, hbm_bytes: 96e9, hbm_bandwidth_bytes_per_s: 4e12}", "h100", 96e9, 4e12},
+		// A capacity no variant has, and the base chip's own.
+		{"{name: h100, hbm_bytes: 85017493504}", "h100", 85017493504, 3350e9},
+	}
+	for _, tt := range tests {
+		c, err := ParseYAML([]byte("chip: " + tt.chip + "\naxes: [{name: gpu, size: 8, tier: nvlink}]\n"))
+		if err != nil {
+			t.Errorf("%s: %v", tt.chip, err)
+			continue
+		}
+		if c.Chip.Name != tt.wantName || c.Chip.HBMBytes != tt.wantHBMBytes || c.Chip.HBMBandwidthBytesPerS != tt.wantBandwidth {
+			t.Errorf("%s: %s with %g bytes at %g B/s, want %s with %g at %g", tt.chip, c.Chip.Name, c.Chip.HBMBytes,
+				c.Chip.HBMBandwidthBytesPerS, tt.wantName, tt.wantHBMBytes, tt.wantBandwidth)
+		}
 	}
 }
 
