@@ -88,3 +88,28 @@ func TestNeMo2407Performance(t *testing.T) {
 		t.Errorf("tokens/s MAPE %.1f%%, want at most 8%%", 100*mape)
 	}
 }
+
+// TestLLMFoundryH100 plans LLM Foundry's H100 BF16 MPT tables
+// (testdata/llm-foundry-h100.csv: MPT 7B to 70B under FSDP1 FULL_SHARD on 8
+// to 512 H100, a source no coefficient is fitted to) with their layouts and
+// holds what docs/frameworks.md reports: the planner is optimistic, 16.9%
+// (bias +16.8%). The era's Triton attention for ALiBi is not modelled (the
+// long-sequence rows are +20% to +46%) and neither is what makes the rows
+// with one micro-batch a step and no checkpointing 18-38% slow; every run
+// but 30B at 8,192 tokens on 8 GPUs (planned at 76.6 GiB, above the usable
+// line) is planned to fit.
+func TestLLMFoundryH100(t *testing.T) {
+	rows, mape := heldOutRows(t, "llm-foundry-h100.csv", 34)
+	var bias float64
+	wrong := 0
+	for _, r := range rows {
+		bias += r.Error / float64(len(rows))
+		if !r.Fits {
+			wrong++
+		}
+	}
+	if mape > 0.18 || bias < 0.10 || wrong > 1 {
+		t.Errorf("tokens/s MAPE %.1f%%, bias %+.1f%%, %d planned not to fit; want at most 18%%, above +10%% (the unmodelled terms) and at most 1",
+			100*mape, 100*bias, wrong)
+	}
+}
