@@ -274,13 +274,16 @@ func TestREADMEFigures(t *testing.T) {
 	})
 
 	t.Run("time and cost to train", func(t *testing.T) {
-		m := find("405B cost", "```sh (plan --model llama3-405b [^`]*?) ``` plans the default batch of (\\d+) sequences of (\\d+) tokens .*? the recommended row \\(([\\d.]+) s per step, ([\\d.]+)M tokens/s\\), ([\\d.]+) days, ([\\d.]+)M chip-hours and a cost of ([\\d.]+)M \\(80% band x([\\d.]+) to x([\\d.]+)\\); it is also the fastest row, and holds ([\\d.]+) GB per GPU at an out-of-memory risk of ([\\d.]+)%")
+		m := find("405B cost", "```sh (plan --model llama3-405b [^`]*?) ``` plans the default batch of (\\d+) sequences of (\\d+) tokens .*? the recommended row \\(([\\d.]+) s per step, ([\\d.]+)M tokens/s\\), ([\\d.]+) days, ([\\d.]+)M chip-hours and a cost of ([\\d.]+)M \\(80% band x([\\d.]+) to x([\\d.]+)\\); it is row (\\d+), within the band of the fastest, and holds ([\\d.]+) GB per GPU at an out-of-memory risk of ([\\d.]+)%")
 		v := readmeJSON(t, m[1])
 		checkFigure(t, "the batch", m[2], num(t, v, "batch.sequences"))
 		checkFigure(t, "the sequence", m[3], num(t, v, "batch.seq_len"))
 		rs, rec := rows(t, v)
-		if rec != 0 {
-			t.Errorf("%s recommends row %d, the README says the fastest", m[1], rec+1)
+		if fmt.Sprint(rec+1) != m[11] {
+			t.Errorf("%s recommends row %d, the README says row %s", m[1], rec+1, m[11])
+		}
+		if num(t, rs[rec], "step_time_s") > num(t, v, "recommendation.band_step_time_s") {
+			t.Errorf("%s recommends row %d, outside the band of the fastest", m[1], rec+1)
 		}
 		r := rs[rec]
 		checkFigure(t, "the recommended step time", m[4], num(t, r, "step_time_s"))
@@ -291,8 +294,8 @@ func TestREADMEFigures(t *testing.T) {
 		band := r["step_time_s_range"].([]any)
 		checkFigure(t, "the band's low end", m[9], band[0].(float64)/num(t, r, "step_time_s"))
 		checkFigure(t, "the band's high end", m[10], band[1].(float64)/num(t, r, "step_time_s"))
-		checkFigure(t, "the recommended memory", m[11], num(t, r, "memory_gb_per_chip"))
-		checkFigure(t, "the out-of-memory risk (%)", m[12], 100*num(t, r, "oom_risk"))
+		checkFigure(t, "the recommended memory", m[12], num(t, r, "memory_gb_per_chip"))
+		checkFigure(t, "the out-of-memory risk (%)", m[13], 100*num(t, r, "oom_risk"))
 	})
 
 	t.Run("DeepSeek-V3", func(t *testing.T) {

@@ -9,43 +9,43 @@ func DefaultBands() Bands {
 		Tables: []BandTable{
 			{
 				Regime: "fixed",
-				Pooled: BandFit{Family: "", Runs: 155, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.3691, -0.1545, -0.0175, 0.1448, 0.3333}, Coverage80: 0.781},
+				Pooled: BandFit{Family: "", Runs: 185, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.3413, -0.1486, -0.0136, 0.1593, 0.3469}, Coverage80: 0.800},
 				Families: []BandFit{
 					{Family: "nvidia-ampere", Runs: 50, Sources: 7, MaxChips: 3360, Q: [5]float64{-0.3202, -0.1406, -0.0183, 0.1184, 0.2281}, Coverage80: 0.840},
-					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4143, -0.4089, 0.0382, 0.1569, 0.3108}, Coverage80: 0.667},
-					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.3265, -0.2742, -0.0615, 0.3372, 0.3460}, Coverage80: 0.412},
-					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1881, -0.1603, -0.0391, 0.1017, 0.6040}, Coverage80: 0.844},
+					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4143, -0.4089, 0.0382, 0.1569, 0.3108}, Coverage80: 0.722},
+					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.3265, -0.2742, -0.0615, 0.3372, 0.3460}, Coverage80: 0.471},
+					{Family: "nvidia-hopper", Runs: 62, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.2073, -0.1249, -0.0175, 0.1786, 0.4850}, Coverage80: 0.839},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.1387, 0.2532}, Coverage80: 0.875},
 					{Family: "tpu-v5p", Runs: 2, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0498, -0.0498, 0.1416, 0.3331, 0.3331}, Coverage80: 0.500},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0995, -0.0909, -0.0461, 0.1529, 0.1885}, Coverage80: 0.917},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 117, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.3740, -0.1623, -0.0205, 0.1422, 0.3355}, Coverage80: 0.752},
+					{Family: "nvidia", Runs: 147, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.3698, -0.1566, -0.0160, 0.1656, 0.3531}, Coverage80: 0.782},
 					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0872, -0.0075, 0.1615, 0.3331}, Coverage80: 0.868},
 				},
 				Frameworks: []string{"deepspeed", "generic", "maxtext", "megatron", "pytorch", "torchtitan"},
 				Precisions: []string{"bf16", "fp8", "int8"},
-				Basis:      "plan validate's leave-one-source-out errors on 155 published multi-chip runs, on their published layouts",
+				Basis:      "plan validate's leave-one-source-out errors on 185 published multi-chip runs, on their published layouts",
 			},
 			{
 				Regime: "searched",
-				Pooled: BandFit{Family: "", Runs: 145, Sources: 10, MaxChips: 8192, Q: [5]float64{-0.1625, -0.0872, 0.0319, 0.1943, 0.4376}, Coverage80: 0.800},
+				Pooled: BandFit{Family: "", Runs: 175, Sources: 10, MaxChips: 8192, Q: [5]float64{-0.1633, -0.0892, 0.0356, 0.2327, 0.6543}, Coverage80: 0.823},
 				Families: []BandFit{
-					{Family: "nvidia-ampere", Runs: 40, Sources: 5, MaxChips: 3072, Q: [5]float64{-0.1599, -0.0731, 0.0636, 0.1510, 0.2321}, Coverage80: 0.900},
+					{Family: "nvidia-ampere", Runs: 40, Sources: 5, MaxChips: 3072, Q: [5]float64{-0.1599, -0.0731, 0.0636, 0.1510, 0.2321}, Coverage80: 0.950},
 					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.2121, -0.1417, 0.0434, 0.3370, 0.6305}, Coverage80: 0.778},
-					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.0581, -0.0319, 0.0694, 0.4278, 0.6703}, Coverage80: 0.588},
-					{Family: "nvidia-hopper", Runs: 32, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.1881, -0.1128, -0.0441, 0.1778, 0.5684}, Coverage80: 0.844},
+					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.0581, -0.0319, 0.0694, 0.4278, 0.6703}, Coverage80: 0.765},
+					{Family: "nvidia-hopper", Runs: 62, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.2157, -0.1030, -0.0074, 0.4759, 0.7971}, Coverage80: 0.806},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.2176, 0.3321}, Coverage80: 0.667},
 					{Family: "tpu-v5p", Runs: 2, Sources: 1, MaxChips: 512, Q: [5]float64{0.0669, 0.0669, 0.1498, 0.2327, 0.2327}, Coverage80: 0.500},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0535, -0.0525, 0.0066, 0.1613, 0.1885}, Coverage80: 1.000},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 107, Sources: 8, MaxChips: 3072, Q: [5]float64{-0.1716, -0.0903, 0.0362, 0.1942, 0.5870}, Coverage80: 0.813},
+					{Family: "nvidia", Runs: 137, Sources: 8, MaxChips: 3072, Q: [5]float64{-0.1775, -0.0929, 0.0507, 0.3123, 0.6916}, Coverage80: 0.839},
 					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0802, 0.0126, 0.2013, 0.3321}, Coverage80: 0.763},
 				},
 				Frameworks: []string{"generic", "maxtext", "megatron", "pytorch", "torchtitan"},
 				Precisions: []string{"bf16", "fp8", "int8"},
-				Basis:      "the best plan's error on 145 published multi-chip runs posed with their published degrees",
+				Basis:      "the best plan's error on 175 published multi-chip runs posed with their published degrees",
 			},
 			{
 				Regime: "single",
@@ -64,9 +64,9 @@ func DefaultBands() Bands {
 		Between: 0.0612,
 		Memory: MemoryFit{
 			Framework:    "",
-			LogErrors:    []float64{-0.1456, -0.1375, -0.0347, -0.0299, -0.0287, -0.0234, -0.0197, -0.0197, -0.0069, 0.0089, 0.0089, 0.0135, 0.0139, 0.0142, 0.0143, 0.0267, 0.0439, 0.0492, 0.0773, 0.0823, 0.7830},
-			BandwidthLog: 0.0224,
-			Basis:        "21 published per-GPU peaks of runs that ran",
+			LogErrors:    []float64{-0.1456, -0.1375, -0.0395, -0.0347, -0.0300, -0.0299, -0.0287, -0.0234, -0.0197, -0.0197, -0.0069, 0.0089, 0.0089, 0.0135, 0.0139, 0.0142, 0.0143, 0.0240, 0.0263, 0.0267, 0.0335, 0.0343, 0.0439, 0.0449, 0.0492, 0.0494, 0.0518, 0.0552, 0.0623, 0.0773, 0.0823, 0.1010, 0.1084, 0.1092, 0.1237, 0.1627, 0.2005, 0.2273, 0.7830},
+			BandwidthLog: 0.0313,
+			Basis:        "39 published per-GPU peaks of runs that ran",
 		},
 		MemoryByFramework: []MemoryFit{
 			{
@@ -92,6 +92,12 @@ func DefaultBands() Bands {
 				LogErrors:    []float64{-0.0347},
 				BandwidthLog: 0.0000,
 				Basis:        "1 published per-GPU peaks of pytorch runs that ran",
+			},
+			{
+				Framework:    "torchtitan",
+				LogErrors:    []float64{-0.0395, -0.0300, 0.0240, 0.0263, 0.0335, 0.0343, 0.0449, 0.0494, 0.0518, 0.0552, 0.0623, 0.1010, 0.1084, 0.1092, 0.1237, 0.1627, 0.2005, 0.2273},
+				BandwidthLog: 0.0306,
+				Basis:        "18 published per-GPU peaks of torchtitan runs that ran",
 			},
 		},
 		MemorySingle: MemoryFit{
