@@ -208,3 +208,36 @@ func TestBF16GradSync(t *testing.T) {
 		}
 	}
 }
+
+// TestComposerMixedPrecision checks that LLM Foundry rows run with
+// Composer's mixed_precision DEFAULT get the weight copies, the gradient
+// cast and the freed gradients of FSDP's mixed precision under the default
+// profile, and that other rows do not.
+func TestComposerMixedPrecision(t *testing.T) {
+	for _, tt := range []struct {
+		source, framework, fsdp string
+		want                    bool
+	}{
+		{"mosaicml/llm-foundry@5e85bd62:scripts/train/benchmarking/README.md", "LLM Foundry (Composer, PyTorch FSDP)", "FSDP FULL_SHARD 8-way, mixed_precision DEFAULT", true},
+		{"mosaicml/llm-foundry@5e85bd62:scripts/train/benchmarking/README.md", "LLM Foundry (Composer, PyTorch FSDP)", "FSDP FULL_SHARD 8-way, mixed_precision PURE", false},
+		{"mosaicml/llm-foundry@5e85bd62:scripts/train/benchmarking/README.md", "LLM Foundry (Composer, PyTorch FSDP)", "FSDP FULL_SHARD 8-way", false},
+		{"pytorch/torchtitan@b5bcd76c:benchmarks/x.md", "torchtitan (FSDP2)", "FSDP2 8-way, mixed_precision DEFAULT", false},
+	} {
+		r := Run{Format: FormatPublished, Source: tt.source, Framework: tt.framework, ModelName: "MPT-7b", ZeroOrFSDP: tt.fsdp, Chip: "H100-SXM-80GB"}
+		if got := r.composerMixedPrecision(); got != tt.want {
+			t.Errorf("composerMixedPrecision(%q, %q) = %v, want %v", tt.source, tt.fsdp, got, tt.want)
+		}
+		so, name, err := r.SearchOptions(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr := so.Program.Precision
+		got := pr.WeightCopies && pr.TransientGrads && pr.GradCast
+		if tt.want && name != "generic" {
+			t.Errorf("%q: profile %s, want generic", tt.framework, name)
+		}
+		if name == "generic" && got != tt.want {
+			t.Errorf("%q %q under %s: weight copies, freed gradients and gradient cast %v, want %v", tt.source, tt.fsdp, name, got, tt.want)
+		}
+	}
+}

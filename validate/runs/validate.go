@@ -216,6 +216,16 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 		pr.Moments = 2 * pr.Activation
 		pr.MainGradCopy = false
 	}
+	if f.Name == framework.Default && r.composerMixedPrecision() {
+		// Composer's FSDP with mixed_precision DEFAULT
+		// (mosaicml/composer@2deccf2c composer/trainer/mosaic_fsdp_utils.py:97-100:
+		// param_dtype bf16, reduce_dtype fp32): fp32 sharded parameters
+		// gathered as bf16 copies every micro-batch, each unsharded bf16
+		// gradient cast to fp32 before its reduce-scatter (PyTorch FSDP's
+		// _post_backward_hook), and the gradients freed by zero_grad.
+		pr := &so.Program.Precision
+		pr.WeightCopies, pr.TransientGrads, pr.GradCast = true, true, true
+	}
 	if engine := r.lightningFP16Engine(); engine != "" {
 		// The ColossalAI-Pytorch-lightning benchmark's DeepSpeed and
 		// Gemini runs cast the Hugging Face GPT-2 to fp16 (no autocast), so
@@ -651,6 +661,15 @@ func (r Run) lightningFP16Engine() string {
 	return ""
 }
 
+// composerMixedPrecision reports whether row r ran MosaicML Composer's
+// FSDP with its DEFAULT mixed precision (bf16 parameters, fp32 gradient
+// reduction), as LLM Foundry's benchmark tables say in their "MP Mode"
+// column (the zero_or_fsdp column of testdata/llm-foundry-h100.csv).
+func (r Run) composerMixedPrecision() bool {
+	return strings.HasPrefix(r.SourceName(), "mosaicml/llm-foundry") &&
+		strings.Contains(strings.ToLower(r.ZeroOrFSDP), "mixed_precision default")
+}
+
 // lightningKeepsGrads reports whether row r ran PyTorch Lightning's own
 // optimizer loop over a PyTorch optimizer on PyTorch before 2.0, whose
 // zero_grad keeps the gradients (zeroed, not freed): the
@@ -841,6 +860,9 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 	}
 	if r.EagerLoss() && fw == "torchtitan" {
 		notes = append(notes, "an eager cross-entropy loss (torchtitan did not compile its loss from 2024-12-18 to 2025-04-02)")
+	}
+	if r.composerMixedPrecision() && fw == framework.Default {
+		notes = append(notes, "Composer's FSDP mixed precision DEFAULT: bf16 weight copies, gradients cast to fp32 for their reduction")
 	}
 	if r.FlashAttention2() {
 		notes = append(notes, fmt.Sprintf("attention on FlashAttention-2 at %.2f of the H100's flash rate (%s)", hopperFlashAttention2Rate, r.flashAttention2Why()))
