@@ -144,7 +144,6 @@ func decodeChip(n *yaml.Node, ch *Chip) (chipSpec, bool, error) {
 		}
 		spec, known := lookupSpec(name)
 		if known {
-			spec = chipVariant(spec, fields)
 			*ch = spec.chip
 		} else {
 			*ch = Chip{Family: "custom", TensorCoresPerChip: 1}
@@ -152,30 +151,18 @@ func decodeChip(n *yaml.Node, ch *Chip) (chipSpec, bool, error) {
 		if err := n.Decode(ch); err != nil {
 			return chipSpec{}, false, yamlError(err)
 		}
-		if known {
-			ch.Name = spec.chip.Name // a variant keeps its own name
+		if _, capacityOnly := fields["hbm_bytes"]; known && capacityOnly && len(fields) == 2 {
+			// Only the capacity changed: a variant's is that variant, with
+			// the capacity as given.
+			if v, ok := variantFor(spec, ch.HBMBytes); ok {
+				hbmBytes := ch.HBMBytes
+				spec, *ch = v, v.chip
+				ch.HBMBytes = hbmBytes
+			}
 		}
 		return spec, known, nil
 	}
 	return chipSpec{}, false, fmt.Errorf("line %d: chip must be a chip name such as h100 or a mapping of chip fields", n.Line)
-}
-
-// chipVariant returns the catalogue variant that a chip mapping naming spec
-// means (variantFor): the mapping changes only hbm_bytes, to a variant's
-// capacity. Any other field given keeps spec, with the fields overridden.
-func chipVariant(spec chipSpec, fields map[string]*yaml.Node) chipSpec {
-	n, ok := fields["hbm_bytes"]
-	if !ok || len(fields) != 2 {
-		return spec
-	}
-	var hbmBytes float64
-	if err := n.Decode(&hbmBytes); err != nil {
-		return spec
-	}
-	if v, ok := variantFor(spec, hbmBytes); ok {
-		return v
-	}
-	return spec
 }
 
 // decodeAxis reads axes[i], filling absent link fields from the catalogue

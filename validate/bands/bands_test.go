@@ -52,15 +52,19 @@ func inputs(t testing.TB) Inputs {
 	// per-micro-batch time drags every Hopper refit of the leave-one-source-out
 	// loop (the GPT-OSS H100 rows go to -47% and -58% out of source;
 	// docs/uncertainty.md).
-	rs := append(builtin, read("../runs/testdata/published-runs-2.csv")...)
-	for _, f := range []string{"torchtitan-202412.csv", "torchtitan-trainy-202506.csv", "nemo-2407-performance.csv"} {
-		rs = append(rs, read("../runs/testdata/"+f)...)
+	testdata := func(files ...string) []runs.Run {
+		var rs []runs.Run
+		for _, f := range files {
+			rs = append(rs, read("../runs/testdata/"+f)...)
+		}
+		return rs
 	}
-	mem := read("../runs/testdata/published-memory.csv")
-	for _, f := range []string{"torchtitan-202412-memory.csv", "torchtitan-trainy-202506-memory.csv"} {
-		mem = append(mem, read("../runs/testdata/"+f)...)
+	return Inputs{
+		Runs: append(builtin, testdata("published-runs-2.csv",
+			"torchtitan-202412.csv", "torchtitan-trainy-202506.csv", "nemo-2407-performance.csv")...),
+		Memory: testdata("published-memory.csv", "torchtitan-202412-memory.csv", "torchtitan-trainy-202506-memory.csv"),
+		Steps:  st,
 	}
-	return Inputs{Runs: rs, Memory: mem, Steps: st}
 }
 
 // TestBandsCurrent refits the bands from the measurements and fails when
