@@ -9,18 +9,18 @@ func DefaultBands() Bands {
 		Tables: []BandTable{
 			{
 				Regime: "fixed",
-				Pooled: BandFit{Family: "", Runs: 185, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.3413, -0.1486, -0.0136, 0.1593, 0.3469}, Coverage80: 0.800},
+				Pooled: BandFit{Family: "", Runs: 185, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.3413, -0.1437, -0.0136, 0.1570, 0.3471}, Coverage80: 0.800},
 				Families: []BandFit{
 					{Family: "nvidia-ampere", Runs: 50, Sources: 7, MaxChips: 3360, Q: [5]float64{-0.3202, -0.1406, -0.0183, 0.1184, 0.2281}, Coverage80: 0.840},
 					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4143, -0.4089, 0.0382, 0.1569, 0.3108}, Coverage80: 0.722},
 					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.3265, -0.2742, -0.0615, 0.3372, 0.3460}, Coverage80: 0.471},
-					{Family: "nvidia-hopper", Runs: 62, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.2073, -0.1249, -0.0175, 0.1786, 0.4850}, Coverage80: 0.839},
+					{Family: "nvidia-hopper", Runs: 62, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.2414, -0.1003, -0.0122, 0.1784, 0.5438}, Coverage80: 0.839},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.1387, 0.2532}, Coverage80: 0.875},
 					{Family: "tpu-v5p", Runs: 2, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0498, -0.0498, 0.1416, 0.3331, 0.3331}, Coverage80: 0.500},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0995, -0.0909, -0.0461, 0.1529, 0.1885}, Coverage80: 0.917},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 147, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.3698, -0.1566, -0.0160, 0.1656, 0.3531}, Coverage80: 0.782},
+					{Family: "nvidia", Runs: 147, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.3698, -0.1566, -0.0142, 0.1624, 0.3538}, Coverage80: 0.782},
 					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0872, -0.0075, 0.1615, 0.3331}, Coverage80: 0.868},
 				},
 				Frameworks: []string{"deepspeed", "generic", "maxtext", "megatron", "pytorch", "torchtitan"},
@@ -29,18 +29,18 @@ func DefaultBands() Bands {
 			},
 			{
 				Regime: "searched",
-				Pooled: BandFit{Family: "", Runs: 175, Sources: 10, MaxChips: 8192, Q: [5]float64{-0.1633, -0.0892, 0.0356, 0.2327, 0.6543}, Coverage80: 0.823},
+				Pooled: BandFit{Family: "", Runs: 175, Sources: 10, MaxChips: 8192, Q: [5]float64{-0.1633, -0.0758, 0.0398, 0.2327, 0.6945}, Coverage80: 0.800},
 				Families: []BandFit{
-					{Family: "nvidia-ampere", Runs: 40, Sources: 5, MaxChips: 3072, Q: [5]float64{-0.1599, -0.0731, 0.0636, 0.1510, 0.2321}, Coverage80: 0.950},
+					{Family: "nvidia-ampere", Runs: 40, Sources: 5, MaxChips: 3072, Q: [5]float64{-0.1599, -0.0731, 0.0636, 0.1510, 0.2321}, Coverage80: 0.925},
 					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.2121, -0.1417, 0.0434, 0.3370, 0.6305}, Coverage80: 0.778},
 					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.0581, -0.0319, 0.0694, 0.4278, 0.6703}, Coverage80: 0.765},
-					{Family: "nvidia-hopper", Runs: 62, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.2157, -0.1030, -0.0074, 0.4759, 0.7971}, Coverage80: 0.806},
+					{Family: "nvidia-hopper", Runs: 62, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.2055, -0.0908, 0.0257, 0.4799, 0.8007}, Coverage80: 0.758},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.2176, 0.3321}, Coverage80: 0.667},
 					{Family: "tpu-v5p", Runs: 2, Sources: 1, MaxChips: 512, Q: [5]float64{0.0669, 0.0669, 0.1498, 0.2327, 0.2327}, Coverage80: 0.500},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0535, -0.0525, 0.0066, 0.1613, 0.1885}, Coverage80: 1.000},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 137, Sources: 8, MaxChips: 3072, Q: [5]float64{-0.1775, -0.0929, 0.0507, 0.3123, 0.6916}, Coverage80: 0.839},
+					{Family: "nvidia", Runs: 137, Sources: 8, MaxChips: 3072, Q: [5]float64{-0.1765, -0.0756, 0.0580, 0.3123, 0.7220}, Coverage80: 0.810},
 					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0802, 0.0126, 0.2013, 0.3321}, Coverage80: 0.763},
 				},
 				Frameworks: []string{"generic", "maxtext", "megatron", "pytorch", "torchtitan"},

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -12,7 +13,13 @@ import (
 // reference, see its README.md) as rows of named columns.
 func readCSV(t *testing.T, name string) []map[string]string {
 	t.Helper()
-	f, err := os.Open("testdata/measured-h100/" + name)
+	return readCSVAt(t, "testdata/measured-h100/"+name)
+}
+
+// readCSVAt reads the CSV file at path as rows of named columns.
+func readCSVAt(t *testing.T, path string) []map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +73,10 @@ func TestMatmulAgainstH100(t *testing.T) {
 }
 
 // TestMatmulFP8AgainstH100 pins the Hopper FP8 matmul curve to the 12 rows
-// of gemm-fp8.csv (e4m3 inputs, bf16 output, 2·M·K·N FLOPs per call).
+// of gemm-fp8.csv (e4m3 inputs, bf16 output, 2·M·K·N FLOPs per call). The
+// worst row is the small qkv (K 2,048, N 3,072) at 32,768 tokens, which
+// runs at 957 TFLOP/s on the H100 and 1,005 on the H200 where the large
+// projections reach 1,250-1,370: 21% slower than the curve.
 func TestMatmulFP8AgainstH100(t *testing.T) {
 	e, _ := DefaultEfficiency("nvidia-hopper")
 	var sum, worst float64
@@ -80,13 +90,77 @@ func TestMatmulFP8AgainstH100(t *testing.T) {
 	if len(rows) != 12 {
 		t.Fatalf("read %d FP8 GEMMs, want 12", len(rows))
 	}
-	if mape := sum / float64(len(rows)); mape > 0.055 || worst > 0.17 {
-		t.Errorf("fp8 matmul curve vs gemm-fp8.csv: MAPE %.1f%%, worst %.1f%%; want <= 5.5%% and <= 17%%", 100*mape, 100*worst)
+	if mape := sum / float64(len(rows)); mape > 0.06 || worst > 0.22 {
+		t.Errorf("fp8 matmul curve vs gemm-fp8.csv: MAPE %.1f%%, worst %.1f%%; want <= 6%% and <= 22%%", 100*mape, 100*worst)
 	}
 	// A large projection runs 1.7-2x faster in fp8 (70B w13 shard, 8,192 tokens: 1.74x measured).
 	flops := 2.0 * 8192 * 8192 * 7168
 	if r := e.MatmulSeconds(flops, 989e12) / e.MatmulFP8Seconds(flops, 1979e12); r < 1.6 || r > 2.0 {
 		t.Errorf("fp8 speed-up on a 70B tp8 projection %.2fx, want 1.6-2.0x", r)
+	}
+}
+
+// h200Ratio is the median ratio of the H200 sweep's bf16 times to gemm.csv's
+// H100 times over the products both files measured (same shape, tokens and
+// layout): the factor that turns the sweep's times into the H100's.
+func h200Ratio(t *testing.T, sweep []map[string]string) float64 {
+	t.Helper()
+	h100 := map[string]map[string]string{}
+	for _, r := range readCSV(t, "gemm.csv") {
+		h100[r["shape"]+"/"+r["M_tokens"]] = r
+	}
+	var ratios []float64
+	for _, r := range sweep {
+		h, ok := h100[r["shape"]+"/"+r["M_tokens"]]
+		if !ok {
+			continue
+		}
+		for _, p := range []string{"fwd", "dgrad", "wgrad"} {
+			ratios = append(ratios, num(t, r["bf16_"+p+"_s"])/num(t, h[p+"_s"]))
+		}
+	}
+	if len(ratios) != 45 {
+		t.Fatalf("%d products shared with gemm.csv, want 45", len(ratios))
+	}
+	slices.Sort(ratios)
+	return (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
+}
+
+// TestMatmulFP8AgainstH200Sweep pins the Hopper FP8 matmul tail to the
+// H200 sweep (testdata/measured-h200/gemm-sweep.csv; its README.md names
+// the command): the 231 fp8 products of 2,048 tokens and more, at H100
+// speed (times over h200Ratio, 1.037), are within 7.7% on average; the
+// worst, 45% slow, is the weight gradient of Qwen3-30B-A3B's expert down
+// projection (K 768) at 4,096 tokens. The first fit's t₀ of 62 µs missed
+// them by 15.8%: the expert shapes of MoE models at 2,048-4,096 tokens came
+// out 37-44% slow.
+func TestMatmulFP8AgainstH200Sweep(t *testing.T) {
+	e, _ := DefaultEfficiency("nvidia-hopper")
+	rows := readCSVAt(t, "testdata/measured-h200/gemm-sweep.csv")
+	ratio := h200Ratio(t, rows)
+	if ratio < 1.0 || ratio > 1.08 {
+		t.Fatalf("H200/H100 bf16 time ratio %.3f, want 1.00-1.08", ratio)
+	}
+	var sum, worst float64
+	n := 0
+	for _, r := range rows {
+		m := num(t, r["M_tokens"])
+		if m < 2048 {
+			continue
+		}
+		flops := 2 * m * num(t, r["K"]) * num(t, r["N"])
+		for _, p := range []string{"fwd", "dgrad", "wgrad"} {
+			err := e.MatmulFP8Seconds(flops, 1979e12)/(num(t, r["fp8_"+p+"_s"])/ratio) - 1
+			sum += math.Abs(err)
+			worst = max(worst, math.Abs(err))
+			n++
+		}
+	}
+	if n != 231 {
+		t.Fatalf("read %d fp8 products of 2,048 tokens or more, want 231", n)
+	}
+	if mape := sum / float64(n); mape > 0.08 || worst > 0.50 {
+		t.Errorf("fp8 matmul curve vs the H200 sweep: MAPE %.1f%%, worst %.1f%%; want <= 8%% and <= 50%%", 100*mape, 100*worst)
 	}
 }
 
