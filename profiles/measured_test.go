@@ -48,27 +48,40 @@ func num(t *testing.T, s string) float64 {
 	return v
 }
 
+// absErrors accumulates the absolute relative errors of predictions.
+type absErrors struct {
+	sum, worst float64
+	n          int
+}
+
+// add counts one prediction against its measurement.
+func (a *absErrors) add(predicted, measured float64) {
+	e := math.Abs(predicted/measured - 1)
+	a.sum += e
+	a.worst = max(a.worst, e)
+	a.n++
+}
+
+// mape is the mean absolute relative error.
+func (a absErrors) mape() float64 { return a.sum / float64(a.n) }
+
 // TestMatmulAgainstH100 pins the Hopper matmul curve to the 162 measured
 // bf16 GEMMs of gemm.csv: the fit's mean absolute error is 5.9% and its
 // worst row 25% (a 2,048-token shape with K and N of 2,048).
 func TestMatmulAgainstH100(t *testing.T) {
 	e, _ := DefaultEfficiency("nvidia-hopper")
-	var sum, worst float64
-	n := 0
+	var a absErrors
 	for _, r := range readCSV(t, "gemm.csv") {
 		flops := 2 * num(t, r["M_tokens"]) * num(t, r["K"]) * num(t, r["N"])
 		for _, col := range []string{"fwd_s", "dgrad_s", "wgrad_s"} {
-			err := e.MatmulSeconds(flops, 989e12)/num(t, r[col]) - 1
-			sum += math.Abs(err)
-			worst = max(worst, math.Abs(err))
-			n++
+			a.add(e.MatmulSeconds(flops, 989e12), num(t, r[col]))
 		}
 	}
-	if n != 162 {
-		t.Fatalf("read %d GEMMs, want 162", n)
+	if a.n != 162 {
+		t.Fatalf("read %d GEMMs, want 162", a.n)
 	}
-	if mape := sum / float64(n); mape > 0.065 || worst > 0.30 {
-		t.Errorf("matmul curve vs gemm.csv: MAPE %.1f%%, worst %.1f%%; want <= 6.5%% and <= 30%%", 100*mape, 100*worst)
+	if a.mape() > 0.065 || a.worst > 0.30 {
+		t.Errorf("matmul curve vs gemm.csv: MAPE %.1f%%, worst %.1f%%; want <= 6.5%% and <= 30%%", 100*a.mape(), 100*a.worst)
 	}
 }
 
@@ -79,19 +92,16 @@ func TestMatmulAgainstH100(t *testing.T) {
 // projections reach 1,250-1,370: 21% slower than the curve.
 func TestMatmulFP8AgainstH100(t *testing.T) {
 	e, _ := DefaultEfficiency("nvidia-hopper")
-	var sum, worst float64
-	rows := readCSV(t, "gemm-fp8.csv")
-	for _, r := range rows {
+	var a absErrors
+	for _, r := range readCSV(t, "gemm-fp8.csv") {
 		flops := 2 * num(t, r["M_tokens"]) * num(t, r["K"]) * num(t, r["N"])
-		err := e.MatmulFP8Seconds(flops, 1979e12)/num(t, r["fp8_s"]) - 1
-		sum += math.Abs(err)
-		worst = max(worst, math.Abs(err))
+		a.add(e.MatmulFP8Seconds(flops, 1979e12), num(t, r["fp8_s"]))
 	}
-	if len(rows) != 12 {
-		t.Fatalf("read %d FP8 GEMMs, want 12", len(rows))
+	if a.n != 12 {
+		t.Fatalf("read %d FP8 GEMMs, want 12", a.n)
 	}
-	if mape := sum / float64(len(rows)); mape > 0.06 || worst > 0.22 {
-		t.Errorf("fp8 matmul curve vs gemm-fp8.csv: MAPE %.1f%%, worst %.1f%%; want <= 6%% and <= 22%%", 100*mape, 100*worst)
+	if a.mape() > 0.06 || a.worst > 0.22 {
+		t.Errorf("fp8 matmul curve vs gemm-fp8.csv: MAPE %.1f%%, worst %.1f%%; want <= 6%% and <= 22%%", 100*a.mape(), 100*a.worst)
 	}
 	// A large projection runs 1.7-2x faster in fp8 (70B w13 shard, 8,192 tokens: 1.74x measured).
 	flops := 2.0 * 8192 * 8192 * 7168
@@ -141,8 +151,7 @@ func TestMatmulFP8AgainstH200Sweep(t *testing.T) {
 	if ratio < 1.0 || ratio > 1.08 {
 		t.Fatalf("H200/H100 bf16 time ratio %.3f, want 1.00-1.08", ratio)
 	}
-	var sum, worst float64
-	n := 0
+	var a absErrors
 	for _, r := range rows {
 		m := num(t, r["M_tokens"])
 		if m < 2048 {
@@ -150,17 +159,14 @@ func TestMatmulFP8AgainstH200Sweep(t *testing.T) {
 		}
 		flops := 2 * m * num(t, r["K"]) * num(t, r["N"])
 		for _, p := range []string{"fwd", "dgrad", "wgrad"} {
-			err := e.MatmulFP8Seconds(flops, 1979e12)/(num(t, r["fp8_"+p+"_s"])/ratio) - 1
-			sum += math.Abs(err)
-			worst = max(worst, math.Abs(err))
-			n++
+			a.add(e.MatmulFP8Seconds(flops, 1979e12), num(t, r["fp8_"+p+"_s"])/ratio)
 		}
 	}
-	if n != 231 {
-		t.Fatalf("read %d fp8 products of 2,048 tokens or more, want 231", n)
+	if a.n != 231 {
+		t.Fatalf("read %d fp8 products of 2,048 tokens or more, want 231", a.n)
 	}
-	if mape := sum / float64(n); mape > 0.08 || worst > 0.50 {
-		t.Errorf("fp8 matmul curve vs the H200 sweep: MAPE %.1f%%, worst %.1f%%; want <= 8%% and <= 50%%", 100*mape, 100*worst)
+	if a.mape() > 0.08 || a.worst > 0.50 {
+		t.Errorf("fp8 matmul curve vs the H200 sweep: MAPE %.1f%%, worst %.1f%%; want <= 8%% and <= 50%%", 100*a.mape(), 100*a.worst)
 	}
 }
 
@@ -175,18 +181,15 @@ func TestAttentionAgainstH100(t *testing.T) {
 		backward bool
 		mult     float64
 	}{{"fwd_s", false, 1}, {"bwd_s", true, 2.5}} {
-		var sum, worst float64
-		rows := readCSV(t, "attention.csv")
-		for _, r := range rows {
+		var a absErrors
+		for _, r := range readCSV(t, "attention.csv") {
 			b, h, s, d := num(t, r["batch"]), num(t, r["heads"]), num(t, r["seq"]), num(t, r["head_dim"])
 			scores := b * h * s * s / 2
 			flops := pass.mult * 4 * d * scores
-			err := e.AttentionSeconds(pass.backward, flops, scores, s, 989e12)/num(t, r[pass.col]) - 1
-			sum += math.Abs(err)
-			worst = max(worst, math.Abs(err))
+			a.add(e.AttentionSeconds(pass.backward, flops, scores, s, 989e12), num(t, r[pass.col]))
 		}
-		if mape := sum / float64(len(rows)); mape > 0.035 || worst > 0.10 {
-			t.Errorf("%s: attention model vs attention.csv: MAPE %.1f%%, worst %.1f%%; want <= 3.5%% and <= 10%%", pass.col, 100*mape, 100*worst)
+		if a.mape() > 0.035 || a.worst > 0.10 {
+			t.Errorf("%s: attention model vs attention.csv: MAPE %.1f%%, worst %.1f%%; want <= 3.5%% and <= 10%%", pass.col, 100*a.mape(), 100*a.worst)
 		}
 	}
 }
