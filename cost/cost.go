@@ -151,6 +151,12 @@ type Estimate struct {
 	// dispatch and combine: all of it, less what a schedule that overlaps
 	// them (DualPipe, space.OverlapExpertA2A) hides.
 	ExposedA2ASeconds float64
+	// CollectiveSMSeconds is the part of ExposedCommSeconds that is the
+	// compute's loss of the SMs NCCL's kernels hold while the weight
+	// traffic, the gradient reduction, the parameter gather and the
+	// pipeline sends run beside it (collectiveSMShare of their hidden
+	// seconds; the MoE all-to-all's is in its own overlap).
+	CollectiveSMSeconds float64
 	// BubbleSeconds is pipeline idle time.
 	BubbleSeconds float64
 	// ModelFLOPs is the step's model FLOPs (contract MFU numerator).

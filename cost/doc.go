@@ -91,6 +91,11 @@
 //   - per-micro-batch weight traffic (FSDP gathers, gradient reduce-scatters)
 //     is exposed by max(one layer's gather and reduction, M·comm −
 //     OverlapFraction·compute) (prefetch, [TORCH-FSDP]);
+//   - an overlapped collective's kernels hold collectiveSMShare of the SMs
+//     (NCCL's channels), so the weight traffic, the gradient reduction, the
+//     parameter gather and the pipeline sends hide only 1-share of what
+//     they would; the rest is Estimate.CollectiveSMSeconds, in
+//     ExposedCommSeconds;
 //   - the once-per-step gradient reduction overlaps OverlapFraction of the last
 //     micro-batch's backward, the ZeRO parameter gather the first forward, at
 //     least the last bucket exposed: one layer's and the embedding's, whose

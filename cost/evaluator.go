@@ -35,6 +35,9 @@ type evaluator struct {
 	// a2aSMShare is the share of the chip's SMs the MoE all-to-all's
 	// kernels take from the compute they run beside (a2aSMShare).
 	a2aSMShare float64
+	// collSMShare is the share of the chip's SMs NCCL's other
+	// collectives take from the compute they overlap (collectiveSMShare).
+	collSMShare float64
 	// traceHideA2A says the traced strategy's schedule overlaps the MoE
 	// dispatch and combine with the paired chunk's compute (DualPipe).
 	traceHideA2A bool
@@ -861,6 +864,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy, name in
 	e.attnRate = attentionRate(p, &in.eff)
 	e.coreRed = in.cluster.Chip.CoreReductions
 	e.a2aSMShare = a2aSMShare(s.Dispatcher, in.cluster.Chip.SMs)
+	e.collSMShare = collectiveSMShare(in.cluster.Chip.Family, in.cluster.Chip.SMs)
 	if e.int8 {
 		e.peak8 = in.cluster.Chip.PeakInt8OPs
 	}

@@ -510,8 +510,8 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 		// after the last backward pass (model.Precision.PipelineUnsharded).
 		wm, wmb, wBwd = 1, rs.wOnce, rs.wOnceRS
 	}
-	wExp, gExp, pExp := syncLoads{
-		m: wm, fwd: fc, bwd: bc, compute: est.ComputeSeconds, wof: sr.wof, gof: sr.gof,
+	wExp, gExp, pExp, smsExp := syncLoads{
+		m: wm, fwd: fc, bwd: bc, compute: est.ComputeSeconds, wof: sr.wof, gof: sr.gof, share: e.collSMShare,
 		chunks: chunks, group: min(float64(sr.pp), M),
 		weights: wmb, weightsBwd: wBwd, weightEdge: edge,
 		grad: sg, gradEdge: (sg-rs.sgEnds)/units + rs.sgEmb,
@@ -521,9 +521,13 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 	// Pipeline sends: one forward and one backward per micro-batch per
 	// virtual stage; the ramp-up and ramp-down walks over the stage
 	// boundaries are exposed, the steady-state sends (on the slowest hop)
-	// overlap up to OverlapFraction ([SB-GPU], docs/formulas.md §5-6).
+	// overlap up to OverlapFraction ([SB-GPU], docs/formulas.md §5-6),
+	// less the SMs their kernels take from the compute beside them
+	// (collectiveSMShare).
 	if sr.pp > 1 {
-		ppExp = (1 - sr.of) * 2 * M * sr.v * st.pSend
+		ppSMs := e.collSMShare * sr.of * 2 * M * sr.v * st.pSend
+		ppExp = (1-sr.of)*2*M*sr.v*st.pSend + ppSMs
+		smsExp += ppSMs
 		exposed += 2*st.pRamp + ppExp
 	}
 	// Offloaded activations cross the host link to host memory in the
@@ -540,6 +544,7 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 		exposed += offExp
 	}
 	est.ExposedCommSeconds = exposed
+	est.CollectiveSMSeconds = smsExp
 	// Bubble: the schedule's idle passes of one micro-batch over the
 	// rank's layers (docs/formulas.md §5). T_F is the forward pass, T_W the
 	// weight-gradient passes, T_B the rest of the backward pass (recompute
@@ -583,7 +588,10 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 // and last reduction of the heaviest layer, and the once-per-step gradient
 // reduction and parameter gather with their last bucket and first gather.
 type syncLoads struct {
-	m, fwd, bwd, compute, wof, gof   float64
+	m, fwd, bwd, compute, wof, gof float64
+	// share is the share of the chip's SMs the collectives' kernels take
+	// from the compute they overlap (collectiveSMShare).
+	share                            float64
 	weights, weightsBwd, weightEdge  float64
 	grad, gradEdge, param, paramEdge float64
 	// chunks is the model chunks a rank runs under the interleaved
@@ -593,7 +601,9 @@ type syncLoads struct {
 }
 
 // exposed returns the exposed seconds of the weight traffic, the
-// gradient reduction and the parameter gather (docs/formulas.md §6).
+// gradient reduction and the parameter gather (docs/formulas.md §6), and
+// sms, the part of them that is the compute's loss of the SMs the hidden
+// collectives take.
 //
 // FSDP/ZeRO-3 prefetch hides the per micro-batch weight traffic under
 // wof of the compute; the first gather and the last reduction stay
@@ -631,7 +641,7 @@ type syncLoads struct {
 // under, and every chunk's gather but the first one's the previous chunk's
 // group of forward passes; the last reduction and the first gather keep
 // their own pass, as one chunk does.
-func (l syncLoads) exposed() (weights, grad, param float64) {
+func (l syncLoads) exposed() (weights, grad, param, sms float64) {
 	fwdWeights := l.weights - l.weightsBwd
 	if l.weights > 0 {
 		ends := max(0, fwdWeights-l.wof*l.fwd) + max(0, l.weightsBwd-l.wof*l.bwd)
@@ -651,7 +661,25 @@ func (l syncLoads) exposed() (weights, grad, param float64) {
 		prev := max(0, l.gof*l.group*l.fwd-l.group*fwdWeights) / v
 		param = max(l.paramEdge, max(0, p-own)+(v-1)*max(0, p-prev))
 	}
-	return weights, grad, param
+	// While a collective runs beside the compute, its kernels hold share
+	// of the SMs, which the compute loses: the hidden part of each load
+	// costs share of its seconds, as the MoE all-to-all's
+	// (phaseHiddenSeconds) [derived].
+	if l.share > 0 {
+		if h := l.m*l.weights - weights; h > 0 {
+			sms += l.share * h
+			weights += l.share * h
+		}
+		if h := l.grad - grad; h > 0 {
+			sms += l.share * h
+			grad += l.share * h
+		}
+		if h := l.param - param; h > 0 {
+			sms += l.share * h
+			param += l.share * h
+		}
+	}
+	return weights, grad, param, sms
 }
 
 // fillParams sets st.sharded (st.params for both ZeRO shardings),

@@ -13,12 +13,13 @@ import (
 // the gradient reduction hides only under what the last backward's weight
 // traffic leaves of that backward, and the last backward's weight traffic
 // only under that backward. Under the interleaved schedule each chunk
-// reduces and gathers on its own.
+// reduces and gathers on its own. The SMs the collectives' kernels hold
+// cost their share of the hidden seconds.
 func TestSyncLoadsExposed(t *testing.T) {
 	for _, c := range []struct {
-		name                 string
-		l                    syncLoads
-		weights, grad, param float64
+		name                      string
+		l                         syncLoads
+		weights, grad, param, sms float64
 	}{
 		{
 			// ZeRO-1 over many nodes, one micro-batch: 0.9 - 0.85·0.6 and
@@ -26,6 +27,22 @@ func TestSyncLoadsExposed(t *testing.T) {
 			name: "zero1 one micro-batch",
 			l:    syncLoads{m: 1, fwd: 0.3, bwd: 0.6, compute: 0.9, wof: 0.85, gof: 0.85, grad: 0.9, gradEdge: 0.03, param: 0.5, paramEdge: 0.02},
 			grad: 0.39, param: 0.245,
+		},
+		{
+			// The same with an eighth of the SMs held by the collectives:
+			// the reduction's hidden 0.9 - 0.39 = 0.51 s costs 0.06375 s,
+			// the gather's hidden 0.5 - 0.245 = 0.255 s costs 0.031875 s.
+			name: "zero1 one micro-batch, an eighth of the SMs held",
+			l:    syncLoads{m: 1, fwd: 0.3, bwd: 0.6, compute: 0.9, wof: 0.85, gof: 0.85, share: 0.125, grad: 0.9, gradEdge: 0.03, param: 0.5, paramEdge: 0.02},
+			grad: 0.45375, param: 0.276875, sms: 0.095625,
+		},
+		{
+			// Four micro-batches of FSDP weight traffic, 0.3 s each, with
+			// an eighth of the SMs held: the edge 0.01 exposed, the other
+			// 1.19 s hidden cost 0.14875 s.
+			name:    "fsdp four micro-batches, an eighth of the SMs held",
+			l:       syncLoads{m: 4, fwd: 0.3, bwd: 0.6, compute: 3.6, wof: 0.85, gof: 0.85, share: 0.125, weights: 0.3, weightsBwd: 0.3, weightEdge: 0.01},
+			weights: 0.15875, sms: 0.14875,
 		},
 		{
 			// A reduction shorter than 0.85 of the backward: the last bucket only.
@@ -80,11 +97,11 @@ func TestSyncLoadsExposed(t *testing.T) {
 			grad: 0.39,
 		},
 	} {
-		w, g, p := c.l.exposed()
+		w, g, p, sms := c.l.exposed()
 		for _, x := range []struct {
 			what      string
 			got, want float64
-		}{{"weights", w, c.weights}, {"grad", g, c.grad}, {"param", p, c.param}} {
+		}{{"weights", w, c.weights}, {"grad", g, c.grad}, {"param", p, c.param}, {"SM share", sms, c.sms}} {
 			if math.Abs(x.got-x.want) > 1e-12 {
 				t.Errorf("%s: exposed %s %g, want %g", c.name, x.what, x.got, x.want)
 			}

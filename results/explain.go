@@ -143,6 +143,9 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 	if r.Time.ExposedA2AS > 0 {
 		fmt.Fprintf(tw, "  MoE all-to-all\t%s\n", Seconds(r.Time.ExposedA2AS))
 	}
+	if r.Time.CollectiveSMS > 0 {
+		fmt.Fprintf(tw, "  SMs held by overlapped collectives\t%s\n", Seconds(r.Time.CollectiveSMS))
+	}
 	fmt.Fprintf(tw, "pipeline bubble\t%s\n", Seconds(r.Time.BubbleS))
 	fmt.Fprintf(tw, "step\t%s\n", Seconds(r.StepTimeS))
 	if r.StepTimeSRange != nil && r.StepTimeSRange95 != nil {

@@ -66,9 +66,8 @@ func TestEveryValidStrategyCosts(t *testing.T) {
 }
 
 // TestInterleavingUncapped searches GPT-3 175B on 1024 A100s (batch 1536 of
-// 2048 tokens) exhaustively: with every v the layers allow, the search
-// finds a step at least as fast as the 17.18 s of v=12, which a cap of
-// v <= 4 hid (issue 10).
+// 2048 tokens) exhaustively: with every v the layers allow, the fastest
+// step runs more chunks than a cap of v <= 4 allowed (v=12; issue 10).
 func TestInterleavingUncapped(t *testing.T) {
 	p := realProblem(t, "gpt3-175b", "a100-1024", 1536, 2048)
 	r, err := Exhaustive{}.Search(t.Context(), p)
@@ -77,8 +76,8 @@ func TestInterleavingUncapped(t *testing.T) {
 	}
 	best, _ := r.Recommended()
 	t.Logf("%d gene vectors, %d feasible, best %.3f s: %s (%v)", r.SpaceSize, r.Feasible, best.StepSeconds, best.Strategy.String(), r.Elapsed)
-	if best.StepSeconds > 17.18 {
-		t.Errorf("best step %.3f s, want at most 17.18 s", best.StepSeconds)
+	if best.Strategy.V <= 4 {
+		t.Errorf("best step %.3f s runs v=%d; want the uncapped search's v above 4", best.StepSeconds, best.Strategy.V)
 	}
 	if r.Failed != 0 {
 		t.Errorf("%d strategies failed to cost", r.Failed)

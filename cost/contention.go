@@ -1,0 +1,28 @@
+package cost
+
+// collectiveKernelSMs is the SMs NCCL's collectives take on a GPU of chip
+// family: one thread block per channel, and NCCL logs its channel count
+// at initialisation. On Hopper, 16 (an 8-GPU H800 node: "16 coll channels,
+// 0 nvls channels, 16 p2p channels", NVIDIA/nccl#892; three 8-GPU H100
+// nodes: "16 coll channels, 16 collnet channels, 16 nvls channels",
+// NVIDIA/nccl#1453); on an HGX A100 node, 24 ring channels ("Channel
+// 23/24", NVIDIA/nccl-tests#100). Other GPUs take Hopper's 16, an
+// assumption (no log read for Blackwell or RCCL). The MoE all-to-all has
+// its own count (a2aKernelSMs).
+func collectiveKernelSMs(family string) int {
+	if family == "nvidia-ampere" {
+		return 24
+	}
+	return 16
+}
+
+// collectiveSMShare is the share of a chip of sms SMs (profiles.Chip.SMs)
+// NCCL's collectives of a chip of family take from the compute they run
+// beside: 0 where the chip's SMs are unknown (TPUs, whose collectives run
+// on the ICI's own DMA engines).
+func collectiveSMShare(family string, sms int) float64 {
+	if sms <= 0 {
+		return 0
+	}
+	return min(1, float64(collectiveKernelSMs(family))/float64(sms))
+}
