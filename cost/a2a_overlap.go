@@ -36,10 +36,16 @@ func a2aKernelSMs(d string) int {
 // all-to-all's kernels of dispatcher d take: 0 where the chip's SMs are
 // unknown (TPUs).
 func a2aSMShare(d string, sms int) float64 {
+	return smShare(a2aKernelSMs(d), sms)
+}
+
+// smShare is the share of a chip of sms SMs that kernels on kernelSMs of
+// them hold: 0 where the chip's SMs are unknown.
+func smShare(kernelSMs, sms int) float64 {
 	if sms <= 0 {
 		return 0
 	}
-	return min(1, float64(a2aKernelSMs(d))/float64(sms))
+	return min(1, float64(kernelSMs)/float64(sms))
 }
 
 // phaseHiddenSeconds is what one phase of an overlapped pair hides of its

@@ -21,8 +21,5 @@ func collectiveKernelSMs(family string) int {
 // beside: 0 where the chip's SMs are unknown (TPUs, whose collectives run
 // on the ICI's own DMA engines).
 func collectiveSMShare(family string, sms int) float64 {
-	if sms <= 0 {
-		return 0
-	}
-	return min(1, float64(collectiveKernelSMs(family))/float64(sms))
+	return smShare(collectiveKernelSMs(family), sms)
 }
