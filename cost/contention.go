@@ -6,12 +6,17 @@ package cost
 // 0 nvls channels, 16 p2p channels", NVIDIA/nccl#892; three 8-GPU H100
 // nodes: "16 coll channels, 16 collnet channels, 16 nvls channels",
 // NVIDIA/nccl#1453); on an HGX A100 node, 24 ring channels ("Channel
-// 23/24", NVIDIA/nccl-tests#100). Other GPUs take Hopper's 16, an
-// assumption (no log read for Blackwell or RCCL). The MoE all-to-all has
-// its own count (a2aKernelSMs).
+// 23/24", NVIDIA/nccl-tests#100); on a DGX B200, 32 ("32 coll channels,
+// 32 collnet channels, 32 nvls channels", NVIDIA/nccl#1646), which GB200
+// takes too (an assumption: no NVL72 log read). Other GPUs take Hopper's
+// 16, an assumption (no RCCL log read). The MoE all-to-all has its own
+// count (a2aKernelSMs).
 func collectiveKernelSMs(family string) int {
-	if family == "nvidia-ampere" {
+	switch family {
+	case "nvidia-ampere":
 		return 24
+	case "nvidia-blackwell", "nvidia-grace-blackwell":
+		return 32
 	}
 	return 16
 }

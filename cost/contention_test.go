@@ -8,8 +8,8 @@ import (
 )
 
 // TestCollectiveSMShare checks the share of the SMs NCCL's collectives
-// take per family: 16 of an H100's 132, 24 of an A100's 108, 16 of a
-// B200's 148 (Hopper's count, assumed), none on a TPU.
+// take per family: 16 of an H100's 132, 24 of an A100's 108, 32 of a
+// B200's 148, none on a TPU.
 func TestCollectiveSMShare(t *testing.T) {
 	for _, c := range []struct {
 		family string
@@ -18,7 +18,8 @@ func TestCollectiveSMShare(t *testing.T) {
 	}{
 		{"nvidia-hopper", 132, 16.0 / 132},
 		{"nvidia-ampere", 108, 24.0 / 108},
-		{"nvidia-blackwell", 148, 16.0 / 148},
+		{"nvidia-blackwell", 148, 32.0 / 148},
+		{"amd-cdna3", 304, 16.0 / 304},
 		{"tpu-v5p", 0, 0},
 		{"nvidia-hopper", 8, 1},
 	} {

@@ -9,18 +9,18 @@ func DefaultBands() Bands {
 		Tables: []BandTable{
 			{
 				Regime: "fixed",
-				Pooled: BandFit{Family: "", Runs: 185, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.2864, -0.1315, -0.0056, 0.1522, 0.3416}, Coverage80: 0.795},
+				Pooled: BandFit{Family: "", Runs: 185, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.2891, -0.1315, -0.0056, 0.1522, 0.3386}, Coverage80: 0.795},
 				Families: []BandFit{
 					{Family: "nvidia-ampere", Runs: 50, Sources: 7, MaxChips: 3360, Q: [5]float64{-0.1872, -0.1226, -0.0030, 0.1077, 0.2430}, Coverage80: 0.840},
-					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4159, -0.4088, 0.0371, 0.1540, 0.2814}, Coverage80: 0.722},
-					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.3270, -0.2771, -0.0652, 0.3352, 0.3380}, Coverage80: 0.412},
+					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4175, -0.4087, 0.0360, 0.1512, 0.2528}, Coverage80: 0.722},
+					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.3281, -0.2801, -0.0689, 0.3307, 0.3334}, Coverage80: 0.412},
 					{Family: "nvidia-hopper", Runs: 62, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.2410, -0.1078, -0.0154, 0.1751, 0.5432}, Coverage80: 0.839},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.1387, 0.2532}, Coverage80: 0.875},
 					{Family: "tpu-v5p", Runs: 2, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0498, -0.0498, 0.1416, 0.3331, 0.3331}, Coverage80: 0.500},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0995, -0.0909, -0.0461, 0.1529, 0.1885}, Coverage80: 0.917},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 147, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.3412, -0.1598, -0.0033, 0.1557, 0.3530}, Coverage80: 0.776},
+					{Family: "nvidia", Runs: 147, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.3425, -0.1646, -0.0033, 0.1557, 0.3530}, Coverage80: 0.776},
 					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0872, -0.0075, 0.1615, 0.3331}, Coverage80: 0.868},
 				},
 				Frameworks: []string{"deepspeed", "generic", "maxtext", "megatron", "pytorch", "torchtitan"},
@@ -29,18 +29,18 @@ func DefaultBands() Bands {
 			},
 			{
 				Regime: "searched",
-				Pooled: BandFit{Family: "", Runs: 175, Sources: 10, MaxChips: 8192, Q: [5]float64{-0.1808, -0.0810, 0.0344, 0.2261, 0.6899}, Coverage80: 0.794},
+				Pooled: BandFit{Family: "", Runs: 175, Sources: 10, MaxChips: 8192, Q: [5]float64{-0.1808, -0.0859, 0.0334, 0.2261, 0.6870}, Coverage80: 0.783},
 				Families: []BandFit{
 					{Family: "nvidia-ampere", Runs: 40, Sources: 5, MaxChips: 3072, Q: [5]float64{-0.1853, -0.0832, 0.0418, 0.1176, 0.1779}, Coverage80: 0.925},
-					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.2123, -0.1443, 0.0419, 0.3197, 0.5981}, Coverage80: 0.778},
-					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.0587, -0.0583, 0.0682, 0.4238, 0.6630}, Coverage80: 0.647},
+					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.2124, -0.1468, 0.0404, 0.3028, 0.5667}, Coverage80: 0.778},
+					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.1050, -0.1024, 0.0670, 0.4210, 0.6558}, Coverage80: 0.529},
 					{Family: "nvidia-hopper", Runs: 62, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.2167, -0.0927, 0.0149, 0.4762, 0.7965}, Coverage80: 0.774},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.2176, 0.3321}, Coverage80: 0.667},
 					{Family: "tpu-v5p", Runs: 2, Sources: 1, MaxChips: 512, Q: [5]float64{0.0669, 0.0669, 0.1498, 0.2327, 0.2327}, Coverage80: 0.500},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0535, -0.0525, 0.0066, 0.1613, 0.1885}, Coverage80: 1.000},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 137, Sources: 8, MaxChips: 3072, Q: [5]float64{-0.1918, -0.0838, 0.0428, 0.2986, 0.7178}, Coverage80: 0.803},
+					{Family: "nvidia", Runs: 137, Sources: 8, MaxChips: 3072, Q: [5]float64{-0.1918, -0.0901, 0.0428, 0.2847, 0.7178}, Coverage80: 0.788},
 					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0802, 0.0126, 0.2013, 0.3321}, Coverage80: 0.763},
 				},
 				Frameworks: []string{"generic", "maxtext", "megatron", "pytorch", "torchtitan"},

@@ -75,7 +75,7 @@ func ExamplePlan_WriteTable() {
 	// cluster  toy-4: 4 x toy
 	// batch    8 sequences x 128 tokens = 1.02K tokens per step
 	// framework generic
-	// band     80% of measured runs fall within x0.877 to x1.16 of the predicted step time (95%: x0.751 to x1.41): 185 published runs of every chip family, each source left out; 80% fall in it drawn without their source; no run covers this family
+	// band     80% of measured runs fall within x0.877 to x1.16 of the predicted step time (95%: x0.749 to x1.40): 185 published runs of every chip family, each source left out; 80% fall in it drawn without their source; no run covers this family
 	// search   exhaustive: all 40 gene vectors, 10 strategies evaluated, 3 feasible, 1 on the Pareto front (seed 1)
 	//
 	//    RANK  STEP    BAND 80%          TOKENS/S  TOKENS/S/CHIP  MFU    MEMORY/CHIP  OOM RISK  STRATEGY
