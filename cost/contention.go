@@ -23,8 +23,9 @@ func collectiveKernelSMs(family string) int {
 
 // collectiveSMShare is the share of a chip of sms SMs (profiles.Chip.SMs)
 // NCCL's collectives of a chip of family take from the compute they run
-// beside: 0 where the chip's SMs are unknown (TPUs, whose collectives run
-// on the ICI's own DMA engines).
+// beside: 0 where the chip has no SMs in its profile (TPUs, whose
+// TensorCore work in a collective, the reductions' partial sums, is priced
+// on its own: profiles.Chip.CoreReductions).
 func collectiveSMShare(family string, sms int) float64 {
 	return smShare(collectiveKernelSMs(family), sms)
 }
