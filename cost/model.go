@@ -141,7 +141,7 @@ func NewModel(p *model.Program) *Model {
 	cm := &Model{p: p, imbalance: 1}
 	if e := p.Spec.MoE; e != nil && e.Experts > 0 {
 		cm.routing = routing{copies: p.Size[model.DimR], groups: e.Groups, limit: e.GroupLimit, experts: e.Experts, topK: e.TopK}
-		cm.imbalance = max(e.Imbalance, 1)
+		cm.imbalance = e.Load()
 	}
 	for b := range p.Blocks {
 		for _, ops := range [2][]model.Op{p.Blocks[b].Fwd, p.Blocks[b].Bwd} {

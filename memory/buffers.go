@@ -191,8 +191,10 @@ func (mm *Model) buffers(g *geometry, e *endTerms, st *stage, ss *stageSums) buf
 	b[bufWork], b[bufTPGather], b[bufCPKV] = work, e.gathered, e.kv
 	if hasMoE {
 		// MoE dispatch and combine buffers: the routed copies each way
-		// (docs/formulas.md §2.4).
-		b[bufMoE] = 2 * e.routed
+		// (docs/formulas.md §2.4), the rank's own going out and, coming
+		// in, load times as many on the busiest expert rank
+		// (model.MoE.Load).
+		b[bufMoE] = (1 + mm.load) * e.routed
 	}
 	return b
 }

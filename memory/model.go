@@ -53,6 +53,10 @@ type Model struct {
 	// dimensions whose split stops early.
 	info   []tensorInfo
 	capped []model.Dim
+	// load is the busiest expert rank's routed tokens over the mean
+	// (model.MoE.Load): its routed activations and dispatch buffers, the
+	// tensors over the capacity dimension C, hold that many.
+	load float64
 }
 
 // tensorInfo is what a tensor's (or a group of tensors') bytes per chip
@@ -69,7 +73,7 @@ type tensorInfo struct {
 
 // NewModel derives the memory model of layer program p.
 func NewModel(p *model.Program) *Model {
-	mm := &Model{p: p, policies: append(model.Policies(), model.ModulePolicies(p)...), layers: p.NumLayers()}
+	mm := &Model{p: p, policies: append(model.Policies(), model.ModulePolicies(p)...), layers: p.NumLayers(), load: p.Spec.MoE.Load()}
 	mm.kindStarts = p.KindStarts(nil)
 	mm.fillInfo()
 	none := mm.policies[0]
@@ -537,7 +541,9 @@ func (mm *Model) shapeOf(c profiles.Cluster, w space.Workload, s *space.Strategy
 	}
 	mb := max(s.MB, 1)
 	sz := p.Sizes(float64(mb*s.Replicas()), float64(seq))
-	g.b, g.s, g.t, g.c = sz[model.DimB], sz[model.DimS], sz[model.DimT], sz[model.DimC]
+	// The busiest expert rank holds load times the mean's routed tokens
+	// (model.MoE.Load).
+	g.b, g.s, g.t, g.c = sz[model.DimB], sz[model.DimS], sz[model.DimT], sz[model.DimC]*mm.load
 	for _, d := range mm.capped {
 		g.capF[d] = p.CapFactor(d, tp)
 	}

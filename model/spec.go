@@ -47,8 +47,10 @@ type MoE struct {
 	GroupLimit int `json:"group_limit,omitempty" yaml:"group_limit"`
 	// Imbalance is the token load of the busiest expert-parallel rank over
 	// the mean, for dropless routing: its expert matmuls and its share of
-	// the dispatch take that much longer; zero means 1 (balanced). With a
-	// capacity factor above 1 the padding, not the imbalance, sets the load.
+	// the dispatch take that much longer, and its routed activations and
+	// dispatch buffers hold that many more tokens; zero means 1 (balanced).
+	// With a capacity factor above 1 the padding, not the imbalance, sets
+	// the load (Load).
 	Imbalance float64 `json:"imbalance,omitempty" yaml:"imbalance"`
 	// Bias says the routed experts' linear layers carry bias vectors
 	// (gpt-oss's gate_up_proj_bias and down_proj_bias); Spec.Bias implies
@@ -61,6 +63,20 @@ type MoE struct {
 	// in transformers' GptOssExperts); zero means no clamp. The clamp costs
 	// a pass of its own (PassActClamp).
 	SwiGLULimit float64 `json:"swiglu_limit,omitempty" yaml:"swiglu_limit"`
+}
+
+// Load is the busiest expert-parallel rank's routed tokens over what the
+// layer program's sizes give every rank (Program.Sizes: the mean, padded
+// by the capacity factor): Imbalance under dropless routing, and 1 with a
+// capacity factor above 1, where every expert's buffer is padded to the
+// capacity and tokens beyond it are dropped (GShard, arXiv:2006.16668
+// §2.2; Megatron-Core's moe_pad_expert_input_to_capacity). The time and
+// the memory of the busiest rank both scale by it.
+func (m *MoE) Load() float64 {
+	if m == nil || m.CapacityFactor > 1 {
+		return 1
+	}
+	return max(m.Imbalance, 1)
 }
 
 // MLA describes multi-head latent attention (DeepSeek-V2, arXiv:2405.04434
