@@ -251,6 +251,19 @@ func megatron() Profile {
 	// keeps the clamped copy while the clamp keeps its input: 2 bytes
 	// kept.
 	p.Kernels.Passes[model.PassActClamp] = model.PassCost{FwdBytes: 8, BwdBytes: 15, SavedBytes: 2}
+	// The cross-entropy's backward makes the fp32 gradient of the logits in
+	// place in the fp32 buffer it saved: the vocabulary-parallel loss saves
+	// its softmax and subtracts the targets and scales it in place
+	// (NVIDIA/Megatron-LM@d98e8a64 megatron/core/tensor_parallel/
+	// cross_entropy.py:83-116, 186-210), and Transformer Engine's fused
+	// loss (cross_entropy_fusion_impl "te", Megatron-Bridge's performance
+	// recipes) saves the fp32 gradient itself and scales it in place
+	// (NVIDIA/TransformerEngine@d0067d0d transformer_engine/pytorch/
+	// cross_entropy.py, triton/cross_entropy.py cross_entropy_backward). So
+	// the loss's backward adds only the bf16 copy the output layer's
+	// backward reads (the fp32 cast's, or autograd's cast to the logits'
+	// dtype): 2 bytes a logit, not a second fp32 gradient.
+	p.Kernels.Passes[model.PassLoss] = model.PassCost{FwdBytes: 4, BwdBytes: 4, SavedBytes: 4, TransientBytes: 2}
 	// Its rules, as read from NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553
 	// (results/emit_megatron.go cites each): CUDA only; ranks in the order
 	// tp-cp-ep-dp-pp from the innermost (megatron/training/initialize.py:395,

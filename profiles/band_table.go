@@ -12,7 +12,7 @@ func DefaultBands() Bands {
 				Pooled: BandFit{Family: "", Runs: 185, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.2891, -0.1315, -0.0056, 0.1522, 0.3386}, Coverage80: 0.795},
 				Families: []BandFit{
 					{Family: "nvidia-ampere", Runs: 50, Sources: 7, MaxChips: 3360, Q: [5]float64{-0.1872, -0.1226, -0.0030, 0.1077, 0.2430}, Coverage80: 0.840},
-					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4175, -0.4087, 0.0360, 0.1512, 0.2528}, Coverage80: 0.722},
+					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4179, -0.4092, 0.0360, 0.1512, 0.2520}, Coverage80: 0.722},
 					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.3281, -0.2801, -0.0689, 0.3307, 0.3334}, Coverage80: 0.412},
 					{Family: "nvidia-hopper", Runs: 62, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.2410, -0.1078, -0.0154, 0.1751, 0.5432}, Coverage80: 0.839},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.1387, 0.2532}, Coverage80: 0.875},
@@ -20,7 +20,7 @@ func DefaultBands() Bands {
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0995, -0.0909, -0.0461, 0.1529, 0.1885}, Coverage80: 0.917},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 147, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.3425, -0.1646, -0.0033, 0.1557, 0.3530}, Coverage80: 0.776},
+					{Family: "nvidia", Runs: 147, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.3426, -0.1646, -0.0033, 0.1557, 0.3530}, Coverage80: 0.776},
 					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0872, -0.0075, 0.1615, 0.3331}, Coverage80: 0.868},
 				},
 				Frameworks: []string{"deepspeed", "generic", "maxtext", "megatron", "pytorch", "torchtitan"},
