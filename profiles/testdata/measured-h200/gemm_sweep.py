@@ -5,28 +5,12 @@ forward / dgrad / wgrad products, each timed as a single call (CUDA events aroun
 call, as gpu-measure.py's bench) and back to back (10 calls between events, /10); then
 grouped expert matmuls (torch._grouped_mm bf16, torch._scaled_grouped_mm fp8 rowwise)
 against the same experts run one GEMM each. One JSON line per measurement."""
-import json, os, sys, time, subprocess
+import os, sys, time, subprocess
 import torch
+from benchlib import Log, bench
 
-OUT = os.environ.get("OUT", "out")
-os.makedirs(OUT, exist_ok=True)
-RES = open(os.path.join(OUT, "gemm_sweep.jsonl"), "w")
-T0 = time.time()
-BUDGET = float(os.environ.get("BUDGET", "300"))
-
-def emit(r):
-    r["t"] = round(time.time() - T0, 1)
-    RES.write(json.dumps(r) + "\n"); RES.flush()
-
-def bench(fn, warm=3, reps=10):
-    for _ in range(warm): fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True); b = torch.cuda.Event(enable_timing=True)
-        a.record(); fn(); b.record(); torch.cuda.synchronize()
-        ts.append(a.elapsed_time(b) / 1e3)
-    ts.sort(); return ts[len(ts) // 2]
+LOG = Log("gemm_sweep.jsonl", 300)
+emit, T0, BUDGET = LOG.emit, LOG.t0, LOG.budget
 
 def bench_loop(fn, n=10, reps=5):
     fn(); torch.cuda.synchronize()

@@ -21,28 +21,15 @@ local experts, in bf16 and fp8 (torch._scaled_mm, e4m3, tensorwise, bf16 out):
 Not yet run (written for a session with a device). One JSON line per measurement under
 $OUT/multistream_experts.jsonl; BUDGET seconds (default 240) bounds the sweep.
 Command: OUT=... BUDGET=240 python3 multistream_experts.py"""
-import json, os, time
+import time
 import torch
+from benchlib import Log, bench
 
-OUT = os.environ.get("OUT", "out")
-os.makedirs(OUT, exist_ok=True)
-RES = open(os.path.join(OUT, "multistream_experts.jsonl"), "w")
-T0 = time.time()
-BUDGET = float(os.environ.get("BUDGET", "240"))
+LOG = Log("multistream_experts.jsonl", 240)
+emit = LOG.emit
 
-def emit(r):
-    r["t"] = round(time.time() - T0, 1)
-    RES.write(json.dumps(r) + "\n"); RES.flush()
-
-def gpu_time(fn, warm=2, reps=7):
-    for _ in range(warm): fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True); b = torch.cuda.Event(enable_timing=True)
-        a.record(); fn(); b.record(); torch.cuda.synchronize()
-        ts.append(a.elapsed_time(b) / 1e3)
-    ts.sort(); return ts[len(ts) // 2]
+def gpu_time(fn):
+    return bench(fn, warm=2, reps=7)
 
 SIDE = [torch.cuda.Stream() for _ in range(4)]
 
@@ -94,7 +81,7 @@ for fp8 in (False, True):
     for name, (k, nn) in SHAPES.items():
         for m in (256, 1024, 4096, 8192):
             for n in (2, 4, 8, 16, 32):
-                if time.time() - T0 > BUDGET:
+                if LOG.over():
                     break
                 if n * m * (k + nn) * 2 > 8e9:
                     continue
