@@ -614,8 +614,9 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 		}
 	}
 	sec := max(flSec, e.memSeconds(bytes))
-	if shape.dims&(1<<model.DimC) != 0 {
-		// The expert matmuls of the busiest expert rank (model.MoE.Imbalance).
+	if shape.dims&(1<<model.DimC) != 0 && e.degOf(rs.split()&bit(space.RoleEP)) > 1 {
+		// The expert matmuls of the busiest expert rank (model.MoE.Load);
+		// without expert parallelism one rank runs every expert's tokens.
 		sec *= e.m.imbalance
 	}
 	// Memory-bound work the op brings with it: AQT quantises each operand

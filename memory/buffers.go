@@ -194,7 +194,11 @@ func (mm *Model) buffers(g *geometry, e *endTerms, st *stage, ss *stageSums) buf
 		// (docs/formulas.md §2.4), the rank's own going out and, coming
 		// in, load times as many on the busiest expert rank
 		// (model.MoE.Load).
-		b[bufMoE] = (1 + mm.load) * e.routed
+		in := 1.0
+		if g.deg[space.RoleEP] > 1 {
+			in = mm.load
+		}
+		b[bufMoE] = (1 + in) * e.routed
 	}
 	return b
 }

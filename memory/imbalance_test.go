@@ -19,14 +19,16 @@ import (
 //     own 4,096·2 copies out (67,108,864 bytes) and as many in, take 1.5
 //     times as many in: 2 -> 2.5 copies, 33,554,432 bytes more.
 //
-// Nothing else moves, and a capacity factor above 1, which pads every
-// rank's buffers, leaves the imbalance out (model.MoE.Load).
+// Nothing else moves. A capacity factor above 1, which pads every rank's
+// buffers, leaves the imbalance out (model.MoE.Load), and so does dp=8
+// without expert parallelism, where each chip holds every expert and the
+// mean of the tokens.
 func TestImbalance(t *testing.T) {
 	c := h100(8)
 	w := space.Workload{Batch: 8, SeqLen: 4096}
-	parts := func(recompute string, imbalance, capacity float64) map[string]float64 {
+	parts := func(ep int, recompute string, imbalance, capacity float64) map[string]float64 {
 		t.Helper()
-		s := strat(space.Strategy{Degree: space.Degrees{space.DP: 8, space.EP: 8}, Zero: 1, Recompute: recompute})
+		s := strat(space.Strategy{Degree: space.Degrees{space.DP: 8, space.EP: ep}, Zero: 1, Recompute: recompute})
 		placed, err := s.Place(c)
 		if err != nil {
 			t.Fatal(err)
@@ -44,25 +46,28 @@ func TestImbalance(t *testing.T) {
 		return m
 	}
 	for _, tc := range []struct {
+		ep        int
 		recompute string
 		extra     map[string]float64
 	}{
-		{"", map[string]float64{"activations/routed experts (dispatched copies)": 12348030976}},
-		{"full", map[string]float64{
+		{8, "", map[string]float64{"activations/routed experts (dispatched copies)": 12348030976}},
+		{8, "full", map[string]float64{
 			"buffers/recomputed activations (transient)":   385875968,
 			"buffers/MoE dispatch and combine (transient)": 33554432,
 		}},
+		{1, "", nil},
+		{1, "full", nil},
 	} {
-		base, got := parts(tc.recompute, 1, 1), parts(tc.recompute, 1.5, 1)
+		base, got := parts(tc.ep, tc.recompute, 1, 1), parts(tc.ep, tc.recompute, 1.5, 1)
 		for k, v := range base {
 			if want := v + tc.extra[k]; !within(got[k], want, 1e-12) {
-				t.Errorf("recompute %q: %s = %.10g bytes, want %.10g", tc.recompute, k, got[k], want)
+				t.Errorf("ep=%d, recompute %q: %s = %.10g bytes, want %.10g", tc.ep, tc.recompute, k, got[k], want)
 			}
 		}
-		padded, both := parts(tc.recompute, 1, 1.25), parts(tc.recompute, 1.5, 1.25)
+		padded, both := parts(tc.ep, tc.recompute, 1, 1.25), parts(tc.ep, tc.recompute, 1.5, 1.25)
 		for k, v := range padded {
 			if both[k] != v {
-				t.Errorf("recompute %q, capacity factor 1.25: %s = %.10g bytes with imbalance 1.5, want %.10g (the padding alone)", tc.recompute, k, both[k], v)
+				t.Errorf("ep=%d, recompute %q, capacity factor 1.25: %s = %.10g bytes with imbalance 1.5, want %.10g (the padding alone)", tc.ep, tc.recompute, k, both[k], v)
 			}
 		}
 	}

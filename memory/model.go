@@ -541,9 +541,13 @@ func (mm *Model) shapeOf(c profiles.Cluster, w space.Workload, s *space.Strategy
 	}
 	mb := max(s.MB, 1)
 	sz := p.Sizes(float64(mb*s.Replicas()), float64(seq))
-	// The busiest expert rank holds load times the mean's routed tokens
-	// (model.MoE.Load).
-	g.b, g.s, g.t, g.c = sz[model.DimB], sz[model.DimS], sz[model.DimT], sz[model.DimC]*mm.load
+	g.b, g.s, g.t, g.c = sz[model.DimB], sz[model.DimS], sz[model.DimT], sz[model.DimC]
+	if g.deg[space.RoleEP] > 1 {
+		// The busiest expert rank holds load times the mean's routed
+		// tokens (model.MoE.Load); without expert parallelism one rank
+		// holds every expert and the mean.
+		g.c *= mm.load
+	}
 	for _, d := range mm.capped {
 		g.capF[d] = p.CapFactor(d, tp)
 	}

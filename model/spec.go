@@ -71,7 +71,9 @@ type MoE struct {
 // capacity factor above 1, where every expert's buffer is padded to the
 // capacity and tokens beyond it are dropped (GShard, arXiv:2006.16668
 // §2.2; Megatron-Core's moe_pad_expert_input_to_capacity). The time and
-// the memory of the busiest rank both scale by it.
+// the memory of the busiest rank both scale by it where the experts are
+// split over expert-parallel ranks (one rank holding every expert holds
+// the mean).
 func (m *MoE) Load() float64 {
 	if m == nil || m.CapacityFactor > 1 {
 		return 1
