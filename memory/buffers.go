@@ -194,11 +194,7 @@ func (mm *Model) buffers(g *geometry, e *endTerms, st *stage, ss *stageSums) buf
 		// (docs/formulas.md §2.4), the rank's own going out and, coming
 		// in, load times as many on the busiest expert rank
 		// (model.MoE.Load).
-		in := 1.0
-		if g.deg[space.RoleEP] > 1 {
-			in = mm.load
-		}
-		b[bufMoE] = (1 + in) * e.routed
+		b[bufMoE] = (1 + g.load) * e.routed
 	}
 	return b
 }

@@ -284,11 +284,15 @@ type geometry struct {
 	// b, s, t and c are the workload's dimension sizes for one micro-batch
 	// over all replicas.
 	b, s, t, c float64
-	capF       [model.NumDim]float64
-	zero       int
-	policy     int
-	sp         int // 1 with sequence parallelism, else 0
-	cp         bool
+	// load is the busiest expert rank's routed tokens over the mean under
+	// expert parallelism (model.MoE.Load), 1 without it: c holds it, and
+	// the dispatch buffers' incoming side.
+	load   float64
+	capF   [model.NumDim]float64
+	zero   int
+	policy int
+	sp     int // 1 with sequence parallelism, else 0
+	cp     bool
 	// micro is the number of micro-batches per step; comm the HBM of the
 	// strategy's collective communicators.
 	micro float64
@@ -541,13 +545,14 @@ func (mm *Model) shapeOf(c profiles.Cluster, w space.Workload, s *space.Strategy
 	}
 	mb := max(s.MB, 1)
 	sz := p.Sizes(float64(mb*s.Replicas()), float64(seq))
-	g.b, g.s, g.t, g.c = sz[model.DimB], sz[model.DimS], sz[model.DimT], sz[model.DimC]
+	// The busiest expert rank holds load times the mean's routed tokens
+	// (model.MoE.Load); without expert parallelism one rank holds every
+	// expert and the mean.
+	g.load = 1
 	if g.deg[space.RoleEP] > 1 {
-		// The busiest expert rank holds load times the mean's routed
-		// tokens (model.MoE.Load); without expert parallelism one rank
-		// holds every expert and the mean.
-		g.c *= mm.load
+		g.load = mm.load
 	}
+	g.b, g.s, g.t, g.c = sz[model.DimB], sz[model.DimS], sz[model.DimT], sz[model.DimC]*g.load
 	for _, d := range mm.capped {
 		g.capF[d] = p.CapFactor(d, tp)
 	}
