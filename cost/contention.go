@@ -25,7 +25,10 @@ func collectiveKernelSMs(family string) int {
 // NCCL's collectives of a chip of family take from the compute they run
 // beside: 0 where the chip has no SMs in its profile (TPUs, whose
 // TensorCore work in a collective, the reductions' partial sums, is priced
-// on its own: profiles.Chip.CoreReductions).
+// on its own: profiles.Chip.CoreReductions). The compute beside them runs
+// on the SMs they leave, share/(1-share) slower: measured on an H200 with
+// a copy kernel holding 8-64 SMs, a scale of 0.98 on that form
+// (profiles/testdata/measured-h200/sm-contention.csv).
 func collectiveSMShare(family string, sms int) float64 {
 	return smShare(collectiveKernelSMs(family), sms)
 }

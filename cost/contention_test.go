@@ -1,7 +1,10 @@
 package cost
 
 import (
+	"encoding/csv"
 	"math"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/meshplan/meshplan/space"
@@ -65,5 +68,64 @@ func TestCollectiveSMSeconds(t *testing.T) {
 		if est.CollectiveSMSeconds > est.ExposedCommSeconds {
 			t.Errorf("%s on %s: collective SMs %g s above the exposed communication %g s", c.spec, c.cluster, est.CollectiveSMSeconds, est.ExposedCommSeconds)
 		}
+	}
+}
+
+// TestCollectiveSMShareAgainstH200 checks the form of the term against a
+// measurement (profiles/testdata/measured-h200/sm-contention.csv, its
+// README.md names the command): 40 large bf16 GEMMs on one H200 beside a
+// persistent copy kernel of k blocks that outlasts them run share/(1-share)
+// slower, share = smShare(k, 132), as the term assumes (the compute runs on
+// the SMs the collective's blocks leave). A least-squares scale of that
+// form over the rows of 8 blocks and more must stay within 15% of 1, and
+// at Hopper's 16 NCCL channels the measured mean within 5 points of the
+// model's 13.8%.
+func TestCollectiveSMShareAgainstH200(t *testing.T) {
+	f, err := os.Open("../profiles/testdata/measured-h200/sm-contention.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	num := func(r []string, name string) float64 {
+		v, err := strconv.ParseFloat(r[col[name]], 64)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return v
+	}
+	var sxy, sxx, at16 float64
+	n16 := 0
+	for _, r := range rows[1:] {
+		k, sms := int(num(r, "copy_blocks")), int(num(r, "sms"))
+		// The copy must outlast the GEMMs for the row to measure contention.
+		if k < 8 || num(r, "copy_s") < num(r, "gemms_with_copy_s") {
+			continue
+		}
+		s := smShare(k, sms)
+		model, got := s/(1-s), num(r, "slowdown")
+		sxy += model * got
+		sxx += model * model
+		if k == collectiveKernelSMs("nvidia-hopper") {
+			at16 += got
+			n16++
+		}
+	}
+	if sxx == 0 || n16 == 0 {
+		t.Fatal("no contention rows")
+	}
+	if a := sxy / sxx; math.Abs(a-1) > 0.15 {
+		t.Errorf("measured slowdown is %.2f of share/(1-share); want within 15%% of 1", a)
+	}
+	want := smShare(16, 132) / (1 - smShare(16, 132))
+	if got := at16 / float64(n16); math.Abs(got-want) > 0.05 {
+		t.Errorf("at 16 blocks the GEMMs ran %.1f%% slower; the term says %.1f%%", 100*got, 100*want)
 	}
 }
