@@ -22,6 +22,10 @@ const (
 	RegimeSingle = "single"
 )
 
+// MoEBand names the fit of the mixture-of-experts runs (BandTable.MoE), and
+// the novelty of a MoE model where the table has too few of them.
+const MoEBand = "moe"
+
 // BandMinRuns is the fewest runs a chip family needs for a band of its
 // own; a family with fewer takes the band of every run of the regime.
 const BandMinRuns = 10
@@ -63,6 +67,10 @@ type BandTable struct {
 	// "tpu", "nvidia", ...), by name: a family with too few runs of its
 	// own takes its kind's when the kind has at least BandMinRuns.
 	Kinds []BandFit
+	// MoE is the fit of the runs of mixture-of-experts models on every
+	// chip family (Family "moe"): a MoE model's band when it has at least
+	// BandMinRuns runs.
+	MoE BandFit
 	// Frameworks and Precisions are those the runs cover.
 	Frameworks, Precisions []string
 	// Basis says which measurements the table comes from.
@@ -114,6 +122,8 @@ type BandQuery struct {
 	Precision string
 	// Searched says the strategy is a search's best rather than fixed.
 	Searched bool
+	// MoE says the model routes its tokens to experts (model.Spec.MoE).
+	MoE bool
 }
 
 // Band is an interval for a measured step time, as multiples of the
@@ -133,7 +143,7 @@ type Band struct {
 	// uses, "" for the pool.
 	Regime, Family string
 	// Novel lists what no run covers and widened the band: "family",
-	// "framework", "precision", "scale".
+	// "framework", "precision", "scale", "moe".
 	Novel []string
 }
 
@@ -145,6 +155,8 @@ func (b Band) HalfWidth() float64 { return (b.Hi80 - b.Lo80) / 2 }
 func (b Band) Basis() string {
 	on := "of every chip family"
 	switch {
+	case b.Family == MoEBand:
+		on = "of mixture-of-experts models on every chip family"
 	case b.Family != "" && !strings.Contains(b.Family, "-"):
 		on = "of every " + b.Family + " family"
 	case b.Family != "":
@@ -171,10 +183,11 @@ func StepTimeBand(q BandQuery) Band { return DefaultBands().StepTimeBand(q) }
 
 // StepTimeBand returns the band of a step time predicted for q: one chip
 // takes the single-chip table when its family has runs there, else (and
-// many chips) the fixed or searched table. A family with at least BandMinRuns runs has its
-// own quantiles, any other the pool's; then each of the family, framework,
-// precision and scale (chips beyond the family's largest run) that no run
-// covers widens it (Widen). Every query has a band.
+// many chips) the fixed or searched table. A family with at least
+// BandMinRuns runs has its own quantiles, any other its kind's or the
+// pool's, and a MoE model those of the MoE runs; then each of the
+// framework, precision, scale (chips beyond the family's largest run) and
+// MoE model that no run covers widens it (Widen). Every query has a band.
 func (bs Bands) StepTimeBand(q BandQuery) Band {
 	regime := RegimeFixed
 	if q.Searched {
@@ -211,6 +224,17 @@ func (bs Bands) StepTimeBand(q BandQuery) Band {
 	}
 	if known && f.Runs > 0 && q.Chips > f.MaxChips {
 		novel = append(novel, "scale")
+	}
+	// A MoE model's error is that of the MoE runs, on whichever chips they
+	// ran: its routing, dispatch and expert GEMMs are terms a dense model
+	// does not have, and on the public runs they spread its errors three
+	// times as wide (docs/uncertainty.md).
+	if q.MoE {
+		if t.MoE.Runs >= BandMinRuns {
+			fit = t.MoE
+		} else {
+			novel = append(novel, MoEBand)
+		}
 	}
 	return bandOf(t, fit, novel)
 }
@@ -434,7 +458,7 @@ func quantile(x []float64, p float64) float64 {
 
 // Covered is the leave-one-source-out coverage of a group of runs.
 type Covered struct {
-	// Name is the chip family, or "all".
+	// Name is the chip family or kind, "moe" or "all".
 	Name string `json:"name"`
 	// Runs counts the runs; In80 and In95 those inside the 80% and 95%
 	// intervals drawn without their source.
@@ -459,6 +483,8 @@ type CoverageReport struct {
 	All      Covered   `json:"all"`
 	Families []Covered `json:"families"`
 	Kinds    []Covered `json:"kinds"`
+	// MoE covers the runs of mixture-of-experts models.
+	MoE Covered `json:"moe"`
 }
 
 // Kind returns the coverage of the kind of chip.

@@ -89,6 +89,7 @@ func testBands() Bands {
 		Pooled:     fit("", 40, 1024, -0.4, -0.2, 0, 0.2, 0.4),
 		Families:   []BandFit{fit("tpu-v5e", 10, 256, -0.2, -0.1, 0, 0.1, 0.2), fit("tpu-v6e", 2, 64, 0, 0, 0, 0, 0)},
 		Kinds:      []BandFit{fit("tpu", 12, 256, -0.3, -0.15, 0, 0.15, 0.3), fit("nvidia", 28, 1024, -0.4, -0.2, 0, 0.2, 0.4)},
+		MoE:        fit(MoEBand, 10, 512, -0.6, -0.3, 0.1, 0.5, 0.8),
 		Frameworks: []string{"generic", "maxtext"},
 		Precisions: []string{"bf16"},
 	}
@@ -116,6 +117,11 @@ func TestStepTimeBand(t *testing.T) {
 		{"fp8 beyond the largest run", BandQuery{Family: "tpu-v5e", Chips: 512, Precision: "fp8"}, -0.3, 0.3, "tpu-v5e", []string{"precision", "scale"}},
 		{"one chip: the single-chip table", BandQuery{Family: "nvidia-hopper", Chips: 1, Framework: "torchtitan"}, -0.03, 0.03, "nvidia-hopper", nil},
 		{"one chip of a family without steps: the fixed table", BandQuery{Family: "tpu-v5e", Chips: 1}, -0.1, 0.1, "tpu-v5e", nil},
+		{"a MoE model: the MoE runs' on any family", BandQuery{Family: "tpu-v5e", Chips: 64, Framework: "maxtext", MoE: true}, -0.3, 0.5, MoEBand, nil},
+		// Widened about the MoE median 0.1: 0.1 - sqrt(0.4² + 0.2²) = -0.34721, 0.1 + sqrt(0.4² + 0.2²) = 0.54721.
+		{"a MoE model under a framework no run covers", BandQuery{Family: "nvidia-hopper", Chips: 64, Framework: "megatron", MoE: true}, -0.34721, 0.54721, MoEBand, []string{"family", "framework"}},
+		// Too few MoE runs on one chip: the single-chip family's, widened by the pool's: sqrt(0.03² + 0.03²) = 0.04243.
+		{"a MoE model on one chip without MoE steps", BandQuery{Family: "nvidia-hopper", Chips: 1, Framework: "torchtitan", MoE: true}, -0.04243, 0.04243, "nvidia-hopper", []string{MoEBand}},
 	} {
 		b := bs.StepTimeBand(tt.q)
 		if math.Abs(math.Log(b.Lo80)-tt.lo) > 1e-5 || math.Abs(math.Log(b.Hi80)-tt.hi) > 1e-5 || b.Family != tt.family || !slices.Equal(b.Novel, tt.novel) {

@@ -194,7 +194,7 @@ func NewPlan(m model.Spec, c profiles.Cluster, w space.Workload, s SearchSummary
 		ModelArg:    m.Name,
 		ClusterArg:  c.Name,
 		Framework:   DefaultFramework,
-		Uncertainty: planUncertainty(c, front, recommended),
+		Uncertainty: planUncertainty(m, c, front, recommended),
 	}
 }
 
@@ -202,10 +202,10 @@ func NewPlan(m model.Spec, c profiles.Cluster, w space.Workload, s SearchSummary
 const DefaultFramework = "generic"
 
 // planUncertainty is the band of the plan's recommended row (else its
-// first), or that of a searched bf16 plan on c when the front is empty.
-func planUncertainty(c profiles.Cluster, front []Evaluation, recommended int) *PlanUncertainty {
+// first), or that of a searched bf16 plan of m on c when the front is empty.
+func planUncertainty(m model.Spec, c profiles.Cluster, front []Evaluation, recommended int) *PlanUncertainty {
 	if len(front) == 0 {
-		return NewPlanUncertainty(profiles.StepTimeBand(profiles.BandQuery{Family: c.Chip.Family, Chips: c.Chips(), Searched: true}))
+		return NewPlanUncertainty(profiles.StepTimeBand(profiles.BandQuery{Family: c.Chip.Family, Chips: c.Chips(), Searched: true, MoE: m.MoE != nil}))
 	}
 	e := front[max(recommended, 0)]
 	return NewPlanUncertainty(e.Band())

@@ -184,7 +184,8 @@ func (e Evaluation) FrameworkName() string {
 
 // Band returns the interval of the evaluation's step time
 // (profiles.StepTimeBand): its chip family at its chip count, its
-// framework and precision, and whether a search chose the strategy.
+// framework and precision, whether a search chose the strategy, and
+// whether the model is a mixture of experts.
 func (e Evaluation) Band() profiles.Band {
 	prec := space.PrecisionBF16
 	if e.Strategy.EightBit() {
@@ -192,7 +193,7 @@ func (e Evaluation) Band() profiles.Band {
 	}
 	return profiles.StepTimeBand(profiles.BandQuery{
 		Family: e.Cluster.Chip.Family, Chips: e.Cluster.Chips(), Framework: e.FrameworkName(),
-		Precision: prec, Searched: e.Searched,
+		Precision: prec, Searched: e.Searched, MoE: e.Model.MoE != nil,
 	})
 }
 

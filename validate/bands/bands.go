@@ -29,6 +29,8 @@ type Sample struct {
 	Family, Framework, Precision string
 	// Chips is the job's chip count.
 	Chips int
+	// MoE says the run's model routes its tokens to experts.
+	MoE bool
 	// LogError is ln(measured/predicted): positive where the model is
 	// optimistic (the run was slower or bigger than predicted).
 	LogError float64
@@ -36,7 +38,7 @@ type Sample struct {
 
 // query is the band query of s.
 func (s Sample) query(searched bool) profiles.BandQuery {
-	return profiles.BandQuery{Family: s.Family, Chips: s.Chips, Framework: s.Framework, Precision: s.Precision, Searched: searched}
+	return profiles.BandQuery{Family: s.Family, Chips: s.Chips, Framework: s.Framework, Precision: s.Precision, Searched: searched, MoE: s.MoE}
 }
 
 // Fit returns the band table of a regime from its samples: the pool's and
@@ -57,6 +59,7 @@ func Fit(regime string, samples []Sample, basis string) profiles.BandTable {
 			t.Kinds[i].Coverage80 = c.Coverage80
 		}
 	}
+	t.MoE.Coverage80 = cov.MoE.Coverage80
 	return t
 }
 
@@ -71,6 +74,7 @@ func fitOnly(regime string, samples []Sample, basis string) profiles.BandTable {
 	for _, k := range distinct(samples, kind) {
 		t.Kinds = append(t.Kinds, fitOf(k, filter(samples, func(s Sample) bool { return kind(s) == k })))
 	}
+	t.MoE = fitOf(profiles.MoEBand, filter(samples, moe))
 	return t
 }
 
@@ -106,6 +110,9 @@ func distinct(samples []Sample, key func(Sample) string) []string {
 // family and kind are a sample's chip family and kind of chip.
 func family(s Sample) string { return s.Family }
 func kind(s Sample) string   { return profiles.KindOf(s.Family) }
+
+// moe reports whether a sample's model is a mixture of experts.
+func moe(s Sample) bool { return s.MoE }
 
 // filter returns the samples keep accepts.
 func filter(samples []Sample, keep func(Sample) bool) []Sample {
@@ -173,6 +180,7 @@ func Coverage(regime string, samples []Sample) profiles.CoverageReport {
 	for _, k := range distinct(samples, kind) {
 		rep.Kinds = append(rep.Kinds, tally(k, func(s Sample) bool { return kind(s) == k }))
 	}
+	rep.MoE = tally(profiles.MoEBand, moe)
 	return rep
 }
 

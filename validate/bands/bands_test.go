@@ -94,7 +94,11 @@ func TestBandsCurrent(t *testing.T) {
 	for _, c := range res.Coverage {
 		t.Logf("%s: %d runs, 80%% coverage %.0f%%, 95%% %.0f%%, median half-width %.1f%%", c.Regime, c.All.Runs,
 			100*c.All.Coverage80, 100*c.All.Coverage95, 100*c.All.MedianHalfWidth)
-		for _, f := range c.Families {
+		fams := c.Families
+		if c.MoE.Runs > 0 {
+			fams = append(fams, c.MoE)
+		}
+		for _, f := range fams {
 			t.Logf("  %-24s %3d runs: 80%% %.0f%%, 95%% %.0f%%, half-width %.1f%%", f.Name, f.Runs, 100*f.Coverage80, 100*f.Coverage95, 100*f.MedianHalfWidth)
 		}
 		if a := c.All; a.Coverage80 < 0.75 || a.Coverage80 > 0.85 || a.MedianHalfWidth >= 0.20 {
@@ -139,6 +143,9 @@ func drift(want, got profiles.Bands) string {
 		}
 		if len(w.Kinds) != len(g.Kinds) {
 			return w.Regime + " kinds"
+		}
+		if !fits(w.MoE, g.MoE) {
+			return w.Regime + " moe"
 		}
 		for j := range w.Kinds {
 			if !fits(w.Kinds[j], g.Kinds[j]) {

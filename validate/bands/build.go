@@ -59,6 +59,12 @@ func Build(ctx context.Context, in Inputs) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if err := markMoE(fixed, in.Runs); err != nil {
+		return Result{}, err
+	}
+	if err := markMoE(searched, in.Runs); err != nil {
+		return Result{}, err
+	}
 	single, err := Single(in.Steps)
 	if err != nil {
 		return Result{}, err
@@ -127,7 +133,8 @@ func WriteGo(w io.Writer, bs profiles.Bands) error {
 		for _, f := range t.Kinds {
 			fmt.Fprintf(&b, "\t\t\t\t\t%s,\n", fitGo(f))
 		}
-		fmt.Fprintf(&b, "\t\t\t\t},\n\t\t\t\tFrameworks: %s,\n\t\t\t\tPrecisions: %s,\n\t\t\t\tBasis:      %q,\n\t\t\t},\n",
+		fmt.Fprintf(&b, "\t\t\t\t},\n\t\t\t\tMoE: BandFit%s,\n", fitGo(t.MoE))
+		fmt.Fprintf(&b, "\t\t\t\tFrameworks: %s,\n\t\t\t\tPrecisions: %s,\n\t\t\t\tBasis:      %q,\n\t\t\t},\n",
 			stringsGo(t.Frameworks), stringsGo(t.Precisions), t.Basis)
 	}
 	b.WriteString("\t\t},\n")

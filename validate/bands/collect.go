@@ -163,6 +163,27 @@ func Searched(ctx context.Context, rs []runs.Run, held []calibrate.HeldOut, o ru
 	return samples, nil
 }
 
+// markMoE sets MoE on the samples of runs whose model is a mixture of
+// experts (model.Spec.MoE), found by ID in rs.
+func markMoE(samples []Sample, rs []runs.Run) error {
+	byID := map[string]runs.Run{}
+	for _, r := range rs {
+		byID[r.ID] = r
+	}
+	for i, s := range samples {
+		r, ok := byID[s.ID]
+		if !ok {
+			continue
+		}
+		spec, err := r.ModelSpec()
+		if err != nil {
+			return fmt.Errorf("bands: run %s: %w", r.ID, err)
+		}
+		samples[i].MoE = spec.MoE != nil
+	}
+	return nil
+}
+
 // cmpErr keeps the first error.
 func cmpErr(first, err error) error {
 	if first != nil {
