@@ -169,7 +169,14 @@ func (b Band) Basis() string {
 	}[b.Regime]
 	s := fmt.Sprintf("%d "+what+"; %.0f%% fall in it drawn without their source", b.Runs, on, 100*b.Coverage80)
 	if len(b.Novel) > 0 {
-		s += "; no run covers this " + strings.Join(b.Novel, ", ")
+		words := make([]string, len(b.Novel))
+		for i, n := range b.Novel {
+			words[i] = n
+			if n == MoEBand {
+				words[i] = "MoE model"
+			}
+		}
+		s += "; no run covers this " + strings.Join(words, ", ")
 		if widening(b.Novel) > 0 {
 			s += ", so it is widened"
 		}

@@ -164,3 +164,15 @@ func ExampleBands_StepTimeBand() {
 	// 80%: 9.05 s to 11.05 s, 95%: 8.19 s to 12.21 s
 	// 10 published runs on tpu-v5e, each source left out; 80% fall in it drawn without their source
 }
+
+// ExampleBands_StepTimeBand_moe draws the band of a mixture-of-experts
+// model: the MoE runs' of every family, and on one chip, where the
+// single-chip table has no MoE step, its family's widened.
+func ExampleBands_StepTimeBand_moe() {
+	bs := testBands()
+	fmt.Println(bs.StepTimeBand(BandQuery{Family: "tpu-v5e", Chips: 64, Framework: "maxtext", MoE: true}).Basis())
+	fmt.Println(bs.StepTimeBand(BandQuery{Family: "nvidia-hopper", Chips: 1, Framework: "torchtitan", MoE: true}).Basis())
+	// Output:
+	// 10 published runs of mixture-of-experts models on every chip family, each source left out; 80% fall in it drawn without their source
+	// 10 measured single-chip steps on nvidia-hopper; 80% fall in it drawn without their source; no run covers this MoE model, so it is widened
+}
