@@ -858,8 +858,11 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy, name in
 	}
 	e.mr.routing = cm.routing.under(s.Dispatcher)
 	e.eff = in.eff
-	e.peak, e.hbm = in.cluster.Chip.PeakBF16FLOPs, in.cluster.Chip.HBMBandwidthBytesPerS
-	e.peak8, e.int8 = in.cluster.Chip.PeakFP8FLOPs, s.Int8()
+	// The kernels run at the chip's power-limited rate of its peaks
+	// (profiles.Chip.PowerLimitedRate; the H200's measured GEMM sweep).
+	rate := in.cluster.Chip.KernelRate()
+	e.peak, e.hbm = in.cluster.Chip.PeakBF16FLOPs*rate, in.cluster.Chip.HBMBandwidthBytesPerS
+	e.peak8, e.int8 = in.cluster.Chip.PeakFP8FLOPs*rate, s.Int8()
 	e.attnFill = attentionFill(p, &in.cluster.Chip)
 	e.attnRate = attentionRate(p, &in.eff)
 	e.coreRed = in.cluster.Chip.CoreReductions

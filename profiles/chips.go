@@ -106,6 +106,14 @@ const (
 // V ∝ f [derived] (uncertain; no published clock at the cap).
 const h100PowerCap500W = 0.894
 
+// h200PowerLimited is the H200's sustained matmul rate over the H100's,
+// measured: the same 45 bf16 GEMM products with the same PyTorch and CUDA ran
+// a median 1.037 times slower on an H200 (0.93-1.21), which holds 700 W at
+// 1.4-1.7 GHz under them while its HBM3e draws more of the budget
+// (testdata/measured-h200/gemm-sweep.csv against docs/measured-h100.md's
+// gemm.csv): 1/1.037.
+const h200PowerLimited = 1 / 1.037
+
 // gpuChip sets a GPU's runtime reserves and its host link (PCIe Gen5 unless
 // set).
 func gpuChip(c Chip) Chip {
@@ -281,9 +289,10 @@ func catalogue() []chipSpec {
 		},
 		{
 			// H200 SXM: H100 compute, 141 GB HBM3e at 4800 GB/s [MLE-ACC]; PyTorch reports
-			// 143,156 MiB = 150,109,945,856 bytes [HBM-RT].
+			// 143,156 MiB = 150,109,945,856 bytes [HBM-RT]. Its kernels run at
+			// h200PowerLimited of the H100's.
 			chip: gpuChip(Chip{Name: "h200", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, PeakFP8FLOPs: 1979e12,
-				HBMBytes: 150109945856, HBMBandwidthBytesPerS: 4800 * gb, TensorCoresPerChip: 1}),
+				HBMBytes: 150109945856, HBMBandwidthBytesPerS: 4800 * gb, TensorCoresPerChip: 1, PowerLimitedRate: h200PowerLimited}),
 			domain: 8,
 			// 450 GB/s one way; 8xH200 ring AllReduce busbw 367.2 GB/s = 0.82 [MLE-NET].
 			scaleUp:  nvlink(450*gb, 0.82),

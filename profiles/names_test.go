@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -400,5 +401,33 @@ func TestDefaultEfficiency(t *testing.T) {
 	}
 	if _, ok := DefaultEfficiency("nope"); ok {
 		t.Error("DefaultEfficiency(nope) reported defaults")
+	}
+}
+
+// TestPowerLimitedRateCatalogue checks the one catalogue chip with a
+// power-limited rate, the H200 (1/1.037, its measured GEMM sweep), that
+// its datasheet peak stays, and that a chip file may not set an absurd one.
+func TestPowerLimitedRateCatalogue(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want float64
+	}{{"h200", 1 / 1.037}, {"h100", 1}, {"b200", 1}, {"v5p", 1}} {
+		ch, err := LookupChip(tt.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ch.KernelRate(); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("%s: kernel rate %v, want %v", tt.name, got, tt.want)
+		}
+		if tt.name == "h200" && ch.PeakBF16FLOPs != 989e12 {
+			t.Errorf("h200: peak %g, want the datasheet's 989e12", ch.PeakBF16FLOPs)
+		}
+	}
+	for _, r := range []float64{-0.1, 2.5} {
+		ch, _ := LookupChip("h100")
+		ch.PowerLimitedRate = r
+		if err := ch.validate(); err == nil || !strings.Contains(err.Error(), "power_limited_rate") {
+			t.Errorf("power_limited_rate %v: error %v, want one naming the field", r, err)
+		}
 	}
 }

@@ -72,6 +72,8 @@ func (ch Chip) validate() error {
 		return fmt.Errorf("chip %q: tensor_cores_per_chip must be between 0 (read as 1) and 64, not %d", ch.Name, ch.TensorCoresPerChip)
 	case ch.MXUDim < 0 || ch.MXUDim > 4096:
 		return fmt.Errorf("chip %q: mxu_dim must be between 0 (no padding, a GPU) and 4096, not %d", ch.Name, ch.MXUDim)
+	case !nonNegative(ch.PowerLimitedRate) || ch.PowerLimitedRate > 2:
+		return fmt.Errorf("chip %q: power_limited_rate must be between 0 (read as 1) and 2, not %g", ch.Name, ch.PowerLimitedRate)
 	}
 	return nil
 }

@@ -76,6 +76,32 @@ func TestMeasuredH100(t *testing.T) {
 	}
 }
 
+// TestMeasuredH200 predicts the eager steps measured on one H200
+// (testdata/measured-h200: the same models and grid as the H100's, on the
+// chip the planner prices with the H100's compute at h200PowerLimited and
+// its own HBM) and holds them to the H100's bounds: the steps run 7-19%
+// faster than on the H100, and the planner must follow without a fit of
+// its own. Every step ran, the six the H100 could not hold too.
+func TestMeasuredH200(t *testing.T) {
+	rep, err := ValidateFile("testdata/measured-h200/train-steps.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := rep.Overall
+	t.Logf("step-time MAPE %.1f%%, memory MAPE %.1f%% over %d steps", 100*o.StepMAPE, 100*o.MemoryMAPE, o.Ran)
+	if o.Rows != 24 || o.Ran != 24 || o.WrongVerdicts != 0 {
+		t.Errorf("overall = %+v, want 24 rows, 24 ran, 0 wrong verdicts", o)
+	}
+	if o.StepMAPE > 0.06 || o.MemoryMAPE > 0.05 {
+		t.Errorf("step-time MAPE %.1f%%, memory MAPE %.1f%%; want at most 6%% and 5%%", 100*o.StepMAPE, 100*o.MemoryMAPE)
+	}
+	for _, r := range rep.Rows {
+		if r.StepError == nil || math.Abs(*r.StepError) > 0.20 || math.Abs(*r.MemoryError) > 0.15 {
+			t.Errorf("line %d %s: errors beyond ±20%% time or ±15%% memory (or none): %+v", r.Line, r.ID, r)
+		}
+	}
+}
+
 // TestValidateRow checks one row by hand: line 39 of the reference file,
 // llama2-7b-8l (its config in testdata/measured-h100/models) at 4096
 // tokens, micro-batch 1, two accumulated micro-batches, eager, measured at
