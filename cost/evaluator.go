@@ -15,14 +15,19 @@ import (
 // size and layout, the roles' degrees and the collective models. Its
 // slices grow to the program's size once and are reused.
 type evaluator struct {
-	m     *Model
-	p     *model.Program
-	mr    meshRoles
-	o     Options
-	eff   profiles.Efficiency
-	peak  float64 // bf16 FLOP/s
-	peak8 float64 // 8-bit matmul FLOP/s: fp8, or int8 under int8; 0 without a speed-up
-	int8  bool    // precision=int8: the 8-bit projections at the int8 rate (AQT)
+	m    *Model
+	p    *model.Program
+	mr   meshRoles
+	o    Options
+	eff  profiles.Efficiency
+	peak float64 // bf16 FLOP/s of a matmul: the peak at the chip's power-limited rate
+	// attnPeak is the bf16 FLOP/s a flash attention kernel's fraction is
+	// of: the datasheet peak, which no power limit lowers (on the H200 the
+	// H100's attention.csv ran as fast, median 0.999 forward and 0.985
+	// backward, where its GEMMs ran 1.037 times slower).
+	attnPeak float64
+	peak8    float64 // 8-bit matmul FLOP/s: fp8, or int8 under int8; 0 without a speed-up
+	int8     bool    // precision=int8: the 8-bit projections at the int8 rate (AQT)
 	// attnFill is the useful fraction of a TPU matrix unit's work in the
 	// attention core (attentionFill); 1 on GPUs.
 	attnFill float64
@@ -858,10 +863,12 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy, name in
 	}
 	e.mr.routing = cm.routing.under(s.Dispatcher)
 	e.eff = in.eff
-	// The kernels run at the chip's power-limited rate of its peaks
-	// (profiles.Chip.PowerLimitedRate; the H200's measured GEMM sweep).
+	// The matmuls run at the chip's power-limited rate of its peaks
+	// (profiles.Chip.PowerLimitedRate; the H200's measured GEMM sweep), the
+	// flash attention kernel at its datasheet peak.
 	rate := in.cluster.Chip.KernelRate()
 	e.peak, e.hbm = in.cluster.Chip.PeakBF16FLOPs*rate, in.cluster.Chip.HBMBandwidthBytesPerS
+	e.attnPeak = in.cluster.Chip.PeakBF16FLOPs
 	e.peak8, e.int8 = in.cluster.Chip.PeakFP8FLOPs*rate, s.Int8()
 	e.attnFill = attentionFill(p, &in.cluster.Chip)
 	e.attnRate = attentionRate(p, &in.eff)
@@ -869,7 +876,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy, name in
 	e.a2aSMShare = a2aSMShare(s.Dispatcher, in.cluster.Chip.SMs)
 	e.collSMShare = collectiveSMShare(in.cluster.Chip.Family, in.cluster.Chip.SMs)
 	if e.int8 {
-		e.peak8 = in.cluster.Chip.PeakInt8OPs
+		e.peak8 = in.cluster.Chip.PeakInt8OPs * rate
 	}
 	e.gen++
 	e.epoch, e.movedAfter = 0, append(e.movedAfter[:0], 0)

@@ -8,12 +8,12 @@ import (
 )
 
 // TestPowerLimitedRate checks profiles.Chip.PowerLimitedRate: a chip whose
-// kernels run at r of its family's measured chip spends 1/r of the compute
+// matmuls run at r of its family's measured chip spends 1/r of the compute
 // side of every matmul (t = (FLOPs + half)/(fraction·peak·r)), in bf16 and
 // fp8. Only the memory-bound side of a roofline and the memory-bound work a
 // matmul brings (its casts and copies) stay, so the matmul seconds grow by
-// just under 1/r; the memory-bound passes and the optimizer step do not
-// move. Zero reads as 1.
+// just under 1/r; the flash attention, the memory-bound passes and the
+// optimizer step do not move. Zero reads as 1.
 func TestPowerLimitedRate(t *testing.T) {
 	w := space.Workload{Batch: 16, SeqLen: 4096}
 	for _, spec := range []string{"fsdp=8", "fsdp=8,precision=fp8"} {
@@ -41,6 +41,9 @@ func TestPowerLimitedRate(t *testing.T) {
 		}
 		if got := slow.MatmulSeconds / base.MatmulSeconds; got > 1.037+1e-9 || got < 1.035 {
 			t.Errorf("%s: matmul seconds x%.6f at rate 1/1.037, want x1.035 to x1.037", spec, got)
+		}
+		if slow.AttentionSeconds != base.AttentionSeconds {
+			t.Errorf("%s: attention seconds %v against %v; the rate must not touch them", spec, slow.AttentionSeconds, base.AttentionSeconds)
 		}
 		if slow.MemoryBoundSeconds != base.MemoryBoundSeconds || slow.OptimizerSeconds != base.OptimizerSeconds {
 			t.Errorf("%s: memory-bound seconds %v against %v; the rate must not touch them", spec, slow.MemoryBoundSeconds, base.MemoryBoundSeconds)

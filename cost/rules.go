@@ -694,7 +694,7 @@ func (e *evaluator) flopSeconds(o *model.Op, fl float64, ps pass) float64 {
 		if o.Span > 0 {
 			kv = min(kv, o.Span) // a window's or chunk's shorter key loop
 		}
-		return e.eff.AttentionSeconds(ps == pBwd, fl, scores, kv, e.peak) / (e.attnRate * e.attnFill)
+		return e.eff.AttentionSeconds(ps == pBwd, fl, scores, kv, e.attnPeak) / (e.attnRate * e.attnFill)
 	case o.Group == model.GroupCore:
 		return e.eff.MatmulSeconds(fl, e.peak) / (attnKernelFraction * e.attnFill)
 	case o.FP8 && e.int8 && e.peak8 > 0:

@@ -289,8 +289,8 @@ func catalogue() []chipSpec {
 		},
 		{
 			// H200 SXM: H100 compute, 141 GB HBM3e at 4800 GB/s [MLE-ACC]; PyTorch reports
-			// 143,156 MiB = 150,109,945,856 bytes [HBM-RT]. Its kernels run at
-			// h200PowerLimited of the H100's.
+			// 143,156 MiB = 150,109,945,856 bytes [HBM-RT]. Its matmuls run at
+			// h200PowerLimited of the H100's, its attention at the H100's.
 			chip: gpuChip(Chip{Name: "h200", Family: "nvidia-hopper", PeakBF16FLOPs: 989e12, PeakFP8FLOPs: 1979e12,
 				HBMBytes: 150109945856, HBMBandwidthBytesPerS: 4800 * gb, TensorCoresPerChip: 1, PowerLimitedRate: h200PowerLimited}),
 			domain: 8,

@@ -59,17 +59,18 @@ type Chip struct {
 	// Float8TensorStorage.update_usage drops the transpose there,
 	// transformer_engine/pytorch/tensor/storage/float8_tensor_storage.py:280-310).
 	FP8AnyLayout bool `json:"fp8_any_layout,omitempty" yaml:"fp8_any_layout"`
-	// PowerLimitedRate is the chip's kernel rate under sustained load over
+	// PowerLimitedRate is the chip's matmul rate under sustained load over
 	// that of the chip its family's efficiency was measured on (the H100
 	// for Hopper), at the same datasheet peaks: a chip that holds its power
-	// limit at lower clocks runs every matmul, the attention's included,
-	// that much slower (the attention's per-score time is left as the
-	// family's). Zero means 1. The peaks, and the MFU against them, stay
-	// the datasheet's.
+	// limit at lower clocks runs every matmul that much slower. The flash
+	// attention kernel keeps the family's rate (on the H200 it ran as fast
+	// as on the H100). Zero means 1. The peaks, and the MFU against them,
+	// stay the datasheet's.
 	PowerLimitedRate float64 `json:"power_limited_rate,omitempty" yaml:"power_limited_rate"`
 }
 
-// KernelRate is PowerLimitedRate, 1 where it is unset.
+// KernelRate is PowerLimitedRate, 1 where it is unset: the factor on the
+// chip's peaks that its matmuls run at.
 func (c Chip) KernelRate() float64 {
 	if c.PowerLimitedRate > 0 {
 		return c.PowerLimitedRate

@@ -78,10 +78,11 @@ func TestMeasuredH100(t *testing.T) {
 
 // TestMeasuredH200 predicts the eager steps measured on one H200
 // (testdata/measured-h200: the same models and grid as the H100's, on the
-// chip the planner prices with the H100's compute at h200PowerLimited and
-// its own HBM) and holds them to the H100's bounds: the steps run 7-19%
-// faster than on the H100, and the planner must follow without a fit of
-// its own. Every step ran, the six the H100 could not hold too.
+// chip the planner prices with the H100's matmuls at its measured
+// power-limited rate, the H100's attention and its own HBM) and holds them
+// to the H100's bounds: the steps run 7-19% faster than on the H100, and
+// the planner must follow without a fit of its own. Every step ran, the
+// six the H100 could not hold too.
 func TestMeasuredH200(t *testing.T) {
 	rep, err := ValidateFile("testdata/measured-h200/train-steps.csv", Options{})
 	if err != nil {
