@@ -88,6 +88,21 @@ func evaluate(m model.Spec, c profiles.Cluster, w space.Workload, s space.Strate
 	return Evaluate(program(m, model.ProgramOptions{}), c, w, s, o)
 }
 
+// placedEstimate places s on c and evaluates m there with default
+// options, failing t on an error.
+func placedEstimate(t *testing.T, m model.Spec, c profiles.Cluster, w space.Workload, s space.Strategy) Estimate {
+	t.Helper()
+	placed, err := s.Place(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, err := evaluate(m, c, w, placed, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return est
+}
+
 // parseStrategy parses spec (space.Parse), failing t on an error.
 func parseStrategy(t *testing.T, spec string) space.Strategy {
 	t.Helper()

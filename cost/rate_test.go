@@ -24,16 +24,7 @@ func TestPowerLimitedRate(t *testing.T) {
 		run := func(rate float64) Estimate {
 			chip := chipH100
 			chip.PeakFP8FLOPs, chip.HBMBytes, chip.PowerLimitedRate = 1979e12, 1e12, rate
-			c := gpuCluster("h100-8", chip, 8, 450e9, 50e9)
-			placed, err := s.Place(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			est, err := evaluate(llama3("8b"), c, w, placed, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return est
+			return placedEstimate(t, llama3("8b"), gpuCluster("h100-8", chip, 8, 450e9, 50e9), w, s)
 		}
 		base, unset, slow := run(1), run(0), run(1/1.037)
 		if unset.MatmulSeconds != base.MatmulSeconds || unset.StepSeconds != base.StepSeconds {

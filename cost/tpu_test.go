@@ -53,15 +53,7 @@ func TestCoreReductions(t *testing.T) {
 		c.Chip = chipV5e
 		c.Chip.HBMBytes = 1e12 // room for any layout: only time is compared
 		c.Chip.CoreReductions = core
-		placed, err := s.Place(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		est, err := evaluate(llama3("8b"), c, w, placed, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return est
+		return placedEstimate(t, llama3("8b"), c, w, s)
 	}
 	off, on := run(false), run(true)
 	eff, _ := profiles.DefaultEfficiency("tpu-v5e")
