@@ -21,7 +21,8 @@ const tableFile = "../../profiles/band_table.go"
 // inputs reads the measurements the shipped bands are fitted on: the
 // built-in runs, published-runs-2 and the held-out files of
 // validate/runs/testdata, published-memory with the held-out peaks, and the
-// measured H100 steps.
+// measured single-GPU steps, H100 and H200 (a model's steps on both chips
+// are one source of the single-chip table).
 func inputs(t testing.TB) Inputs {
 	t.Helper()
 	builtin, err := runs.Default()
@@ -44,6 +45,11 @@ func inputs(t testing.TB) Inputs {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h200, err := steps.ValidateFile("../steps/testdata/measured-h200/train-steps.csv", steps.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Rows = append(st.Rows, h200.Rows...)
 	// Every public run posed as it ran: besides published-runs-2, the
 	// files no coefficient is fitted to (validate/runs/testdata/README.md).
 	// A band is the error of a source the model has not seen, so they
