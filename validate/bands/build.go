@@ -59,12 +59,13 @@ func Build(ctx context.Context, in Inputs) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if err := markMoE(fixed, in.Runs); err != nil {
+	// The searched samples are runs of the fixed ones (LeaveOneSourceOut's rows).
+	moe, err := moeRuns(fixed, in.Runs)
+	if err != nil {
 		return Result{}, err
 	}
-	if err := markMoE(searched, in.Runs); err != nil {
-		return Result{}, err
-	}
+	markMoE(fixed, moe)
+	markMoE(searched, moe)
 	single, err := Single(in.Steps)
 	if err != nil {
 		return Result{}, err

@@ -163,25 +163,33 @@ func Searched(ctx context.Context, rs []runs.Run, held []calibrate.HeldOut, o ru
 	return samples, nil
 }
 
-// markMoE sets MoE on the samples of runs whose model is a mixture of
-// experts (model.Spec.MoE), found by ID in rs.
-func markMoE(samples []Sample, rs []runs.Run) error {
+// moeRuns returns the IDs of the samples' runs (found by ID in rs) whose
+// model is a mixture of experts (model.Spec.MoE).
+func moeRuns(samples []Sample, rs []runs.Run) (map[string]bool, error) {
 	byID := map[string]runs.Run{}
 	for _, r := range rs {
 		byID[r.ID] = r
 	}
-	for i, s := range samples {
+	moe := map[string]bool{}
+	for _, s := range samples {
 		r, ok := byID[s.ID]
 		if !ok {
 			continue
 		}
 		spec, err := r.ModelSpec()
 		if err != nil {
-			return fmt.Errorf("bands: run %s: %w", r.ID, err)
+			return nil, fmt.Errorf("bands: run %s: %w", r.ID, err)
 		}
-		samples[i].MoE = spec.MoE != nil
+		moe[s.ID] = spec.MoE != nil
 	}
-	return nil
+	return moe, nil
+}
+
+// markMoE sets MoE on the samples whose ID moe holds true.
+func markMoE(samples []Sample, moe map[string]bool) {
+	for i := range samples {
+		samples[i].MoE = moe[samples[i].ID]
+	}
 }
 
 // cmpErr keeps the first error.
