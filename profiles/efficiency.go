@@ -46,7 +46,13 @@ import (
 // cost: a Python loop of 16 expert GEMMs of 256 tokens, too small to keep
 // the GPU busy, takes 21 µs a call in bf16 and 32 µs in fp8
 // (testdata/measured-h200/grouped.csv). Other chips with an fp8 peak take
-// the fraction and the first fit's 62 µs (fp8MatmulOverheadSeconds), an
+// the fraction (GB200 the B200's scaled by their fp8 MAMF fractions' ratio:
+// the same die held to its power reaches 72.3% of its 5,000 TFLOP/s fp8
+// datasheet against B200's 76.3% of 4,500, [MLE-ACC] via docs/hardware.md
+// §4.1, so it runs 1.05 times B200's fp8, not the datasheets' 1.11, as its
+// bf16 MAMF already gives 1.04; issue 39: the GB200 rows of
+// published-runs-2.csv under published-gap.py from +11.0% to +8.9% mean
+// error) and the first fit's 62 µs (fp8MatmulOverheadSeconds), an
 // assumption that stands in for more than the GPU's tail on Blackwell: the
 // ungraphed micro-batch-1 MoE rows of docs/published-runs-2.md are paced by
 // the host's per-expert launches, which the planner does not price, and
@@ -108,13 +114,16 @@ import (
 const HopperFlashAttention2Fraction = 0.57
 
 const (
-	gpuMatmulOverheadSeconds = 25e-6 // t₀ fitted on the H100's gemm.csv (see above)
-	fp8MatmulFraction        = 0.69  // fitted on the H100's gemm-fp8.csv (see above)
-	fp8MatmulOverheadSeconds = 62e-6 // t₀ of the first fit, on the H100's gemm-fp8.csv alone (see above)
-	hopperFP8OverheadSeconds = 37e-6 // t₀ fitted on the H200 sweep at H100 speed, fraction held (see above)
-	tpuMatmulOverheadSeconds = 3e-6  // t₀ of Ironwood's matmul curve (docs/tpu.md): 1024³ at 37%, 2048³ at 71% of its plateau
-	gpuShapeFactor           = 0.88  // H100 real-shape fraction 0.705 over its MAMF 0.80 (see above)
-	attentionRelative        = 0.7   // flash kernel vs best GEMM on A100 ([FA2] §4)
+	gpuMatmulOverheadSeconds = 25e-6         // t₀ fitted on the H100's gemm.csv (see above)
+	hopperMatmulFraction     = 0.705         // fitted on the H100's gemm.csv (see above)
+	b200FP8MAMF              = 3432.5 / 4500 // B200 fp8 MAMF over its peak [MLE-ACC]
+	gb200FP8MAMF             = 3615.6 / 5000 // GB200 fp8 MAMF over its peak [MLE-ACC]
+	fp8MatmulFraction        = 0.69          // fitted on the H100's gemm-fp8.csv (see above)
+	fp8MatmulOverheadSeconds = 62e-6         // t₀ of the first fit, on the H100's gemm-fp8.csv alone (see above)
+	hopperFP8OverheadSeconds = 37e-6         // t₀ fitted on the H200 sweep at H100 speed, fraction held (see above)
+	tpuMatmulOverheadSeconds = 3e-6          // t₀ of Ironwood's matmul curve (docs/tpu.md): 1024³ at 37%, 2048³ at 71% of its plateau
+	gpuShapeFactor           = 0.88          // H100 real-shape fraction 0.705 over its MAMF 0.80 (see above)
+	attentionRelative        = 0.7           // flash kernel vs best GEMM on A100 ([FA2] §4)
 
 	gpuSustainedFraction   = 0.90 // multi-GPU jobs, fitted on the Megatron A100 rows (see above)
 	tpuSustainedFraction   = 0.92 // SUSTAINEDTPU
@@ -162,21 +171,27 @@ func familyEfficiency(family string) (Efficiency, bool) {
 	if !ok {
 		return e, false
 	}
-	t0 := fp8MatmulOverheadSeconds
-	if family == "nvidia-hopper" {
+	t0, fraction := fp8MatmulOverheadSeconds, fp8MatmulFraction
+	switch family {
+	case "nvidia-hopper":
 		t0 = hopperFP8OverheadSeconds
+	case "nvidia-grace-blackwell":
+		// B200's fraction times the two chips' fp8 MAMF fractions' ratio
+		// (see above): the same die, held to its power (GB200 is not
+		// 5,000/4,500 times B200 in fp8, but 3,615.6/3,432.5).
+		fraction = roundSig(fp8MatmulFraction * gb200FP8MAMF / b200FP8MAMF)
 	}
-	return withFP8(e, familyFP8Peak(family), t0), true
+	return withFP8(e, familyFP8Peak(family), fraction, t0), true
 }
 
 // withFP8 sets e's FP8 matmul defaults for a chip of fp8 peak FLOP/s (none
-// without one): fp8MatmulFraction and a per-call tail of t0Seconds.
-func withFP8(e Efficiency, peak, t0Seconds float64) Efficiency {
+// without one): the fraction of that peak and a per-call tail of t0Seconds.
+func withFP8(e Efficiency, peak, fraction, t0Seconds float64) Efficiency {
 	if peak <= 0 {
 		return e
 	}
-	e.MatmulFP8Fraction = fp8MatmulFraction
-	e.MatmulFP8HalfFLOPs = roundSig(fp8MatmulFraction * peak * t0Seconds)
+	e.MatmulFP8Fraction = fraction
+	e.MatmulFP8HalfFLOPs = roundSig(fraction * peak * t0Seconds)
 	return e
 }
 
@@ -215,7 +230,7 @@ func familyBF16Efficiency(family string) (Efficiency, bool) {
 	case "nvidia-hopper":
 		// Measured on one H100 SXM (docs/measured-h100.md); the H200 and
 		// H800 share its SMs and clocks. MAMF 794.5 of 989 TFLOP/s [MLE-ACC].
-		e.MatmulFraction = 0.705
+		e.MatmulFraction = hopperMatmulFraction
 		e.MatmulHalfFLOPs = roundSig(e.MatmulFraction * 989e12 * gpuMatmulOverheadSeconds)
 		e.AttentionFwdFraction, e.AttentionFwdScoreSeconds, e.AttentionFwdHalfSeq = 1, 0.28e-12, 550
 		e.AttentionBwdFraction, e.AttentionBwdScoreSeconds, e.AttentionBwdHalfSeq = 0.70, 0.47e-12, 1400
