@@ -9,10 +9,10 @@ func DefaultBands() Bands {
 		Tables: []BandTable{
 			{
 				Regime: "fixed",
-				Pooled: BandFit{Family: "", Runs: 185, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.2992, -0.1398, -0.0056, 0.1522, 0.3394}, Coverage80: 0.795},
+				Pooled: BandFit{Family: "", Runs: 185, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.2992, -0.1398, -0.0056, 0.1391, 0.3394}, Coverage80: 0.784},
 				Families: []BandFit{
 					{Family: "nvidia-ampere", Runs: 50, Sources: 7, MaxChips: 3360, Q: [5]float64{-0.1872, -0.1226, -0.0030, 0.1077, 0.2430}, Coverage80: 0.840},
-					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4179, -0.4092, 0.0360, 0.1512, 0.2520}, Coverage80: 0.722},
+					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.4179, -0.4092, 0.0268, 0.1071, 0.1333}, Coverage80: 0.611},
 					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.3264, -0.2930, -0.0804, 0.3282, 0.3346}, Coverage80: 0.412},
 					{Family: "nvidia-hopper", Runs: 62, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.2410, -0.1078, -0.0154, 0.1751, 0.5432}, Coverage80: 0.839},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.1387, 0.2532}, Coverage80: 0.875},
@@ -20,10 +20,10 @@ func DefaultBands() Bands {
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0995, -0.0909, -0.0461, 0.1529, 0.1885}, Coverage80: 0.917},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 147, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.3415, -0.1731, -0.0033, 0.1557, 0.3530}, Coverage80: 0.776},
+					{Family: "nvidia", Runs: 147, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.3415, -0.1731, -0.0033, 0.1362, 0.3530}, Coverage80: 0.762},
 					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0872, -0.0075, 0.1615, 0.3331}, Coverage80: 0.868},
 				},
-				MoE:        BandFit{Family: "moe", Runs: 28, Sources: 3, MaxChips: 1024, Q: [5]float64{-0.4179, -0.3798, -0.0476, 0.3332, 0.7484}, Coverage80: 0.464},
+				MoE:        BandFit{Family: "moe", Runs: 28, Sources: 3, MaxChips: 1024, Q: [5]float64{-0.4179, -0.3798, -0.0476, 0.3332, 0.7484}, Coverage80: 0.500},
 				Frameworks: []string{"deepspeed", "generic", "maxtext", "megatron", "pytorch", "torchtitan"},
 				Precisions: []string{"bf16", "fp8", "int8"},
 				Basis:      "plan validate's leave-one-source-out errors on 185 published multi-chip runs, on their published layouts",
@@ -33,7 +33,7 @@ func DefaultBands() Bands {
 				Pooled: BandFit{Family: "", Runs: 175, Sources: 10, MaxChips: 8192, Q: [5]float64{-0.1808, -0.0859, 0.0312, 0.2261, 0.6810}, Coverage80: 0.800},
 				Families: []BandFit{
 					{Family: "nvidia-ampere", Runs: 40, Sources: 5, MaxChips: 3072, Q: [5]float64{-0.1853, -0.0832, 0.0418, 0.1176, 0.1779}, Coverage80: 0.925},
-					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.2124, -0.1468, 0.0404, 0.3028, 0.5667}, Coverage80: 0.778},
+					{Family: "nvidia-blackwell", Runs: 18, Sources: 2, MaxChips: 256, Q: [5]float64{-0.2124, -0.1468, 0.0404, 0.2691, 0.2735}, Coverage80: 0.778},
 					{Family: "nvidia-grace-blackwell", Runs: 17, Sources: 2, MaxChips: 256, Q: [5]float64{-0.1431, -0.1380, 0.0388, 0.4180, 0.6407}, Coverage80: 0.647},
 					{Family: "nvidia-hopper", Runs: 62, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.2167, -0.0927, 0.0149, 0.4762, 0.7965}, Coverage80: 0.774},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.2176, 0.3321}, Coverage80: 0.667},
@@ -41,10 +41,10 @@ func DefaultBands() Bands {
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0535, -0.0525, 0.0066, 0.1613, 0.1885}, Coverage80: 1.000},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 137, Sources: 8, MaxChips: 3072, Q: [5]float64{-0.1918, -0.0901, 0.0388, 0.2768, 0.7178}, Coverage80: 0.803},
+					{Family: "nvidia", Runs: 137, Sources: 8, MaxChips: 3072, Q: [5]float64{-0.1918, -0.0901, 0.0388, 0.2695, 0.7178}, Coverage80: 0.803},
 					{Family: "tpu", Runs: 38, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0802, 0.0126, 0.2013, 0.3321}, Coverage80: 0.789},
 				},
-				MoE:        BandFit{Family: "moe", Runs: 28, Sources: 3, MaxChips: 1024, Q: [5]float64{-0.2124, -0.0843, 0.0783, 0.5741, 0.7260}, Coverage80: 0.714},
+				MoE:        BandFit{Family: "moe", Runs: 28, Sources: 3, MaxChips: 1024, Q: [5]float64{-0.2124, -0.0843, 0.0783, 0.3902, 0.7260}, Coverage80: 0.714},
 				Frameworks: []string{"generic", "maxtext", "megatron", "pytorch", "torchtitan"},
 				Precisions: []string{"bf16", "fp8", "int8"},
 				Basis:      "the best plan's error on 175 published multi-chip runs posed with their published degrees",

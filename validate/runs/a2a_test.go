@@ -55,7 +55,9 @@ func TestBridgeRecompute(t *testing.T) {
 		{src("25.09"), "Qwen3-30B-A3B", "H100-SXM-80GB", "none", true},
 		{src("25.11"), "DeepSeek-V3", "B200", "mla_up_proj", true},
 		{src("25.11"), "DeepSeek-V3", "GB200", "", false},
-		{src("25.11"), "GPT-OSS-120B", "B200", "", false},
+		{src("25.11"), "GPT-OSS-120B", "B200", "layernorm+moe_act", true},
+		{src("25.11"), "GPT-OSS-120B", "GB200", "", false},
+		{src("25.11"), "GPT-OSS-120B", "H100-SXM-80GB", "", false},
 		{src("25.11"), "Qwen3-235B-A22B", "GB200", "none", true},
 		{src("26.04.01"), "DeepSeek-V3", "GB200", "mlp", true},
 		{src("26.04.01"), "DeepSeek-V3", "B200", "mlp+mla_up_proj", true},
@@ -67,6 +69,34 @@ func TestBridgeRecompute(t *testing.T) {
 		r := Run{Source: tt.source, ModelName: tt.model, Chip: tt.chip}
 		if got, ok := r.bridgeRecompute(); got != tt.want || ok != tt.ok {
 			t.Errorf("%s on %s from %q: %q, %t; want %q, %t", tt.model, tt.chip, tt.source, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestBridgeExpertParallel: the one 25.11 row whose table contradicts its
+// release's config in expert parallelism (GPT-OSS-120B on B200: ep 64, not
+// the table's 8) takes the config's; the same job in 26.04.01 (ep 8 in
+// config and table), the same model on other chips, a row whose table
+// already says 64, another model and another source's row keep the table's.
+func TestBridgeExpertParallel(t *testing.T) {
+	src := func(release string) string {
+		return "NVIDIA-NeMo/Megatron-Bridge@067f987d:docs/performance-summary-archive.md section \"" + release + " NeMo Container\""
+	}
+	for _, tt := range []struct {
+		source, model, chip string
+		ep, want            int // want 0: the table's
+	}{
+		{src("25.11"), "GPT-OSS-120B", "B200", 8, 64},
+		{src("25.11"), "GPT-OSS-120B", "B200", 64, 0},
+		{src("25.11"), "GPT-OSS-120B", "GB200", 64, 0},
+		{src("25.11"), "GPT-OSS-120B", "H100-SXM-80GB", 8, 0},
+		{src("26.04.01"), "GPT-OSS-120B", "B200", 8, 0},
+		{src("25.11"), "Qwen3-30B-A3B", "B200", 8, 0},
+		{"NVIDIA/Megatron-LM@d98e8a64:examples", "GPT-OSS-120B", "B200", 8, 0},
+	} {
+		r := Run{Source: tt.source, ModelName: tt.model, Chip: tt.chip, EP: tt.ep}
+		if got, ok := r.bridgeExpertParallel(); ok != (tt.want > 0) || got != tt.want {
+			t.Errorf("%s on %s (ep %d) from %q: %d, %t; want %d", tt.model, tt.chip, tt.ep, tt.source, got, ok, tt.want)
 		}
 	}
 }

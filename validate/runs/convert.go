@@ -625,6 +625,10 @@ func (r Run) Layout(chips int, w space.Workload) (space.Strategy, []string, erro
 	var notes []string
 	s := space.Defaults()
 	s.Degree[space.TP], s.Degree[space.PP], s.Degree[space.EP] = max(r.TP, 1), max(r.PP, 1), max(r.EP, 1)
+	if ep, ok := r.bridgeExpertParallel(); ok {
+		s.Degree[space.EP] = ep
+		notes = append(notes, fmt.Sprintf("ep=%d: the release's performance config (the table says %d)", ep, r.EP))
+	}
 
 	switch v := strings.TrimSpace(r.CPOrSP); {
 	case v == "" && r.CP > 0:

@@ -523,8 +523,10 @@ func (r Run) bridgePerfRow() (release, key string, ok bool) {
 // none, or Megatron-Core's --recompute-modules as a model.IsModuleList
 // policy) the release's performance config runs the Megatron-Bridge MoE
 // row r with, and false where no config of the release has the row's
-// layout (the 25.11 DeepSeek-V3 on GB200 and GPT-OSS rows) or the row is
-// not one (NVIDIA-NeMo/Megatron-Bridge, scripts/performance):
+// layout (the 25.11 DeepSeek-V3 on GB200 row, and 25.11's GPT-OSS rows on
+// GB200 and H100, whose micro-batch, and on GB200 sequence and batch, are
+// not their config's) or the row is not one (NVIDIA-NeMo/Megatron-Bridge,
+// scripts/performance):
 //
 //   - Qwen3, every release: none (set_qwen3_common_configs sets
 //     recompute_granularity None: configs/qwen/qwen3_llm_pretrain.py:36
@@ -533,7 +535,9 @@ func (r Run) bridgePerfRow() (release, key string, ok bool) {
 //   - 25.09 (v0.1.0rc3, run_script.py:95-98): DeepSeek-V3 mla_up_proj and
 //     mlp on H100, and moe_act too on GB200;
 //   - 25.11 (v0.2.0, configs/deepseek/workload_base_configs.py:63-71):
-//     DeepSeek-V3 on B200 (pp 16, ep 8) mla_up_proj;
+//     DeepSeek-V3 on B200 (pp 16, ep 8) mla_up_proj; GPT-OSS-120B on
+//     B200 (ep 64, bridgeExpertParallel) layernorm and moe_act
+//     (configs/gpt_oss/workload_base_configs.py:50-55);
 //   - 26.04.01 (v0.4.2, configs/deepseek/deepseek_workload_base_configs.py):
 //     DeepSeek-V3 on GB200 (pp 4, vp 4, ep 64: GB200_V1 and its V2,
 //     lines 72-84, 161-164) mlp, on B200 (B200_FP8_MX_V2, lines 203-214)
@@ -550,7 +554,7 @@ func (r Run) bridgeRecompute() (string, bool) {
 	}
 	lists := map[string]map[string]string{
 		"25.09 NeMo Container":    {"dsv3/h100": "mla_up_proj+mlp", "dsv3/gb200": "mla_up_proj+mlp+moe_act"},
-		"25.11 NeMo Container":    {"dsv3/b200": "mla_up_proj"},
+		"25.11 NeMo Container":    {"dsv3/b200": "mla_up_proj", "gpt-oss/b200": "layernorm+moe_act"},
 		"26.04.01 NeMo Container": {"dsv3/gb200": "mlp", "dsv3/b200": "mla_up_proj+mlp", "gpt-oss/h100": "layernorm+moe_act", "gpt-oss/gb200": "layernorm+moe_act", "gpt-oss/b200": "layernorm+moe_act"},
 	}
 	list, ok := lists[release][key]
@@ -562,6 +566,28 @@ func (r Run) bridgeRecompute() (string, bool) {
 		return "", false
 	}
 	return pol.Name, true
+}
+
+// bridgeExpertParallel returns the expert-parallel degree the release's
+// performance config runs the Megatron-Bridge performance-summary row r
+// with where the table's EP column names another, and false for every
+// other row. One row: GPT-OSS-120B on 64 B200 in 25.11, whose table says
+// ep 8 where the release's config says 64
+// (NVIDIA-NeMo/Megatron-Bridge v0.2.0, tagged 2025-11-26,
+// scripts/performance/configs/gpt_oss/workload_base_configs.py:50-55,
+// GPT_OSS_120B_B200_BF16_BASE_CONFIG), and whose 8,213 tokens/s a GPU is
+// the later tables' ep 64 figure: 26.02 runs the same job at ep 64 at
+// 8,047 and 26.02.01 at ep 8 at 13,722 (the performance summary archive
+// of NVIDIA-NeMo/Megatron-Bridge@067f987d, "26.02 NeMo Container" and
+// "26.02.01", GPT OSS 120B).
+// Every other column of the row (micro-batch 4, 2 micro-batches a step)
+// is the config's.
+func (r Run) bridgeExpertParallel() (int, bool) {
+	release, key, ok := r.bridgePerfRow()
+	if !ok || release != "25.11 NeMo Container" || key != "gpt-oss/b200" || r.EP != 8 {
+		return 0, false
+	}
+	return 64, true
 }
 
 // bridgeDenseRecompute returns the recompute policy of a Megatron-Bridge
