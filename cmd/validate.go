@@ -141,14 +141,18 @@ func (a *app) runValidateSteps(path string) error {
 	})
 }
 
-// coverageOf is the fixed-layout bands' coverage on the runs of a
-// leave-one-source-out report (bands.Coverage), nil without runs.
-func coverageOf(loso calibrate.SourceReport) (*profiles.CoverageReport, error) {
+// coverageOf is the fixed-layout bands' coverage on the runs rs of a
+// leave-one-source-out report (bands.Coverage), their MoE runs marked as
+// the shipped bands mark them, nil without runs.
+func coverageOf(loso calibrate.SourceReport, rs []runs.Run) (*profiles.CoverageReport, error) {
 	if len(loso.Rows) == 0 {
 		return nil, nil
 	}
 	samples, err := bands.Fixed(loso)
 	if err != nil {
+		return nil, err
+	}
+	if err := bands.MarkMoE(samples, rs); err != nil {
 		return nil, err
 	}
 	cov := bands.Coverage(profiles.RegimeFixed, samples)
@@ -196,7 +200,7 @@ func (a *app) runValidate(path string, quiet bool) error {
 		if err != nil {
 			return fmt.Errorf("leave-one-source-out: %w", err)
 		}
-		if cov, err = coverageOf(loso); err != nil {
+		if cov, err = coverageOf(loso, rs); err != nil {
 			return err
 		}
 	}
@@ -250,7 +254,7 @@ func (a *app) runValidatePublished(rs []runs.Run, format runs.Format, override *
 		if err != nil {
 			return fmt.Errorf("leave-one-source-out: %w", err)
 		}
-		if cov, err = coverageOf(loso); err != nil {
+		if cov, err = coverageOf(loso, rs); err != nil {
 			return err
 		}
 	}

@@ -26,9 +26,21 @@ const (
 // the novelty of a MoE model where the table has too few of them.
 const MoEBand = "moe"
 
-// BandMinRuns is the fewest runs a chip family needs for a band of its
-// own; a family with fewer takes the band of every run of the regime.
+// DenseBand names the fit of the runs of dense models on every chip family
+// (BandTable.Dense).
+const DenseBand = "dense"
+
+// BandMinRuns is the fewest runs a chip family (a kind of chip, the MoE
+// runs) needs for a band of its own; a family with fewer takes its kind's,
+// and a kind with fewer the pool's.
 const BandMinRuns = 10
+
+// BandMinSources is the fewest sources those runs must come from. A band
+// is the error a source the model has not seen can expect, and the runs of
+// one or two sources carry their bias and little of the spread between
+// sources (on the public runs a family of one or two sources holds 41-100%
+// of its runs when they are left out, docs/uncertainty.md).
+const BandMinSources = 3
 
 // Quantile levels of the stored log errors: the bounds of the 95% and 80%
 // intervals and the median.
@@ -57,19 +69,28 @@ type BandFit struct {
 type BandTable struct {
 	// Regime is RegimeFixed, RegimeSearched or RegimeSingle.
 	Regime string
-	// Pooled is the fit of every run of the regime.
+	// Pooled is the fit of every run of the regime: the spread a novelty
+	// widens a band by (Widen).
 	Pooled BandFit
-	// Families are the fits of the chip families with at least BandMinRuns
-	// runs, and those with fewer (whose bands use their kind's or Pooled),
-	// by name.
+	// Dense is the fit of the runs of dense models on every chip family
+	// (Family DenseBand): a dense model's band where neither its family nor
+	// its kind of chip has enough runs.
+	Dense BandFit
+	// Families are the fits of the dense runs of every chip family with a
+	// run, by name: Runs, Sources and Q are of its dense runs, MaxChips is
+	// its largest job of any model. A family with enough (BandMinRuns from
+	// BandMinSources) has a band of its own; the others take their kind's
+	// or Dense.
 	Families []BandFit
-	// Kinds are the fits of every family of one kind of chip (KindOf:
-	// "tpu", "nvidia", ...), by name: a family with too few runs of its
-	// own takes its kind's when the kind has at least BandMinRuns.
+	// Kinds are the fits of the dense runs of every family of one kind of
+	// chip (KindOf: "tpu", "nvidia", ...), by name, taken as the Families.
 	Kinds []BandFit
 	// MoE is the fit of the runs of mixture-of-experts models on every
-	// chip family (Family "moe"): a MoE model's band when it has at least
-	// BandMinRuns runs.
+	// chip family (Family "moe"): a MoE model's band when it has enough
+	// runs. MoE and dense runs are fitted apart: on the public runs the MoE
+	// errors spread three times as wide, and a family's runs of both would
+	// give a dense model the MoE runs' spread and a MoE model the dense
+	// runs'.
 	MoE BandFit
 	// Frameworks and Precisions are those the runs cover.
 	Frameworks, Precisions []string
@@ -157,6 +178,8 @@ func (b Band) Basis() string {
 	switch {
 	case b.Family == MoEBand:
 		on = "of mixture-of-experts models on every chip family"
+	case b.Family == DenseBand:
+		on = "of dense models on every chip family"
 	case b.Family != "" && !strings.Contains(b.Family, "-"):
 		on = "of every " + b.Family + " family"
 	case b.Family != "":
@@ -190,11 +213,13 @@ func StepTimeBand(q BandQuery) Band { return DefaultBands().StepTimeBand(q) }
 
 // StepTimeBand returns the band of a step time predicted for q: one chip
 // takes the single-chip table when its family has runs there, else (and
-// many chips) the fixed or searched table. A family with at least
-// BandMinRuns runs has its own quantiles, any other its kind's or the
-// pool's, and a MoE model those of the MoE runs; then each of the
-// framework, precision, scale (chips beyond the family's largest run) and
-// MoE model that no run covers widens it (Widen). Every query has a band.
+// many chips) the fixed or searched table. A dense model takes its
+// family's quantiles when the family has enough dense runs
+// (BandFit.Enough), else its kind's, else those of every dense run; a MoE
+// model those of the MoE runs when there are enough, else the dense
+// model's; then each of the framework, precision, scale (chips beyond the
+// family's largest run) and MoE model that no run covers widens it
+// (Widen). Every query has a band.
 func (bs Bands) StepTimeBand(q BandQuery) Band {
 	regime := RegimeFixed
 	if q.Searched {
@@ -203,7 +228,7 @@ func (bs Bands) StepTimeBand(q BandQuery) Band {
 	t, ok := bs.table(regime)
 	if q.Chips <= 1 {
 		if st, sok := bs.table(RegimeSingle); sok {
-			if f, fok := st.family(q.Family); fok && f.Runs > 0 {
+			if _, fok := st.family(q.Family); fok {
 				t, ok = st, true
 			}
 		}
@@ -212,15 +237,18 @@ func (bs Bands) StepTimeBand(q BandQuery) Band {
 		return Band{Lo80: 1, Hi80: 1, Lo95: 1, Hi95: 1, Median: 1, Regime: regime}
 	}
 	var novel []string
-	fit := t.Pooled
-	if k, ok := t.kind(KindOf(q.Family)); ok && k.Runs >= BandMinRuns {
+	fit := t.Dense
+	if fit.Runs == 0 {
+		fit = t.Pooled
+	}
+	if k, ok := t.kind(KindOf(q.Family)); ok && k.Enough() {
 		fit = k
 	}
 	f, known := t.family(q.Family)
 	switch {
-	case !known || f.Runs == 0:
+	case !known:
 		novel = append(novel, "family")
-	case f.Runs >= BandMinRuns:
+	case f.Enough():
 		fit = f
 	}
 	if !slices.Contains(t.Frameworks, frameworkKey(q.Framework)) {
@@ -229,7 +257,7 @@ func (bs Bands) StepTimeBand(q BandQuery) Band {
 	if !slices.Contains(t.Precisions, PrecisionKey(q.Precision)) {
 		novel = append(novel, "precision")
 	}
-	if known && f.Runs > 0 && q.Chips > f.MaxChips {
+	if known && q.Chips > f.MaxChips {
 		novel = append(novel, "scale")
 	}
 	// A MoE model's error is that of the MoE runs, on whichever chips they
@@ -237,7 +265,7 @@ func (bs Bands) StepTimeBand(q BandQuery) Band {
 	// does not have, and on the public runs they spread its errors three
 	// times as wide (docs/uncertainty.md).
 	if q.MoE {
-		if t.MoE.Runs >= BandMinRuns {
+		if t.MoE.Enough() {
 			fit = t.MoE
 		} else {
 			novel = append(novel, MoEBand)
@@ -245,6 +273,10 @@ func (bs Bands) StepTimeBand(q BandQuery) Band {
 	}
 	return bandOf(t, fit, novel)
 }
+
+// Enough reports whether f has the runs and sources for a band of its own:
+// BandMinRuns runs from BandMinSources sources.
+func (f BandFit) Enough() bool { return f.Runs >= BandMinRuns && f.Sources >= BandMinSources }
 
 // widening counts the novelties that widen a band: a family no run
 // covers already takes the pool's band, which holds every family's
@@ -490,8 +522,9 @@ type CoverageReport struct {
 	All      Covered   `json:"all"`
 	Families []Covered `json:"families"`
 	Kinds    []Covered `json:"kinds"`
-	// MoE covers the runs of mixture-of-experts models.
-	MoE Covered `json:"moe"`
+	// MoE covers the runs of mixture-of-experts models, Dense the others.
+	MoE   Covered `json:"moe"`
+	Dense Covered `json:"dense"`
 }
 
 // Kind returns the coverage of the kind of chip.

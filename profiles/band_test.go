@@ -81,49 +81,62 @@ func TestMemoryFit(t *testing.T) {
 // testBands is a hand-made set of bands: tpu-v5e has 10 runs, tpu-v6e 2,
 // the tpu kind 12.
 func testBands() Bands {
-	fit := func(family string, runs, maxChips int, q ...float64) BandFit {
-		return BandFit{Family: family, Runs: runs, MaxChips: maxChips, Q: [5]float64(q), Coverage80: 0.8}
+	fit := func(family string, runs, sources, maxChips int, q ...float64) BandFit {
+		return BandFit{Family: family, Runs: runs, Sources: sources, MaxChips: maxChips, Q: [5]float64(q), Coverage80: 0.8}
 	}
 	fixed := BandTable{
-		Regime:     RegimeFixed,
-		Pooled:     fit("", 40, 1024, -0.4, -0.2, 0, 0.2, 0.4),
-		Families:   []BandFit{fit("tpu-v5e", 10, 256, -0.2, -0.1, 0, 0.1, 0.2), fit("tpu-v6e", 2, 64, 0, 0, 0, 0, 0)},
-		Kinds:      []BandFit{fit("tpu", 12, 256, -0.3, -0.15, 0, 0.15, 0.3), fit("nvidia", 28, 1024, -0.4, -0.2, 0, 0.2, 0.4)},
-		MoE:        fit(MoEBand, 10, 512, -0.6, -0.3, 0.1, 0.5, 0.8),
+		Regime: RegimeFixed,
+		Pooled: fit("", 40, 6, 1024, -0.4, -0.2, 0, 0.2, 0.4),
+		Dense:  fit(DenseBand, 30, 5, 1024, -0.3, -0.16, 0, 0.16, 0.3),
+		Families: []BandFit{
+			fit("nvidia-blackwell", 0, 0, 256, 0, 0, 0, 0, 0), // MoE runs only
+			fit("nvidia-hopper", 12, 1, 1024, -0.1, -0.05, 0, 0.05, 0.1),
+			fit("tpu-v5e", 10, 3, 256, -0.2, -0.1, 0, 0.1, 0.2),
+			fit("tpu-v6e", 2, 1, 64, 0, 0, 0, 0, 0),
+		},
+		Kinds:      []BandFit{fit("tpu", 12, 3, 256, -0.3, -0.15, 0, 0.15, 0.3), fit("nvidia", 18, 4, 1024, -0.4, -0.2, 0, 0.2, 0.4)},
+		MoE:        fit(MoEBand, 10, 3, 512, -0.6, -0.3, 0.1, 0.5, 0.8),
 		Frameworks: []string{"generic", "maxtext"},
 		Precisions: []string{"bf16"},
 	}
-	single := BandTable{Regime: RegimeSingle, Pooled: fit("", 10, 1, -0.05, -0.03, 0, 0.03, 0.05),
-		Families: []BandFit{fit("nvidia-hopper", 10, 1, -0.05, -0.03, 0, 0.03, 0.05)}, Frameworks: []string{"torchtitan"}, Precisions: []string{"bf16"}}
+	single := BandTable{Regime: RegimeSingle, Pooled: fit("", 10, 3, 1, -0.05, -0.03, 0, 0.03, 0.05),
+		Dense:    fit(DenseBand, 10, 3, 1, -0.05, -0.03, 0, 0.03, 0.05),
+		Families: []BandFit{fit("nvidia-hopper", 10, 3, 1, -0.05, -0.03, 0, 0.03, 0.05)}, Frameworks: []string{"torchtitan"}, Precisions: []string{"bf16"}}
 	return Bands{Tables: []BandTable{fixed, single}}
 }
 
 func TestStepTimeBand(t *testing.T) {
-	bs := testBands()
+	fewMoESources := testBands()
+	fewMoESources.Tables[0].MoE.Sources = 2
 	for _, tt := range []struct {
 		name   string
+		bs     Bands
 		q      BandQuery
 		lo, hi float64 // ln of the 80% ends
 		family string
 		novel  []string
 	}{
-		{"a family of its own", BandQuery{Family: "tpu-v5e", Chips: 64, Framework: "maxtext"}, -0.1, 0.1, "tpu-v5e", nil},
-		{"too few runs: its kind's", BandQuery{Family: "tpu-v6e", Chips: 64, Framework: "maxtext"}, -0.15, 0.15, "tpu", nil},
-		{"no runs: its kind's, not widened", BandQuery{Family: "tpu-7x", Chips: 64}, -0.15, 0.15, "tpu", []string{"family"}},
-		{"no kind: the pool's", BandQuery{Family: "amd-cdna3", Chips: 64}, -0.2, 0.2, "", []string{"family"}},
+		{"a family of its own", testBands(), BandQuery{Family: "tpu-v5e", Chips: 64, Framework: "maxtext"}, -0.1, 0.1, "tpu-v5e", nil},
+		{"too few runs: its kind's", testBands(), BandQuery{Family: "tpu-v6e", Chips: 64, Framework: "maxtext"}, -0.15, 0.15, "tpu", nil},
+		{"runs from one source: its kind's", testBands(), BandQuery{Family: "nvidia-hopper", Chips: 64, Framework: "generic"}, -0.2, 0.2, "nvidia", nil},
+		{"MoE runs only: known, its kind's", testBands(), BandQuery{Family: "nvidia-blackwell", Chips: 64, Framework: "generic"}, -0.2, 0.2, "nvidia", nil},
+		{"no runs: its kind's, not widened", testBands(), BandQuery{Family: "tpu-7x", Chips: 64}, -0.15, 0.15, "tpu", []string{"family"}},
+		{"no kind: the dense runs'", testBands(), BandQuery{Family: "amd-cdna3", Chips: 64}, -0.16, 0.16, DenseBand, []string{"family"}},
 		// sqrt(0.1² + 0.2²) = 0.22361 each side.
-		{"a framework no run covers", BandQuery{Family: "tpu-v5e", Chips: 64, Framework: "megatron"}, -0.22361, 0.22361, "tpu-v5e", []string{"framework"}},
+		{"a framework no run covers", testBands(), BandQuery{Family: "tpu-v5e", Chips: 64, Framework: "megatron"}, -0.22361, 0.22361, "tpu-v5e", []string{"framework"}},
 		// Two novelties: sqrt(0.1² + 2·0.2²) = 0.3.
-		{"fp8 beyond the largest run", BandQuery{Family: "tpu-v5e", Chips: 512, Precision: "fp8"}, -0.3, 0.3, "tpu-v5e", []string{"precision", "scale"}},
-		{"one chip: the single-chip table", BandQuery{Family: "nvidia-hopper", Chips: 1, Framework: "torchtitan"}, -0.03, 0.03, "nvidia-hopper", nil},
-		{"one chip of a family without steps: the fixed table", BandQuery{Family: "tpu-v5e", Chips: 1}, -0.1, 0.1, "tpu-v5e", nil},
-		{"a MoE model: the MoE runs' on any family", BandQuery{Family: "tpu-v5e", Chips: 64, Framework: "maxtext", MoE: true}, -0.3, 0.5, MoEBand, nil},
+		{"fp8 beyond the largest run", testBands(), BandQuery{Family: "tpu-v5e", Chips: 512, Precision: "fp8"}, -0.3, 0.3, "tpu-v5e", []string{"precision", "scale"}},
+		{"one chip: the single-chip table", testBands(), BandQuery{Family: "nvidia-hopper", Chips: 1, Framework: "torchtitan"}, -0.03, 0.03, "nvidia-hopper", nil},
+		{"one chip of a family without steps: the fixed table", testBands(), BandQuery{Family: "tpu-v5e", Chips: 1}, -0.1, 0.1, "tpu-v5e", nil},
+		{"a MoE model: the MoE runs' on any family", testBands(), BandQuery{Family: "tpu-v5e", Chips: 64, Framework: "maxtext", MoE: true}, -0.3, 0.5, MoEBand, nil},
 		// Widened about the MoE median 0.1: 0.1 - sqrt(0.4² + 0.2²) = -0.34721, 0.1 + sqrt(0.4² + 0.2²) = 0.54721.
-		{"a MoE model under a framework no run covers", BandQuery{Family: "nvidia-hopper", Chips: 64, Framework: "megatron", MoE: true}, -0.34721, 0.54721, MoEBand, []string{"family", "framework"}},
+		{"a MoE model under a framework no run covers", testBands(), BandQuery{Family: "nvidia-hopper", Chips: 64, Framework: "megatron", MoE: true}, -0.34721, 0.54721, MoEBand, []string{"framework"}},
+		// MoE runs of two sources: the family's dense band widened by the pool's, sqrt(0.1² + 0.2²) = 0.22361.
+		{"MoE runs from too few sources", fewMoESources, BandQuery{Family: "tpu-v5e", Chips: 64, Framework: "maxtext", MoE: true}, -0.22361, 0.22361, "tpu-v5e", []string{MoEBand}},
 		// Too few MoE runs on one chip: the single-chip family's, widened by the pool's: sqrt(0.03² + 0.03²) = 0.04243.
-		{"a MoE model on one chip without MoE steps", BandQuery{Family: "nvidia-hopper", Chips: 1, Framework: "torchtitan", MoE: true}, -0.04243, 0.04243, "nvidia-hopper", []string{MoEBand}},
+		{"a MoE model on one chip without MoE steps", testBands(), BandQuery{Family: "nvidia-hopper", Chips: 1, Framework: "torchtitan", MoE: true}, -0.04243, 0.04243, "nvidia-hopper", []string{MoEBand}},
 	} {
-		b := bs.StepTimeBand(tt.q)
+		b := tt.bs.StepTimeBand(tt.q)
 		if math.Abs(math.Log(b.Lo80)-tt.lo) > 1e-5 || math.Abs(math.Log(b.Hi80)-tt.hi) > 1e-5 || b.Family != tt.family || !slices.Equal(b.Novel, tt.novel) {
 			t.Errorf("%s: band ln [%.5f, %.5f] of %q, novel %v; want [%.5f, %.5f] of %q, %v", tt.name,
 				math.Log(b.Lo80), math.Log(b.Hi80), b.Family, b.Novel, tt.lo, tt.hi, tt.family, tt.novel)

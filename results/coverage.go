@@ -12,7 +12,8 @@ import (
 // WriteCoverage prints how often the 80% and 95% intervals the planner
 // draws (profiles.Bands.StepTimeBand) contain a measured run when drawn
 // without the run's own source, per chip family, kind of chip, for the
-// mixture-of-experts runs and for all: the check
+// mixture-of-experts runs and the dense ones (where there are MoE runs)
+// and for all: the check
 // of the band's honesty (docs/uncertainty.md). Nothing without runs.
 func WriteCoverage(w io.Writer, c *profiles.CoverageReport) error {
 	if c == nil || c.All.Runs == 0 {
@@ -27,7 +28,7 @@ func WriteCoverage(w io.Writer, c *profiles.CoverageReport) error {
 	fmt.Fprintln(tw, "family\truns\tin 80%\tcoverage\tin 95%\tcoverage\tmedian half-width")
 	rows := append(slices.Clone(c.Families), c.Kinds...)
 	if c.MoE.Runs > 0 {
-		rows = append(rows, c.MoE)
+		rows = append(rows, c.MoE, c.Dense)
 	}
 	for _, f := range append(rows, c.All) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\t%s\n", f.Name, f.Runs, f.In80, Percent(f.Coverage80), f.In95, Percent(f.Coverage95), Percent(f.MedianHalfWidth))

@@ -41,38 +41,49 @@ func (s Sample) query(searched bool) profiles.BandQuery {
 	return profiles.BandQuery{Family: s.Family, Chips: s.Chips, Framework: s.Framework, Precision: s.Precision, Searched: searched, MoE: s.MoE}
 }
 
-// Fit returns the band table of a regime from its samples: the pool's and
-// every family's quantiles (profiles.BandQuantiles), the frameworks and
+// Fit returns the band table of a regime from its samples: the quantiles
+// (profiles.BandQuantiles) of the pool, of the dense runs, of every family
+// and kind of chip's dense runs and of the MoE runs, the frameworks and
 // precisions covered, and each fit's leave-one-source-out coverage of its
-// 80% interval (Coverage).
+// 80% interval over the runs it is the band of (Coverage).
 func Fit(regime string, samples []Sample, basis string) profiles.BandTable {
 	t := fitOnly(regime, samples, basis)
-	cov := Coverage(regime, samples)
-	t.Pooled.Coverage80 = cov.All.Coverage80
+	in := covered(regime, samples)
+	dense := func(keep func(Sample) bool) func(Sample) bool {
+		return func(s Sample) bool { return !s.MoE && keep(s) }
+	}
+	t.Pooled.Coverage80 = tally("", samples, in, func(Sample) bool { return true }).Coverage80
+	t.Dense.Coverage80 = tally("", samples, in, dense(func(Sample) bool { return true })).Coverage80
 	for i := range t.Families {
-		if c, ok := cov.Family(t.Families[i].Family); ok {
-			t.Families[i].Coverage80 = c.Coverage80
-		}
+		f := t.Families[i].Family
+		t.Families[i].Coverage80 = tally("", samples, in, dense(func(s Sample) bool { return s.Family == f })).Coverage80
 	}
 	for i := range t.Kinds {
-		if c, ok := cov.Kind(t.Kinds[i].Family); ok {
-			t.Kinds[i].Coverage80 = c.Coverage80
-		}
+		k := t.Kinds[i].Family
+		t.Kinds[i].Coverage80 = tally("", samples, in, dense(func(s Sample) bool { return kind(s) == k })).Coverage80
 	}
-	t.MoE.Coverage80 = cov.MoE.Coverage80
+	t.MoE.Coverage80 = tally("", samples, in, moe).Coverage80
 	return t
 }
 
-// fitOnly is Fit without the coverage.
+// fitOnly is Fit without the coverage. The families and kinds are fitted
+// on their dense runs (profiles.BandTable.Families); their largest job is
+// of any model, as is the scale a run covers.
 func fitOnly(regime string, samples []Sample, basis string) profiles.BandTable {
-	t := profiles.BandTable{Regime: regime, Basis: basis, Pooled: fitOf("", samples),
+	denseRuns := filter(samples, func(s Sample) bool { return !s.MoE })
+	t := profiles.BandTable{Regime: regime, Basis: basis, Pooled: fitOf("", samples), Dense: fitOf(profiles.DenseBand, denseRuns),
 		Frameworks: distinct(samples, func(s Sample) string { return s.Framework }),
 		Precisions: distinct(samples, func(s Sample) string { return profiles.PrecisionKey(s.Precision) })}
+	of := func(name string, keep func(Sample) bool) profiles.BandFit {
+		f := fitOf(name, filter(denseRuns, keep))
+		f.MaxChips = fitOf(name, filter(samples, keep)).MaxChips
+		return f
+	}
 	for _, f := range distinct(samples, family) {
-		t.Families = append(t.Families, fitOf(f, filter(samples, func(s Sample) bool { return s.Family == f })))
+		t.Families = append(t.Families, of(f, func(s Sample) bool { return s.Family == f }))
 	}
 	for _, k := range distinct(samples, kind) {
-		t.Kinds = append(t.Kinds, fitOf(k, filter(samples, func(s Sample) bool { return kind(s) == k })))
+		t.Kinds = append(t.Kinds, of(k, func(s Sample) bool { return kind(s) == k }))
 	}
 	t.MoE = fitOf(profiles.MoEBand, filter(samples, moe))
 	return t
@@ -132,12 +143,31 @@ func filter(samples []Sample, keep func(Sample) bool) []Sample {
 // family whose only source is the one left out is then a family no run
 // covers, and is widened as such.
 func Coverage(regime string, samples []Sample) profiles.CoverageReport {
-	rep := profiles.CoverageReport{Regime: regime, All: profiles.Covered{Name: "all"}}
-	type out struct {
-		in80, in95 bool
-		half       float64
+	in := covered(regime, samples)
+	rep := profiles.CoverageReport{Regime: regime}
+	rep.All = tally("all", samples, in, func(Sample) bool { return true })
+	for _, f := range distinct(samples, family) {
+		rep.Families = append(rep.Families, tally(f, samples, in, func(s Sample) bool { return s.Family == f }))
 	}
-	results := make([]out, len(samples))
+	for _, k := range distinct(samples, kind) {
+		rep.Kinds = append(rep.Kinds, tally(k, samples, in, func(s Sample) bool { return kind(s) == k }))
+	}
+	rep.MoE = tally(profiles.MoEBand, samples, in, moe)
+	rep.Dense = tally(profiles.DenseBand, samples, in, func(s Sample) bool { return !s.MoE })
+	return rep
+}
+
+// drawn is one sample's interval drawn without its source: whether it
+// holds the run at 80% and 95%, and its 80% half-width.
+type drawn struct {
+	in80, in95 bool
+	half       float64
+}
+
+// covered draws every sample's interval from a table fitted without the
+// sample's source (Coverage).
+func covered(regime string, samples []Sample) []drawn {
+	results := make([]drawn, len(samples))
 	tables := map[string]profiles.Bands{}
 	for i, s := range samples {
 		bs, ok := tables[s.Source]
@@ -148,40 +178,35 @@ func Coverage(regime string, samples []Sample) profiles.CoverageReport {
 		}
 		b := bs.StepTimeBand(s.query(regime == profiles.RegimeSearched))
 		r := math.Exp(s.LogError)
-		results[i] = out{in80: b.Lo80 <= r && r <= b.Hi80, in95: b.Lo95 <= r && r <= b.Hi95, half: b.HalfWidth()}
+		results[i] = drawn{in80: b.Lo80 <= r && r <= b.Hi80, in95: b.Lo95 <= r && r <= b.Hi95, half: b.HalfWidth()}
 	}
-	tally := func(name string, keep func(Sample) bool) profiles.Covered {
-		c := profiles.Covered{Name: name}
-		var halves []float64
-		for i, s := range samples {
-			if !keep(s) {
-				continue
-			}
-			c.Runs++
-			if results[i].in80 {
-				c.In80++
-			}
-			if results[i].in95 {
-				c.In95++
-			}
-			halves = append(halves, results[i].half)
+	return results
+}
+
+// tally counts the samples keep accepts whose drawn interval (in, by
+// sample) holds them, under the name.
+func tally(name string, samples []Sample, in []drawn, keep func(Sample) bool) profiles.Covered {
+	c := profiles.Covered{Name: name}
+	var halves []float64
+	for i, s := range samples {
+		if !keep(s) {
+			continue
 		}
-		if c.Runs > 0 {
-			c.Coverage80 = float64(c.In80) / float64(c.Runs)
-			c.Coverage95 = float64(c.In95) / float64(c.Runs)
-			c.MedianHalfWidth = median(halves)
+		c.Runs++
+		if in[i].in80 {
+			c.In80++
 		}
-		return c
+		if in[i].in95 {
+			c.In95++
+		}
+		halves = append(halves, in[i].half)
 	}
-	rep.All = tally("all", func(Sample) bool { return true })
-	for _, f := range distinct(samples, family) {
-		rep.Families = append(rep.Families, tally(f, func(s Sample) bool { return s.Family == f }))
+	if c.Runs > 0 {
+		c.Coverage80 = float64(c.In80) / float64(c.Runs)
+		c.Coverage95 = float64(c.In95) / float64(c.Runs)
+		c.MedianHalfWidth = median(halves)
 	}
-	for _, k := range distinct(samples, kind) {
-		rep.Kinds = append(rep.Kinds, tally(k, func(s Sample) bool { return kind(s) == k }))
-	}
-	rep.MoE = tally(profiles.MoEBand, moe)
-	return rep
+	return c
 }
 
 // median returns the median of x (sorted in place), 0 without values.

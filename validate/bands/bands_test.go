@@ -153,6 +153,9 @@ func drift(want, got profiles.Bands) string {
 		if !fits(w.MoE, g.MoE) {
 			return w.Regime + " moe"
 		}
+		if !fits(w.Dense, g.Dense) {
+			return w.Regime + " dense"
+		}
 		for j := range w.Kinds {
 			if !fits(w.Kinds[j], g.Kinds[j]) {
 				return w.Regime + " " + w.Kinds[j].Family

@@ -62,7 +62,7 @@ func Build(ctx context.Context, in Inputs) (Result, error) {
 	// The searched samples are runs of the fixed ones (LeaveOneSourceOut's rows).
 	moe, err := moeRuns(fixed, in.Runs)
 	if err != nil {
-		return Result{}, err
+		return Result{}, fmt.Errorf("bands: %w", err)
 	}
 	markMoE(fixed, moe)
 	markMoE(searched, moe)
@@ -126,7 +126,7 @@ func WriteGo(w io.Writer, bs profiles.Bands) error {
 	b.WriteString("// validate/bands from the public measurements (docs/uncertainty.md).\n")
 	b.WriteString("func DefaultBands() Bands {\n\treturn Bands{\n\t\tTables: []BandTable{\n")
 	for _, t := range bs.Tables {
-		fmt.Fprintf(&b, "\t\t\t{\n\t\t\t\tRegime: %q,\n\t\t\t\tPooled: BandFit%s,\n\t\t\t\tFamilies: []BandFit{\n", t.Regime, fitGo(t.Pooled))
+		fmt.Fprintf(&b, "\t\t\t{\n\t\t\t\tRegime: %q,\n\t\t\t\tPooled: BandFit%s,\n\t\t\t\tDense: BandFit%s,\n\t\t\t\tFamilies: []BandFit{\n", t.Regime, fitGo(t.Pooled), fitGo(t.Dense))
 		for _, f := range t.Families {
 			fmt.Fprintf(&b, "\t\t\t\t\t%s,\n", fitGo(f))
 		}

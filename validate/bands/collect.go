@@ -192,6 +192,18 @@ func markMoE(samples []Sample, moe map[string]bool) {
 	}
 }
 
+// MarkMoE sets MoE on the samples whose run (found by ID in rs) has a
+// mixture-of-experts model, so that their intervals are the MoE runs' and
+// the dense runs' are fitted without them (profiles.BandTable).
+func MarkMoE(samples []Sample, rs []runs.Run) error {
+	moe, err := moeRuns(samples, rs)
+	if err != nil {
+		return err
+	}
+	markMoE(samples, moe)
+	return nil
+}
+
 // cmpErr keeps the first error.
 func cmpErr(first, err error) error {
 	if first != nil {

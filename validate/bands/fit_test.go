@@ -85,3 +85,34 @@ func TestResidual80(t *testing.T) {
 		t.Errorf("Residual80 = %.6f, want 0.100167", got)
 	}
 }
+
+// TestFitDenseApart: a family's dense and MoE runs are fitted apart. Ten
+// dense runs of three sources at ±0.01 to ±0.09 and ten MoE runs at five
+// times those: the family's and the dense fit hold the dense runs alone
+// (80% ends at h = 1.1 and 9.9: -0.09+0.1·0.02 = -0.088 and 0.088), its
+// largest job is the MoE runs' 64 chips, the MoE fit the MoE runs'
+// (±0.44), and a dense model's band is the family's.
+func TestFitDenseApart(t *testing.T) {
+	errs := []float64{-0.09, -0.07, -0.05, -0.03, -0.01, 0.01, 0.03, 0.05, 0.07, 0.09}
+	var s []Sample
+	for i, e := range errs {
+		src := []string{"a", "b", "c"}[i%3]
+		s = append(s, Sample{Source: src, Family: "nvidia-hopper", Framework: "megatron", Precision: "bf16", Chips: 8, LogError: e})
+		s = append(s, Sample{Source: src, Family: "nvidia-hopper", Framework: "megatron", Precision: "bf16", Chips: 64, MoE: true, LogError: 5 * e})
+	}
+	tbl := Fit(profiles.RegimeFixed, s, "test")
+	f := tbl.Families[0]
+	if f.Runs != 10 || f.Sources != 3 || f.MaxChips != 64 || math.Abs(f.Q[1]+0.088) > 1e-9 || math.Abs(f.Q[3]-0.088) > 1e-9 {
+		t.Errorf("family fit %+v; want 10 dense runs of 3 sources, 64 chips, 80%% ends ±0.088", f)
+	}
+	if tbl.Dense.Runs != 10 || math.Abs(tbl.Dense.Q[3]-0.088) > 1e-9 || tbl.Pooled.Runs != 20 {
+		t.Errorf("dense fit %+v, pool of %d runs; want the 10 dense runs and a pool of 20", tbl.Dense, tbl.Pooled.Runs)
+	}
+	if tbl.MoE.Runs != 10 || math.Abs(tbl.MoE.Q[3]-0.44) > 1e-9 {
+		t.Errorf("MoE fit %+v; want 10 runs, 90%% at 0.44", tbl.MoE)
+	}
+	b := profiles.Bands{Tables: []profiles.BandTable{tbl}}.StepTimeBand(profiles.BandQuery{Family: "nvidia-hopper", Chips: 8, Framework: "megatron"})
+	if b.Family != "nvidia-hopper" || math.Abs(math.Log(b.Hi80)-0.088) > 1e-9 {
+		t.Errorf("dense band %+v; want the family's, 80%% to e^0.088", b)
+	}
+}
