@@ -38,8 +38,9 @@ const BandMinRuns = 10
 // BandMinSources is the fewest sources those runs must come from. A band
 // is the error a source the model has not seen can expect, and the runs of
 // one or two sources carry their bias and little of the spread between
-// sources (on the public runs a family of one or two sources holds 41-100%
-// of its runs when they are left out, docs/uncertainty.md).
+// sources (on the public runs the families of one or two sources are
+// covered at 35% to 100% when their sources are left out,
+// docs/uncertainty.md).
 const BandMinSources = 3
 
 // Quantile levels of the stored log errors: the bounds of the 95% and 80%
@@ -279,8 +280,9 @@ func (bs Bands) StepTimeBand(q BandQuery) Band {
 func (f BandFit) Enough() bool { return f.Runs >= BandMinRuns && f.Sources >= BandMinSources }
 
 // widening counts the novelties that widen a band: a family no run
-// covers already takes the pool's band, which holds every family's
-// spread, so only the framework, precision and scale widen it further.
+// covers already takes its kind's or every dense run's band, which holds
+// its families' spread, so only the framework, precision, scale and MoE
+// model widen it further.
 func widening(novel []string) int {
 	k := 0
 	for _, n := range novel {
