@@ -74,8 +74,9 @@ type BandTable struct {
 	// widens a band by (Widen).
 	Pooled BandFit
 	// Dense is the fit of the runs of dense models on every chip family
-	// (Family DenseBand): a dense model's band where neither its family nor
-	// its kind of chip has enough runs.
+	// (Family DenseBand, or the family's name where they are all of one,
+	// as the single-chip steps are): a dense model's band where neither
+	// its family nor its kind of chip has enough runs.
 	Dense BandFit
 	// Families are the fits of the dense runs of every chip family with a
 	// run, by name: Runs, Sources and Q are of its dense runs, MaxChips is

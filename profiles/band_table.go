@@ -54,7 +54,7 @@ func DefaultBands() Bands {
 			{
 				Regime: "single",
 				Pooled: BandFit{Family: "", Runs: 75, Sources: 2, MaxChips: 1, Q: [5]float64{-0.0586, -0.0286, 0.0357, 0.0749, 0.1424}, Coverage80: 0.827},
-				Dense:  BandFit{Family: "dense", Runs: 75, Sources: 2, MaxChips: 1, Q: [5]float64{-0.0586, -0.0286, 0.0357, 0.0749, 0.1424}, Coverage80: 0.827},
+				Dense:  BandFit{Family: "nvidia-hopper", Runs: 75, Sources: 2, MaxChips: 1, Q: [5]float64{-0.0586, -0.0286, 0.0357, 0.0749, 0.1424}, Coverage80: 0.827},
 				Families: []BandFit{
 					{Family: "nvidia-hopper", Runs: 75, Sources: 2, MaxChips: 1, Q: [5]float64{-0.0586, -0.0286, 0.0357, 0.0749, 0.1424}, Coverage80: 0.827},
 				},

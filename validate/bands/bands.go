@@ -71,7 +71,11 @@ func Fit(regime string, samples []Sample, basis string) profiles.BandTable {
 // of any model, as is the scale a run covers.
 func fitOnly(regime string, samples []Sample, basis string) profiles.BandTable {
 	denseRuns := filter(samples, func(s Sample) bool { return !s.MoE })
-	t := profiles.BandTable{Regime: regime, Basis: basis, Pooled: fitOf("", samples), Dense: fitOf(profiles.DenseBand, denseRuns),
+	dense := profiles.DenseBand
+	if fams := distinct(denseRuns, family); len(fams) == 1 {
+		dense = fams[0] // the dense runs of one family are that family's (the single-chip steps)
+	}
+	t := profiles.BandTable{Regime: regime, Basis: basis, Pooled: fitOf("", samples), Dense: fitOf(dense, denseRuns),
 		Frameworks: distinct(samples, func(s Sample) string { return s.Framework }),
 		Precisions: distinct(samples, func(s Sample) string { return profiles.PrecisionKey(s.Precision) })}
 	of := func(name string, keep func(Sample) bool) profiles.BandFit {
