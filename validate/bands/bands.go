@@ -80,7 +80,9 @@ func fitOnly(regime string, samples []Sample, basis string) profiles.BandTable {
 		Precisions: distinct(samples, func(s Sample) string { return profiles.PrecisionKey(s.Precision) })}
 	of := func(name string, keep func(Sample) bool) profiles.BandFit {
 		f := fitOf(name, filter(denseRuns, keep))
-		f.MaxChips = fitOf(name, filter(samples, keep)).MaxChips
+		for _, s := range filter(samples, keep) {
+			f.MaxChips = max(f.MaxChips, s.Chips)
+		}
 		return f
 	}
 	for _, f := range distinct(samples, family) {
