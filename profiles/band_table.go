@@ -31,19 +31,19 @@ func DefaultBands() Bands {
 			},
 			{
 				Regime: "searched",
-				Pooled: BandFit{Family: "", Runs: 175, Sources: 10, MaxChips: 8192, Q: [5]float64{-0.1808, -0.0859, 0.0312, 0.2261, 0.6810}, Coverage80: 0.811},
-				Dense:  BandFit{Family: "dense", Runs: 147, Sources: 10, MaxChips: 8192, Q: [5]float64{-0.1762, -0.0869, 0.0284, 0.1633, 0.5780}, Coverage80: 0.830},
+				Pooled: BandFit{Family: "", Runs: 175, Sources: 10, MaxChips: 8192, Q: [5]float64{-0.1808, -0.0859, 0.0312, 0.2261, 0.6918}, Coverage80: 0.811},
+				Dense:  BandFit{Family: "dense", Runs: 147, Sources: 10, MaxChips: 8192, Q: [5]float64{-0.1762, -0.0869, 0.0284, 0.1633, 0.6087}, Coverage80: 0.830},
 				Families: []BandFit{
 					{Family: "nvidia-ampere", Runs: 40, Sources: 5, MaxChips: 3072, Q: [5]float64{-0.1853, -0.0832, 0.0418, 0.1176, 0.1779}, Coverage80: 0.925},
 					{Family: "nvidia-blackwell", Runs: 10, Sources: 2, MaxChips: 256, Q: [5]float64{0.0200, 0.0209, 0.0634, 0.0994, 0.0996}, Coverage80: 1.000},
 					{Family: "nvidia-grace-blackwell", Runs: 6, Sources: 1, MaxChips: 256, Q: [5]float64{-0.1431, -0.1431, 0.0255, 0.2902, 0.2902}, Coverage80: 0.500},
-					{Family: "nvidia-hopper", Runs: 54, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.2266, -0.1037, -0.0029, 0.4520, 0.8280}, Coverage80: 0.759},
+					{Family: "nvidia-hopper", Runs: 54, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.2266, -0.1037, -0.0029, 0.4630, 0.8772}, Coverage80: 0.759},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.2176, 0.3321}, Coverage80: 0.750},
 					{Family: "tpu-v5p", Runs: 1, Sources: 1, MaxChips: 512, Q: [5]float64{0.0669, 0.0669, 0.0669, 0.0669, 0.0669}, Coverage80: 1.000},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0535, -0.0525, 0.0066, 0.1613, 0.1885}, Coverage80: 1.000},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 110, Sources: 8, MaxChips: 3072, Q: [5]float64{-0.1890, -0.0902, 0.0334, 0.1624, 0.7127}, Coverage80: 0.827},
+					{Family: "nvidia", Runs: 110, Sources: 8, MaxChips: 3072, Q: [5]float64{-0.1890, -0.0902, 0.0334, 0.1624, 0.7608}, Coverage80: 0.827},
 					{Family: "tpu", Runs: 37, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0809, 0.0119, 0.1903, 0.3321}, Coverage80: 0.838},
 				},
 				MoE:        BandFit{Family: "moe", Runs: 28, Sources: 3, MaxChips: 1024, Q: [5]float64{-0.2124, -0.0843, 0.0783, 0.3902, 0.7260}, Coverage80: 0.714},

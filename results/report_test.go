@@ -112,6 +112,9 @@ func TestMegatronSplit(t *testing.T) {
 		// v=8: 16 layers a rank in chunks of 2; the first chunk of rank 0
 		// and the last of rank 7 hold 1 (128/64 = 2 with E and L).
 		{"405b pp=8 v=8", st(8, 8, space.Split{}), 126, 0, "--pipeline-model-parallel-layout 'Et|(t*2|)*62tL'"},
+		// v=8 at pp=16: (126+2)/128 = 1, the embedding and the loss each a
+		// virtual stage of their own (Megatron-Bridge's 405B MXFP8 on GB200).
+		{"405b pp=16 v=8", st(16, 8, space.Split{}), 126, 0, "--pipeline-model-parallel-layout 'E|(t|)*126L'"},
 		// Qwen3-235B, 94 layers: 11, six of 12, 11.
 		{"qwen3 pp=8", st(8, 1, space.Split{}), 94, 0, "--decoder-first-pipeline-num-layers 11 --decoder-last-pipeline-num-layers 11"},
 		// DeepSeek-V3 at pp=16 as Megatron-Bridge lays it out: 4 on the

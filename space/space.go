@@ -374,7 +374,7 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 			continue
 		}
 		for _, v := range vs {
-			if v >= 2 && minPP > 0 && minPP*v <= m.Layers {
+			if v >= 2 && minPP > 0 && minPP*v <= MaxVirtualStages(m.Layers) {
 				all = append(all, scheduleChoice{name: sc, v: v})
 			}
 		}
@@ -407,7 +407,7 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 		if fp.has("schedule") && !fp.Schedule.Virtual() {
 			return nil, fmt.Errorf("space: no pipeline schedule agrees with --fix %q: schedule=%s needs pp > 1 (and v=1)", fix.String(), fp.Schedule)
 		}
-		return nil, fmt.Errorf("space: no pipeline schedule agrees with --fix %q: %s need v >= 2, pp > 1 and pp*v <= %d layers, and v > 1 needs one of them", fix.String(), strings.Join(virtualScheduleNames(), ", "), m.Layers)
+		return nil, fmt.Errorf("space: no pipeline schedule agrees with --fix %q: %s need v >= 2, pp > 1 and pp*v <= %d (the %d layers, the embedding and the output layer), and v > 1 needs one of them", fix.String(), strings.Join(virtualScheduleNames(), ", "), MaxVirtualStages(m.Layers), m.Layers)
 	}
 
 	// Recompute policies (with the framework's module lists the model
@@ -1377,7 +1377,7 @@ func (sp *Space) fillIndex() {
 // per-replica batch), ZeRO stage z and the k-th schedule choice is valid:
 // ZeRO above 0 needs dp > 1; without a pipeline only the first schedule
 // choice stands for all; a schedule with virtual stages needs pp*v within
-// the layers; and the schedule's fewest micro-batches.
+// MaxVirtualStages; and the schedule's fewest micro-batches.
 func (sp *Space) valid(l *layout, mb, z, k int) bool {
 	if z > 0 && (l.deg[DP] == 1 || sp.noZeroWithFSDP && l.deg[FSDP] > 1) {
 		return false
@@ -1403,7 +1403,7 @@ func (sp *Space) valid(l *layout, mb, z, k int) bool {
 		}
 		return rules.Fits(pp, l.perReplica/mb, sp.layers)
 	}
-	if pp*sc.v > sp.layers || !sp.anyV && sc.split.MaxStageLayers(sp.layers, pp)%sc.v != 0 || (sp.equalChunks || sp.equalStages) && sp.layers%(pp*sc.v) != 0 {
+	if pp*sc.v > MaxVirtualStages(sp.layers) || !sp.anyV && sc.split.MaxStageLayers(sp.layers, pp)%sc.v != 0 || (sp.equalChunks || sp.equalStages) && sp.layers%(pp*sc.v) != 0 {
 		return false
 	}
 	if explicit && sc.split.MinStageLayers(sp.layers, pp) < sc.v {
@@ -1439,7 +1439,7 @@ func (sp *Space) Skip(genes []int) int64 {
 	}
 	sc := sp.schedules[k]
 	pp := int(l.deg[PP])
-	if pp == 1 && k > 0 || sp.rules[k].Virtual() && (pp*sc.v > sp.layers || l.perReplica/mb < sc.name.MinMicrobatches(pp)) {
+	if pp == 1 && k > 0 || sp.rules[k].Virtual() && (pp*sc.v > MaxVirtualStages(sp.layers) || l.perReplica/mb < sc.name.MinMicrobatches(pp)) {
 		// Without a pipeline only the first choice is valid; the schedules
 		// with virtual stages come last, by ascending v, and fail for the
 		// larger v (pp·v) or all alike (too few micro-batches).

@@ -91,6 +91,19 @@ func (sr stageRuns) start(r int) int {
 	return sr.c0 + sr.c1*min(r-1, sr.n1) + sr.c2*max(0, r-1-sr.n1)
 }
 
+// MaxVirtualStages is the most virtual pipeline stages (pp*v chunks) a
+// schedule with virtual stages can cut n decoder layers into: one decoder
+// layer a chunk, and two chunks more when the first holds only the
+// embedding and the last only the output layer, as Megatron-Core counts
+// them under account_for_embedding_in_pipeline_split and
+// account_for_loss_in_pipeline_split (Megatron-Bridge's Llama 3.1 405B
+// recipes run its 126 layers at pp 16 and v 8 so: NVIDIA-NeMo/Megatron-Bridge
+// v0.4.2 src/megatron/bridge/recipes/llama/llama3.py:1132-1133) and
+// torchtitan's module_fqns_per_model_part allows. The default split then
+// gives the first and the last rank one layer fewer than the middle ones,
+// and ChunkLayers leaves exactly those two chunks without a decoder layer.
+func MaxVirtualStages(n int) int { return n + 2 }
+
 // StageLayers returns the first layer and the number of layers of pipeline
 // rank r of p for a stack of n layers under the default split. Layers need
 // not divide evenly: each rank gets n/p layers and the n mod p extra layers

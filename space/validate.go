@@ -39,7 +39,9 @@ func seqLen(m *model.Spec, w Workload) int {
 //     StageLayers); first and last (Split) need pp > 1 and leave the
 //     other stages at least one layer each, the same number on each
 //     (Split.Check), and with v every stage at least v layers; v > 1 only with a schedule with virtual stages
-//     (interleaved), which needs v >= 2, pp > 1 and pp*v <= layers; each
+//     (interleaved), which needs v >= 2, pp > 1 and pp*v <= layers+2
+//     (MaxVirtualStages: the embedding and the output layer may each
+//     fill a chunk); each
 //     schedule's fewest micro-batches (interleaved and zb-h1: pp, zb-v:
 //     2*pp-1, dualpipe and dualpipev: 2*pp); zb-h1, zb-v, dualpipe and
 //     dualpipev need pp > 1, the V-shaped ones 2*pp <= layers, dualpipe an
@@ -140,9 +142,9 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 		}
 		if pp < 2 {
 			add("schedule=%s needs pp > 1: use 1f1b, or pipeline stages", s.Schedule)
-		} else if mulSat(pp, s.V) > m.Layers {
-			add("pp*v = %d*%d = %d exceeds the %d layers of %s: use v <= %d", pp, s.V, pp*s.V, m.Layers, m.Name, max(1, m.Layers/pp))
-		} else if least := s.Split.MinStageLayers(m.Layers, pp); splitErr == nil && least < s.V {
+		} else if mx := MaxVirtualStages(m.Layers); mulSat(pp, s.V) > mx {
+			add("pp*v = %d*%d = %d exceeds the %d chunks the %d layers of %s, the embedding and the output layer can fill: use v <= %d", pp, s.V, pp*s.V, mx, m.Layers, m.Name, max(1, mx/pp))
+		} else if least := s.Split.MinStageLayers(m.Layers, pp); splitErr == nil && s.Split.Explicit() && least < s.V {
 			add("v=%d splits each stage's layers into %d chunks, but %s leaves a stage with %d layers: use v <= %d or give that stage more layers", s.V, s.V, s.Split, least, least)
 		}
 		if need := s.Schedule.MinMicrobatches(pp); pp > 1 && nmb > 0 && nmb < need {

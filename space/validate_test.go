@@ -94,7 +94,12 @@ func TestValidate(t *testing.T) {
 		{name: "interleaved pp1", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "dp=8,schedule=interleaved,v=2",
 			want: []string{"schedule=interleaved needs pp > 1"}},
 		{name: "interleaved layers", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "pp=8,schedule=interleaved,v=5",
-			want: []string{"pp*v = 8*5 = 40 exceeds the 32 layers of llama3-8b: use v <= 4"}},
+			want: []string{"pp*v = 8*5 = 40 exceeds the 34 chunks the 32 layers of llama3-8b, the embedding and the output layer can fill: use v <= 4"}},
+		// 32 layers, pp=2: 16 a rank in 17 chunks, the embedding and the
+		// output layer each in a chunk of their own (34 = 32+2).
+		{name: "interleaved embedding and output chunks", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "dp=4,pp=2,schedule=interleaved,v=17"},
+		{name: "interleaved beyond embedding and output", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "dp=4,pp=2,schedule=interleaved,v=18",
+			want: []string{"pp*v = 2*18 = 36 exceeds the 34 chunks the 32 layers of llama3-8b, the embedding and the output layer can fill: use v <= 17"}},
 		{name: "interleaved microbatches", m: llama3_8b(), c: gpuCluster(8), w: Workload{4, 8192}, s: "pp=8,schedule=interleaved,v=2",
 			want: []string{"schedule=interleaved needs at least pp=8 micro-batches, but batch/(dp*fsdp*mb) = 4"}},
 		{name: "gpipe few microbatches fine", m: llama3_8b(), c: gpuCluster(8), w: Workload{4, 8192}, s: "pp=8,schedule=gpipe"},
@@ -440,6 +445,14 @@ func TestChunkLayers(t *testing.T) {
 		{126, 8, 8, Split{}, [][]int{
 			{1, 2, 2, 2, 2, 2, 2, 2}, {2, 2, 2, 2, 2, 2, 2, 2}, {2, 2, 2, 2, 2, 2, 2, 2}, {2, 2, 2, 2, 2, 2, 2, 2},
 			{2, 2, 2, 2, 2, 2, 2, 2}, {2, 2, 2, 2, 2, 2, 2, 2}, {2, 2, 2, 2, 2, 2, 2, 2}, {2, 2, 2, 2, 2, 2, 2, 1}}},
+		// pp=16, v=8: (126+2)/128 = 1, the first chunk of rank 0 holds only
+		// the embedding and the last of rank 15 only the output layer
+		// (Megatron-Bridge's GB200 MXFP8 recipe of 26.02 to 26.06).
+		{126, 16, 8, Split{}, [][]int{
+			{0, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1},
+			{1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1},
+			{1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1},
+			{1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 0}}},
 		// DeepSeek-V3, pp=4, v=4, first=16,last=13: rank 3's 13 in 4, 3, 3, 3.
 		{61, 4, 4, Split{First: 16, Last: 13}, [][]int{{4, 4, 4, 4}, {4, 4, 4, 4}, {4, 4, 4, 4}, {4, 3, 3, 3}}},
 		{10, 1, 3, Split{}, [][]int{{3, 3, 4}}},

@@ -117,3 +117,43 @@ func TestLLMFoundryH100(t *testing.T) {
 		t.Errorf("tokens/s MAPE %.1f%%, bias %+.1f%%; want at most 16%% and above +10%% (the unmodelled terms)", 100*mape, 100*bias)
 	}
 }
+
+// TestBridgeArchive plans the Megatron-Bridge performance tables of the
+// releases published-runs-2.csv leaves out (testdata/bridge-archive-2602-2606.csv:
+// 26.02, 26.02.01, 26.04, 26.06 and 26.06.01 on H100, B200 and GB200, 73
+// rows) with their layouts. Every layout is posable: Llama 3.1 405B's 126
+// layers at pp 16 and v 8 (the MXFP8 rows on GB200) fill 128 virtual
+// stages, the embedding and the output layer a chunk each
+// (space.MaxVirtualStages); only the 7 NVFP4 rows are not, a precision the
+// planner does not price. The dense rows are held within 8% (6.0% as
+// written); the mixture-of-experts rows, posed without the recompute and
+// overlap of each release's recipe, are 23.9% off (docs/published-runs-2.md).
+func TestBridgeArchive(t *testing.T) {
+	rs, _ := readTestdata(t, "bridge-archive-2602-2606.csv")
+	rep := Validate(rs, nil, Options{})
+	if len(rep.Rows) != 66 || len(rep.Skipped) != 7 {
+		t.Fatalf("%d rows planned and %d skipped, want 66 and 7", len(rep.Rows), len(rep.Skipped))
+	}
+	for _, s := range rep.Skipped {
+		if !strings.Contains(s.Reason, "nvfp4") {
+			t.Errorf("%s not posable: %s; only the NVFP4 rows should be", s.ID, s.Reason)
+		}
+	}
+	var v8, dense int
+	var denseAbs float64
+	for _, r := range rep.Rows {
+		if strings.Contains(r.ID, "llama31405b_mxfp8") && strings.Contains(r.Strategy, "pp=16,schedule=interleaved,v=8") {
+			v8++
+		}
+		if strings.Contains(r.ID, "llama") {
+			dense++
+			denseAbs += max(r.Error, -r.Error)
+		}
+	}
+	if v8 != 4 {
+		t.Errorf("%d Llama 3.1 405B MXFP8 rows planned at pp=16, v=8; want 4", v8)
+	}
+	if mape := denseAbs / float64(dense); dense != 19 || mape > 0.08 {
+		t.Errorf("%d dense rows at %.1f%% MAPE; want 19 within 8%%", dense, 100*mape)
+	}
+}
