@@ -880,6 +880,10 @@ func (r Run) plan(override *profiles.Cluster) (model.Spec, profiles.Cluster, spa
 	}
 	if _, src, ok := publishedConfig(r.ModelName); ok && r.posed() && r.Model == "" && presetFor(r.ModelName) == "" {
 		notes = append(notes, "architecture from "+src)
+	} else if p := presetFor(r.ModelName); r.posed() && r.Model == "" && p != "" && r.Hidden == 0 {
+		// A row without its shape columns takes the preset whole: no
+		// architecture is guessed.
+		notes = append(notes, "architecture of the "+p+" preset")
 	} else if _, how := r.familyOf(); how != "" && r.Model == "" {
 		notes = append(notes, how)
 	}

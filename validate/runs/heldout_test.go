@@ -157,3 +157,24 @@ func TestBridgeArchive(t *testing.T) {
 		t.Errorf("%d dense rows at %.1f%% MAPE; want 19 within 8%%", dense, 100*mape)
 	}
 }
+
+// TestPresetRowNote checks that a row naming a preset model without its
+// shape columns (Nemotron 3 Nano in published-memory.csv) says it took the
+// preset, not an architecture guessed from the MLP width.
+func TestPresetRowNote(t *testing.T) {
+	rs, f := readTestdata(t, "published-memory.csv")
+	rep := ValidatePublished(rs, f, nil, Options{})
+	n := 0
+	for _, r := range rep.Rows {
+		if !strings.HasPrefix(r.ID, "mbr_nano_") {
+			continue
+		}
+		n++
+		if !strings.Contains(r.Note, "architecture of the nemotron-3-nano preset") || strings.Contains(r.Note, "guessed") {
+			t.Errorf("%s: note %q, want the nemotron-3-nano preset and no guessed architecture", r.ID, r.Note)
+		}
+	}
+	if n != 6 {
+		t.Errorf("%d Nemotron 3 Nano rows, want 6", n)
+	}
+}
