@@ -27,6 +27,13 @@ func TestBridgeA2AOverlap(t *testing.T) {
 		{src("26.04.01"), "GPT-OSS-120B", "B200", false},
 		{src("26.04.01"), "DeepSeek-V3", "B200", true},
 		{src("26.04.01"), "DeepSeek-V3", "GB200", false},
+		// The later releases of the archive (bridge-archive-2602-2606.csv).
+		{src("26.02"), "Qwen3-30B-A3B", "H100-SXM-80GB", true},
+		{src("26.02.01"), "Qwen3-30B-A3B", "H100-SXM-80GB", false},
+		{src("26.04"), "GPT-OSS-120B", "GB200", true},
+		{src("26.04"), "GPT-OSS-120B", "B200", false},
+		{src("26.06"), "DeepSeek-V3", "GB200", true},
+		{src("26.06.01"), "Qwen3-235B-A22B", "GB200", true},
 		{"NVIDIA/Megatron-LM@d98e8a64:examples", "DeepSeek-V3", "H100-SXM-80GB", false},
 	} {
 		r := Run{Source: tt.source, ModelName: tt.model, Chip: tt.chip}
@@ -64,6 +71,11 @@ func TestBridgeRecompute(t *testing.T) {
 		{src("26.04.01"), "GPT-OSS-120B", "H100-SXM-80GB", "layernorm+moe_act", true},
 		{src("26.04.01"), "Qwen3-30B-A3B", "B200", "none", true},
 		{src("26.04.01"), "Llama-3-70B", "B200", "", false},
+		{src("26.02"), "DeepSeek-V3", "B200", "mla_up_proj", true},
+		{src("26.04"), "DeepSeek-V3", "GB200", "mlp", true},
+		{src("26.02.01"), "GPT-OSS-120B", "B200", "layernorm+moe_act", true},
+		{src("26.06"), "GPT-OSS-120B", "GB200", "none", true},
+		{src("26.06.01"), "Qwen3-30B-A3B", "GB200", "none", true},
 		{"NVIDIA/Megatron-LM@d98e8a64:examples", "DeepSeek-V3", "H100-SXM-80GB", "", false},
 	} {
 		r := Run{Source: tt.source, ModelName: tt.model, Chip: tt.chip}
@@ -228,6 +240,12 @@ func TestBridgeDispatcher(t *testing.T) {
 		{src("26.04.01"), "Qwen3-235B-A22B", "GB200", "hybridep"},
 		{src("26.04.01"), "DeepSeek-V3", "B200", "deepep"},
 		{src("26.04.01"), "GPT-OSS-120B", "GB200", "alltoall"},
+		{src("26.02"), "Qwen3-30B-A3B", "H100-SXM-80GB", "deepep"},
+		{src("26.02"), "Qwen3-30B-A3B", "B200", "alltoall"},
+		{src("26.02.01"), "DeepSeek-V3", "GB200", "alltoall"},
+		{src("26.04"), "GPT-OSS-120B", "B200", "hybridep"},
+		{src("26.04"), "GPT-OSS-120B", "H100-SXM-80GB", "alltoall"},
+		{src("26.06"), "GPT-OSS-120B", "GB200", "hybridep"},
 		{"NVIDIA/Megatron-LM@d98e8a64:examples", "DeepSeek-V3", "H100-SXM-80GB", ""},
 	} {
 		r := Run{Source: tt.source, ModelName: tt.model, Chip: tt.chip}

@@ -126,8 +126,9 @@ func TestLLMFoundryH100(t *testing.T) {
 // stages, the embedding and the output layer a chunk each
 // (space.MaxVirtualStages); only the 7 NVFP4 rows are not, a precision the
 // planner does not price. The dense rows are held within 8% (6.0% as
-// written); the mixture-of-experts rows, posed without the recompute and
-// overlap of each release's recipe, are 23.9% off (docs/published-runs-2.md).
+// written); the mixture-of-experts rows, posed with each release's recipe
+// (bridgeRecompute, bridgeA2AOverlap, bridgeDispatcher), are 21.9% off
+// (docs/published-runs-2.md).
 func TestBridgeArchive(t *testing.T) {
 	rs, _ := readTestdata(t, "bridge-archive-2602-2606.csv")
 	rep := Validate(rs, nil, Options{})

@@ -399,7 +399,13 @@ func (r Run) bridgeRecipe() (bridgeRecipe, bool) {
 //     DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2 of v0.4.2
 //     (configs/deepseek/deepseek_workload_base_configs.py:203-214,
 //     moe_a2a_overlap=True with DeepEP), v0.4.0's and v0.4.1's B200 V2
-//     being pp 16, ep 8; off on GB200.
+//     being pp 16, ep 8; off on GB200;
+//   - 26.02 (v0.3.0): Qwen3-30B-A3B and Qwen3-235B-A22B on H100; 26.02.01
+//     (v0.3.1): Qwen3-235B-A22B on H100; 26.04 (v0.4.0): that, and
+//     GPT-OSS-120B on GB200 (gpt_oss_workload_base_configs.py:106);
+//   - 26.06 and 26.06.01 (v0.5.0, v0.5.1): DeepSeek-V3, GPT-OSS-120B and
+//     both Qwen3 on GB200 (the MXFP8 V2 configs, with full-iteration CUDA
+//     graphs: gpt_oss_workload_base_configs.py:211-220 at v0.5.0).
 func (r Run) bridgeA2AOverlap() bool {
 	release, key, ok := r.bridgePerfRow()
 	if !ok {
@@ -409,6 +415,11 @@ func (r Run) bridgeA2AOverlap() bool {
 		"25.09 NeMo Container":    {"dsv3/h100"},
 		"25.11 NeMo Container":    {"qwen3-30b/h100", "qwen3-235b/h100", "qwen3-235b/b200", "dsv3/h100"},
 		"26.04.01 NeMo Container": {"qwen3-235b/h100", "gpt-oss/gb200", "dsv3/b200"},
+		"26.02 NeMo Container":    {"qwen3-30b/h100", "qwen3-235b/h100"},
+		"26.02.01 NeMo Container": {"qwen3-235b/h100"},
+		"26.04 NeMo Container":    {"qwen3-235b/h100", "gpt-oss/gb200"},
+		"26.06 NeMo Container":    {"dsv3/gb200", "gpt-oss/gb200", "qwen3-30b/gb200", "qwen3-235b/gb200"},
+		"26.06.01 NeMo Container": {"dsv3/gb200", "gpt-oss/gb200", "qwen3-30b/gb200", "qwen3-235b/gb200"},
 	}
 	return slices.Contains(on[release], key)
 }
@@ -435,7 +446,16 @@ func (r Run) bridgeA2AOverlap() bool {
 //     set "flex"; qwen/qwen3_workload_base_configs.py:90, 398, 424-433
 //     name hybridep); alltoall for Qwen3-235B-A22B on H100 and B200
 //     (qwen3_llm_pretrain.py:143, 169) and GPT-OSS (only its B300 V2 sets
-//     a backend, gpt_oss/gpt_oss_workload_base_configs.py:113).
+//     a backend, gpt_oss/gpt_oss_workload_base_configs.py:113);
+//   - 26.02 (v0.3.0): HybridEP for DeepSeek-V3 on GB200 and B200, for
+//     Qwen3-30B-A3B and Qwen3-235B-A22B on GB200, DeepEP for Qwen3-30B-A3B
+//     on H100; 26.02.01 (v0.3.1): HybridEP for both Qwen3 on GB200 and
+//     Qwen3-30B-A3B on B200 and H100, alltoall for DeepSeek-V3 (its
+//     recipe sets moe_token_dispatcher_type "alltoall" and the script only
+//     a backend); 26.04 (v0.4.0): HybridEP for DeepSeek-V3, GPT-OSS-120B
+//     on GB200 and B200 (gpt_oss_workload_base_configs.py:105-122) and the
+//     Qwen3 of 26.04.01; 26.06 and 26.06.01 (v0.5.0, v0.5.1): HybridEP for
+//     every MoE row on GB200 and Qwen3-30B-A3B on H100.
 func (r Run) bridgeDispatcher() string {
 	release, key, ok := r.bridgePerfRow()
 	if !ok {
@@ -447,6 +467,17 @@ func (r Run) bridgeDispatcher() string {
 			"qwen3-30b/gb200": space.DispatcherHybridEP, "qwen3-235b/gb200": space.DispatcherHybridEP},
 		"26.04.01 NeMo Container": {"dsv3/b200": space.DispatcherDeepEP, "dsv3/gb200": space.DispatcherHybridEP,
 			"qwen3-30b/h100": space.DispatcherHybridEP, "qwen3-30b/b200": space.DispatcherHybridEP, "qwen3-235b/gb200": space.DispatcherHybridEP},
+		"26.02 NeMo Container": {"dsv3/gb200": space.DispatcherHybridEP, "dsv3/b200": space.DispatcherHybridEP,
+			"qwen3-30b/gb200": space.DispatcherHybridEP, "qwen3-30b/h100": space.DispatcherDeepEP, "qwen3-235b/gb200": space.DispatcherHybridEP},
+		"26.02.01 NeMo Container": {"qwen3-30b/gb200": space.DispatcherHybridEP, "qwen3-30b/b200": space.DispatcherHybridEP,
+			"qwen3-30b/h100": space.DispatcherHybridEP, "qwen3-235b/gb200": space.DispatcherHybridEP},
+		"26.04 NeMo Container": {"dsv3/b200": space.DispatcherHybridEP, "dsv3/gb200": space.DispatcherHybridEP,
+			"gpt-oss/gb200": space.DispatcherHybridEP, "gpt-oss/b200": space.DispatcherHybridEP, "qwen3-30b/gb200": space.DispatcherHybridEP,
+			"qwen3-30b/h100": space.DispatcherHybridEP, "qwen3-30b/b200": space.DispatcherHybridEP, "qwen3-235b/gb200": space.DispatcherHybridEP},
+		"26.06 NeMo Container": {"dsv3/gb200": space.DispatcherHybridEP, "gpt-oss/gb200": space.DispatcherHybridEP,
+			"qwen3-30b/gb200": space.DispatcherHybridEP, "qwen3-30b/h100": space.DispatcherHybridEP, "qwen3-235b/gb200": space.DispatcherHybridEP},
+		"26.06.01 NeMo Container": {"dsv3/gb200": space.DispatcherHybridEP, "gpt-oss/gb200": space.DispatcherHybridEP,
+			"qwen3-30b/gb200": space.DispatcherHybridEP, "qwen3-235b/gb200": space.DispatcherHybridEP},
 	}
 	if d, ok := flex[release][key]; ok {
 		return d
@@ -511,13 +542,26 @@ func (r Run) bridgePerfRow() (release, key string, ok bool) {
 			break
 		}
 	}
-	for _, rel := range []string{"25.09 NeMo Container", "25.11 NeMo Container", "26.04.01 NeMo Container"} {
+	for _, rel := range bridgeReleases {
 		if strings.Contains(r.Source, rel) {
 			return rel, model + "/" + gpu, true
 		}
 	}
 	return "", "", false
 }
+
+// bridgeReleases are the Megatron-Bridge performance-summary releases
+// whose performance configs bridgeRecompute, bridgeA2AOverlap and
+// bridgeDispatcher pose, each a section of Megatron-Bridge's performance
+// summary archive (NVIDIA-NeMo/Megatron-Bridge@067f987d).
+// Their tags: 25.09 v0.1.0rc3, 25.11 v0.2.0, 26.02 v0.3.0, 26.02.01
+// v0.3.1, 26.04 v0.4.0, 26.04.01 v0.4.2, 26.06 v0.5.0, 26.06.01 v0.5.1 (the
+// tag of the section's date whose configs have the table's layouts:
+// every row of 26.02 and 26.04, all but three of 26.02.01 on H100, B200
+// and GB200).
+var bridgeReleases = []string{"25.09 NeMo Container", "25.11 NeMo Container", "26.02 NeMo Container",
+	"26.02.01 NeMo Container", "26.04 NeMo Container", "26.04.01 NeMo Container", "26.06 NeMo Container",
+	"26.06.01 NeMo Container"}
 
 // bridgeRecompute returns the recompute policy (space.Strategy.Recompute:
 // none, or Megatron-Core's --recompute-modules as a model.IsModuleList
@@ -543,7 +587,16 @@ func (r Run) bridgePerfRow() (release, key string, ok bool) {
 //     lines 72-84, 161-164) mlp, on B200 (B200_FP8_MX_V2, lines 203-214)
 //     mla_up_proj and mlp; GPT-OSS-120B (configs/gpt_oss/
 //     gpt_oss_workload_base_configs.py, the V2 of the table's batch of
-//     1280 keeps its V1's list) layernorm and moe_act.
+//     1280 keeps its V1's list) layernorm and moe_act;
+//   - 26.02, 26.02.01 (v0.3.0, v0.3.1) and 26.04 (v0.4.0),
+//     configs/deepseek/deepseek_workload_base_configs.py and
+//     configs/gpt_oss/gpt_oss_workload_base_configs.py: DeepSeek-V3
+//     mla_up_proj (GB200 :81, B200 :111 at v0.3.0), on GB200 in 26.04 mlp;
+//     GPT-OSS-120B layernorm and moe_act (:58, :75, :82 at v0.3.0);
+//   - 26.06 and 26.06.01 (v0.5.0, v0.5.1): DeepSeek-V3 on GB200
+//     mla_up_proj (:104); GPT-OSS-120B MXFP8 on GB200 none
+//     (GPT_OSS_120B_PRETRAIN_CONFIG_GB200_FP8_MX_V2, recompute_modules=[],
+//     :220).
 func (r Run) bridgeRecompute() (string, bool) {
 	release, key, ok := r.bridgePerfRow()
 	if !ok {
@@ -556,10 +609,18 @@ func (r Run) bridgeRecompute() (string, bool) {
 		"25.09 NeMo Container":    {"dsv3/h100": "mla_up_proj+mlp", "dsv3/gb200": "mla_up_proj+mlp+moe_act"},
 		"25.11 NeMo Container":    {"dsv3/b200": "mla_up_proj", "gpt-oss/b200": "layernorm+moe_act"},
 		"26.04.01 NeMo Container": {"dsv3/gb200": "mlp", "dsv3/b200": "mla_up_proj+mlp", "gpt-oss/h100": "layernorm+moe_act", "gpt-oss/gb200": "layernorm+moe_act", "gpt-oss/b200": "layernorm+moe_act"},
+		"26.02 NeMo Container":    {"dsv3/gb200": "mla_up_proj", "dsv3/b200": "mla_up_proj", "gpt-oss/h100": "layernorm+moe_act", "gpt-oss/gb200": "layernorm+moe_act", "gpt-oss/b200": "layernorm+moe_act"},
+		"26.02.01 NeMo Container": {"dsv3/gb200": "mla_up_proj", "dsv3/b200": "mla_up_proj", "gpt-oss/h100": "layernorm+moe_act", "gpt-oss/gb200": "layernorm+moe_act", "gpt-oss/b200": "layernorm+moe_act"},
+		"26.04 NeMo Container":    {"dsv3/gb200": "mlp", "dsv3/b200": "mla_up_proj", "gpt-oss/h100": "layernorm+moe_act", "gpt-oss/gb200": "layernorm+moe_act", "gpt-oss/b200": "layernorm+moe_act"},
+		"26.06 NeMo Container":    {"dsv3/gb200": "mla_up_proj", "gpt-oss/gb200": space.RecomputeNone},
+		"26.06.01 NeMo Container": {"dsv3/gb200": "mla_up_proj", "gpt-oss/gb200": space.RecomputeNone},
 	}
 	list, ok := lists[release][key]
 	if !ok {
 		return "", false
+	}
+	if list == space.RecomputeNone {
+		return space.RecomputeNone, true
 	}
 	pol, ok := model.LookupPolicy(list)
 	if !ok {
