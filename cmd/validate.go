@@ -155,7 +155,10 @@ func coverageOf(loso calibrate.SourceReport, rs []runs.Run) (*profiles.CoverageR
 	if err := bands.MarkMoE(samples, rs); err != nil {
 		return nil, err
 	}
-	cov := bands.Coverage(profiles.RegimeFixed, samples)
+	// A file of one source (a user's own runs) leaves no other source to
+	// fit a band on: its runs take the shipped bands, as plan prints them.
+	shipped := profiles.DefaultBands()
+	cov := bands.CoverageWith(profiles.RegimeFixed, samples, &shipped)
 	return &cov, nil
 }
 

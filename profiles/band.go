@@ -528,6 +528,10 @@ type CoverageReport struct {
 	// MoE covers the runs of mixture-of-experts models, Dense the others.
 	MoE   Covered `json:"moe"`
 	Dense Covered `json:"dense"`
+	// ShippedRuns counts the runs whose source is the only one of their
+	// file, whose intervals are the shipped bands' (DefaultBands) since no
+	// other source is left to fit one on.
+	ShippedRuns int `json:"shipped_runs,omitempty"`
 }
 
 // Kind returns the coverage of the kind of chip.

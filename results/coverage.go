@@ -36,6 +36,11 @@ func WriteCoverage(w io.Writer, c *profiles.CoverageReport) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if c.ShippedRuns > 0 {
+		if _, err := fmt.Fprintf(w, "%d runs are of the file's only source: their intervals are the shipped bands', as plan prints them for a source it has not seen.\n", c.ShippedRuns); err != nil {
+			return err
+		}
+	}
 	_, err := fmt.Fprintln(w, "an honest 80% interval covers about 80% of the runs; its half-width is what a review can hold the plan to.")
 	return err
 }

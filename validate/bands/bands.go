@@ -48,7 +48,7 @@ func (s Sample) query(searched bool) profiles.BandQuery {
 // 80% interval over the runs it is the band of (Coverage).
 func Fit(regime string, samples []Sample, basis string) profiles.BandTable {
 	t := fitOnly(regime, samples, basis)
-	in := covered(regime, samples)
+	in, _ := covered(regime, samples, nil)
 	dense := func(keep func(Sample) bool) func(Sample) bool {
 		return func(s Sample) bool { return !s.MoE && keep(s) }
 	}
@@ -149,8 +149,19 @@ func filter(samples []Sample, keep func(Sample) bool) []Sample {
 // family whose only source is the one left out is then a family no run
 // covers, and is widened as such.
 func Coverage(regime string, samples []Sample) profiles.CoverageReport {
-	in := covered(regime, samples)
-	rep := profiles.CoverageReport{Regime: regime}
+	return CoverageWith(regime, samples, nil)
+}
+
+// CoverageWith is Coverage, except that a sample whose source is the only
+// one among the samples (none is left to fit a table on) has its interval
+// drawn from shipped, when not nil: the bands plan prints, fitted on the
+// public runs, which is how plan draws one for a source it has not seen.
+// The report counts those samples (profiles.CoverageReport.ShippedRuns).
+// Without shipped such a sample is drawn from an empty table, as Coverage
+// does.
+func CoverageWith(regime string, samples []Sample, shipped *profiles.Bands) profiles.CoverageReport {
+	in, fromShipped := covered(regime, samples, shipped)
+	rep := profiles.CoverageReport{Regime: regime, ShippedRuns: fromShipped}
 	rep.All = tally("all", samples, in, func(Sample) bool { return true })
 	for _, f := range distinct(samples, family) {
 		rep.Families = append(rep.Families, tally(f, samples, in, func(s Sample) bool { return s.Family == f }))
@@ -171,22 +182,32 @@ type drawn struct {
 }
 
 // covered draws every sample's interval from a table fitted without the
-// sample's source (Coverage).
-func covered(regime string, samples []Sample) []drawn {
+// sample's source, or from shipped (when not nil) where no other source is
+// left (CoverageWith), and says how many it drew from shipped.
+func covered(regime string, samples []Sample, shipped *profiles.Bands) ([]drawn, int) {
 	results := make([]drawn, len(samples))
 	tables := map[string]profiles.Bands{}
+	alone := map[string]bool{} // sources drawn from shipped
+	fromShipped := 0
 	for i, s := range samples {
 		bs, ok := tables[s.Source]
 		if !ok {
 			rest := filter(samples, func(o Sample) bool { return o.Source != s.Source })
-			bs = profiles.Bands{Tables: []profiles.BandTable{fitOnly(regime, rest, "")}}
+			if len(rest) == 0 && shipped != nil {
+				bs, alone[s.Source] = *shipped, true
+			} else {
+				bs = profiles.Bands{Tables: []profiles.BandTable{fitOnly(regime, rest, "")}}
+			}
 			tables[s.Source] = bs
+		}
+		if alone[s.Source] {
+			fromShipped++
 		}
 		b := bs.StepTimeBand(s.query(regime == profiles.RegimeSearched))
 		r := math.Exp(s.LogError)
 		results[i] = drawn{in80: b.Lo80 <= r && r <= b.Hi80, in95: b.Lo95 <= r && r <= b.Hi95, half: b.HalfWidth()}
 	}
-	return results
+	return results, fromShipped
 }
 
 // tally counts the samples keep accepts whose drawn interval (in, by

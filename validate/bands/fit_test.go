@@ -74,6 +74,36 @@ func TestCoverage(t *testing.T) {
 	}
 }
 
+// TestCoverageWithShipped: a file of one source leaves no other source to
+// fit on, so CoverageWith draws its runs from the shipped bands. Shipped:
+// two other sources with the errors 0.05..0.50 each, a pooled 80% interval
+// of [0.055, 0.495] (h = 21p over the 20 sorted errors: x(2) + 0.1·0.05,
+// x(18) + 0.9·0.05), which holds 0.10..0.45 of the file's own 0.05..0.50:
+// 8 of 10, all 10 counted as drawn from the shipped bands. Coverage, with
+// nothing to draw from, counts none as shipped.
+func TestCoverageWithShipped(t *testing.T) {
+	var a []float64
+	for i := range 10 {
+		a = append(a, 0.05*float64(i+1))
+	}
+	shipped := profiles.Bands{Tables: []profiles.BandTable{
+		Fit(profiles.RegimeFixed, append(samplesOf("nvidia-hopper", "b", a...), samplesOf("nvidia-hopper", "c", a...)...), "test")}}
+	own := samplesOf("nvidia-hopper", "own", a...)
+	cov := CoverageWith(profiles.RegimeFixed, own, &shipped)
+	if cov.All.Runs != 10 || cov.All.In80 != 8 || cov.ShippedRuns != 10 {
+		t.Errorf("one source with shipped bands: %d of %d covered, %d from the shipped bands; want 8 of 10, 10", cov.All.In80, cov.All.Runs, cov.ShippedRuns)
+	}
+	if cov := Coverage(profiles.RegimeFixed, own); cov.ShippedRuns != 0 {
+		t.Errorf("Coverage counts %d runs as shipped, want 0", cov.ShippedRuns)
+	}
+	// With a second source in the file each is drawn from the other, not
+	// from the shipped bands.
+	two := append(samplesOf("nvidia-hopper", "own", a...), samplesOf("nvidia-hopper", "b", a...)...)
+	if cov := CoverageWith(profiles.RegimeFixed, two, &shipped); cov.ShippedRuns != 0 || cov.All.In80 != 16 {
+		t.Errorf("two sources: %d of %d covered, %d shipped; want 16 of 20, 0", cov.All.In80, cov.All.Runs, cov.ShippedRuns)
+	}
+}
+
 func TestResidual80(t *testing.T) {
 	// Each source's errors about its own mean: a: -0.1, 0, 0.1; b the
 	// same shifted by 1, which the residual removes; c has one run and is
