@@ -126,20 +126,24 @@ func TestCalibrateErrors(t *testing.T) {
 // leaves no other source to fit a band on, so plan validate draws its
 // runs' intervals from the shipped bands and says how many: every one of
 // the 66 it poses, 83% of them inside the 80% interval as written (the
-// issue-41 held-out range is 70-90%).
+// issue-41 held-out range is 70-90%). With --searched it plans each run as
+// its user would and draws the best plan's band too: 67% as written.
 func TestValidateOneSourceCoverage(t *testing.T) {
-	stdout, stderr, code := run(t, "validate", "--runs", "../validate/runs/testdata/bridge-archive-2602-2606.csv", "--quiet", "--format", "json")
+	stdout, stderr, code := run(t, "validate", "--runs", "../validate/runs/testdata/bridge-archive-2602-2606.csv", "--quiet", "--searched", "--format", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
+	type coverage struct {
+		Regime string `json:"regime"`
+		All    struct {
+			Runs       int     `json:"runs"`
+			Coverage80 float64 `json:"coverage_80"`
+		} `json:"all"`
+		ShippedRuns int `json:"shipped_runs"`
+	}
 	var rep struct {
-		Coverage struct {
-			All struct {
-				Runs       int     `json:"runs"`
-				Coverage80 float64 `json:"coverage_80"`
-			} `json:"all"`
-			ShippedRuns int `json:"shipped_runs"`
-		} `json:"coverage"`
+		Coverage         coverage  `json:"coverage"`
+		CoverageSearched *coverage `json:"coverage_searched"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatal(err)
@@ -147,5 +151,18 @@ func TestValidateOneSourceCoverage(t *testing.T) {
 	c := rep.Coverage
 	if c.All.Runs != 66 || c.ShippedRuns != 66 || c.All.Coverage80 < 0.70 || c.All.Coverage80 > 0.90 {
 		t.Errorf("coverage: %d runs, %d from the shipped bands, 80%% interval holds %.0f%%; want 66, 66 and 70-90%%", c.All.Runs, c.ShippedRuns, 100*c.All.Coverage80)
+	}
+	s := rep.CoverageSearched
+	if s == nil || s.Regime != "searched" || s.All.Runs != 66 || s.ShippedRuns != 66 || s.All.Coverage80 < 0.55 || s.All.Coverage80 > 0.80 {
+		t.Errorf("coverage_searched = %+v; want the searched regime over 66 runs from the shipped bands, 55-80%% held", s)
+	}
+}
+
+// TestValidateSearchedOff: without --searched the report has no
+// coverage_searched.
+func TestValidateSearchedOff(t *testing.T) {
+	stdout, _, code := run(t, "validate", "--runs", "../validate/runs/testdata/torchtitan-trainy-202506.csv", "--quiet", "--format", "json")
+	if code != 0 || strings.Contains(stdout, "coverage_searched") || !strings.Contains(stdout, `"coverage"`) {
+		t.Errorf("exit %d; want coverage and no coverage_searched:\n%s", code, stdout)
 	}
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"github.com/meshplan/meshplan/internal/bounded"
@@ -72,11 +73,19 @@ h100-1). Each row is predicted as plan explain predicts
 with the row's framework, else --framework, else torchtitan for compiled and
 pytorch for eager steps, else generic. It prints the step-time and memory
 errors of each row, whether the fit verdict was right, and the MAPEs per
-framework.`,
+framework.
+
+Each runs report ends with the bands' coverage: how often the 80% and 95%
+intervals of a strategy explained on each run's layout, drawn without the
+run's source (the shipped bands for a file of one source), hold the measured
+figure. --searched adds the same for the plan the search promises: each run
+planned with its published degrees fixed and the rest searched, the best
+plan's searched band.`,
 		Example: `  plan validate
   plan validate --format json
   plan validate --runs my-runs.csv --cluster fitted-a100.yaml
   plan validate --runs validate/runs/testdata/published-runs-2.csv
+  plan validate --runs my-runs.csv --searched
   plan validate --runs validate/runs/testdata/published-memory.csv --format json
   plan validate --steps train-steps.csv
   plan validate --steps train-steps.csv --framework my-stack.yaml --format json`,
@@ -103,10 +112,15 @@ framework.`,
 			if err != nil {
 				return err
 			}
-			return a.runValidate(path, quiet)
+			searched, err := fs.GetBool("searched")
+			if err != nil {
+				return err
+			}
+			return a.runValidate(cmd.Context(), path, validateOptions{quiet: quiet, searched: searched})
 		},
 	}
 	cmd.Flags().Bool("quiet", false, "no progress bar on stderr (it counts the runs predicted, on a terminal, after a second)")
+	cmd.Flags().Bool("searched", false, "also plan every run as its user would (its published degrees fixed, the rest searched) and print how often the band of the best plan holds it")
 	cmd.Flags().String("runs", "", "a runs `file` (CSV); default: the built-in published runs")
 	cmd.Flags().String("cluster", "", "apply this cluster `name` or YAML file to the runs on its chip (default: each run's own cluster)")
 	cmd.Flags().String("steps", "", "a `file` (CSV) of single-chip training steps measured on your hardware, instead of the runs")
@@ -141,6 +155,43 @@ func (a *app) runValidateSteps(path string) error {
 	})
 }
 
+// coverages is the bands' coverage on the runs rs of a
+// leave-one-source-out report: the fixed layouts' (coverageOf) and, with
+// vo.searched, the searched plans' (searchedCoverageOf, with a progress bar
+// unless vo.quiet).
+func (a *app) coverages(ctx context.Context, loso calibrate.SourceReport, rs []runs.Run, o runs.Options, vo validateOptions) (results.Coverages, error) {
+	var cov results.Coverages
+	var err error
+	if cov.Fixed, err = coverageOf(loso, rs); err != nil || !vo.searched || cov.Fixed == nil {
+		return cov, err
+	}
+	bar := newProgress(a.stderr, "planning each run as its user would", vo.quiet)
+	cov.Searched, err = searchedCoverageOf(ctx, loso, rs, o, bar.update)
+	bar.finish()
+	return cov, err
+}
+
+// searchedCoverageOf is the searched bands' coverage on the runs rs of a
+// leave-one-source-out report: each run planned as its user would
+// (bands.Searched: its published degrees fixed, the rest searched), the
+// best plan's error drawn against the searched intervals fitted without
+// its source, or the shipped bands' for a file of one source.
+func searchedCoverageOf(ctx context.Context, loso calibrate.SourceReport, rs []runs.Run, o runs.Options, progress func(done, total int64)) (*profiles.CoverageReport, error) {
+	samples, err := bands.Searched(ctx, rs, loso.Rows, o, progress)
+	if err != nil {
+		return nil, err
+	}
+	if len(samples) == 0 {
+		return nil, nil
+	}
+	if err := bands.MarkMoE(samples, rs); err != nil {
+		return nil, err
+	}
+	shipped := profiles.DefaultBands()
+	cov := bands.CoverageWith(profiles.RegimeSearched, samples, &shipped)
+	return &cov, nil
+}
+
 // coverageOf is the fixed-layout bands' coverage on the runs rs of a
 // leave-one-source-out report (bands.Coverage), their MoE runs marked as
 // the shipped bands mark them, nil without runs.
@@ -162,9 +213,16 @@ func coverageOf(loso calibrate.SourceReport, rs []runs.Run) (*profiles.CoverageR
 	return &cov, nil
 }
 
+// validateOptions are plan validate's report options: quiet drops the
+// progress bars, searched adds the searched plans' band coverage.
+type validateOptions struct {
+	quiet, searched bool
+}
+
 // runValidate reads the runs, predicts them with a progress bar on stderr
 // unless quiet, and prints the report.
-func (a *app) runValidate(path string, quiet bool) error {
+func (a *app) runValidate(ctx context.Context, path string, vo validateOptions) error {
+	quiet := vo.quiet
 	rs, format, err := readRuns(path)
 	if err != nil {
 		return err
@@ -186,13 +244,13 @@ func (a *app) runValidate(path string, quiet bool) error {
 		o.Framework = &f
 	}
 	if format != runs.FormatRuns {
-		return a.runValidatePublished(rs, format, override, o, quiet)
+		return a.runValidatePublished(ctx, rs, format, override, o, vo)
 	}
 	bar := newProgress(a.stderr, "validating", quiet)
 	o.Progress = bar.update
 	rep := runs.Validate(rs, override, o)
 	bar.finish()
-	var cov *profiles.CoverageReport
+	var cov results.Coverages
 	if override == nil {
 		// The bands' coverage: every run predicted with the coefficients
 		// fitted without its source, its interval drawn without it.
@@ -203,7 +261,7 @@ func (a *app) runValidate(path string, quiet bool) error {
 		if err != nil {
 			return fmt.Errorf("leave-one-source-out: %w", err)
 		}
-		if cov, err = coverageOf(loso, rs); err != nil {
+		if cov, err = a.coverages(ctx, loso, rs, o, vo); err != nil {
 			return err
 		}
 	}
@@ -245,19 +303,19 @@ func readRuns(path string) ([]runs.Run, runs.Format, error) {
 // per-source, per-chip and per-framework errors with the
 // leave-one-source-out time error beside the in-sample one, with a
 // progress bar on stderr for the refits unless quiet.
-func (a *app) runValidatePublished(rs []runs.Run, format runs.Format, override *profiles.Cluster, o runs.Options, quiet bool) error {
+func (a *app) runValidatePublished(ctx context.Context, rs []runs.Run, format runs.Format, override *profiles.Cluster, o runs.Options, vo validateOptions) error {
 	rep := runs.ValidatePublished(rs, format, override, o)
 	var loso calibrate.SourceReport
-	var cov *profiles.CoverageReport
+	var cov results.Coverages
 	if override == nil {
 		var err error
-		bar := newProgress(a.stderr, "leaving each source out", quiet)
+		bar := newProgress(a.stderr, "leaving each source out", vo.quiet)
 		loso, err = calibrate.LeaveOneSourceOut(rs, calibrate.Options{Runs: o, Progress: bar.update})
 		bar.finish()
 		if err != nil {
 			return fmt.Errorf("leave-one-source-out: %w", err)
 		}
-		if cov, err = coverageOf(loso, rs); err != nil {
+		if cov, err = a.coverages(ctx, loso, rs, o, vo); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,23 @@ import (
 	"github.com/meshplan/meshplan/profiles"
 )
 
+// Coverages are the bands' coverage reports plan validate prints, nil
+// where absent: Fixed, the intervals of an explained strategy on each run's
+// published layout (always, with time rows), and Searched, the intervals of
+// the best plan the search finds under each run's published degrees
+// (plan validate --searched).
+type Coverages struct {
+	Fixed, Searched *profiles.CoverageReport
+}
+
+// write prints each report present (WriteCoverage), fixed first.
+func (c Coverages) write(w io.Writer) error {
+	if err := WriteCoverage(w, c.Fixed); err != nil {
+		return err
+	}
+	return WriteCoverage(w, c.Searched)
+}
+
 // WriteCoverage prints how often the 80% and 95% intervals the planner
 // draws (profiles.Bands.StepTimeBand) contain a measured run when drawn
 // without the run's own source, per chip family, kind of chip, for the

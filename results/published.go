@@ -20,16 +20,19 @@ type publishedJSON struct {
 	runs.PublishedReport
 	LeaveOneSourceOut calibrate.SourceReport `json:"leave_one_source_out"`
 	// Coverage is the 80% and 95% intervals' coverage under
-	// leave-one-source-out (WriteCoverage), absent without time rows.
-	Coverage *profiles.CoverageReport `json:"coverage,omitempty"`
+	// leave-one-source-out (WriteCoverage), absent without time rows;
+	// CoverageSearched the searched plans' (Coverages.Searched), absent
+	// without --searched.
+	Coverage         *profiles.CoverageReport `json:"coverage,omitempty"`
+	CoverageSearched *profiles.CoverageReport `json:"coverage_searched,omitempty"`
 }
 
 // WritePublishedJSON prints plan validate's report of a published-runs-2
 // or published-memory file as one JSON object (docs/contract.md).
-func WritePublishedJSON(w io.Writer, rep runs.PublishedReport, loso calibrate.SourceReport, cov *profiles.CoverageReport) error {
+func WritePublishedJSON(w io.Writer, rep runs.PublishedReport, loso calibrate.SourceReport, cov Coverages) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(publishedJSON{PublishedReport: rep, LeaveOneSourceOut: loso, Coverage: cov})
+	return enc.Encode(publishedJSON{PublishedReport: rep, LeaveOneSourceOut: loso, Coverage: cov.Fixed, CoverageSearched: cov.Searched})
 }
 
 // WritePublishedTable prints plan validate's report of a published-runs-2
@@ -37,8 +40,8 @@ func WritePublishedJSON(w io.Writer, rep runs.PublishedReport, loso calibrate.So
 // source, chip and framework with the leave-one-source-out time error
 // beside the in-sample one, the headline, and one line per row that is
 // not posable with the planner's reason; then the bands' coverage
-// (WriteCoverage) when cov is not nil.
-func WritePublishedTable(w io.Writer, rep runs.PublishedReport, loso calibrate.SourceReport, cov *profiles.CoverageReport) error {
+// (WriteCoverage) of each report cov holds.
+func WritePublishedTable(w io.Writer, rep runs.PublishedReport, loso calibrate.SourceReport, cov Coverages) error {
 	fmt.Fprintf(w, "%s: %d rows, %d posable, %d not posable\n\n", rep.Format,
 		len(rep.Rows)+len(rep.NotPosable), len(rep.Rows), len(rep.NotPosable))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -125,7 +128,7 @@ func WritePublishedTable(w io.Writer, rep runs.PublishedReport, loso calibrate.S
 			fmt.Fprintf(w, "  %s: %s\n", Label(s.ID), strings.TrimSpace(s.Reason))
 		}
 	}
-	return WriteCoverage(w, cov)
+	return cov.write(w)
 }
 
 // heldOutMAPE returns the in-sample and leave-one-source-out MAPEs of the

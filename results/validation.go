@@ -15,19 +15,21 @@ import (
 
 // WriteValidationJSON prints the report of plan validate in the contract's form:
 // {"rows": [...], "mape": ..., "skipped": [...]}.
-func WriteValidationJSON(w io.Writer, rep runs.Report, cov *profiles.CoverageReport) error {
+func WriteValidationJSON(w io.Writer, rep runs.Report, cov Coverages) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
 		runs.Report
-		// Coverage is the bands' coverage under leave-one-source-out.
-		Coverage *profiles.CoverageReport `json:"coverage,omitempty"`
-	}{rep, cov})
+		// Coverage is the bands' coverage under leave-one-source-out,
+		// CoverageSearched the searched plans' (--searched).
+		Coverage         *profiles.CoverageReport `json:"coverage,omitempty"`
+		CoverageSearched *profiles.CoverageReport `json:"coverage_searched,omitempty"`
+	}{rep, cov.Fixed, cov.Searched})
 }
 
 // WriteValidationTable prints plan validate's report: one line per predicted run, the MAPE, the
-// skipped runs with their reasons, and the bands' coverage (WriteCoverage) when cov is not nil.
-func WriteValidationTable(w io.Writer, rep runs.Report, cov *profiles.CoverageReport) error {
+// skipped runs with their reasons, and the bands' coverage (WriteCoverage) of each report cov holds.
+func WriteValidationTable(w io.Writer, rep runs.Report, cov Coverages) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "id\tchip\tchips\tstrategy\tmeasured tok/s/chip\tpredicted\terror\tMFU meas\tMFU pred\tmem GB\toom risk")
 	for _, r := range rep.Rows {
@@ -67,7 +69,7 @@ func WriteValidationTable(w io.Writer, rep runs.Report, cov *profiles.CoverageRe
 			fmt.Fprintf(w, "  %s: %s\n", Label(s.ID), strings.TrimSpace(s.Reason))
 		}
 	}
-	return WriteCoverage(w, cov)
+	return cov.write(w)
 }
 
 // calibrateJSON is the --format json report: the contract's before_mape,

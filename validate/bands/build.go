@@ -55,7 +55,7 @@ func Build(ctx context.Context, in Inputs) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	searched, err := Searched(ctx, in.Runs, loso.Rows, in.Options)
+	searched, err := Searched(ctx, in.Runs, loso.Rows, in.Options, nil)
 	if err != nil {
 		return Result{}, err
 	}

@@ -105,7 +105,10 @@ func Memory(rep runs.PublishedReport) ([]Sample, error) {
 // the error of what the planner promises, which the search's choice of
 // the most favourable estimate biases. Runs the search cannot plan are
 // left out. The searches run in parallel; the order is held's.
-func Searched(ctx context.Context, rs []runs.Run, held []calibrate.HeldOut, o runs.Options) ([]Sample, error) {
+//
+// progress, when not nil, is called with the runs planned so far and their
+// number after each one (the search's progress callback's form).
+func Searched(ctx context.Context, rs []runs.Run, held []calibrate.HeldOut, o runs.Options, progress func(done, total int64)) ([]Sample, error) {
 	byID := map[string]runs.Run{}
 	for _, r := range rs {
 		byID[r.ID] = r
@@ -119,6 +122,16 @@ func Searched(ctx context.Context, rs []runs.Run, held []calibrate.HeldOut, o ru
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var first error
+	var done int64
+	tick := func() {
+		if progress == nil {
+			return
+		}
+		mu.Lock()
+		done++
+		progress(done, int64(len(held)))
+		mu.Unlock()
+	}
 	for range max(runtime.GOMAXPROCS(0), 1) {
 		wg.Add(1)
 		go func() {
@@ -126,6 +139,7 @@ func Searched(ctx context.Context, rs []runs.Run, held []calibrate.HeldOut, o ru
 			for i := range work {
 				h := held[i]
 				tps, err := bestTokensPerSPerChip(ctx, byID[h.ID], o)
+				tick()
 				if err != nil {
 					if ctx.Err() != nil {
 						mu.Lock()
