@@ -68,6 +68,8 @@ var badInputCases = []struct {
 		"plan: --cluster: given twice (\"h100-8\", then \"h100-16\"); give it once\n"},
 	{"framework twice in a list", nil, []string{"--model", "llama3-8b", "--cluster", "h100-8", "--framework", "megatron,Megatron"},
 		"plan: --framework names megatron twice; name each framework once\n"},
+	{"searched with steps", nil, []string{"validate", "--steps", "steps.csv", "--searched"},
+		"plan: --searched does not apply to --steps: single-chip steps have no degrees to search; use it with --runs\n"},
 	{"runs header only", nil, []string{"validate", "--runs", "header-only.csv"},
 		"plan: --runs header-only.csv: no runs: the file has a header but no rows; add one row per measured run\n"},
 	{"model window without pattern", nil, []string{"models", "window-only.yaml"},

@@ -103,6 +103,8 @@ plan's searched band.`,
 			switch {
 			case stepsPath != "" && path != "":
 				return badInputf("give --steps (measured single-chip steps) or --runs (measured training runs), not both")
+			case stepsPath != "" && fs.Changed("searched"):
+				return badInputf("--searched does not apply to --steps: single-chip steps have no degrees to search; use it with --runs")
 			case stepsPath != "" && fs.Changed("cluster"):
 				return badInputf("--cluster does not apply to --steps: the steps file's cluster column names each row's cluster (default %s)", steps.DefaultCluster)
 			case stepsPath != "":
