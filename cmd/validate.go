@@ -157,6 +157,20 @@ func (a *app) runValidateSteps(path string) error {
 	})
 }
 
+// leaveOneSourceOut refits the coefficients without each source of rs
+// (calibrate.LeaveOneSourceOut, with a progress bar unless vo.quiet) and
+// returns the report with the bands' coverage on it (coverages).
+func (a *app) leaveOneSourceOut(ctx context.Context, rs []runs.Run, o runs.Options, vo validateOptions) (calibrate.SourceReport, results.Coverages, error) {
+	bar := newProgress(a.stderr, "leaving each source out", vo.quiet)
+	loso, err := calibrate.LeaveOneSourceOut(rs, calibrate.Options{Runs: o, Progress: bar.update})
+	bar.finish()
+	if err != nil {
+		return loso, results.Coverages{}, fmt.Errorf("leave-one-source-out: %w", err)
+	}
+	cov, err := a.coverages(ctx, loso, rs, o, vo)
+	return loso, cov, err
+}
+
 // coverages is the bands' coverage on the runs rs of a
 // leave-one-source-out report: the fixed layouts' (coverageOf) and, with
 // vo.searched, the searched plans' (searchedCoverageOf, with a progress bar
@@ -177,26 +191,17 @@ func (a *app) coverages(ctx context.Context, loso calibrate.SourceReport, rs []r
 // leave-one-source-out report: each run planned as its user would
 // (bands.Searched: its published degrees fixed, the rest searched), the
 // best plan's error drawn against the searched intervals fitted without
-// its source, or the shipped bands' for a file of one source.
+// its source (regimeCoverage), nil without samples.
 func searchedCoverageOf(ctx context.Context, loso calibrate.SourceReport, rs []runs.Run, o runs.Options, progress func(done, total int64)) (*profiles.CoverageReport, error) {
 	samples, err := bands.Searched(ctx, rs, loso.Rows, o, progress)
 	if err != nil {
 		return nil, err
 	}
-	if len(samples) == 0 {
-		return nil, nil
-	}
-	if err := bands.MarkMoE(samples, rs); err != nil {
-		return nil, err
-	}
-	shipped := profiles.DefaultBands()
-	cov := bands.CoverageWith(profiles.RegimeSearched, samples, &shipped)
-	return &cov, nil
+	return regimeCoverage(profiles.RegimeSearched, samples, rs)
 }
 
 // coverageOf is the fixed-layout bands' coverage on the runs rs of a
-// leave-one-source-out report (bands.Coverage), their MoE runs marked as
-// the shipped bands mark them, nil without runs.
+// leave-one-source-out report (regimeCoverage), nil without runs.
 func coverageOf(loso calibrate.SourceReport, rs []runs.Run) (*profiles.CoverageReport, error) {
 	if len(loso.Rows) == 0 {
 		return nil, nil
@@ -205,13 +210,23 @@ func coverageOf(loso calibrate.SourceReport, rs []runs.Run) (*profiles.CoverageR
 	if err != nil {
 		return nil, err
 	}
+	return regimeCoverage(profiles.RegimeFixed, samples, rs)
+}
+
+// regimeCoverage is the coverage of a regime's intervals on samples of
+// the runs rs (bands.CoverageWith), their MoE runs marked as the shipped
+// bands mark them, nil without samples. A file of one source (a user's own
+// runs) leaves no other source to fit a band on: its runs take the shipped
+// bands, as plan prints them.
+func regimeCoverage(regime string, samples []bands.Sample, rs []runs.Run) (*profiles.CoverageReport, error) {
+	if len(samples) == 0 {
+		return nil, nil
+	}
 	if err := bands.MarkMoE(samples, rs); err != nil {
 		return nil, err
 	}
-	// A file of one source (a user's own runs) leaves no other source to
-	// fit a band on: its runs take the shipped bands, as plan prints them.
 	shipped := profiles.DefaultBands()
-	cov := bands.CoverageWith(profiles.RegimeFixed, samples, &shipped)
+	cov := bands.CoverageWith(regime, samples, &shipped)
 	return &cov, nil
 }
 
@@ -222,9 +237,8 @@ type validateOptions struct {
 }
 
 // runValidate reads the runs, predicts them with a progress bar on stderr
-// unless quiet, and prints the report.
+// unless vo.quiet, and prints the report.
 func (a *app) runValidate(ctx context.Context, path string, vo validateOptions) error {
-	quiet := vo.quiet
 	rs, format, err := readRuns(path)
 	if err != nil {
 		return err
@@ -248,7 +262,7 @@ func (a *app) runValidate(ctx context.Context, path string, vo validateOptions) 
 	if format != runs.FormatRuns {
 		return a.runValidatePublished(ctx, rs, format, override, o, vo)
 	}
-	bar := newProgress(a.stderr, "validating", quiet)
+	bar := newProgress(a.stderr, "validating", vo.quiet)
 	o.Progress = bar.update
 	rep := runs.Validate(rs, override, o)
 	bar.finish()
@@ -256,14 +270,8 @@ func (a *app) runValidate(ctx context.Context, path string, vo validateOptions) 
 	if override == nil {
 		// The bands' coverage: every run predicted with the coefficients
 		// fitted without its source, its interval drawn without it.
-		bar := newProgress(a.stderr, "leaving each source out", quiet)
 		o.Progress = nil
-		loso, err := calibrate.LeaveOneSourceOut(rs, calibrate.Options{Runs: o, Progress: bar.update})
-		bar.finish()
-		if err != nil {
-			return fmt.Errorf("leave-one-source-out: %w", err)
-		}
-		if cov, err = a.coverages(ctx, loso, rs, o, vo); err != nil {
+		if _, cov, err = a.leaveOneSourceOut(ctx, rs, o, vo); err != nil {
 			return err
 		}
 	}
@@ -311,13 +319,7 @@ func (a *app) runValidatePublished(ctx context.Context, rs []runs.Run, format ru
 	var cov results.Coverages
 	if override == nil {
 		var err error
-		bar := newProgress(a.stderr, "leaving each source out", vo.quiet)
-		loso, err = calibrate.LeaveOneSourceOut(rs, calibrate.Options{Runs: o, Progress: bar.update})
-		bar.finish()
-		if err != nil {
-			return fmt.Errorf("leave-one-source-out: %w", err)
-		}
-		if cov, err = a.coverages(ctx, loso, rs, o, vo); err != nil {
+		if loso, cov, err = a.leaveOneSourceOut(ctx, rs, o, vo); err != nil {
 			return err
 		}
 	}
