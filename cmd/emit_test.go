@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -422,5 +424,38 @@ func TestEmitMegatronRecomputeModules(t *testing.T) {
 				t.Errorf("%s: %s = %q (set %v), want %q", tt.strategy, k, got, ok, v)
 			}
 		}
+	}
+}
+
+// TestEmitNVFP4Profile: --emit megatron takes a profile file whose base is
+// megatron (its limits are Megatron's), so an NVFP4 plan emits Megatron's
+// fp4 flags; a profile of another base, or another built-in framework, is
+// refused in one sentence that names the way out.
+func TestEmitNVFP4Profile(t *testing.T) {
+	dir := t.TempDir()
+	nv := filepath.Join(dir, "nvfp4.yaml")
+	titan := filepath.Join(dir, "titan.yaml")
+	for f, text := range map[string]string{nv: "base: megatron\nfp8_recipe: nvfp4\n", titan: "base: torchtitan\n"} {
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"explain", "--model", "llama3-70b", "--cluster", "gb200-64", "--batch", "512", "--seq", "8192", "--strategy", "dp=8,zero=1,tp=2,pp=4,precision=fp8", "--emit", "megatron"}
+	mg := megatronFlags(t, emitOut(t, append(args, "--framework", nv)...))
+	if mg["--fp4-format"] != "e2m1" || mg["--fp4-recipe"] != "nvfp4" {
+		t.Errorf("megatron nvfp4 flags: format %q, recipe %q", mg["--fp4-format"], mg["--fp4-recipe"])
+	}
+	for _, fw := range []string{titan, "torchtitan"} {
+		stdout, stderr, code := run(t, append(args, "--framework", fw)...)
+		if code != ExitBadInput || stdout != "" || !strings.Contains(stderr, "base: megatron") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("--framework %s --emit megatron: exit %d, stdout %q, stderr %q", fw, code, stdout, stderr)
+		}
+	}
+	// An H100 has no fp4 matmuls: the recipe is refused there.
+	h100 := append([]string{}, args...)
+	h100[4] = "h100-64"
+	stdout, stderr, code := run(t, append(h100, "--framework", nv)...)
+	if code != ExitBadInput || stdout != "" || !strings.Contains(stderr, "peak_fp4_flops is 0") {
+		t.Errorf("nvfp4 on h100: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }

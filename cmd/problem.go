@@ -78,18 +78,22 @@ func (a *app) loadProblem() (problem, error) {
 
 // framework resolves the framework of the configuration: --framework, or
 // --emit's framework (--emit F implies --framework F, so that the
-// recommended strategy is one F can launch).
+// recommended strategy is one F can launch). A profile file whose base is
+// F plans for F too (its limits are F's): an fp8 recipe of its own, such
+// as nvfp4, is launched by F's flags.
 func (a *app) framework() (framework.Profile, error) {
 	arg := a.cfg.Framework
-	if a.cfg.Emit != "" {
-		switch {
-		case arg == "":
-			arg = a.cfg.Emit
-		case arg != a.cfg.Emit:
-			return framework.Profile{}, badInputf("--emit %s plans for %s: drop --framework %s or emit for it", a.cfg.Emit, a.cfg.Emit, arg)
-		}
+	if a.cfg.Emit == "" {
+		return loadFramework(arg)
 	}
-	return loadFramework(arg)
+	if arg == "" {
+		arg = a.cfg.Emit
+	}
+	f, err := loadFramework(arg)
+	if err == nil && arg != a.cfg.Emit && f.Limits.Framework != a.cfg.Emit {
+		return framework.Profile{}, badInputf("--emit %s plans for %s: drop --framework %s, emit for it, or give a profile file with base: %s", a.cfg.Emit, a.cfg.Emit, arg, a.cfg.Emit)
+	}
+	return f, err
 }
 
 // workload returns the global batch and sequence length of the

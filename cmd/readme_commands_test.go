@@ -72,7 +72,7 @@ func splitCommand(line string) (args []string, redirect string, err error) {
 
 // readmeFixtures writes, into dir, the files the README's commands name as
 // the reader's own (my-model.yaml, my-runs.csv, my-steps.csv with its
-// models/) from the repository's examples, and links the repository's
+// models/, nvfp4.yaml) from the repository's examples, and links the repository's
 // validate folder for the commands that name its test data.
 func readmeFixtures(t *testing.T, dir string) {
 	t.Helper()
@@ -80,6 +80,7 @@ func readmeFixtures(t *testing.T, dir string) {
 		"my-model.yaml": "testdata/my-moe.yaml",
 		"my-runs.csv":   "../validate/runs/testdata/published-runs.csv",
 		"my-steps.csv":  "../validate/steps/testdata/measured-h100/train-steps.csv",
+		"nvfp4.yaml":    "../framework/testdata/megatron-nvfp4.yaml",
 	} {
 		data, err := os.ReadFile(src)
 		if err != nil {

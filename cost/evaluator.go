@@ -28,6 +28,7 @@ type evaluator struct {
 	attnPeak float64
 	peak8    float64 // 8-bit matmul FLOP/s: fp8, or int8 under int8; 0 without a speed-up
 	int8     bool    // precision=int8: the 8-bit projections at the int8 rate (AQT)
+	fp4      bool    // the program's recipe runs its quantised matmuls at the fp4 rate (model.FP8Recipe.FP4), peak8 that rate
 	// attnFill is the useful fraction of a TPU matrix unit's work in the
 	// attention core (attentionFill); 1 on GPUs.
 	attnFill float64
@@ -869,7 +870,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy, name in
 	rate := in.cluster.Chip.KernelRate()
 	e.peak, e.hbm = in.cluster.Chip.PeakBF16FLOPs*rate, in.cluster.Chip.HBMBandwidthBytesPerS
 	e.attnPeak = in.cluster.Chip.PeakBF16FLOPs
-	e.peak8, e.int8 = in.cluster.Chip.PeakFP8FLOPs*rate, s.Int8()
+	e.peak8, e.int8, e.fp4 = in.cluster.Chip.PeakFP8FLOPs*rate, s.Int8(), false
 	e.attnFill = attentionFill(p, &in.cluster.Chip)
 	e.attnRate = attentionRate(p, &in.eff)
 	e.coreRed = in.cluster.Chip.CoreReductions
@@ -877,6 +878,11 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy, name in
 	e.collSMShare = collectiveSMShare(in.cluster.Chip.Family, in.cluster.Chip.SMs)
 	if e.int8 {
 		e.peak8 = in.cluster.Chip.PeakInt8OPs * rate
+	}
+	if r := p.Options.FP8; r != nil && r.FP4 && !e.int8 {
+		// An NVFP4 recipe: the fp4 rate (space.Validate refuses a chip
+		// without one before the model is asked).
+		e.peak8, e.fp4 = in.cluster.Chip.PeakFP4FLOPs*rate, true
 	}
 	e.gen++
 	e.epoch, e.movedAfter = 0, append(e.movedAfter[:0], 0)
@@ -980,6 +986,14 @@ func (e *evaluator) fillEfficiency(c profiles.Cluster) {
 		g := profiles.GenericEfficiency()
 		e.eff.MatmulFP8Fraction, e.eff.MatmulFP8HalfFLOPs = g.MatmulFP8Fraction, g.MatmulFP8HalfFLOPs
 	}
+	if e.eff.MatmulFP4Fraction <= 0 {
+		e.eff.MatmulFP4Fraction, e.eff.MatmulFP4HalfFLOPs = d.MatmulFP4Fraction, d.MatmulFP4HalfFLOPs
+	}
+	if e.eff.MatmulFP4Fraction <= 0 && c.Chip.PeakFP4FLOPs > 0 {
+		// A custom chip with an fp4 peak but no family defaults: B200's.
+		b, _ := profiles.DefaultEfficiency("nvidia-blackwell")
+		e.eff.MatmulFP4Fraction, e.eff.MatmulFP4HalfFLOPs = b.MatmulFP4Fraction, b.MatmulFP4HalfFLOPs
+	}
 	if e.eff.HBMFraction <= 0 {
 		e.eff.HBMFraction = d.HBMFraction
 	}
@@ -1002,6 +1016,7 @@ func (e *evaluator) fillEfficiency(c profiles.Cluster) {
 	if s := e.eff.SustainedFraction; s > 0 && s < 1 && c.Chips() > 1 {
 		e.eff.MatmulFraction *= s
 		e.eff.MatmulFP8Fraction *= s
+		e.eff.MatmulFP4Fraction *= s
 		e.eff.AttentionFwdFraction *= s
 		e.eff.AttentionBwdFraction *= s
 		e.eff.AttentionFwdScoreSeconds /= s

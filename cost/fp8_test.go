@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -63,5 +64,48 @@ func TestFP8Matmul(t *testing.T) {
 	e, err := NewModel(model.MustProgram(m, model.ProgramOptions{FP8: &r})).Evaluate(plain, w, s, Options{})
 	if err != nil || math.Abs(e.MatmulSeconds-est16.MatmulSeconds) > 1e-9*est16.MatmulSeconds {
 		t.Errorf("fp8 program without an fp8 peak: matmuls %v s (%v), want bf16's %v s", e.MatmulSeconds, err, est16.MatmulSeconds)
+	}
+}
+
+// TestNVFP4Matmul works the same projection by hand on one B200 under the
+// nvfp4 recipe: 1.924 TFLOP at 0.53 of the 9,000 TFLOP/s fp4 peak plus the
+// 62 µs tail (profiles.Efficiency.MatmulFP4Seconds) takes 0.465 ms, against
+// 0.681 ms at MXFP8's 0.69 of 4,500 (1.46 times). The weights' fp4 copies
+// and their transposes are 0.5625 bytes an element each, so a weight's
+// quantisation moves 2 + 2·0.5625 bytes, against MXFP8's 2 + 2. A chip
+// without an fp4 peak cannot run the recipe (space.Limits.FP4).
+func TestNVFP4Matmul(t *testing.T) {
+	m := llama3("8b")
+	b200 := profiles.Chip{Name: "b200", Family: "nvidia-blackwell", PeakBF16FLOPs: 2250e12, PeakFP8FLOPs: 4500e12, PeakFP4FLOPs: 9000e12,
+		HBMBytes: 191.5e9, HBMBandwidthBytesPerS: 8000e9, FP8AnyLayout: true}
+	c := gpuCluster("b200-1", b200, 1, 900e9, 50e9)
+	w := space.Workload{Batch: 1, SeqLen: 8192}
+	s := strategy(space.Strategy{MB: 1, Precision: space.PrecisionFP8})
+	opTime := func(name string) (float64, Estimate) {
+		t.Helper()
+		r, _ := model.LookupFP8Recipe(name)
+		est, err := NewModel(model.MustProgram(m, model.ProgramOptions{FP8: &r})).Evaluate(c, w, s, Options{Trace: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range est.Ops {
+			if op.Pass == "fwd" && strings.Contains(op.Text, "· Win[") {
+				return op.Seconds, est
+			}
+		}
+		t.Fatal("no ffn_in op in the trace")
+		return 0, est
+	}
+	flops := 2.0 * 8192 * 4096 * 28672
+	fp4, est4 := opTime(model.FP4NV)
+	fp8, est8 := opTime(model.FP8MX)
+	if want := (flops + 3.0e11) / (0.53 * 9000e12); math.Abs(fp4-want) > 0.01*want {
+		t.Errorf("nvfp4 ffn_in %.4g s, want %.4g s", fp4, want)
+	}
+	if want := (flops + 1.9e11) / (0.69 * 4500e12); math.Abs(fp8-want) > 0.01*want {
+		t.Errorf("mxfp8 ffn_in %.4g s, want %.4g s", fp8, want)
+	}
+	if est4.MatmulSeconds >= est8.MatmulSeconds/1.3 {
+		t.Errorf("nvfp4 matmuls %.4g s against mxfp8's %.4g s: want at least 1.3 times faster", est4.MatmulSeconds, est8.MatmulSeconds)
 	}
 }

@@ -702,6 +702,10 @@ func (e *evaluator) flopSeconds(o *model.Op, fl float64, ps pass) float64 {
 		// curve's fraction and t₀ (an assumption: no int8 matmul is
 		// measured): fl·peak/peak8 bf16 FLOPs' time, fl/(f·peak8) + t₀.
 		return e.eff.MatmulSeconds(fl*e.peak/e.peak8, e.peak)
+	case o.FP8 && e.fp4 && e.peak8 > 0:
+		// An NVFP4 matmul at the chip's fp4 rate (profiles.Efficiency.
+		// MatmulFP4Seconds: fp8's curve carried over, profiles/efficiency.go).
+		return e.eff.MatmulFP4Seconds(fl, e.peak8)
 	case o.FP8 && e.peak8 > 0:
 		// An fp8 matmul at the chip's fp8 rate (profiles.Efficiency.
 		// MatmulFP8Seconds, fitted on docs/measured-h100.md's gemm-fp8.csv).

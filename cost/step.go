@@ -449,15 +449,16 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 	cat[catMemory] += castF + castB
 	// FP8 weight copies (model.FP8Recipe): each weight an fp8 matmul
 	// reads is quantised with its transpose, reading the weight (the
-	// master under autocast) and writing 1 + 1 bytes; once per step, or
-	// per micro-batch when FSDP gathers the weight afresh [TE-FP8].
+	// master under autocast) and writing 1 + 1 bytes (the recipe's element
+	// bytes each, model.FP8Recipe.Bytes); once per step, or per
+	// micro-batch when FSDP gathers the weight afresh [TE-FP8].
 	var cast8 float64
 	if fp8 > 0 && !e.int8 { // AQT quantises a weight inside each int8 matmul call instead (aqtWeightBytes)
 		src := pr.Weight
 		if pr.WeightCopies {
 			src = pr.Master
 		}
-		cast8 = e.memSeconds((src + 2) * fp8)
+		cast8 = e.memSeconds((src + 2*p.ClassBytes(model.ClassFP8)) * fp8)
 		if e.active&(bit(space.RoleFSDP)|bit(space.RoleEFSDP)) != 0 {
 			fc += cast8
 			cat[catMemory] += cast8

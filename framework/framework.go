@@ -99,6 +99,7 @@ func (p Profile) SearchOptions() search.Options {
 		FP8:     p.FP8,
 	}
 	o.Limits.NoFP8 = p.FP8 == nil
+	o.Limits.FP4 = p.FP8 != nil && p.FP8.FP4
 	if p.Sharded != nil {
 		o.ShardedProgram = &model.ProgramOptions{Kernels: p.Sharded.Kernels, Precision: p.Sharded.Precision, Optimizer: p.Optimizer, WeightsOverCP: p.Limits.WeightsOverCP}
 	}

@@ -773,7 +773,8 @@ func TestFP8Recipes(t *testing.T) {
 		{"base: megatron\nfp8_recipe: blockwise\n", model.FP8Blockwise, ""},
 		{"base: generic\nfp8_recipe: none\n", "", ""},
 		{"base: pytorch\nfp8_recipe: tensorwise\n", model.FP8Tensorwise, ""},
-		{"fp8_recipe: fp4\n", "", `fp8_recipe "fp4" is unknown: use delayed, tensorwise, blockwise, mxfp8, torchao or none`},
+		{"base: megatron\nfp8_recipe: nvfp4\n", model.FP4NV, ""},
+		{"fp8_recipe: fp4\n", "", `fp8_recipe "fp4" is unknown: use delayed, tensorwise, blockwise, mxfp8, torchao, nvfp4 or none`},
 	} {
 		p, err := framework.Parse([]byte(tc.yaml))
 		if tc.err != "" {

@@ -74,7 +74,7 @@ const (
 //	chunk_sync: false         # the interleaved schedule syncs each model chunk on its own (Megatron-Core)
 //	tensor_parallel_overlap: false # tp/cp collectives hidden under matmuls (async TP)
 //	search_dispatchers: false # the search tries each MoE token dispatcher the chip runs (alltoall, deepep, hybridep)
-//	fp8_recipe: delayed       # precision=fp8's recipe: delayed, tensorwise, blockwise, torchao or none
+//	fp8_recipe: delayed       # precision=fp8's recipe: delayed, tensorwise, blockwise, mxfp8, torchao, nvfp4 or none
 //
 // The passes are norm, rope, act, residual, loss and lookup (model.Pass).
 // Unknown keys are errors naming the line, and every number must be in the
@@ -186,11 +186,7 @@ func parse(data []byte, defaultName string) (Profile, error) {
 		default:
 			r, ok := model.LookupFP8Recipe(name)
 			if !ok {
-				var names []string
-				for _, r := range model.FP8Recipes() {
-					names = append(names, r.Name)
-				}
-				return Profile{}, fmt.Errorf("fp8_recipe %q is unknown: use %s or none", *f.FP8Recipe, strings.Join(names, ", "))
+				return Profile{}, fmt.Errorf("fp8_recipe %q is unknown: use %s or none", *f.FP8Recipe, strings.Join(model.FP8RecipeNames(), ", "))
 			}
 			p.FP8 = &r
 		}

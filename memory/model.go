@@ -300,10 +300,12 @@ type geometry struct {
 	// int8 is precision=int8: AQT quantises each weight inside its matmul,
 	// so no 8-bit weight copies persist.
 	int8 bool
-	// fp8Copies is the fp8 copies kept of each weight an fp8 matmul reads,
-	// 1 byte an element each: the copy and its transpose (2), or the copy
-	// alone (1) for a per-tensor recipe on a chip whose fp8 matmuls take
-	// any layout (model.FP8Recipe.PerTensor, profiles.Chip.FP8AnyLayout).
+	// fp8Copies is the bytes per element of the fp8 copies kept of each
+	// weight an fp8 matmul reads: the copy and its transpose (2), or the
+	// copy alone (1) for a per-tensor recipe on a chip whose fp8 matmuls
+	// take any layout (model.FP8Recipe.PerTensor,
+	// profiles.Chip.FP8AnyLayout), each of the recipe's element bytes
+	// (model.FP8Recipe.Bytes: 1, NVFP4's 0.5625).
 	fp8Copies float64
 	// hostOpt is the share of the optimizer state in host memory, and
 	// hostParams says the parameters are there too (offloadStates).
@@ -523,6 +525,7 @@ func (mm *Model) shapeOf(c profiles.Cluster, w space.Workload, s *space.Strategy
 	if r := p.Options.FP8; r != nil && r.PerTensor && c.Chip.FP8AnyLayout {
 		g.fp8Copies = 1
 	}
+	g.fp8Copies *= p.ClassBytes(model.ClassFP8)
 	for r, d := range deg {
 		g.deg[r] = float64(d)
 		g.inv[r] = 1 / float64(d)
@@ -1041,8 +1044,9 @@ func (mm *Model) states(g *geometry, dense, expert, fp8 float64, step bool) (par
 	} else {
 		params, opt = pr.Weight*n, (pr.Master+pr.Moments)*shards
 	}
-	// FP8 weight copies, the weight and its transpose at 1 byte each, or
-	// the weight alone where it serves both uses (geometry.fp8Copies;
+	// FP8 weight copies, the weight and its transpose at 1 byte each (the
+	// recipe's element bytes), or the weight alone where it serves both
+	// uses (geometry.fp8Copies;
 	// model.FP8Recipe): cached through the step for the stage's weights,
 	// per gathered unit under FSDP (in the buffers).
 	if !fsdp {

@@ -74,6 +74,23 @@ type FP8Recipe struct {
 	// columnwise data, NVIDIA/TransformerEngine@d0067d0d
 	// transformer_engine/pytorch/module/base.py:757-775).
 	PerTensor bool `json:"per_tensor,omitempty" yaml:"per_tensor"`
+	// ElementBytes is the bytes one element of a quantised copy takes
+	// with its share of the scales; zero is 1 (an fp8 byte, the scales
+	// rounding off). NVFP4 keeps a 4-bit E2M1 value and one E4M3 scale
+	// per 16 elements: 0.5 + 1/16 = 0.5625.
+	ElementBytes float64 `json:"element_bytes,omitempty" yaml:"element_bytes"`
+	// FP4 says the quantised matmuls run at the chip's fp4 rate
+	// (profiles.Chip.PeakFP4FLOPs) instead of its fp8 rate.
+	FP4 bool `json:"fp4,omitempty" yaml:"fp4"`
+}
+
+// Bytes is the bytes of one element of a quantised copy under r
+// (ElementBytes, 1 when zero).
+func (r FP8Recipe) Bytes() float64 {
+	if r.ElementBytes > 0 {
+		return r.ElementBytes
+	}
+	return 1
 }
 
 // FP8 recipe names.
@@ -83,6 +100,7 @@ const (
 	FP8Blockwise  = "blockwise"
 	FP8MX         = "mxfp8"
 	FP8Torchao    = "torchao"
+	FP4NV         = "nvfp4"
 )
 
 // FP8Recipes returns the known recipes: Transformer Engine's delayed
@@ -97,7 +115,14 @@ const (
 // transformer_engine/pytorch/tensor/mxfp8_tensor.py MXFP8Quantizer) and
 // torchao's dynamic tensorwise scaling (torchtitan's float8 converter),
 // which keeps the bf16 inputs and casts in the backward again
-// (HighPrecisionInput).
+// (HighPrecisionInput), and NVFP4 (Megatron-Core's --fp4-format e2m1
+// --fp4-recipe nvfp4, Transformer Engine's NVFP4BlockScaling: E2M1 values
+// at the chip's fp4 rate, an E4M3 scale per 16 elements and an fp32 scale
+// per tensor, so an amax pass before the cast; the rowwise and columnwise
+// copies are each cast from the bf16 input, the columnwise one after a
+// 16x16 random Hadamard transform taken as fused into the cast: read 2 + 2,
+// write 2 x 0.5625, NVIDIA/TransformerEngine@d0067d0d
+// transformer_engine/common/recipe/__init__.py NVFP4BlockScaling).
 func FP8Recipes() []FP8Recipe {
 	return []FP8Recipe{
 		{Name: FP8Delayed, QuantizeBytes: 4, PerTensor: true},
@@ -105,7 +130,21 @@ func FP8Recipes() []FP8Recipe {
 		{Name: FP8Blockwise, QuantizeBytes: 4, Dispatch: true},
 		{Name: FP8MX, QuantizeBytes: 4 + 2.0/32},
 		{Name: FP8Torchao, QuantizeBytes: 5, GradQuantizeBytes: 8, HighPrecisionInput: true, RecastBytes: 5},
+		{Name: FP4NV, QuantizeBytes: 2 + 2 + 2*nvfp4ElementBytes, ElementBytes: nvfp4ElementBytes, FP4: true},
 	}
+}
+
+// nvfp4ElementBytes is one NVFP4 element with its scale's share: a 4-bit
+// E2M1 value and one E4M3 byte per 16 elements (NVFP4BlockScaling).
+const nvfp4ElementBytes = 0.5 + 1.0/16
+
+// FP8RecipeNames returns the known recipes' names, in FP8Recipes' order.
+func FP8RecipeNames() []string {
+	var names []string
+	for _, r := range FP8Recipes() {
+		names = append(names, r.Name)
+	}
+	return names
 }
 
 // LookupFP8Recipe returns the known recipe of that name.
@@ -120,7 +159,10 @@ func LookupFP8Recipe(name string) (FP8Recipe, bool) {
 // Validate reports a recipe without a name or with absurd bytes.
 func (r FP8Recipe) Validate() error {
 	if strings.TrimSpace(r.Name) == "" {
-		return fmt.Errorf("model: an fp8 recipe needs a name (known: %s, %s, %s, %s, %s)", FP8Delayed, FP8Tensorwise, FP8Blockwise, FP8MX, FP8Torchao)
+		return fmt.Errorf("model: an fp8 recipe needs a name (known: %s)", strings.Join(FP8RecipeNames(), ", "))
+	}
+	if !(r.ElementBytes >= 0 && r.ElementBytes <= 2) {
+		return fmt.Errorf("model: fp8 recipe %s: element_bytes = %v must be between 0 and 2 bytes per element", r.Name, r.ElementBytes)
 	}
 	for _, f := range []struct {
 		key   string

@@ -199,3 +199,45 @@ func TestSeparateProjectionsCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestNVFP4Saved pins the nvfp4 recipe on a Llama 3 70B layer under
+// selective recompute: the saved fp8 copies of the four distinct projection
+// inputs (xn and xn2, h each; the attention output, q; the SwiGLU output,
+// F) take 0.5 + 1/16 bytes an element instead of 1 (a 4-bit E2M1 value and
+// an E4M3 scale per 16), so against delayed's s·(6h + 3q + 4kv + 5F)
+// (TestFP8Saved) each of them saves 0.4375 bytes: s·(6h + 3q + 4kv + 5F -
+// 0.4375·(2h + q + F)). Each quantisation moves 2 + 2 + 2·0.5625 = 5.125
+// bytes an element each way (amax, cast, rowwise and columnwise copies).
+func TestNVFP4Saved(t *testing.T) {
+	l70, _ := Preset("llama3-70b")
+	r, ok := LookupFP8Recipe(FP4NV)
+	if !ok || !r.FP4 || r.Bytes() != 0.5625 {
+		t.Fatalf("nvfp4 recipe %+v, %v: want FP4 at 0.5625 bytes an element", r, ok)
+	}
+	p, err := NewProgram(l70, ProgramOptions{FP8: &r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := p.ClassBytes(ClassFP8); b != 0.5625 {
+		t.Errorf("ClassFP8 bytes %v, want 0.5625", b)
+	}
+	got := savedBytes(p, 0, 8192, policy(t, RecomputeSelective))
+	want := 8192.0 * (6*8192 + 3*8192 + 4*1024 + 5*28672 - 0.4375*(2*8192+8192+28672))
+	if math.Abs(got-want) > 1e-9*want {
+		t.Errorf("nvfp4 saved = %.6g, want %.6g", got, want)
+	}
+	var fwd float64
+	for _, b := range p.Kinds[0].Blocks {
+		for _, o := range p.Blocks[b].Fwd {
+			if o.Kind == Elementwise && strings.HasPrefix(o.Name, "quantize_") && o.Bytes > 0 {
+				fwd += o.Bytes * p.ElemBytes(o.A)
+			}
+		}
+	}
+	if math.Abs(fwd-4*5.125) > 1e-9 {
+		t.Errorf("forward quantisation bytes per element %v, want 4 passes of 5.125", fwd)
+	}
+	if _, err := NewProgram(l70, ProgramOptions{FP8: &FP8Recipe{Name: "x", QuantizeBytes: 4, ElementBytes: 3}}); err == nil {
+		t.Error("element_bytes = 3 was accepted")
+	}
+}

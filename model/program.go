@@ -100,7 +100,7 @@ const (
 	ClassVirtual                 // one-hot matrices and constants that never exist in memory: 0 bytes
 	ClassResidual                // the residual stream and its gradient: Precision.Residual
 	ClassRaw                     // a framework's own intermediates, sized by Scale in bytes per element: 1 byte
-	ClassFP8                     // fp8 copies of matmul inputs (FP8Recipe): 1 byte
+	ClassFP8                     // fp8 copies of matmul inputs (FP8Recipe): FP8Recipe.Bytes, 1 byte but for NVFP4
 )
 
 // Tensor is a named array of the program.
@@ -356,7 +356,12 @@ func (p *Program) ClassBytes(c Class) float64 {
 		return 8
 	case ClassResidual:
 		return p.Options.Precision.Residual
-	case ClassRaw, ClassFP8:
+	case ClassFP8:
+		if r := p.Options.FP8; r != nil {
+			return r.Bytes()
+		}
+		return 1
+	case ClassRaw:
 		return 1
 	}
 	return 0

@@ -334,11 +334,12 @@ func frameworkKey(name string) string {
 	return name
 }
 
-// PrecisionKey is the precision class a band covers: "fp8", "int8", else
+// PrecisionKey is the precision class a band covers: "fp8", "int8",
+// "fp4" (precision=fp8 under an NVFP4 recipe, model.FP8Recipe.FP4), else
 // "bf16".
 func PrecisionKey(p string) string {
 	switch p {
-	case "fp8", "int8":
+	case "fp8", "int8", "fp4":
 		return p
 	}
 	return "bf16"

@@ -314,8 +314,9 @@ func catalogue() []chipSpec {
 		},
 		{
 			// B200: 2250 TFLOP/s bf16, 4500 fp8, 180 GB HBM (192 GB in [SB-GPU]) at 8000 GB/s [MLE-ACC];
-			// PyTorch reports 182,631 MiB = 191,502,483,456 bytes [HBM-RT].
-			chip: gpuChip(Chip{Name: "b200", Family: "nvidia-blackwell", PeakBF16FLOPs: 2250e12, PeakFP8FLOPs: 4500e12,
+			// PyTorch reports 182,631 MiB = 191,502,483,456 bytes [HBM-RT]. Dense fp4 9000 TFLOP/s
+			// (docs/hardware.md §2.1) [MLE-ACC].
+			chip: gpuChip(Chip{Name: "b200", Family: "nvidia-blackwell", PeakBF16FLOPs: 2250e12, PeakFP8FLOPs: 4500e12, PeakFP4FLOPs: 9000e12,
 				HBMBytes: 191502483456, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1, FP8AnyLayout: true}),
 			domain: 8, // 8 GPUs, 2 NVSwitch chips [SB-GPU]
 			// NVLink 5: 900 GB/s one way [MLE-NET]; 8xB200 ring AllReduce busbw 682 GB/s = 0.76 [MLE-NET].
@@ -325,8 +326,9 @@ func catalogue() []chipSpec {
 		{
 			// GB200 (per GPU, NVL72): 2500 TFLOP/s bf16 (uncertain, docs/published-runs.md),
 			// 5000 fp8, 186 GB HBM at 8000 GB/s [MLE-ACC]; PyTorch reports a total capacity of
-			// 184.31 GiB, about 197.9e9 bytes (medium certainty) [HBM-RT].
-			chip: gpuChip(Chip{Name: "gb200", Family: "nvidia-grace-blackwell", PeakBF16FLOPs: 2500e12, PeakFP8FLOPs: 5000e12,
+			// 184.31 GiB, about 197.9e9 bytes (medium certainty) [HBM-RT]. Dense fp4 10000 TFLOP/s
+			// (docs/hardware.md §2.1) [MLE-ACC].
+			chip: gpuChip(Chip{Name: "gb200", Family: "nvidia-grace-blackwell", PeakBF16FLOPs: 2500e12, PeakFP8FLOPs: 5000e12, PeakFP4FLOPs: 10000e12,
 				HBMBytes: 197.9e9, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1, HostBandwidthBytesPerS: nvlinkC2CBps, FP8AnyLayout: true}),
 			domain: 72, // NVL72: 72 GPUs, 18 NVSwitch chips [SB-GPU][MLE-NET]
 			node:   4,  // 18 compute trays of 4 GPUs, one ConnectX-7 each [MLE-NET][SB-GPU]

@@ -120,6 +120,7 @@ const (
 	gb200FP8MAMF             = 3615.6 / 5000 // GB200 fp8 MAMF over its peak [MLE-ACC]
 	fp8MatmulFraction        = 0.69          // fitted on the H100's gemm-fp8.csv (see above)
 	fp8MatmulOverheadSeconds = 62e-6         // t₀ of the first fit, on the H100's gemm-fp8.csv alone (see above)
+	b200FP4Best              = 5239.0 / 9000 // B200 block-scaled fp4 GEMM at 8192³ in cuBLAS over its fp4 peak [FP4-GEMM]
 	hopperFP8OverheadSeconds = 37e-6         // t₀ fitted on the H200 sweep at H100 speed, fraction held (see above)
 	tpuMatmulOverheadSeconds = 3e-6          // t₀ of Ironwood's matmul curve (docs/tpu.md): 1024³ at 37%, 2048³ at 71% of its plateau
 	gpuShapeFactor           = 0.88          // H100 real-shape fraction 0.705 over its MAMF 0.80 (see above)
@@ -181,7 +182,26 @@ func familyEfficiency(family string) (Efficiency, bool) {
 		// 5,000/4,500 times B200 in fp8, but 3,615.6/3,432.5).
 		fraction = roundSig(fp8MatmulFraction * gb200FP8MAMF / b200FP8MAMF)
 	}
-	return withFP8(e, familyFP8Peak(family), fraction, t0), true
+	e = withFP8(e, familyFP8Peak(family), fraction, t0)
+	return withFP4(e, familyFP4Peak(family), t0), true
+}
+
+// withFP4 sets e's FP4 (NVFP4) matmul defaults for a chip of fp4 peak
+// FLOP/s (none without one). No real-shape fp4 sweep exists, so the fp8
+// fraction is carried over by the ratio of the best fp4 GEMM's fraction to
+// the fp8 MAMF's on B200: 0.69 x 0.582/0.763 = 0.53 (cuBLAS's block-scaled
+// fp4 GEMM at 8192³, 5,239 of 9,000 TFLOP/s [FP4-GEMM]; fp8 MAMF 3,432.5 of
+// 4,500 [MLE-ACC]), so an fp4 matmul runs about 1.5 times an fp8 one, not
+// the datasheets' 2. GB200's fp8 fraction (0.65, above) takes the same
+// ratio: 0.50, an assumption. The per-call tail is fp8's t₀ (an
+// assumption: both are the same tensor-core pipeline's tail).
+func withFP4(e Efficiency, peak, t0Seconds float64) Efficiency {
+	if peak <= 0 || e.MatmulFP8Fraction <= 0 {
+		return e
+	}
+	e.MatmulFP4Fraction = roundSig(e.MatmulFP8Fraction * b200FP4Best / b200FP8MAMF)
+	e.MatmulFP4HalfFLOPs = roundSig(e.MatmulFP4Fraction * peak * t0Seconds)
+	return e
 }
 
 // withFP8 sets e's FP8 matmul defaults for a chip of fp8 peak FLOP/s (none
@@ -202,6 +222,12 @@ func familyFP8Peak(family string) float64 {
 		"nvidia-hopper": 1979e12, "nvidia-blackwell": 4500e12, "nvidia-grace-blackwell": 5000e12,
 		"amd-cdna3": 2615e12, "tpu-7x": 4614e12,
 	}[family]
+}
+
+// familyFP4Peak is the fp4 peak of a family's catalogue chips (chips.go),
+// zero where the chip has none.
+func familyFP4Peak(family string) float64 {
+	return map[string]float64{"nvidia-blackwell": 9000e12, "nvidia-grace-blackwell": 10000e12}[family]
 }
 
 // familyBF16Efficiency returns the documented bf16 defaults for one chip family.
@@ -319,6 +345,15 @@ func (e Efficiency) MatmulFP8Seconds(flops, peak float64) float64 {
 		return 0
 	}
 	return (flops + e.MatmulFP8HalfFLOPs) / (e.MatmulFP8Fraction * peak)
+}
+
+// MatmulFP4Seconds is MatmulFP8Seconds for an FP4 (NVFP4) matmul on a chip
+// of fp4 peak FLOP/s.
+func (e Efficiency) MatmulFP4Seconds(flops, peak float64) float64 {
+	if flops <= 0 {
+		return 0
+	}
+	return (flops + e.MatmulFP4HalfFLOPs) / (e.MatmulFP4Fraction * peak)
 }
 
 // AttentionSeconds is the time of a flash attention kernel, forward or

@@ -45,3 +45,42 @@ func TestFP8FractionGB200(t *testing.T) {
 		t.Errorf("GB200/B200 fp8 rate %.4f, want 1.047", ratio)
 	}
 }
+
+// TestFP4Defaults holds the NVFP4 matmul defaults: the fp8 fraction times
+// the best fp4 GEMM's fraction over the fp8 MAMF's on B200 (cuBLAS at
+// 8192³, 5,239 of 9,000 TFLOP/s, against 3,432.5 of 4,500 [MLE-ACC]):
+// 0.69 x 0.5821/0.7628 = 0.527 -> 0.53 on B200, 0.65 x 0.5821/0.7628 =
+// 0.496 -> 0.5 on GB200, with fp8's 62 us tail; no fp4 elsewhere. A large
+// fp4 GEMM then runs 0.53 x 9,000 / (0.69 x 4,500) = 1.54 times an fp8 one
+// on B200, not the datasheets' 2.
+func TestFP4Defaults(t *testing.T) {
+	for _, tt := range []struct {
+		family   string
+		fraction float64
+		half     float64
+	}{
+		{"nvidia-blackwell", 0.53, 3.0e11},      // 0.53 x 9e15 x 62e-6 = 2.96e11
+		{"nvidia-grace-blackwell", 0.5, 3.1e11}, // 0.5 x 10e15 x 62e-6 = 3.1e11
+		{"nvidia-hopper", 0, 0},
+		{"tpu-7x", 0, 0},
+	} {
+		e, ok := DefaultEfficiency(tt.family)
+		if !ok {
+			t.Fatalf("%s: no default efficiency", tt.family)
+		}
+		if e.MatmulFP4Fraction != tt.fraction || e.MatmulFP4HalfFLOPs != tt.half {
+			t.Errorf("%s: fp4 fraction %g, half %g; want %g, %g", tt.family, e.MatmulFP4Fraction, e.MatmulFP4HalfFLOPs, tt.fraction, tt.half)
+		}
+	}
+	b, _ := DefaultEfficiency("nvidia-blackwell")
+	// 1 TFLOP: (1e12 + 3e11)/(0.53 x 9e15) = 272.5 us.
+	if got, want := b.MatmulFP4Seconds(1e12, 9000e12), 1.3e12/(0.53*9000e12); math.Abs(got/want-1) > 1e-12 {
+		t.Errorf("fp4 matmul of 1 TFLOP: %.4g s, want %.4g", got, want)
+	}
+	if got := b.MatmulFP4Seconds(0, 9000e12); got != 0 {
+		t.Errorf("fp4 matmul of 0 FLOPs: %g s, want 0", got)
+	}
+	if r := b.MatmulFP4Fraction * 9000 / (b.MatmulFP8Fraction * 4500); math.Abs(r-1.536) > 0.001 {
+		t.Errorf("B200 fp4/fp8 large-GEMM rate %.4f, want 1.536", r)
+	}
+}

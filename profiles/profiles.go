@@ -10,6 +10,9 @@ type Chip struct {
 	PeakBF16FLOPs float64 `json:"peak_bf16_flops" yaml:"peak_bf16_flops"`
 	// PeakFP8FLOPs is the dense fp8 peak in FLOP/s per chip; zero where fp8 has no speed-up or does not exist.
 	PeakFP8FLOPs float64 `json:"peak_fp8_flops,omitempty" yaml:"peak_fp8_flops"`
+	// PeakFP4FLOPs is the dense fp4 peak in FLOP/s per chip (the rate of an
+	// NVFP4 recipe, model.FP8Recipe.FP4); zero where the chip has none.
+	PeakFP4FLOPs float64 `json:"peak_fp4_flops,omitempty" yaml:"peak_fp4_flops"`
 	// PeakInt8OPs is the dense int8 matmul peak in OP/s per chip (the rate of
 	// precision=int8, MaxText's AQT); zero where int8 has no speed-up over
 	// bf16 or does not exist.
@@ -122,6 +125,11 @@ type Efficiency struct {
 	// as a fraction of Chip.PeakFP8FLOPs; zero takes the family's default.
 	MatmulFP8Fraction  float64 `json:"matmul_fp8_fraction,omitempty" yaml:"matmul_fp8_fraction"`
 	MatmulFP8HalfFLOPs float64 `json:"matmul_fp8_half_flops,omitempty" yaml:"matmul_fp8_half_flops"`
+	// MatmulFP4Fraction and MatmulFP4HalfFLOPs are the same for FP4 matmuls
+	// (NVFP4), as a fraction of Chip.PeakFP4FLOPs; zero takes the family's
+	// default.
+	MatmulFP4Fraction  float64 `json:"matmul_fp4_fraction,omitempty" yaml:"matmul_fp4_fraction"`
+	MatmulFP4HalfFLOPs float64 `json:"matmul_fp4_half_flops,omitempty" yaml:"matmul_fp4_half_flops"`
 	// HBMFraction is the achievable fraction of HBM bandwidth for memory-bound ops.
 	HBMFraction float64 `json:"hbm_fraction" yaml:"hbm_fraction"`
 	// OverlapFraction is the fraction of overlappable communication (FSDP prefetch, gradient

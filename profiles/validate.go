@@ -62,6 +62,8 @@ func (ch Chip) validate() error {
 		return fmt.Errorf("chip %q: peak_bf16_flops must be positive, not %g", ch.Name, ch.PeakBF16FLOPs)
 	case !nonNegative(ch.PeakFP8FLOPs):
 		return fmt.Errorf("chip %q: peak_fp8_flops must be zero or positive, not %g", ch.Name, ch.PeakFP8FLOPs)
+	case !nonNegative(ch.PeakFP4FLOPs):
+		return fmt.Errorf("chip %q: peak_fp4_flops must be zero or positive, not %g", ch.Name, ch.PeakFP4FLOPs)
 	case !nonNegative(ch.PeakInt8OPs):
 		return fmt.Errorf("chip %q: peak_int8_ops must be zero or positive, not %g", ch.Name, ch.PeakInt8OPs)
 	case !positive(ch.HBMBytes):
@@ -108,6 +110,10 @@ func (e Efficiency) validate() error {
 		return fmt.Errorf("matmul_fp8_fraction must be in (0, 1] (or 0 for the family's default), not %g", e.MatmulFP8Fraction)
 	case !nonNegative(e.MatmulFP8HalfFLOPs):
 		return fmt.Errorf("matmul_fp8_half_flops must be zero or positive, not %g", e.MatmulFP8HalfFLOPs)
+	case !nonNegative(e.MatmulFP4Fraction) || e.MatmulFP4Fraction > 1:
+		return fmt.Errorf("matmul_fp4_fraction must be in (0, 1] (or 0 for the family's default), not %g", e.MatmulFP4Fraction)
+	case !nonNegative(e.MatmulFP4HalfFLOPs):
+		return fmt.Errorf("matmul_fp4_half_flops must be zero or positive, not %g", e.MatmulFP4HalfFLOPs)
 	case !fraction(e.HBMFraction):
 		return fmt.Errorf("hbm_fraction must be in (0, 1], not %g", e.HBMFraction)
 	case !nonNegative(e.OverlapFraction) || e.OverlapFraction > 1:

@@ -20,6 +20,7 @@ type Cluster struct {
 	Axes                  []Axis              `json:"axes"`
 	ChipFamily            string              `json:"chip_family,omitempty"`
 	PeakFP8FLOPs          float64             `json:"peak_fp8_flops,omitempty"`
+	PeakFP4FLOPs          float64             `json:"peak_fp4_flops,omitempty"`
 	HBMBandwidthBytesPerS float64             `json:"hbm_bandwidth_bytes_per_s,omitempty"`
 	Efficiency            profiles.Efficiency `json:"efficiency"`
 }
@@ -58,6 +59,7 @@ func NewCluster(c profiles.Cluster) Cluster {
 		Axes:                  axes,
 		ChipFamily:            c.Chip.Family,
 		PeakFP8FLOPs:          c.Chip.PeakFP8FLOPs,
+		PeakFP4FLOPs:          c.Chip.PeakFP4FLOPs,
 		HBMBandwidthBytesPerS: c.Chip.HBMBandwidthBytesPerS,
 		Efficiency:            c.Efficiency,
 	}

@@ -21,6 +21,9 @@ func emitMaxText(e Evaluation) (string, error) {
 	case space.RecomputeNone, space.RecomputeSelective:
 		bad = append(bad, fmt.Sprintf("recompute=%s: MaxText has no such remat_policy (its \"none\" still wraps every layer in nn.remat, i.e. recomputes it whole: src/maxtext/layers/decoders.py:346-350, 541-566); search with its own policies, e.g. --fix recompute=minimal", s.Recompute))
 	}
+	if s.FP8() && e.fp8Recipe() == model.FP4NV {
+		bad = append(bad, "precision=fp8 with the nvfp4 recipe: MaxText's quantization setting has no NVFP4 training recipe; search with a profile whose fp8_recipe is an fp8 one")
+	}
 	if s.Zero > 0 && s.Degree[space.DP] > 1 {
 		bad = append(bad, fmt.Sprintf("zero=%d on dp=%d: MaxText shards optimizer state only along its fsdp axis; search with --fix zero=0 or use fsdp", s.Zero, s.Degree[space.DP]))
 	}

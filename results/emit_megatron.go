@@ -154,7 +154,15 @@ func emitMegatron(e Evaluation) (string, error) {
 		flags = append(flags, [2]string{"--use-precision-aware-optimizer", ""},
 			[2]string{"--exp-avg-dtype", "bf16"}, [2]string{"--exp-avg-sq-dtype", "bf16"})
 	}
-	if s.FP8() {
+	switch {
+	case s.FP8() && e.fp8Recipe() == model.FP4NV:
+		// NVFP4: E2M1 values under Transformer Engine's NVFP4BlockScaling,
+		// the weights kept and gathered in fp4 as Megatron-Bridge's
+		// bf16_with_nvfp4_mixed runs them (Megatron-LM@d98e8a64
+		// megatron/core/transformer/transformer_config.py:673-686;
+		// Megatron-Bridge@067f987d src/megatron/bridge/training/mixed_precision.py:405-417).
+		flags = append(flags, [2]string{"--fp4-format", "e2m1"}, [2]string{"--fp4-recipe", model.FP4NV}, [2]string{"--fp4-param-gather", ""})
+	case s.FP8():
 		// Transformer Engine's E4M3 forward and E5M2 backward formats, the
 		// profile's scaling recipe.
 		flags = append(flags, [2]string{"--fp8-format", "hybrid"}, [2]string{"--fp8-recipe", e.fp8Recipe()})

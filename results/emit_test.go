@@ -241,3 +241,38 @@ func TestEmitDispatcher(t *testing.T) {
 		t.Errorf("RESULT strategy %s, want dispatcher deepep", b)
 	}
 }
+
+// TestEmitNVFP4 checks that precision=fp8 under the nvfp4 recipe comes out
+// as Megatron-Core's --fp4-format e2m1 --fp4-recipe nvfp4 with the weights
+// gathered in fp4, as Megatron-Bridge's bf16_with_nvfp4_mixed runs it, and
+// no fp8 flag; MaxText and torchtitan have no NVFP4 training recipe.
+func TestEmitNVFP4(t *testing.T) {
+	m, err := model.Preset("llama3-70b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := profiles.Parse("gb200-64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := space.Parse("dp=8,zero=1,tp=2,pp=4,precision=fp8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err = s.Place(c); err != nil {
+		t.Fatal(err)
+	}
+	e := Evaluation{Model: m, Cluster: c, Workload: space.Workload{Batch: 512, SeqLen: 8192}, Strategy: s, FP8Recipe: model.FP4NV}
+	var b strings.Builder
+	if err := Emit(&b, Megatron, e); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "--fp4-format e2m1 \\\n--fp4-recipe nvfp4 \\\n--fp4-param-gather") || strings.Contains(out, "--fp8-format") {
+		t.Errorf("megatron flags:\n%s\nwant --fp4-format e2m1 --fp4-recipe nvfp4 --fp4-param-gather and no --fp8-format", out)
+	}
+	for fw, want := range map[string]string{MaxText: "no NVFP4 training recipe", TorchTitan: "with the nvfp4 recipe"} {
+		if err := Emit(&strings.Builder{}, fw, e); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want one naming %q", fw, err, want)
+		}
+	}
+}

@@ -184,12 +184,16 @@ func (e Evaluation) FrameworkName() string {
 
 // Band returns the interval of the evaluation's step time
 // (profiles.StepTimeBand): its chip family at its chip count, its
-// framework and precision, whether a search chose the strategy, and
-// whether the model is a mixture of experts.
+// framework and precision (fp4 for fp8 under the nvfp4 recipe, which no
+// band's run covers), whether a search chose the strategy, and whether
+// the model is a mixture of experts.
 func (e Evaluation) Band() profiles.Band {
 	prec := space.PrecisionBF16
 	if e.Strategy.EightBit() {
 		prec = e.Strategy.Precision
+	}
+	if e.Strategy.FP8() && e.FP8Recipe == model.FP4NV {
+		prec = "fp4"
 	}
 	return profiles.StepTimeBand(profiles.BandQuery{
 		Family: e.Cluster.Chip.Family, Chips: e.Cluster.Chips(), Framework: e.FrameworkName(),

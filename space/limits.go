@@ -49,6 +49,10 @@ type Limits struct {
 	EqualChunks bool
 	// NoFP8 says the framework has no FP8 matmuls (precision=fp8).
 	NoFP8 bool
+	// FP4 says the framework's recipe runs precision=fp8's projections at
+	// the chip's fp4 rate (model.FP8Recipe.FP4, NVFP4), which a chip
+	// without an fp4 peak cannot run.
+	FP4 bool
 	// NoInt8 says the framework has no int8 matmuls (precision=int8, AQT).
 	NoInt8 bool
 	// NoA2AOverlap says the framework cannot run one micro-batch's MoE
@@ -180,6 +184,15 @@ func noFP8(chip profiles.Chip) string {
 		return fmt.Sprintf("the %s has no FP8 matmul speed-up (peak_fp8_flops is 0): use precision=int8 or bf16", name)
 	}
 	return fmt.Sprintf("the %s has no FP8 matmul speed-up (peak_fp8_flops is 0): use precision=bf16", name)
+}
+
+// noFP4 says a chip has no fp4 matmuls for an NVFP4 recipe.
+func noFP4(chip profiles.Chip) string {
+	name := chip.Name
+	if name == "" {
+		name = "chip"
+	}
+	return fmt.Sprintf("the framework's nvfp4 recipe runs fp4 matmuls, which the %s has not (peak_fp4_flops is 0): use a B200 or GB200 cluster, or a profile with an fp8 recipe", name)
 }
 
 // noInt8 says a chip has no int8 matmul speed-up.
@@ -417,6 +430,9 @@ func (l Limits) Check(s Strategy, layers int) error {
 func (l Limits) CheckPlacement(s Strategy, c profiles.Cluster) error {
 	if err := l.checkCluster(&c); err != nil {
 		return err
+	}
+	if s.FP8() && l.FP4 && c.Chip.PeakFP4FLOPs <= 0 {
+		return fmt.Errorf("precision=fp8: %s", noFP4(c.Chip))
 	}
 	return l.checkLayout(&c, s.Degree, &s.Mesh, s.ExpertsWhole())
 }

@@ -20,6 +20,8 @@ func TestCheckPlacement(t *testing.T) {
 	maxtext := Limits{Framework: "maxtext", ExpertsPerTier: true}
 	maxtextFSDP := Limits{Framework: "maxtext", ExpertsPerTier: true, ExpertsFromFSDP: true}
 	megatronFSDP := Limits{Framework: "megatron", RankOrder: []Dim{TP, CP, FSDP, DP, PP}}
+	nvfp4 := megatron
+	nvfp4.FP4 = true
 	for _, tc := range []struct {
 		name     string
 		lim      Limits
@@ -47,6 +49,9 @@ func TestCheckPlacement(t *testing.T) {
 		{"megatron-fsdp inside tp across nodes", megatronFSDP, "h100-64", "fsdp=16,tp=4,mesh=tp:gpu*2.node*2;fsdp:gpu*4.node*4", "cannot place"},
 		{"megatron-fsdp across cp inside", megatronFSDP, "h100-64", "fsdp=32,cp=2,mesh=cp:node*2;fsdp:gpu*8.node*4", "cannot place"},
 		{"megatron-fsdp outside tp", megatronFSDP, "h100-64", "fsdp=16,tp=4,mesh=tp:gpu*4;fsdp:gpu*2.node*8", ""},
+		{"nvfp4 on a chip without fp4", nvfp4, "h100-64", "dp=64,precision=fp8", "peak_fp4_flops is 0"},
+		{"nvfp4 on b200", nvfp4, "b200-64", "dp=64,precision=fp8", ""},
+		{"nvfp4 recipe, bf16 strategy", nvfp4, "h100-64", "dp=64", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := profiles.Parse(strings.TrimPrefix(tc.cluster, "mixtral-"))

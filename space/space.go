@@ -452,6 +452,9 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 	if sp.precision == PrecisionFP8 && c.Chip.PeakFP8FLOPs <= 0 {
 		return nil, fmt.Errorf("space: --fix precision=fp8: %s", noFP8(c.Chip))
 	}
+	if sp.precision == PrecisionFP8 && lim.FP4 && c.Chip.PeakFP4FLOPs <= 0 {
+		return nil, fmt.Errorf("space: --fix precision=fp8: %s", noFP4(c.Chip))
+	}
 	if sp.precision == PrecisionInt8 && c.Chip.PeakInt8OPs <= 0 {
 		return nil, fmt.Errorf("space: --fix precision=int8: %s", noInt8(c.Chip.Name))
 	}

@@ -29,7 +29,7 @@ func Fixed(rep calibrate.SourceReport) ([]Sample, error) {
 		}
 		// error = predicted/measured tokens/s - 1 = measured/predicted step time - 1.
 		out = append(out, Sample{ID: h.ID, Source: h.Source, Family: fam, Framework: h.Framework,
-			Precision: precisionOf(h.Strategy), Chips: h.Chips, LogError: math.Log1p(h.OutOfSourceError)})
+			Precision: precisionOf(h.Strategy, h.FP4), Chips: h.Chips, LogError: math.Log1p(h.OutOfSourceError)})
 	}
 	return out, nil
 }
@@ -75,7 +75,7 @@ func stepSample(r steps.Result) (Sample, error) {
 		return Sample{}, fmt.Errorf("bands: step %s: %w", r.ID, err)
 	}
 	return Sample{ID: r.ID, Source: "measured steps of " + r.Model, Family: c.Chip.Family, Framework: r.Framework,
-		Precision: precisionOf(r.Strategy), Chips: c.Chips()}, nil
+		Precision: precisionOf(r.Strategy, false), Chips: c.Chips()}, nil
 }
 
 // Memory returns the peak-memory samples of a published report: the rows
@@ -92,7 +92,7 @@ func Memory(rep runs.PublishedReport) ([]Sample, error) {
 		}
 		// MemoryError = predicted/measured peak - 1.
 		out = append(out, Sample{ID: r.ID, Source: r.Source, Family: fam, Framework: r.Framework,
-			Precision: precisionOf(r.Strategy), Chips: r.Chips, LogError: -math.Log1p(*r.MemoryError)})
+			Precision: precisionOf(r.Strategy, false), Chips: r.Chips, LogError: -math.Log1p(*r.MemoryError)})
 	}
 	return out, nil
 }
@@ -156,7 +156,7 @@ func Searched(ctx context.Context, rs []runs.Run, held []calibrate.HeldOut, o ru
 					continue
 				}
 				out[i] = result{Sample{ID: h.ID, Source: h.Source, Family: fam, Framework: h.Framework,
-					Precision: precisionOf(h.Strategy), Chips: h.Chips, LogError: math.Log(tps / h.Measured)}, true}
+					Precision: precisionOf(h.Strategy, h.FP4), Chips: h.Chips, LogError: math.Log(tps / h.Measured)}, true}
 			}
 		}()
 	}
@@ -300,11 +300,14 @@ func familyOfChip(name string) (string, error) {
 }
 
 // precisionOf returns the precision class of a strategy string, "bf16"
-// for one that does not parse.
-func precisionOf(strategy string) string {
+// for one that does not parse; fp8 under the nvfp4 recipe (fp4) is "fp4".
+func precisionOf(strategy string, fp4 bool) string {
 	s, err := space.Parse(strategy)
 	if err != nil || !s.EightBit() {
 		return "bf16"
+	}
+	if fp4 && s.FP8() {
+		return "fp4"
 	}
 	return s.Precision
 }

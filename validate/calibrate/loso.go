@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/validate/runs"
 )
@@ -24,6 +25,10 @@ type HeldOut struct {
 	Framework string `json:"framework"`
 	Chips     int    `json:"chips"`
 	Strategy  string `json:"strategy"`
+	// FP4 says the run's fp8 precision ran under the nvfp4 recipe, at the
+	// chip's fp4 rate (runs.Run.FP8RecipeName): its band is the fp4
+	// precision class's (profiles.PrecisionKey).
+	FP4 bool `json:"fp4,omitempty"`
 	// Measured is the published tokens/s per chip; Default, InSample and
 	// OutOfSource the predictions, and the *Error fields predicted/measured - 1.
 	Measured         float64 `json:"measured_tokens_per_s_per_chip"`
@@ -94,6 +99,7 @@ func LeaveOneSourceOut(rs []runs.Run, o Options) (SourceReport, error) {
 		r := byID[row.ID]
 		rep.Rows = append(rep.Rows, HeldOut{
 			ID: row.ID, Source: r.SourceName(), Chip: row.Chip, Framework: row.Framework, Chips: row.Chips, Strategy: row.Strategy,
+			FP4:      r.FP8RecipeName() == model.FP4NV,
 			Measured: row.MeasuredTokensPerSPerChip,
 			Default:  row.PredictedTokensPerSPerChip, DefaultError: row.Error,
 			InSample: row.PredictedTokensPerSPerChip, InSampleError: row.Error,

@@ -163,9 +163,10 @@ func layerPattern(text string) (firstDense int, pattern []string, window int, er
 // matmuls), fp8 for FP8 recipes (FP8, FP8?, FP8-CS, FP8 tensorwise,
 // current scaling, hybrid; and MXFP8, Blackwell's block-scaled FP8 at the
 // same tensor-core rate, whose 32-element scales the recipe does not
-// price), and the format's own name for INT8 and FP4 (int8, nvfp4), which
-// the planner accepts only if its strategy parser does: the error is then
-// the parser's own.
+// price; and NVFP4, the fp8 precision under the nvfp4 recipe,
+// Run.FP8RecipeName), and the format's own name for INT8 (int8), which the
+// planner accepts only if its strategy parser does: the error is then the
+// parser's own.
 func precisionOf(text string) (string, error) {
 	t := strings.ToLower(strings.TrimSpace(text))
 	key := ""
@@ -179,7 +180,10 @@ func precisionOf(text string) (string, error) {
 		// current-scaling rows are.
 		key = space.PrecisionFP8
 	case strings.Contains(t, "nvfp4"):
-		key = "nvfp4"
+		// Megatron-Core's --fp4-format e2m1 --fp4-recipe nvfp4: the
+		// quantised projections of precision=fp8 under the nvfp4 recipe,
+		// at the chip's fp4 rate (model.FP8Recipe.FP4).
+		key = space.PrecisionFP8
 	case strings.Contains(t, "int8"):
 		key = "int8"
 	case strings.Contains(t, "fp8") || strings.Contains(t, "float8"):

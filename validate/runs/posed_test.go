@@ -239,7 +239,7 @@ func TestPrecisionOf(t *testing.T) {
 		{"MXFP8", "fp8", ""},
 		{"FP8-MX", "fp8", ""},
 		{"INT8 (AQT; folder is named fp8)", "int8", ""},
-		{"NVFP4", "", `precision "nvfp4" is unknown`},
+		{"NVFP4", "fp8", ""},
 		{"tf32", "", "is not bf16"},
 	}
 	for _, tt := range tests {

@@ -295,6 +295,7 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 		if rec, ok := model.LookupFP8Recipe(name); ok {
 			rec.Params, rec.Dispatch = so.FP8.Params, so.FP8.Dispatch
 			so.FP8 = &rec
+			so.Limits.FP4 = rec.FP4
 		}
 	}
 	return so, f.Name, nil
@@ -317,7 +318,8 @@ func scaleAttention(k *model.Kernels, rate float64) {
 // Float8CurrentScaling, Megatron-Core's --fp8-recipe tensorwise;
 // NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553:
 // megatron/core/fp8_utils.py) is the tensorwise recipe, whose quantisation
-// reads each input once more for its amax.
+// reads each input once more for its amax; NVFP4 (Megatron-Bridge's
+// bf16_with_nvfp4_mixed) is the nvfp4 recipe, at the chip's fp4 rate.
 func (r Run) FP8RecipeName() string {
 	t := strings.ToLower(r.Precision)
 	switch {
@@ -327,6 +329,8 @@ func (r Run) FP8RecipeName() string {
 		return model.FP8Tensorwise
 	case strings.Contains(t, "mxfp8"), strings.Contains(t, "fp8-mx"):
 		return model.FP8MX
+	case strings.Contains(t, "nvfp4"):
+		return model.FP4NV
 	}
 	return ""
 }
@@ -953,6 +957,9 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 	}
 	if r.FlashAttention2() {
 		notes = append(notes, fmt.Sprintf("attention on FlashAttention-2 at %.2f of the H100's flash rate (%s)", hopperFlashAttention2Rate, r.flashAttention2Why()))
+	}
+	if o.FP8 != nil && o.FP8.FP4 && s.FP8() {
+		notes = append(notes, "precision=fp8 under the nvfp4 recipe: the projections at the chip's fp4 rate")
 	}
 	p, err := search.NewProblem(m, c, w, space.Fix{}, o)
 	if err != nil {
