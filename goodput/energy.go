@@ -63,6 +63,8 @@ func powerTable() map[string]chipPower {
 		"h800":      {700, "NVIDIA H800 SXM: 700 W, as the H100 SXM", dgxH100HostWatts, dgxH},
 		"b200":      {1000, "NVIDIA HGX/DGX B200: 1000 W per GPU", dgxB200HostWatts, dgxB},
 		"gb200":     {1200, "NVIDIA GB200: up to 1200 W per Blackwell GPU (uncertain)", dgxB200HostWatts, "assumed: as the DGX B200's host share"},
+		"b300":      {1100, "NVIDIA HGX B300: 1100 W per GPU (Verda's GB300 NVL72 architecture note, uncertain)", dgxB200HostWatts, "assumed: as the DGX B200's host share"},
+		"gb300":     {1400, "NVIDIA GB300: up to 1400 W per Blackwell Ultra GPU (Verda's GB300 NVL72 architecture note, uncertain)", dgxB200HostWatts, "assumed: as the DGX B200's host share"},
 		"mi300x":    {750, "AMD Instinct MI300X datasheet: 750 W", dgxH100HostWatts, "assumed: as the DGX H100's host share"},
 		"mi325x":    {1000, "AMD Instinct MI325X datasheet: 1000 W", dgxH100HostWatts, "assumed: as the DGX H100's host share"},
 		"v4":        tpu(192),

@@ -94,8 +94,9 @@ type BandTable struct {
 	// give a dense model the MoE runs' spread and a MoE model the dense
 	// runs'.
 	MoE BandFit
-	// Frameworks and Precisions are those the runs cover.
-	Frameworks, Precisions []string
+	// Frameworks and Precisions are those the runs cover; ChipNames the
+	// chips (Chip.Name) they ran on.
+	Frameworks, Precisions, ChipNames []string
 	// Basis says which measurements the table comes from.
 	Basis string
 }
@@ -136,9 +137,11 @@ type Bands struct {
 // BandQuery is what a band depends on: the job's chip family and size,
 // its framework and precision, and whether its strategy was searched.
 type BandQuery struct {
-	// Family is the chip family (Chip.Family); Chips the job's chip count.
+	// Family is the chip family (Chip.Family); Chips the job's chip count;
+	// Chip the chip's name (Chip.Name), "" when unknown.
 	Family string
 	Chips  int
+	Chip   string
 	// Framework is the framework profile's name ("" is the default profile).
 	Framework string
 	// Precision is the matmul precision: "bf16", "fp8" or "int8".
@@ -262,6 +265,13 @@ func (bs Bands) StepTimeBand(q BandQuery) Band {
 	if known && q.Chips > f.MaxChips {
 		novel = append(novel, "scale")
 	}
+	// A chip of a known family that no run ran on (B300 or GB300 beside
+	// B200 and GB200 runs, a custom chip YAML) takes its family's band,
+	// widened once: its clocks, power and units are not the measured
+	// chips' (docs/uncertainty.md).
+	if known && q.Chip != "" && len(t.ChipNames) > 0 && !slices.Contains(t.ChipNames, q.Chip) {
+		novel = append(novel, "chip")
+	}
 	// A MoE model's error is that of the MoE runs, on whichever chips they
 	// ran: its routing, dispatch and expert GEMMs are terms a dense model
 	// does not have, and on the public runs they spread its errors three
@@ -282,8 +292,8 @@ func (f BandFit) Enough() bool { return f.Runs >= BandMinRuns && f.Sources >= Ba
 
 // widening counts the novelties that widen a band: a family no run
 // covers already takes its kind's or every dense run's band, which holds
-// its families' spread, so only the framework, precision, scale and MoE
-// model widen it further.
+// its families' spread, so only the framework, precision, scale, chip and
+// MoE model widen it further.
 func widening(novel []string) int {
 	k := 0
 	for _, n := range novel {

@@ -98,6 +98,7 @@ func testBands() Bands {
 		MoE:        fit(MoEBand, 10, 3, 512, -0.6, -0.3, 0.1, 0.5, 0.8),
 		Frameworks: []string{"generic", "maxtext"},
 		Precisions: []string{"bf16"},
+		ChipNames:  []string{"v5e", "h100"},
 	}
 	single := BandTable{Regime: RegimeSingle, Pooled: fit("", 10, 3, 1, -0.05, -0.03, 0, 0.03, 0.05),
 		Dense:    fit(DenseBand, 10, 3, 1, -0.05, -0.03, 0, 0.03, 0.05),
@@ -126,6 +127,10 @@ func TestStepTimeBand(t *testing.T) {
 		{"a framework no run covers", testBands(), BandQuery{Family: "tpu-v5e", Chips: 64, Framework: "megatron"}, -0.22361, 0.22361, "tpu-v5e", []string{"framework"}},
 		// Two novelties: sqrt(0.1² + 2·0.2²) = 0.3.
 		{"fp8 beyond the largest run", testBands(), BandQuery{Family: "tpu-v5e", Chips: 512, Precision: "fp8"}, -0.3, 0.3, "tpu-v5e", []string{"precision", "scale"}},
+		// A chip of a known family no run ran on: sqrt(0.1² + 0.2²) = 0.22361.
+		{"a chip no run covers", testBands(), BandQuery{Family: "tpu-v5e", Chips: 64, Chip: "v5e-custom", Framework: "maxtext"}, -0.22361, 0.22361, "tpu-v5e", []string{"chip"}},
+		{"a chip the runs cover", testBands(), BandQuery{Family: "tpu-v5e", Chips: 64, Chip: "v5e", Framework: "maxtext"}, -0.1, 0.1, "tpu-v5e", nil},
+		{"a chip of a family no run covers: the family's novelty alone", testBands(), BandQuery{Family: "tpu-7x", Chips: 64, Chip: "tpu7x"}, -0.15, 0.15, "tpu", []string{"family"}},
 		{"one chip: the single-chip table", testBands(), BandQuery{Family: "nvidia-hopper", Chips: 1, Framework: "torchtitan"}, -0.03, 0.03, "nvidia-hopper", nil},
 		{"one chip of a family without steps: the fixed table", testBands(), BandQuery{Family: "tpu-v5e", Chips: 1}, -0.1, 0.1, "tpu-v5e", nil},
 		{"a MoE model: the MoE runs' on any family", testBands(), BandQuery{Family: "tpu-v5e", Chips: 64, Framework: "maxtext", MoE: true}, -0.3, 0.5, MoEBand, nil},

@@ -96,6 +96,7 @@ const (
 const (
 	pcie4Bytes   = 0.8 * 32 * gb
 	pcie5Bytes   = 0.8 * 64 * gb
+	pcie6Bytes   = 0.8 * 128 * gb // B300's PCIe Gen6 x16 [KL-B300]
 	nvlinkC2CBps = 0.8 * 450 * gb
 	tpuHostBytes = 1.6e10 // v4, v5e, v5p host-to-chip [SB-TPU]
 	v6eHostBytes = 3.2e10 // v6e host-to-chip, PCIe Gen5 [GC-v6e md][SB-TPU]
@@ -337,6 +338,32 @@ func catalogue() []chipSpec {
 			scaleOut: nic(50 * gb), // 400 Gb/s ConnectX-7 per GPU [MLE-NET][SB-GPU]
 		},
 		{
+			// B300 (Blackwell Ultra, HGX/DGX B300): B200's 2250 TFLOP/s bf16 and 4500 fp8, dense
+			// fp4 13,125 TFLOP/s, 288 GB HBM3e at 8 TB/s, all 160 SMs of the die enabled, an
+			// exponential unit twice B200's (10.7 against 5 tera-exponentials/s), PCIe Gen6
+			// [NV-BU][KL-B300][VD-GB300][NV-SFT]. The capacity CUDA reports is not published: B200's
+			// share of its nominal 192 GB (191.5/192) is taken (an assumption). Unmeasured:
+			// its matmul and attention efficiencies are B200's (family nvidia-blackwell).
+			chip: gpuChip(Chip{Name: "b300", Family: "nvidia-blackwell", PeakBF16FLOPs: 2250e12, PeakFP8FLOPs: 4500e12, PeakFP4FLOPs: 13125e12,
+				HBMBytes: 287.3e9, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1, SMs: 160, HostBandwidthBytesPerS: pcie6Bytes, FP8AnyLayout: true}),
+			domain: 8, // 8 GPUs on NVLink 5 like DGX B200
+			// NVLink 5: 900 GB/s one way [MLE-NET]; efficiency B200's, assumed.
+			scaleUp:  nvlink(900*gb, 0.76),
+			scaleOut: nic(100 * gb), // 800 Gb/s ConnectX-8 per GPU (DGX B300: 8 x 800G, docs/hardware.md §2.1)
+		},
+		{
+			// GB300 (per GPU, NVL72): GB200's 2500 TFLOP/s bf16 and 5000 fp8, dense fp4 15,000
+			// TFLOP/s (1,080 PFLOP/s over 72), 288 GB HBM3e at 8 TB/s, 160 SMs, B300's exponential
+			// unit [NV-BU][KL-B300][VD-GB300][NV-SFT]; capacity as B300 (an assumption). Unmeasured: its
+			// efficiencies are GB200's (family nvidia-grace-blackwell).
+			chip: gpuChip(Chip{Name: "gb300", Family: "nvidia-grace-blackwell", PeakBF16FLOPs: 2500e12, PeakFP8FLOPs: 5000e12, PeakFP4FLOPs: 15000e12,
+				HBMBytes: 287.3e9, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1, SMs: 160, HostBandwidthBytesPerS: nvlinkC2CBps, FP8AnyLayout: true}),
+			domain:   72, // NVL72, as GB200 [KL-B300]
+			node:     4,  // 18 compute trays of 4 GPUs
+			scaleUp:  nvlink(900*gb, 0.76),
+			scaleOut: nic(100 * gb), // 800 Gb/s ConnectX-8 per GPU [KL-B300]
+		},
+		{
 			// MI300X: 1307 TFLOP/s bf16, 2615 fp8, 192 GB HBM3 at 5300 GB/s [MLE-ACC]; ROCm
 			// reports 206,141,652,992 bytes (192 GiB less 16 MiB) [HBM-RT].
 			chip: gpuChip(Chip{Name: "mi300x", Family: "amd-cdna3", PeakBF16FLOPs: 1307e12, PeakFP8FLOPs: 2615e12,
@@ -378,7 +405,7 @@ func lookupSpec(name string) (chipSpec, bool) {
 
 // LookupChip returns the catalogue chip with the given name or alias
 // (case-insensitive): v4, v5e (v5litepod), v5p, v6e, tpu7x, a100-40gb, a100
-// (a100-80gb), h100, h200, h800, b200, gb200, mi300x, mi325x.
+// (a100-80gb), h100, h200, h800, b200, gb200, b300, gb300, mi300x, mi325x.
 func LookupChip(name string) (Chip, error) {
 	key := strings.ToLower(strings.TrimSpace(name))
 	if s, ok := lookupSpec(key); ok {

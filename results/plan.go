@@ -205,7 +205,7 @@ const DefaultFramework = "generic"
 // first), or that of a searched bf16 plan of m on c when the front is empty.
 func planUncertainty(m model.Spec, c profiles.Cluster, front []Evaluation, recommended int) *PlanUncertainty {
 	if len(front) == 0 {
-		return NewPlanUncertainty(profiles.StepTimeBand(profiles.BandQuery{Family: c.Chip.Family, Chips: c.Chips(), Searched: true, MoE: m.MoE != nil}))
+		return NewPlanUncertainty(profiles.StepTimeBand(profiles.BandQuery{Family: c.Chip.Family, Chips: c.Chips(), Chip: c.Chip.Name, Searched: true, MoE: m.MoE != nil}))
 	}
 	e := front[max(recommended, 0)]
 	return NewPlanUncertainty(e.Band())

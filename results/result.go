@@ -196,7 +196,7 @@ func (e Evaluation) Band() profiles.Band {
 		prec = "fp4"
 	}
 	return profiles.StepTimeBand(profiles.BandQuery{
-		Family: e.Cluster.Chip.Family, Chips: e.Cluster.Chips(), Framework: e.FrameworkName(),
+		Family: e.Cluster.Chip.Family, Chips: e.Cluster.Chips(), Chip: e.Cluster.Chip.Name, Framework: e.FrameworkName(),
 		Precision: prec, Searched: e.Searched, MoE: e.Model.MoE != nil,
 	})
 }

@@ -24,9 +24,10 @@ import (
 type Sample struct {
 	// ID names the run; Source is where it was published or measured.
 	ID, Source string
-	// Family is the chip family, Framework the framework profile and
-	// Precision the matmul precision class (profiles.PrecisionKey).
-	Family, Framework, Precision string
+	// Family is the chip family, Chip the chip (profiles.Chip.Name),
+	// Framework the framework profile and Precision the matmul precision
+	// class (profiles.PrecisionKey).
+	Family, Chip, Framework, Precision string
 	// Chips is the job's chip count.
 	Chips int
 	// MoE says the run's model routes its tokens to experts.
@@ -38,7 +39,7 @@ type Sample struct {
 
 // query is the band query of s.
 func (s Sample) query(searched bool) profiles.BandQuery {
-	return profiles.BandQuery{Family: s.Family, Chips: s.Chips, Framework: s.Framework, Precision: s.Precision, Searched: searched, MoE: s.MoE}
+	return profiles.BandQuery{Family: s.Family, Chips: s.Chips, Chip: s.Chip, Framework: s.Framework, Precision: s.Precision, Searched: searched, MoE: s.MoE}
 }
 
 // Fit returns the band table of a regime from its samples: the quantiles
@@ -77,7 +78,8 @@ func fitOnly(regime string, samples []Sample, basis string) profiles.BandTable {
 	}
 	t := profiles.BandTable{Regime: regime, Basis: basis, Pooled: fitOf("", samples), Dense: fitOf(dense, denseRuns),
 		Frameworks: distinct(samples, func(s Sample) string { return s.Framework }),
-		Precisions: distinct(samples, func(s Sample) string { return profiles.PrecisionKey(s.Precision) })}
+		Precisions: distinct(samples, func(s Sample) string { return profiles.PrecisionKey(s.Precision) }),
+		ChipNames:  distinct(samples, func(s Sample) string { return s.Chip })}
 	of := func(name string, keep func(Sample) bool) profiles.BandFit {
 		f := fitOf(name, filter(denseRuns, keep))
 		for _, s := range filter(samples, keep) {

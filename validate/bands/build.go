@@ -135,8 +135,8 @@ func WriteGo(w io.Writer, bs profiles.Bands) error {
 			fmt.Fprintf(&b, "\t\t\t\t\t%s,\n", fitGo(f))
 		}
 		fmt.Fprintf(&b, "\t\t\t\t},\n\t\t\t\tMoE: BandFit%s,\n", fitGo(t.MoE))
-		fmt.Fprintf(&b, "\t\t\t\tFrameworks: %s,\n\t\t\t\tPrecisions: %s,\n\t\t\t\tBasis:      %q,\n\t\t\t},\n",
-			stringsGo(t.Frameworks), stringsGo(t.Precisions), t.Basis)
+		fmt.Fprintf(&b, "\t\t\t\tFrameworks: %s,\n\t\t\t\tPrecisions: %s,\n\t\t\t\tChipNames:  %s,\n\t\t\t\tBasis:      %q,\n\t\t\t},\n",
+			stringsGo(t.Frameworks), stringsGo(t.Precisions), stringsGo(t.ChipNames), t.Basis)
 	}
 	b.WriteString("\t\t},\n")
 	fmt.Fprintf(&b, "\t\tBetween:      %.4f,\n", bs.Between)

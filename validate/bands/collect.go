@@ -28,7 +28,7 @@ func Fixed(rep calibrate.SourceReport) ([]Sample, error) {
 			return nil, fmt.Errorf("bands: run %s: %w", h.ID, err)
 		}
 		// error = predicted/measured tokens/s - 1 = measured/predicted step time - 1.
-		out = append(out, Sample{ID: h.ID, Source: h.Source, Family: fam, Framework: h.Framework,
+		out = append(out, Sample{ID: h.ID, Source: h.Source, Family: fam, Chip: h.Chip, Framework: h.Framework,
 			Precision: precisionOf(h.Strategy, h.FP4), Chips: h.Chips, LogError: math.Log1p(h.OutOfSourceError)})
 	}
 	return out, nil
@@ -74,7 +74,7 @@ func stepSample(r steps.Result) (Sample, error) {
 	if err != nil {
 		return Sample{}, fmt.Errorf("bands: step %s: %w", r.ID, err)
 	}
-	return Sample{ID: r.ID, Source: "measured steps of " + r.Model, Family: c.Chip.Family, Framework: r.Framework,
+	return Sample{ID: r.ID, Source: "measured steps of " + r.Model, Family: c.Chip.Family, Chip: c.Chip.Name, Framework: r.Framework,
 		Precision: precisionOf(r.Strategy, false), Chips: c.Chips()}, nil
 }
 
@@ -91,7 +91,7 @@ func Memory(rep runs.PublishedReport) ([]Sample, error) {
 			return nil, fmt.Errorf("bands: run %s: %w", r.ID, err)
 		}
 		// MemoryError = predicted/measured peak - 1.
-		out = append(out, Sample{ID: r.ID, Source: r.Source, Family: fam, Framework: r.Framework,
+		out = append(out, Sample{ID: r.ID, Source: r.Source, Family: fam, Chip: r.Chip, Framework: r.Framework,
 			Precision: precisionOf(r.Strategy, false), Chips: r.Chips, LogError: -math.Log1p(*r.MemoryError)})
 	}
 	return out, nil
@@ -155,7 +155,7 @@ func Searched(ctx context.Context, rs []runs.Run, held []calibrate.HeldOut, o ru
 					mu.Unlock()
 					continue
 				}
-				out[i] = result{Sample{ID: h.ID, Source: h.Source, Family: fam, Framework: h.Framework,
+				out[i] = result{Sample{ID: h.ID, Source: h.Source, Family: fam, Chip: h.Chip, Framework: h.Framework,
 					Precision: precisionOf(h.Strategy, h.FP4), Chips: h.Chips, LogError: math.Log(tps / h.Measured)}, true}
 			}
 		}()

@@ -387,6 +387,10 @@ func publishedChip(key string) (chipInfo, bool) {
 		return chipInfo{"b200", 2250e12, 0}, true
 	case "gb200":
 		return chipInfo{"gb200", 2.5e15, 0}, true // "about 2.5 PFLOP/s", unverified ?
+	case "b300":
+		return chipInfo{"b300", 2250e12, 0}, true
+	case "gb300":
+		return chipInfo{"gb300", 2.5e15, 0}, true
 	case "tpuv3":
 		return chipInfo{"v3", 123e12, 0}, true
 	case "tpuv4":
