@@ -115,6 +115,18 @@ const h100PowerCap500W = 0.894
 // gemm.csv): 1/1.037.
 const h200PowerLimited = 1 / 1.037
 
+// b300PowerRate and gb300PowerRate are Blackwell Ultra's sustained matmul
+// rates over its twin's at the same datasheet peaks: the twin die (all 160
+// SMs enabled) given more power, (1100/1000)^(1/3) over B200 and
+// (1400/1200)^(1/3) over GB200, from SM power ∝ f·V² with V ∝ f as for the
+// power-capped H100 [derived]. The same rule puts GB200 (1,200 W) at 1.063
+// times B200 (1,000 W), where their measured fp8 and bf16 MAMFs are 1.053
+// and 1.044 apart [MLE-ACC] (docs/hardware.md §4.1).
+const (
+	b300PowerRate  = 1.0323 // (1100/1000)^(1/3)
+	gb300PowerRate = 1.0527 // (1400/1200)^(1/3)
+)
+
 // gpuChip sets a GPU's runtime reserves and its host link (PCIe Gen5 unless
 // set).
 func gpuChip(c Chip) Chip {
@@ -343,9 +355,11 @@ func catalogue() []chipSpec {
 			// exponential unit twice B200's (10.7 against 5 tera-exponentials/s), PCIe Gen6
 			// [NV-BU][KL-B300][VD-GB300][NV-SFT]. The capacity CUDA reports is not published: B200's
 			// share of its nominal 192 GB (191.5/192) is taken (an assumption). Unmeasured:
-			// its matmul and attention efficiencies are B200's (family nvidia-blackwell).
+			// its efficiencies are B200's (family nvidia-blackwell), its matmuls at 1,100 W
+			// b300PowerRate of them.
 			chip: gpuChip(Chip{Name: "b300", Family: "nvidia-blackwell", PeakBF16FLOPs: 2250e12, PeakFP8FLOPs: 4500e12, PeakFP4FLOPs: 13125e12,
-				HBMBytes: 287.3e9, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1, SMs: 160, HostBandwidthBytesPerS: pcie6Bytes, FP8AnyLayout: true}),
+				HBMBytes: 287.3e9, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1, SMs: 160, HostBandwidthBytesPerS: pcie6Bytes, FP8AnyLayout: true,
+				PowerLimitedRate: b300PowerRate}),
 			domain: 8, // 8 GPUs on NVLink 5 like DGX B200
 			// NVLink 5: 900 GB/s one way [MLE-NET]; efficiency B200's, assumed.
 			scaleUp:  nvlink(900*gb, 0.76),
@@ -355,9 +369,11 @@ func catalogue() []chipSpec {
 			// GB300 (per GPU, NVL72): GB200's 2500 TFLOP/s bf16 and 5000 fp8, dense fp4 15,000
 			// TFLOP/s (1,080 PFLOP/s over 72), 288 GB HBM3e at 8 TB/s, 160 SMs, B300's exponential
 			// unit [NV-BU][KL-B300][VD-GB300][NV-SFT]; capacity as B300 (an assumption). Unmeasured: its
-			// efficiencies are GB200's (family nvidia-grace-blackwell).
+			// efficiencies are GB200's (family nvidia-grace-blackwell), its matmuls at 1,400 W
+			// gb300PowerRate of them.
 			chip: gpuChip(Chip{Name: "gb300", Family: "nvidia-grace-blackwell", PeakBF16FLOPs: 2500e12, PeakFP8FLOPs: 5000e12, PeakFP4FLOPs: 15000e12,
-				HBMBytes: 287.3e9, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1, SMs: 160, HostBandwidthBytesPerS: nvlinkC2CBps, FP8AnyLayout: true}),
+				HBMBytes: 287.3e9, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1, SMs: 160, HostBandwidthBytesPerS: nvlinkC2CBps, FP8AnyLayout: true,
+				PowerLimitedRate: gb300PowerRate}),
 			domain:   72, // NVL72, as GB200 [KL-B300]
 			node:     4,  // 18 compute trays of 4 GPUs
 			scaleUp:  nvlink(900*gb, 0.76),
