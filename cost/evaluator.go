@@ -1011,6 +1011,12 @@ func (e *evaluator) fillEfficiency(c profiles.Cluster) {
 	if e.eff.SustainedFraction <= 0 {
 		e.eff.SustainedFraction = d.SustainedFraction
 	}
+	if r := c.Chip.ScoreRate; r > 0 {
+		// A faster special-function unit than the family's measured chip
+		// (profiles.Chip.ScoreRate: Blackwell Ultra's doubled exponentials).
+		e.eff.AttentionFwdScoreSeconds /= r
+		e.eff.AttentionBwdScoreSeconds /= r
+	}
 	// In a job of more than one chip every kernel rate is SustainedFraction
 	// of the single-chip one (profiles.Efficiency, docs/hardware.md).
 	if s := e.eff.SustainedFraction; s > 0 && s < 1 && c.Chips() > 1 {

@@ -109,3 +109,34 @@ func TestNVFP4Matmul(t *testing.T) {
 		t.Errorf("nvfp4 matmuls %.4g s against mxfp8's %.4g s: want at least 1.3 times faster", est4.MatmulSeconds, est8.MatmulSeconds)
 	}
 }
+
+// TestScoreRate: a Blackwell chip whose special-function units run
+// ScoreRate times faster (Blackwell Ultra's 2.14) spends that much less on
+// its attention's exponentials and the same on its matmuls. On one chip
+// (no sustained fraction) a head_dim-128 score costs 512/(0.83 x 2.25e15)
+// = 0.274 ps + 0.2 ps forward and 1280/(0.67 x 2.25e15) = 0.849 ps + 0.34
+// ps backward, so the attention time falls to between (0.274 + 0.2/2.14)/
+// 0.474 = 0.775 and (0.849 + 0.34/2.14)/1.189 = 0.848 of the B200's.
+func TestScoreRate(t *testing.T) {
+	m := llama3("8b")
+	b200 := profiles.Chip{Name: "b200", Family: "nvidia-blackwell", PeakBF16FLOPs: 2250e12, PeakFP8FLOPs: 4500e12,
+		HBMBytes: 191.5e9, HBMBandwidthBytesPerS: 8000e9}
+	ultra := b200
+	ultra.Name, ultra.ScoreRate = "b300-like", 10.7/5
+	w := space.Workload{Batch: 1, SeqLen: 8192}
+	s := strategy(space.Strategy{MB: 1})
+	attention := func(c profiles.Chip) float64 {
+		t.Helper()
+		est, err := NewModel(model.MustProgram(m, model.ProgramOptions{})).Evaluate(gpuCluster(c.Name+"-1", c, 1, 900e9, 50e9), w, s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return est.AttentionSeconds
+	}
+	base, fast := attention(b200), attention(ultra)
+	lo := (512/(0.83*2250e12) + 0.2e-12/2.14) / (512/(0.83*2250e12) + 0.2e-12)
+	hi := (1280/(0.67*2250e12) + 0.34e-12/2.14) / (1280/(0.67*2250e12) + 0.34e-12)
+	if r := fast / base; r < lo-1e-3 || r > hi+1e-3 {
+		t.Errorf("attention %.4g s against %.4g s: ratio %.4f, want between %.4f and %.4f", fast, base, r, lo, hi)
+	}
+}

@@ -125,6 +125,10 @@ const h200PowerLimited = 1 / 1.037
 const (
 	b300PowerRate  = 1.0323 // (1100/1000)^(1/3)
 	gb300PowerRate = 1.0527 // (1400/1200)^(1/3)
+	// ultraScoreRate is Blackwell Ultra's exponential throughput over
+	// Blackwell's: 10.7 against 5 tera-exponentials/s [VD-GB300], NVIDIA's
+	// "doubling SFU throughput" [NV-SFT].
+	ultraScoreRate = 10.7 / 5
 )
 
 // gpuChip sets a GPU's runtime reserves and its host link (PCIe Gen5 unless
@@ -359,7 +363,7 @@ func catalogue() []chipSpec {
 			// b300PowerRate of them.
 			chip: gpuChip(Chip{Name: "b300", Family: "nvidia-blackwell", PeakBF16FLOPs: 2250e12, PeakFP8FLOPs: 4500e12, PeakFP4FLOPs: 13125e12,
 				HBMBytes: 287.3e9, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1, SMs: 160, HostBandwidthBytesPerS: pcie6Bytes, FP8AnyLayout: true,
-				PowerLimitedRate: b300PowerRate}),
+				PowerLimitedRate: b300PowerRate, ScoreRate: ultraScoreRate}),
 			domain: 8, // 8 GPUs on NVLink 5 like DGX B200
 			// NVLink 5: 900 GB/s one way [MLE-NET]; efficiency B200's, assumed.
 			scaleUp:  nvlink(900*gb, 0.76),
@@ -373,7 +377,7 @@ func catalogue() []chipSpec {
 			// gb300PowerRate of them.
 			chip: gpuChip(Chip{Name: "gb300", Family: "nvidia-grace-blackwell", PeakBF16FLOPs: 2500e12, PeakFP8FLOPs: 5000e12, PeakFP4FLOPs: 15000e12,
 				HBMBytes: 287.3e9, HBMBandwidthBytesPerS: 8000 * gb, TensorCoresPerChip: 1, SMs: 160, HostBandwidthBytesPerS: nvlinkC2CBps, FP8AnyLayout: true,
-				PowerLimitedRate: gb300PowerRate}),
+				PowerLimitedRate: gb300PowerRate, ScoreRate: ultraScoreRate}),
 			domain:   72, // NVL72, as GB200 [KL-B300]
 			node:     4,  // 18 compute trays of 4 GPUs
 			scaleUp:  nvlink(900*gb, 0.76),

@@ -81,7 +81,9 @@ import (
 // exponential throughput, 132 SMs × 16 per clock × 1.83 GHz ≈ 3.9e12/s
 // [derived]. Chips without a measurement take attentionRelative of the matmul
 // fraction and no per-score term: flash kernels reach 50-73% of peak on A100
-// against an 87% MAMF ([FA2] §4, docs/hardware.md §4.1).
+// against an 87% MAMF ([FA2] §4, docs/hardware.md §4.1). Blackwell keeps
+// that time at head_dim 128 but splits it the H100's way, matmuls plus its
+// SFU's exponentials (withBlackwellExponentials).
 //
 // SustainedFraction: the H100 figures above are single-GPU microbenchmarks
 // (and single-GPU training steps, which they reproduce); a GPU in a job of
@@ -283,8 +285,43 @@ func familyBF16Efficiency(family string) (Efficiency, bool) {
 		// FlashAttention-2 has no Blackwell (tcgen05) path; its Hopper
 		// fraction is taken as an upper bound (assumption, unmeasured).
 		e.FlashAttention2Fraction = HopperFlashAttention2Fraction
+		e = withBlackwellExponentials(e, peak)
 	}
 	return e, true
+}
+
+// blackwellExpSeconds is one exponential of a Blackwell (B200, GB200)
+// SFU: 5 tera-exponentials/s [VD-GB300] (148 SMs x 16 a clock at about
+// 2.1 GHz [derived]). The H100's fitted forward score time, 0.28 ps, is its
+// own SFU's 132 x 16 x 1.83 GHz = 3.9e12/s (see the attention paragraph
+// above); its backward's 0.47 ps is 1.68 times the forward's, taken for
+// Blackwell too.
+const (
+	blackwellExpSeconds  = 1 / 5e12
+	hopperBwdScoreFactor = 0.47 / 0.28
+)
+
+// withBlackwellExponentials splits a Blackwell family's flash attention
+// time, as the H100's measured curve is split, into its matmuls and its
+// exponentials on the special-function units, t = FLOPs/(f·peak) +
+// scores·t_exp (AttentionSeconds), keeping its head_dim-128 time
+// (attentionRelative of the matmul fraction, which the NeMo B200
+// long-sequence runs of docs/published-runs-2.md hold within +2% to +4%
+// at 256K to 1M tokens): the forward's 4·128 FLOPs a score at f and the
+// backward's 10·128 at f' take what is left of that time besides
+// t_exp = 0.2 ps forward and 0.34 ps backward. A head_dim-64 kernel (GPT-OSS)
+// is then exp-bound and slower, a wider one faster; and a chip whose SFU
+// is faster (Blackwell Ultra doubles it, Chip.ScoreRate) runs the
+// exponentials that much faster [NV-SFT].
+func withBlackwellExponentials(e Efficiency, peak float64) Efficiency {
+	split := func(frac, flopsPerScore, exp float64) float64 {
+		matmul := flopsPerScore/(frac*peak) - exp
+		return roundSig(flopsPerScore / (matmul * peak))
+	}
+	fwd, bwd := blackwellExpSeconds, blackwellExpSeconds*hopperBwdScoreFactor
+	e.AttentionFwdFraction, e.AttentionBwdFraction = split(e.AttentionFwdFraction, 4*128, fwd), split(e.AttentionBwdFraction, 10*128, bwd)
+	e.AttentionFwdScoreSeconds, e.AttentionBwdScoreSeconds = roundSig(fwd), roundSig(bwd)
+	return e
 }
 
 // ALiBiRate is the speed of an attention's kernel relative to the flash

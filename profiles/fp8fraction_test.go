@@ -84,3 +84,44 @@ func TestFP4Defaults(t *testing.T) {
 		t.Errorf("B200 fp4/fp8 large-GEMM rate %.4f, want 1.536", r)
 	}
 }
+
+// TestBlackwellAttentionSplit holds Blackwell's flash attention split into
+// matmuls and exponentials: 0.2 ps a score forward (5 tera-exponentials/s)
+// and 0.336 ps backward (the H100's 0.47/0.28), the matmul fractions set so
+// that a head_dim-128 kernel keeps attentionRelative of the matmul fraction
+// (B200 0.48 of 2,250 TFLOP/s: 512/(0.48 x 2.25e15) = 0.474 ps a score
+// forward = 512/(0.83 x 2.25e15) + 0.2 ps to within the rounding), and a
+// head_dim-64 kernel is slower than before (256/(0.48 x 2.25e15) = 0.237
+// ps against 0.337).
+func TestBlackwellAttentionSplit(t *testing.T) {
+	for _, tt := range []struct {
+		family       string
+		peak         float64
+		fwd, bwd     float64
+		before       float64 // the former fraction, attentionRelative x the matmul fraction
+		scoreF, scoB float64
+	}{
+		{"nvidia-blackwell", 2250e12, 0.83, 0.67, 0.48, 2e-13, 3.4e-13},
+		{"nvidia-grace-blackwell", 2500e12, 0.8, 0.64, 0.45, 2e-13, 3.4e-13},
+	} {
+		e, _ := DefaultEfficiency(tt.family)
+		if e.AttentionFwdFraction != tt.fwd || e.AttentionBwdFraction != tt.bwd || e.AttentionFwdScoreSeconds != tt.scoreF || e.AttentionBwdScoreSeconds != tt.scoB {
+			t.Errorf("%s: fractions %g/%g, score %g/%g; want %g/%g, %g/%g", tt.family, e.AttentionFwdFraction, e.AttentionBwdFraction,
+				e.AttentionFwdScoreSeconds, e.AttentionBwdScoreSeconds, tt.fwd, tt.bwd, tt.scoreF, tt.scoB)
+		}
+		const scores = 1e9
+		for _, c := range []struct {
+			backward bool
+			perScore float64 // FLOPs a score at head_dim 128
+		}{{false, 4 * 128}, {true, 10 * 128}} {
+			got := e.AttentionSeconds(c.backward, c.perScore*scores, scores, 0, tt.peak)
+			want := c.perScore * scores / (tt.before * tt.peak)
+			if math.Abs(got/want-1) > 0.03 {
+				t.Errorf("%s backward=%v: head_dim 128 %.4g s, want the former %.4g within 3%%", tt.family, c.backward, got, want)
+			}
+		}
+		if got, old := e.AttentionSeconds(false, 256*scores, scores, 0, tt.peak), 256*scores/(tt.before*tt.peak); got < 1.3*old {
+			t.Errorf("%s: head_dim 64 forward %.4g s, want at least 1.3 times the former %.4g (exp-bound)", tt.family, got, old)
+		}
+	}
+}

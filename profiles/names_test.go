@@ -404,14 +404,16 @@ func TestDefaultEfficiency(t *testing.T) {
 	}
 }
 
-// TestPowerLimitedRateCatalogue checks the one catalogue chip with a
-// power-limited rate, the H200 (1/1.037, its measured GEMM sweep), that
-// its datasheet peak stays, and that a chip file may not set an absurd one.
+// TestPowerLimitedRateCatalogue checks the catalogue chips with a
+// power-limited rate: the H200 (1/1.037, its measured GEMM sweep), B300 and
+// GB300 (the cube roots of 1100/1000 and 1400/1200 over their Blackwell
+// twins); that the H200's datasheet peak stays; and that a chip file may not
+// set an absurd rate or exponential rate.
 func TestPowerLimitedRateCatalogue(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		want float64
-	}{{"h200", 1 / 1.037}, {"h100", 1}, {"b200", 1}, {"v5p", 1}} {
+	}{{"h200", 1 / 1.037}, {"h100", 1}, {"b200", 1}, {"v5p", 1}, {"b300", 1.0323}, {"gb300", 1.0527}} {
 		ch, err := LookupChip(tt.name)
 		if err != nil {
 			t.Fatal(err)
@@ -428,6 +430,18 @@ func TestPowerLimitedRateCatalogue(t *testing.T) {
 		ch.PowerLimitedRate = r
 		if err := ch.validate(); err == nil || !strings.Contains(err.Error(), "power_limited_rate") {
 			t.Errorf("power_limited_rate %v: error %v, want one naming the field", r, err)
+		}
+	}
+	for _, r := range []float64{-0.1, 4.5} {
+		ch, _ := LookupChip("b200")
+		ch.ScoreRate = r
+		if err := ch.validate(); err == nil || !strings.Contains(err.Error(), "score_rate") {
+			t.Errorf("score_rate %v: error %v, want one naming the field", r, err)
+		}
+	}
+	for _, name := range []string{"b300", "gb300"} {
+		if ch, _ := LookupChip(name); math.Abs(ch.ScoreRate-2.14) > 1e-12 || ch.SMs != 160 {
+			t.Errorf("%s: score rate %v, %d SMs; want 2.14 and 160", name, ch.ScoreRate, ch.SMs)
 		}
 	}
 }

@@ -70,6 +70,11 @@ type Chip struct {
 	// as on the H100). Zero means 1. The peaks, and the MFU against them,
 	// stay the datasheet's.
 	PowerLimitedRate float64 `json:"power_limited_rate,omitempty" yaml:"power_limited_rate"`
+	// ScoreRate is the chip's exponential throughput (its special-function
+	// units, the flash attention kernel's softmax) over that of the chip its
+	// family's efficiency was measured on: Efficiency.AttentionFwdScoreSeconds
+	// and AttentionBwdScoreSeconds are divided by it. Zero means 1.
+	ScoreRate float64 `json:"score_rate,omitempty" yaml:"score_rate"`
 }
 
 // KernelRate is PowerLimitedRate, 1 where it is unset: the factor on the

@@ -76,6 +76,8 @@ func (ch Chip) validate() error {
 		return fmt.Errorf("chip %q: mxu_dim must be between 0 (no padding, a GPU) and 4096, not %d", ch.Name, ch.MXUDim)
 	case !nonNegative(ch.PowerLimitedRate) || ch.PowerLimitedRate > 2:
 		return fmt.Errorf("chip %q: power_limited_rate must be between 0 (read as 1) and 2, not %g", ch.Name, ch.PowerLimitedRate)
+	case !nonNegative(ch.ScoreRate) || ch.ScoreRate > 4:
+		return fmt.Errorf("chip %q: score_rate must be between 0 (read as 1) and 4, not %g", ch.Name, ch.ScoreRate)
 	}
 	return nil
 }

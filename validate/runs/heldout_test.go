@@ -199,9 +199,9 @@ func TestPresetRowNote(t *testing.T) {
 // bands or the fitted coefficients comes from: each is its Blackwell
 // family's twin with its own peaks, memory, SMs, network and power
 // (profiles/chips.go). Every row is posable; the dense GB300 rows are held
-// within 15% (11.2% as written: the chips run faster than the GB200
-// coefficients with its power say, bias -9.9%), the whole file within 25%
-// (20.6%).
+// within 15% (10.1% as written: the chips run faster than the GB200
+// coefficients with their power and exponentials say, bias -7.3%), the
+// whole file within 25% (19.7%).
 func TestBridgeBlackwellUltra(t *testing.T) {
 	rs, _ := readTestdata(t, "bridge-archive-gb300-b300.csv")
 	rep := Validate(rs, nil, Options{})
