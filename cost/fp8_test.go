@@ -26,17 +26,7 @@ func TestFP8Matmul(t *testing.T) {
 	s := strategy(space.Strategy{MB: 1})
 	opTime := func(o model.ProgramOptions) (float64, Estimate) {
 		t.Helper()
-		est, err := NewModel(model.MustProgram(m, o)).Evaluate(c, w, s, Options{Trace: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, op := range est.Ops {
-			if op.Pass == "fwd" && strings.Contains(op.Text, "· Win[") {
-				return op.Seconds, est
-			}
-		}
-		t.Fatal("no ffn_in op in the trace")
-		return 0, est
+		return ffnInSeconds(t, model.MustProgram(m, o), c, w, s)
 	}
 	flops := 2.0 * 8192 * 4096 * 28672
 	r, _ := model.LookupFP8Recipe(model.FP8Delayed)
@@ -84,17 +74,7 @@ func TestNVFP4Matmul(t *testing.T) {
 	opTime := func(name string) (float64, Estimate) {
 		t.Helper()
 		r, _ := model.LookupFP8Recipe(name)
-		est, err := NewModel(model.MustProgram(m, model.ProgramOptions{FP8: &r})).Evaluate(c, w, s, Options{Trace: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, op := range est.Ops {
-			if op.Pass == "fwd" && strings.Contains(op.Text, "· Win[") {
-				return op.Seconds, est
-			}
-		}
-		t.Fatal("no ffn_in op in the trace")
-		return 0, est
+		return ffnInSeconds(t, model.MustProgram(m, model.ProgramOptions{FP8: &r}), c, w, s)
 	}
 	flops := 2.0 * 8192 * 4096 * 28672
 	fp4, est4 := opTime(model.FP4NV)
@@ -139,4 +119,22 @@ func TestScoreRate(t *testing.T) {
 	if r := fast / base; r < lo-1e-3 || r > hi+1e-3 {
 		t.Errorf("attention %.4g s against %.4g s: ratio %.4f, want between %.4f and %.4f", fast, base, r, lo, hi)
 	}
+}
+
+// ffnInSeconds evaluates program p's strategy s with a trace and returns
+// the forward time of its fused gate and up projection (· Win[) and the
+// estimate.
+func ffnInSeconds(t *testing.T, p *model.Program, c profiles.Cluster, w space.Workload, s space.Strategy) (float64, Estimate) {
+	t.Helper()
+	est, err := NewModel(p).Evaluate(c, w, s, Options{Trace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range est.Ops {
+		if op.Pass == "fwd" && strings.Contains(op.Text, "· Win[") {
+			return op.Seconds, est
+		}
+	}
+	t.Fatal("no ffn_in op in the trace")
+	return 0, est
 }
