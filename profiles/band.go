@@ -344,12 +344,15 @@ func frameworkKey(name string) string {
 	return name
 }
 
+// PrecisionFP4 is the precision class of precision=fp8 under an NVFP4
+// recipe (model.FP8Recipe.FP4), which runs at the chip's fp4 rate.
+const PrecisionFP4 = "fp4"
+
 // PrecisionKey is the precision class a band covers: "fp8", "int8",
-// "fp4" (precision=fp8 under an NVFP4 recipe, model.FP8Recipe.FP4), else
-// "bf16".
+// PrecisionFP4, else "bf16".
 func PrecisionKey(p string) string {
 	switch p {
-	case "fp8", "int8", "fp4":
+	case "fp8", "int8", PrecisionFP4:
 		return p
 	}
 	return "bf16"

@@ -71,9 +71,9 @@ type emitAnswer struct {
 	refused         bool
 }
 
-// checkEmits places strategy on cluster for preset with the workload and
-// checks every framework's emission against its case.
-func checkEmits(t *testing.T, preset, cluster, strategy string, w space.Workload, cases []emitAnswer) {
+// placedEvaluation is the evaluation of strategy placed on cluster for
+// preset with the workload, as Emit reads it.
+func placedEvaluation(t *testing.T, preset, cluster, strategy string, w space.Workload) Evaluation {
 	t.Helper()
 	m, err := model.Preset(preset)
 	if err != nil {
@@ -90,9 +90,17 @@ func checkEmits(t *testing.T, preset, cluster, strategy string, w space.Workload
 	if s, err = s.Place(c); err != nil {
 		t.Fatal(err)
 	}
+	return Evaluation{Model: m, Cluster: c, Workload: w, Strategy: s}
+}
+
+// checkEmits places strategy on cluster for preset with the workload and
+// checks every framework's emission against its case.
+func checkEmits(t *testing.T, preset, cluster, strategy string, w space.Workload, cases []emitAnswer) {
+	t.Helper()
+	e := placedEvaluation(t, preset, cluster, strategy, w)
 	for _, tc := range cases {
 		var b strings.Builder
-		err := Emit(&b, tc.framework, Evaluation{Model: m, Cluster: c, Workload: w, Strategy: s})
+		err := Emit(&b, tc.framework, e)
 		switch {
 		case tc.refused && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: error %v, want one naming %q", tc.framework, err, tc.want)
@@ -247,22 +255,8 @@ func TestEmitDispatcher(t *testing.T) {
 // gathered in fp4, as Megatron-Bridge's bf16_with_nvfp4_mixed runs it, and
 // no fp8 flag; MaxText and torchtitan have no NVFP4 training recipe.
 func TestEmitNVFP4(t *testing.T) {
-	m, err := model.Preset("llama3-70b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := profiles.Parse("gb200-64")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := space.Parse("dp=8,zero=1,tp=2,pp=4,precision=fp8")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s, err = s.Place(c); err != nil {
-		t.Fatal(err)
-	}
-	e := Evaluation{Model: m, Cluster: c, Workload: space.Workload{Batch: 512, SeqLen: 8192}, Strategy: s, FP8Recipe: model.FP4NV}
+	e := placedEvaluation(t, "llama3-70b", "gb200-64", "dp=8,zero=1,tp=2,pp=4,precision=fp8", space.Workload{Batch: 512, SeqLen: 8192})
+	e.FP8Recipe = model.FP4NV
 	var b strings.Builder
 	if err := Emit(&b, Megatron, e); err != nil {
 		t.Fatal(err)

@@ -193,7 +193,7 @@ func (e Evaluation) Band() profiles.Band {
 		prec = e.Strategy.Precision
 	}
 	if e.Strategy.FP8() && e.FP8Recipe == model.FP4NV {
-		prec = "fp4"
+		prec = profiles.PrecisionFP4
 	}
 	return profiles.StepTimeBand(profiles.BandQuery{
 		Family: e.Cluster.Chip.Family, Chips: e.Cluster.Chips(), Chip: e.Cluster.Chip.Name, Framework: e.FrameworkName(),

@@ -300,14 +300,15 @@ func familyOfChip(name string) (string, error) {
 }
 
 // precisionOf returns the precision class of a strategy string, "bf16"
-// for one that does not parse; fp8 under the nvfp4 recipe (fp4) is "fp4".
+// for one that does not parse; fp8 under the nvfp4 recipe (fp4) is
+// profiles.PrecisionFP4.
 func precisionOf(strategy string, fp4 bool) string {
 	s, err := space.Parse(strategy)
 	if err != nil || !s.EightBit() {
 		return "bf16"
 	}
 	if fp4 && s.FP8() {
-		return "fp4"
+		return profiles.PrecisionFP4
 	}
 	return s.Precision
 }
