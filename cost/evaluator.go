@@ -387,8 +387,12 @@ type evalState struct {
 	// each: at most the table's few, as check refuses any other.
 	known []knownRules
 	// offload is, per layer kind, the bytes one layer keeps in host memory
-	// per micro-batch under the strategy's policy.
-	offload []float64
+	// per micro-batch under the strategy's policy, and kept those it keeps
+	// in HBM, which an activation offload moves to host memory too.
+	offload, kept []float64
+	// actHost is the share of the layers whose kept activations an
+	// activation offload moves to host memory (assemble sets it).
+	actHost float64
 	// params is, per block, the parameters one chip updates (shardParams),
 	// sharded those without and with ZeRO's sharding of the optimizer
 	// states (params is one of them); stored those it holds (ZeRO aside)
@@ -647,14 +651,21 @@ func blockRuns(p *model.Program, b int) bool {
 // fillOffload sets st.offload for the strategy's recompute policy.
 func (st *evalState) fillOffload() {
 	e := &st.e
-	st.offload = st.offload[:0]
-	for _, ts := range e.m.offloaded[e.policy] {
-		var b float64
-		for _, t := range ts {
-			b += e.bytes(t, rolesOf(e.layoutOf(t)))
-		}
-		st.offload = append(st.offload, b)
+	st.offload, st.kept = st.offload[:0], st.kept[:0]
+	for k, ts := range e.m.offloaded[e.policy] {
+		st.offload = append(st.offload, st.tensorBytes(ts))
+		st.kept = append(st.kept, st.tensorBytes(e.m.kept[e.policy][k]))
 	}
+}
+
+// tensorBytes is the bytes per chip of the tensors ts, as laid out.
+func (st *evalState) tensorBytes(ts []int) float64 {
+	e := &st.e
+	var b float64
+	for _, t := range ts {
+		b += e.bytes(t, rolesOf(e.layoutOf(t)))
+	}
+	return b
 }
 
 // rerun recomputes st, prepared for a strategy that differs from s only in

@@ -72,9 +72,13 @@ type Model struct {
 	// collectives of one weight a per-tensor framework makes (Comm.PerTensor).
 	tensorsPerWeight []float64
 	// policies are the recompute policies the model knows; offloaded the
-	// tensors each keeps in host memory, per layer kind.
+	// tensors each keeps in host memory, per layer kind, and kept those
+	// it keeps in HBM, which an activation offload moves there too
+	// (space.Strategy.ActOffload; none for the multi-token-prediction
+	// modules, outside the offloaded stack).
 	policies  []model.Policy
 	offloaded [][][]int
+	kept      [][][]int
 	// reruns says, per recompute policy, block and forward op, whether
 	// the policy re-runs the op (model.Program.Reruns).
 	reruns [][][]bool
@@ -230,10 +234,16 @@ func NewModel(p *model.Program) *Model {
 	cm.optimizerBytes = p.Options.Precision.StepBytes(p.Options.Optimizer)
 	cm.policies = append(model.Policies(), model.ModulePolicies(p)...)
 	cm.offloaded = make([][][]int, len(cm.policies))
+	cm.kept = make([][][]int, len(cm.policies))
 	for pi, pol := range cm.policies {
 		cm.offloaded[pi] = make([][]int, len(p.Kinds))
+		cm.kept[pi] = make([][]int, len(p.Kinds))
 		for k, kind := range p.Kinds {
-			cm.offloaded[pi][k] = p.Offloaded(kind.Blocks, pol, p.Saved(kind.Blocks, pol))
+			saved := p.Saved(kind.Blocks, pol)
+			cm.offloaded[pi][k] = p.Offloaded(kind.Blocks, pol, saved)
+			if kind.Name != "mtp" {
+				cm.kept[pi][k] = slices.DeleteFunc(saved, func(t int) bool { return slices.Contains(cm.offloaded[pi][k], t) })
+			}
 		}
 	}
 	cm.reruns = make([][][]bool, len(cm.policies))

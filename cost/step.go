@@ -234,6 +234,10 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy, out 
 	p, e, M := cm.p, &st.e, st.M
 	pp := max(s.Degree[space.PP], 1)
 	st.host = hostOffloadOf(s)
+	st.actHost = 0
+	if s.ActOffload > 0 {
+		st.actHost = float64(s.ActOffload) / float64(cm.p.Spec.Layers)
+	}
 	kr := st.rulesOf(s.Schedule)
 	rules := &kr.rules
 	sr := kr.stepRulesOf(pp, s.V, M, e.eff.OverlapFraction, s.A2AOverlap, &in.options)
@@ -321,12 +325,13 @@ type rankSums struct {
 	// the forward pass and of the weight gradients, a2aF and a2aB the MoE
 	// dispatch and combine of each pass (segCost), edge the first gather
 	// and last reduction of the heaviest layer, off the activation bytes
-	// offloaded per micro-batch, layers the layers held, wOnce the weight
+	// offloaded per micro-batch and kept those kept in HBM (of which an
+	// activation offload moves a share), layers the layers held, wOnce the weight
 	// traffic of one forward gather and one gradient reduction of every
 	// block and wOnceRS its reductions (model.Precision.PipelineUnsharded).
-	fc, bc, crit, wmb, sg, spar, params, stored, computed, fp8 float64
-	wc, critF, critW, a2aF, a2aB, edge, off, layers, wmbB      float64
-	wOnce, wOnceRS                                             float64
+	fc, bc, crit, wmb, sg, spar, params, stored, computed, fp8  float64
+	wc, critF, critW, a2aF, a2aB, edge, off, kept, layers, wmbB float64
+	wOnce, wOnceRS                                              float64
 	// a2aFin, a2aBin, expF, expB and expW are segCost's, summed: the
 	// all-to-alls into the experts and the experts' compute; endsF and
 	// endsB the forward and backward compute of the embedding and the
@@ -419,6 +424,7 @@ func (s *rankSums) of(st *evalState, rv *rankView) {
 	for k, n := range rv.kinds {
 		if k < len(st.offload) {
 			s.off += n * st.offload[k]
+			s.kept += n * st.kept[k]
 		}
 	}
 }
@@ -538,8 +544,14 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 	// OverlapFraction of that pass's compute, not the step's (a tensor
 	// leaves when the forward pass makes it and returns before the backward
 	// pass reads it; docs/frameworks.md).
-	if host := in.cluster.Chip.HostBandwidthBytesPerS; host > 0 && (rs.off > 0 || st.host.params) {
-		tF, tB := cm.offloadPassSeconds(st.host, params, rs.off, host)
+	// An activation offload copies the first layers' kept activations
+	// out after each layer's forward pass and back before its backward
+	// pass on a stream of its own (TransformerEngine@d0067d0d
+	// transformer_engine/pytorch/cpu_offload.py:602-647), so they join
+	// the same passes' transfers.
+	off := rs.off + st.actHost*rs.kept
+	if host := in.cluster.Chip.HostBandwidthBytesPerS; host > 0 && (off > 0 || st.host.params) {
+		tF, tB := cm.offloadPassSeconds(st.host, params, off, host)
 		offT = M * (tF + tB)
 		offExp = M * (max(0, tF-sr.of*fc) + max(0, tB-sr.of*bc))
 		exposed += offExp

@@ -322,8 +322,16 @@ func megatron() Profile {
 		// --optimizer-cpu-offload with --optimizer-offload-fraction; no
 		// parameter offload (megatron/core/optimizer/optimizer_config.py:347-350 @d98e8a64).
 		Offloads: []string{space.OffloadOptimizer}, OffloadFraction: true,
-		Zeros:   []int{0, 1},
-		GPUOnly: true, Instead: "--framework maxtext (or --emit maxtext)",
+		// --cpu-offloading-num-layers N: the first N layers' saved
+		// activations in host memory through Transformer Engine's CPU
+		// offload (megatron/core/transformer/transformer_block.py:303-318,
+		// transformer_config.py:1883-1897 @d98e8a64), as Megatron-Bridge's
+		// Llama 3 and 3.1 FSDP recipes on GB200, GB300 and B200 set it
+		// (cpu_offloading_num_layers, v0.2.0 scripts/performance/configs/
+		// llama3/workload_base_configs.py:69-112).
+		ActOffload: true,
+		Zeros:      []int{0, 1},
+		GPUOnly:    true, Instead: "--framework maxtext (or --emit maxtext)",
 		// Megatron-FSDP's shard group is the data-parallel group, so fsdp
 		// takes dp's place in both orders (FSDPAlone: never both).
 		RankOrder:   []space.Dim{space.TP, space.CP, space.FSDP, space.DP, space.PP},

@@ -55,11 +55,13 @@ type Estimator struct {
 	ends    endTerms
 	micro   int
 
-	// recompute is the recompute policy, of index pol, that the activation
+	// recompute is the recompute policy, of index pol, and actOffload the
+	// offloaded layers (space.Strategy.ActOffload) that the activation
 	// terms of terms are for, when actsOK.
-	recompute string
-	pol       int
-	actsOK    bool
+	recompute  string
+	actOffload int
+	pol        int
+	actsOK     bool
 
 	// sched is the schedule whose rules are rules, when rulesOK.
 	sched   space.Schedule
@@ -219,12 +221,12 @@ func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
 	if err != nil {
 		return mm.Estimate(e.c, e.w, s) // its error, as Estimate words it
 	}
-	if !e.actsOK || s.Recompute != e.recompute {
+	if !e.actsOK || s.Recompute != e.recompute || s.ActOffload != e.actOffload {
 		pol, ok := mm.policy(s.Recompute)
 		if !ok {
 			return mm.Estimate(e.c, e.w, s) // its error, as Estimate words it
 		}
-		e.recompute, e.pol, e.actsOK, e.sumsOK = s.Recompute, pol, false, false
+		e.recompute, e.actOffload, e.pol, e.actsOK, e.sumsOK = s.Recompute, s.ActOffload, pol, false, false
 	}
 	if k := (shapeKey{roles: roles, degree: s.Degree, sp: s.SP, mb: s.MB, int8: s.Int8()}); !e.shapeOK || k != e.shape {
 		mm.shapeOf(e.c, e.w, &s, roles, &e.g)
@@ -237,6 +239,7 @@ func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
 	}
 	e.g.zero, e.g.policy = s.Zero, e.pol
 	e.g.setOffload(&s)
+	e.g.setActOffload(&s, mm.p.Spec.Layers)
 	if !e.actsOK {
 		for k := range e.terms {
 			mm.kindActs(&e.g, k, &e.terms[k])
@@ -263,7 +266,8 @@ func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
 		e.sumsOK, e.nFlights, e.nextFlight, e.zeroOK = true, 0, 0, [numZero]bool{}
 	}
 	e.flightSlot = e.flightOf(flightKey{s.Schedule, s.V, s.A2AOverlap})
-	return e.peak(), nil
+	b := e.peak()
+	return b, hostRoom(&b, &e.c.Chip, &s)
 }
 
 // flightOf returns the slot of the ranks' flight terms under schedule k,

@@ -24,6 +24,10 @@ type Breakdown struct {
 	OptimizerBytes   float64 `json:"optimizer_bytes"`
 	ActivationsBytes float64 `json:"activations_bytes"`
 	BuffersBytes     float64 `json:"buffers_bytes"`
+	// HostActivationsBytes are the saved activations in host memory at the
+	// end of the forward pass (space.Strategy.ActOffload), whichever phase
+	// is HBM's peak; not in TotalBytes.
+	HostActivationsBytes float64 `json:"host_activations_bytes,omitempty"`
 }
 
 // TotalBytes is the sum of the components.

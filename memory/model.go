@@ -311,6 +311,9 @@ type geometry struct {
 	// hostParams says the parameters are there too (offloadStates).
 	hostOpt    float64
 	hostParams bool
+	// actHost is the share of the layers whose saved activations live in
+	// host memory (space.Strategy.ActOffload over the model's layers).
+	actHost float64
 	// gather are the roles FSDP gathers a weight over before its use:
 	// fsdp and efsdp, and cp where the framework's FSDP mesh spans it
 	// (model.ProgramOptions.WeightsOverCP).
@@ -437,6 +440,7 @@ func (mm *Model) policy(name string) (int, bool) {
 // kindTerms are one layer kind's per-chip quantities for one strategy.
 type kindTerms struct {
 	act, work     float64 // saved and recomputed activations per micro-batch
+	host          float64 // saved activations in host memory per micro-batch (geometry.actHost)
 	dense, expert float64 // parameters after storage sharding
 	shared        float64 // shared-block parameters after storage sharding, held once per stage
 	unit          float64 // parameters before FSDP sharding: the FSDP unit
@@ -496,7 +500,7 @@ func (mm *Model) estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 	var ends endTerms
 	mm.geometryOf(c, w, &s, pol, deg, &pk.g, terms, &ends)
 	mm.peakOf(w, &s, &pk.g, terms, &ends, pk)
-	return nil
+	return hostRoom(&pk.b, &c.Chip, &s)
 }
 
 // geometryOf fills g, terms (one per layer kind) and ends with what the
@@ -507,6 +511,7 @@ func (mm *Model) geometryOf(c profiles.Cluster, w space.Workload, s *space.Strat
 	mm.shapeOf(c, w, s, deg, g)
 	g.zero, g.policy = s.Zero, pol
 	g.setOffload(s)
+	g.setActOffload(s, mm.p.Spec.Layers)
 	for k := range mm.p.Kinds {
 		mm.kindParams(g, k, &terms[k])
 		mm.kindActs(g, k, &terms[k])
@@ -710,6 +715,16 @@ func (mm *Model) kindParams(g *geometry, k int, kt *kindTerms) {
 func (mm *Model) kindActs(g *geometry, k int, kt *kindTerms) {
 	kt.act = mm.sum(g, mm.saved[g.policy][k], 0)
 	kt.work = mm.sum(g, mm.working[g.policy][k], 0)
+	kt.host = 0
+	if g.actHost > 0 && mm.p.Kinds[k].Name != "mtp" {
+		// The first layers' saved activations leave HBM once copied to the
+		// host, so a step keeps (layers - offloaded) layers' worth in HBM
+		// (TransformerEngine@d0067d0d transformer_engine/pytorch/cpu_offload.py:602-624,
+		// DefaultOffloadSynchronizer); the kinds share the offload by
+		// their layers, as a uniform stack's first layers would.
+		kt.host = g.actHost * kt.act
+		kt.act -= kt.host
+	}
 }
 
 // rankStage returns pipeline rank r of pp under split and placement pl with its
@@ -850,6 +865,7 @@ type stageSums struct {
 	embedUnit     float64 // the embedding's unit, on the first stage
 	headUnit      float64 // the output layer's unit (a tied embedding's copy included), on the last stage
 	act           float64 // saved activations per micro-batch
+	host          float64 // saved activations in host memory per micro-batch
 	actMirror     float64 // of them, those of a mirrored rank's other stage (stage.mirror)
 	work          float64 // the largest layer's recomputed activations
 	fp8           float64 // parameters with fp8 copies, before FSDP sharding
@@ -872,6 +888,7 @@ func (mm *Model) stageSums(terms []kindTerms, e *endTerms, st *stage, ss *stageS
 		ss.dense += f*t.dense + st.scale*t.shared
 		ss.expert += f * t.expert
 		ss.act += f * t.act
+		ss.host += f * t.host
 		ss.fp8 += f * t.fp8
 		ss.fp8Unit = max(ss.fp8Unit, t.fp8)
 		ss.unit = max(ss.unit, t.unit)
@@ -955,6 +972,7 @@ func (mm *Model) rankStates(g *geometry, ss *stageSums, rs *rankStates) {
 // their sum, the buffers of the forward phase.
 type flightTerms struct {
 	act, persistent, transient float64
+	host                       float64 // saved activations in host memory
 	buffers                    float64
 	// step is the buffers of the optimizer step: the persistent ones, or
 	// under XLA those still live (bufTerms.stepXLA).
@@ -967,6 +985,7 @@ type flightTerms struct {
 func (mm *Model) flightTerms(g *geometry, e *endTerms, st *stage, ss *stageSums, fl *flightTerms, bufs *bufTerms) {
 	// Layer activations × micro-batches in flight (docs/formulas.md §2.3 [KORT §4.3]).
 	fl.act = st.inFlight * ss.act
+	fl.host = st.inFlight * ss.host
 	if st.mirror >= 0 && st.pp > 1 {
 		// DualPipe's rank r keeps p-r chunks of its stage r and r+1 of stage
 		// p-1-r at its peak, p+1 in all: each stage j keeps p-j as under
@@ -989,9 +1008,9 @@ func (mm *Model) flightTerms(g *geometry, e *endTerms, st *stage, ss *stageSums,
 // its model states rs and its flight terms fl.
 func (rs *rankStates) phases(fl *flightTerms) (fwd, step Breakdown) {
 	fwd = Breakdown{ParamsBytes: rs.fwd[0], GradsBytes: rs.fwd[1], OptimizerBytes: rs.fwd[2],
-		ActivationsBytes: fl.act, BuffersBytes: fl.buffers}
+		ActivationsBytes: fl.act, BuffersBytes: fl.buffers, HostActivationsBytes: fl.host}
 	step = Breakdown{ParamsBytes: rs.step[0], GradsBytes: rs.step[1], OptimizerBytes: rs.step[2],
-		BuffersBytes: fl.step}
+		BuffersBytes: fl.step, HostActivationsBytes: fl.host}
 	return fwd, step
 }
 

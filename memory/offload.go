@@ -1,11 +1,37 @@
 package memory
 
-import "github.com/meshplan/meshplan/space"
+import (
+	"fmt"
+
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/space"
+)
+
+// hostRoom reports an error when the activations b keeps in host memory
+// (space.Strategy.ActOffload of s) exceed chip c's share of its host's
+// memory (profiles.Chip.HostDRAMBytes, the figure the planner's optimizer
+// offload checks too): the pinned buffers Transformer Engine copies them
+// to must fit there.
+func hostRoom(b *Breakdown, c *profiles.Chip, s *space.Strategy) error {
+	if h := c.HostDRAMBytes(); b.HostActivationsBytes > h {
+		return fmt.Errorf("memory: act_offload=%d keeps %.0f GB of activations a chip in host memory, above the %.0f GB of its host's memory a chip has: offload fewer layers", s.ActOffload, b.HostActivationsBytes/1e9, h/1e9)
+	}
+	return nil
+}
 
 // setOffload sets g's host offload from s (space.Strategy.Offload).
 func (g *geometry) setOffload(s *space.Strategy) {
 	g.hostOpt = s.HostOptimizerFraction()
 	g.hostParams = s.OffloadKind() == space.OffloadParamsOptimizer
+}
+
+// setActOffload sets g's activation offload from s on a model of layers
+// layers (space.Strategy.ActOffload).
+func (g *geometry) setActOffload(s *space.Strategy, layers int) {
+	g.actHost = 0
+	if s.ActOffload > 0 && layers > 0 {
+		g.actHost = float64(s.ActOffload) / float64(layers)
+	}
 }
 
 // offloadStates moves out of rs, the model states of the rank whose sums

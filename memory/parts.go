@@ -149,6 +149,9 @@ func (mm *Model) Parts(c profiles.Cluster, w space.Workload, s space.Strategy) (
 				pp, r, m := float64(st.pp), float64(st.r), st.scale*float64(mirror[k])
 				flight = 2 * st.inFlight / (pp + 1) * ((pp-r)*(n-m) + (r+1)*m)
 			}
+			if g.actHost > 0 && kind.Name != "mtp" {
+				flight *= 1 - g.actHost // the first layers' in host memory (kindActs)
+			}
 			saved := p.Saved(kind.Blocks, pol)
 			off := p.Offloaded(kind.Blocks, pol, saved)
 			for _, t := range saved {

@@ -142,6 +142,13 @@ func emitMegatron(e Evaluation) (string, error) {
 			flags = append(flags, [2]string{"--overlap-param-gather", ""})
 		}
 	}
+	if s.ActOffload > 0 {
+		// The first layers' activations in host memory through Transformer
+		// Engine's CPU offload; the flag turns --cpu-offloading on
+		// (space.Strategy.ActOffload; megatron/training/arguments.py:1950-1951,
+		// core/transformer/transformer_block.py:303-318).
+		flags = append(flags, [2]string{"--cpu-offloading-num-layers", strconv.Itoa(s.ActOffload)})
+	}
 	if s.Zero == 1 {
 		// ZeRO-1: the optimizer state sharded over dp, a full-size gradient
 		// buffer on every rank (param_and_grad_buffer.py:1190-1192).

@@ -270,3 +270,24 @@ func TestEmitNVFP4(t *testing.T) {
 		}
 	}
 }
+
+// TestEmitActOffload: an activation offload is Megatron-LM's
+// --cpu-offloading-num-layers (which turns --cpu-offloading on), beside
+// Megatron-FSDP and no recomputation flags; torchtitan and DeepSpeed
+// refuse it in their limits' words (MaxText already refuses the layers'
+// recompute none that it needs).
+func TestEmitActOffload(t *testing.T) {
+	e := placedEvaluation(t, "llama3-70b", "gb200-64", "fsdp=64,mb=2,act_offload=40", space.Workload{Batch: 256, SeqLen: 8192})
+	var b strings.Builder
+	if err := Emit(&b, Megatron, e); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "--cpu-offloading-num-layers 40 \\\n") || strings.Contains(out, "--recompute-granularity") {
+		t.Errorf("megatron flags:\n%s\nwant --cpu-offloading-num-layers 40 and no recomputation", out)
+	}
+	for _, fw := range []string{TorchTitan, DeepSpeed} {
+		if err := Emit(&strings.Builder{}, fw, e); err == nil || !strings.Contains(err.Error(), "act_offload=40") {
+			t.Errorf("%s: error %v, want one naming act_offload=40", fw, err)
+		}
+	}
+}

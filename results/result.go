@@ -36,6 +36,7 @@ type Strategy struct {
 	Offload         string              `json:"offload,omitempty"`
 	OffloadFraction float64             `json:"offload_fraction,omitempty"`
 	A2AOverlap      bool                `json:"a2a_overlap,omitempty"`
+	ActOffload      int                 `json:"act_offload,omitempty"`
 	Dispatcher      string              `json:"dispatcher,omitempty"`
 	Mesh            map[string][]string `json:"mesh"`
 	Spec            string              `json:"spec"`
@@ -70,6 +71,10 @@ type Memory struct {
 	OptimizerGB   float64 `json:"optimizer_gb"`
 	ActivationsGB float64 `json:"activations_gb"`
 	BuffersGB     float64 `json:"buffers_gb"`
+	// HostActivationsGB is the activations in host memory under
+	// act_offload (memory.Breakdown.HostActivationsBytes), outside the
+	// total; absent without it.
+	HostActivationsGB float64 `json:"host_activations_gb,omitempty"`
 	// Parts breaks the components down by part (plan explain only).
 	Parts []MemoryPart `json:"parts,omitempty"`
 }
@@ -259,6 +264,7 @@ func NewStrategy(s space.Strategy, w space.Workload) Strategy {
 		Weights:    weights,
 		Offload:    s.Offload,
 		A2AOverlap: s.A2AOverlap,
+		ActOffload: s.ActOffload,
 		Dispatcher: s.Dispatcher,
 		Mesh:       mesh,
 		Spec:       s.String(),
@@ -316,12 +322,13 @@ func NewResult(e Evaluation) Result {
 			BubbleS:       e.Time.BubbleSeconds,
 		},
 		Memory: Memory{
-			ParamsGB:      e.Memory.ParamsBytes / GB,
-			GradsGB:       e.Memory.GradsBytes / GB,
-			OptimizerGB:   e.Memory.OptimizerBytes / GB,
-			ActivationsGB: e.Memory.ActivationsBytes / GB,
-			BuffersGB:     e.Memory.BuffersBytes / GB,
-			Parts:         memoryParts(e.MemoryParts),
+			ParamsGB:          e.Memory.ParamsBytes / GB,
+			GradsGB:           e.Memory.GradsBytes / GB,
+			OptimizerGB:       e.Memory.OptimizerBytes / GB,
+			ActivationsGB:     e.Memory.ActivationsBytes / GB,
+			BuffersGB:         e.Memory.BuffersBytes / GB,
+			HostActivationsGB: e.Memory.HostActivationsBytes / GB,
+			Parts:             memoryParts(e.MemoryParts),
 		},
 		Collectives: colls,
 	}

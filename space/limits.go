@@ -38,6 +38,11 @@ type Limits struct {
 	// (Megatron-Core's --optimizer-offload-fraction); only read when
 	// Offloads is set.
 	OffloadFraction bool
+	// ActOffload says it keeps the saved activations of a model's first
+	// layers in host memory (Strategy.ActOffload: Megatron-Core's
+	// --cpu-offloading-num-layers); the search tries ActOffloadChoices on
+	// strategies without a pipeline or recomputation.
+	ActOffload bool
 	// Zeros are the ZeRO stages it offers over pure data parallelism;
 	// empty means 0, 1 and 2.
 	Zeros []int
@@ -386,6 +391,9 @@ func (l Limits) Check(s Strategy, layers int) error {
 	}
 	if err := l.checkOffload(s); err != nil {
 		return err
+	}
+	if s.ActOffload > 0 && !l.ActOffload {
+		return fmt.Errorf("%s cannot express act_offload=%d: it keeps every layer's activations in HBM (use act_offload=0 or --framework megatron)", l.name(), s.ActOffload)
 	}
 	if s.A2AOverlap && l.NoA2AOverlap {
 		return fmt.Errorf("%s cannot express a2a_overlap: it overlaps the MoE all-to-all only under a DualPipe schedule, if at all", l.name())

@@ -137,10 +137,11 @@ func keyTable() []keySpec {
 			return st.Weights
 		}, func(st *Strategy) bool { return st.Weights == "" || st.Weights == WeightsFP32 }),
 	}
-	// The all-to-all overlap, the dispatcher and the host offload keys,
-	// then the mesh, last.
+	// The all-to-all overlap, the dispatcher, the host offload and the
+	// activation offload keys, then the mesh, last.
 	keys = append(keys, a2aOverlapKey(knob), dispatcherKey(knob))
 	keys = append(keys, offloadKeys(knob)...)
+	keys = append(keys, actOffloadKey(knob))
 	return append(keys, knob("mesh", func(st *Strategy, val string) error {
 		m, err := parseMesh(val)
 		if err != nil {

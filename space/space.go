@@ -156,8 +156,13 @@ type Space struct {
 	dispatcher   string
 	dispatchers  []string
 	recomputeA2A []bool
-	layers       int
-	anyV         bool // a pinned v: any v with pp·v <= layers, equal chunks or not
+	// actOffloads are, by recompute choice, the layers whose activations
+	// that choice offloads (Strategy.ActOffload): 0 for the framework's
+	// policies, ActOffloadChoices (or the pinned value) for the extra
+	// choices of recompute none that offload instead.
+	actOffloads []int
+	layers      int
+	anyV        bool // a pinned v: any v with pp·v <= layers, equal chunks or not
 	// equalChunks requires layers = pp·v equal chunks (Limits.EqualChunks);
 	// firstForPP1 says the first schedule choice is valid only without a
 	// pipeline (the framework does not run it).
@@ -427,6 +432,9 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 		if err := model.CheckModules(fp.Recompute, &m); err != nil {
 			return nil, fmt.Errorf("space: --fix %w", err)
 		}
+	}
+	if err := sp.addActOffloads(lim, fp, fix, m.Layers); err != nil {
+		return nil, err
 	}
 	for z := range 3 {
 		if (!fp.has("zero") || z == fp.Zero) && (z == 0 || anyDP) && (len(lim.Zeros) == 0 || slices.Contains(lim.Zeros, z)) {
@@ -1281,6 +1289,7 @@ func (sp *Space) setInner(genes []int, dst *Strategy) {
 	sc := sp.schedules[genes[GeneSchedule]]
 	dst.Zero, dst.MB, dst.Schedule, dst.V, dst.Split = sp.zeros[genes[GeneZero]], sp.mbs[genes[GeneMB]], sc.name, sc.v, sc.split
 	dst.Recompute = sp.recomputes[genes[GeneRecompute]]
+	dst.ActOffload = sp.actOffloads[genes[GeneRecompute]]
 	if sp.a2aAuto {
 		dst.A2AOverlap = sp.recomputeA2A[genes[GeneRecompute]] && a2aAllowed(dst.Degree[EP], dst.Degree[PP], dst.Schedule)
 	}
@@ -1292,7 +1301,9 @@ func (sp *Space) validInner(genes []int, l *layout, s *Strategy) bool {
 	return l.perReplica%s.MB == 0 && sp.valid(l, s.MB, s.Zero, genes[GeneSchedule]) &&
 		// Parameters offload from ZeRO-3 shards only (Strategy.validateOffload).
 		(sp.offload != OffloadParamsOptimizer || l.deg[DP] <= 1) &&
-		(!sp.a2aOverlap || a2aOverlapProblem(int(l.deg[EP]), int(l.deg[PP]), s.Schedule, s.Recompute) == "")
+		(!sp.a2aOverlap || a2aOverlapProblem(int(l.deg[EP]), int(l.deg[PP]), s.Schedule, s.Recompute) == "") &&
+		// Activation offload runs without a pipeline (actOffloadProblem).
+		(s.ActOffload == 0 || l.deg[PP] <= 1)
 }
 
 // DecodeIndex decodes the i-th gene vector in mixed-radix order (the first
@@ -1349,7 +1360,12 @@ func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	genes[GeneSchedule] = slices.IndexFunc(sp.schedules, func(sc scheduleChoice) bool {
 		return sc.name == s.Schedule && sc.v == s.V && sc.split == s.Split && (sc.splitPP == 0 || sc.splitPP == s.Degree[PP])
 	})
-	genes[GeneRecompute] = slices.Index(sp.recomputes, s.Recompute)
+	genes[GeneRecompute] = -1
+	for i, r := range sp.recomputes {
+		if r == s.Recompute && sp.actOffloads[i] == s.ActOffload {
+			genes[GeneRecompute] = i
+		}
+	}
 	genes[GeneZero] = slices.Index(sp.zeros, s.Zero)
 	if slices.Contains(genes, -1) {
 		return nil, false
@@ -1455,9 +1471,18 @@ func (sp *Space) Skip(genes []int) int64 {
 // computed per layout without decoding each vector.
 func (sp *Space) CountValid() int64 {
 	var n int64
-	nRec := int64(len(sp.recomputes))
+	nRec, nPiped := int64(len(sp.recomputes)), int64(0)
+	for _, n := range sp.actOffloads {
+		if n == 0 {
+			nPiped++ // the choices a pipeline can run (validInner)
+		}
+	}
 	for i := range sp.layouts {
 		l := &sp.layouts[i]
+		nr := nRec
+		if l.deg[PP] > 1 {
+			nr = nPiped
+		}
 		for _, mb := range sp.mbs {
 			if l.perReplica%mb != 0 {
 				continue
@@ -1465,7 +1490,7 @@ func (sp *Space) CountValid() int64 {
 			for zi := range sp.zeros {
 				for k := range sp.schedules {
 					if sp.valid(l, mb, sp.zeros[zi], k) {
-						n += nRec
+						n += nr
 					}
 				}
 			}

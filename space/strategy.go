@@ -86,6 +86,11 @@ type Strategy struct {
 	// under OffloadOptimizer (Megatron-Core's --optimizer-offload-fraction);
 	// 0 is the default, all of it.
 	OffloadFraction float64
+	// ActOffload is the number of transformer layers, the first ones,
+	// whose saved activations live in host memory between their forward
+	// and backward passes (Megatron-Core's --cpu-offloading-num-layers,
+	// through Transformer Engine's CPU offload); 0 keeps them all in HBM.
+	ActOffload int
 	// Mesh lists, per dimension, the axis shares it occupies, innermost first.
 	// An empty Mesh means "not placed yet": Place fills it with the default placement.
 	Mesh [NumDims][]Share

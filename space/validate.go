@@ -114,6 +114,7 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 	z := sizesOf(&m, w, s.MB)
 	z.whole = s.ExpertsWhole()
 	ruleErrs(&z, s.Degree, s.SP, add)
+	s.validateActOffload(m.Layers, add)
 	// A --recompute-modules list names modules of the model.
 	if err := model.CheckModules(s.Recompute, &m); err != nil {
 		errs = append(errs, fmt.Errorf("space: %w", err))

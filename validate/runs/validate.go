@@ -712,6 +712,54 @@ func (r Run) bridgeDenseRecompute() (string, bool) {
 	return "", false
 }
 
+// bridgeActOffload returns the cpu_offloading_num_layers of the
+// Megatron-Bridge performance config a Megatron-FSDP row of the Llama 3
+// and 3.1 tables ran (space.Strategy.ActOffload), false for any other row.
+// The FSDP configs keep the activations of their first layers in host
+// memory instead of recomputing them:
+//
+//   - 25.09 (v0.1.0rc3 scripts/performance/configs/llama3/llama3_70b_llm_pretrain.yaml:133-146,
+//     configs/llama31/llama31_405b_llm_pretrain.yaml:111-123): Llama 3 70B
+//     on GB200 40 layers in fp8, 20 in bf16; Llama 3.1 405B on GB200 (tp 2)
+//     95;
+//   - 25.11 to 26.04.01 (v0.2.0 configs/llama3/workload_base_configs.py:35-112,
+//     configs/llama31/workload_base_configs.py:27-87; v0.3.0 to v0.4.2
+//     configs/llama/llama3_workload_base_configs.py:53-161 and
+//     llama31_workload_base_configs.py:34-94): Llama 3 70B on GB200 40 in
+//     fp8 and 20 in bf16, on GB300 20 and 30, on B200 5 in fp8; Llama 3.1
+//     405B on GB200 92 in fp8, on GB300 10 in fp8 and 40 in bf16.
+func (r Run) bridgeActOffload() (int, bool) {
+	if !r.bridgePerfSummary() {
+		return 0, false
+	}
+	if fsdp := strings.ToLower(r.ZeroOrFSDP); !strings.Contains(fsdp, "fsdp") || strings.Contains(fsdp, "no fsdp") {
+		return 0, false
+	}
+	name, chip := strings.ToLower(r.ModelName), strings.ToLower(r.Chip)
+	fp8 := strings.Contains(strings.ToLower(r.Precision), "fp8")
+	early := strings.Contains(r.Source, "25.09 NeMo Container")
+	type recipe struct {
+		model, chip string
+		fp8         bool
+		layers      int
+	}
+	recipes := []recipe{
+		{"70b", "gb200", true, 40}, {"70b", "gb200", false, 20},
+		{"70b", "gb300", true, 20}, {"70b", "gb300", false, 30},
+		{"70b", "b200", true, 5},
+		{"405b", "gb200", true, 92}, {"405b", "gb300", true, 10}, {"405b", "gb300", false, 40},
+	}
+	for _, rc := range recipes {
+		if strings.Contains(name, rc.model) && strings.HasPrefix(chip, rc.chip) && fp8 == rc.fp8 {
+			if early && rc.model == "405b" {
+				return 95, true // v0.1.0rc3's fp8_ds and fp8_cs
+			}
+			return rc.layers, true
+		}
+	}
+	return 0, false
+}
+
 // gb200DeepSeekRecompute returns the --recompute-modules of a row of
 // Megatron-LM's DeepSeek-V3 GB200 optimization history, whose recompute
 // column says only "selective", "" for any other row: the baseline
@@ -921,6 +969,15 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 		recipe, fromRecipe = r.bridgeRecompute()
 		if !fromRecipe {
 			recipe, fromRecipe = r.bridgeDenseRecompute()
+		}
+		if n, ok := r.bridgeActOffload(); !fromRecipe && ok && o.Limits.ActOffload {
+			// The FSDP recipe offloads its first layers' activations
+			// instead of recomputing them (Megatron-Core refuses both).
+			recipe, fromRecipe = space.RecomputeNone, true
+			for i := range candidates {
+				candidates[i].ActOffload = n
+			}
+			notes = append(notes, fmt.Sprintf("act_offload=%d: the release's performance recipe (cpu_offloading_num_layers)", n))
 		}
 	}
 	if fromRecipe {

@@ -126,12 +126,13 @@ func TestValidateFigures(t *testing.T) {
 
 // TestUnpublishedSettings checks that a published row that leaves out a
 // setting the run needed to fit is predicted with one that lets its
-// layout fit, and says so: the recomputation Megatron-Bridge's tables have
-// no column for (Llama 3 70B under Megatron-FSDP over 64 GB200 with 2
+// layout fit, and says so: the activation offload Megatron-Bridge's tables
+// have no column for (Llama 3 70B under Megatron-FSDP over 64 GB200 with 2
 // sequences of 8,192 tokens per micro-batch needs far more than 186 GB
-// without it), and MaxText's bf16 weights, which only the tpu-recipes
-// config name says (Llama 3.1 70B on v6e-32: 35 GB with fp32 weights
-// against 33.6 usable).
+// without it; its recipe keeps 40 layers' activations in the Grace
+// host's memory, bridgeActOffload), and MaxText's bf16 weights, which
+// only the tpu-recipes config name says (Llama 3.1 70B on v6e-32: 35 GB
+// with fp32 weights against 33.6 usable).
 func TestUnpublishedSettings(t *testing.T) {
 	f, err := os.Open("testdata/published-runs-2.csv")
 	if err != nil {
@@ -150,7 +151,9 @@ func TestUnpublishedSettings(t *testing.T) {
 		id, note string
 		chosen   func(space.Strategy) bool
 	}{
-		{"mb2511_gb200_llama3_70b_fp8cs", "recomputation not published", func(s space.Strategy) bool { return s.Recompute != space.RecomputeNone }},
+		{"mb2511_gb200_llama3_70b_fp8cs", "act_offload=40: the release's performance recipe", func(s space.Strategy) bool {
+			return s.ActOffload == 40 && s.Recompute == space.RecomputeNone
+		}},
 		{"tpurec_v6e_llama31_70b_32", "nothing fits with fp32 weights", func(s space.Strategy) bool { return s.BF16Weights() }},
 	} {
 		r, ok := byID[tc.id]
