@@ -49,21 +49,21 @@ func (s *Strategy) validateActOffload(layers int, add func(format string, args .
 	}
 }
 
-// actOffloadSteps is how many shares of a model's layers the search
-// offloads, in steps of 1/actOffloadSteps: the recipes offload from a
-// sixteenth to three quarters of them (Megatron-Bridge's Llama 3 and 3.1
-// performance configs, 5 to 40 of 80 layers and 10 to 92 of 126), and
-// quarters keep the search's recompute choices to three more (--fix
-// act_offload takes any number).
-const actOffloadSteps = 4
+// actOffloadShares are the shares of a model's layers the search
+// offloads, as sixteenths: the values Megatron-Bridge's performance
+// recipes set, 5, 10, 20, 30 and 40 of Llama 3 70B's 80 layers and 92 or
+// 95 of Llama 3.1 405B's 126 (about three quarters) (v0.1.0rc3 to v0.4.2
+// scripts/performance/configs/llama*): 1/16, 1/8, 1/4, 3/8, 1/2 and 3/4.
+// --fix act_offload takes any number.
+var actOffloadShares = [...]int{1, 2, 4, 6, 8, 12}
 
 // ActOffloadChoices returns the act_offload values the search tries on a
-// model of layers layers besides 0: the layers in quarters, 1/4 to 3/4 of
-// them rounded to whole layers, each once, below layers.
+// model of layers layers besides 0: actOffloadShares of them rounded to
+// whole layers, each once, below layers.
 func ActOffloadChoices(layers int) []int {
 	var out []int
-	for k := 1; k < actOffloadSteps; k++ {
-		n := (k*layers + actOffloadSteps/2) / actOffloadSteps
+	for _, k := range actOffloadShares {
+		n := (k*layers + 8) / 16
 		if n >= 1 && n < layers && (len(out) == 0 || out[len(out)-1] != n) {
 			out = append(out, n)
 		}
