@@ -42,19 +42,7 @@ func TestA2AOverlapActivations(t *testing.T) {
 	est := mm.NewEstimator(c, w)
 	run := func(a2a bool) Breakdown {
 		t.Helper()
-		s := strat(space.Strategy{Degree: space.Degrees{space.DP: 8, space.EP: 8}, Zero: 1, A2AOverlap: a2a})
-		placed, err := s.Place(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := mm.Estimate(c, w, placed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e, err := est.Estimate(placed); err != nil || e != b {
-			t.Errorf("a2a_overlap=%t: Estimator %+v, %v; Model %+v", a2a, e, err, b)
-		}
-		return b
+		return estimateBoth(t, mm, est, c, w, space.Strategy{Degree: space.Degrees{space.DP: 8, space.EP: 8}, Zero: 1, A2AOverlap: a2a})
 	}
 	off, on := run(false), run(true)
 	if want := off.ActivationsBytes * 33 / 32; !within(on.ActivationsBytes, want, 1e-12) {

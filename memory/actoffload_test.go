@@ -24,19 +24,7 @@ func TestActOffloadActivations(t *testing.T) {
 	e := mm.NewEstimator(c, w)
 	run := func(n int) Breakdown {
 		t.Helper()
-		s := strat(space.Strategy{Degree: space.Degrees{space.FSDP: 64}, MB: 2, ActOffload: n})
-		placed, err := s.Place(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := mm.Estimate(c, w, placed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, err := e.Estimate(placed); err != nil || got != b {
-			t.Errorf("act_offload=%d: Estimator %+v, %v; Model %+v", n, got, err, b)
-		}
-		return b
+		return estimateBoth(t, mm, e, c, w, space.Strategy{Degree: space.Degrees{space.FSDP: 64}, MB: 2, ActOffload: n})
 	}
 	none := run(0)
 	if none.HostActivationsBytes != 0 {

@@ -75,6 +75,25 @@ func strat(s space.Strategy) space.Strategy {
 	return s
 }
 
+// estimateBoth places s (with strat's defaults) on c and estimates it with
+// mm and with its Estimator e, failing t on an error and reporting any
+// difference between the two: the Model's breakdown.
+func estimateBoth(t testing.TB, mm *Model, e *Estimator, c profiles.Cluster, w space.Workload, s space.Strategy) Breakdown {
+	t.Helper()
+	placed, err := strat(s).Place(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := mm.Estimate(c, w, placed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.Estimate(placed); err != nil || got != b {
+		t.Errorf("%s: Estimator %+v, %v; Model %+v", placed, got, err, b)
+	}
+	return b
+}
+
 // est estimates s for m built with o on the cluster of s's chips.
 func est(t testing.TB, m model.Spec, o model.ProgramOptions, w space.Workload, s space.Strategy) Breakdown {
 	t.Helper()
