@@ -157,6 +157,11 @@ type Estimate struct {
 	// pipeline sends run beside it (collectiveSMShare of their hidden
 	// seconds; the MoE all-to-all's is in its own overlap).
 	CollectiveSMSeconds float64
+	// ExposedOffloadSeconds is the part of ExposedCommSeconds that is host
+	// offload's copies over the host link (offloaded activations, and the
+	// parameters and gradients of a parameter offload) that their pass's
+	// compute does not hide.
+	ExposedOffloadSeconds float64
 	// BubbleSeconds is pipeline idle time.
 	BubbleSeconds float64
 	// ModelFLOPs is the step's model FLOPs (contract MFU numerator).

@@ -558,6 +558,7 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 	}
 	est.ExposedCommSeconds = exposed
 	est.CollectiveSMSeconds = smsExp
+	est.ExposedOffloadSeconds = offExp
 	// Bubble: the schedule's idle passes of one micro-batch over the
 	// rank's layers (docs/formulas.md §5). T_F is the forward pass, T_W the
 	// weight-gradient passes, T_B the rest of the backward pass (recompute

@@ -146,6 +146,9 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 	if r.Time.CollectiveSMS > 0 {
 		fmt.Fprintf(tw, "  SMs held by overlapped collectives\t%s\n", Seconds(r.Time.CollectiveSMS))
 	}
+	if r.Time.ExposedOffloadS > 0 {
+		fmt.Fprintf(tw, "  host-link copies (offload)\t%s\n", Seconds(r.Time.ExposedOffloadS))
+	}
 	fmt.Fprintf(tw, "pipeline bubble\t%s\n", Seconds(r.Time.BubbleS))
 	fmt.Fprintf(tw, "step\t%s\n", Seconds(r.StepTimeS))
 	if r.StepTimeSRange != nil && r.StepTimeSRange95 != nil {

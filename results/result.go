@@ -47,16 +47,19 @@ type Strategy struct {
 // the part of exposed_comm_s that is the MoE dispatch and combine (absent
 // for a dense model); collective_sms_s the part that is the compute's loss
 // of the SMs overlapped collectives hold (absent when none overlaps, and on
-// TPUs).
+// TPUs); exposed_offload_s the part that is host offload's copies over the
+// host link (absent without an offload, or when they hide).
 type Time struct {
 	ComputeS     float64 `json:"compute_s"`
 	ExposedCommS float64 `json:"exposed_comm_s"`
 	ExposedA2AS  float64 `json:"exposed_a2a_s,omitempty"`
 	// CollectiveSMS is cost.Estimate.CollectiveSMSeconds.
 	CollectiveSMS float64 `json:"collective_sms_s,omitempty"`
-	BubbleS       float64 `json:"bubble_s"`
-	MatmulS       float64 `json:"matmul_s"`
-	AttentionS    float64 `json:"attention_s"`
+	// ExposedOffloadS is cost.Estimate.ExposedOffloadSeconds.
+	ExposedOffloadS float64 `json:"exposed_offload_s,omitempty"`
+	BubbleS         float64 `json:"bubble_s"`
+	MatmulS         float64 `json:"matmul_s"`
+	AttentionS      float64 `json:"attention_s"`
 	// ScanS is the state-space and linear-attention scans' time
 	// (cost.Estimate.ScanSeconds), absent for a model without them.
 	ScanS        float64 `json:"scan_s,omitempty"`
@@ -310,16 +313,17 @@ func NewResult(e Evaluation) Result {
 		Fits:              e.Fits(),
 		OOMRisk:           e.OOMRisk(),
 		Time: Time{
-			ComputeS:      e.Time.ComputeSeconds,
-			MatmulS:       e.Time.MatmulSeconds,
-			AttentionS:    e.Time.AttentionSeconds,
-			ScanS:         e.Time.ScanSeconds,
-			MemoryBoundS:  e.Time.MemoryBoundSeconds,
-			OptimizerS:    e.Time.OptimizerSeconds,
-			ExposedCommS:  e.Time.ExposedCommSeconds,
-			ExposedA2AS:   e.Time.ExposedA2ASeconds,
-			CollectiveSMS: e.Time.CollectiveSMSeconds,
-			BubbleS:       e.Time.BubbleSeconds,
+			ComputeS:        e.Time.ComputeSeconds,
+			MatmulS:         e.Time.MatmulSeconds,
+			AttentionS:      e.Time.AttentionSeconds,
+			ScanS:           e.Time.ScanSeconds,
+			MemoryBoundS:    e.Time.MemoryBoundSeconds,
+			OptimizerS:      e.Time.OptimizerSeconds,
+			ExposedCommS:    e.Time.ExposedCommSeconds,
+			ExposedA2AS:     e.Time.ExposedA2ASeconds,
+			CollectiveSMS:   e.Time.CollectiveSMSeconds,
+			ExposedOffloadS: e.Time.ExposedOffloadSeconds,
+			BubbleS:         e.Time.BubbleSeconds,
 		},
 		Memory: Memory{
 			ParamsGB:          e.Memory.ParamsBytes / GB,

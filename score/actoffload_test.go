@@ -78,6 +78,9 @@ func TestActOffloadTransfers(t *testing.T) {
 		if math.Abs(ps.OffloadExposedSeconds-want) > 1e-9 || (want > 0) != tt.exposed {
 			t.Errorf("act_offload=%d: %.6g s exposed, want %.6g (exposed: %t)", tt.n, ps.OffloadExposedSeconds, want, tt.exposed)
 		}
+		if est.ExposedOffloadSeconds != ps.OffloadExposedSeconds {
+			t.Errorf("act_offload=%d: Estimate.ExposedOffloadSeconds %.6g, want the trace's %.6g", tt.n, est.ExposedOffloadSeconds, ps.OffloadExposedSeconds)
+		}
 		if d := est.StepSeconds - base.StepSeconds; math.Abs(d-ps.OffloadExposedSeconds) > 1e-9 {
 			t.Errorf("act_offload=%d: step grows by %.6g s, want the exposed %.6g s alone", tt.n, d, ps.OffloadExposedSeconds)
 		}
