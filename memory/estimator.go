@@ -267,7 +267,7 @@ func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
 	}
 	e.flightSlot = e.flightOf(flightKey{s.Schedule, s.V, s.A2AOverlap})
 	b := e.peak()
-	return b, hostRoom(&b, &e.c.Chip, &s)
+	return b, hostRoom(&b, &e.c, &s)
 }
 
 // flightOf returns the slot of the ranks' flight terms under schedule k,

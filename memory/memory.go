@@ -28,6 +28,9 @@ type Breakdown struct {
 	// end of the forward pass (space.Strategy.ActOffload), whichever phase
 	// is HBM's peak; not in TotalBytes.
 	HostActivationsBytes float64 `json:"host_activations_bytes,omitempty"`
+	// HostStatesBytes are the model states a host offload keeps in host
+	// memory (space.Strategy.Offload); not in TotalBytes.
+	HostStatesBytes float64 `json:"host_states_bytes,omitempty"`
 }
 
 // TotalBytes is the sum of the components.

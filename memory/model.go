@@ -500,7 +500,7 @@ func (mm *Model) estimate(c profiles.Cluster, w space.Workload, s space.Strategy
 	var ends endTerms
 	mm.geometryOf(c, w, &s, pol, deg, &pk.g, terms, &ends)
 	mm.peakOf(w, &s, &pk.g, terms, &ends, pk)
-	return hostRoom(&pk.b, &c.Chip, &s)
+	return hostRoom(&pk.b, &c, &s)
 }
 
 // geometryOf fills g, terms (one per layer kind) and ends with what the
@@ -952,6 +952,7 @@ func (mm *Model) phases(g *geometry, e *endTerms, st *stage, ss *stageSums) (fwd
 type rankStates struct {
 	fwd, step         [3]float64
 	fwdHead, stepHead float64
+	host              float64 // model states in host memory (offloadStates)
 }
 
 // rankStates fills rs with the model states of the rank whose sums are ss
@@ -961,6 +962,7 @@ func (mm *Model) rankStates(g *geometry, ss *stageSums, rs *rankStates) {
 	rs.step[0], rs.step[1], rs.step[2] = mm.states(g, ss.dense, ss.expert, ss.fp8, true)
 	rs.fwdHead = rs.fwd[0] + rs.fwd[1] + rs.fwd[2]
 	rs.stepHead = rs.step[0] + rs.step[1] + rs.step[2]
+	rs.host = 0
 	if g.hostOpt > 0 {
 		mm.offloadStates(g, ss, rs)
 	}
@@ -1008,9 +1010,9 @@ func (mm *Model) flightTerms(g *geometry, e *endTerms, st *stage, ss *stageSums,
 // its model states rs and its flight terms fl.
 func (rs *rankStates) phases(fl *flightTerms) (fwd, step Breakdown) {
 	fwd = Breakdown{ParamsBytes: rs.fwd[0], GradsBytes: rs.fwd[1], OptimizerBytes: rs.fwd[2],
-		ActivationsBytes: fl.act, BuffersBytes: fl.buffers, HostActivationsBytes: fl.host}
+		ActivationsBytes: fl.act, BuffersBytes: fl.buffers, HostActivationsBytes: fl.host, HostStatesBytes: rs.host}
 	step = Breakdown{ParamsBytes: rs.step[0], GradsBytes: rs.step[1], OptimizerBytes: rs.step[2],
-		BuffersBytes: fl.step, HostActivationsBytes: fl.host}
+		BuffersBytes: fl.step, HostActivationsBytes: fl.host, HostStatesBytes: rs.host}
 	return fwd, step
 }
 

@@ -7,16 +7,25 @@ import (
 	"github.com/meshplan/meshplan/space"
 )
 
-// hostRoom reports an error when the activations b keeps in host memory
-// (space.Strategy.ActOffload of s) exceed chip c's share of its host's
-// memory (profiles.Chip.HostDRAMBytes, the figure the planner's optimizer
-// offload checks too): the pinned buffers Transformer Engine copies them
-// to must fit there.
-func hostRoom(b *Breakdown, c *profiles.Chip, s *space.Strategy) error {
-	if h := c.HostDRAMBytes(); b.HostActivationsBytes > h {
-		return fmt.Errorf("memory: act_offload=%d keeps %.0f GB of activations a chip in host memory, above the %.0f GB of its host's memory a chip has: offload fewer layers", s.ActOffload, b.HostActivationsBytes/1e9, h/1e9)
+// hostRoom reports an error when what b keeps in host memory, the
+// activations of s's act_offload and the model states of its offload,
+// exceeds a chip's share of its host's memory on cluster c
+// (profiles.Chip.HostDRAMBytesFor its chips, the figure the planner's
+// offload fallback checks over the job): the pinned buffers they are
+// copied to must fit there.
+func hostRoom(b *Breakdown, c *profiles.Cluster, s *space.Strategy) error {
+	h, used := c.Chip.HostDRAMBytesFor(c.Chips()), b.HostActivationsBytes+b.HostStatesBytes
+	if used <= h {
+		return nil
 	}
-	return nil
+	switch {
+	case b.HostStatesBytes == 0:
+		return fmt.Errorf("memory: act_offload=%d keeps %.0f GB of activations a chip in host memory, above the %.0f GB of its host's memory a chip has: offload fewer layers", s.ActOffload, b.HostActivationsBytes/1e9, h/1e9)
+	case b.HostActivationsBytes == 0:
+		return fmt.Errorf("memory: offload=%s keeps %.0f GB of model states a chip in host memory, above the %.0f GB of its host's memory a chip has: offload less of the optimizer state (offload_fraction) or use more chips", s.OffloadKind(), b.HostStatesBytes/1e9, h/1e9)
+	}
+	return fmt.Errorf("memory: offload=%s with act_offload=%d keeps %.0f GB a chip in host memory (%.0f GB of model states, %.0f GB of activations), above the %.0f GB of its host's memory a chip has: offload fewer layers or less of the optimizer state",
+		s.OffloadKind(), s.ActOffload, used/1e9, b.HostStatesBytes/1e9, b.HostActivationsBytes/1e9, h/1e9)
 }
 
 // setOffload sets g's host offload from s (space.Strategy.Offload).
@@ -58,6 +67,9 @@ func (mm *Model) offloadStates(g *geometry, ss *stageSums, rs *rankStates) {
 	}
 	pr := mm.p.Options.Precision
 	ps, gs, os := g.offloadScales()
+	// What leaves HBM lives in the host's memory: the step phase's
+	// states less the shares that stay.
+	rs.host = (1-ps)*rs.step[0] + (1-gs)*rs.step[1] + (1-os)*rs.step[2]
 	for _, ph := range [2]*[3]float64{&rs.fwd, &rs.step} {
 		ph[0], ph[1], ph[2] = ps*ph[0], gs*ph[1], os*ph[2]
 		if g.hostParams && !g.fsdp() {

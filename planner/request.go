@@ -288,7 +288,7 @@ func (r Request) offloadFallback(ctx context.Context, s search.Settings) (*searc
 		kinds = []string{space.OffloadOptimizer, space.OffloadParamsOptimizer}
 	}
 	for _, k := range []string{space.OffloadOptimizer, space.OffloadParamsOptimizer} {
-		if !slices.Contains(kinds, k) || r.hostBytes(k) > float64(r.Cluster.Chips())*r.Cluster.Chip.HostDRAMBytes() {
+		if !slices.Contains(kinds, k) || r.hostBytes(k) > float64(r.Cluster.Chips())*r.Cluster.Chip.HostDRAMBytesFor(r.Cluster.Chips()) {
 			continue
 		}
 		r2 := r
@@ -328,7 +328,7 @@ func (r Request) OffloadNote(plan results.Plan) string {
 // hostBytes is what offload kind k keeps in the hosts' memory for r's
 // model, once over the job: the optimizer state (master weights and
 // moments), and with the parameters their weights and gradients too. The
-// hosts must hold at least that (profiles.Chip.HostDRAMBytes per chip).
+// hosts must hold at least that (profiles.Chip.HostDRAMBytesFor per chip).
 func (r Request) hostBytes(k string) float64 {
 	pr, d := r.Options.Program.Precision, model.MixedPrecision()
 	for _, f := range []struct {

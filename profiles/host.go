@@ -40,3 +40,19 @@ func (c *Chip) HostDRAMBytesPerS() float64 {
 func (c *Chip) HostDRAMBytes() float64 {
 	return [...]float64{hostDRAMGen4Bytes, hostDRAMGen5Bytes, hostDRAMGraceBytes}[c.hostTier()]
 }
+
+// hostGPUs is how many GPUs share one host's memory: a DGX's 8, a Grace's
+// 2 (the server figures above).
+func (c *Chip) hostGPUs() int { return [...]int{8, 8, 2}[c.hostTier()] }
+
+// HostDRAMBytesFor is the host memory each chip of a job of chips chips
+// has: HostDRAMBytes, or for a job of fewer chips than a host carries its
+// whole host's memory shared among them (one A100 of a DGX A100 has the
+// server's 1 TB: the ColossalAI benchmark's 18B and 24B GPT-2 runs offload
+// 330-344 GB from one GPU).
+func (c *Chip) HostDRAMBytesFor(chips int) float64 {
+	if n := c.hostGPUs(); chips > 0 && chips < n {
+		return c.HostDRAMBytes() * float64(n) / float64(chips)
+	}
+	return c.HostDRAMBytes()
+}

@@ -208,9 +208,10 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 		verdict = "does NOT fit"
 	}
 	fmt.Fprintf(tw, "total\t%s of %s usable: %s\n", Bytes(e.Memory.TotalBytes()), Bytes(e.UsableBytes), verdict)
-	if h := e.Memory.HostActivationsBytes; h > 0 {
-		// The act_offload layers' activations, outside the total.
-		fmt.Fprintf(tw, "host (act_offload)\t%s of %s host memory a chip\n", Bytes(h), Bytes(e.Cluster.Chip.HostDRAMBytes()))
+	if a, st := e.Memory.HostActivationsBytes, e.Memory.HostStatesBytes; a+st > 0 {
+		// What the offloads keep in the host's memory, outside the total.
+		fmt.Fprintf(tw, "host memory\t%s of %s a chip (offloaded activations %s, model states %s)\n",
+			Bytes(a+st), Bytes(e.Cluster.Chip.HostDRAMBytesFor(e.Cluster.Chips())), Bytes(a), Bytes(st))
 	}
 	fmt.Fprintf(tw, "out-of-memory risk\t%s (%s)\n", Percent(r.OOMRisk), e.oomBasis())
 	if err := tw.Flush(); err != nil {

@@ -78,6 +78,9 @@ type Memory struct {
 	// act_offload (memory.Breakdown.HostActivationsBytes), outside the
 	// total; absent without it.
 	HostActivationsGB float64 `json:"host_activations_gb,omitempty"`
+	// HostStatesGB is the model states a host offload keeps in host
+	// memory (memory.Breakdown.HostStatesBytes); absent without one.
+	HostStatesGB float64 `json:"host_states_gb,omitempty"`
 	// Parts breaks the components down by part (plan explain only).
 	Parts []MemoryPart `json:"parts,omitempty"`
 }
@@ -332,6 +335,7 @@ func NewResult(e Evaluation) Result {
 			ActivationsGB:     e.Memory.ActivationsBytes / GB,
 			BuffersGB:         e.Memory.BuffersBytes / GB,
 			HostActivationsGB: e.Memory.HostActivationsBytes / GB,
+			HostStatesGB:      e.Memory.HostStatesBytes / GB,
 			Parts:             memoryParts(e.MemoryParts),
 		},
 		Collectives: colls,
