@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,7 +22,7 @@ in sharding notation with the collective each op causes, then the step-time and
 memory breakdowns and every collective of the step.
 
 The strategy string is comma-separated key=value (every key optional):
-dp, zero, fsdp, tp, sp, cp, pp, ep, mb, schedule, v, recompute, mesh.
+` + strings.Join(space.Keys(), ", ") + ` (docs/contract.md).
 Each row of a plan prints the string that reproduces it here.
 
 --format csv, md and html print the same breakdown as a CSV row, a Markdown
