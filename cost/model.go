@@ -241,7 +241,7 @@ func NewModel(p *model.Program) *Model {
 		for k, kind := range p.Kinds {
 			saved := p.Saved(kind.Blocks, pol)
 			cm.offloaded[pi][k] = p.Offloaded(kind.Blocks, pol, saved)
-			if kind.Name != "mtp" {
+			if kind.Name != model.KindMTP {
 				cm.kept[pi][k] = slices.DeleteFunc(saved, func(t int) bool { return slices.Contains(cm.offloaded[pi][k], t) })
 			}
 		}

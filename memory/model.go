@@ -707,7 +707,7 @@ func (mm *Model) kindParams(g *geometry, k int, kt *kindTerms) {
 	} else {
 		kt.fp8 = 0
 	}
-	kt.hasMoE = mm.p.Kinds[k].MoE && mm.p.Kinds[k].Name != "mtp"
+	kt.hasMoE = mm.p.Kinds[k].MoE && mm.p.Kinds[k].Name != model.KindMTP
 }
 
 // kindActs fills the activation terms of kt (act and work), layer kind
@@ -716,7 +716,7 @@ func (mm *Model) kindActs(g *geometry, k int, kt *kindTerms) {
 	kt.act = mm.sum(g, mm.saved[g.policy][k], 0)
 	kt.work = mm.sum(g, mm.working[g.policy][k], 0)
 	kt.host = 0
-	if g.actHost > 0 && mm.p.Kinds[k].Name != "mtp" {
+	if g.actHost > 0 && mm.p.Kinds[k].Name != model.KindMTP {
 		// The first layers' saved activations leave HBM once copied to the
 		// host, so a step keeps (layers - offloaded) layers' worth in HBM
 		// (TransformerEngine@d0067d0d transformer_engine/pytorch/cpu_offload.py:602-624,

@@ -149,7 +149,7 @@ func (mm *Model) Parts(c profiles.Cluster, w space.Workload, s space.Strategy) (
 				pp, r, m := float64(st.pp), float64(st.r), st.scale*float64(mirror[k])
 				flight = 2 * st.inFlight / (pp + 1) * ((pp-r)*(n-m) + (r+1)*m)
 			}
-			if g.actHost > 0 && kind.Name != "mtp" {
+			if g.actHost > 0 && kind.Name != model.KindMTP {
 				flight *= 1 - g.actHost // the first layers' in host memory (kindActs)
 			}
 			saved := p.Saved(kind.Blocks, pol)

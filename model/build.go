@@ -225,7 +225,7 @@ func NewProgram(s Spec, o ProgramOptions) (*Program, error) {
 		// A module's transformer layer is of the stack's last kind, as
 		// Megatron-LM counts it (num_floating_point_operations).
 		mtp := b.mtp(p.Blocks[attn[AttnFull]].Input)
-		p.Kinds = append(p.Kinds, LayerKind{Name: "mtp", Blocks: append([]int{mtp}, lastKind.Blocks...),
+		p.Kinds = append(p.Kinds, LayerKind{Name: KindMTP, Blocks: append([]int{mtp}, lastKind.Blocks...),
 			Attention: lastKind.Attention, MoE: lastKind.MoE, Mixer: lastKind.Mixer, NoMLP: lastKind.NoMLP})
 		p.MTP = Run{Kind: len(p.Kinds) - 1, Count: s.MTPLayers}
 	}

@@ -255,6 +255,10 @@ type Block struct {
 	Attention Attention
 }
 
+// KindMTP is the LayerKind name of a multi-token-prediction module, which
+// runs after the stack rather than in it.
+const KindMTP = "mtp"
+
 // LayerKind is one kind of transformer layer: the blocks it runs.
 type LayerKind struct {
 	// Name is "dense", "moe" or "mtp" (a multi-token-prediction module: its
