@@ -121,42 +121,63 @@ func TestCalibrateErrors(t *testing.T) {
 	}
 }
 
-// TestValidateOneSourceCoverage: a runs file of one source (Megatron-Bridge's
-// later releases, validate/runs/testdata/bridge-archive-2602-2606.csv)
-// leaves no other source to fit a band on, so plan validate draws its
-// runs' intervals from the shipped bands and says how many: every one of
-// the 73 it poses (the 7 NVFP4 rows under the nvfp4 recipe, their bands
-// widened for the fp4 precision), 85% of them inside the 80% interval as
-// written (the issue-41 held-out range is 70-90%). With --searched it plans
-// each run as its user would and draws the best plan's band too: 70% as
-// written.
+// TestValidateOneSourceCoverage: a runs file of one source leaves no
+// other source to fit a band on, so plan validate draws its runs'
+// intervals from the shipped bands and says how many. The held-out files
+// of validate/runs/testdata (Megatron-Bridge's later releases, 73 runs;
+// its GB300 and B300 rows, 80; LLM Foundry's H100 tables, 34: none is
+// fitted to or in the bands) are each of one source: every run is drawn
+// from the shipped bands, and together the 80% interval holds 70-90% of
+// the 187 runs, as written and with --searched (the issue-41 held-out
+// range; docs/uncertainty.md gives the figures per file).
 func TestValidateOneSourceCoverage(t *testing.T) {
-	stdout, stderr, code := run(t, "validate", "--runs", "../validate/runs/testdata/bridge-archive-2602-2606.csv", "--quiet", "--searched", "--format", "json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
 	type coverage struct {
 		Regime string `json:"regime"`
 		All    struct {
-			Runs       int     `json:"runs"`
-			Coverage80 float64 `json:"coverage_80"`
+			Runs int `json:"runs"`
+			In80 int `json:"in_80"`
 		} `json:"all"`
 		ShippedRuns int `json:"shipped_runs"`
 	}
-	var rep struct {
-		Coverage         coverage  `json:"coverage"`
-		CoverageSearched *coverage `json:"coverage_searched"`
+	var fixed, searched coverage
+	for _, tc := range []struct {
+		file string
+		runs int
+	}{
+		{"bridge-archive-2602-2606.csv", 73},
+		{"bridge-archive-gb300-b300.csv", 80},
+		{"llm-foundry-h100.csv", 34},
+	} {
+		stdout, stderr, code := run(t, "validate", "--runs", "../validate/runs/testdata/"+tc.file, "--quiet", "--searched", "--format", "json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.file, code, stderr)
+		}
+		var rep struct {
+			Coverage         coverage  `json:"coverage"`
+			CoverageSearched *coverage `json:"coverage_searched"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		c, s := rep.Coverage, rep.CoverageSearched
+		if c.All.Runs != tc.runs || c.ShippedRuns != tc.runs {
+			t.Errorf("%s: %d runs, %d from the shipped bands; want %d, all", tc.file, c.All.Runs, c.ShippedRuns, tc.runs)
+		}
+		if s == nil || s.Regime != "searched" || s.All.Runs != tc.runs || s.ShippedRuns != tc.runs {
+			t.Fatalf("%s: coverage_searched = %+v; want the searched regime over %d runs from the shipped bands", tc.file, s, tc.runs)
+		}
+		fixed.All.Runs += c.All.Runs
+		fixed.All.In80 += c.All.In80
+		searched.All.Runs += s.All.Runs
+		searched.All.In80 += s.All.In80
 	}
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatal(err)
-	}
-	c := rep.Coverage
-	if c.All.Runs != 73 || c.ShippedRuns != 73 || c.All.Coverage80 < 0.70 || c.All.Coverage80 > 0.90 {
-		t.Errorf("coverage: %d runs, %d from the shipped bands, 80%% interval holds %.0f%%; want 73, 73 and 70-90%%", c.All.Runs, c.ShippedRuns, 100*c.All.Coverage80)
-	}
-	s := rep.CoverageSearched
-	if s == nil || s.Regime != "searched" || s.All.Runs != 73 || s.ShippedRuns != 73 || s.All.Coverage80 < 0.55 || s.All.Coverage80 > 0.80 {
-		t.Errorf("coverage_searched = %+v; want the searched regime over 73 runs from the shipped bands, 55-80%% held", s)
+	for _, c := range []struct {
+		name string
+		cov  coverage
+	}{{"fixed", fixed}, {"searched", searched}} {
+		if got := float64(c.cov.All.In80) / float64(c.cov.All.Runs); got < 0.70 || got > 0.90 {
+			t.Errorf("%s: the 80%% interval holds %d of %d held-out runs (%.0f%%); want 70-90%%", c.name, c.cov.All.In80, c.cov.All.Runs, 100*got)
+		}
 	}
 }
 

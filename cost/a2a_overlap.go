@@ -1,6 +1,9 @@
 package cost
 
-import "github.com/meshplan/meshplan/space"
+import (
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/space"
+)
 
 // The MoE all-to-all under Megatron-Core's EP overlap
 // (overlap_moe_expert_parallel_comm, space.Strategy.A2AOverlap): one
@@ -80,4 +83,33 @@ func (rs *rankSums) overlappedA2ASeconds(fc, bc, of, share float64) float64 {
 		phaseHiddenSeconds(dispF, rs.expB, of, share) +
 		phaseHiddenSeconds(dispB, rs.expW+rs.expF, of, share) +
 		phaseHiddenSeconds(combF, attnB, of, share)
+}
+
+// epOverlapHides reports whether Megatron-Core's EP overlap hides the MoE
+// all-to-all on the evaluator's mesh. Run eagerly, the overlap splits each
+// layer into phases on two streams whose hand-offs the host launches and
+// synchronises; within one NVLink domain the all-to-all is short and that
+// host work costs what the overlap hides: NVIDIA's DeepSeek-V3 guide found
+// its benefit negative on the 72-GPU GB200 domain, since its
+// synchronisation between stages "aggravates the CPU overhead"
+// (NVIDIA/Megatron-LM@eb0783b6, the DeepSeek-V3 GB200 optimization guide
+// under docs/discussions, §3.2), and Megatron-Bridge's Qwen3-30B-A3B on 16 H100 (ep 8 within a
+// node, the same layout) ran 0.50 and 0.56 of the throughput with it
+// (25.11 against 25.09, 26.02 against 26.02.01; docs/published-runs-2.md).
+// So the overlap is priced as hiding nothing there (its host cost is
+// not priced: the planner has no host model). Where an EP group crosses
+// the scale-out network the all-to-all is long enough for the overlap to
+// gain, as DeepSeek-V3's ep 64 over 128 H100 nodes does; and a step run
+// as one CUDA graph (Comm.GraphedStep) has no host hand-offs, as
+// Megatron-Bridge's 26.06 GB200 MoE recipes run the overlap.
+func (e *evaluator) epOverlapHides(graphed bool) bool {
+	if graphed {
+		return true
+	}
+	for _, g := range e.mr.Groups[space.RoleEP] {
+		if g.Size > 1 && g.Axis.Tier != profiles.NVLink && g.Axis.Tier != profiles.ICI {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/meshplan/meshplan/model"
@@ -17,7 +18,9 @@ import (
 // forward's experts, and the forward's combine under the backward's
 // attention, each up to OverlapFraction of its compute and (1 - 32/132) of
 // its all-to-all (NCCL's 32 channels on 132 SMs); the exposed all-to-all
-// drops by 7 times that and nothing else moves.
+// drops by 7 times that and nothing else moves. The step runs as one CUDA
+// graph (Comm.GraphedStep): eagerly, ep 8 within one node's NVLink hides
+// nothing (TestA2AOverlapScaleOut).
 func TestA2AOverlap(t *testing.T) {
 	m, _ := model.Preset("mixtral-8x7b")
 	c, err := profiles.Parse("h100-8")
@@ -33,7 +36,7 @@ func TestA2AOverlap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		est, err := cm.Evaluate(c, w, placed, Options{Trace: true})
+		est, err := cm.Evaluate(c, w, placed, Options{Trace: true, Comm: Comm{GraphedStep: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,6 +85,56 @@ func TestA2AOverlap(t *testing.T) {
 	}
 	if !near(off.ComputeSeconds, on.ComputeSeconds, 1e-12) || !near(off.StepSeconds-on.StepSeconds, 7*hidden, 1e-9) {
 		t.Errorf("step %.6g s -> %.6g s, compute %.6g s -> %.6g s: only the exposed all-to-all should move", off.StepSeconds, on.StepSeconds, off.ComputeSeconds, on.ComputeSeconds)
+	}
+}
+
+// TestA2AOverlapScaleOut: run eagerly, the EP overlap hides the MoE
+// all-to-all only where ep spans the scale-out network (epOverlapHides).
+// Mixtral 8x7B with 8 micro-batches a step: ep 8 within one node of
+// H100s or within GB200's 72-GPU domain hides nothing, and the step, its
+// exposed all-to-all and its traced collectives equal the twin's without
+// the overlap; ep 16 over two H100 nodes (InfiniBand) hides part of it;
+// a step run as one CUDA graph hides it within a node too.
+func TestA2AOverlapScaleOut(t *testing.T) {
+	m, _ := model.Preset("mixtral-8x7b")
+	cm := NewModel(program(m, model.ProgramOptions{}))
+	for _, tc := range []struct {
+		cluster, strategy string
+		graphed, hides    bool
+	}{
+		{"h100-8", "dp=8,zero=1,ep=8,mesh=dp:gpu*8;ep:gpu*8", false, false},
+		{"gb200-16", "dp=16,zero=1,ep=16,mesh=dp:gpu*16;ep:gpu*16", false, false},
+		{"h100-16", "dp=16,zero=1,ep=16,mesh=dp:gpu*8.node*2;ep:gpu*8.node*2", false, true},
+		{"h100-8", "dp=8,zero=1,ep=8,mesh=dp:gpu*8;ep:gpu*8", true, true},
+	} {
+		c, err := profiles.Parse(tc.cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := space.Workload{Batch: 8 * c.Chips(), SeqLen: 4096}
+		o := Options{Trace: true, Comm: Comm{GraphedStep: tc.graphed}}
+		run := func(spec string) Estimate {
+			t.Helper()
+			est, err := cm.Evaluate(c, w, parseStrategy(t, spec), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return est
+		}
+		off, on := run(tc.strategy), run(tc.strategy+",a2a_overlap=true")
+		hidden := off.ExposedA2ASeconds - on.ExposedA2ASeconds
+		paired := false
+		for _, op := range on.Ops {
+			paired = paired || strings.Contains(op.Text, "paired chunks")
+		}
+		switch {
+		case tc.hides && (hidden <= 0 || on.StepSeconds >= off.StepSeconds || !paired):
+			t.Errorf("%s %s graphed=%v: the overlap hides %.6g s (step %.6g -> %.6g s, traced as paired %v); want some hidden",
+				tc.cluster, tc.strategy, tc.graphed, hidden, off.StepSeconds, on.StepSeconds, paired)
+		case !tc.hides && (on.StepSeconds != off.StepSeconds || on.ExposedA2ASeconds != off.ExposedA2ASeconds || on.Passes.OverlappedMicrobatches != 0 || paired):
+			t.Errorf("%s %s: step %.6g -> %.6g s, exposed all-to-all %.6g -> %.6g s, %g pairs, traced as paired %v; want the twin's, no pairs",
+				tc.cluster, tc.strategy, off.StepSeconds, on.StepSeconds, off.ExposedA2ASeconds, on.ExposedA2ASeconds, on.Passes.OverlappedMicrobatches, paired)
+		}
 	}
 }
 

@@ -61,6 +61,12 @@ type Comm struct {
 	// 1445-1455; syncLoads). Otherwise the data-parallel collectives of a
 	// step hide under its last backward and first forward pass only.
 	ChunkSync bool
+	// GraphedStep says the step runs as one captured CUDA graph
+	// (Megatron-Core's cuda_graph_impl "full_iteration"): the host neither
+	// launches nor synchronises the kernels of its passes, so the EP
+	// overlap hides its all-to-all within one NVLink domain too
+	// (evaluator.epOverlapHides).
+	GraphedStep bool
 }
 
 // Collective is one kind of communication of a step, aggregated over its calls.

@@ -446,7 +446,7 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy, name 
 	p, e := cm.p, &st.e
 	if in.options.Trace {
 		e.trace = new([]Op)
-		e.traceHideA2A = s.A2AOverlap || s.Schedule.Rules().Overlaps().Has(space.OverlapExpertA2A)
+		e.traceHideA2A = s.A2AOverlap && e.epOverlapHides(in.options.Comm.GraphedStep) || s.Schedule.Rules().Overlaps().Has(space.OverlapExpertA2A)
 	}
 
 	// Per-micro-batch cost of each block.

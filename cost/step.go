@@ -240,7 +240,7 @@ func (cm *Model) assemble(st *evalState, in *evalInputs, s *space.Strategy, out 
 	}
 	kr := st.rulesOf(s.Schedule)
 	rules := &kr.rules
-	sr := kr.stepRulesOf(pp, s.V, M, e.eff.OverlapFraction, s.A2AOverlap, &in.options)
+	sr := kr.stepRulesOf(pp, s.V, M, e.eff.OverlapFraction, s.A2AOverlap && e.epOverlapHides(in.options.Comm.GraphedStep), &in.options)
 	v := int(sr.v)
 	// The best view's estimate and the next one's, swapped, not copied.
 	var bufs [2]Estimate

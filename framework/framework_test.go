@@ -230,6 +230,25 @@ func TestParse(t *testing.T) {
 			},
 		},
 		{
+			name: "fused grouped MLP under one CUDA graph",
+			yaml: "base: megatron\nper_expert_gemms: false\ngraphed_step: true\n",
+			check: func(t *testing.T, p framework.Profile) {
+				base, err := framework.Load("megatron")
+				if err != nil {
+					t.Fatal(err)
+				}
+				bo, o := base.SearchOptions(), p.SearchOptions()
+				if !bo.Cost.PerExpertGEMMs || bo.Cost.Comm.GraphedStep || bo.Limits.A2AOverlapScaleUp {
+					t.Errorf("megatron: per-expert GEMMs %v, graphed step %v, overlap within NVLink %v; want true, false, false",
+						bo.Cost.PerExpertGEMMs, bo.Cost.Comm.GraphedStep, bo.Limits.A2AOverlapScaleUp)
+				}
+				if o.Cost.PerExpertGEMMs || !o.Cost.Comm.GraphedStep || !o.Limits.A2AOverlapScaleUp {
+					t.Errorf("file: per-expert GEMMs %v, graphed step %v, overlap within NVLink %v; want false, true, true",
+						o.Cost.PerExpertGEMMs, o.Cost.Comm.GraphedStep, o.Limits.A2AOverlapScaleUp)
+				}
+			},
+		},
+		{
 			name: "precision override keeps the base's other fields",
 			yaml: "precision: {residual_bytes: 4}\n",
 			check: func(t *testing.T, p framework.Profile) {

@@ -44,6 +44,8 @@ type file struct {
 	TensorParallelOverlap *bool   `yaml:"tensor_parallel_overlap"`
 	SearchDispatchers     *bool   `yaml:"search_dispatchers"`
 	FP8Recipe             *string `yaml:"fp8_recipe"`
+	PerExpertGEMMs        *bool   `yaml:"per_expert_gemms"`
+	GraphedStep           *bool   `yaml:"graphed_step"`
 }
 
 // Attention kernel names of a framework file.
@@ -75,6 +77,8 @@ const (
 //	tensor_parallel_overlap: false # tp/cp collectives hidden under matmuls (async TP)
 //	search_dispatchers: false # the search tries each MoE token dispatcher the chip runs (alltoall, deepep, hybridep)
 //	fp8_recipe: delayed       # precision=fp8's recipe: delayed, tensorwise, blockwise, mxfp8, torchao, nvfp4 or none
+//	per_expert_gemms: true    # one GEMM per local expert, each with its tail (Transformer Engine's GroupedLinear); false: one fused grouped kernel
+//	graphed_step: false       # the step runs as one captured CUDA graph (Megatron-Core's cuda_graph_impl full_iteration)
 //
 // The passes are norm, rope, act, residual, loss and lookup (model.Pass).
 // Unknown keys are errors naming the line, and every number must be in the
@@ -174,7 +178,8 @@ func parse(data []byte, defaultName string) (Profile, error) {
 	for _, b := range []struct {
 		v   *bool
 		dst *bool
-	}{{f.FlatCollectives, &p.Comm.Flat}, {f.PerTensorCollectives, &p.Comm.PerTensor}, {f.ChunkSync, &p.Comm.ChunkSync}, {f.TensorParallelOverlap, &p.TensorParallelOverlap}, {f.SearchDispatchers, &p.Limits.SearchDispatchers}} {
+	}{{f.FlatCollectives, &p.Comm.Flat}, {f.PerTensorCollectives, &p.Comm.PerTensor}, {f.ChunkSync, &p.Comm.ChunkSync}, {f.TensorParallelOverlap, &p.TensorParallelOverlap}, {f.SearchDispatchers, &p.Limits.SearchDispatchers},
+		{f.PerExpertGEMMs, &p.PerExpertGEMMs}, {f.GraphedStep, &p.Comm.GraphedStep}} {
 		if b.v != nil {
 			*b.dst = *b.v
 		}

@@ -82,14 +82,17 @@ type MemoryKey struct {
 	whole  bool // the experts whole on the tp chips (the layer program picked)
 	bf16w  bool // bf16 weights (the layer program picked)
 	bf16m  bool // bf16 Adam moments (the layer program picked)
+	epOut  bool // ep spans the scale-out network: the EP overlap's in-flight layer (space.EPScaleOut)
 }
 
 // MemoryKey returns what the memory model reads of s beyond its
 // micro-batch size, recompute policy, ZeRO stage and schedule: the
-// parallel degrees, sequence parallelism, whole experts and the degree of
+// parallel degrees, sequence parallelism, whole experts, the degree of
 // every role (memory.Model.Estimate reads the mesh only through
 // space.Strategy.RoleDegrees, and the layer program is picked by the
-// degrees and etp). Two placements of the same degrees with the same key
+// degrees and etp) and whether ep spans the scale-out network (where the
+// space turns the EP overlap on, which holds a layer more in flight:
+// space.EPScaleOut). Two placements of the same degrees with the same key
 // have the same memory (search's TestMemoryKey); false when s's mesh does
 // not resolve on the cluster.
 func (ps *Scorer) MemoryKey(s *space.Strategy) (MemoryKey, bool) {
@@ -97,7 +100,7 @@ func (ps *Scorer) MemoryKey(s *space.Strategy) (MemoryKey, bool) {
 	if err != nil {
 		return MemoryKey{}, false
 	}
-	return MemoryKey{roles: roles, degree: s.Degree, sp: s.SP, whole: s.ExpertsWhole(), bf16w: s.BF16Weights(), bf16m: s.BF16Moments()}, true
+	return MemoryKey{roles: roles, degree: s.Degree, sp: s.SP, whole: s.ExpertsWhole(), bf16w: s.BF16Weights(), bf16m: s.BF16Moments(), epOut: space.EPScaleOut(&ps.c, s)}, true
 }
 
 // Worker returns a scorer for one goroutine: the same estimates, through

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
 )
 
 // a2aOverlapKey is the strategy key a2a_overlap (Strategy.A2AOverlap).
@@ -83,4 +84,32 @@ func A2AOverlapMicrobatches(p, v, m int) float64 {
 	v = max(v, 1)
 	warm := 2*(p-1) + (v-1)*p + 1
 	return max(0, float64(m*v-warm)/float64(v))
+}
+
+// EPScaleOut reports whether the placed strategy s spreads ep over an axis
+// of c's scale-out network (epScaleOut): where a Space whose framework runs
+// the EP overlap eagerly turns it on (Limits.A2AOverlapScaleUp), so two
+// placements of one degree tuple can differ in it and in the memory it
+// holds.
+func EPScaleOut(c *profiles.Cluster, s *Strategy) bool {
+	return epScaleOut(c, &s.Mesh)
+}
+
+// epScaleOut reports whether mesh spreads ep over an axis of c's scale-out
+// network (InfiniBand, Ethernet, DCN), not only over NVLink or ICI: there
+// an eager EP overlap hides its all-to-all; within one NVLink domain the
+// host's synchronisation of its phases costs what it hides (the cost
+// model's evaluator.epOverlapHides, docs/formulas.md §5).
+func epScaleOut(c *profiles.Cluster, mesh *[NumDims][]Share) bool {
+	for _, sh := range mesh[EP] {
+		if sh.Size <= 1 {
+			continue
+		}
+		for _, a := range c.Axes {
+			if a.Name == sh.Axis && a.Tier != profiles.NVLink && a.Tier != profiles.ICI {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -69,25 +69,32 @@ func TestA2AOverlapRules(t *testing.T) {
 // TestA2AOverlapSearched: with experts, a framework that runs the overlap
 // and no pin, the space turns a2a_overlap on exactly where Validate
 // allows it (by hand: ep=8 without a pipeline, or interleaved under one,
-// and no full or moe recompute), off elsewhere; a framework without it, or
-// a pin to false, keeps it off; every valid vector round-trips through
-// Encode.
+// and no full or moe recompute) and it hides the all-to-all: where ep
+// spans the InfiniBand node axis, or anywhere under a framework whose step
+// runs as one CUDA graph (Limits.A2AOverlapScaleUp); off elsewhere, ep
+// within one node's NVLink included. A framework without it, or a pin to
+// false, keeps it off; every valid vector round-trips through Encode.
 func TestA2AOverlapSearched(t *testing.T) {
 	w := Workload{Batch: 64, SeqLen: 4096}
+	out := ",mesh=fsdp:gpu*8.node*2;ep:gpu*4.node*2" // ep over both nodes
+	in := ",mesh=fsdp:gpu*8.node*2;ep:gpu*8"         // ep within a node
+	graphed := Limits{A2AOverlapScaleUp: true}
 	for _, tt := range []struct {
 		name, fix string
 		lim       Limits
 		spec      string
 		want      bool
 	}{
-		{"no pipeline", "", Limits{}, "fsdp=16,ep=8", true},
-		{"selective", "", Limits{}, "fsdp=16,ep=8,recompute=selective", true},
-		{"full recompute", "", Limits{}, "fsdp=16,ep=8,recompute=full", false},
-		{"ep=1", "", Limits{}, "fsdp=16", false},
-		{"1f1b pipeline", "", Limits{}, "fsdp=8,pp=2,ep=8", false},
-		{"interleaved", "", Limits{}, "fsdp=8,pp=2,ep=8,schedule=interleaved,v=2", true},
-		{"pinned false", "a2a_overlap=false", Limits{}, "fsdp=16,ep=8", false},
-		{"torchtitan", "", Limits{Framework: "torchtitan", NoA2AOverlap: true}, "fsdp=16,ep=8", false},
+		{"no pipeline", "", Limits{}, "fsdp=16,ep=8" + out, true},
+		{"within a node", "", Limits{}, "fsdp=16,ep=8" + in, false},
+		{"within a node, graphed", "", graphed, "fsdp=16,ep=8" + in, true},
+		{"selective", "", Limits{}, "fsdp=16,ep=8,recompute=selective" + out, true},
+		{"full recompute", "", graphed, "fsdp=16,ep=8,recompute=full" + in, false},
+		{"ep=1", "", graphed, "fsdp=16", false},
+		{"1f1b pipeline", "", graphed, "fsdp=8,pp=2,ep=8", false},
+		{"interleaved", "", graphed, "fsdp=8,pp=2,ep=8,schedule=interleaved,v=2", true},
+		{"pinned false", "a2a_overlap=false", graphed, "fsdp=16,ep=8" + out, false},
+		{"torchtitan", "", Limits{Framework: "torchtitan", NoA2AOverlap: true}, "fsdp=16,ep=8" + out, false},
 	} {
 		fix, err := ParseFix(tt.fix)
 		if err != nil {
@@ -120,7 +127,9 @@ func TestA2AOverlapSearched(t *testing.T) {
 			if !sp.DecodeIndex(i, genes, &got) {
 				continue
 			}
-			allowed := a2aOverlapProblem(got.Degree[EP], got.Degree[PP], got.Schedule, got.Recompute) == ""
+			c := gpuCluster(16)
+			allowed := a2aOverlapProblem(got.Degree[EP], got.Degree[PP], got.Schedule, got.Recompute) == "" &&
+				(EPScaleOut(&c, &got) || tt.lim.A2AOverlapScaleUp)
 			if want := allowed && !tt.lim.NoA2AOverlap && tt.fix == ""; got.A2AOverlap != want {
 				t.Fatalf("%s: %s decoded with a2a_overlap=%v, want %v", tt.name, got, got.A2AOverlap, want)
 			}

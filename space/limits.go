@@ -64,6 +64,12 @@ type Limits struct {
 	// all-to-all under another's compute outside DualPipe
 	// (Strategy.A2AOverlap: Megatron-Core's overlap_moe_expert_parallel_comm).
 	NoA2AOverlap bool
+	// A2AOverlapScaleUp says the framework's EP overlap hides the
+	// all-to-all within one NVLink domain too: its step runs as one CUDA
+	// graph (cost.Comm.GraphedStep), with no host synchronisation between
+	// the overlap's phases. Otherwise the search turns the overlap on only
+	// where ep spans the scale-out network (Space's a2aAuto).
+	A2AOverlapScaleUp bool
 	// Dispatchers are the MoE token dispatchers (Strategy.Dispatcher) the
 	// framework runs; nil: all of them.
 	Dispatchers []string

@@ -174,7 +174,11 @@ func TestModuleListsSearched(t *testing.T) {
 	if !sp.Decode(genes, &got) || got.Recompute != "layernorm+moe" || got.A2AOverlap {
 		t.Errorf("Decode(Encode(%s)) = %s, want recompute=layernorm+moe without a2a_overlap (moe is recomputed)", s, got)
 	}
-	s.Recompute, s.A2AOverlap = "moe_act", true // the space runs the overlap wherever it may
+	// The space runs the overlap wherever it may and it hides: ep over
+	// both nodes.
+	if s, err = Parse("fsdp=16,ep=8,recompute=moe_act,a2a_overlap=true,mesh=fsdp:gpu*8.node*2;ep:gpu*4.node*2"); err != nil {
+		t.Fatal(err)
+	}
 	if genes, ok = sp.Encode(s); !ok {
 		t.Fatalf("Encode(%s) not in the space", s)
 	}

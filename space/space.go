@@ -53,6 +53,9 @@ type layout struct {
 	// disp is the MoE token dispatcher of a layout with ep > 1, the index
 	// in its Space's dispatchers when it has any (withDispatchers).
 	disp uint8
+	// epOut says ep spans an axis of the scale-out network (epScaleOut):
+	// where the EP overlap hides its all-to-all in an eager step.
+	epOut bool
 }
 
 // degrees returns l's degrees.
@@ -149,6 +152,10 @@ type Space struct {
 	// gives the twins). recomputeA2A says which recompute choices allow it
 	// (not full, not a module list with moe).
 	a2aOverlap, a2aAuto bool
+	// a2aScaleUp says the overlap hides the all-to-all within one NVLink
+	// domain too (Limits.A2AOverlapScaleUp), so a2aAuto turns it on for
+	// every layout, not only those whose ep spans the network (layout.epOut).
+	a2aScaleUp bool
 	// dispatcher is every strategy's MoE token dispatcher: the pinned
 	// one, else the default (""). dispatchers, when not empty, are the
 	// dispatchers the layouts with ep > 1 choose from (layout.disp), each
@@ -320,6 +327,7 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 			}
 			continue
 		}
+		l.epOut = epScaleOut(&c, &mesh)
 		kept = append(kept, *l)
 	}
 	sp.layouts = kept
@@ -489,6 +497,7 @@ func NewLimited(m model.Spec, c profiles.Cluster, w Workload, fix Fix, lim Limit
 		sp.a2aOverlap = true
 	}
 	sp.a2aAuto = sp.moe && !lim.NoA2AOverlap && !fp.has("a2a_overlap")
+	sp.a2aScaleUp = lim.A2AOverlapScaleUp
 	for _, r := range sp.recomputes {
 		sp.recomputeA2A = append(sp.recomputeA2A, a2aOverlapProblem(2, 1, OneFOneB, r) == "")
 	}
@@ -1249,7 +1258,7 @@ func (sp *Space) Decode(genes []int, dst *Strategy) bool {
 	if len(sp.dispatchers) > 0 && l.deg[EP] > 1 {
 		dst.Dispatcher = sp.dispatchers[l.disp]
 	}
-	sp.setInner(genes, dst)
+	sp.setInner(genes, l, dst)
 	return sp.validInner(genes, l, dst)
 }
 
@@ -1265,8 +1274,9 @@ func (sp *Space) DecodeInner(genes []int, dst *Strategy) bool {
 	if !sp.inRange(genes) {
 		return false
 	}
-	sp.setInner(genes, dst)
-	return sp.validInner(genes, &sp.layouts[genes[GeneLayout]], dst)
+	l := &sp.layouts[genes[GeneLayout]]
+	sp.setInner(genes, l, dst)
+	return sp.validInner(genes, l, dst)
 }
 
 // inRange reports whether genes has one gene per gene of the space, each
@@ -1283,16 +1293,23 @@ func (sp *Space) inRange(genes []int) bool {
 	return true
 }
 
-// setInner writes into dst what the genes (in range) but the layout's
-// choose.
-func (sp *Space) setInner(genes []int, dst *Strategy) {
+// setInner writes into dst what the genes (in range) but the layout's,
+// l, choose.
+func (sp *Space) setInner(genes []int, l *layout, dst *Strategy) {
 	sc := sp.schedules[genes[GeneSchedule]]
 	dst.Zero, dst.MB, dst.Schedule, dst.V, dst.Split = sp.zeros[genes[GeneZero]], sp.mbs[genes[GeneMB]], sc.name, sc.v, sc.split
 	dst.Recompute = sp.recomputes[genes[GeneRecompute]]
 	dst.ActOffload = sp.actOffloads[genes[GeneRecompute]]
 	if sp.a2aAuto {
-		dst.A2AOverlap = sp.recomputeA2A[genes[GeneRecompute]] && a2aAllowed(dst.Degree[EP], dst.Degree[PP], dst.Schedule)
+		dst.A2AOverlap = sp.a2aOn(genes[GeneRecompute], l, dst)
 	}
+}
+
+// a2aOn is whether a2aAuto turns the EP overlap on for strategy s of
+// layout l and recompute choice rc: where it is allowed and hides the
+// all-to-all (epScaleOut, Limits.A2AOverlapScaleUp).
+func (sp *Space) a2aOn(rc int, l *layout, s *Strategy) bool {
+	return sp.recomputeA2A[rc] && a2aAllowed(s.Degree[EP], s.Degree[PP], s.Schedule) && (l.epOut || sp.a2aScaleUp)
 }
 
 // validInner reports whether strategy s, decoded from genes of layout l,
@@ -1370,7 +1387,7 @@ func (sp *Space) Encode(s Strategy) ([]int, bool) {
 	if slices.Contains(genes, -1) {
 		return nil, false
 	}
-	if sp.a2aAuto && s.A2AOverlap != (sp.recomputeA2A[genes[GeneRecompute]] && a2aAllowed(s.Degree[EP], s.Degree[PP], s.Schedule)) {
+	if sp.a2aAuto && s.A2AOverlap != sp.a2aOn(genes[GeneRecompute], l, &s) {
 		return nil, false // the space decides the overlap per strategy (setInner)
 	}
 	return genes, true

@@ -283,6 +283,13 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 			so.ShardedProgram.Kernels.Passes[model.PassLoss] = loss
 		}
 	}
+	if r.bridgeGraphedMoE() {
+		// One fused grouped kernel per expert matmul and a step captured
+		// as one CUDA graph (bridgeGraphedMoE).
+		so.Cost.PerExpertGEMMs = false
+		so.Cost.Comm.GraphedStep = true
+		so.Limits.A2AOverlapScaleUp = true
+	}
 	if rate := r.AttentionRate(); rate != 1 {
 		scaleAttention(&so.Program.Kernels, rate)
 		if so.ShardedProgram != nil {
@@ -426,6 +433,30 @@ func (r Run) bridgeA2AOverlap() bool {
 		"26.06.01 NeMo Container": {"dsv3/gb200", "gpt-oss/gb200", "qwen3-30b/gb200", "qwen3-235b/gb200"},
 	}
 	return slices.Contains(on[release], key)
+}
+
+// bridgeGraphedMoE reports whether the Megatron-Bridge performance-summary
+// row r ran its MoE layers under a fused grouped MLP and a step captured
+// as one CUDA graph: the 26.06 and 26.06.01 MXFP8 configs of DeepSeek-V3,
+// GPT-OSS-120B and both Qwen3 on GB200 set cutedsl_fused_grouped_mlp
+// True (one CuTe DSL kernel for a layer's local experts instead of a GEMM
+// per expert) and cuda_graph_impl "full_iteration", with the EP overlap
+// (NVIDIA-NeMo/Megatron-Bridge v0.5.0 and v0.5.1,
+// scripts/performance/configs: deepseek/deepseek_workload_base_configs.py
+// DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_FP8_MX_V1, gpt_oss/
+// gpt_oss_workload_base_configs.py GPT_OSS_120B_PRETRAIN_CONFIG_GB200_FP8_MX_V2,
+// qwen/qwen3_workload_base_configs.py QWEN3_235B_A22B_PRETRAIN_CONFIG_GB200_FP8_MX_V2
+// and QWEN3_30B_A3B_PRETRAIN_CONFIG_GB200_FP8_MX_V1); no earlier
+// release's MoE config sets either (v0.4.2 and before).
+func (r Run) bridgeGraphedMoE() bool {
+	release, key, ok := r.bridgePerfRow()
+	if !ok || r.FP8RecipeName() != model.FP8MX {
+		return false
+	}
+	if release != "26.06 NeMo Container" && release != "26.06.01 NeMo Container" {
+		return false
+	}
+	return slices.Contains([]string{"dsv3/gb200", "gpt-oss/gb200", "qwen3-30b/gb200", "qwen3-235b/gb200"}, key)
 }
 
 // bridgeDispatcher returns the MoE token dispatcher
@@ -1005,6 +1036,9 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 	}
 	if r.UnfusedAttention() {
 		notes = append(notes, "attention without FlashAttention (the source predates it)")
+	}
+	if r.bridgeGraphedMoE() {
+		notes = append(notes, "the recipe's fused grouped MLP and full-iteration CUDA graph")
 	}
 	if r.EagerLoss() && fw == "torchtitan" {
 		notes = append(notes, "an eager cross-entropy loss (torchtitan did not compile its loss from 2024-12-18 to 2025-04-02)")

@@ -1,0 +1,35 @@
+package runs
+
+import "testing"
+
+// TestBridgeGraphedMoE: the Megatron-Bridge performance-summary MoE rows
+// whose release's config runs a fused grouped MLP under a full-iteration
+// CUDA graph are the 26.06 and 26.06.01 MXFP8 rows of DeepSeek-V3,
+// GPT-OSS-120B and both Qwen3 on GB200 (v0.5.0 and v0.5.1's FP8_MX
+// configs), and no other: not an earlier release, another precision, a
+// B200 or H100 row, a dense model or another source.
+func TestBridgeGraphedMoE(t *testing.T) {
+	src := func(release string) string {
+		return "NVIDIA-NeMo/Megatron-Bridge@067f987d:docs/performance-summary-archive.md section \"" + release + " NeMo Container\""
+	}
+	for _, tt := range []struct {
+		source, model, chip, precision string
+		want                           bool
+	}{
+		{src("26.06"), "Qwen3-30B-A3B", "GB200", "MXFP8", true},
+		{src("26.06.01"), "DeepSeek-V3", "GB200", "MXFP8", true},
+		{src("26.06"), "GPT-OSS-120B", "GB200", "MXFP8", true},
+		{src("26.06.01"), "Qwen3-235B-A22B", "GB200", "MXFP8", true},
+		{src("26.04.01"), "Qwen3-30B-A3B", "GB200", "MXFP8", false},
+		{src("26.06"), "Qwen3-30B-A3B", "GB200", "BF16", false},
+		{src("26.06"), "Qwen3-30B-A3B", "H100-SXM-80GB", "FP8", false},
+		{src("26.06"), "Qwen3-30B-A3B", "B200", "MXFP8", false},
+		{src("26.06"), "Llama-3.1-405B", "GB200", "MXFP8", false},
+		{"NVIDIA/Megatron-LM@eb0783b6:docs/discussions", "DeepSeek-V3", "GB200", "MXFP8", false},
+	} {
+		r := Run{Source: tt.source, ModelName: tt.model, Chip: tt.chip, Precision: tt.precision}
+		if got := r.bridgeGraphedMoE(); got != tt.want {
+			t.Errorf("%s %s on %s from %q: %v, want %v", tt.model, tt.precision, tt.chip, tt.source, got, tt.want)
+		}
+	}
+}
