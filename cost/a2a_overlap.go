@@ -107,7 +107,7 @@ func (e *evaluator) epOverlapHides(graphed bool) bool {
 		return true
 	}
 	for _, g := range e.mr.Groups[space.RoleEP] {
-		if g.Size > 1 && g.Axis.Tier != profiles.NVLink && g.Axis.Tier != profiles.ICI {
+		if g.Size > 1 && g.Axis.Tier.Fabric() == profiles.FabricNetwork {
 			return true
 		}
 	}

@@ -99,10 +99,6 @@ func (p Profile) SearchOptions() search.Options {
 		FP8:     p.FP8,
 	}
 	o.Limits.NoFP8 = p.FP8 == nil
-	// A step run as one CUDA graph has no host hand-offs between the EP
-	// overlap's phases, so the overlap hides within one NVLink domain too
-	// (cost.Comm.GraphedStep).
-	o.Limits.A2AOverlapScaleUp = p.Comm.GraphedStep
 	o.Limits.FP4 = p.FP8 != nil && p.FP8.FP4
 	if p.Sharded != nil {
 		o.ShardedProgram = &model.ProgramOptions{Kernels: p.Sharded.Kernels, Precision: p.Sharded.Precision, Optimizer: p.Optimizer, WeightsOverCP: p.Limits.WeightsOverCP}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/meshplan/meshplan/framework"
 	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/profiles"
+	"github.com/meshplan/meshplan/search"
 	"github.com/meshplan/meshplan/space"
 )
 
@@ -238,13 +240,13 @@ func TestParse(t *testing.T) {
 					t.Fatal(err)
 				}
 				bo, o := base.SearchOptions(), p.SearchOptions()
-				if !bo.Cost.PerExpertGEMMs || bo.Cost.Comm.GraphedStep || bo.Limits.A2AOverlapScaleUp {
+				if !bo.Cost.PerExpertGEMMs || bo.Cost.Comm.GraphedStep || overlapInNode(t, bo) {
 					t.Errorf("megatron: per-expert GEMMs %v, graphed step %v, overlap within NVLink %v; want true, false, false",
-						bo.Cost.PerExpertGEMMs, bo.Cost.Comm.GraphedStep, bo.Limits.A2AOverlapScaleUp)
+						bo.Cost.PerExpertGEMMs, bo.Cost.Comm.GraphedStep, overlapInNode(t, bo))
 				}
-				if o.Cost.PerExpertGEMMs || !o.Cost.Comm.GraphedStep || !o.Limits.A2AOverlapScaleUp {
+				if o.Cost.PerExpertGEMMs || !o.Cost.Comm.GraphedStep || !overlapInNode(t, o) {
 					t.Errorf("file: per-expert GEMMs %v, graphed step %v, overlap within NVLink %v; want false, true, true",
-						o.Cost.PerExpertGEMMs, o.Cost.Comm.GraphedStep, o.Limits.A2AOverlapScaleUp)
+						o.Cost.PerExpertGEMMs, o.Cost.Comm.GraphedStep, overlapInNode(t, o))
 				}
 			},
 		},
@@ -872,4 +874,39 @@ func TestTorchtitanUnevenStages(t *testing.T) {
 			t.Errorf("%s %s on 126 layers: %v, want accepted %v", tt.profile, tt.strategy, err, tt.ok)
 		}
 	}
+}
+
+// overlapInNode reports whether a search under o turns the EP overlap on
+// for Mixtral 8x7B at ep 8 within one H100 node (search.Problem.Space).
+func overlapInNode(t *testing.T, o search.Options) bool {
+	t.Helper()
+	m, err := model.Preset("mixtral-8x7b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := profiles.Parse("h100-8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fix, err := space.ParseFix("ep=8,tp=1,pp=1,mb=1,recompute=none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := search.NewProblem(m, c, space.Workload{Batch: 64, SeqLen: 4096}, fix, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := p.Space()
+	if err != nil {
+		t.Fatal(err)
+	}
+	genes := make([]int, len(sp.Cardinalities()))
+	var s space.Strategy
+	for i := range sp.Cardinalities()[0] {
+		genes[0] = i
+		if sp.Decode(genes, &s) && s.A2AOverlap {
+			return true
+		}
+	}
+	return false
 }

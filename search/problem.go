@@ -191,7 +191,12 @@ func (p *Problem) Program() *model.Program {
 // about the input (see space.New), wrapped in an *InputError.
 func (p *Problem) Space() (Space, error) {
 	p.spaceOnce.Do(func() {
-		sp, err := space.NewLimited(p.model, p.cluster, p.workload, p.fix, p.options.Limits)
+		lim := p.options.Limits
+		// A step run as one CUDA graph has no host hand-offs between the
+		// EP overlap's phases, so the overlap hides within one NVLink
+		// domain too (cost.Comm.GraphedStep), and the space turns it on there.
+		lim.A2AOverlapScaleUp = lim.A2AOverlapScaleUp || p.options.Cost.Comm.GraphedStep
+		sp, err := space.NewLimited(p.model, p.cluster, p.workload, p.fix, lim)
 		if err != nil {
 			p.spaceErr = &InputError{Err: err}
 			return

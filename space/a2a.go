@@ -106,7 +106,7 @@ func epScaleOut(c *profiles.Cluster, mesh *[NumDims][]Share) bool {
 			continue
 		}
 		for _, a := range c.Axes {
-			if a.Name == sh.Axis && a.Tier != profiles.NVLink && a.Tier != profiles.ICI {
+			if a.Name == sh.Axis && a.Tier.Fabric() == profiles.FabricNetwork {
 				return true
 			}
 		}

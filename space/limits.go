@@ -68,7 +68,8 @@ type Limits struct {
 	// all-to-all within one NVLink domain too: its step runs as one CUDA
 	// graph (cost.Comm.GraphedStep), with no host synchronisation between
 	// the overlap's phases. Otherwise the search turns the overlap on only
-	// where ep spans the scale-out network (Space's a2aAuto).
+	// where ep spans the scale-out network (Space's a2aAuto). search.Problem
+	// sets it from its cost options' GraphedStep.
 	A2AOverlapScaleUp bool
 	// Dispatchers are the MoE token dispatchers (Strategy.Dispatcher) the
 	// framework runs; nil: all of them.

@@ -288,7 +288,6 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 		// as one CUDA graph (bridgeGraphedMoE).
 		so.Cost.PerExpertGEMMs = false
 		so.Cost.Comm.GraphedStep = true
-		so.Limits.A2AOverlapScaleUp = true
 	}
 	if rate := r.AttentionRate(); rate != 1 {
 		scaleAttention(&so.Program.Kernels, rate)
