@@ -34,6 +34,13 @@ func TestBridgeA2AOverlap(t *testing.T) {
 		{src("26.04"), "GPT-OSS-120B", "B200", false},
 		{src("26.06"), "DeepSeek-V3", "GB200", true},
 		{src("26.06.01"), "Qwen3-235B-A22B", "GB200", true},
+		{src("26.06"), "Qwen3-30B-A3B", "B300", true},
+		{src("26.06"), "DeepSeek-V3", "B300", false},
+		{src("26.06.01"), "GPT-OSS-120B", "GB300", true},
+		{src("26.04.01"), "DeepSeek-V3", "GB300", false},
+		{src("26.02"), "Qwen3-235B-A22B", "B300", true},
+		{src("26.02.01"), "Qwen3-235B-A22B", "B300", true}, // the row's vp 4 is v0.3.0's config
+		{src("26.02.01"), "Qwen3-235B-A22B", "GB300", false},
 		{"NVIDIA/Megatron-LM@d98e8a64:examples", "DeepSeek-V3", "H100-SXM-80GB", false},
 	} {
 		r := Run{Source: tt.source, ModelName: tt.model, Chip: tt.chip}
@@ -76,6 +83,12 @@ func TestBridgeRecompute(t *testing.T) {
 		{src("26.02.01"), "GPT-OSS-120B", "B200", "layernorm+moe_act", true},
 		{src("26.06"), "GPT-OSS-120B", "GB200", "none", true},
 		{src("26.06.01"), "Qwen3-30B-A3B", "GB200", "none", true},
+		{src("26.04.01"), "DeepSeek-V3", "GB300", "mla_up_proj", true},
+		{src("26.06"), "DeepSeek-V3", "GB300", "none", true}, // recompute_modules=[]
+		{src("26.06"), "DeepSeek-V3", "B300", "mla_up_proj", true},
+		{src("26.02"), "GPT-OSS-120B", "GB300", "none", true},
+		{src("26.04"), "GPT-OSS-120B", "B300", "none", true},
+		{src("26.02.01"), "Qwen3-235B-A22B", "B300", "none", true},
 		{"NVIDIA/Megatron-LM@d98e8a64:examples", "DeepSeek-V3", "H100-SXM-80GB", "", false},
 	} {
 		r := Run{Source: tt.source, ModelName: tt.model, Chip: tt.chip}
@@ -242,7 +255,17 @@ func TestBridgeDispatcher(t *testing.T) {
 		{src("26.04.01"), "GPT-OSS-120B", "GB200", "alltoall"},
 		{src("26.02"), "Qwen3-30B-A3B", "H100-SXM-80GB", "deepep"},
 		{src("26.02"), "Qwen3-30B-A3B", "B200", "alltoall"},
-		{src("26.02.01"), "DeepSeek-V3", "GB200", "alltoall"},
+		{src("26.02.01"), "DeepSeek-V3", "GB200", "hybridep"}, // the recipe applies its backend at its end
+		// GB300 and B300 (bridge-archive-gb300-b300.csv).
+		{src("26.02"), "DeepSeek-V3", "B300", "hybridep"},
+		{src("26.02"), "GPT-OSS-120B", "GB300", "alltoall"},
+		{src("26.02"), "GPT-OSS-120B", "B300", "alltoall"},
+		{src("26.02.01"), "GPT-OSS-120B", "B300", "hybridep"}, // ep 8: v0.4.0's config
+		{src("26.04"), "Qwen3-235B-A22B", "B300", "alltoall"},
+		{src("26.04.01"), "Qwen3-235B-A22B", "B300", "hybridep"},
+		{src("26.04.01"), "GPT-OSS-120B", "GB300", "alltoall"},
+		{src("26.06"), "GPT-OSS-120B", "GB300", "hybridep"},
+		{src("26.06.01"), "Qwen3-30B-A3B", "GB300", "hybridep"},
 		{src("26.04"), "GPT-OSS-120B", "B200", "hybridep"},
 		{src("26.04"), "GPT-OSS-120B", "H100-SXM-80GB", "alltoall"},
 		{src("26.06"), "GPT-OSS-120B", "GB200", "hybridep"},

@@ -5,9 +5,10 @@ import "testing"
 // TestBridgeGraphedMoE: the Megatron-Bridge performance-summary MoE rows
 // whose release's config runs a fused grouped MLP under a full-iteration
 // CUDA graph are the 26.06 and 26.06.01 MXFP8 rows of DeepSeek-V3,
-// GPT-OSS-120B and both Qwen3 on GB200 (v0.5.0 and v0.5.1's FP8_MX
-// configs), and no other: not an earlier release, another precision, a
-// B200 or H100 row, a dense model or another source.
+// GPT-OSS-120B and both Qwen3 on GB200 and GB300, and Qwen3-30B-A3B on
+// B300 in 26.06 (v0.5.0 and v0.5.1's FP8_MX configs), and no other: not
+// an earlier release, another precision, a B200, B300 DeepSeek-V3 or H100
+// row, a dense model or another source.
 func TestBridgeGraphedMoE(t *testing.T) {
 	src := func(release string) string {
 		return "NVIDIA-NeMo/Megatron-Bridge@067f987d:docs/performance-summary-archive.md section \"" + release + " NeMo Container\""
@@ -24,6 +25,10 @@ func TestBridgeGraphedMoE(t *testing.T) {
 		{src("26.06"), "Qwen3-30B-A3B", "GB200", "BF16", false},
 		{src("26.06"), "Qwen3-30B-A3B", "H100-SXM-80GB", "FP8", false},
 		{src("26.06"), "Qwen3-30B-A3B", "B200", "MXFP8", false},
+		{src("26.06.01"), "DeepSeek-V3", "GB300", "MXFP8", true},
+		{src("26.06"), "Qwen3-30B-A3B", "B300", "MXFP8", true},
+		{src("26.06"), "DeepSeek-V3", "B300", "MXFP8", false},
+		{src("26.04.01"), "GPT-OSS-120B", "GB300", "BF16", false},
 		{src("26.06"), "Llama-3.1-405B", "GB200", "MXFP8", false},
 		{"NVIDIA/Megatron-LM@eb0783b6:docs/discussions", "DeepSeek-V3", "GB200", "MXFP8", false},
 	} {

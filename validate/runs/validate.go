@@ -414,8 +414,12 @@ func (r Run) bridgeRecipe() (bridgeRecipe, bool) {
 //     (v0.3.1): Qwen3-235B-A22B on H100; 26.04 (v0.4.0): that, and
 //     GPT-OSS-120B on GB200 (gpt_oss_workload_base_configs.py:106);
 //   - 26.06 and 26.06.01 (v0.5.0, v0.5.1): DeepSeek-V3, GPT-OSS-120B and
-//     both Qwen3 on GB200 (the MXFP8 V2 configs, with full-iteration CUDA
-//     graphs: gpt_oss_workload_base_configs.py:211-220 at v0.5.0).
+//     both Qwen3 on GB200 and GB300, and Qwen3-30B-A3B on B300 in 26.06
+//     (the MXFP8 configs, with full-iteration CUDA graphs:
+//     gpt_oss_workload_base_configs.py:201-220 at v0.5.0);
+//   - 26.02 (v0.3.0): Qwen3-235B-A22B on B300
+//     (qwen3_workload_base_configs.py:128), whose layout (pp 8, vp 4) the
+//     26.02.01 row keeps though v0.3.1's config drops vp and the overlap.
 func (r Run) bridgeA2AOverlap() bool {
 	release, key, ok := r.bridgePerfRow()
 	if !ok {
@@ -425,11 +429,13 @@ func (r Run) bridgeA2AOverlap() bool {
 		"25.09 NeMo Container":    {"dsv3/h100"},
 		"25.11 NeMo Container":    {"qwen3-30b/h100", "qwen3-235b/h100", "qwen3-235b/b200", "dsv3/h100"},
 		"26.04.01 NeMo Container": {"qwen3-235b/h100", "gpt-oss/gb200", "dsv3/b200"},
-		"26.02 NeMo Container":    {"qwen3-30b/h100", "qwen3-235b/h100"},
-		"26.02.01 NeMo Container": {"qwen3-235b/h100"},
+		"26.02 NeMo Container":    {"qwen3-30b/h100", "qwen3-235b/h100", "qwen3-235b/b300"},
+		"26.02.01 NeMo Container": {"qwen3-235b/h100", "qwen3-235b/b300"},
 		"26.04 NeMo Container":    {"qwen3-235b/h100", "gpt-oss/gb200"},
-		"26.06 NeMo Container":    {"dsv3/gb200", "gpt-oss/gb200", "qwen3-30b/gb200", "qwen3-235b/gb200"},
-		"26.06.01 NeMo Container": {"dsv3/gb200", "gpt-oss/gb200", "qwen3-30b/gb200", "qwen3-235b/gb200"},
+		"26.06 NeMo Container": {"dsv3/gb200", "gpt-oss/gb200", "qwen3-30b/gb200", "qwen3-235b/gb200",
+			"dsv3/gb300", "gpt-oss/gb300", "qwen3-30b/gb300", "qwen3-30b/b300", "qwen3-235b/gb300"},
+		"26.06.01 NeMo Container": {"dsv3/gb200", "gpt-oss/gb200", "qwen3-30b/gb200", "qwen3-235b/gb200",
+			"dsv3/gb300", "gpt-oss/gb300", "qwen3-30b/gb300", "qwen3-235b/gb300"},
 	}
 	return slices.Contains(on[release], key)
 }
@@ -437,7 +443,8 @@ func (r Run) bridgeA2AOverlap() bool {
 // bridgeGraphedMoE reports whether the Megatron-Bridge performance-summary
 // row r ran its MoE layers under a fused grouped MLP and a step captured
 // as one CUDA graph: the 26.06 and 26.06.01 MXFP8 configs of DeepSeek-V3,
-// GPT-OSS-120B and both Qwen3 on GB200 set cutedsl_fused_grouped_mlp
+// GPT-OSS-120B and both Qwen3 on GB200 and GB300 (and Qwen3-30B-A3B on
+// B300 in 26.06) set cutedsl_fused_grouped_mlp
 // True (one CuTe DSL kernel for a layer's local experts instead of a GEMM
 // per expert) and cuda_graph_impl "full_iteration", with the EP overlap
 // (NVIDIA-NeMo/Megatron-Bridge v0.5.0 and v0.5.1,
@@ -455,7 +462,12 @@ func (r Run) bridgeGraphedMoE() bool {
 	if release != "26.06 NeMo Container" && release != "26.06.01 NeMo Container" {
 		return false
 	}
-	return slices.Contains([]string{"dsv3/gb200", "gpt-oss/gb200", "qwen3-30b/gb200", "qwen3-235b/gb200"}, key)
+	graphed := []string{"dsv3/gb200", "gpt-oss/gb200", "qwen3-30b/gb200", "qwen3-235b/gb200",
+		"dsv3/gb300", "gpt-oss/gb300", "qwen3-30b/gb300", "qwen3-235b/gb300"}
+	if release == "26.06 NeMo Container" {
+		graphed = append(graphed, "qwen3-30b/b300")
+	}
+	return slices.Contains(graphed, key)
 }
 
 // bridgeDispatcher returns the MoE token dispatcher
@@ -483,13 +495,25 @@ func (r Run) bridgeGraphedMoE() bool {
 //     a backend, gpt_oss/gpt_oss_workload_base_configs.py:113);
 //   - 26.02 (v0.3.0): HybridEP for DeepSeek-V3 on GB200 and B200, for
 //     Qwen3-30B-A3B and Qwen3-235B-A22B on GB200, DeepEP for Qwen3-30B-A3B
-//     on H100; 26.02.01 (v0.3.1): HybridEP for both Qwen3 on GB200 and
-//     Qwen3-30B-A3B on B200 and H100, alltoall for DeepSeek-V3 (its
-//     recipe sets moe_token_dispatcher_type "alltoall" and the script only
-//     a backend); 26.04 (v0.4.0): HybridEP for DeepSeek-V3, GPT-OSS-120B
-//     on GB200 and B200 (gpt_oss_workload_base_configs.py:105-122) and the
-//     Qwen3 of 26.04.01; 26.06 and 26.06.01 (v0.5.0, v0.5.1): HybridEP for
-//     every MoE row on GB200 and Qwen3-30B-A3B on H100.
+//     on H100; 26.02.01 (v0.3.1): HybridEP for both Qwen3 on GB200,
+//     Qwen3-30B-A3B on B200 and H100, and DeepSeek-V3 (its recipe sets
+//     moe_token_dispatcher_type "alltoall" and backend "hybridep", then
+//     calls apply_flex_dispatcher_backend at its end, which makes it flex
+//     on any GPU of compute capability 8 to 10: src/megatron/bridge/
+//     recipes/deepseek/deepseek_v3.py:104-106, 196 and
+//     training/flex_dispatcher_backend.py at v0.3.1); 26.04 (v0.4.0):
+//     HybridEP for DeepSeek-V3, GPT-OSS-120B on GB200 and B200
+//     (gpt_oss_workload_base_configs.py:105-122) and the Qwen3 of
+//     26.04.01; 26.06 and 26.06.01 (v0.5.0, v0.5.1): HybridEP for every
+//     MoE row on GB200 and Qwen3-30B-A3B on H100;
+//   - GB300 and B300 (26.02 to 26.06.01): HybridEP for DeepSeek-V3 and
+//     Qwen3-30B-A3B on both, Qwen3-235B-A22B on GB300 and, from 26.04.01,
+//     on B300, GPT-OSS-120B on GB300 from 26.06 and on B300 from 26.02.01
+//     (the first config with that row's ep 8 is v0.4.0's, which names
+//     hybridep); alltoall for the rest (GPT-OSS sets no backend before
+//     then, and qwen3_llm_pretrain.py sets "alltoall" for Qwen3-235B-A22B
+//     on B300 at v0.3.1 and v0.4.0). Where a row's layout is not its
+//     tag's config, the first config with that layout is taken.
 func (r Run) bridgeDispatcher() string {
 	release, key, ok := r.bridgePerfRow()
 	if !ok {
@@ -503,7 +527,8 @@ func (r Run) bridgeDispatcher() string {
 			"qwen3-30b/h100": space.DispatcherHybridEP, "qwen3-30b/b200": space.DispatcherHybridEP, "qwen3-235b/gb200": space.DispatcherHybridEP},
 		"26.02 NeMo Container": {"dsv3/gb200": space.DispatcherHybridEP, "dsv3/b200": space.DispatcherHybridEP,
 			"qwen3-30b/gb200": space.DispatcherHybridEP, "qwen3-30b/h100": space.DispatcherDeepEP, "qwen3-235b/gb200": space.DispatcherHybridEP},
-		"26.02.01 NeMo Container": {"qwen3-30b/gb200": space.DispatcherHybridEP, "qwen3-30b/b200": space.DispatcherHybridEP,
+		"26.02.01 NeMo Container": {"dsv3/gb200": space.DispatcherHybridEP, "dsv3/b200": space.DispatcherHybridEP, "dsv3/h100": space.DispatcherHybridEP,
+			"qwen3-30b/gb200": space.DispatcherHybridEP, "qwen3-30b/b200": space.DispatcherHybridEP,
 			"qwen3-30b/h100": space.DispatcherHybridEP, "qwen3-235b/gb200": space.DispatcherHybridEP},
 		"26.04 NeMo Container": {"dsv3/b200": space.DispatcherHybridEP, "dsv3/gb200": space.DispatcherHybridEP,
 			"gpt-oss/gb200": space.DispatcherHybridEP, "gpt-oss/b200": space.DispatcherHybridEP, "qwen3-30b/gb200": space.DispatcherHybridEP,
@@ -516,7 +541,27 @@ func (r Run) bridgeDispatcher() string {
 	if d, ok := flex[release][key]; ok {
 		return d
 	}
+	if ultraHybridEP(release, key) {
+		return space.DispatcherHybridEP
+	}
 	return space.DispatcherAllToAll
+}
+
+// ultraHybridEP reports whether the GB300 or B300 MoE row of release
+// (bridgeReleases) and model/gpu key ran HybridEP (bridgeDispatcher; every
+// one of these rows is of 26.02 or later).
+func ultraHybridEP(release, key string) bool {
+	switch key {
+	case "dsv3/gb300", "dsv3/b300", "qwen3-30b/gb300", "qwen3-30b/b300", "qwen3-235b/gb300":
+		return true
+	case "qwen3-235b/b300":
+		return release == "26.04.01 NeMo Container"
+	case "gpt-oss/gb300":
+		return release == "26.06 NeMo Container" || release == "26.06.01 NeMo Container"
+	case "gpt-oss/b300":
+		return release != "26.02 NeMo Container"
+	}
+	return false
 }
 
 // notedMoE returns the MoE all-to-all overlap and token dispatcher a
@@ -570,7 +615,7 @@ func (r Run) bridgePerfRow() (release, key string, ok bool) {
 		return "", "", false
 	}
 	gpu := ""
-	for _, g := range []string{"gb200", "b200", "h100"} { // gb200 before b200, which it contains
+	for _, g := range []string{"gb300", "gb200", "b300", "b200", "h100"} { // each GB part before its B twin, whose name it contains
 		if strings.HasPrefix(chip, g) {
 			gpu = g
 			break
@@ -630,7 +675,13 @@ var bridgeReleases = []string{"25.09 NeMo Container", "25.11 NeMo Container", "2
 //   - 26.06 and 26.06.01 (v0.5.0, v0.5.1): DeepSeek-V3 on GB200
 //     mla_up_proj (:104); GPT-OSS-120B MXFP8 on GB200 none
 //     (GPT_OSS_120B_PRETRAIN_CONFIG_GB200_FP8_MX_V2, recompute_modules=[],
-//     :220).
+//     :220);
+//   - GB300 and B300 (ultraRecompute): DeepSeek-V3 mla_up_proj, but none
+//     on GB300 from 26.06 (DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_V1,
+//     recompute_modules=[], deepseek_workload_base_configs.py:75 at
+//     v0.5.0); GPT-OSS-120B none (its recipe sets no recomputation:
+//     src/megatron/bridge/recipes/gpt_oss/gpt_oss.py:228-229 at v0.4.2,
+//     and its GB300 and B300 configs add none).
 func (r Run) bridgeRecompute() (string, bool) {
 	release, key, ok := r.bridgePerfRow()
 	if !ok {
@@ -651,6 +702,9 @@ func (r Run) bridgeRecompute() (string, bool) {
 	}
 	list, ok := lists[release][key]
 	if !ok {
+		list, ok = ultraRecompute(release, key)
+	}
+	if !ok {
 		return "", false
 	}
 	if list == space.RecomputeNone {
@@ -661,6 +715,24 @@ func (r Run) bridgeRecompute() (string, bool) {
 		return "", false
 	}
 	return pol.Name, true
+}
+
+// ultraRecompute returns the recompute list (bridgeRecompute's spelling)
+// of the DeepSeek-V3 and GPT-OSS-120B rows on GB300 and B300 of release
+// (26.02 to 26.06.01), false for any other key.
+func ultraRecompute(release, key string) (string, bool) {
+	switch key {
+	case "dsv3/gb300":
+		if release == "26.06 NeMo Container" || release == "26.06.01 NeMo Container" {
+			return space.RecomputeNone, true
+		}
+		return "mla_up_proj", true
+	case "dsv3/b300":
+		return "mla_up_proj", true
+	case "gpt-oss/gb300", "gpt-oss/b300":
+		return space.RecomputeNone, true
+	}
+	return "", false
 }
 
 // bridgeExpertParallel returns the expert-parallel degree the release's
