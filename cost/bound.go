@@ -120,9 +120,10 @@ func (b *Bounder) LowerBound(s space.Strategy) (float64, error) {
 		e.zero = s.Zero
 		st.pickParams() // both shardings are filled
 	}
-	if s.Split != st.split {
-		// Another split of the layers over the same stages.
-		st.planStages(b.m.p, s.Degree[space.PP], s.Split)
+	if st.stagesStale(b.m.p, &s) {
+		// Another split of the layers over the same stages, or another
+		// loop of chunks.
+		st.planStages(b.m.p, s.Degree[space.PP], s.LoopChunks(), s.Split)
 	}
 	pp := max(s.Degree[space.PP], 1)
 	rules := s.Schedule.Rules()
@@ -248,7 +249,7 @@ func (b *Bounder) place(s *space.Strategy) error {
 // per block, the stages' compositions and the parameters per chip.
 func (b *Bounder) computeBounds(s *space.Strategy) {
 	b.blockBounds()
-	b.st.planStages(b.m.p, s.Degree[space.PP], s.Split)
+	b.st.planStages(b.m.p, s.Degree[space.PP], s.LoopChunks(), s.Split)
 	b.st.fillParams()
 }
 

@@ -377,8 +377,12 @@ type evalState struct {
 	// one's composition; kindStarts the layers where the program's layer
 	// kind changes.
 	ranks, rankStage, kindStarts []int
-	// split is the split of the layers st.stages are of (planStages).
-	split space.Split
+	// split is the split of the layers st.stages are of and loop the
+	// chunks a rank runs them in (planStages); rankCounts the layers of
+	// each kind per rank of looped chunks (chunkCounts).
+	split      space.Split
+	loop       int
+	rankCounts []int
 	// lin is a rank of a linear placement (rankView, sharing a stage
 	// plan's multiplicities), view one that runs two stages' layers and
 	// best the busiest of those.
@@ -494,7 +498,7 @@ func (cm *Model) prepare(st *evalState, in *evalInputs, s *space.Strategy, name 
 	}
 
 	st.fillSends(s.Degree[space.PP])
-	st.planStages(p, s.Degree[space.PP], s.Split)
+	st.planStages(p, s.Degree[space.PP], s.LoopChunks(), s.Split)
 	st.keepParams()
 	st.keepOffload()
 	return nil

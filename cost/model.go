@@ -598,10 +598,10 @@ func (ev *Evaluator) EvaluatePlacedTo(s *space.Strategy, placement int64, est *E
 		// in the once-per-step collectives.
 		ev.st.stepParts(s.Zero)
 	}
-	if s.Split != ev.st.split {
-		// Another split of the layers over the same stages: the stages'
-		// compositions and the views' sums go.
-		ev.st.planStages(ev.m.p, s.Degree[space.PP], s.Split)
+	if ev.st.stagesStale(ev.m.p, s) {
+		// Another split of the layers over the same stages, or another
+		// loop of chunks: the stages' compositions and the views' sums go.
+		ev.st.planStages(ev.m.p, s.Degree[space.PP], s.LoopChunks(), s.Split)
 		ev.st.sumsGen++
 	}
 	ev.m.assemble(&ev.st, &ev.in, s, est)

@@ -29,7 +29,7 @@ func TestMTPOnLastStage(t *testing.T) {
 	kind := p.Kinds[p.MTP.Kind]
 	mtp, attn, moe := kind.Blocks[0], kind.Blocks[1], kind.Blocks[2]
 	var st evalState
-	st.planStages(p, 2, space.Split{})
+	st.planStages(p, 2, 1, space.Split{})
 	if len(st.stages) != 2 {
 		t.Fatalf("%d stage plans, want 2", len(st.stages))
 	}

@@ -19,20 +19,28 @@ type stagePlan struct {
 }
 
 // planStages lists the distinct compositions of the pipeline's ranks under
-// split (one rank without a pipeline; only the ranks space.CandidateRanks names can
-// differ from the rank before them), reusing st's memory. The busiest of
-// them sets the step time.
-func (st *evalState) planStages(p *model.Program, pp int, split space.Split) {
+// split, each rank's layers run as loop chunks (space.Strategy.LoopChunks)
+// (one rank without a pipeline; only the ranks space.CandidateRanks names can
+// differ from the rank before them, and every rank where looped chunks
+// cross a change of layer kind), reusing st's memory. The busiest of them
+// sets the step time.
+func (st *evalState) planStages(p *model.Program, pp, loop int, split space.Split) {
 	pp = max(pp, 1)
-	st.split = split
+	loop = st.loopOf(p, pp, loop)
+	st.split, st.loop = split, loop
 	nk := len(p.Kinds)
 	n := p.NumLayers()
 	st.stages = st.stages[:0]
-	if st.kindStarts == nil {
-		st.kindStarts = p.KindStarts([]int{})
-	}
-	// At most 4 runs of ranks and two ranks per change of layer kind.
+	// A rank of looped chunks holds every pp-th run of layers: where the
+	// layer kind changes, its composition is its chunks' (chunkCounts).
+	looped := loop > 1
+	// At most 4 runs of ranks and two ranks per change of layer kind, or
+	// every rank when looped.
 	maxStages := 4 + 2*len(st.kindStarts)
+	if looped {
+		maxStages = max(maxStages, pp)
+		st.chunkCounts(p, pp, loop, split)
+	}
 	if cap(st.counts) < nk*maxStages {
 		st.counts = make([]int, nk*maxStages)
 	}
@@ -40,13 +48,17 @@ func (st *evalState) planStages(p *model.Program, pp int, split space.Split) {
 	if cap(st.mults) < nb*maxStages {
 		st.mults = make([]float64, nb*maxStages)
 	}
-	st.ranks = split.CandidateRanks(n, pp, st.kindStarts, st.ranks[:0])
+	st.ranks = split.LoopCandidateRanks(n, pp, loop, st.kindStarts, st.ranks[:0])
 	st.rankStage = st.rankStage[:0]
 	for _, r := range st.ranks {
 		first, cnt := split.StageLayers(n, pp, r)
 		i := len(st.stages)
 		buf := st.counts[i*nk : (i+1)*nk]
-		p.CountLayers(first, first+cnt, buf)
+		if looped {
+			copy(buf, st.rankCounts[r*nk:(r+1)*nk])
+		} else {
+			p.CountLayers(first, first+cnt, buf)
+		}
 		if r == pp-1 && p.MTP.Count > 0 {
 			buf[p.MTP.Kind] += p.MTP.Count // the multi-token-prediction modules sit with the output layer
 		}
@@ -64,6 +76,53 @@ func (st *evalState) planStages(p *model.Program, pp int, split space.Split) {
 		}
 		st.stages = append(st.stages, sp)
 	}
+}
+
+// loopOf returns the loop chunks (space.Strategy.LoopChunks) that change
+// what a rank of pp holds of p's layer kinds: loop where the stack's kind
+// changes, 1 otherwise (every rank's composition is then its count of the
+// one kind, looped or not).
+func (st *evalState) loopOf(p *model.Program, pp, loop int) int {
+	if st.kindStarts == nil {
+		st.kindStarts = p.KindStarts([]int{})
+	}
+	if loop > 1 && pp > 1 && len(st.kindStarts) > 0 {
+		return loop
+	}
+	return 1
+}
+
+// stagesStale reports whether the stage plans of st are not those of s
+// (planStages): another split of the layers, or another loop of chunks
+// where it matters.
+func (st *evalState) stagesStale(p *model.Program, s *space.Strategy) bool {
+	if s.Split != st.split {
+		return true
+	}
+	pp := s.Degree[space.PP]
+	if pp <= 1 || len(st.kindStarts) == 0 && st.kindStarts != nil {
+		return st.loop != 1
+	}
+	return st.loopOf(p, pp, s.LoopChunks()) != st.loop
+}
+
+// chunkCounts fills st.rankCounts with the layers of each kind of every
+// rank of pp when its layers run as loop chunks of split
+// (space.Split.VisitChunks): rank r's are st.rankCounts[r·nk:(r+1)·nk].
+func (st *evalState) chunkCounts(p *model.Program, pp, loop int, split space.Split) {
+	nk := len(p.Kinds)
+	if cap(st.rankCounts) < pp*nk+nk {
+		st.rankCounts = make([]int, pp*nk+nk)
+	}
+	st.rankCounts = st.rankCounts[:pp*nk+nk]
+	clear(st.rankCounts)
+	one := st.rankCounts[pp*nk:] // one chunk's counts
+	split.VisitChunks(p.NumLayers(), pp, loop, func(r, from, to int) {
+		p.CountLayers(from, to, one)
+		for k, c := range one {
+			st.rankCounts[r*nk+k] += c
+		}
+	})
 }
 
 // blockMultiplicity returns how many times stage sp runs block b per

@@ -50,7 +50,7 @@ func TestDualPipeInFlight(t *testing.T) {
 	rules := s.Schedule.Rules()
 	for _, tt := range tests {
 		cnt, other := make([]int, len(p.Kinds)), make([]int, len(p.Kinds))
-		st := mm.rankStage(tt.rank, 4, s.Split, rules.Placement(), cnt, other)
+		st := mm.rankStage(tt.rank, 4, s.LoopChunks(), s.Split, rules.Placement(), cnt, other)
 		st.inFlight, st.lastInFlight = rules.InFlight(tt.rank, 4, 1, 16), rules.HeadInFlight(4, 1, 16)
 		var ss stageSums
 		mm.stageSums(terms, &ends, &st, &ss)

@@ -69,17 +69,21 @@ type Estimator struct {
 	rulesOK bool
 
 	// ranks are the candidate ranks of a pipeline of ranksPP ranks under
-	// split ranksSplit and placement ranksPl, when ranksOK, in the order Model.peakOf visits
+	// split ranksSplit, loop chunks ranksLoop and placement ranksPl, when ranksOK, in the order Model.peakOf visits
 	// them; counts holds their layers of each kind, one run of len(terms)
 	// per rank, and other and rankBuf are scratch. sumsOK reports whether
 	// the ranks' sums are those of the current terms.
 	ranks      []rankEntry
 	ranksPP    int
 	ranksSplit space.Split
+	ranksLoop  int
 	ranksPl    space.Placement
 	ranksOK    bool
 	sumsOK     bool
 	counts     []int
+	// loopCounts are every rank's layers of each kind under a loop of
+	// chunks (Model.loopCounts), scratch of fillRanks.
+	loopCounts []int
 	other      []int
 	rankBuf    []int
 
@@ -254,8 +258,8 @@ func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
 	if pp == 1 {
 		pl = space.PlaceLinear
 	}
-	if !e.ranksOK || pp != e.ranksPP || pl != e.ranksPl || s.Split != e.ranksSplit {
-		e.fillRanks(pp, s.Split, pl)
+	if loop := e.mm.loopOf(&s, pp); !e.ranksOK || pp != e.ranksPP || pl != e.ranksPl || s.Split != e.ranksSplit || loop != e.ranksLoop {
+		e.fillRanks(pp, loop, s.Split, pl)
 		e.sumsOK = false
 	}
 	if !e.sumsOK {
@@ -288,12 +292,25 @@ func (e *Estimator) flightOf(k flightKey) int {
 }
 
 // fillRanks fills e.ranks with the candidate ranks of a pipeline of pp
-// ranks under split and placement pl, as Model.peakOf visits them.
-func (e *Estimator) fillRanks(pp int, split space.Split, pl space.Placement) {
+// ranks under split, their layers run as loop chunks of loop, and
+// placement pl, as Model.peakOf visits them.
+func (e *Estimator) fillRanks(pp, loop int, split space.Split, pl space.Placement) {
 	mm := e.mm
 	nk := len(e.terms)
-	e.rankBuf = split.CandidateRanks(mm.layers, pp, mm.kindStarts, e.rankBuf[:0])
+	e.rankBuf = split.LoopCandidateRanks(mm.layers, pp, loop, mm.kindStarts, e.rankBuf[:0])
 	e.ranks, e.counts = e.ranks[:0], e.counts[:0]
+	if loop > 1 {
+		// The ranks' layers in one pass; a middle rank holding what the
+		// rank before it holds has no more in flight, so it is not a
+		// candidate (space.CandidateRanks).
+		e.loopCounts = mm.loopCounts(pp, loop, split, e.loopCounts)
+		e.rankBuf = e.rankBuf[:0]
+		for r := range pp {
+			if r == 0 || r == pp-1 || !slices.Equal(e.loopCounts[r*nk:(r+1)*nk], e.loopCounts[(r-1)*nk:r*nk]) {
+				e.rankBuf = append(e.rankBuf, r)
+			}
+		}
+	}
 	for _, c := range e.rankBuf {
 		// A paired placement's rank r holds linear ranks r and pp-1-r
 		// (Model.peakOf).
@@ -308,7 +325,14 @@ func (e *Estimator) fillRanks(pp int, split space.Split, pl space.Placement) {
 			e.ranks = slices.Grow(e.ranks, 1)[:len(e.ranks)+1]
 			en := &e.ranks[len(e.ranks)-1]
 			en.r, en.off = r, off
-			en.st = mm.rankStage(r, pp, split, pl, e.counts[off:off+nk], e.other)
+			if loop > 1 {
+				// A loop of chunks is a linear placement
+				// (space.Strategy.LoopChunks).
+				copy(e.counts[off:off+nk], e.loopCounts[r*nk:(r+1)*nk])
+				en.st = linearStage(r, pp, e.counts[off:off+nk])
+			} else {
+				en.st = mm.rankStage(r, pp, loop, split, pl, e.counts[off:off+nk], e.other)
+			}
 		}
 	}
 	// The counts may have moved while they grew.
@@ -321,7 +345,7 @@ func (e *Estimator) fillRanks(pp int, split space.Split, pl space.Placement) {
 	} else {
 		e.flights = e.flights[:n]
 	}
-	e.ranksPP, e.ranksSplit, e.ranksPl, e.ranksOK = pp, split, pl, true
+	e.ranksPP, e.ranksSplit, e.ranksLoop, e.ranksPl, e.ranksOK = pp, split, loop, pl, true
 }
 
 // fillFlight fills fl, one per rank, with the ranks' flight terms under

@@ -613,7 +613,8 @@ func (mm *Model) peakOf(w space.Workload, s *space.Strategy, g *geometry, terms 
 		cnt2 = make([]int, n)
 	}
 	var rankBuf [maxRanks]int
-	ranks := s.Split.CandidateRanks(mm.layers, pp, mm.kindStarts, rankBuf[:0])
+	loop := mm.loopOf(s, pp)
+	ranks := s.Split.LoopCandidateRanks(mm.layers, pp, loop, mm.kindStarts, rankBuf[:0])
 	var (
 		bz    busiest
 		ss    stageSums
@@ -630,7 +631,7 @@ func (mm *Model) peakOf(w space.Workload, s *space.Strategy, g *geometry, terms 
 			if j == 1 && pl == space.PlaceLinear || r < 0 || r >= pp {
 				continue
 			}
-			st := mm.rankStage(r, pp, s.Split, pl, cnt, cnt2)
+			st := mm.rankStage(r, pp, loop, s.Split, pl, cnt, cnt2)
 			st.inFlight, st.lastInFlight = rules.InFlight(r, pp, v, m)+a2aOverlapInFlight(s.A2AOverlap, m, st.counts), pk.lastInFlight
 			mm.stageSums(terms, ends, &st, &ss)
 			mm.rankStates(g, &ss, &rs)
@@ -736,12 +737,12 @@ func (mm *Model) kindActs(g *geometry, k int, kt *kindTerms) {
 // (PlaceMirror), both stages' parameters, gradients, optimizer state and
 // activations, the ends on ranks 0 and pp-1 ([DSV3 §3.2.1], Table 2: two
 // copies of the parameters).
-func (mm *Model) rankStage(r, pp int, split space.Split, pl space.Placement, cnt, other []int) stage {
-	mm.countStage(r, pp, split, cnt)
+func (mm *Model) rankStage(r, pp, loop int, split space.Split, pl space.Placement, cnt, other []int) stage {
+	mm.countStage(r, pp, loop, split, cnt)
 	if pl == space.PlaceLinear {
-		return stage{counts: cnt, first: r == 0, last: r == pp-1, pp: pp, scale: 1, mirror: -1}
+		return linearStage(r, pp, cnt)
 	}
-	mm.countStage(pp-1-r, pp, split, other)
+	mm.countStage(pp-1-r, pp, 1, split, other)
 	for k := range cnt {
 		cnt[k] += other[k]
 	}
@@ -781,13 +782,73 @@ func a2aOverlapInFlight(a2a bool, m int, counts []int) float64 {
 	return 1 / float64(n)
 }
 
-// countStage counts linear pipeline stage r of pp's layers of each kind
-// under split into cnt, the multi-token-prediction modules on the last
-// stage.
-func (mm *Model) countStage(r, pp int, split space.Split, cnt []int) {
+// linearStage is rank r of pp of a linear placement, holding the layers
+// of each kind cnt.
+func linearStage(r, pp int, cnt []int) stage {
+	return stage{counts: cnt, first: r == 0, last: r == pp-1, pp: pp, scale: 1, mirror: -1}
+}
+
+// loopCounts returns dst (grown) holding every rank of pp's layers of each
+// kind, rank r's at [r·nk, (r+1)·nk), when their layers run as loop chunks
+// of loop under split (countStage), in one pass over the chunks.
+func (mm *Model) loopCounts(pp, loop int, split space.Split, dst []int) []int {
 	p := mm.p
-	first, count := split.StageLayers(mm.layers, pp, r)
-	p.CountLayers(first, first+count, cnt)
+	nk := len(p.Kinds)
+	dst = slices.Grow(dst[:0], (pp+1)*nk)[:(pp+1)*nk]
+	clear(dst)
+	one := dst[pp*nk:]
+	split.VisitChunks(mm.layers, pp, loop, func(r, from, to int) {
+		if to <= from {
+			return
+		}
+		p.CountLayers(from, to, one)
+		for k, c := range one {
+			dst[r*nk+k] += c
+		}
+	})
+	if p.MTP.Count > 0 {
+		dst[(pp-1)*nk+p.MTP.Kind] += p.MTP.Count // the multi-token-prediction modules sit with the output layer
+	}
+	return dst[:pp*nk]
+}
+
+// loopOf returns the loop chunks of s (space.Strategy.LoopChunks) on a
+// pipeline of pp ranks where they change what a rank holds of the stack's
+// layer kinds (where the kind changes), 1 otherwise.
+func (mm *Model) loopOf(s *space.Strategy, pp int) int {
+	if pp <= 1 || len(mm.kindStarts) == 0 {
+		return 1
+	}
+	return s.LoopChunks()
+}
+
+// countStage counts linear pipeline stage r of pp's layers of each kind
+// under split into cnt, its layers run as loop chunks of loop
+// (space.Strategy.LoopChunks: every pp-th run of layers,
+// space.Split.VisitChunks), the multi-token-prediction modules on the last
+// stage.
+func (mm *Model) countStage(r, pp, loop int, split space.Split, cnt []int) {
+	p := mm.p
+	if loop > 1 && pp > 1 {
+		var buf [maxKinds]int
+		one := buf[:min(len(cnt), maxKinds)]
+		if len(cnt) > maxKinds {
+			one = make([]int, len(cnt)) // a hybrid stack of many kinds
+		}
+		clear(cnt)
+		split.VisitChunks(mm.layers, pp, loop, func(rank, from, to int) {
+			if rank != r || to <= from {
+				return
+			}
+			p.CountLayers(from, to, one)
+			for k, c := range one {
+				cnt[k] += c
+			}
+		})
+	} else {
+		first, count := split.StageLayers(mm.layers, pp, r)
+		p.CountLayers(first, first+count, cnt)
+	}
 	if r == pp-1 && p.MTP.Count > 0 {
 		cnt[p.MTP.Kind] += p.MTP.Count // the multi-token-prediction modules sit with the output layer
 	}
@@ -927,7 +988,7 @@ func (mm *Model) stageSums(terms []kindTerms, e *endTerms, st *stage, ss *stageS
 		} else {
 			cnt = make([]int, n) // a hybrid stack of many kinds
 		}
-		mm.countStage(st.mirror, st.pp, st.split, cnt)
+		mm.countStage(st.mirror, st.pp, 1, st.split, cnt)
 		for k, n := range cnt {
 			ss.actMirror += st.scale * float64(n) * terms[k].act
 		}

@@ -40,7 +40,7 @@ func (mm *Model) Parts(c profiles.Cluster, w space.Workload, s space.Strategy) (
 		terms[k] = mm.kindTerms(g, k)
 	}
 	ends := mm.ends(g)
-	st := mm.rankStage(pk.rank, pk.pp, s.Split, pk.pl, make([]int, len(p.Kinds)), make([]int, len(p.Kinds)))
+	st := mm.rankStage(pk.rank, pk.pp, mm.loopOf(&s, pk.pp), s.Split, pk.pl, make([]int, len(p.Kinds)), make([]int, len(p.Kinds)))
 	st.inFlight, st.lastInFlight = pk.inFlight, pk.lastInFlight
 	fwd, step, bufs := mm.stagePhases(g, terms, &ends, &st)
 	isStep := step.TotalBytes() > fwd.TotalBytes()
@@ -136,7 +136,7 @@ func (mm *Model) Parts(c profiles.Cluster, w space.Workload, s space.Strategy) (
 		var mirror []int
 		if st.mirror >= 0 && st.pp > 1 {
 			mirror = make([]int, len(p.Kinds))
-			mm.countStage(st.mirror, st.pp, st.split, mirror)
+			mm.countStage(st.mirror, st.pp, 1, st.split, mirror)
 		}
 		for k, kind := range p.Kinds {
 			n := st.scale * float64(st.counts[k])

@@ -14,23 +14,27 @@ import (
 // stageKinds describes n layers from first of m by kind ("9 chunked moe +
 // 3 full moe"; the attention named when any of them is not full), with the
 // embedding or output layer a first or last stage holds.
-func stageKinds(m model.Spec, first, n int, isFirst, isLast bool) string {
+func stageKinds(m model.Spec, ranges [][2]int, isFirst, isLast bool) string {
 	type kind struct {
 		t model.LayerType
 		n int
 	}
 	var kinds []kind
-	for i := first; i < first+n; i++ {
-		t := m.LayerTypeAt(i)
-		found := false
-		for j := range kinds {
-			if kinds[j].t == t {
-				kinds[j].n++
-				found = true
+	n := 0
+	for _, rg := range ranges {
+		for i := rg[0]; i < rg[1]; i++ {
+			n++
+			t := m.LayerTypeAt(i)
+			found := false
+			for j := range kinds {
+				if kinds[j].t == t {
+					kinds[j].n++
+					found = true
+				}
 			}
-		}
-		if !found {
-			kinds = append(kinds, kind{t, 1})
+			if !found {
+				kinds = append(kinds, kind{t, 1})
+			}
 		}
 	}
 	local := false
@@ -112,8 +116,14 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 	if pp := e.Strategy.Degree[space.PP]; pp > 1 {
 		ew.printf("\nPIPELINE STAGES (layers each rank holds, by kind; the busiest sets the step)\n")
 		tw := newTable(ew)
+		loop := e.Strategy.LoopChunks()
+		held := make([][][2]int, pp) // each rank's runs of layers, in the order it runs its chunks
+		e.Strategy.Split.VisitChunks(e.Model.Layers, pp, loop, func(r, from, to int) {
+			if to > from {
+				held[r] = append(held[r], [2]int{from, to})
+			}
+		})
 		for r := 0; r < pp; r++ {
-			first, n := e.Strategy.Split.StageLayers(e.Model.Layers, pp, r)
 			chunks := ""
 			if v := e.Strategy.VirtualStages(); e.Strategy.Schedule.Virtual() && v > 1 {
 				var cs []string
@@ -122,7 +132,15 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 				}
 				chunks = "\tchunks " + strings.Join(cs, "+")
 			}
-			fmt.Fprintf(tw, "rank %d\tlayers %d-%d\t%s%s\n", r, first, first+n-1, stageKinds(e.Model, first, n, r == 0, r == pp-1), chunks)
+			var rs []string
+			for _, rg := range held[r] {
+				if rg[1]-rg[0] == 1 {
+					rs = append(rs, strconv.Itoa(rg[0]))
+				} else {
+					rs = append(rs, fmt.Sprintf("%d-%d", rg[0], rg[1]-1))
+				}
+			}
+			fmt.Fprintf(tw, "rank %d\tlayers %s\t%s%s\n", r, strings.Join(rs, ","), stageKinds(e.Model, held[r], r == 0, r == pp-1), chunks)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -186,6 +186,42 @@ func (sp Split) ChunkLayers(n, p, v, r, j int) int {
 	return base + btoi(j >= v-extra)
 }
 
+// VisitChunks calls visit for every chunk of a pipeline of p ranks holding
+// n layers under sp, each rank's layers cut into v chunks (ChunkLayers)
+// that run in a loop: virtual stage i is chunk i/p of rank i mod p and
+// takes the layers [from, to) that follow those of virtual stage i-1, so a
+// rank holds every p-th run of layers, not one run (Megatron-Core's
+// interleaved offsets, NVIDIA/Megatron-LM@d98e8a64
+// megatron/core/transformer/transformer_layer.py:156, 202:
+// vp_stage·total_virtual_chunks + pp_rank·layers per chunk, and the
+// --pipeline-model-parallel-layout the megatron emitter writes, stage
+// j·p+r for chunk j of rank r; torchtitan's "loop" stage ids,
+// pytorch/torchtitan@b5bcd76c torchtitan/distributed/pipeline_parallel.py:558-559).
+// Chunks without a layer are visited too (from == to). With v <= 1 or
+// p <= 1 each rank's StageLayers is its one chunk.
+func (sp Split) VisitChunks(n, p, v int, visit func(rank, from, to int)) {
+	p, v = max(p, 1), max(v, 1)
+	if p == 1 {
+		visit(0, 0, n)
+		return
+	}
+	sr := sp.runs(n, p)
+	at := 0
+	for i := range p * v {
+		r, j := i%p, i/p
+		// ChunkLayers, with the ranks' runs computed once.
+		c := sr.count(r)
+		base, extra := c/v, c%v
+		if r == p-1 {
+			c = base + btoi(j < extra)
+		} else {
+			c = base + btoi(j >= v-extra)
+		}
+		visit(r, at, at+c)
+		at += c
+	}
+}
+
 // RankOf returns the pipeline rank of p that holds layer l (0-based) of n
 // under the default split (see StageLayers).
 func RankOf(n, p, l int) int { return Split{}.RankOf(n, p, l) }
@@ -241,6 +277,21 @@ func (sp Split) CountStarts(n, p int, dst []int) int {
 // falling with the rank, no more micro-batches in flight.
 func CandidateRanks(n, p int, kindStarts []int, dst []int) []int {
 	return Split{}.CandidateRanks(n, p, kindStarts, dst)
+}
+
+// LoopCandidateRanks is CandidateRanks for ranks whose layers run as loop
+// chunks (Strategy.LoopChunks, VisitChunks): with more than one chunk a
+// rank and a change of layer kind, every rank is a candidate (each holds
+// every p-th run of layers, so any may hold more of a kind); else
+// CandidateRanks.
+func (sp Split) LoopCandidateRanks(n, p, loop int, kindStarts []int, dst []int) []int {
+	if loop > 1 && p > 1 && len(kindStarts) > 0 {
+		for r := range p {
+			dst = append(dst, r)
+		}
+		return dst
+	}
+	return sp.CandidateRanks(n, p, kindStarts, dst)
 }
 
 // CandidateRanks is the package function CandidateRanks under sp.

@@ -210,6 +210,17 @@ func (s Strategy) NumMicrobatches(w Workload) int {
 // V-shaped one (2), else 1.
 func (s Strategy) VirtualStages() int { return s.Schedule.Rules().VirtualStages(s.V) }
 
+// LoopChunks returns the chunks per rank s's schedule runs in a loop, each
+// rank holding every pp-th run of layers (Split.VisitChunks): its virtual
+// stages under the interleaved schedule, 1 for one chunk per rank and for
+// a V-shaped or mirrored placement (pairs of stages, space.Placement).
+func (s Strategy) LoopChunks() int {
+	if r := s.Schedule.Rules(); r.Virtual() && r.Placement() == PlaceLinear {
+		return max(s.V, 1)
+	}
+	return 1
+}
+
 // VirtualStages returns the virtual stages per rank a schedule of these
 // rules runs with v asked for: v when it takes virtual stages, its fixed
 // chunks per rank (2 for ZB-V and DualPipeV), else 1.

@@ -1,0 +1,53 @@
+package cost
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/space"
+)
+
+// TestLoopedStages: under the interleaved schedule a rank holds every
+// pp-th chunk of layers (space.Split.VisitChunks), so the three dense
+// layers that open a DeepSeek-V3-shaped stack of 61 are not all on rank 0
+// at pp 8, v 4: rank 0 holds one (layer 0) and six MoE layers, rank 1 two
+// (layers 1-2) and six; without the loop (v 1) rank 0 holds all three and
+// four MoE layers. Counts are per layer kind: dense, MoE, MTP module.
+func TestLoopedStages(t *testing.T) {
+	m := model.Spec{Name: "tiny-deepseek-61", Layers: 61, Hidden: 512, Heads: 8, FFNHidden: 1024, FFN: model.SwiGLU,
+		Vocab: 32000, SeqLen: 1024, Norm: model.RMSNorm,
+		MoE:       &model.MoE{Experts: 8, TopK: 2, ExpertFFNHidden: 256, SharedExperts: 1, FirstDenseLayers: 3},
+		MLA:       &model.MLA{QLoRARank: 96, KVLoRARank: 64, QKNopeHeadDim: 32, QKRopeHeadDim: 16, VHeadDim: 32},
+		MTPLayers: 1}
+	m.Normalize()
+	p := program(m, model.ProgramOptions{})
+	for _, tt := range []struct {
+		loop int
+		want map[int][]int // rank: counts
+	}{
+		{1, map[int][]int{0: {3, 4, 0}, 1: {0, 8, 0}, 6: {0, 7, 0}, 7: {0, 7, 1}}},
+		{4, map[int][]int{0: {1, 6, 0}, 1: {2, 6, 0}, 2: {0, 8, 0}, 6: {0, 7, 0}, 7: {0, 7, 1}}},
+	} {
+		var st evalState
+		st.planStages(p, 8, tt.loop, space.Split{})
+		for r, want := range tt.want {
+			if got := st.stages[st.stageOf(r)].counts; !slices.Equal(got, want) {
+				t.Errorf("loop %d: rank %d holds %v, want %v", tt.loop, r, got, want)
+			}
+		}
+		if first, last := st.stages[st.stageOf(0)], st.stages[st.stageOf(7)]; !first.embed || !last.head {
+			t.Errorf("loop %d: the embedding on rank 0 (%v) and the output layer on rank 7 (%v), want both", tt.loop, first.embed, last.head)
+		}
+	}
+	// A stack of one kind is the same looped or not: the loop is not
+	// kept (evalState.loopOf), so another v does not plan the stages again.
+	dense := model.Spec{Name: "tiny-dense", Layers: 32, Hidden: 512, Heads: 8, FFNHidden: 1024, FFN: model.SwiGLU, Vocab: 32000, SeqLen: 1024, Norm: model.RMSNorm}
+	dense.Normalize()
+	var st evalState
+	pd := program(dense, model.ProgramOptions{})
+	st.planStages(pd, 4, 4, space.Split{})
+	if st.loop != 1 || st.stagesStale(pd, &space.Strategy{Degree: space.Degrees{space.PP: 4}, Schedule: space.Interleaved, V: 2}) {
+		t.Errorf("one kind of layer: loop %d kept, stale for another v; want 1 and not stale", st.loop)
+	}
+}

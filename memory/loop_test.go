@@ -1,0 +1,42 @@
+package memory
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/space"
+)
+
+// TestLoopCounts: the layers of each kind a rank holds under a loop of
+// chunks (the interleaved schedule, space.Split.VisitChunks), counted for
+// every rank in one pass (Model.loopCounts, the Estimator's) and rank by
+// rank (countStage, Model.Estimate's), are the same; for a
+// DeepSeek-V3-shaped stack of 61 layers at pp 8, v 4, rank 0 holds one of
+// the three dense layers and rank 1 two, and the last rank the MTP module.
+func TestLoopCounts(t *testing.T) {
+	m := model.Spec{Name: "tiny-deepseek-61", Layers: 61, Hidden: 512, Heads: 8, FFNHidden: 1024, FFN: model.SwiGLU,
+		Vocab: 32000, SeqLen: 1024, Norm: model.RMSNorm,
+		MoE:       &model.MoE{Experts: 8, TopK: 2, ExpertFFNHidden: 256, SharedExperts: 1, FirstDenseLayers: 3},
+		MLA:       &model.MLA{QLoRARank: 96, KVLoRARank: 64, QKNopeHeadDim: 32, QKRopeHeadDim: 16, VHeadDim: 32},
+		MTPLayers: 1}
+	m.Normalize()
+	mm := NewModel(model.MustProgram(m, model.ProgramOptions{}))
+	nk := len(mm.p.Kinds)
+	for _, split := range []space.Split{{}, {First: 7, Last: 6}} {
+		all := mm.loopCounts(8, 4, split, nil)
+		for r := range 8 {
+			one := make([]int, nk)
+			mm.countStage(r, 8, 4, split, one)
+			if !slices.Equal(one, all[r*nk:(r+1)*nk]) {
+				t.Errorf("%q rank %d: countStage %v, loopCounts %v", split, r, one, all[r*nk:(r+1)*nk])
+			}
+		}
+	}
+	all := mm.loopCounts(8, 4, space.Split{}, nil)
+	for r, want := range map[int][]int{0: {1, 6, 0}, 1: {2, 6, 0}, 7: {0, 7, 1}} {
+		if got := all[r*nk : (r+1)*nk]; !slices.Equal(got, want) {
+			t.Errorf("rank %d holds %v, want %v", r, got, want)
+		}
+	}
+}
