@@ -9,22 +9,22 @@ func DefaultBands() Bands {
 		Tables: []BandTable{
 			{
 				Regime: "fixed",
-				Pooled: BandFit{Family: "", Runs: 185, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.2957, -0.1248, -0.0028, 0.1413, 0.3384}, Coverage80: 0.805},
-				Dense:  BandFit{Family: "dense", Runs: 157, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.1731, -0.0958, -0.0001, 0.1204, 0.2930}, Coverage80: 0.860},
+				Pooled: BandFit{Family: "", Runs: 185, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.2082, -0.1203, -0.0028, 0.1311, 0.3538}, Coverage80: 0.811},
+				Dense:  BandFit{Family: "dense", Runs: 157, Sources: 12, MaxChips: 8192, Q: [5]float64{-0.1731, -0.0958, -0.0022, 0.1200, 0.2931}, Coverage80: 0.860},
 				Families: []BandFit{
 					{Family: "nvidia-ampere", Runs: 50, Sources: 7, MaxChips: 3360, Q: [5]float64{-0.1872, -0.1226, -0.0030, 0.1077, 0.2430}, Coverage80: 0.840},
-					{Family: "nvidia-blackwell", Runs: 10, Sources: 2, MaxChips: 256, Q: [5]float64{-0.0291, -0.0240, 0.0703, 0.1330, 0.1362}, Coverage80: 1.000},
-					{Family: "nvidia-grace-blackwell", Runs: 6, Sources: 1, MaxChips: 256, Q: [5]float64{0.0123, 0.0123, 0.0642, 0.2901, 0.2901}, Coverage80: 0.833},
-					{Family: "nvidia-hopper", Runs: 54, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.2177, -0.1046, -0.0211, 0.1679, 0.3812}, Coverage80: 0.870},
+					{Family: "nvidia-blackwell", Runs: 10, Sources: 2, MaxChips: 256, Q: [5]float64{-0.0291, -0.0240, 0.0677, 0.1218, 0.1244}, Coverage80: 1.000},
+					{Family: "nvidia-grace-blackwell", Runs: 6, Sources: 1, MaxChips: 256, Q: [5]float64{0.0122, 0.0122, 0.0642, 0.2902, 0.2902}, Coverage80: 0.833},
+					{Family: "nvidia-hopper", Runs: 54, Sources: 4, MaxChips: 1024, Q: [5]float64{-0.2198, -0.1046, -0.0217, 0.1623, 0.3812}, Coverage80: 0.870},
 					{Family: "tpu-v5e", Runs: 24, Sources: 1, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0915, 0.0105, 0.1387, 0.2532}, Coverage80: 0.833},
 					{Family: "tpu-v5p", Runs: 1, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0498, -0.0498, -0.0498, -0.0498, -0.0498}, Coverage80: 1.000},
 					{Family: "tpu-v6e", Runs: 12, Sources: 1, MaxChips: 512, Q: [5]float64{-0.0995, -0.0909, -0.0461, 0.1529, 0.1885}, Coverage80: 0.833},
 				},
 				Kinds: []BandFit{
-					{Family: "nvidia", Runs: 120, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.1957, -0.0961, 0.0052, 0.1254, 0.3468}, Coverage80: 0.867},
+					{Family: "nvidia", Runs: 120, Sources: 10, MaxChips: 3360, Q: [5]float64{-0.1957, -0.0961, 0.0052, 0.1235, 0.3469}, Coverage80: 0.867},
 					{Family: "tpu", Runs: 37, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0882, -0.0093, 0.1268, 0.2532}, Coverage80: 0.838},
 				},
-				MoE:        BandFit{Family: "moe", Runs: 28, Sources: 3, MaxChips: 1024, Q: [5]float64{-0.4129, -0.3750, -0.0740, 0.3298, 0.6392}, Coverage80: 0.500},
+				MoE:        BandFit{Family: "moe", Runs: 28, Sources: 3, MaxChips: 1024, Q: [5]float64{-0.4068, -0.2258, -0.0480, 0.3513, 0.6392}, Coverage80: 0.536},
 				Frameworks: []string{"deepspeed", "generic", "maxtext", "megatron", "pytorch", "torchtitan"},
 				Precisions: []string{"bf16", "fp8", "int8"},
 				ChipNames:  []string{"a100", "b200", "gb200", "h100", "h100-96gb-500w", "h200", "v5e", "v5p", "v6e"},
@@ -32,7 +32,7 @@ func DefaultBands() Bands {
 			},
 			{
 				Regime: "searched",
-				Pooled: BandFit{Family: "", Runs: 175, Sources: 10, MaxChips: 8192, Q: [5]float64{-0.1922, -0.0950, 0.0284, 0.2044, 0.5917}, Coverage80: 0.829},
+				Pooled: BandFit{Family: "", Runs: 175, Sources: 10, MaxChips: 8192, Q: [5]float64{-0.1922, -0.0950, 0.0284, 0.2044, 0.5861}, Coverage80: 0.823},
 				Dense:  BandFit{Family: "dense", Runs: 147, Sources: 10, MaxChips: 8192, Q: [5]float64{-0.1762, -0.0838, 0.0289, 0.1633, 0.6087}, Coverage80: 0.864},
 				Families: []BandFit{
 					{Family: "nvidia-ampere", Runs: 40, Sources: 5, MaxChips: 3072, Q: [5]float64{-0.1853, -0.0832, 0.0418, 0.1176, 0.1779}, Coverage80: 0.925},
@@ -47,7 +47,7 @@ func DefaultBands() Bands {
 					{Family: "nvidia", Runs: 110, Sources: 8, MaxChips: 3072, Q: [5]float64{-0.1890, -0.0855, 0.0359, 0.1624, 0.7608}, Coverage80: 0.882},
 					{Family: "tpu", Runs: 37, Sources: 2, MaxChips: 8192, Q: [5]float64{-0.1274, -0.0809, 0.0119, 0.1903, 0.3321}, Coverage80: 0.811},
 				},
-				MoE:        BandFit{Family: "moe", Runs: 28, Sources: 3, MaxChips: 1024, Q: [5]float64{-0.3386, -0.1780, -0.0167, 0.2937, 0.6129}, Coverage80: 0.643},
+				MoE:        BandFit{Family: "moe", Runs: 28, Sources: 3, MaxChips: 1024, Q: [5]float64{-0.3386, -0.1780, -0.0167, 0.2897, 0.6129}, Coverage80: 0.607},
 				Frameworks: []string{"generic", "maxtext", "megatron", "pytorch", "torchtitan"},
 				Precisions: []string{"bf16", "fp8", "int8"},
 				ChipNames:  []string{"a100", "b200", "gb200", "h100", "h100-96gb-500w", "h200", "v5e", "v5p", "v6e"},

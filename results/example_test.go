@@ -79,7 +79,7 @@ func ExamplePlan_WriteTable() {
 	// search   exhaustive: all 40 gene vectors, 10 strategies evaluated, 3 feasible, 1 on the Pareto front (seed 1)
 	//
 	//    RANK  STEP    BAND 80%          TOKENS/S  TOKENS/S/CHIP  MFU    MEMORY/CHIP  OOM RISK  STRATEGY
-	// *  1     2.00 s  1.82 s to 2.26 s  512       128            50.0%  10.0 GB      2.6%      fsdp=4,mesh=fsdp:x*4
+	// *  1     2.00 s  1.82 s to 2.25 s  512       128            50.0%  10.0 GB      2.6%      fsdp=4,mesh=fsdp:x*4
 	//
 	// * recommended. See one row in full with: plan explain --model tiny --cluster toy-4 --batch 8 --seq 128 --strategy SPEC
 }
@@ -104,7 +104,7 @@ func ExampleWriteExplainTable() {
 	// exposed communication  500 ms
 	// pipeline bubble        0 s
 	// step                   2.00 s
-	// band                   80%: 1.82 s to 2.26 s, 95%: 1.68 s to 2.68 s (157 published runs of dense models on every chip family, each source left out; 86% fall in it drawn without their source; no run covers this family)
+	// band                   80%: 1.82 s to 2.25 s, 95%: 1.68 s to 2.68 s (157 published runs of dense models on every chip family, each source left out; 86% fall in it drawn without their source; no run covers this family)
 	// throughput             512 tokens/s, 128 tokens/s per chip
 	// MFU                    50.0% (model FLOPs 400 TFLOP per step)
 	// HFU                    62.5% (hardware FLOPs 500 TFLOP per step)

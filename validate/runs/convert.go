@@ -699,6 +699,12 @@ func (r Run) Layout(chips int, w space.Workload) (space.Strategy, []string, erro
 	if s.Degree[space.PP] > 1 && r.InterleaveV > 1 {
 		s.Schedule, s.V = space.Interleaved, r.InterleaveV
 	}
+	if l, ok := r.pipelineLayout(); ok {
+		if sp, ok := l.split(); ok {
+			s.Split = sp
+			notes = append(notes, fmt.Sprintf("%s: the pipeline layout %s", sp, r.layoutText()))
+		}
+	}
 
 	name, ok := moduleList(r.Recompute)
 	if ok && r.posed() {

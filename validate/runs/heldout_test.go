@@ -199,9 +199,9 @@ func TestPresetRowNote(t *testing.T) {
 // bands or the fitted coefficients comes from: each is its Blackwell
 // family's twin with its own peaks, memory, SMs, network and power
 // (profiles/chips.go). Every row is posable; the dense GB300 rows are held
-// within 15% (6.9%, bias -4.0%), the whole file within 25% (15.2%, its MoE
-// rows posed with their recipes' dispatcher, overlap, graphs and
-// recomputation: docs/published-runs-2.md).
+// within 15% (6.9%, bias -4.0%), the whole file within 25% (14.0%, its MoE
+// rows posed with their recipes' dispatcher, overlap, graphs,
+// recomputation and DeepSeek-V3's pipeline layout: docs/published-runs-2.md).
 func TestBridgeBlackwellUltra(t *testing.T) {
 	rs, _ := readTestdata(t, "bridge-archive-gb300-b300.csv")
 	rep := Validate(rs, nil, Options{})

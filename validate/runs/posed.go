@@ -318,6 +318,14 @@ func (r Run) posedModel() (model.Spec, error) {
 		if strings.Contains(strings.ToLower(r.Notes), "w/o mtp") {
 			m.MTPLayers = 0
 		}
+		if l, ok := r.pipelineLayout(); ok && !l.mtp {
+			// A layout without an "m" trains no multi-token-prediction
+			// module: Megatron-Core asserts that the layout's modules are
+			// mtp_num_layers (megatron/core/transformer/
+			// pipeline_parallel_layer_layout.py:108-110 at
+			// NVIDIA/Megatron-LM@eb0783b6).
+			m.MTPLayers = 0
+		}
 		if r.FrameworkName() == "maxtext" {
 			// MaxText trains no multi-token-prediction module unless its
 			// config sets one: mtp_num_layers is 0 in base.yml, and neither

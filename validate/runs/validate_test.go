@@ -130,9 +130,10 @@ func TestValidateFigures(t *testing.T) {
 // have no column for (Llama 3 70B under Megatron-FSDP over 64 GB200 with 2
 // sequences of 8,192 tokens per micro-batch needs far more than 186 GB
 // without it; its recipe keeps 40 layers' activations in the Grace
-// host's memory, bridgeActOffload), and MaxText's bf16 weights, which
+// host's memory, bridgeActOffload), MaxText's bf16 weights, which
 // only the tpu-recipes config name says (Llama 3.1 70B on v6e-32: 35 GB
-// with fp32 weights against 33.6 usable).
+// with fp32 weights against 33.6 usable), and the pipeline layout of a
+// DeepSeek-V3 row (its recipe's or its notes', pipelineLayout).
 func TestUnpublishedSettings(t *testing.T) {
 	f, err := os.Open("testdata/published-runs-2.csv")
 	if err != nil {
@@ -155,6 +156,12 @@ func TestUnpublishedSettings(t *testing.T) {
 			return s.ActOffload == 40 && s.Recompute == space.RecomputeNone
 		}},
 		{"tpurec_v6e_llama31_70b_32", "nothing fits with fp32 weights", func(s space.Strategy) bool { return s.BF16Weights() }},
+		{"mb2511_b200_dsv3_fp8mx", "last=1: the pipeline layout Et*4|(t*4|)*14tmL", func(s space.Strategy) bool {
+			return s.Split == space.Split{Last: 1}
+		}},
+		{"mlm_dsv3_gb200_mxfp8_final", "first=7,last=6: the pipeline layout Et|(tt|)*30L", func(s space.Strategy) bool {
+			return s.Split == space.Split{First: 7, Last: 6} && s.Schedule == space.Interleaved && s.V == 4
+		}},
 	} {
 		r, ok := byID[tc.id]
 		if !ok {
