@@ -10,17 +10,15 @@ import (
 
 // TestLoopedStages: under the interleaved schedule a rank holds every
 // pp-th chunk of layers (space.Split.VisitChunks), so the three dense
-// layers that open a DeepSeek-V3-shaped stack of 61 are not all on rank 0
+// layers that open a DeepSeek-V3 stack of 61 are not all on rank 0
 // at pp 8, v 4: rank 0 holds one (layer 0) and six MoE layers, rank 1 two
 // (layers 1-2) and six; without the loop (v 1) rank 0 holds all three and
 // four MoE layers. Counts are per layer kind: dense, MoE, MTP module.
 func TestLoopedStages(t *testing.T) {
-	m := model.Spec{Name: "tiny-deepseek-61", Layers: 61, Hidden: 512, Heads: 8, FFNHidden: 1024, FFN: model.SwiGLU,
-		Vocab: 32000, SeqLen: 1024, Norm: model.RMSNorm,
-		MoE:       &model.MoE{Experts: 8, TopK: 2, ExpertFFNHidden: 256, SharedExperts: 1, FirstDenseLayers: 3},
-		MLA:       &model.MLA{QLoRARank: 96, KVLoRARank: 64, QKNopeHeadDim: 32, QKRopeHeadDim: 16, VHeadDim: 32},
-		MTPLayers: 1}
-	m.Normalize()
+	m, err := model.Preset("deepseek-v3") // 61 layers, the first 3 dense, one MTP module
+	if err != nil {
+		t.Fatal(err)
+	}
 	p := program(m, model.ProgramOptions{})
 	for _, tt := range []struct {
 		loop int

@@ -12,15 +12,13 @@ import (
 // chunks (the interleaved schedule, space.Split.VisitChunks), counted for
 // every rank in one pass (Model.loopCounts, the Estimator's) and rank by
 // rank (countStage, Model.Estimate's), are the same; for a
-// DeepSeek-V3-shaped stack of 61 layers at pp 8, v 4, rank 0 holds one of
+// DeepSeek-V3 stack of 61 layers at pp 8, v 4, rank 0 holds one of
 // the three dense layers and rank 1 two, and the last rank the MTP module.
 func TestLoopCounts(t *testing.T) {
-	m := model.Spec{Name: "tiny-deepseek-61", Layers: 61, Hidden: 512, Heads: 8, FFNHidden: 1024, FFN: model.SwiGLU,
-		Vocab: 32000, SeqLen: 1024, Norm: model.RMSNorm,
-		MoE:       &model.MoE{Experts: 8, TopK: 2, ExpertFFNHidden: 256, SharedExperts: 1, FirstDenseLayers: 3},
-		MLA:       &model.MLA{QLoRARank: 96, KVLoRARank: 64, QKNopeHeadDim: 32, QKRopeHeadDim: 16, VHeadDim: 32},
-		MTPLayers: 1}
-	m.Normalize()
+	m, err := model.Preset("deepseek-v3") // 61 layers, the first 3 dense, one MTP module
+	if err != nil {
+		t.Fatal(err)
+	}
 	mm := NewModel(model.MustProgram(m, model.ProgramOptions{}))
 	nk := len(mm.p.Kinds)
 	for _, split := range []space.Split{{}, {First: 7, Last: 6}} {
