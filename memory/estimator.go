@@ -20,7 +20,9 @@ import (
 //   - the layer kinds' activation terms, which depend on the shape and the
 //     recompute policy;
 //   - the pipeline's candidate ranks and the layers of each kind they hold,
-//     which depend on the pipeline degree and the schedule's placement only;
+//     which depend on the pipeline degree, the split, the schedule's
+//     placement and its loop of chunks only (kept for the last
+//     maxRankSets pipelines);
 //   - each candidate rank's sums of the terms above;
 //   - each candidate rank's activations and buffers, which depend on the
 //     sums and the micro-batches in flight (the schedule and its virtual
@@ -68,35 +70,50 @@ type Estimator struct {
 	rules   space.Rules
 	rulesOK bool
 
-	// ranks are the candidate ranks of a pipeline of ranksPP ranks under
-	// split ranksSplit, loop chunks ranksLoop and placement ranksPl, when ranksOK, in the order Model.peakOf visits
-	// them; counts holds their layers of each kind, one run of len(terms)
-	// per rank, and other and rankBuf are scratch. sumsOK reports whether
-	// the ranks' sums are those of the current terms.
-	ranks      []rankEntry
-	ranksPP    int
-	ranksSplit space.Split
-	ranksLoop  int
-	ranksPl    space.Placement
-	ranksOK    bool
-	sumsOK     bool
-	counts     []int
-	// loopCounts are every rank's layers of each kind under a loop of
-	// chunks (Model.loopCounts), scratch of fillRanks.
+	// sets are the candidate ranks of the last few pipelines seen (one
+	// set per pipeline degree, split, loop of chunks and placement: a
+	// layout's schedules, which the space varies fastest, take several),
+	// rs the current strategy's and nextSet the one the next new pipeline
+	// takes. sumsGen counts the changes of the terms: a set's sums are
+	// those of the current terms when its gen is sumsGen. loopCounts,
+	// other and rankBuf are scratch.
+	sets       [maxRankSets]rankSet
+	rs         *rankSet
+	nextSet    int
+	sumsGen    uint64
 	loopCounts []int
 	other      []int
 	rankBuf    []int
+	// flightSlot is the current strategy's slot of rs's flight terms.
+	flightSlot int
+}
 
-	// flightKeys are the schedules whose flight terms the ranks hold under
-	// the current sums, nFlights of them: slot j's are flights[j*len(ranks):]
-	// in the ranks' order. flightSlot is the current strategy's slot, and
-	// nextFlight the slot the next new schedule takes. zeroOK[z] reports
-	// whether the ranks' model states for ZeRO stage z are for the current
-	// sums.
+// maxRankSets bounds the pipelines whose candidate ranks an Estimator
+// keeps: a layout's schedules under one pipeline degree (1F1B and GPipe,
+// the interleaved schedule's loops of chunks, V-shaped and mirrored
+// placements).
+const maxRankSets = 8
+
+// rankSet is the candidate ranks of a pipeline of pp ranks under split,
+// loop chunks (space.Strategy.LoopChunks) and placement pl, when ok, in
+// the order Model.peakOf visits them: counts holds their layers of each
+// kind, one run of len(terms) per rank. gen is the Estimator's sumsGen the
+// ranks' sums are of. flightKeys are the schedules whose flight terms the
+// ranks hold under those sums, nFlights of them: slot j's are
+// flights[j*len(ranks):] in the ranks' order, and nextFlight the slot the
+// next new schedule takes. zeroOK[z] reports whether the ranks' model
+// states for ZeRO stage z are for those sums.
+type rankSet struct {
+	ranks      []rankEntry
+	counts     []int
+	pp, loop   int
+	split      space.Split
+	pl         space.Placement
+	ok         bool
+	gen        uint64
 	flightKeys [maxFlights]flightKey
 	nFlights   int
 	nextFlight int
-	flightSlot int
 	flights    []flightTerms
 	zeroOK     [numZero]bool
 }
@@ -190,7 +207,7 @@ type shapeKey struct {
 // rankEntry is one candidate pipeline rank r of an Estimator: its stage
 // (the layers it holds; its micro-batches in flight are those of the last
 // schedule whose flight terms were filled), where its counts start in
-// Estimator.counts, its sums and its model states under each ZeRO stage
+// its rankSet's counts, its sums and its model states under each ZeRO stage
 // below numZero.
 type rankEntry struct {
 	r      int
@@ -205,14 +222,18 @@ type rankEntry struct {
 func (mm *Model) NewEstimator(c profiles.Cluster, w space.Workload) *Estimator {
 	c.Axes = append([]profiles.Axis(nil), c.Axes...)
 	nk := len(mm.p.Kinds)
-	return &Estimator{
+	e := &Estimator{
 		mm: mm, c: c, w: w,
 		terms:   make([]kindTerms, nk),
 		other:   make([]int, nk),
-		ranks:   make([]rankEntry, 0, 2*maxKinds),
-		counts:  make([]int, 0, 2*maxKinds*nk),
 		rankBuf: make([]int, 0, maxRanks),
+		sumsGen: 1,
 	}
+	for i := range e.sets {
+		e.sets[i].ranks = make([]rankEntry, 0, 2*maxKinds)
+		e.sets[i].counts = make([]int, 0, 2*maxKinds*nk)
+	}
+	return e
 }
 
 // Estimate returns the per-chip memory of strategy s (validated; placed
@@ -230,7 +251,8 @@ func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
 		if !ok {
 			return mm.Estimate(e.c, e.w, s) // its error, as Estimate words it
 		}
-		e.recompute, e.actOffload, e.pol, e.actsOK, e.sumsOK = s.Recompute, s.ActOffload, pol, false, false
+		e.recompute, e.actOffload, e.pol, e.actsOK = s.Recompute, s.ActOffload, pol, false
+		e.sumsGen++
 	}
 	if k := (shapeKey{roles: roles, degree: s.Degree, sp: s.SP, mb: s.MB, int8: s.Int8()}); !e.shapeOK || k != e.shape {
 		mm.shapeOf(e.c, e.w, &s, roles, &e.g)
@@ -239,7 +261,8 @@ func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
 		}
 		e.ends = mm.ends(&e.g)
 		e.micro = max(e.w.Batch/max(s.Replicas()*max(s.MB, 1), 1), 1)
-		e.shape, e.shapeOK, e.actsOK, e.sumsOK = k, true, false, false
+		e.shape, e.shapeOK, e.actsOK = k, true, false
+		e.sumsGen++
 	}
 	e.g.zero, e.g.policy = s.Zero, e.pol
 	e.g.setOffload(&s)
@@ -248,7 +271,8 @@ func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
 		for k := range e.terms {
 			mm.kindActs(&e.g, k, &e.terms[k])
 		}
-		e.actsOK, e.sumsOK = true, false
+		e.actsOK = true
+		e.sumsGen++
 	}
 	if !e.rulesOK || s.Schedule != e.sched {
 		e.sched, e.rules, e.rulesOK = s.Schedule, s.Schedule.Rules(), true
@@ -258,47 +282,63 @@ func (e *Estimator) Estimate(s space.Strategy) (Breakdown, error) {
 	if pp == 1 {
 		pl = space.PlaceLinear
 	}
-	if loop := e.mm.loopOf(&s, pp); !e.ranksOK || pp != e.ranksPP || pl != e.ranksPl || s.Split != e.ranksSplit || loop != e.ranksLoop {
-		e.fillRanks(pp, loop, s.Split, pl)
-		e.sumsOK = false
-	}
-	if !e.sumsOK {
-		for i := range e.ranks {
-			en := &e.ranks[i]
+	e.rs = e.rankSetOf(pp, e.mm.loopOf(&s, pp), s.Split, pl)
+	if rs := e.rs; rs.gen != e.sumsGen {
+		for i := range rs.ranks {
+			en := &rs.ranks[i]
 			mm.stageSums(e.terms, &e.ends, &en.st, &en.sums)
 		}
-		e.sumsOK, e.nFlights, e.nextFlight, e.zeroOK = true, 0, 0, [numZero]bool{}
+		rs.gen, rs.nFlights, rs.nextFlight, rs.zeroOK = e.sumsGen, 0, 0, [numZero]bool{}
 	}
 	e.flightSlot = e.flightOf(flightKey{s.Schedule, s.V, s.A2AOverlap})
 	b := e.peak()
 	return b, hostRoom(&b, &e.c, &s)
 }
 
-// flightOf returns the slot of the ranks' flight terms under schedule k,
-// filling a slot when none holds them.
+// flightOf returns the slot of the current ranks' flight terms under
+// schedule k, filling a slot when none holds them.
 func (e *Estimator) flightOf(k flightKey) int {
-	for j := range e.nFlights {
-		if e.flightKeys[j] == k {
+	rs := e.rs
+	for j := range rs.nFlights {
+		if rs.flightKeys[j] == k {
 			return j
 		}
 	}
-	j := e.nextFlight
-	e.nextFlight = (j + 1) % maxFlights
-	e.nFlights = max(e.nFlights, j+1)
-	e.flightKeys[j] = k
-	n := len(e.ranks)
-	e.fillFlight(k.v, k.a2a, e.flights[j*n:(j+1)*n])
+	j := rs.nextFlight
+	rs.nextFlight = (j + 1) % maxFlights
+	rs.nFlights = max(rs.nFlights, j+1)
+	rs.flightKeys[j] = k
+	n := len(rs.ranks)
+	e.fillFlight(k.v, k.a2a, rs.flights[j*n:(j+1)*n])
 	return j
 }
 
-// fillRanks fills e.ranks with the candidate ranks of a pipeline of pp
-// ranks under split, their layers run as loop chunks of loop, and
-// placement pl, as Model.peakOf visits them.
-func (e *Estimator) fillRanks(pp, loop int, split space.Split, pl space.Placement) {
+// rankSetOf returns the kept candidate ranks of a pipeline of pp ranks
+// under loop chunks, split and placement pl, filling the next set when
+// none holds them.
+func (e *Estimator) rankSetOf(pp, loop int, split space.Split, pl space.Placement) *rankSet {
+	if rs := e.rs; rs != nil && rs.ok && rs.pp == pp && rs.loop == loop && rs.split == split && rs.pl == pl {
+		return rs
+	}
+	for i := range e.sets {
+		if rs := &e.sets[i]; rs.ok && rs.pp == pp && rs.loop == loop && rs.split == split && rs.pl == pl {
+			return rs
+		}
+	}
+	rs := &e.sets[e.nextSet]
+	e.nextSet = (e.nextSet + 1) % maxRankSets
+	e.fillRanks(rs, pp, loop, split, pl)
+	return rs
+}
+
+// fillRanks fills rs with the candidate ranks of a pipeline of pp ranks
+// under split, their layers run as loop chunks of loop, and placement pl,
+// as Model.peakOf visits them; their sums are for no terms yet.
+func (e *Estimator) fillRanks(rs *rankSet, pp, loop int, split space.Split, pl space.Placement) {
 	mm := e.mm
 	nk := len(e.terms)
 	e.rankBuf = split.LoopCandidateRanks(mm.layers, pp, loop, mm.kindStarts, e.rankBuf[:0])
-	e.ranks, e.counts = e.ranks[:0], e.counts[:0]
+	rs.ranks, rs.counts = rs.ranks[:0], rs.counts[:0]
 	if loop > 1 {
 		// The ranks' layers in one pass; a middle rank holding what the
 		// rank before it holds has no more in flight, so it is not a
@@ -318,86 +358,86 @@ func (e *Estimator) fillRanks(pp, loop int, split space.Split, pl space.Placemen
 			if j == 1 && pl == space.PlaceLinear || r < 0 || r >= pp {
 				continue
 			}
-			off := len(e.counts)
+			off := len(rs.counts)
 			for range nk {
-				e.counts = append(e.counts, 0)
+				rs.counts = append(rs.counts, 0)
 			}
-			e.ranks = slices.Grow(e.ranks, 1)[:len(e.ranks)+1]
-			en := &e.ranks[len(e.ranks)-1]
+			rs.ranks = slices.Grow(rs.ranks, 1)[:len(rs.ranks)+1]
+			en := &rs.ranks[len(rs.ranks)-1]
 			en.r, en.off = r, off
 			if loop > 1 {
 				// A loop of chunks is a linear placement
 				// (space.Strategy.LoopChunks).
-				copy(e.counts[off:off+nk], e.loopCounts[r*nk:(r+1)*nk])
-				en.st = linearStage(r, pp, e.counts[off:off+nk])
+				copy(rs.counts[off:off+nk], e.loopCounts[r*nk:(r+1)*nk])
+				en.st = linearStage(r, pp, rs.counts[off:off+nk])
 			} else {
-				en.st = mm.rankStage(r, pp, loop, split, pl, e.counts[off:off+nk], e.other)
+				en.st = mm.rankStage(r, pp, loop, split, pl, rs.counts[off:off+nk], e.other)
 			}
 		}
 	}
 	// The counts may have moved while they grew.
-	for i := range e.ranks {
-		en := &e.ranks[i]
-		en.st.counts = e.counts[en.off : en.off+nk : en.off+nk]
+	for i := range rs.ranks {
+		en := &rs.ranks[i]
+		en.st.counts = rs.counts[en.off : en.off+nk : en.off+nk]
 	}
-	if n := maxFlights * len(e.ranks); n > cap(e.flights) {
-		e.flights = make([]flightTerms, n)
+	if n := maxFlights * len(rs.ranks); n > cap(rs.flights) {
+		rs.flights = make([]flightTerms, n)
 	} else {
-		e.flights = e.flights[:n]
+		rs.flights = rs.flights[:n]
 	}
-	e.ranksPP, e.ranksSplit, e.ranksLoop, e.ranksPl, e.ranksOK = pp, split, loop, pl, true
+	rs.pp, rs.split, rs.loop, rs.pl, rs.ok, rs.gen = pp, split, loop, pl, true, 0
 }
 
 // fillFlight fills fl, one per rank, with the ranks' flight terms under
 // the current schedule with v virtual stages, a2a its EP overlap
 // (Model.peakOf).
 func (e *Estimator) fillFlight(v int, a2a bool, fl []flightTerms) {
-	mm, rules := e.mm, &e.rules
-	pp, m := e.ranksPP, e.micro
+	mm, rules, rs := e.mm, &e.rules, e.rs
+	pp, m := rs.pp, e.micro
 	v = rules.VirtualStages(v)
 	last := rules.HeadInFlight(pp, v, m)
 	var bufs bufTerms
-	for i := range e.ranks {
-		en := &e.ranks[i]
+	for i := range rs.ranks {
+		en := &rs.ranks[i]
 		en.st.inFlight, en.st.lastInFlight = rules.InFlight(en.r, pp, v, m)+a2aOverlapInFlight(a2a, m, en.st.counts), last
 		mm.flightTerms(&e.g, &e.ends, &en.st, &en.sums, &fl[i], &bufs)
 	}
 }
 
-// peak returns the busiest of e.ranks under the current geometry (its
-// ZeRO stage included) and flight terms (Model.peakOf).
+// peak returns the busiest of the current ranks under the current
+// geometry (its ZeRO stage included) and flight terms (Model.peakOf).
 func (e *Estimator) peak() Breakdown {
-	z := e.g.zero
-	n := len(e.ranks)
+	z, rs := e.g.zero, e.rs
+	n := len(rs.ranks)
 	if n == 0 {
 		return Breakdown{} // as Model.peakOf without a candidate rank
 	}
-	flights := e.flights[e.flightSlot*n : (e.flightSlot+1)*n]
+	flights := rs.flights[e.flightSlot*n : (e.flightSlot+1)*n]
 	var bz busiest
 	best := 0
 	if z < 0 || z >= numZero || e.g.hostOpt > 0 {
 		// A stage whose states are not kept, or a host offload (rare:
 		// the search does not try it), priced afresh.
-		var rs, peakS rankStates
-		for i := range e.ranks {
-			e.mm.rankStates(&e.g, &e.ranks[i].sums, &rs)
-			if bz.offer(rs.totals(&flights[i])) {
-				best, peakS = i, rs
+		var st, peakS rankStates
+		for i := range rs.ranks {
+			e.mm.rankStates(&e.g, &rs.ranks[i].sums, &st)
+			if bz.offer(st.totals(&flights[i])) {
+				best, peakS = i, st
 			}
 		}
 		return bz.of(peakS.phases(&flights[best]))
 	}
-	if !e.zeroOK[z] {
-		for i := range e.ranks {
-			en := &e.ranks[i]
+	if !rs.zeroOK[z] {
+		for i := range rs.ranks {
+			en := &rs.ranks[i]
 			e.mm.rankStates(&e.g, &en.sums, &en.states[z])
 		}
-		e.zeroOK[z] = true
+		rs.zeroOK[z] = true
 	}
-	for i := range e.ranks {
-		if bz.offer(e.ranks[i].states[z].totals(&flights[i])) {
+	for i := range rs.ranks {
+		if bz.offer(rs.ranks[i].states[z].totals(&flights[i])) {
 			best = i
 		}
 	}
-	return bz.of(e.ranks[best].states[z].phases(&flights[best]))
+	return bz.of(rs.ranks[best].states[z].phases(&flights[best]))
 }

@@ -615,6 +615,25 @@ func (mm *Model) peakOf(w space.Workload, s *space.Strategy, g *geometry, terms 
 	var rankBuf [maxRanks]int
 	loop := mm.loopOf(s, pp)
 	ranks := s.Split.LoopCandidateRanks(mm.layers, pp, loop, mm.kindStarts, rankBuf[:0])
+	// Under a loop of chunks every rank's layers in one pass (loopCounts);
+	// a middle rank holding what the rank before it holds has no more in
+	// flight, so it is not a candidate (space.CandidateRanks).
+	nk := len(p.Kinds)
+	var loopBuf [(maxRanks + 1) * maxKinds]int
+	var looped []int
+	if loop > 1 {
+		if (pp+1)*nk <= len(loopBuf) {
+			looped = mm.loopCounts(pp, loop, s.Split, loopBuf[:0])
+		} else {
+			looped = mm.loopCounts(pp, loop, s.Split, nil)
+		}
+		ranks = ranks[:0]
+		for r := range pp {
+			if r == 0 || r == pp-1 || !slices.Equal(looped[r*nk:(r+1)*nk], looped[(r-1)*nk:r*nk]) {
+				ranks = append(ranks, r)
+			}
+		}
+	}
 	var (
 		bz    busiest
 		ss    stageSums
@@ -631,7 +650,13 @@ func (mm *Model) peakOf(w space.Workload, s *space.Strategy, g *geometry, terms 
 			if j == 1 && pl == space.PlaceLinear || r < 0 || r >= pp {
 				continue
 			}
-			st := mm.rankStage(r, pp, loop, s.Split, pl, cnt, cnt2)
+			var st stage
+			if looped != nil {
+				copy(cnt, looped[r*nk:(r+1)*nk])
+				st = linearStage(r, pp, cnt)
+			} else {
+				st = mm.rankStage(r, pp, loop, s.Split, pl, cnt, cnt2)
+			}
 			st.inFlight, st.lastInFlight = rules.InFlight(r, pp, v, m)+a2aOverlapInFlight(s.A2AOverlap, m, st.counts), pk.lastInFlight
 			mm.stageSums(terms, ends, &st, &ss)
 			mm.rankStates(g, &ss, &rs)

@@ -115,3 +115,19 @@ func ExampleSplit_VisitChunks() {
 	// rank 1: layers 10-19
 	// rank 1: layers 50-59
 }
+
+// TestLoopChunksRules: LoopChunks' shortcut agrees with the schedules'
+// rules: a loop of chunks is a schedule of virtual stages in a linear
+// placement.
+func TestLoopChunksRules(t *testing.T) {
+	for _, sc := range Schedules() {
+		r := sc.Rules()
+		want := 1
+		if r.Virtual() && r.Placement() == PlaceLinear {
+			want = 3
+		}
+		if got := (Strategy{Schedule: sc, V: 3}).LoopChunks(); got != want {
+			t.Errorf("%s: LoopChunks %d, want %d (virtual %v, placement %v)", sc, got, want, r.Virtual(), r.Placement())
+		}
+	}
+}

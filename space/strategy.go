@@ -215,7 +215,7 @@ func (s Strategy) VirtualStages() int { return s.Schedule.Rules().VirtualStages(
 // stages under the interleaved schedule, 1 for one chunk per rank and for
 // a V-shaped or mirrored placement (pairs of stages, space.Placement).
 func (s Strategy) LoopChunks() int {
-	if r := s.Schedule.Rules(); r.Virtual() && r.Placement() == PlaceLinear {
+	if s.Schedule == Interleaved { // the one schedule of virtual stages in a linear placement (Rules)
 		return max(s.V, 1)
 	}
 	return 1
