@@ -855,25 +855,15 @@ func (mm *Model) loopOf(s *space.Strategy, pp int) int {
 func (mm *Model) countStage(r, pp, loop int, split space.Split, cnt []int) {
 	p := mm.p
 	if loop > 1 && pp > 1 {
-		var buf [maxKinds]int
-		one := buf[:min(len(cnt), maxKinds)]
-		if len(cnt) > maxKinds {
-			one = make([]int, len(cnt)) // a hybrid stack of many kinds
-		}
-		clear(cnt)
-		split.VisitChunks(mm.layers, pp, loop, func(rank, from, to int) {
-			if rank != r || to <= from {
-				return
-			}
-			p.CountLayers(from, to, one)
-			for k, c := range one {
-				cnt[k] += c
-			}
-		})
-	} else {
-		first, count := split.StageLayers(mm.layers, pp, r)
-		p.CountLayers(first, first+count, cnt)
+		// Every rank's in one pass, the MTP modules placed (loopCounts);
+		// not on the search's path (Model.peakOf and the Estimator count a
+		// loop's ranks once).
+		nk := len(cnt)
+		copy(cnt, mm.loopCounts(pp, loop, split, nil)[r*nk:(r+1)*nk])
+		return
 	}
+	first, count := split.StageLayers(mm.layers, pp, r)
+	p.CountLayers(first, first+count, cnt)
 	if r == pp-1 && p.MTP.Count > 0 {
 		cnt[p.MTP.Kind] += p.MTP.Count // the multi-token-prediction modules sit with the output layer
 	}
