@@ -160,11 +160,19 @@ func (r Run) layoutText() string {
 
 // pipelineLayout returns the pipeline layout row r ran with (layoutText)
 // read over its pipeline, false where none is known or it does not fit the
-// row's pp and virtual stages.
+// row's pp, virtual stages and (where the row gives them) layers.
 func (r Run) pipelineLayout() (pipelineLayout, bool) {
 	text := r.layoutText()
 	if text == "" || r.PP < 2 {
 		return pipelineLayout{}, false
 	}
-	return parseLayout(text, r.PP, max(r.InterleaveV, 1))
+	l, ok := parseLayout(text, r.PP, max(r.InterleaveV, 1))
+	n := 0
+	for _, c := range l.rankLayers {
+		n += c
+	}
+	if !ok || r.Layers > 0 && n != r.Layers {
+		return pipelineLayout{}, false
+	}
+	return l, true
 }

@@ -98,6 +98,8 @@ func TestRowLayouts(t *testing.T) {
 		{"Megatron-LM guide", Run{Source: "NVIDIA/Megatron-LM@eb0783b6:docs/discussions", ModelName: "DeepSeek-V3", Chip: "GB200", PP: 8, InterleaveV: 4,
 			Notes: "PP layout Et|(tt|)*30L = 32 virtual stages (embedding+1 layer first, loss last)"}, space.Split{First: 7, Last: 6}, false, true},
 		{"Qwen3", Run{Source: src("26.04.01"), ModelName: "Qwen3-235B-A22B", Chip: "GB200", PP: 8, InterleaveV: 3}, space.Split{}, false, false},
+		{"a layout of other layers than the row's", Run{Source: "mine", ModelName: "x", PP: 8, InterleaveV: 4, Layers: 64,
+			Notes: "PP layout Et|(tt|)*30L"}, space.Split{}, false, false},
 	} {
 		l, ok := tt.r.pipelineLayout()
 		if ok != tt.posed {
