@@ -96,14 +96,7 @@ func (st *evalState) loopOf(p *model.Program, pp, loop int) int {
 // (planStages): another split of the layers, or another loop of chunks
 // where it matters.
 func (st *evalState) stagesStale(p *model.Program, s *space.Strategy) bool {
-	if s.Split != st.split {
-		return true
-	}
-	pp := s.Degree[space.PP]
-	if pp <= 1 || len(st.kindStarts) == 0 && st.kindStarts != nil {
-		return st.loop != 1
-	}
-	return st.loopOf(p, pp, s.LoopChunks()) != st.loop
+	return s.Split != st.split || st.loopOf(p, s.Degree[space.PP], s.LoopChunks()) != st.loop
 }
 
 // chunkCounts fills st.rankCounts with the layers of each kind of every
