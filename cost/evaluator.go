@@ -369,13 +369,11 @@ type evalState struct {
 	pSend, pRamp float64
 	// M is the micro-batches per step.
 	M float64
-	// stages are the distinct stage compositions of the pipeline.
-	stages []stagePlan
-	counts []int     // backing of the stages' compositions
-	mults  []float64 // backing of the stages' block multiplicities
-	// ranks are the candidate ranks, rankStage the index in stages of each
-	// one's composition; kindStarts the layers where the program's layer
-	// kind changes.
+	// stages are the distinct stage compositions of the pipeline, ranks
+	// the candidate ranks and rankStage the index in stages of each one's
+	// composition: the current stageSet's (planStages). kindStarts are the
+	// layers where the program's layer kind changes.
+	stages                       []stagePlan
 	ranks, rankStage, kindStarts []int
 	// split is the split of the layers st.stages are of and loop the
 	// chunks a rank runs them in (planStages); rankCounts the layers of
@@ -383,6 +381,11 @@ type evalState struct {
 	split      space.Split
 	loop       int
 	rankCounts []int
+	// stageSets are the stage plans of the last few pipelines (a layout's
+	// schedules take several loops of chunks), nextStageSet the one the
+	// next new pipeline takes.
+	stageSets    [maxStageSets]stageSet
+	nextStageSet int
 	// lin is a rank of a linear placement (rankView, sharing a stage
 	// plan's multiplicities), view one that runs two stages' layers and
 	// best the busiest of those.

@@ -49,3 +49,46 @@ func TestLoopedStages(t *testing.T) {
 		t.Errorf("one kind of layer: loop %d kept, stale for another v; want 1 and not stale", st.loop)
 	}
 }
+
+// TestStageSets: stage plans kept per pipeline (stageSet) are those a
+// fresh evalState plans, whichever pipeline came before: DeepSeek-V3 at pp
+// 8 under loops of 1, 4 and 2 chunks and two splits, visited in turn, more
+// of them than an evalState keeps (maxStageSets) and back.
+func TestStageSets(t *testing.T) {
+	m, err := model.Preset("deepseek-v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := program(m, model.ProgramOptions{})
+	type key struct {
+		pp, loop int
+		split    space.Split
+	}
+	var keys []key
+	for _, pp := range []int{8, 4} {
+		for _, loop := range []int{1, 4, 2} {
+			for _, sp := range []space.Split{{}, {First: 7, Last: 6}} {
+				if pp == 4 && sp.First > 0 {
+					sp = space.Split{Last: 13}
+				}
+				keys = append(keys, key{pp, loop, sp})
+			}
+		}
+	}
+	order := append(append(append([]key{}, keys...), keys[3], keys[0]), keys...)
+	var kept evalState
+	for _, k := range order {
+		kept.planStages(p, k.pp, k.loop, k.split)
+		var fresh evalState
+		fresh.planStages(p, k.pp, k.loop, k.split)
+		if len(kept.stages) != len(fresh.stages) || !slices.Equal(kept.rankStage, fresh.rankStage) || !slices.Equal(kept.ranks, fresh.ranks) {
+			t.Fatalf("%+v: %d stages, ranks %v -> %v; fresh %d, %v -> %v", k, len(kept.stages), kept.ranks, kept.rankStage, len(fresh.stages), fresh.ranks, fresh.rankStage)
+		}
+		for i := range fresh.stages {
+			a, b := kept.stages[i], fresh.stages[i]
+			if !slices.Equal(a.counts, b.counts) || !slices.Equal(a.mult, b.mult) || a.embed != b.embed || a.head != b.head || a.layers != b.layers {
+				t.Errorf("%+v: stage %d is %+v, fresh %+v", k, i, a, b)
+			}
+		}
+	}
+}

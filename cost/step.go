@@ -28,9 +28,17 @@ func (st *evalState) planStages(p *model.Program, pp, loop int, split space.Spli
 	pp = max(pp, 1)
 	loop = st.loopOf(p, pp, loop)
 	st.split, st.loop = split, loop
+	for i := range st.stageSets {
+		if ss := &st.stageSets[i]; ss.ok && ss.pp == pp && ss.loop == loop && ss.split == split {
+			st.stages, st.ranks, st.rankStage = ss.stages, ss.ranks, ss.rankStage
+			return
+		}
+	}
+	ss := &st.stageSets[st.nextStageSet]
+	st.nextStageSet = (st.nextStageSet + 1) % maxStageSets
+	st.stages, st.ranks, st.rankStage = ss.stages[:0], ss.ranks[:0], ss.rankStage[:0]
 	nk := len(p.Kinds)
 	n := p.NumLayers()
-	st.stages = st.stages[:0]
 	// A rank of looped chunks holds every pp-th run of layers: where the
 	// layer kind changes, its composition is its chunks' (chunkCounts).
 	looped := loop > 1
@@ -41,19 +49,18 @@ func (st *evalState) planStages(p *model.Program, pp, loop int, split space.Spli
 		maxStages = max(maxStages, pp)
 		st.chunkCounts(p, pp, loop, split)
 	}
-	if cap(st.counts) < nk*maxStages {
-		st.counts = make([]int, nk*maxStages)
+	if cap(ss.counts) < nk*maxStages {
+		ss.counts = make([]int, nk*maxStages)
 	}
 	nb := len(p.Blocks)
-	if cap(st.mults) < nb*maxStages {
-		st.mults = make([]float64, nb*maxStages)
+	if cap(ss.mults) < nb*maxStages {
+		ss.mults = make([]float64, nb*maxStages)
 	}
-	st.ranks = split.LoopCandidateRanks(n, pp, loop, st.kindStarts, st.ranks[:0])
-	st.rankStage = st.rankStage[:0]
+	st.ranks = split.LoopCandidateRanks(n, pp, loop, st.kindStarts, st.ranks)
 	for _, r := range st.ranks {
 		first, cnt := split.StageLayers(n, pp, r)
 		i := len(st.stages)
-		buf := st.counts[i*nk : (i+1)*nk]
+		buf := ss.counts[i*nk : (i+1)*nk]
 		if looped {
 			copy(buf, st.rankCounts[r*nk:(r+1)*nk])
 		} else {
@@ -70,12 +77,35 @@ func (st *evalState) planStages(p *model.Program, pp, loop int, split space.Spli
 			continue
 		}
 		st.rankStage = append(st.rankStage, i)
-		sp.mult = st.mults[i*nb : (i+1)*nb]
+		sp.mult = ss.mults[i*nb : (i+1)*nb]
 		for b := range sp.mult {
 			sp.mult[b] = blockMultiplicity(p, &sp, b)
 		}
 		st.stages = append(st.stages, sp)
 	}
+	ss.stages, ss.ranks, ss.rankStage = st.stages, st.ranks, st.rankStage
+	ss.pp, ss.loop, ss.split, ss.ok = pp, loop, split, true
+}
+
+// maxStageSets bounds the pipelines whose stage plans an evalState keeps:
+// a layout's schedules under one pipeline degree and split (one chunk a
+// rank, and the interleaved schedule's loops of chunks where the layer
+// kind changes).
+const maxStageSets = 8
+
+// stageSet is the stage plans of a pipeline of pp ranks under split and
+// loop chunks, when ok (planStages): its stages, candidate ranks and each
+// one's stage, and the backing of the stages' compositions (counts) and
+// block multiplicities (mults). A Model's program is fixed, so the key
+// holds every input.
+type stageSet struct {
+	pp, loop         int
+	split            space.Split
+	ok               bool
+	stages           []stagePlan
+	ranks, rankStage []int
+	counts           []int
+	mults            []float64
 }
 
 // loopOf returns the loop chunks (space.Strategy.LoopChunks) that change
