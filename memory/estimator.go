@@ -337,19 +337,13 @@ func (e *Estimator) rankSetOf(pp, loop int, split space.Split, pl space.Placemen
 func (e *Estimator) fillRanks(rs *rankSet, pp, loop int, split space.Split, pl space.Placement) {
 	mm := e.mm
 	nk := len(e.terms)
-	e.rankBuf = split.LoopCandidateRanks(mm.layers, pp, loop, mm.kindStarts, e.rankBuf[:0])
 	rs.ranks, rs.counts = rs.ranks[:0], rs.counts[:0]
 	if loop > 1 {
-		// The ranks' layers in one pass; a middle rank holding what the
-		// rank before it holds has no more in flight, so it is not a
-		// candidate (space.CandidateRanks).
+		// The ranks' layers in one pass (loopRanks).
 		e.loopCounts = mm.loopCounts(pp, loop, split, e.loopCounts)
-		e.rankBuf = e.rankBuf[:0]
-		for r := range pp {
-			if r == 0 || r == pp-1 || !slices.Equal(e.loopCounts[r*nk:(r+1)*nk], e.loopCounts[(r-1)*nk:r*nk]) {
-				e.rankBuf = append(e.rankBuf, r)
-			}
-		}
+		e.rankBuf = loopRanks(e.loopCounts, pp, nk, e.rankBuf[:0])
+	} else {
+		e.rankBuf = split.CandidateRanks(mm.layers, pp, mm.kindStarts, e.rankBuf[:0])
 	}
 	for _, c := range e.rankBuf {
 		// A paired placement's rank r holds linear ranks r and pp-1-r

@@ -614,25 +614,15 @@ func (mm *Model) peakOf(w space.Workload, s *space.Strategy, g *geometry, terms 
 	}
 	var rankBuf [maxRanks]int
 	loop := mm.loopOf(s, pp)
-	ranks := s.Split.LoopCandidateRanks(mm.layers, pp, loop, mm.kindStarts, rankBuf[:0])
-	// Under a loop of chunks every rank's layers in one pass (loopCounts);
-	// a middle rank holding what the rank before it holds has no more in
-	// flight, so it is not a candidate (space.CandidateRanks).
 	nk := len(p.Kinds)
-	var loopBuf [(maxRanks + 1) * maxKinds]int
-	var looped []int
+	var ranks, looped []int
 	if loop > 1 {
-		if (pp+1)*nk <= len(loopBuf) {
-			looped = mm.loopCounts(pp, loop, s.Split, loopBuf[:0])
-		} else {
-			looped = mm.loopCounts(pp, loop, s.Split, nil)
-		}
-		ranks = ranks[:0]
-		for r := range pp {
-			if r == 0 || r == pp-1 || !slices.Equal(looped[r*nk:(r+1)*nk], looped[(r-1)*nk:r*nk]) {
-				ranks = append(ranks, r)
-			}
-		}
+		// Under a loop of chunks every rank's layers in one pass.
+		var loopBuf [(maxRanks + 1) * maxKinds]int
+		looped = mm.loopCounts(pp, loop, s.Split, loopBuf[:0])
+		ranks = loopRanks(looped, pp, nk, rankBuf[:0])
+	} else {
+		ranks = s.Split.CandidateRanks(mm.layers, pp, mm.kindStarts, rankBuf[:0])
 	}
 	var (
 		bz    busiest
@@ -835,6 +825,20 @@ func (mm *Model) loopCounts(pp, loop int, split space.Split, dst []int) []int {
 		dst[(pp-1)*nk+p.MTP.Kind] += p.MTP.Count // the multi-token-prediction modules sit with the output layer
 	}
 	return dst[:pp*nk]
+}
+
+// loopRanks appends to dst the candidate ranks of a pipeline of pp ranks
+// holding the layers of each kind looped (loopCounts, nk kinds): the first,
+// the last and every middle rank that holds other layers than the rank
+// before it, which has as many micro-batches in flight or more
+// (space.CandidateRanks).
+func loopRanks(looped []int, pp, nk int, dst []int) []int {
+	for r := range pp {
+		if r == 0 || r == pp-1 || !slices.Equal(looped[r*nk:(r+1)*nk], looped[(r-1)*nk:r*nk]) {
+			dst = append(dst, r)
+		}
+	}
+	return dst
 }
 
 // loopOf returns the loop chunks of s (space.Strategy.LoopChunks) on a
