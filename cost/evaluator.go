@@ -377,7 +377,7 @@ type evalState struct {
 	ranks, rankStage, kindStarts []int
 	// split is the split of the layers st.stages are of and loop the
 	// chunks a rank runs them in (planStages); rankCounts the layers of
-	// each kind per rank of looped chunks (chunkCounts).
+	// each kind per rank of looped chunks (space.Split.LoopCounts).
 	split      space.Split
 	loop       int
 	rankCounts []int

@@ -40,14 +40,14 @@ func (st *evalState) planStages(p *model.Program, pp, loop int, split space.Spli
 	nk := len(p.Kinds)
 	n := p.NumLayers()
 	// A rank of looped chunks holds every pp-th run of layers: where the
-	// layer kind changes, its composition is its chunks' (chunkCounts).
+	// layer kind changes, its composition is its chunks' (space.Split.LoopCounts).
 	looped := loop > 1
 	// At most 4 runs of ranks and two ranks per change of layer kind, or
 	// every rank when looped.
 	maxStages := 4 + 2*len(st.kindStarts)
 	if looped {
 		maxStages = max(maxStages, pp)
-		st.chunkCounts(p, pp, loop, split)
+		st.rankCounts = split.LoopCounts(p, pp, loop, st.rankCounts)
 	}
 	if cap(ss.counts) < nk*maxStages {
 		ss.counts = make([]int, nk*maxStages)
@@ -127,25 +127,6 @@ func (st *evalState) loopOf(p *model.Program, pp, loop int) int {
 // where it matters.
 func (st *evalState) stagesStale(p *model.Program, s *space.Strategy) bool {
 	return s.Split != st.split || st.loopOf(p, s.Degree[space.PP], s.LoopChunks()) != st.loop
-}
-
-// chunkCounts fills st.rankCounts with the layers of each kind of every
-// rank of pp when its layers run as loop chunks of split
-// (space.Split.VisitChunks): rank r's are st.rankCounts[r·nk:(r+1)·nk].
-func (st *evalState) chunkCounts(p *model.Program, pp, loop int, split space.Split) {
-	nk := len(p.Kinds)
-	if cap(st.rankCounts) < pp*nk+nk {
-		st.rankCounts = make([]int, pp*nk+nk)
-	}
-	st.rankCounts = st.rankCounts[:pp*nk+nk]
-	clear(st.rankCounts)
-	one := st.rankCounts[pp*nk:] // one chunk's counts
-	split.VisitChunks(p.NumLayers(), pp, loop, func(r, from, to int) {
-		p.CountLayers(from, to, one)
-		for k, c := range one {
-			st.rankCounts[r*nk+k] += c
-		}
-	})
 }
 
 // blockMultiplicity returns how many times stage sp runs block b per

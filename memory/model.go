@@ -805,26 +805,15 @@ func linearStage(r, pp int, cnt []int) stage {
 
 // loopCounts returns dst (grown) holding every rank of pp's layers of each
 // kind, rank r's at [r·nk, (r+1)·nk), when their layers run as loop chunks
-// of loop under split (countStage), in one pass over the chunks.
+// of loop under split (space.Split.LoopCounts), the multi-token-prediction
+// modules on the last rank.
 func (mm *Model) loopCounts(pp, loop int, split space.Split, dst []int) []int {
 	p := mm.p
-	nk := len(p.Kinds)
-	dst = slices.Grow(dst[:0], (pp+1)*nk)[:(pp+1)*nk]
-	clear(dst)
-	one := dst[pp*nk:]
-	split.VisitChunks(mm.layers, pp, loop, func(r, from, to int) {
-		if to <= from {
-			return
-		}
-		p.CountLayers(from, to, one)
-		for k, c := range one {
-			dst[r*nk+k] += c
-		}
-	})
+	dst = split.LoopCounts(p, pp, loop, dst)
 	if p.MTP.Count > 0 {
-		dst[(pp-1)*nk+p.MTP.Kind] += p.MTP.Count // the multi-token-prediction modules sit with the output layer
+		dst[(pp-1)*len(p.Kinds)+p.MTP.Kind] += p.MTP.Count // the multi-token-prediction modules sit with the output layer
 	}
-	return dst[:pp*nk]
+	return dst
 }
 
 // loopRanks appends to dst the candidate ranks of a pipeline of pp ranks

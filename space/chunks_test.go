@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/meshplan/meshplan/model"
 )
 
 // TestVisitChunks: the layers of a loop of chunks (the interleaved
@@ -129,5 +131,23 @@ func TestLoopChunksRules(t *testing.T) {
 		if got := (Strategy{Schedule: sc, V: 3}).LoopChunks(); got != want {
 			t.Errorf("%s: LoopChunks %d, want %d (virtual %v, placement %v)", sc, got, want, r.Virtual(), r.Placement())
 		}
+	}
+}
+
+// TestLoopCounts: the layers of each kind per rank of a loop of chunks,
+// one pass over the chunks: DeepSeek-V3's 61 layers (three dense, then
+// MoE) at pp 8, v 4 are one dense and six MoE layers on rank 0, two and
+// six on rank 1, eight MoE layers on ranks 2 to 5 and seven on ranks 6
+// and 7 (the MTP module not counted).
+func TestLoopCounts(t *testing.T) {
+	m, err := model.Preset("deepseek-v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := model.MustProgram(m, model.ProgramOptions{})
+	got := Split{}.LoopCounts(p, 8, 4, nil)
+	want := []int{1, 6, 0, 2, 6, 0, 0, 8, 0, 0, 8, 0, 0, 8, 0, 0, 8, 0, 0, 7, 0, 0, 7, 0}
+	if !slices.Equal(got, want) {
+		t.Errorf("LoopCounts = %v, want %v", got, want)
 	}
 }

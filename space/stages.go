@@ -3,6 +3,8 @@ package space
 import (
 	"fmt"
 	"slices"
+
+	"github.com/meshplan/meshplan/model"
 )
 
 // Split is how a pipeline spreads the decoder layers over its ranks: the
@@ -220,6 +222,28 @@ func (sp Split) VisitChunks(n, p, v int, visit func(rank, from, to int)) {
 		visit(r, at, at+c)
 		at += c
 	}
+}
+
+// LoopCounts returns dst (grown) holding the layers of each of prog's
+// layer kinds that every rank of a pipeline of p ranks holds when its
+// layers run as loop chunks of loop under sp (VisitChunks): rank r's at
+// [r·nk, (r+1)·nk) for nk kinds. The multi-token-prediction modules are
+// not counted.
+func (sp Split) LoopCounts(prog *model.Program, p, loop int, dst []int) []int {
+	nk := len(prog.Kinds)
+	dst = slices.Grow(dst[:0], (p+1)*nk)[:(p+1)*nk]
+	clear(dst)
+	one := dst[p*nk:] // one chunk's counts
+	sp.VisitChunks(prog.NumLayers(), p, loop, func(r, from, to int) {
+		if to <= from {
+			return
+		}
+		prog.CountLayers(from, to, one)
+		for k, c := range one {
+			dst[r*nk+k] += c
+		}
+	})
+	return dst[:p*nk]
 }
 
 // RankOf returns the pipeline rank of p that holds layer l (0-based) of n
