@@ -151,3 +151,32 @@ func TestLoopCounts(t *testing.T) {
 		t.Errorf("LoopCounts = %v, want %v", got, want)
 	}
 }
+
+// TestShortOfChunks: a rank cut into v chunks of at least one layer needs
+// v layers, the first and the last v-1 (their first and last chunk hold
+// only the embedding and the output layer). Qwen3-235B-A22B's 94 layers
+// at pp 32, v 3 under Megatron-Core's layout E|(t|)*94L (first=2,last=2,
+// 3 a middle rank) fit; first=1 leaves rank 0 short.
+func TestShortOfChunks(t *testing.T) {
+	for _, tt := range []struct {
+		n, p, v    int
+		sp         Split
+		rank, have int
+		short      bool
+	}{
+		{94, 32, 3, Split{First: 2, Last: 2}, 0, 0, false},
+		{94, 32, 3, Split{}, 0, 0, false},
+		{93, 32, 3, Split{First: 1, Last: 2}, 0, 1, true},
+		{94, 32, 3, Split{First: 3, Last: 1}, 31, 1, true},
+		{126, 8, 8, Split{First: 6, Last: 6}, 0, 6, true},
+		{126, 8, 8, Split{First: 7, Last: 11}, 0, 0, false},
+		{70, 8, 9, Split{First: 8, Last: 8}, 0, 0, false},
+		{60, 8, 9, Split{First: 12, Last: 12}, 1, 6, true},
+		{10, 1, 4, Split{}, 0, 0, false},
+	} {
+		r, have, short := tt.sp.ShortOfChunks(tt.n, tt.p, tt.v)
+		if short != tt.short || short && (r != tt.rank || have != tt.have) {
+			t.Errorf("%v.ShortOfChunks(%d, %d, %d) = %d, %d, %v; want %d, %d, %v", tt.sp, tt.n, tt.p, tt.v, r, have, short, tt.rank, tt.have, tt.short)
+		}
+	}
+}

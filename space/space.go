@@ -1442,7 +1442,7 @@ func (sp *Space) valid(l *layout, mb, z, k int) bool {
 	if pp*sc.v > MaxVirtualStages(sp.layers) || !sp.anyV && sc.split.MaxStageLayers(sp.layers, pp)%sc.v != 0 || (sp.equalChunks || sp.equalStages) && sp.layers%(pp*sc.v) != 0 {
 		return false
 	}
-	if explicit && sc.split.MinStageLayers(sp.layers, pp) < sc.v {
+	if _, _, short := sc.split.ShortOfChunks(sp.layers, pp, sc.v); explicit && short {
 		return false
 	}
 	return l.perReplica/mb >= rules.MinMicrobatches(pp)

@@ -171,6 +171,29 @@ func (sp Split) MinStageLayers(n, p int) int {
 	return m
 }
 
+// ShortOfChunks reports the first rank of p, and its layers, that holds
+// too few of n layers under sp to cut them into v chunks of at least one
+// layer, as the interleaved schedule needs: a middle rank needs v layers,
+// the first and the last v-1, their first (last) chunk holding only the
+// embedding (the output layer), as MaxVirtualStages counts the chunks and
+// ChunkLayers fills them. It is false when every rank has enough.
+func (sp Split) ShortOfChunks(n, p, v int) (rank, layers int, short bool) {
+	if p <= 1 || v <= 1 {
+		return 0, 0, false
+	}
+	sr := sp.runs(n, p)
+	for r := range p {
+		need := v
+		if r == 0 || r == p-1 {
+			need = v - 1
+		}
+		if c := sr.count(r); c < need {
+			return r, c, true
+		}
+	}
+	return 0, 0, false
+}
+
 // ChunkLayers is the number of layers of chunk j (0-based, in the order
 // the rank runs them) of rank r of p when each rank's layers are split
 // into v chunks (virtual stages) under sp: as even as whole layers allow,

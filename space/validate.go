@@ -145,8 +145,13 @@ func (s Strategy) Validate(m model.Spec, c profiles.Cluster, w Workload) error {
 			add("schedule=%s needs pp > 1: use 1f1b, or pipeline stages", s.Schedule)
 		} else if mx := MaxVirtualStages(m.Layers); mulSat(pp, s.V) > mx {
 			add("pp*v = %d*%d = %d exceeds the %d chunks the %d layers of %s, the embedding and the output layer can fill: use v <= %d", pp, s.V, pp*s.V, mx, m.Layers, m.Name, max(1, mx/pp))
-		} else if least := s.Split.MinStageLayers(m.Layers, pp); splitErr == nil && s.Split.Explicit() && least < s.V {
-			add("v=%d splits each stage's layers into %d chunks, but %s leaves a stage with %d layers: use v <= %d or give that stage more layers", s.V, s.V, s.Split, least, least)
+		} else if r, n, short := s.Split.ShortOfChunks(m.Layers, pp, s.V); splitErr == nil && s.Split.Explicit() && short {
+			most := n
+			if r == 0 || r == pp-1 {
+				most = n + 1
+			}
+			add("v=%d splits each stage's layers into %d chunks, but %s leaves stage %d with %d layers (a middle stage needs %d, the first and the last %d, a chunk of theirs holding only the embedding or the output layer): use v <= %d or give that stage more layers",
+				s.V, s.V, s.Split, r, n, s.V, s.V-1, most)
 		}
 		if need := s.Schedule.MinMicrobatches(pp); pp > 1 && nmb > 0 && nmb < need {
 			add("schedule=%s needs at least pp=%d micro-batches, but batch/(dp*fsdp*mb) = %d: lower mb or dp*fsdp, raise the batch, or use 1f1b", s.Schedule, need, nmb)

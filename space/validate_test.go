@@ -47,7 +47,11 @@ func TestValidate(t *testing.T) {
 		{name: "405b split does not add up", m: llama3_405b(), c: gpuCluster(1024), w: Workload{1536, 8192}, s: "dp=16,tp=8,pp=8,first=14,last=14",
 			want: []string{"first=14,last=14 with pp=8 leaves 98 of the 126 layers for the other 6 stages, which do not share them evenly: make 126 minus first and last a multiple of 6 (e.g. first=15,last=15)"}},
 		{name: "split chunk empty", m: llama3_405b(), c: gpuCluster(1024), w: Workload{1536, 8192}, s: "dp=16,tp=8,pp=8,first=6,last=6,schedule=interleaved,v=8",
-			want: []string{"v=8 splits each stage's layers into 8 chunks, but first=6,last=6 leaves a stage with 6 layers: use v <= 6 or give that stage more layers"}},
+			want: []string{"v=8 splits each stage's layers into 8 chunks, but first=6,last=6 leaves stage 0 with 6 layers (a middle stage needs 8, the first and the last 7, a chunk of theirs holding only the embedding or the output layer): use v <= 7 or give that stage more layers"}},
+		// 126 layers, pp=8, v=8, first=7: the first rank's first chunk
+		// holds only the embedding, as the default split's may
+		// (MaxVirtualStages).
+		{name: "split chunk of the embedding alone", m: llama3_405b(), c: gpuCluster(1024), w: Workload{1536, 8192}, s: "dp=16,tp=8,pp=8,first=7,last=11,schedule=interleaved,v=8"},
 		{name: "split without pipeline", m: llama3_8b(), c: gpuCluster(8), w: w8b, s: "dp=8,first=4",
 			want: []string{"first=4 sets the layers of a pipeline stage, but pp=1: set pp > 1 or drop first and last"}},
 		{name: "mixtral ep", m: mixtral(), c: gpuCluster(16), w: Workload{32, 4096}, s: "tp=2,fsdp=8,ep=8"},
