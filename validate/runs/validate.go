@@ -1217,10 +1217,16 @@ func evaluate(p *search.Problem, s space.Strategy) (evaluation, error) {
 		return evaluation{}, fmt.Errorf("runs: strategy %s: %w", s, err)
 	}
 	// Placed as the run's framework lays out its ranks (Megatron: tp, cp,
-	// dp, pp from the innermost), the mesh the published run had.
+	// dp, pp from the innermost), the mesh the published run had, and
+	// refused where the framework could not run it so (a Megatron-Core
+	// expert grid the planner cannot carve: Limits.CheckPlacement), rather
+	// than priced on a layout the run did not have.
 	placed, err := p.Options().Limits.Place(s, p.Cluster())
 	if err != nil {
 		return evaluation{}, fmt.Errorf("runs: strategy %s: %w", s, err)
+	}
+	if err := p.Options().Limits.CheckPlacement(placed, p.Cluster()); err != nil {
+		return evaluation{}, fmt.Errorf("runs: strategy %s: %w", placed, err)
 	}
 	c := p.Evaluate(placed, false)
 	if c.Err != nil {
