@@ -139,6 +139,12 @@ type Estimate struct {
 	ComputeSeconds float64
 	// MatmulSeconds is the time of the matmuls with weights.
 	MatmulSeconds float64
+	// MatmulTailSeconds is the part of MatmulSeconds that is the calls'
+	// fixed tails, t₀ per GEMM call (profiles.Efficiency; one call per
+	// local expert for per-expert GEMMs, Options.PerExpertGEMMs): what the
+	// step owes to the number of calls rather than to their FLOPs, an
+	// assumption a reviewer can weigh (docs/formulas.md §3.5).
+	MatmulTailSeconds float64
 	// AttentionSeconds is the time of the attention core's kernels.
 	AttentionSeconds float64
 	// ScanSeconds is the time of the chunked scans of state-space and

@@ -16,7 +16,8 @@ import (
 // more per-call tails t₀ = MatmulHalfFLOPs/(MatmulFraction·peak), 24.4 µs on
 // the H100 (profiles.Efficiency), over the sustained fraction 0.9 of a
 // multi-GPU job: 27.1 µs, and 32·6·3·27.1 µs = 15.6 ms per micro-batch.
-// With ep=8 (one expert per chip) nothing changes.
+// With ep=8 (one expert per chip) nothing changes. The added time is all
+// tails, and Estimate.MatmulTailSeconds grows by it.
 func TestPerExpertGEMMs(t *testing.T) {
 	m, _ := model.Preset("mixtral-8x7b")
 	c, err := profiles.Parse("h100-8")
@@ -53,6 +54,14 @@ func TestPerExpertGEMMs(t *testing.T) {
 		micro := float64(w.Batch / 8) // mb=1 on 8 data-parallel chips
 		if got, want := per.MatmulSeconds-one.MatmulSeconds, micro*tc.extraS; !near(got, want, 1e-6) && !(want == 0 && got == 0) {
 			t.Errorf("%s: per-expert GEMMs add %.6g s of matmul, want %.6g s", tc.spec, got, want)
+		}
+		// The breakdown counts the added calls' tails as tails, all of
+		// the difference (Estimate.MatmulTailSeconds).
+		if got, want := per.MatmulTailSeconds-one.MatmulTailSeconds, micro*tc.extraS; !near(got, want, 1e-6) && !(want == 0 && got == 0) {
+			t.Errorf("%s: per-expert GEMMs add %.6g s of tails, want %.6g s", tc.spec, got, want)
+		}
+		if one.MatmulTailSeconds <= 0 || per.MatmulTailSeconds >= per.MatmulSeconds {
+			t.Errorf("%s: tails %.4g s of %.4g s of matmuls (one call each: %.4g s); want a positive part", tc.spec, per.MatmulTailSeconds, per.MatmulSeconds, one.MatmulTailSeconds)
 		}
 	}
 }

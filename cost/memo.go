@@ -54,6 +54,9 @@ type opMemo struct {
 	// sec that is memory-bound work the op brings with it (AQT's weight
 	// quantisation, a TensorCore's reduction), counted as memory-bound.
 	sec, fl, mem float64
+	// tail is the part of sec that is the calls' fixed tails
+	// (evaluator.callTail), for the breakdown.
+	tail float64
 	// dep are the roles the op priced collectives over, at the placement
 	// epoch it was recorded in.
 	dep roleSet
@@ -315,6 +318,7 @@ func (e *evaluator) replay(res *runResult, m *opMemo, o *model.Op, idx int, ps p
 	e.gathered[o.A] |= m.addA
 	e.gathered[o.B] |= m.addB
 	res.addOpMem(idx, o, m.sec, m.mem)
+	res.cat[catTail] += m.tail
 	res.flops += m.fl
 }
 

@@ -51,6 +51,10 @@ const (
 	catAttention                 // the attention core
 	catMemory                    // memory-bound passes and layout copies
 	catScan                      // state-space and linear-attention scans (model.Op.Scan)
+	// catTail is the part of catMatmul that is the matmuls' per-call
+	// tails (evaluator.callTail), for the breakdown only: no op's time is
+	// counted in it alone.
+	catTail
 	numCategories
 )
 

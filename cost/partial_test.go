@@ -32,7 +32,7 @@ func TestAddPartialReruns(t *testing.T) {
 		fw := &runResult{opSeconds: []float64{0.001, 0.006, 0.004, 0.008}}
 		rc := &runResult{seconds: 0.002}
 		rc.cat[catMemory] = 0.002
-		addPartialReruns(rc, fw, ops, c.shares)
+		addPartialReruns(rc, fw, ops, c.shares, nil)
 		if math.Abs(rc.seconds-c.seconds) > 1e-15 || math.Abs(rc.cat[catMatmul]-c.matmul) > 1e-15 || rc.cat[catMemory] != 0.002 {
 			t.Errorf("%s: recompute %v s (matmul %v, memory %v), want %v (matmul %v, memory 0.002)",
 				c.name, rc.seconds, rc.cat[catMatmul], rc.cat[catMemory], c.seconds, c.matmul)

@@ -145,7 +145,7 @@ func (e *evaluator) blockBackward(b int, sc *segCost) {
 	e.resetCache(b, false)
 	e.run(rc, b, pRecompute, e.m.reruns[e.policy][b])
 	if sh := e.m.shares[e.policy][b]; sh != nil {
-		addPartialReruns(rc, &sc.runs[0], e.p.Blocks[b].Fwd, sh)
+		addPartialReruns(rc, &sc.runs[0], e.p.Blocks[b].Fwd, sh, e.callTail)
 	}
 	e.resetCache(b, true)
 	e.run(bw, b, pBwd, nil)
@@ -167,15 +167,21 @@ func (e *evaluator) blockBackward(b int, sc *segCost) {
 // there): each the share of its time in the forward pass fw, its inputs
 // being at hand (the recompute pass re-makes them or they are kept), so no
 // collective is added (the backward pass gathers the projection's input
-// for its weight gradient as without recompute).
-func addPartialReruns(rc, fw *runResult, ops []model.Op, shares []float64) {
+// for its weight gradient as without recompute). Each re-run part is one
+// call, whose fixed tail (tail, evaluator.callTail) the breakdown counts
+// up to its share of the op's time.
+func addPartialReruns(rc, fw *runResult, ops []model.Op, shares []float64, tail func(*model.Op) float64) {
 	for i, sh := range shares {
 		if sh <= 0 || i >= len(fw.opSeconds) {
 			continue
 		}
 		sec := sh * fw.opSeconds[i]
 		rc.seconds += sec
-		rc.cat[categoryOf(&ops[i])] += sec
+		c := categoryOf(&ops[i])
+		rc.cat[c] += sec
+		if c == catMatmul && tail != nil {
+			rc.cat[catTail] += min(sh*tail(&ops[i]), sec)
+		}
 	}
 }
 

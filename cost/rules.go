@@ -601,6 +601,7 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 		bytes += e.bytes(o.C, x.rc)
 	}
 	flSec := e.flopSeconds(o, fl, ps)
+	calls := 1.0
 	if e.o.PerExpertGEMMs && shape.dims&(1<<model.DimE) != 0 && o.Group != model.GroupCore {
 		// A grouped expert matmul run as one GEMM per local expert, each
 		// with its own tail (the t₀ of profiles.Efficiency, fitted per
@@ -610,14 +611,22 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 		// module/grouped_linear.py, general_grouped_gemm), so n local
 		// experts pay n·t₀, not one (docs/formulas.md §3.5).
 		if n := e.size[model.DimE] / e.degOf(rs.split()&bit(space.RoleEP)); n > 1 {
-			flSec = n * e.flopSeconds(o, fl/n, ps)
+			flSec, calls = n*e.flopSeconds(o, fl/n, ps), n
 		}
 	}
-	sec := max(flSec, e.memSeconds(bytes))
+	memSec := e.memSeconds(bytes)
+	sec := max(flSec, memSec)
+	// The part of a compute-bound matmul's time that is its calls' fixed
+	// tails (profiles.Efficiency's t₀ per call), for the breakdown.
+	var tail float64
+	if fl > 0 && flSec >= memSec {
+		tail = calls * e.callTail(o)
+	}
 	if shape.dims&(1<<model.DimC) != 0 && e.degOf(rs.split()&bit(space.RoleEP)) > 1 {
 		// The expert matmuls of the busiest expert rank (model.MoE.Load);
 		// without expert parallelism one rank runs every expert's tokens.
 		sec *= e.m.imbalance
+		tail *= e.m.imbalance
 	}
 	// Memory-bound work the op brings with it: AQT quantises each operand
 	// inside every int8 matmul call, the weight included (under FSDP the
@@ -651,10 +660,11 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 	}
 	sec += mem
 	res.addOpMem(idx, o, sec, mem)
+	res.cat[catTail] += tail
 	res.flops += fl
 	res.dep |= e.opDep
 	if m != nil {
-		m.addA, m.addB, m.partial, m.sec, m.fl, m.mem = rs.gA(), rs.gB(), rs.partial(), sec, fl, mem
+		m.addA, m.addB, m.partial, m.sec, m.fl, m.mem, m.tail = rs.gA(), rs.gB(), rs.partial(), sec, fl, mem, tail
 		m.rs = rs
 		m.dep, m.at = e.opDep, e.epoch
 		m.emit = append(m.emit[:0], res.emit[first:]...)
@@ -712,6 +722,29 @@ func (e *evaluator) flopSeconds(o *model.Op, fl float64, ps pass) float64 {
 		return e.eff.MatmulFP8Seconds(fl, e.peak8)
 	}
 	return e.eff.MatmulSeconds(fl, e.peak)
+}
+
+// callTail is the fixed time of one call of einsum o, the t₀ of its
+// kernel's curve (profiles.Efficiency: t = FLOPs/(fraction·peak) + t₀):
+// MatmulHalfFLOPs/(MatmulFraction·peak) and its fp8 and fp4 twins, as
+// flopSeconds prices the call; 0 for the attention core, whose kernels
+// have no per-call tail of that form.
+func (e *evaluator) callTail(o *model.Op) float64 {
+	half, rate := e.eff.MatmulHalfFLOPs, e.eff.MatmulFraction*e.peak
+	switch {
+	case o.Group == model.GroupCore:
+		return 0
+	case o.FP8 && e.int8 && e.peak8 > 0:
+		// AQT int8: the bf16 curve's t₀ (flopSeconds).
+	case o.FP8 && e.fp4 && e.peak8 > 0:
+		half, rate = e.eff.MatmulFP4HalfFLOPs, e.eff.MatmulFP4Fraction*e.peak8
+	case o.FP8 && e.peak8 > 0:
+		half, rate = e.eff.MatmulFP8HalfFLOPs, e.eff.MatmulFP8Fraction*e.peak8
+	}
+	if rate <= 0 {
+		return 0
+	}
+	return half / rate
 }
 
 // seqCopySeconds is the memory time of the copies that a DTensor plan's

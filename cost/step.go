@@ -549,6 +549,7 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 	est.MatmulSeconds = M * cat[catMatmul]
 	est.AttentionSeconds = M * cat[catAttention]
 	est.ScanSeconds = M * cat[catScan]
+	est.MatmulTailSeconds = M * cat[catTail]
 	est.MemoryBoundSeconds = M*cat[catMemory] + cast8
 	est.ComputeSeconds = M*(fc+bc) + est.OptimizerSeconds + cast8
 	exposed := M * crit

@@ -151,6 +151,9 @@ func writeExplainTable(w io.Writer, e Evaluation, t Training) error {
 	tw := newTable(ew)
 	fmt.Fprintf(tw, "compute\t%s\n", Seconds(r.Time.ComputeS))
 	fmt.Fprintf(tw, "  matmuls\t%s\n", Seconds(r.Time.MatmulS))
+	if r.Time.MatmulTailS > 0 {
+		fmt.Fprintf(tw, "    of which per-call tails\t%s (t₀ per GEMM call, not FLOPs: %s of the matmuls)\n", Seconds(r.Time.MatmulTailS), Percent(r.Time.MatmulTailS/r.Time.MatmulS))
+	}
 	fmt.Fprintf(tw, "  attention kernels\t%s\n", Seconds(r.Time.AttentionS))
 	if r.Time.ScanS > 0 {
 		fmt.Fprintf(tw, "  state-space scans\t%s\n", Seconds(r.Time.ScanS))

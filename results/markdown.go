@@ -177,7 +177,7 @@ func writeBreakdownMarkdown(ew *errWriter, e Evaluation) {
 	for _, row := range []struct {
 		name string
 		v    float64
-	}{{"compute", r.Time.ComputeS}, {"&nbsp;&nbsp;matmuls", r.Time.MatmulS}, {"&nbsp;&nbsp;attention kernels", r.Time.AttentionS},
+	}{{"compute", r.Time.ComputeS}, {"&nbsp;&nbsp;matmuls", r.Time.MatmulS}, {"&nbsp;&nbsp;&nbsp;&nbsp;of which per-call tails (t₀)", r.Time.MatmulTailS}, {"&nbsp;&nbsp;attention kernels", r.Time.AttentionS},
 		{"&nbsp;&nbsp;memory-bound passes", r.Time.MemoryBoundS}, {"&nbsp;&nbsp;optimizer step", r.Time.OptimizerS},
 		{"exposed communication", r.Time.ExposedCommS}, {"pipeline bubble", r.Time.BubbleS}} {
 		ew.printf("| %s | %s | %s |\n", row.name, Seconds(row.v), share(row.v, r.StepTimeS))

@@ -43,7 +43,8 @@ type Strategy struct {
 }
 
 // Time is a step's time breakdown in seconds: compute_s is the sum of
-// matmul_s, attention_s, memory_bound_s and optimizer_s; exposed_a2a_s is
+// matmul_s, attention_s, memory_bound_s and optimizer_s; matmul_tail_s is
+// the part of matmul_s that is the GEMM calls' fixed tails; exposed_a2a_s is
 // the part of exposed_comm_s that is the MoE dispatch and combine (absent
 // for a dense model); collective_sms_s the part that is the compute's loss
 // of the SMs overlapped collectives hold (absent when none overlaps, and on
@@ -59,7 +60,10 @@ type Time struct {
 	ExposedOffloadS float64 `json:"exposed_offload_s,omitempty"`
 	BubbleS         float64 `json:"bubble_s"`
 	MatmulS         float64 `json:"matmul_s"`
-	AttentionS      float64 `json:"attention_s"`
+	// MatmulTailS is the part of matmul_s that is the GEMM calls' fixed
+	// tails (cost.Estimate.MatmulTailSeconds); absent when none.
+	MatmulTailS float64 `json:"matmul_tail_s,omitempty"`
+	AttentionS  float64 `json:"attention_s"`
 	// ScanS is the state-space and linear-attention scans' time
 	// (cost.Estimate.ScanSeconds), absent for a model without them.
 	ScanS        float64 `json:"scan_s,omitempty"`
@@ -318,6 +322,7 @@ func NewResult(e Evaluation) Result {
 		Time: Time{
 			ComputeS:        e.Time.ComputeSeconds,
 			MatmulS:         e.Time.MatmulSeconds,
+			MatmulTailS:     e.Time.MatmulTailSeconds,
 			AttentionS:      e.Time.AttentionSeconds,
 			ScanS:           e.Time.ScanSeconds,
 			MemoryBoundS:    e.Time.MemoryBoundSeconds,
