@@ -67,6 +67,14 @@ type Comm struct {
 	// overlap hides its all-to-all within one NVLink domain too
 	// (evaluator.epOverlapHides).
 	GraphedStep bool
+	// GraphedLayers says each layer's attention, router and dispatch
+	// preprocessing run as captured CUDA graphs while the routed experts
+	// stay eager (Megatron-Core's --cuda-graph-impl transformer_engine
+	// --cuda-graph-scope attn moe_router moe_preprocess): the host, no
+	// longer launching those kernels one by one, keeps ahead of the GPU,
+	// and every GEMM call pays the tail of a call launched back to back
+	// (streamTail) rather than a single call's t₀, as under GraphedStep.
+	GraphedLayers bool
 }
 
 // Collective is one kind of communication of a step, aggregated over its calls.

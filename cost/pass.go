@@ -145,7 +145,7 @@ func (e *evaluator) blockBackward(b int, sc *segCost) {
 	e.resetCache(b, false)
 	e.run(rc, b, pRecompute, e.m.reruns[e.policy][b])
 	if sh := e.m.shares[e.policy][b]; sh != nil {
-		addPartialReruns(rc, &sc.runs[0], e.p.Blocks[b].Fwd, sh, e.callTail)
+		addPartialReruns(rc, &sc.runs[0], e.p.Blocks[b].Fwd, sh, func(o *model.Op) float64 { return e.launchedTail(o, e.callTail(o)) })
 	}
 	e.resetCache(b, true)
 	e.run(bw, b, pBwd, nil)

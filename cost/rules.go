@@ -614,13 +614,20 @@ func (e *evaluator) einsum(res *runResult, b, k int, o *model.Op, why whyID, sha
 			flSec, calls = n*e.flopSeconds(o, fl/n, ps), n
 		}
 	}
+	callTail := e.callTail(o)
+	if t := e.launchedTail(o, callTail); fl > 0 && t < callTail {
+		// Launched back to back with the host ahead, each call pays the
+		// GPU's tail, not a single call's t₀ (Comm.GraphedLayers).
+		flSec -= calls * (callTail - t)
+		callTail = t
+	}
 	memSec := e.memSeconds(bytes)
 	sec := max(flSec, memSec)
 	// The part of a compute-bound matmul's time that is its calls' fixed
 	// tails (profiles.Efficiency's t₀ per call), for the breakdown.
 	var tail float64
 	if fl > 0 && flSec >= memSec {
-		tail = calls * e.callTail(o)
+		tail = calls * callTail
 	}
 	if shape.dims&(1<<model.DimC) != 0 && e.degOf(rs.split()&bit(space.RoleEP)) > 1 {
 		// The expert matmuls of the busiest expert rank (model.MoE.Load);
@@ -745,6 +752,38 @@ func (e *evaluator) callTail(o *model.Op) float64 {
 		return 0
 	}
 	return half / rate
+}
+
+// launchedTail is the tail one call of einsum o pays as the strategy's
+// launches run, given its single-call tail t (callTail): the back-to-back
+// tail, when smaller, where CUDA graphs keep the host ahead of the GPU
+// (Comm.GraphedStep, Comm.GraphedLayers), else t.
+func (e *evaluator) launchedTail(o *model.Op, t float64) float64 {
+	if g := &e.o.Comm; g.GraphedStep || g.GraphedLayers {
+		return min(streamTail(o), t)
+	}
+	return t
+}
+
+// The tail of a GEMM call launched back to back behind others, the host
+// ahead of the GPU: t = FLOPs/rate + t₀ fitted over 8 to 32 expert GEMMs
+// run one after another on one stream of an H200 gives t₀ = 6-9 µs at
+// 750 TFLOP/s in bf16 and 13-15 µs at 1,400 TFLOP/s in fp8, where single
+// calls give 27-29 and 33-39 µs
+// (profiles/testdata/measured-h200/multistream-experts.csv and its
+// README): 7 and 14 µs, taken as times on every GPU as t₀ is.
+const (
+	streamTailSeconds    = 7e-6
+	streamTailFP8Seconds = 14e-6
+)
+
+// streamTail is the back-to-back tail of one call of einsum o: the fp8
+// one for an fp8 (or fp4, an assumption) projection, else the bf16 one.
+func streamTail(o *model.Op) float64 {
+	if o.FP8 {
+		return streamTailFP8Seconds
+	}
+	return streamTailSeconds
 }
 
 // seqCopySeconds is the memory time of the copies that a DTensor plan's

@@ -15,6 +15,10 @@ import (
 // tail t₀ = MatmulHalfFLOPs/(MatmulFraction·peak), every one compute-bound.
 // The tails are a part of the matmuls' time, and under full recompute the
 // re-run forward adds its 4 x 32 + 0 calls (the output layer is not re-run).
+// With the layers captured as CUDA graphs (Comm.GraphedLayers) or the step
+// one graph (Comm.GraphedStep) every call pays the back-to-back tail, 7 µs
+// in bf16 (streamTailSeconds), and the matmuls are shorter by the
+// difference.
 func TestMatmulTails(t *testing.T) {
 	m, c := presets(t, "llama3-8b", "h100-1")
 	w := space.Workload{Batch: 1, SeqLen: 8192}
@@ -33,6 +37,22 @@ func TestMatmulTails(t *testing.T) {
 		}
 		if est.MatmulTailSeconds >= est.MatmulSeconds {
 			t.Errorf("%s: tails %.4g s not a part of the matmuls' %.4g s", tc.spec, est.MatmulTailSeconds, est.MatmulSeconds)
+		}
+		placed, err := parseStrategy(t, tc.spec).Place(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, comm := range []Comm{{GraphedLayers: true}, {GraphedStep: true}} {
+			g, err := evaluate(m, c, w, placed, Options{Comm: comm})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := tc.calls * 7e-6; !near(g.MatmulTailSeconds, want, 1e-9) {
+				t.Errorf("%s %+v: tails %.6g s, want %.0f calls x 7 µs = %.6g s", tc.spec, comm, g.MatmulTailSeconds, tc.calls, want)
+			}
+			if got, want := est.MatmulSeconds-g.MatmulSeconds, tc.calls*(t0-7e-6); !near(got, want, 1e-6) {
+				t.Errorf("%s %+v: matmuls %.6g s shorter, want %.6g s", tc.spec, comm, got, want)
+			}
 		}
 	}
 }

@@ -232,6 +232,21 @@ func TestParse(t *testing.T) {
 			},
 		},
 		{
+			name: "layers graphed but for their experts",
+			yaml: "base: megatron\ngraphed_layers: true\n",
+			check: func(t *testing.T, p framework.Profile) {
+				base, err := framework.Load("megatron")
+				if err != nil {
+					t.Fatal(err)
+				}
+				bo, o := base.SearchOptions(), p.SearchOptions()
+				if bo.Cost.Comm.GraphedLayers || !o.Cost.Comm.GraphedLayers || !o.Cost.PerExpertGEMMs || o.Cost.Comm.GraphedStep {
+					t.Errorf("graphed layers: megatron %v, file %v (per-expert GEMMs %v, graphed step %v); want false, true (true, false)",
+						bo.Cost.Comm.GraphedLayers, o.Cost.Comm.GraphedLayers, o.Cost.PerExpertGEMMs, o.Cost.Comm.GraphedStep)
+				}
+			},
+		},
+		{
 			name: "fused grouped MLP under one CUDA graph",
 			yaml: "base: megatron\nper_expert_gemms: false\ngraphed_step: true\n",
 			check: func(t *testing.T, p framework.Profile) {

@@ -46,6 +46,7 @@ type file struct {
 	FP8Recipe             *string `yaml:"fp8_recipe"`
 	PerExpertGEMMs        *bool   `yaml:"per_expert_gemms"`
 	GraphedStep           *bool   `yaml:"graphed_step"`
+	GraphedLayers         *bool   `yaml:"graphed_layers"`
 }
 
 // Attention kernel names of a framework file.
@@ -79,6 +80,7 @@ const (
 //	fp8_recipe: delayed       # precision=fp8's recipe: delayed, tensorwise, blockwise, mxfp8, torchao, nvfp4 or none
 //	per_expert_gemms: true    # one GEMM per local expert, each with its tail (Transformer Engine's GroupedLinear); false: one fused grouped kernel
 //	graphed_step: false       # the step runs as one captured CUDA graph (Megatron-Core's cuda_graph_impl full_iteration)
+//	graphed_layers: false     # each layer but its routed experts runs as captured CUDA graphs (--cuda-graph-scope attn moe_router moe_preprocess)
 //
 // The passes are norm, rope, act, residual, loss and lookup (model.Pass).
 // Unknown keys are errors naming the line, and every number must be in the
@@ -179,7 +181,7 @@ func parse(data []byte, defaultName string) (Profile, error) {
 		v   *bool
 		dst *bool
 	}{{f.FlatCollectives, &p.Comm.Flat}, {f.PerTensorCollectives, &p.Comm.PerTensor}, {f.ChunkSync, &p.Comm.ChunkSync}, {f.TensorParallelOverlap, &p.TensorParallelOverlap}, {f.SearchDispatchers, &p.Limits.SearchDispatchers},
-		{f.PerExpertGEMMs, &p.PerExpertGEMMs}, {f.GraphedStep, &p.Comm.GraphedStep}} {
+		{f.PerExpertGEMMs, &p.PerExpertGEMMs}, {f.GraphedStep, &p.Comm.GraphedStep}, {f.GraphedLayers, &p.Comm.GraphedLayers}} {
 		if b.v != nil {
 			*b.dst = *b.v
 		}

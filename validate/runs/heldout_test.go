@@ -241,10 +241,13 @@ func TestBridgeBlackwellUltra(t *testing.T) {
 // grid lays their ep 8 over tp x cp, which the planner cannot carve
 // (experts come out of dp, fsdp and, whole under sp, tp), and a row is
 // posed only as its framework can place it (Limits.CheckPlacement). The
-// posable rows are held where docs/published-runs-2.md puts them: within
-// 20% on average (17.2%, bias -5.1%), the Megatron-FSDP row the furthest
-// off (-39%: its per-micro-batch gathers of the experts over the nodes
-// keep the planner's step communication-bound where the run hid them).
+// graphed rows (attention, router and preprocessing captured) pay the
+// back-to-back GEMM tail (cost.Comm.GraphedLayers). The posable rows are
+// held where docs/published-runs-2.md puts them: within 15% on average
+// (13.1%, bias -1.1%; 17.2% and -5.1% with single-call tails), the
+// Megatron-FSDP row the furthest off (-39%: its per-micro-batch gathers of
+// the experts over the nodes keep the planner's step communication-bound
+// where the run hid them).
 func TestMegatronMoEModelZoo(t *testing.T) {
 	rs, _ := readTestdata(t, "megatron-moe-modelzoo.csv")
 	rep := Validate(rs, nil, Options{})
@@ -265,7 +268,16 @@ func TestMegatronMoEModelZoo(t *testing.T) {
 		}
 	}
 	n := float64(len(rep.Rows))
-	if mape := abs / n; mape > 0.20 || bias/n > 0 {
-		t.Errorf("tokens/s MAPE %.1f%%, bias %+.1f%%; want at most 20%% and pessimistic", 100*mape, 100*bias/n)
+	if mape := abs / n; mape > 0.15 || max(bias/n, -bias/n) > 0.05 {
+		t.Errorf("tokens/s MAPE %.1f%%, bias %+.1f%%; want at most 15%% and 5%%", 100*mape, 100*bias/n)
+	}
+	graphed := 0
+	for _, r := range rep.Rows {
+		if strings.Contains(r.Note, "partial CUDA graphs") {
+			graphed++
+		}
+	}
+	if graphed != 4 {
+		t.Errorf("%d rows posed with partial CUDA graphs, want the four GB200 and GB300 rows (the 320 TFLOPS H100 row graphs the router alone)", graphed)
 	}
 }

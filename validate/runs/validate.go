@@ -289,6 +289,11 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 		so.Cost.PerExpertGEMMs = false
 		so.Cost.Comm.GraphedStep = true
 	}
+	if r.graphedLayers() {
+		// The layers' attention, router and preprocessing captured, the
+		// experts eager (graphedLayers, cost.Comm.GraphedLayers).
+		so.Cost.Comm.GraphedLayers = true
+	}
 	if rate := r.AttentionRate(); rate != 1 {
 		scaleAttention(&so.Program.Kernels, rate)
 		if so.ShardedProgram != nil {
@@ -560,6 +565,100 @@ func ultraHybridEP(release, key string) bool {
 		return release == "26.06 NeMo Container" || release == "26.06.01 NeMo Container"
 	case "gpt-oss/b300":
 		return release != "26.02 NeMo Container"
+	}
+	return false
+}
+
+// graphedLayers reports whether Megatron-Core row r ran each layer but its
+// routed experts as captured CUDA graphs (--cuda-graph-impl
+// transformer_engine with a --cuda-graph-scope of attn, moe_router and
+// moe_preprocess; Megatron-Core's per-layer graphs before it, which
+// capture a token-dropping layer whole): a Megatron-Bridge
+// performance-summary row whose release's
+// config sets them (bridgeGraphedLayers), or a row whose notes say
+// "partial CUDA graphs", the attention captured with the router and the
+// preprocessing (the DeepSeek-V3 GB200 guide's final row, --cuda-graph-scope
+// attn moe_router moe_preprocess, NVIDIA/Megatron-LM@eb0783b6
+// docs/discussions/deepseek-v3-gb200-optimization §2.3; the Megatron-Core
+// MoE Model Zoo's GB200 and GB300 rows).
+func (r Run) graphedLayers() bool {
+	if !strings.Contains(r.Framework, "Megatron") {
+		return false
+	}
+	if r.bridgePerfSummary() {
+		return r.bridgeGraphedLayers()
+	}
+	return strings.Contains(strings.ToLower(r.Notes), "partial cuda graphs")
+}
+
+// bridgeGraphedLayers reports whether the performance config of the
+// release of Megatron-Bridge MoE row r captures each layer but its
+// routed experts in CUDA graphs: its attention with the router and the
+// dispatch preprocessing (cuda_graph_impl "transformer_engine" with a
+// cuda_graph_scope of attn, moe_router and moe_preprocess, Nemotron 3
+// Nano's with mamba too), or 25.09's per-layer graphs (cuda_graphs, which
+// sets Megatron-Core's enable_cuda_graph: the local graph of the whole
+// layer, scripts/performance/utils/helpers.py:114-120 at v0.1.0rc3). A
+// scope of the router and the preprocessing alone leaves the attention's
+// kernels to the host, which still paces the layer; it is not counted.
+// Read at every tag (NVIDIA-NeMo/Megatron-Bridge, scripts/performance,
+// configs/*/workload_base_configs.py):
+//
+//   - 25.09 (v0.1.0rc3): Qwen3-30B-A3B on GB200 and B200, Qwen3-235B-A22B
+//     on GB200, DeepSeek-V3 on B200 (the qwen3 YAMLs :81, :99, :80);
+//   - 25.11 (v0.2.0): DeepSeek-V3 on GB300 (:36-37), GPT-OSS-120B on
+//     GB300, Qwen3-235B-A22B in BF16 on GB200 (:78-79); DeepSeek-V3 on
+//     GB200, Qwen3-30B-A3B and Qwen3-235B-A22B on GB300 graph the router
+//     and preprocessing only;
+//   - 26.02 to 26.04.01 (v0.3.0 to v0.4.2): DeepSeek-V3 on GB200 (:82-83),
+//     and on B300 and B200 in 26.04.01 (:187-188, :211-212), GPT-OSS-120B
+//     on GB300 and B300 (:49-50, :66-67), Qwen3-235B-A22B on GB300 and
+//     GB200, Qwen3-30B-A3B on B200 from 26.02.01 (its other Blackwell
+//     configs the router and preprocessing only), Nemotron 3 Nano from
+//     26.02.01 on GB300, GB200 and B300, and on B200 from 26.04.01 (its
+//     H100 config graphs the Mamba layers only);
+//   - 26.06 and 26.06.01 (v0.5.0, v0.5.1): DeepSeek-V3 and GPT-OSS-120B on
+//     B300 (:229-230, :138-139), GPT-OSS-120B in BF16 on GB300 (:121-122),
+//     Nemotron 3 Nano on every Blackwell; the rest of their Blackwell MoE
+//     configs capture the whole step (bridgeGraphedMoE).
+func (r Run) bridgeGraphedLayers() bool {
+	release, key, ok := r.bridgePerfRow()
+	if !ok {
+		// Nemotron 3 Nano, which bridgePerfRow does not key.
+		name, chip := strings.ToLower(r.ModelName), strings.ToLower(r.Chip)
+		if !strings.Contains(name, "nano") || strings.HasPrefix(chip, "h100") {
+			return false
+		}
+		for i, rel := range bridgeReleases {
+			if strings.Contains(r.Source, rel) {
+				// From 26.02.01 (index 3), on B200 from 26.04.01 (index 5).
+				return i >= 3 && (i >= 5 || !strings.HasPrefix(chip, "b200"))
+			}
+		}
+		return false
+	}
+	bf16 := r.FP8RecipeName() == ""
+	switch release {
+	case "25.09 NeMo Container":
+		return key == "qwen3-30b/gb200" || key == "qwen3-30b/b200" || key == "qwen3-235b/gb200" || key == "dsv3/b200"
+	case "25.11 NeMo Container":
+		return key == "dsv3/gb300" || key == "gpt-oss/gb300" || key == "qwen3-235b/gb200" && bf16
+	case "26.02 NeMo Container", "26.02.01 NeMo Container", "26.04 NeMo Container", "26.04.01 NeMo Container":
+		switch key {
+		case "dsv3/gb200", "gpt-oss/gb300", "gpt-oss/b300", "qwen3-235b/gb300", "qwen3-235b/gb200":
+			return true
+		case "dsv3/b300", "dsv3/b200":
+			return release == "26.04.01 NeMo Container"
+		case "qwen3-30b/b200":
+			return release != "26.02 NeMo Container"
+		}
+	case "26.06 NeMo Container", "26.06.01 NeMo Container":
+		switch key {
+		case "dsv3/b300", "gpt-oss/b300":
+			return true
+		case "gpt-oss/gb300":
+			return bf16
+		}
 	}
 	return false
 }
@@ -1110,6 +1209,9 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 	}
 	if r.bridgeGraphedMoE() {
 		notes = append(notes, "the recipe's fused grouped MLP and full-iteration CUDA graph")
+	}
+	if r.graphedLayers() {
+		notes = append(notes, "partial CUDA graphs: GEMM calls at their back-to-back tail")
 	}
 	if r.EagerLoss() && fw == "torchtitan" {
 		notes = append(notes, "an eager cross-entropy loss (torchtitan did not compile its loss from 2024-12-18 to 2025-04-02)")
