@@ -629,10 +629,13 @@ func (r Run) bridgeGraphedLayers() bool {
 		if !strings.Contains(name, "nano") || strings.HasPrefix(chip, "h100") {
 			return false
 		}
+		from := "26.02.01 NeMo Container"
+		if strings.HasPrefix(chip, "b200") {
+			from = "26.04.01 NeMo Container"
+		}
 		for i, rel := range bridgeReleases {
 			if strings.Contains(r.Source, rel) {
-				// From 26.02.01 (index 3), on B200 from 26.04.01 (index 5).
-				return i >= 3 && (i >= 5 || !strings.HasPrefix(chip, "b200"))
+				return i >= slices.Index(bridgeReleases, from)
 			}
 		}
 		return false
