@@ -75,6 +75,27 @@ type Comm struct {
 	// and every GEMM call pays the tail of a call launched back to back
 	// (streamTail) rather than a single call's t₀, as under GraphedStep.
 	GraphedLayers bool
+	// CPAllGather runs context parallelism's attention as PyTorch's
+	// templated ring attention does under torch.compile (torchtitan's
+	// context_parallel): each pass all-gathers the keys and values of the
+	// other cp shards (rotate method "allgather", the default of
+	// torch/distributed/tensor/experimental/_attention.py and of
+	// torchtitan@9dec370 torchtitan/config_manager.py:365-377), traced
+	// with its wait where it is issued (torch.compile's functional
+	// collectives; inductor's compute-communication reordering is off by
+	// default), so none hides under the attention blocks, and the
+	// backward returns the key and value gradients over cp in fp32 (the
+	// ring backward's fp32 accumulators, convert_to_f32). Otherwise the
+	// ring's exchanges hide under its blocks (OverlapFraction) in the
+	// activations' precision.
+	CPAllGather bool
+	// CPRepeatedKV says the model repeats a grouped-query attention's key
+	// and value heads to the query heads before the attention kernel, so
+	// context parallelism moves Heads/KVHeads times the keys' and values'
+	// bytes (torchtitan's Llama repeat_kv before SDPA,
+	// torchtitan@9dec370 torchtitan/models/llama/model.py:200-209, until
+	// ff0829c10 of 2026-01-27 passed enable_gqa instead).
+	CPRepeatedKV bool
 }
 
 // Collective is one kind of communication of a step, aggregated over its calls.

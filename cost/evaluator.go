@@ -44,6 +44,11 @@ type evaluator struct {
 	// collSMShare is the share of the chip's SMs NCCL's other
 	// collectives take from the compute they overlap (collectiveSMShare).
 	collSMShare float64
+	// cpKV scales the bytes of the attention core's collectives over cp
+	// alone (its keys and values, repeated to the query heads under
+	// Comm.CPRepeatedKV), and cpGradWidth those of their gradients'
+	// reductions (fp32 under Comm.CPAllGather): cpExchange.
+	cpKV, cpGradWidth float64
 	// traceHideA2A says the traced strategy's schedule overlaps the MoE
 	// dispatch and combine with the paired chunk's compute (DualPipe).
 	traceHideA2A bool
@@ -894,6 +899,7 @@ func (cm *Model) setup(st *evalState, in *evalInputs, s *space.Strategy, name in
 	e.coreRed = in.cluster.Chip.CoreReductions
 	e.a2aSMShare = a2aSMShare(s.Dispatcher, in.cluster.Chip.SMs)
 	e.collSMShare = collectiveSMShare(in.cluster.Chip.Family, in.cluster.Chip.SMs)
+	e.cpKV, e.cpGradWidth = cpExchange(p, in.options.Comm)
 	if e.int8 {
 		e.peak8 = in.cluster.Chip.PeakInt8OPs * rate
 	}
@@ -1046,4 +1052,22 @@ func (e *evaluator) fillEfficiency(c profiles.Cluster) {
 		e.eff.AttentionFwdScoreSeconds /= s
 		e.eff.AttentionBwdScoreSeconds /= s
 	}
+}
+
+// cpExchange returns the factors on the bytes of context parallelism's key
+// and value exchange under c: the query heads over the key and value heads
+// of a grouped-query attention whose framework repeats them before the
+// kernel (Comm.CPRepeatedKV; 1 otherwise, and for latent attention, whose
+// keys and values are per head already), and fp32 over the activations'
+// width for their gradients under Comm.CPAllGather (1 otherwise).
+func cpExchange(p *model.Program, c Comm) (kv, grad float64) {
+	kv, grad = 1, 1
+	sp := p.Spec
+	if c.CPRepeatedKV && sp.MLA == nil && sp.KVHeads > 0 && sp.KVHeads < sp.Heads {
+		kv = float64(sp.Heads) / float64(sp.KVHeads)
+	}
+	if a := p.Options.Precision.Activation; c.CPAllGather && a > 0 {
+		grad = 4 / a
+	}
+	return kv, grad
 }

@@ -102,6 +102,9 @@ func (e *evaluator) newEinsumCtx(o *model.Op, ps pass) einsumCtx {
 	if o.Span > 0 {
 		x.cpShare = model.CPShare(o.Local, o.Span, e.size[model.DimS], e.degOf(bit(space.RoleCP)&e.active))
 	}
+	if o.Group == model.GroupCore && !o.Scan {
+		x.cpShare *= e.cpKV
+	}
 	x.la, x.lb = e.layout(o.A), e.layout(o.B)
 	gA, gB := e.gathered[o.A], e.gathered[o.B]
 	if gA != 0 {
@@ -875,6 +878,9 @@ func (e *evaluator) emitEinsum(res *runResult, x *einsumCtx, rs *resolution, why
 		classOut = classWeights
 	}
 	hide := func(t int, isOut bool, roles roleSet) (int, float64) {
+		if e.o.Comm.CPAllGather && o.Group == model.GroupCore && !o.Scan && roles == bit(space.RoleCP) {
+			return -1, 0 // a compiled ring's collective is waited on where it is issued (Comm.CPAllGather)
+		}
 		tpOnly := roles&^(bit(space.RoleTP)|bit(space.RoleCP)) == 0
 		if ps == pBwd && o.Sibling >= 0 && (isOut || t == o.SiblingIn) && !(e.o.Comm.TPPlan && tpOnly) {
 			return o.Sibling, 1 // Megatron overlaps dX's reduction with the dW GEMM and the re-gather with dX ([MEG-TP], docs/formulas.md §6)
@@ -906,6 +912,10 @@ func (e *evaluator) emitEinsum(res *runResult, x *einsumCtx, rs *resolution, why
 			continue
 		}
 		h, f := hide(o.C, true, c.roles)
-		e.emit(res, c.op, c.roles, x.scaled(e.bytes(o.C, x.rc&^c.roles), c.roles), classOut, ps, why+whyID(c.act), h, f)
+		bytes := x.scaled(e.bytes(o.C, x.rc&^c.roles), c.roles)
+		if e.o.Comm.CPAllGather && o.Group == model.GroupCore && !o.Scan && c.roles == bit(space.RoleCP) && c.op != opAG {
+			bytes *= e.cpGradWidth // the ring backward's fp32 key and value gradients (Comm.CPAllGather)
+		}
+		e.emit(res, c.op, c.roles, bytes, classOut, ps, why+whyID(c.act), h, f)
 	}
 }

@@ -247,6 +247,25 @@ func TestParse(t *testing.T) {
 			},
 		},
 		{
+			name: "context parallelism as torchtitan compiled it",
+			yaml: "base: megatron\ncp_all_gather: true\ncp_repeated_kv: true\n",
+			check: func(t *testing.T, p framework.Profile) {
+				base, err := framework.Load("megatron")
+				if err != nil {
+					t.Fatal(err)
+				}
+				tt, err := framework.Load("torchtitan")
+				if err != nil {
+					t.Fatal(err)
+				}
+				bc, c, tc := base.SearchOptions().Cost.Comm, p.SearchOptions().Cost.Comm, tt.SearchOptions().Cost.Comm
+				if bc.CPAllGather || bc.CPRepeatedKV || !c.CPAllGather || !c.CPRepeatedKV || !tc.CPAllGather || tc.CPRepeatedKV {
+					t.Errorf("cp all-gather, repeated kv: megatron %v %v, file %v %v, torchtitan %v %v; want false false, true true, true false",
+						bc.CPAllGather, bc.CPRepeatedKV, c.CPAllGather, c.CPRepeatedKV, tc.CPAllGather, tc.CPRepeatedKV)
+				}
+			},
+		},
+		{
 			name: "fused grouped MLP under one CUDA graph",
 			yaml: "base: megatron\nper_expert_gemms: false\ngraphed_step: true\n",
 			check: func(t *testing.T, p framework.Profile) {

@@ -68,8 +68,13 @@ func torchtitan() Profile {
 		// keep their column or row shard, the sequence-parallel inputs are
 		// all-gathered and the outputs reduce-scattered, in the backward
 		// too with nothing hidden under the sibling GEMM (vanilla TP; async
-		// TP is off by default) (cost.Comm.TPPlan).
-		Comm: cost.Comm{TPPlan: true},
+		// TP is off by default) (cost.Comm.TPPlan). Its context
+		// parallelism is PyTorch's templated ring attention under
+		// torch.compile: the keys and values all-gathered and waited on
+		// where traced, their gradients returned in fp32
+		// (cost.Comm.CPAllGather; pytorch/torchtitan@9dec370
+		// torchtitan/utils.py:171-222, config_manager.py:365-377).
+		Comm: cost.Comm{TPPlan: true, CPAllGather: true},
 		// torchtitan shards optimizer state through FSDP2 only and runs
 		// tensor parallelism with sequence parallelism (--emit torchtitan's
 		// rules); its activation checkpointing is selective (op) or full.

@@ -47,6 +47,8 @@ type file struct {
 	PerExpertGEMMs        *bool   `yaml:"per_expert_gemms"`
 	GraphedStep           *bool   `yaml:"graphed_step"`
 	GraphedLayers         *bool   `yaml:"graphed_layers"`
+	CPAllGather           *bool   `yaml:"cp_all_gather"`
+	CPRepeatedKV          *bool   `yaml:"cp_repeated_kv"`
 }
 
 // Attention kernel names of a framework file.
@@ -81,6 +83,8 @@ const (
 //	per_expert_gemms: true    # one GEMM per local expert, each with its tail (Transformer Engine's GroupedLinear); false: one fused grouped kernel
 //	graphed_step: false       # the step runs as one captured CUDA graph (Megatron-Core's cuda_graph_impl full_iteration)
 //	graphed_layers: false     # each layer but its routed experts runs as captured CUDA graphs (--cuda-graph-scope attn moe_router moe_preprocess)
+//	cp_all_gather: false      # cp's keys and values all-gathered and waited on where issued, their gradients back in fp32 (PyTorch's compiled ring attention)
+//	cp_repeated_kv: false     # grouped-query keys and values repeated to the query heads before the kernel, so cp moves them repeated
 //
 // The passes are norm, rope, act, residual, loss and lookup (model.Pass).
 // Unknown keys are errors naming the line, and every number must be in the
@@ -181,7 +185,8 @@ func parse(data []byte, defaultName string) (Profile, error) {
 		v   *bool
 		dst *bool
 	}{{f.FlatCollectives, &p.Comm.Flat}, {f.PerTensorCollectives, &p.Comm.PerTensor}, {f.ChunkSync, &p.Comm.ChunkSync}, {f.TensorParallelOverlap, &p.TensorParallelOverlap}, {f.SearchDispatchers, &p.Limits.SearchDispatchers},
-		{f.PerExpertGEMMs, &p.PerExpertGEMMs}, {f.GraphedStep, &p.Comm.GraphedStep}, {f.GraphedLayers, &p.Comm.GraphedLayers}} {
+		{f.PerExpertGEMMs, &p.PerExpertGEMMs}, {f.GraphedStep, &p.Comm.GraphedStep}, {f.GraphedLayers, &p.Comm.GraphedLayers},
+		{f.CPAllGather, &p.Comm.CPAllGather}, {f.CPRepeatedKV, &p.Comm.CPRepeatedKV}} {
 		if b.v != nil {
 			*b.dst = *b.v
 		}

@@ -527,6 +527,54 @@ type Covered struct {
 	// MedianHalfWidth is the median of the runs' 80% half-widths, a
 	// fraction of the predicted step time.
 	MedianHalfWidth float64 `json:"median_half_width"`
+	// ChanceLow80 and ChanceHigh80 bound the In80 that an honest 80%
+	// interval gives nine times in ten by chance alone (ChanceRange80).
+	ChanceLow80  int `json:"chance_low_80"`
+	ChanceHigh80 int `json:"chance_high_80"`
+}
+
+// Calibration80 says how In80 stands against the counts an honest 80%
+// interval gives by chance (ChanceLow80 to ChanceHigh80): "consistent"
+// inside them, "too narrow" below (the band misses more runs than chance
+// explains), "too wide" above, "" without runs.
+func (c Covered) Calibration80() string {
+	switch {
+	case c.Runs == 0:
+		return ""
+	case c.In80 < c.ChanceLow80:
+		return "too narrow"
+	case c.In80 > c.ChanceHigh80:
+		return "too wide"
+	}
+	return "consistent"
+}
+
+// ChanceRange80 returns the counts lo and hi between which the number of
+// n runs that an honest 80% interval holds falls nine times in ten by
+// chance alone: the 5% and 95% points of the binomial count Bin(n, 0.8)
+// (P(X < lo) < 5%, P(X > hi) <= 5%; a two-sided 90% acceptance region).
+// Runs of one source share their errors, so the true spread is wider
+// still: a count outside the range says the band is miscalibrated for
+// those runs, a count inside it that they cannot tell. Zero for no runs.
+func ChanceRange80(n int) (lo, hi int) {
+	if n <= 0 {
+		return 0, 0
+	}
+	b := distuv.Binomial{N: float64(n), P: 0.8}
+	lo, hi = -1, -1
+	for k := 0; k <= n && hi < 0; k++ {
+		cdf := b.CDF(float64(k))
+		if lo < 0 && cdf >= 0.05 {
+			lo = k
+		}
+		if cdf >= 0.95 {
+			hi = k
+		}
+	}
+	if hi < 0 {
+		hi = n
+	}
+	return lo, hi
 }
 
 // CoverageReport is the coverage of a regime's intervals, overall and per

@@ -194,3 +194,37 @@ func ExampleBands_StepTimeBand_moe() {
 	// 10 published runs of mixture-of-experts models on every chip family, each source left out; 80% fall in it drawn without their source
 	// 10 measured single-chip steps on nvidia-hopper; 80% fall in it drawn without their source; no run covers this MoE model, so it is widened
 }
+
+// TestChanceRange80: the 5% and 95% points of Bin(n, 0.8), by hand from
+// the binomial sums (n = 10: P(X <= 5) = 0.033, P(X <= 6) = 0.121,
+// P(X <= 9) = 0.893; n = 18: P(X <= 10) = 0.041, P(X <= 11) = 0.133,
+// P(X <= 16) = 0.901, P(X <= 17) = 0.982), and where a count stands.
+func TestChanceRange80(t *testing.T) {
+	for _, tt := range []struct {
+		n, lo, hi int
+	}{
+		{0, 0, 0},
+		{1, 0, 1},
+		{10, 6, 10},
+		{12, 7, 12},
+		{18, 11, 17},
+		{62, 44, 55},
+	} {
+		if lo, hi := ChanceRange80(tt.n); lo != tt.lo || hi != tt.hi {
+			t.Errorf("ChanceRange80(%d) = %d, %d; want %d, %d", tt.n, lo, hi, tt.lo, tt.hi)
+		}
+	}
+	for _, tt := range []struct {
+		in80 int
+		want string
+	}{{10, "too narrow"}, {11, "consistent"}, {17, "consistent"}, {18, "too wide"}} {
+		c := Covered{Runs: 18, In80: tt.in80}
+		c.ChanceLow80, c.ChanceHigh80 = ChanceRange80(18)
+		if got := c.Calibration80(); got != tt.want {
+			t.Errorf("%d of 18 held: %q, want %q", tt.in80, got, tt.want)
+		}
+	}
+	if got := (Covered{}).Calibration80(); got != "" {
+		t.Errorf("no runs: %q, want none", got)
+	}
+}

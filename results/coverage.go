@@ -30,8 +30,10 @@ func (c Coverages) write(w io.Writer) error {
 // draws (profiles.Bands.StepTimeBand) contain a measured run when drawn
 // without the run's own source, per chip family, kind of chip, for the
 // mixture-of-experts runs and the dense ones (where there are MoE runs)
-// and for all: the check
-// of the band's honesty (docs/uncertainty.md). Nothing without runs.
+// and for all, with the range of counts an honest 80% interval gives by
+// chance (profiles.ChanceRange80) and where the count stands against it:
+// the check of the band's honesty (docs/uncertainty.md). Nothing without
+// runs.
 func WriteCoverage(w io.Writer, c *profiles.CoverageReport) error {
 	if c == nil || c.All.Runs == 0 {
 		return nil
@@ -42,13 +44,14 @@ func WriteCoverage(w io.Writer, c *profiles.CoverageReport) error {
 		return ew.err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "family\truns\tin 80%\tcoverage\tin 95%\tcoverage\tmedian half-width")
+	fmt.Fprintln(tw, "family\truns\tin 80%\tcoverage\tin 95%\tcoverage\tmedian half-width\tchance range\tcalibration")
 	rows := append(slices.Clone(c.Families), c.Kinds...)
 	if c.MoE.Runs > 0 {
 		rows = append(rows, c.MoE, c.Dense)
 	}
 	for _, f := range append(rows, c.All) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\t%s\n", f.Name, f.Runs, f.In80, Percent(f.Coverage80), f.In95, Percent(f.Coverage95), Percent(f.MedianHalfWidth))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\t%s\t%d-%d\t%s\n", f.Name, f.Runs, f.In80, Percent(f.Coverage80), f.In95, Percent(f.Coverage95), Percent(f.MedianHalfWidth),
+			f.ChanceLow80, f.ChanceHigh80, f.Calibration80())
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -58,6 +61,6 @@ func WriteCoverage(w io.Writer, c *profiles.CoverageReport) error {
 			return err
 		}
 	}
-	_, err := fmt.Fprintln(w, "an honest 80% interval covers about 80% of the runs; its half-width is what a review can hold the plan to.")
+	_, err := fmt.Fprintln(w, "an honest 80% interval covers about 80% of the runs, and its count of runs held falls inside the chance range nine times in ten (runs of one source err together, so more often outside); its half-width is what a review can hold the plan to.")
 	return err
 }

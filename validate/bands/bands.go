@@ -230,6 +230,7 @@ func tally(name string, samples []Sample, in []drawn, keep func(Sample) bool) pr
 		}
 		halves = append(halves, in[i].half)
 	}
+	c.ChanceLow80, c.ChanceHigh80 = profiles.ChanceRange80(c.Runs)
 	if c.Runs > 0 {
 		c.Coverage80 = float64(c.In80) / float64(c.Runs)
 		c.Coverage95 = float64(c.In95) / float64(c.Runs)

@@ -78,8 +78,10 @@ func inputs(t testing.TB) Inputs {
 // is always the one the data gives (rerun with -update after changing the
 // model). It also checks that each regime's 80% interval, drawn without
 // the run's source, covers 75-85% of all its runs with a median half-width
-// under 20%; the coverage of each family is logged (docs/uncertainty.md
-// gives it, and says which families fall outside that range and why).
+// under 20%, and that in the fixed regime each family of at least
+// profiles.BandMinRuns runs holds a count of them an honest 80% interval
+// gives by chance (profiles.ChanceRange80); every family's coverage is
+// logged (docs/uncertainty.md gives it).
 func TestBandsCurrent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("refits and searches every public run")
@@ -105,7 +107,17 @@ func TestBandsCurrent(t *testing.T) {
 			fams = append(fams, c.MoE)
 		}
 		for _, f := range fams {
-			t.Logf("  %-24s %3d runs: 80%% %.0f%%, 95%% %.0f%%, half-width %.1f%%", f.Name, f.Runs, 100*f.Coverage80, 100*f.Coverage95, 100*f.MedianHalfWidth)
+			t.Logf("  %-24s %3d runs: 80%% %.0f%% (%d held; %d-%d by chance: %s), 95%% %.0f%%, half-width %.1f%%", f.Name, f.Runs, 100*f.Coverage80,
+				f.In80, f.ChanceLow80, f.ChanceHigh80, f.Calibration80(), 100*f.Coverage95, 100*f.MedianHalfWidth)
+		}
+		for _, f := range c.Families {
+			// A family's count of runs held must be one an honest 80%
+			// interval gives by chance (profiles.ChanceRange80) in the
+			// fixed regime, where the model alone is judged.
+			if c.Regime == profiles.RegimeFixed && f.Runs >= profiles.BandMinRuns && f.Calibration80() != "consistent" {
+				t.Errorf("%s %s: %d of %d runs held, outside the %d-%d an honest 80%% interval gives nine times in ten (%s)",
+					c.Regime, f.Name, f.In80, f.Runs, f.ChanceLow80, f.ChanceHigh80, f.Calibration80())
+			}
 		}
 		if a := c.All; a.Coverage80 < 0.75 || a.Coverage80 > 0.85 || a.MedianHalfWidth >= 0.20 {
 			t.Errorf("%s: 80%% interval covers %.0f%% of %d runs with a median half-width of %.1f%%; want 75-85%% and under 20%%",

@@ -294,6 +294,14 @@ func (r Run) SearchOptions(o Options) (search.Options, string, error) {
 		// experts eager (graphedLayers, cost.Comm.GraphedLayers).
 		so.Cost.Comm.GraphedLayers = true
 	}
+	if f.Name == "torchtitan" {
+		// Every torchtitan run of the public files (2024-2025) predates
+		// pytorch/torchtitan@ff0829c10 (2026-01-27), before which its
+		// Llama repeated the key and value heads to the query heads before
+		// SDPA, so context parallelism moved them repeated
+		// (cost.Comm.CPRepeatedKV).
+		so.Cost.Comm.CPRepeatedKV = true
+	}
 	if rate := r.AttentionRate(); rate != 1 {
 		scaleAttention(&so.Program.Kernels, rate)
 		if so.ShardedProgram != nil {
@@ -1218,6 +1226,9 @@ func (r Run) predict(override *profiles.Cluster, vo Options, check func(model.Sp
 	}
 	if r.EagerLoss() && fw == "torchtitan" {
 		notes = append(notes, "an eager cross-entropy loss (torchtitan did not compile its loss from 2024-12-18 to 2025-04-02)")
+	}
+	if fw == "torchtitan" && s.Degree[space.CP] > 1 {
+		notes = append(notes, "cp: PyTorch's compiled ring attention, the keys and values all-gathered repeated to the query heads, their gradients back in fp32")
 	}
 	if r.composerMixedPrecision() && fw == framework.Default {
 		notes = append(notes, "Composer's FSDP mixed precision DEFAULT: bf16 weight copies, gradients cast to fp32 for their reduction")
