@@ -1,6 +1,9 @@
 package runs
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestBridgeA2AOverlap: the rows of Megatron-Bridge's performance tables
 // whose release's recipe sets overlap_moe_expert_parallel_comm, and a few
@@ -89,9 +92,18 @@ func TestBridgeRecompute(t *testing.T) {
 		{src("26.02"), "GPT-OSS-120B", "GB300", "none", true},
 		{src("26.04"), "GPT-OSS-120B", "B300", "none", true},
 		{src("26.02.01"), "Qwen3-235B-A22B", "B300", "none", true},
+		// Nemotron 3 Nano: the whole MoE layer and the norms on H100 (and
+		// in FP8 the core attention and the expert activation), nothing on
+		// Blackwell.
+		{src("26.04"), "Nemotron 3 Nano", "H100-SXM-80GB", "layernorm+moe", true},
+		{src("26.04"), "Nemotron 3 Nano/FP8", "H100-SXM-80GB", "core_attn+layernorm+moe_act+moe", true},
+		{src("26.06"), "Nemotron 3 Nano", "GB200", "none", true},
 		{"NVIDIA/Megatron-LM@d98e8a64:examples", "DeepSeek-V3", "H100-SXM-80GB", "", false},
 	} {
 		r := Run{Source: tt.source, ModelName: tt.model, Chip: tt.chip}
+		if name, precision, ok := strings.Cut(tt.model, "/"); ok {
+			r.ModelName, r.Precision = name, precision
+		}
 		if got, ok := r.bridgeRecompute(); got != tt.want || ok != tt.ok {
 			t.Errorf("%s on %s from %q: %q, %t; want %q, %t", tt.model, tt.chip, tt.source, got, ok, tt.want, tt.ok)
 		}
@@ -269,6 +281,8 @@ func TestBridgeDispatcher(t *testing.T) {
 		{src("26.04"), "GPT-OSS-120B", "B200", "hybridep"},
 		{src("26.04"), "GPT-OSS-120B", "H100-SXM-80GB", "alltoall"},
 		{src("26.06"), "GPT-OSS-120B", "GB200", "hybridep"},
+		{src("26.02.01"), "Nemotron 3 Nano", "H100-SXM-80GB", "hybridep"},
+		{src("26.06.01"), "Nemotron 3 Nano", "B300", "hybridep"},
 		{"NVIDIA/Megatron-LM@d98e8a64:examples", "DeepSeek-V3", "H100-SXM-80GB", ""},
 	} {
 		r := Run{Source: tt.source, ModelName: tt.model, Chip: tt.chip}

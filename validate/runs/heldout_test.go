@@ -181,6 +181,23 @@ func TestBridgeArchive(t *testing.T) {
 	if mape := denseAbs / float64(dense); dense != 19 || mape > 0.08 {
 		t.Errorf("%d dense rows at %.1f%% MAPE; want 19 within 8%%", dense, 100*mape)
 	}
+	// Nemotron 3 Nano on H100, posed as its release's config runs it (the
+	// whole MoE layer, norms, core attention and expert activation
+	// recomputed; HybridEP): -9.2%, -6.8%, -8.1% (+16.6% to +19.7% without).
+	nano := 0
+	for _, r := range rep.Rows {
+		if !strings.Contains(r.ID, "_h100_nemotron3nano") {
+			continue
+		}
+		nano++
+		if !strings.Contains(r.Note, "recompute=core_attn+layernorm+moe_act+moe: the release's performance recipe") ||
+			!strings.Contains(r.Note, "dispatcher=hybridep") || r.Error < -0.12 || r.Error > 0.12 {
+			t.Errorf("%s: error %+.1f%%, note %q; want within 12%% with the recipe's recompute and HybridEP", r.ID, 100*r.Error, r.Note)
+		}
+	}
+	if nano != 3 {
+		t.Errorf("%d Nemotron 3 Nano H100 rows, want 3", nano)
+	}
 }
 
 // TestPresetRowNote checks that a row naming a preset model without its

@@ -554,6 +554,14 @@ func (r Run) bridgeDispatcher() string {
 	if d, ok := flex[release][key]; ok {
 		return d
 	}
+	if strings.HasPrefix(key, "nano/") {
+		// Nemotron 3 Nano's recipe runs the flex dispatcher
+		// (recipes/nemotronh/nemotron_3_nano.py:104-106 at v0.4.2) and its
+		// performance configs name HybridEP on every chip from 26.02.01
+		// (nemotron_3_nano_workload_base_configs.py:23-32 at v0.3.1,
+		// nemotron_3_workload_base_configs.py:31-40 at v0.4.0 to v0.5.1).
+		return space.DispatcherHybridEP
+	}
 	if ultraHybridEP(release, key) {
 		return space.DispatcherHybridEP
 	}
@@ -632,21 +640,17 @@ func (r Run) graphedLayers() bool {
 func (r Run) bridgeGraphedLayers() bool {
 	release, key, ok := r.bridgePerfRow()
 	if !ok {
-		// Nemotron 3 Nano, which bridgePerfRow does not key.
-		name, chip := strings.ToLower(r.ModelName), strings.ToLower(r.Chip)
-		if !strings.Contains(name, "nano") || strings.HasPrefix(chip, "h100") {
-			return false
-		}
+		return false
+	}
+	if gpu, nano := strings.CutPrefix(key, "nano/"); nano {
 		from := "26.02.01 NeMo Container"
-		if strings.HasPrefix(chip, "b200") {
+		switch gpu {
+		case "h100":
+			return false
+		case "b200":
 			from = "26.04.01 NeMo Container"
 		}
-		for i, rel := range bridgeReleases {
-			if strings.Contains(r.Source, rel) {
-				return i >= slices.Index(bridgeReleases, from)
-			}
-		}
-		return false
+		return slices.Index(bridgeReleases, release) >= slices.Index(bridgeReleases, from)
 	}
 	bf16 := r.FP8RecipeName() == ""
 	switch release {
@@ -721,6 +725,8 @@ func (r Run) bridgePerfRow() (release, key string, ok bool) {
 		model = "qwen3-235b"
 	case strings.Contains(name, "gpt-oss"):
 		model = "gpt-oss"
+	case strings.Contains(name, "nemotron 3 nano"):
+		model = "nano"
 	default:
 		return "", "", false
 	}
@@ -799,6 +805,23 @@ func (r Run) bridgeRecompute() (string, bool) {
 	}
 	if strings.HasPrefix(key, "qwen3-") {
 		return space.RecomputeNone, true
+	}
+	if gpu, nano := strings.CutPrefix(key, "nano/"); nano {
+		// Nemotron 3 Nano's configs recompute on H100 only: the whole MoE
+		// layer and the norms in BF16, the core attention and the expert
+		// activation too in FP8 (NVIDIA-NeMo/Megatron-Bridge v0.3.1
+		// scripts/performance/configs/nemotronh/nemotron_3_nano_workload_base_configs.py:78-87,
+		// the same lines of nemotron_3_workload_base_configs.py at v0.4.0 to
+		// v0.5.1); its recipe sets none (recipes/nemotronh/nemotron_3_nano.py:132-134).
+		switch {
+		case gpu != "h100":
+			return space.RecomputeNone, true
+		case !strings.Contains(strings.ToLower(r.Precision), "fp8"):
+			pol, ok := model.LookupPolicy("moe+layernorm")
+			return pol.Name, ok
+		}
+		pol, ok := model.LookupPolicy("moe+layernorm+core_attn+moe_act")
+		return pol.Name, ok
 	}
 	lists := map[string]map[string]string{
 		"25.09 NeMo Container":    {"dsv3/h100": "mla_up_proj+mlp", "dsv3/gb200": "mla_up_proj+mlp+moe_act"},
