@@ -742,8 +742,24 @@ func (r Run) bridgePerfRow() (release, key string, ok bool) {
 			return rel, model + "/" + gpu, true
 		}
 	}
+	if strings.Contains(r.Source, bridgeRelease2608) {
+		// 26.08's recipes run these rows as 26.06.01's configs did
+		// (bridgeRelease2608).
+		return bridgeReleases[len(bridgeReleases)-1], model + "/" + gpu, true
+	}
 	return "", "", false
 }
+
+// bridgeRelease2608 is the 26.08 section of the performance summary of
+// NVIDIA-NeMo/Megatron-Bridge v0.6.0, whose
+// MoE rows (DeepSeek-V3, GPT-OSS-120B, both Qwen3 and Nemotron 3 Nano on
+// GB300 and GB200) are posed with 26.06.01's settings: v0.6.0 moved each
+// row's config into a recipe function of its own
+// (src/megatron/bridge/perf_recipes/<family>/<gpu>/), and for these rows
+// its layout, batch, recomputation, dispatcher, EP overlap, CUDA graphs,
+// fused grouped MLP and FP8 attention are v0.5.1's; only the manual
+// garbage collection's interval changed.
+const bridgeRelease2608 = "26.08 NeMo Container"
 
 // bridgeReleases are the Megatron-Bridge performance-summary releases
 // whose performance configs bridgeRecompute, bridgeA2AOverlap and
