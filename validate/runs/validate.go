@@ -745,7 +745,7 @@ func (r Run) bridgePerfRow() (release, key string, ok bool) {
 	if strings.Contains(r.Source, bridgeRelease2608) {
 		// 26.08's recipes run these rows as 26.06.01's configs did
 		// (bridgeRelease2608).
-		return bridgeReleases[len(bridgeReleases)-1], model + "/" + gpu, true
+		return "26.06.01 NeMo Container", model + "/" + gpu, true
 	}
 	return "", "", false
 }
