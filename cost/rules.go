@@ -95,6 +95,11 @@ func (res resolution) a2a() roleSet { return res.lane(laneA2A) }
 // partial returns the roles the product is left partial over.
 func (res resolution) partial() roleSet { return res.lane(lanePartial) }
 
+// attentionCore reports whether o is an einsum of an attention core (not a
+// state-space or linear-attention scan): the ops whose keys and values
+// context parallelism exchanges.
+func attentionCore(o *model.Op) bool { return o.Group == model.GroupCore && !o.Scan }
+
 // newEinsumCtx prepares the rules' inputs for op o of pass ps.
 func (e *evaluator) newEinsumCtx(o *model.Op, ps pass) einsumCtx {
 	p := e.p
@@ -102,7 +107,7 @@ func (e *evaluator) newEinsumCtx(o *model.Op, ps pass) einsumCtx {
 	if o.Span > 0 {
 		x.cpShare = model.CPShare(o.Local, o.Span, e.size[model.DimS], e.degOf(bit(space.RoleCP)&e.active))
 	}
-	if o.Group == model.GroupCore && !o.Scan {
+	if attentionCore(o) {
 		x.cpShare *= e.cpKV
 	}
 	x.la, x.lb = e.layout(o.A), e.layout(o.B)
@@ -877,8 +882,9 @@ func (e *evaluator) emitEinsum(res *runResult, x *einsumCtx, rs *resolution, why
 	if x.isWGrad {
 		classOut = classWeights
 	}
+	compiledRing := e.o.Comm.CPAllGather && attentionCore(o) // Comm.CPAllGather
 	hide := func(t int, isOut bool, roles roleSet) (int, float64) {
-		if e.o.Comm.CPAllGather && o.Group == model.GroupCore && !o.Scan && roles == bit(space.RoleCP) {
+		if compiledRing && roles == bit(space.RoleCP) {
 			return -1, 0 // a compiled ring's collective is waited on where it is issued (Comm.CPAllGather)
 		}
 		tpOnly := roles&^(bit(space.RoleTP)|bit(space.RoleCP)) == 0
@@ -913,7 +919,7 @@ func (e *evaluator) emitEinsum(res *runResult, x *einsumCtx, rs *resolution, why
 		}
 		h, f := hide(o.C, true, c.roles)
 		bytes := x.scaled(e.bytes(o.C, x.rc&^c.roles), c.roles)
-		if e.o.Comm.CPAllGather && o.Group == model.GroupCore && !o.Scan && c.roles == bit(space.RoleCP) && c.op != opAG {
+		if compiledRing && c.roles == bit(space.RoleCP) && c.op != opAG {
 			bytes *= e.cpGradWidth // the ring backward's fp32 key and value gradients (Comm.CPAllGather)
 		}
 		e.emit(res, c.op, c.roles, bytes, classOut, ps, why+whyID(c.act), h, f)
