@@ -8,19 +8,21 @@ import (
 	"github.com/meshplan/meshplan/model"
 )
 
-// TestHopperFlashAttention2Rate recomputes the rate from the FA3 paper's
-// H100 figures (head_dim 128, 16K tokens): FA2 forward 335 (causal) and
-// backward 322 TFLOP/s against FA3's 616 and 561, the backward doing 2.5
-// times the forward's FLOPs.
+// TestHopperFlashAttention2Rate checks the rate, measured on an H200
+// (profiles.TestFlashAttention2AgainstH200: median 0.591), against the FA3
+// paper's H100 figures for FA2 (head_dim 128, 16K tokens: forward 335
+// causal, backward 322 TFLOP/s) over the Hopper model's own 16K rates
+// (attention.csv: 611 and 514), the backward doing 2.5 times the forward's
+// FLOPs: the two agree within 0.02.
 func TestHopperFlashAttention2Rate(t *testing.T) {
 	combined := func(fwd, bwd float64) float64 { return 3.5 / (1/fwd + 2.5/bwd) }
-	fa2, fa3 := combined(335, 322), combined(616, 561)
-	// By hand: 3.5/(0.0029851 + 0.0077640) = 325.6; 3.5/(0.0016234 + 0.0044563) = 575.7.
-	if math.Abs(fa2-325.6) > 0.1 || math.Abs(fa3-575.7) > 0.1 {
-		t.Errorf("fwd+bwd rates = %.1f and %.1f TFLOP/s, want 325.6 and 575.7", fa2, fa3)
+	fa2, model := combined(335, 322), combined(611, 514)
+	// By hand: 3.5/(0.0029851 + 0.0077640) = 325.6; 3.5/(0.0016367 + 0.0048638) = 538.4.
+	if math.Abs(fa2-325.6) > 0.1 || math.Abs(model-538.4) > 0.1 {
+		t.Errorf("fwd+bwd rates = %.1f and %.1f TFLOP/s, want 325.6 and 538.4", fa2, model)
 	}
-	if got := math.Round(fa2/fa3*100) / 100; got != hopperFlashAttention2Rate {
-		t.Errorf("FA2/FA3 = %.3f rounds to %.2f, want the constant %.2f", fa2/fa3, got, hopperFlashAttention2Rate)
+	if got := fa2 / model; math.Abs(got-hopperFlashAttention2Rate) > 0.02 {
+		t.Errorf("the paper's FA2 over the model = %.3f, want within 0.02 of the measured %.2f", got, hopperFlashAttention2Rate)
 	}
 }
 
@@ -33,9 +35,9 @@ func TestFlashAttention2(t *testing.T) {
 		framework, chip string
 		want            float64
 	}{
-		{"NeMo (NeMo24.03.01.framework, Megatron-Core, Transformer Engine)", "H100-SXM-80GB", 0.57},
-		{"NeMo 24.07", "H100-SXM-80GB", 0.57},
-		{"NeMo 24.07", "H800", 0.57},
+		{"NeMo (NeMo24.03.01.framework, Megatron-Core, Transformer Engine)", "H100-SXM-80GB", 0.59},
+		{"NeMo 24.07", "H100-SXM-80GB", 0.59},
+		{"NeMo 24.07", "H800", 0.59},
 		{"NeMo 24.09", "H100-SXM-80GB", 1},
 		{"NeMo (NeMo25.04.rc2, Megatron-Core, Transformer Engine)", "H100-SXM-80GB", 1},
 		{"NeMo (NeMo24.03.01.framework, Megatron-Core, Transformer Engine)", "A100-SXM-80GB", 1},
@@ -43,10 +45,10 @@ func TestFlashAttention2(t *testing.T) {
 		{"Megatron-Bridge (NeMo 25.11 container, Megatron-Core)", "H100-SXM-80GB", 1},
 		{"Megatron-LM", "H100-SXM-80GB", 1},
 		{"", "H100-SXM-80GB", 1},
-		{"torchtitan (FSDP2 + DTensor TP, torch.compile; torch 38410cf9, torchtitan 820504e)", "H100-SXM-96GB-HBM2e (500W cap)", 0.57},
-		{"torchtitan 820504e20d1149fbf0b98c567af24c4b0433b22d", "H100-SXM-80GB", 0.57},
-		{"torchtitan 9dec370", "H100-SXM-80GB", 0.57},
-		{"torchtitan (FSDP2, torch.compile, float8 with FSDP float8 all-gather; torchtitan e7c0cae)", "H200", 0.57},
+		{"torchtitan (FSDP2 + DTensor TP, torch.compile; torch 38410cf9, torchtitan 820504e)", "H100-SXM-96GB-HBM2e (500W cap)", 0.59},
+		{"torchtitan 820504e20d1149fbf0b98c567af24c4b0433b22d", "H100-SXM-80GB", 0.59},
+		{"torchtitan 9dec370", "H100-SXM-80GB", 0.59},
+		{"torchtitan (FSDP2, torch.compile, float8 with FSDP float8 all-gather; torchtitan e7c0cae)", "H200", 0.59},
 		{"torchtitan (FSDP2 + DTensor TP, torch.compile; torch 38410cf9, torchtitan 820504e)", "B200", 1},
 		{"torchtitan 73a0e69", "H100-SXM-80GB", 1},
 		{"torchtitan", "H100-SXM-80GB", 1},
@@ -72,8 +74,8 @@ func TestFlashAttention2Options(t *testing.T) {
 	if name != "megatron" {
 		t.Errorf("profile %q, want megatron", name)
 	}
-	if got := so.Program.Kernels.AttentionRate; got != 0.57 {
-		t.Errorf("attention rate %v, want 0.57 (1 x 0.57)", got)
+	if got := so.Program.Kernels.AttentionRate; got != 0.59 {
+		t.Errorf("attention rate %v, want 0.59 (1 x 0.59)", got)
 	}
 	r.Chip = "B200"
 	if so, _, err = r.SearchOptions(Options{}); err != nil {
@@ -104,8 +106,8 @@ func TestFlashAttention2Options(t *testing.T) {
 		if own == 0 {
 			own = 1 // zero means 1 (model.Kernels.AttentionRate)
 		}
-		if math.Abs(c.got-0.57*own) > 1e-12 {
-			t.Errorf("torchtitan attention rate %v from its own %v, want 0.57 times it", c.got, c.own)
+		if math.Abs(c.got-0.59*own) > 1e-12 {
+			t.Errorf("torchtitan attention rate %v from its own %v, want 0.59 times it", c.got, c.own)
 		}
 	}
 }
