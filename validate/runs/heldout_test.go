@@ -110,8 +110,10 @@ func TestNeMo2407Performance(t *testing.T) {
 // their layouts and holds what docs/frameworks.md reports: with the tables'
 // mixed precision (DEFAULT: bf16 weight copies, gradients cast to fp32 for
 // their reduction) every run fits, as every one ran, and the planner is
-// optimistic by 12.0% (bias +11.7%; 14.8% before the SMs that overlapped
-// collectives hold were priced, 16.9% with Megatron's precision). The
+// optimistic by 12.5% (bias +12.3%; 12.0% with FlashAttention-2, their
+// ALiBi kernel's stand-in, at 0.57 of the flash rate before its H200
+// measurement gave 0.59; 14.8% before the SMs that overlapped collectives
+// hold were priced, 16.9% with Megatron's precision). The
 // era's Triton attention for ALiBi is not modelled (the long-sequence rows
 // are +20% to +46%), nor what makes the rows with one micro-batch a step
 // and no checkpointing 18-31% slow.
