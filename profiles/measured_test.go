@@ -198,11 +198,12 @@ func TestAttentionAgainstH100(t *testing.T) {
 // PyTorch's two SDPA backends measured on an H200
 // (testdata/measured-h200/flash-backends.csv; its README.md names the
 // command): FlashAttention-2, PyTorch's flash backend, runs each causal
-// sequence of 4K to 128K tokens at 0.56-0.61 of the Hopper flash model's
-// forward-plus-backward rate, and cuDNN's kernel within 9% of the model
-// (the H200's attention runs at the H100's). The non-causal calls of
-// load-balanced ring attention (16K or 32K queries against 16K or 32K
-// keys) run at the same fractions.
+// sequence of 4K to 128K tokens at 0.568-0.615 of the Hopper flash model's
+// forward-plus-backward rate (median 0.591), and cuDNN's kernel within
+// 2.1% of the model on average, 5.3% at worst (128K tokens): the H200's
+// attention runs at the H100's. The non-causal calls of load-balanced ring
+// attention (16K or 32K queries against 16K or 32K keys) run at the same
+// fractions.
 func TestFlashAttention2AgainstH200(t *testing.T) {
 	e, _ := DefaultEfficiency("nvidia-hopper")
 	const heads, headDim = 32, 128
@@ -255,10 +256,10 @@ func TestFlashAttention2AgainstH200(t *testing.T) {
 //   - The input's cast, 5 bytes an element (model.FP8Recipe's torchao
 //     QuantizeBytes: the absolute maximum's read, the cast's read and its
 //     fp8 write) at that HBM rate: 6.4% off on average, 15% at worst, for
-//     the 7 casts of 2 GB of traffic or more. Smaller ones run slower than their bytes by
-//     about 0.1 ms, the fixed cost of an absolute maximum's two-stage
-//     reduction and a cast measured on their own (inside a compiled block
-//     they fuse with the norm before them).
+//     the 7 casts of 2 GB of traffic or more. Smaller ones run slower than
+//     their bytes by about 0.1 ms, the fixed cost of an absolute maximum's
+//     two-stage reduction and a cast measured on their own (inside a
+//     compiled block they fuse with the norm before them).
 func TestFloat8TensorwiseAgainstH200(t *testing.T) {
 	e, _ := DefaultEfficiency("nvidia-hopper")
 	h200, err := LookupChip("h200")
