@@ -222,10 +222,7 @@ func TestParse(t *testing.T) {
 			name: "search dispatchers",
 			yaml: "base: megatron\nsearch_dispatchers: true\n",
 			check: func(t *testing.T, p framework.Profile) {
-				base, err := framework.Load("megatron")
-				if err != nil {
-					t.Fatal(err)
-				}
+				base := mustBuiltin(t, "megatron")
 				if base.Limits.SearchDispatchers || !p.Limits.SearchDispatchers {
 					t.Errorf("search dispatchers: megatron %v, file %v; want false, true", base.Limits.SearchDispatchers, p.Limits.SearchDispatchers)
 				}
@@ -235,10 +232,7 @@ func TestParse(t *testing.T) {
 			name: "layers graphed but for their experts",
 			yaml: "base: megatron\ngraphed_layers: true\n",
 			check: func(t *testing.T, p framework.Profile) {
-				base, err := framework.Load("megatron")
-				if err != nil {
-					t.Fatal(err)
-				}
+				base := mustBuiltin(t, "megatron")
 				bo, o := base.SearchOptions(), p.SearchOptions()
 				if bo.Cost.Comm.GraphedLayers || !o.Cost.Comm.GraphedLayers || !o.Cost.PerExpertGEMMs || o.Cost.Comm.GraphedStep {
 					t.Errorf("graphed layers: megatron %v, file %v (per-expert GEMMs %v, graphed step %v); want false, true (true, false)",
@@ -250,14 +244,8 @@ func TestParse(t *testing.T) {
 			name: "context parallelism as torchtitan compiled it",
 			yaml: "base: megatron\ncp_all_gather: true\ncp_repeated_kv: true\n",
 			check: func(t *testing.T, p framework.Profile) {
-				base, err := framework.Load("megatron")
-				if err != nil {
-					t.Fatal(err)
-				}
-				tt, err := framework.Load("torchtitan")
-				if err != nil {
-					t.Fatal(err)
-				}
+				base := mustBuiltin(t, "megatron")
+				tt := mustBuiltin(t, "torchtitan")
 				bc, c, tc := base.SearchOptions().Cost.Comm, p.SearchOptions().Cost.Comm, tt.SearchOptions().Cost.Comm
 				if bc.CPAllGather || bc.CPRepeatedKV || !c.CPAllGather || !c.CPRepeatedKV || !tc.CPAllGather || tc.CPRepeatedKV {
 					t.Errorf("cp all-gather, repeated kv: megatron %v %v, file %v %v, torchtitan %v %v; want false false, true true, true false",
@@ -269,10 +257,7 @@ func TestParse(t *testing.T) {
 			name: "fused grouped MLP under one CUDA graph",
 			yaml: "base: megatron\nper_expert_gemms: false\ngraphed_step: true\n",
 			check: func(t *testing.T, p framework.Profile) {
-				base, err := framework.Load("megatron")
-				if err != nil {
-					t.Fatal(err)
-				}
+				base := mustBuiltin(t, "megatron")
 				bo, o := base.SearchOptions(), p.SearchOptions()
 				if !bo.Cost.PerExpertGEMMs || bo.Cost.Comm.GraphedStep || overlapInNode(t, bo) {
 					t.Errorf("megatron: per-expert GEMMs %v, graphed step %v, overlap within NVLink %v; want true, false, false",
