@@ -26,12 +26,14 @@ func newPlanCommand(a *app) *cobra.Command {
 		Long: fmt.Sprintf(`Search the parallel training strategies of a model on a cluster and print the
 Pareto front of step time against memory per chip, fastest first. The
 recommended row (marked *) is, among the rows whose step time is within the
-model's error band of the fastest (the chip family's measured error, or the
-smallest measured on any family), the one with the most memory headroom, then
-the fewest chips, then the fewest parallel dimensions (--objective balanced);
---objective time recommends the fastest, memory the least memory per chip,
-cost the cheapest (with --price). Each row ends with the strategy string that
-'plan explain --strategy' takes to show it in full.
+band that tells two strategies of one model apart (the measured steps' errors
+about their model's mean) of the fastest and whose out-of-memory risk is at
+most --max-oom-risk, the one with the least risk, then the fewest chips, then
+the fewest parallel dimensions (--objective balanced); --objective time
+recommends the fastest, memory the least memory per chip, cost the cheapest
+(with --price). Each row's step time carries an 80%% interval drawn from the
+published runs' errors with their source left out. Each row ends with the
+strategy string that 'plan explain --strategy' takes to show it in full.
 
 The global batch is --batch sequences, or --batch-tokens tokens rounded to the
 nearest whole number of sequences. With neither, it is %d tokens per chip,

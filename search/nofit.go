@@ -27,6 +27,11 @@ type NoFitError struct {
 	// Valid is the number of valid strategies examined; zero means the
 	// space has no valid strategy at all.
 	Valid int64
+	// Framework names the framework whose rules (space.Limits) bound the
+	// space, "" for none; Fixed says part of the strategy was fixed
+	// (space.Fix). They say what rejected every layout when Valid is zero.
+	Framework string
+	Fixed     bool
 
 	// Smallest is the valid strategy with the least memory per chip, nil
 	// when there is none.
@@ -62,7 +67,19 @@ func (e *NoFitError) Error() string {
 	what := fmt.Sprintf("%s on %s with batch %d of %d-token sequences", e.Model, e.Cluster, e.Workload.Batch, e.Workload.SeqLen)
 	switch {
 	case e.Valid == 0:
-		fmt.Fprintf(&b, "search: no valid strategy for %s", what)
+		fmt.Fprintf(&b, "search: no valid strategy for %s: %s", what, e.rejectedBy())
+		if e.FitCluster == "" {
+			try := []string{"a batch that is a multiple of the chip count", "a smaller cluster"}
+			if e.Framework != "" {
+				try = append(try, "another framework")
+			}
+			if e.Fixed {
+				try = append(try, "fewer fixed dimensions")
+			}
+			b.WriteString("; try ")
+			writeAlternatives(&b, try)
+			return b.String()
+		}
 	case e.CostErr != nil && e.Smallest != nil && e.Smallest.Fits:
 		fmt.Fprintf(&b, "search: no strategy for %s could be costed: %v", what, e.CostErr)
 		return b.String()
@@ -82,18 +99,37 @@ func (e *NoFitError) Error() string {
 	}
 	if len(alt) > 0 {
 		b.WriteString("; it would fit ")
-		for i, a := range alt {
-			switch {
-			case i == 0:
-			case i == len(alt)-1:
-				b.WriteString(" or ")
-			default:
-				b.WriteString(", ")
-			}
-			b.WriteString(a)
-		}
+		writeAlternatives(&b, alt)
 	}
 	return b.String()
+}
+
+// rejectedBy says what rejected every layout of a space with no valid
+// strategy: the framework's rules, the fixed dimensions or the shapes.
+func (e *NoFitError) rejectedBy() string {
+	switch {
+	case e.Framework != "" && e.Fixed:
+		return "the fixed dimensions and " + e.Framework + "'s rules reject every layout of its chips"
+	case e.Framework != "":
+		return e.Framework + "'s rules reject every layout of its chips"
+	case e.Fixed:
+		return "the fixed dimensions reject every layout of its chips"
+	}
+	return "no layout of its chips suits the model's and the batch's shapes"
+}
+
+// writeAlternatives writes alt as a list: "a", "a or b", "a, b or c".
+func writeAlternatives(b *strings.Builder, alt []string) {
+	for i, a := range alt {
+		switch {
+		case i == 0:
+		case i == len(alt)-1:
+			b.WriteString(" or ")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(a)
+	}
 }
 
 // Unwrap returns the cost model's error, if any.
@@ -147,6 +183,8 @@ func newNoFitError(p *Problem, r *Result) *NoFitError {
 		Workload:    p.workload,
 		UsableBytes: p.usable,
 		Valid:       r.Valid,
+		Framework:   p.options.Limits.Framework,
+		Fixed:       len(p.fix.Set) > 0,
 		CostErr:     r.firstErr,
 		Smallest:    r.smallest,
 	}

@@ -648,3 +648,30 @@ func TestProgressEndsAtTotal(t *testing.T) {
 		})
 	}
 }
+
+func TestNoValidStrategyMessage(t *testing.T) {
+	base := NoFitError{Model: "m", Cluster: "c-72", Workload: space.Workload{Batch: 512, SeqLen: 8192}}
+	const what = "search: no valid strategy for m on c-72 with batch 512 of 8192-token sequences: "
+	tests := []struct {
+		framework  string
+		fixed      bool
+		fitCluster string
+		want       string
+	}{
+		{"", false, "", what + "no layout of its chips suits the model's and the batch's shapes; try a batch that is a multiple of the chip count or a smaller cluster"},
+		{"maxtext", false, "", what + "maxtext's rules reject every layout of its chips; try a batch that is a multiple of the chip count, a smaller cluster or another framework"},
+		{"", true, "", what + "the fixed dimensions reject every layout of its chips; try a batch that is a multiple of the chip count, a smaller cluster or fewer fixed dimensions"},
+		{"torchtitan", true, "", what + "the fixed dimensions and torchtitan's rules reject every layout of its chips; try a batch that is a multiple of the chip count, a smaller cluster, another framework or fewer fixed dimensions"},
+		{"maxtext", false, "c-144", what + "maxtext's rules reject every layout of its chips; it would fit on c-144 (144 chips)"},
+	}
+	for _, tt := range tests {
+		e := base
+		e.Framework, e.Fixed = tt.framework, tt.fixed
+		if tt.fitCluster != "" {
+			e.FitCluster, e.FitChips = tt.fitCluster, 144
+		}
+		if got := e.Error(); got != tt.want {
+			t.Errorf("framework %q, fixed %v, fit %q:\n got %s\nwant %s", tt.framework, tt.fixed, tt.fitCluster, got, tt.want)
+		}
+	}
+}
