@@ -192,7 +192,7 @@ func (a *app) runPlan(cmd *cobra.Command) error {
 func (a *app) printPlan(plan results.Plan) error {
 	if a.cfg.Emit != "" {
 		if plan.Detail == nil {
-			return fmt.Errorf("no recommended strategy to emit")
+			return fmt.Errorf("no recommended strategy to emit: %s", plan.WhyNoneRecommended())
 		}
 		return a.emitFramework(*plan.Detail)
 	}

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/meshplan/meshplan/search"
 )
@@ -49,9 +50,25 @@ func PlanOf(p *search.Problem, res *search.Result, o PlanOptions) (Plan, error) 
 		plan.Recommendation = &why
 	}
 	if rec.Index < 0 && len(res.Front) > 0 {
-		plan.Notes = append(plan.Notes, fmt.Sprintf("nothing recommended: every row's out-of-memory risk is above %s (--max-oom-risk)", Percent(why.MaxOOMRisk)))
+		plan.Notes = append(plan.Notes, "nothing recommended: "+plan.WhyNoneRecommended())
 	}
 	return plan, nil
+}
+
+// WhyNoneRecommended says, in one clause, why no row of p is recommended
+// and what would change it: every row of the front above the
+// out-of-memory risk limit (the least risk among them, and the limit that
+// would admit it), or no row at all.
+func (p *Plan) WhyNoneRecommended() string {
+	if len(p.Pareto) == 0 || p.Recommendation == nil {
+		return "no strategy fits"
+	}
+	least := p.Pareto[0].OOMRisk
+	for _, r := range p.Pareto[1:] {
+		least = min(least, r.OOMRisk)
+	}
+	return fmt.Sprintf("every row's out-of-memory risk is above %s (--max-oom-risk); the least is %s, so --max-oom-risk %.2f or more chips would recommend one",
+		Percent(p.Recommendation.MaxOOMRisk), Percent(least), math.Ceil(100*least)/100)
 }
 
 // PlanOptions are how PlanOf builds a plan.
