@@ -70,8 +70,8 @@ func (e *NoFitError) Error() string {
 		fmt.Fprintf(&b, "search: no valid strategy for %s: %s", what, e.rejectedBy())
 		if e.FitCluster == "" {
 			try := []string{"a batch that is a multiple of the chip count", "a smaller cluster"}
-			if e.Framework != "" {
-				try = append(try, "another framework")
+			if e.Framework != "" && e.Framework != "generic" {
+				try = append(try, "another framework") // generic, the default, expresses every strategy the others do
 			}
 			if e.Fixed {
 				try = append(try, "fewer fixed dimensions")

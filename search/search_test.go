@@ -663,6 +663,7 @@ func TestNoValidStrategyMessage(t *testing.T) {
 		{"", true, "", what + "the fixed dimensions reject every layout of its chips; try a batch that is a multiple of the chip count, a smaller cluster or fewer fixed dimensions"},
 		{"torchtitan", true, "", what + "the fixed dimensions and torchtitan's rules reject every layout of its chips; try a batch that is a multiple of the chip count, a smaller cluster, another framework or fewer fixed dimensions"},
 		{"maxtext", false, "c-144", what + "maxtext's rules reject every layout of its chips; it would fit on c-144 (144 chips)"},
+		{"generic", false, "", what + "generic's rules reject every layout of its chips; try a batch that is a multiple of the chip count or a smaller cluster"},
 	}
 	for _, tt := range tests {
 		e := base
