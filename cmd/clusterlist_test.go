@@ -19,7 +19,7 @@ func TestClusterListKeepsGoing(t *testing.T) {
 		want     []string // in stdout (exit 0) or stderr
 		noLayout []string // clusters the JSON marks no_layout
 	}{
-		{"one without a layout", []string{"--model", "llama3-8b", "--cluster", "h100-64,h100-264"}, ExitOK,
+		{"one without a layout", []string{"--model", "llama3-8b", "--cluster", "h100-64,h100-264", "--batch", "512"}, ExitOK,
 			[]string{"h100-264  264", "no layout", "h100-264: cannot search llama3-8b on h100-264: space: no layout"}, []string{"h100-264"}},
 		{"none with a layout", []string{"--model", "llama3-8b", "--cluster", "h100-264,h100-520"}, ExitBadInput,
 			[]string{"plan: no layout suits the model on any of h100-264, h100-520"}, nil},

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/results"
@@ -28,7 +29,12 @@ import (
 // the batch is 4Mi tokens (512 sequences of 8,192, 1,024 of 4,096), from
 // 8,192 chips on it is 16Mi (2,048 sequences of 8,192, Llama 3 405B's),
 // and in between it grows with the cluster. The model enters through its
-// sequence length, which turns tokens into whole sequences. The rule says
+// sequence length, which turns tokens into whole sequences. Where there
+// are at least as many sequences as chips, the sequences are rounded to
+// the nearest multiple of the chip count, so that every data-parallel
+// degree the cluster allows divides the batch: 512 sequences on a GB200
+// NVL72's 72 GPUs would leave no pure data-parallel or fully sharded
+// layout (72 does not divide 512), 504 do (7 a GPU). The rule says
 // nothing about the batch a model trains well at (its critical batch): a
 // capacity review should give the training recipe's --batch, and every
 // output that used the default says so.
@@ -51,7 +57,9 @@ func DefaultBatchTokens(chips int) int {
 // Workload returns the global batch and sequence length of a problem on a
 // cluster of chips: seq tokens, or the model's seq_len when seq is 0;
 // batch sequences, or batchTokens, or DefaultBatchTokens(chips) when both
-// are 0, rounded to the nearest whole number of sequences, at least one.
+// are 0, rounded to the nearest whole number of sequences, at least one;
+// the default's sequences are then rounded to a multiple of chips
+// (DefaultBatchSequences).
 // rule is empty when the batch was given, else the default's rule in words
 // and how to set the batch, which every output repeats. A model without a
 // sequence length and no seq is a *search.InputError.
@@ -63,14 +71,35 @@ func Workload(m model.Spec, seq, batch, batchTokens, chips int) (w space.Workloa
 		return space.Workload{}, "", &search.InputError{Err: fmt.Errorf("model %s has no seq_len: give --seq", results.Label(m.Name))}
 	}
 	if batch == 0 {
-		tokens := batchTokens
-		if tokens == 0 {
-			tokens = DefaultBatchTokens(chips)
+		if batchTokens > 0 {
+			batch = max(1, (batchTokens+seq/2)/seq) // nearest whole number of sequences
+		} else {
+			tokens := DefaultBatchTokens(chips)
+			batch = DefaultBatchSequences(chips, seq)
 			rule = DefaultBatchRule(chips, tokens)
+			if batch != max(1, (tokens+seq/2)/seq) {
+				rule = strings.Replace(rule, "; set", fmt.Sprintf(", rounded to %d sequences, a multiple of the %d chips; set", batch, chips), 1)
+			}
 		}
-		batch = max(1, (tokens+seq/2)/seq) // nearest whole number of sequences
 	}
 	return space.Workload{Batch: batch, SeqLen: seq}, rule, nil
+}
+
+// DefaultBatchSequences returns the default global batch in sequences of
+// seq tokens for a cluster of chips: DefaultBatchTokens(chips) rounded to
+// the nearest whole number of sequences, at least one, and, where that is
+// at least chips, to the nearest multiple of chips (a tie rounds up), so
+// that a data-parallel degree of any divisor of chips divides it.
+func DefaultBatchSequences(chips, seq int) int {
+	if seq <= 0 {
+		return 1
+	}
+	tokens := DefaultBatchTokens(chips)
+	batch := max(1, (tokens+seq/2)/seq) // nearest whole number of sequences
+	if chips > 0 && batch >= chips {
+		batch = (batch + chips/2) / chips * chips // nearest multiple of the chips
+	}
+	return batch
 }
 
 // DefaultBatchRule says how the default batch of tokens was chosen for

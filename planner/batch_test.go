@@ -1,6 +1,11 @@
 package planner
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/meshplan/meshplan/model"
+)
 
 // TestDefaultBatchTokens pins the rule: 2048 tokens per chip, at least
 // 4Mi and at most 16Mi.
@@ -17,5 +22,63 @@ func TestDefaultBatchTokens(t *testing.T) {
 		if got := DefaultBatchTokens(tt.chips); got != tt.want {
 			t.Errorf("DefaultBatchTokens(%d) = %d, want %d", tt.chips, got, tt.want)
 		}
+	}
+}
+
+// TestDefaultBatchSequences pins the default's sequences: the tokens of
+// DefaultBatchTokens in whole sequences, then the nearest multiple of the
+// chips where there are at least as many sequences as chips.
+func TestDefaultBatchSequences(t *testing.T) {
+	for _, tt := range []struct{ chips, seq, want int }{
+		{64, 8192, 512},    // 4Mi / 8192 = 512, a multiple of 64
+		{72, 8192, 504},    // GB200 NVL72: 512 / 72 = 7.1, so 7 × 72
+		{24, 8192, 504},    // three 8-GPU nodes: 512 / 24 = 21.3, so 21 × 24
+		{100, 8192, 500},   // 512 / 100 = 5.12, so 5 × 100
+		{96, 4096, 1056},   // 1024 / 96 = 10.67, so 11 × 96
+		{1024, 8192, 512},  // fewer sequences than chips: not rounded
+		{3072, 2048, 3072}, // Megatron-LM's 1T run: one 2,048-token sequence a GPU
+		{8192, 8192, 2048}, // Llama 3 405B's 16M tokens
+		{8, 3000, 1400},    // 4Mi / 3000 = 1398.1: 1398, then 175 × 8
+		{1, 1 << 30, 1},    // a sequence longer than the batch: at least one
+		{0, 8192, 512},     // no chips: the tokens alone
+		{8, 0, 1},          // no sequence length: one sequence
+	} {
+		if got := DefaultBatchSequences(tt.chips, tt.seq); got != tt.want {
+			t.Errorf("DefaultBatchSequences(%d, %d) = %d, want %d", tt.chips, tt.seq, got, tt.want)
+		}
+	}
+}
+
+// TestWorkloadDefaultRule checks that the default's rule names the
+// rounding to the chips only where it moved the batch, and that a given
+// batch or token count is not rounded to the chips.
+func TestWorkloadDefaultRule(t *testing.T) {
+	m := model.Spec{Name: "m", SeqLen: 8192}
+	for _, tt := range []struct {
+		name                string
+		batch, tokens, chip int
+		want                int
+		rule                string // a substring of the rule; "" for none
+	}{
+		{"power of two", 0, 0, 64, 512, "defaulted to"},
+		{"nvl72", 0, 0, 72, 504, "rounded to 504 sequences, a multiple of the 72 chips"},
+		{"given batch", 500, 0, 72, 500, ""},
+		{"given tokens", 0, 4 << 20, 72, 512, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w, rule, err := Workload(m, 0, tt.batch, tt.tokens, tt.chip)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Batch != tt.want {
+				t.Errorf("batch = %d, want %d", w.Batch, tt.want)
+			}
+			if tt.rule == "" && rule != "" || !strings.Contains(rule, tt.rule) {
+				t.Errorf("rule = %q, want it to contain %q", rule, tt.rule)
+			}
+			if tt.chip == 64 && strings.Contains(rule, "rounded") {
+				t.Errorf("rule = %q names a rounding that did not move the batch", rule)
+			}
+		})
 	}
 }
