@@ -2,6 +2,7 @@ package cost
 
 import (
 	"github.com/meshplan/meshplan/model"
+	"github.com/meshplan/meshplan/space"
 )
 
 // segCost is one block's cost per micro-batch.
@@ -109,13 +110,25 @@ func (e *evaluator) run(res *runResult, b int, ps pass, only []bool) {
 	e.opWgrad, e.opReshard, e.opLead = false, false, false
 }
 
-// resetCache forgets the gathered tensors of block b; weights are kept
-// when keepWeights (the recompute pass's weight gathers serve the backward
-// pass).
+// resetCache forgets the gathered tensors of block b; when keepWeights
+// (before the backward pass) the recompute pass's weight gathers are kept,
+// as they serve the backward pass, and under a DTensor plan
+// (Comm.TPPlan) so are its activations' gathers over tp: autograd saves
+// the gathered input a matmul reads, so the weight gradient reads the one
+// the recompute re-made (a full checkpoint re-runs the forward's
+// all-gather, pytorch/torchtitan@820504e20d1149fbf0b98c567af24c4b0433b22d
+// torchtitan/models/llama3/parallelize_llama.py apply_ac, non-reentrant
+// checkpoint_wrapper) rather than gather it a third time, as Megatron's
+// linear layers do (they save the sequence-parallel shard and re-gather it
+// for the weight gradient, [MEG-TP]).
 func (e *evaluator) resetCache(b int, keepWeights bool) {
+	keepAct := roleSet(0)
+	if keepWeights && e.o.Comm.TPPlan {
+		keepAct = bit(space.RoleTP)
+	}
 	for _, i := range e.m.blockUsed[b] {
 		if !(keepWeights && e.p.Tensors[i].Weight) {
-			e.gathered[i] = 0
+			e.gathered[i] &= keepAct
 		}
 	}
 }
