@@ -2,7 +2,6 @@ package planner
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/results"
@@ -72,39 +71,46 @@ func Workload(m model.Spec, seq, batch, batchTokens, chips int) (w space.Workloa
 	}
 	if batch == 0 {
 		if batchTokens > 0 {
-			batch = max(1, (batchTokens+seq/2)/seq) // nearest whole number of sequences
+			batch = wholeSequences(batchTokens, seq)
 		} else {
-			tokens := DefaultBatchTokens(chips)
 			batch = DefaultBatchSequences(chips, seq)
-			rule = DefaultBatchRule(chips, tokens)
-			if batch != max(1, (tokens+seq/2)/seq) {
-				rule = strings.Replace(rule, "; set", fmt.Sprintf(", rounded to %d sequences, a multiple of the %d chips; set", batch, chips), 1)
-			}
+			rule = DefaultBatchRule(chips, seq, batch)
 		}
 	}
 	return space.Workload{Batch: batch, SeqLen: seq}, rule, nil
 }
 
 // DefaultBatchSequences returns the default global batch in sequences of
-// seq tokens for a cluster of chips: DefaultBatchTokens(chips) rounded to
-// the nearest whole number of sequences, at least one, and, where that is
-// at least chips, to the nearest multiple of chips (a tie rounds up), so
-// that a data-parallel degree of any divisor of chips divides it.
+// seq tokens for a cluster of chips: DefaultBatchTokens(chips) in whole
+// sequences, at least one, and, where that is at least chips, rounded to
+// the nearest multiple of chips (a tie rounds up), so that a data-parallel
+// degree of any divisor of chips divides it.
 func DefaultBatchSequences(chips, seq int) int {
-	if seq <= 0 {
-		return 1
-	}
-	tokens := DefaultBatchTokens(chips)
-	batch := max(1, (tokens+seq/2)/seq) // nearest whole number of sequences
+	batch := wholeSequences(DefaultBatchTokens(chips), seq)
 	if chips > 0 && batch >= chips {
 		batch = (batch + chips/2) / chips * chips // nearest multiple of the chips
 	}
 	return batch
 }
 
-// DefaultBatchRule says how the default batch of tokens was chosen for
-// chips and how to set another.
-func DefaultBatchRule(chips, tokens int) string {
-	return fmt.Sprintf("defaulted to %s tokens for %d chips: %d per chip within 4Mi-16Mi, as Llama 3 and Megatron-LM ran; set --batch or --batch-tokens",
-		results.Count(float64(tokens)), chips, DefaultBatchTokensPerChip)
+// DefaultBatchRule says how the default batch, batch sequences of seq
+// tokens (DefaultBatchSequences), was chosen for chips and how to set
+// another; it names the rounding to the chips where that moved the batch.
+func DefaultBatchRule(chips, seq, batch int) string {
+	tokens := DefaultBatchTokens(chips)
+	rounded := ""
+	if batch != wholeSequences(tokens, seq) {
+		rounded = fmt.Sprintf(", rounded to %d sequences, a multiple of the %d chips", batch, chips)
+	}
+	return fmt.Sprintf("defaulted to %s tokens for %d chips: %d per chip within 4Mi-16Mi, as Llama 3 and Megatron-LM ran%s; set --batch or --batch-tokens",
+		results.Count(float64(tokens)), chips, DefaultBatchTokensPerChip, rounded)
+}
+
+// wholeSequences is tokens in the nearest whole number of seq-token
+// sequences, at least one (one for a seq of 0).
+func wholeSequences(tokens, seq int) int {
+	if seq <= 0 {
+		return 1
+	}
+	return max(1, (tokens+seq/2)/seq)
 }

@@ -1,0 +1,21 @@
+package planner_test
+
+import (
+	"fmt"
+
+	"github.com/meshplan/meshplan/planner"
+)
+
+// The default batch on a GB200 NVL72 rack: 4Mi tokens are 512 sequences
+// of 8,192, which 72 GPUs do not divide, so the default takes 504 (7 a
+// GPU); 64 GPUs keep 512, and 1,024 GPUs, with fewer sequences than chips,
+// keep 512 too.
+func ExampleDefaultBatchSequences() {
+	for _, chips := range []int{72, 64, 1024} {
+		fmt.Println(chips, planner.DefaultBatchSequences(chips, 8192))
+	}
+	// Output:
+	// 72 504
+	// 64 512
+	// 1024 512
+}
