@@ -40,8 +40,9 @@ nearest whole number of sequences. With neither, it is %d tokens per chip,
 at least 4Mi and at most 16Mi tokens (the batches of Llama 3 405B on 8,192
 and 16,384 H100 and of Megatron-LM's largest runs), in whole sequences, and a
 multiple of the chip count where there are as many sequences as chips (504,
-not 512, on 72 GPUs); for a cluster list, the largest cluster's. Every output says when the batch was
-defaulted. The sequence length is --seq, or the model's seq_len.
+not 512, on 72 GPUs); for a cluster list, the largest cluster's. Every output
+says when the batch was defaulted. The sequence length is --seq, or the
+model's seq_len.
 
 --cluster also takes a list (h100-512,h100-1024,h100-2048) or a range
 (v5p-128..v5p-2048, doubling): each cluster is searched and the table shows
