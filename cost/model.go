@@ -86,6 +86,11 @@ type Model struct {
 	// forward op's work the policy re-runs beyond the ops it re-runs whole
 	// (model.Program.RerunShare), nil for a block with none.
 	shares [][][]float64
+	// spSaved is, per recompute policy and block, the sequence-parallel
+	// inputs of the block's column-parallel matmuls that the policy keeps
+	// for the backward pass (model.Program.SPGathered and Saved): under a
+	// DTensor plan (Comm.TPPlan) what it keeps is the all-gathered input.
+	spSaved [][][]int
 	// rerunClass is, per block and recompute policy, the first policy
 	// that re-runs the same ops of the block (and the same shares of
 	// ops): two policies of one class give the block the same recompute
@@ -270,13 +275,25 @@ func NewModel(p *model.Program) *Model {
 			}
 		}
 	}
+	spg := p.SPGathered()
+	cm.spSaved = make([][][]int, len(cm.policies))
+	for pi, pol := range cm.policies {
+		cm.spSaved[pi] = make([][]int, len(p.Blocks))
+		for b := range p.Blocks {
+			for _, t := range p.Saved([]int{b}, pol) {
+				if spg[t] {
+					cm.spSaved[pi][b] = append(cm.spSaved[pi][b], t)
+				}
+			}
+		}
+	}
 	cm.rerunClass = make([][]int, len(p.Blocks))
 	for b := range p.Blocks {
 		cm.rerunClass[b] = make([]int, len(cm.policies))
 		for pi := range cm.policies {
 			cm.rerunClass[b][pi] = pi
 			for pj := range pi {
-				if slices.Equal(cm.reruns[pi][b], cm.reruns[pj][b]) && slices.Equal(cm.shares[pi][b], cm.shares[pj][b]) {
+				if slices.Equal(cm.reruns[pi][b], cm.reruns[pj][b]) && slices.Equal(cm.shares[pi][b], cm.shares[pj][b]) && slices.Equal(cm.spSaved[pi][b], cm.spSaved[pj][b]) {
 					cm.rerunClass[b][pi] = pj
 					break
 				}

@@ -156,6 +156,15 @@ func (e *evaluator) blockBackward(b int, sc *segCost) {
 	}
 	rc, bw := &sc.runs[1], &sc.runs[2]
 	e.resetCache(b, false)
+	if e.o.Comm.TPPlan && e.active&bit(space.RoleTP) != 0 {
+		// Autograd kept the forward pass's all-gathered inputs of the
+		// column-parallel matmuls the policy does not re-make
+		// (Model.spSaved, model.ProgramOptions.SavesGathered): their
+		// weight gradients read them as they are.
+		for _, t := range e.m.spSaved[e.policy][b] {
+			e.gathered[t] |= bit(space.RoleTP)
+		}
+	}
 	e.run(rc, b, pRecompute, e.m.reruns[e.policy][b])
 	if sh := e.m.shares[e.policy][b]; sh != nil {
 		addPartialReruns(rc, &sc.runs[0], e.p.Blocks[b].Fwd, sh, func(o *model.Op) float64 { return e.launchedTail(o, e.callTail(o)) })

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshplan/meshplan/model"
 	"github.com/meshplan/meshplan/profiles"
 	"github.com/meshplan/meshplan/space"
 )
@@ -106,11 +107,12 @@ func TestTPPlanCollectives(t *testing.T) {
 // inside a node, fsdp 2 over two nodes). Megatron's linear layers save the
 // sequence shard and re-gather it for the weight gradient, with or without
 // recompute ([MEG-TP]). Under a DTensor plan (Comm.TPPlan) autograd saves
-// the gathered input, and a full checkpoint's recompute re-gathers it, so
-// the weight gradient gathers nothing (evaluator.resetCache); without
-// recompute the forward's gathered input is what autograd keeps, which the
-// planner does not model yet (its backward still gathers, docs/formulas.md
-// §6), and the test pins that too so that the day it lands, it shows.
+// the gathered input: a full checkpoint's recompute re-gathers it
+// (evaluator.resetCache), and without recompute the forward pass's gathered
+// input is what autograd keeps (Model.spSaved), so the weight gradient
+// gathers nothing either way. torchtitan's per-op policy re-makes the
+// all-gather (it saves matmul outputs, not collectives), so there the
+// backward pass's gather stands for the recompute's.
 func TestTPPlanWeightGradientGather(t *testing.T) {
 	m := llama3("8b")
 	w := space.Workload{Batch: 2, SeqLen: 8192}
@@ -122,7 +124,8 @@ func TestTPPlanWeightGradientGather(t *testing.T) {
 		want      int // weight gradients (of qkv and ffn_in) gathering over tp, per layer kind
 	}{
 		{"DTensor plan, full checkpoint", true, space.RecomputeFull, 0},
-		{"DTensor plan, no recompute (not modelled)", true, space.RecomputeNone, 2},
+		{"DTensor plan, no recompute", true, space.RecomputeNone, 0},
+		{"DTensor plan, per-op selective", true, model.RecomputeSelectiveOp, 2},
 		{"Megatron, full checkpoint", false, space.RecomputeFull, 2},
 		{"Megatron, no recompute", false, space.RecomputeNone, 2},
 	} {

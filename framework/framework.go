@@ -85,7 +85,7 @@ type Variant struct {
 
 // ProgramOptions returns the layer program options of the profile.
 func (p Profile) ProgramOptions() model.ProgramOptions {
-	return model.ProgramOptions{Kernels: p.Kernels, Precision: p.Precision, Optimizer: p.Optimizer, WeightsOverCP: p.Limits.WeightsOverCP}
+	return model.ProgramOptions{Kernels: p.Kernels, Precision: p.Precision, Optimizer: p.Optimizer, WeightsOverCP: p.Limits.WeightsOverCP, SavesGathered: p.Comm.TPPlan}
 }
 
 // SearchOptions returns the options every evaluation under the profile
@@ -101,7 +101,7 @@ func (p Profile) SearchOptions() search.Options {
 	o.Limits.NoFP8 = p.FP8 == nil
 	o.Limits.FP4 = p.FP8 != nil && p.FP8.FP4
 	if p.Sharded != nil {
-		o.ShardedProgram = &model.ProgramOptions{Kernels: p.Sharded.Kernels, Precision: p.Sharded.Precision, Optimizer: p.Optimizer, WeightsOverCP: p.Limits.WeightsOverCP}
+		o.ShardedProgram = &model.ProgramOptions{Kernels: p.Sharded.Kernels, Precision: p.Sharded.Precision, Optimizer: p.Optimizer, WeightsOverCP: p.Limits.WeightsOverCP, SavesGathered: p.Comm.TPPlan}
 	}
 	return o
 }

@@ -71,7 +71,10 @@
 // input and output (2h each; the output not where the experts weigh it by the
 // routing probabilities themselves, model.Kernels.WeightedExperts, as
 // Megatron-Core does) and the expert MLP's activations. Each tensor is
-// divided by its roles (s by c, the residual stream's s by t with SP).
+// divided by its roles (s by c, the residual stream's s by t with SP),
+// except that under a DTensor plan (model.ProgramOptions.SavesGathered) the
+// inputs of the column-parallel matmuls (model.Program.SPGathered) are
+// kept as the matmul read them, all-gathered over t.
 //
 // Recompute policies (docs/formulas.md §2.2 [KORT §5]): none keeps the above;
 // selective re-runs the attention core, dropping the score square, its masks

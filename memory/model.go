@@ -237,6 +237,10 @@ func (mm *Model) fillInfo() {
 	}
 	one := p.Sizes(1, 1)
 	one[model.DimC] = 1
+	var gathered []bool
+	if p.Options.SavesGathered {
+		gathered = p.SPGathered()
+	}
 	for i := range p.Tensors {
 		t := &p.Tensors[i]
 		in := &mm.info[i]
@@ -260,6 +264,11 @@ func (mm *Model) fillInfo() {
 			if p.Cap[t.Count[j]] > 0 && t.Logical[j] == model.Width {
 				in.capDim = t.Count[j]
 			}
+		}
+		if gathered != nil && gathered[i] {
+			// Kept as the matmul reads it, all-gathered over tp
+			// (model.ProgramOptions.SavesGathered).
+			in.roles[1] &^= space.RoleTP.Bit()
 		}
 	}
 }

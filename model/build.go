@@ -55,6 +55,18 @@ type ProgramOptions struct {
 	// src/maxtext/configs/base.yml:587-588): space.ClassRoles adds cp to
 	// the weight embedding's roles.
 	WeightsOverCP bool
+	// SavesGathered keeps the all-gathered input of a column-parallel
+	// matmul (Program.SPGathered) for its weight gradient, as autograd
+	// does under PyTorch's DTensor plan (ColwiseParallel after a
+	// sequence-parallel norm: the matmul's input is the all-gather's
+	// output, pytorch/torchtitan@820504e20d1149fbf0b98c567af24c4b0433b22d
+	// torchtitan/models/llama3/parallelize_llama.py apply_tp), where
+	// Megatron's linear layers keep the sequence-parallel shard and gather
+	// it again in the backward pass ([MEG-TP]). Package memory counts a
+	// kept input whole over tp (it matters without recompute: a full
+	// checkpoint keeps only the layer's input, and torchtitan's per-op
+	// policy re-makes the all-gather).
+	SavesGathered bool
 }
 
 // dropout reports whether the program of s applies dropout.

@@ -7,6 +7,8 @@ package model
 // from it, package memory the weights and the activations each recompute
 // policy saves.
 
+import "slices"
+
 // Dim is a named dimension of the layer program.
 type Dim uint8
 
@@ -487,3 +489,45 @@ func (p *Program) OutputRuns() float64 { return 1 + float64(p.MTP.Count) }
 
 // Precision returns the program's precision table.
 func (p *Program) Precision() Precision { return p.Options.Precision }
+
+// SPGathered reports, per tensor, whether a matmul reads it all-gathered
+// over tensor parallelism under sequence parallelism: an activation with the
+// residual stream's sequence (ResidualSeq, which tp shards with sequence
+// parallelism) that an einsum multiplies by a weight split over tp on a
+// width (Width) the product keeps. It is the input of a column-parallel
+// linear layer, which sequence parallelism all-gathers before the GEMM
+// ([MEG-TP] §4.2.2's g; [KORT] §4.2.2).
+func (p *Program) SPGathered() []bool {
+	out := make([]bool, len(p.Tensors))
+	for b := range p.Blocks {
+		for i := range p.Blocks[b].Fwd {
+			o := &p.Blocks[b].Fwd[i]
+			if o.Kind != Einsum || o.B < 0 {
+				continue
+			}
+			if p.columnInput(o.A, o.B, o.C) {
+				out[o.A] = true
+			}
+			if p.columnInput(o.B, o.A, o.C) {
+				out[o.B] = true
+			}
+		}
+	}
+	return out
+}
+
+// columnInput reports whether activation a, multiplied by weight w into
+// c, is the sequence-parallel input of a column-parallel matmul
+// (SPGathered).
+func (p *Program) columnInput(a, w, c int) bool {
+	ta, tw, tc := &p.Tensors[a], &p.Tensors[w], &p.Tensors[c]
+	if ta.Weight || !tw.Weight || !slices.Contains(ta.Logical[:ta.Rank], ResidualSeq) {
+		return false
+	}
+	for j := 0; j < tw.Rank; j++ {
+		if tw.Logical[j] == Width && slices.Contains(tc.Dims[:tc.Rank], tw.Dims[j]) {
+			return true
+		}
+	}
+	return false
+}
