@@ -10,6 +10,9 @@ import (
 // no layout suits the model, or nothing fits, a row saying so rather than
 // abort the list; only when no cluster has a plan does it fail: exit 1 when
 // any cluster had a layout (nothing fits), 2 when none had (bad input).
+// The batch is given: the default would be rounded to a share of the
+// largest cluster's chips (planner.DefaultBatchSequences), which gives
+// h100-520 and h100-1048 a layout.
 func TestClusterListKeepsGoing(t *testing.T) {
 	clearEnv(t)
 	for _, c := range []struct {
@@ -21,9 +24,9 @@ func TestClusterListKeepsGoing(t *testing.T) {
 	}{
 		{"one without a layout", []string{"--model", "llama3-8b", "--cluster", "h100-64,h100-264", "--batch", "512"}, ExitOK,
 			[]string{"h100-264  264", "no layout", "h100-264: cannot search llama3-8b on h100-264: space: no layout"}, []string{"h100-264"}},
-		{"none with a layout", []string{"--model", "llama3-8b", "--cluster", "h100-264,h100-520"}, ExitBadInput,
+		{"none with a layout", []string{"--model", "llama3-8b", "--cluster", "h100-264,h100-520", "--batch", "512"}, ExitBadInput,
 			[]string{"plan: no layout suits the model on any of h100-264, h100-520"}, nil},
-		{"no fit and no layout", []string{"--model", "llama3-405b", "--cluster", "h100-8,h100-1048"}, ExitNoFit,
+		{"no fit and no layout", []string{"--model", "llama3-405b", "--cluster", "h100-8,h100-1048", "--batch", "512"}, ExitNoFit,
 			[]string{"plan: nothing fits on any of h100-8, h100-1048"}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

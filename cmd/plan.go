@@ -40,7 +40,8 @@ nearest whole number of sequences. With neither, it is %d tokens per chip,
 at least 4Mi and at most 16Mi tokens (the batches of Llama 3 405B on 8,192
 and 16,384 H100 and of Megatron-LM's largest runs), in whole sequences, and a
 multiple of the chip count where there are as many sequences as chips (504,
-not 512, on 72 GPUs); for a cluster list, the largest cluster's. Every output
+not 512, on 72 GPUs), else of a power-of-two share of it (768, not 512, on
+1,536 GPUs); for a cluster list, the largest cluster's. Every output
 says when the batch was defaulted. The sequence length is --seq, or the
 model's seq_len.
 

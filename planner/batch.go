@@ -33,7 +33,14 @@ import (
 // the nearest multiple of the chip count, so that every data-parallel
 // degree the cluster allows divides the batch: 512 sequences on a GB200
 // NVL72's 72 GPUs would leave no pure data-parallel or fully sharded
-// layout (72 does not divide 512), 504 do (7 a GPU). The rule says
+// layout (72 does not divide 512), 504 do (7 a GPU). Where there are fewer
+// sequences than chips, the rest of the chips must split each sequence
+// (tp, cp, pp), so the sequences are rounded to a multiple of the largest
+// chips/2^k not above them, the one of the two nearest that keeps the
+// tokens between 4Mi and 16Mi: on 1,536 GPUs 512 sequences of 8,192
+// leave no layout whose sequence-splitting degrees are powers of two (3
+// divides 1,536, not 512), 768 (a multiple of 384) do, at 6.3M tokens;
+// on a power-of-two cluster the batch does not move. The rule says
 // nothing about the batch a model trains well at (its critical batch): a
 // capacity review should give the training recipe's --batch, and every
 // output that used the default says so.
@@ -82,15 +89,57 @@ func Workload(m model.Spec, seq, batch, batchTokens, chips int) (w space.Workloa
 
 // DefaultBatchSequences returns the default global batch in sequences of
 // seq tokens for a cluster of chips: DefaultBatchTokens(chips) in whole
-// sequences, at least one, and, where that is at least chips, rounded to
-// the nearest multiple of chips (a tie rounds up), so that a data-parallel
-// degree of any divisor of chips divides it.
+// sequences, at least one, rounded to a multiple of batchMultiple(chips,
+// ·): where that is chips itself, to the nearest one (a tie rounds up),
+// so that a data-parallel degree of any divisor of chips divides it;
+// where it is a share of the chips (fewer sequences than chips), to the
+// nearer of the two multiples around it whose tokens stay between
+// MinDefaultBatchTokens and MaxDefaultBatchTokens.
 func DefaultBatchSequences(chips, seq int) int {
 	batch := wholeSequences(DefaultBatchTokens(chips), seq)
-	if chips > 0 && batch >= chips {
-		batch = (batch + chips/2) / chips * chips // nearest multiple of the chips
+	d := batchMultiple(chips, batch)
+	if d <= 1 {
+		return batch
 	}
-	return batch
+	lo := batch / d * d // at least d: d is at most batch
+	hi := lo + d
+	if d == chips {
+		if batch-lo < hi-batch {
+			return lo
+		}
+		return hi
+	}
+	inRange := func(n int) bool {
+		t := n * seq
+		return t >= MinDefaultBatchTokens && t <= MaxDefaultBatchTokens
+	}
+	near, far := lo, hi
+	if hi-batch <= batch-lo {
+		near, far = hi, lo
+	}
+	if !inRange(near) && inRange(far) {
+		return far
+	}
+	return near
+}
+
+// batchMultiple returns what the default batch of batch sequences on chips
+// is rounded to a multiple of: chips where batch is at least chips, else
+// the largest chips/2^k not above batch (the chips that split one
+// sequence over tp, cp or pp a power of two), 1 where halving chips
+// reaches an odd count above batch (or chips is not positive).
+func batchMultiple(chips, batch int) int {
+	if chips <= 0 {
+		return 1
+	}
+	d := chips
+	for d > batch && d%2 == 0 {
+		d /= 2
+	}
+	if d > batch {
+		return 1
+	}
+	return d
 }
 
 // DefaultBatchRule says how the default batch, batch sequences of seq
@@ -99,8 +148,12 @@ func DefaultBatchSequences(chips, seq int) int {
 func DefaultBatchRule(chips, seq, batch int) string {
 	tokens := DefaultBatchTokens(chips)
 	rounded := ""
-	if batch != wholeSequences(tokens, seq) {
-		rounded = fmt.Sprintf(", rounded to %d sequences, a multiple of the %d chips", batch, chips)
+	if whole := wholeSequences(tokens, seq); batch != whole {
+		if d := batchMultiple(chips, whole); d == chips {
+			rounded = fmt.Sprintf(", rounded to %d sequences, a multiple of the %d chips", batch, chips)
+		} else {
+			rounded = fmt.Sprintf(", rounded to %d sequences, a multiple of %d (the %d chips over %d)", batch, d, chips, chips/d)
+		}
 	}
 	return fmt.Sprintf("defaulted to %s tokens for %d chips: %d per chip within 4Mi-16Mi, as Llama 3 and Megatron-LM ran%s; set --batch or --batch-tokens",
 		results.Count(float64(tokens)), chips, DefaultBatchTokensPerChip, rounded)

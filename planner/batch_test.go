@@ -30,18 +30,23 @@ func TestDefaultBatchTokens(t *testing.T) {
 // chips where there are at least as many sequences as chips.
 func TestDefaultBatchSequences(t *testing.T) {
 	for _, tt := range []struct{ chips, seq, want int }{
-		{64, 8192, 512},    // 4Mi / 8192 = 512, a multiple of 64
-		{72, 8192, 504},    // GB200 NVL72: 512 / 72 = 7.1, so 7 × 72
-		{24, 8192, 504},    // three 8-GPU nodes: 512 / 24 = 21.3, so 21 × 24
-		{100, 8192, 500},   // 512 / 100 = 5.12, so 5 × 100
-		{96, 4096, 1056},   // 1024 / 96 = 10.67, so 11 × 96
-		{1024, 8192, 512},  // fewer sequences than chips: not rounded
-		{3072, 2048, 3072}, // Megatron-LM's 1T run: one 2,048-token sequence a GPU
-		{8192, 8192, 2048}, // Llama 3 405B's 16M tokens
-		{8, 3000, 1400},    // 4Mi / 3000 = 1398.1: 1398, then 175 × 8
-		{1, 1 << 30, 1},    // a sequence longer than the batch: at least one
-		{0, 8192, 512},     // no chips: the tokens alone
-		{8, 0, 1},          // no sequence length: one sequence
+		{64, 8192, 512},     // 4Mi / 8192 = 512, a multiple of 64
+		{72, 8192, 504},     // GB200 NVL72: 512 / 72 = 7.1, so 7 × 72
+		{24, 8192, 504},     // three 8-GPU nodes: 512 / 24 = 21.3, so 21 × 24
+		{100, 8192, 500},    // 512 / 100 = 5.12, so 5 × 100
+		{96, 4096, 1056},    // 1024 / 96 = 10.67, so 11 × 96
+		{1024, 8192, 512},   // fewer sequences than chips: 512 = 1024/2 already
+		{1536, 8192, 768},   // 512 < 1536: 384 = 1536/4 is the share; 384 (3.1M tokens) is below 4Mi, so 768
+		{24576, 8192, 1536}, // 16Mi = 2048 < 24576: 1536 = 24576/16; 3072 (25M tokens) is above 16Mi, so 1536
+		{72, 131072, 36},    // NVL72 at 128K: 32 < 72, share 18; 36 is nearer than 18
+		{96, 131072, 48},    // 32 < 96, share 24; 24 nearer but 3.1M tokens, so 48
+		{1025, 8192, 512},   // an odd count above the batch: no share, not rounded
+		{3072, 2048, 3072},  // Megatron-LM's 1T run: one 2,048-token sequence a GPU
+		{8192, 8192, 2048},  // Llama 3 405B's 16M tokens
+		{8, 3000, 1400},     // 4Mi / 3000 = 1398.1: 1398, then 175 × 8
+		{1, 1 << 30, 1},     // a sequence longer than the batch: at least one
+		{0, 8192, 512},      // no chips: the tokens alone
+		{8, 0, 1},           // no sequence length: one sequence
 	} {
 		if got := DefaultBatchSequences(tt.chips, tt.seq); got != tt.want {
 			t.Errorf("DefaultBatchSequences(%d, %d) = %d, want %d", tt.chips, tt.seq, got, tt.want)
@@ -64,6 +69,8 @@ func TestWorkloadDefaultRule(t *testing.T) {
 		{"nvl72", 0, 0, 72, 504, "rounded to 504 sequences, a multiple of the 72 chips"},
 		{"given batch", 500, 0, 72, 500, ""},
 		{"given tokens", 0, 4 << 20, 72, 512, ""},
+		{"share of the chips", 0, 0, 1536, 768, "rounded to 768 sequences, a multiple of 384 (the 1536 chips over 4)"},
+		{"fewer sequences than chips, power of two", 0, 0, 1024, 512, "4Mi-16Mi, as Llama 3 and Megatron-LM ran; set"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w, rule, err := Workload(m, 0, tt.batch, tt.tokens, tt.chip)
