@@ -88,8 +88,9 @@ type Model struct {
 	shares [][][]float64
 	// spSaved is, per recompute policy and block, the sequence-parallel
 	// inputs of the block's column-parallel matmuls that the policy keeps
-	// for the backward pass (model.Program.SPGathered and Saved): under a
-	// DTensor plan (Comm.TPPlan) what it keeps is the all-gathered input.
+	// for the backward pass (model.Program.SPGathered and Saved): where the
+	// program keeps gathered inputs (model.ProgramOptions.SavesGathered, a
+	// DTensor plan) what it keeps is the all-gathered input.
 	spSaved [][][]int
 	// rerunClass is, per block and recompute policy, the first policy
 	// that re-runs the same ops of the block (and the same shares of

@@ -112,8 +112,9 @@ func (e *evaluator) run(res *runResult, b int, ps pass, only []bool) {
 
 // resetCache forgets the gathered tensors of block b; when keepWeights
 // (before the backward pass) the recompute pass's weight gathers are kept,
-// as they serve the backward pass, and under a DTensor plan
-// (Comm.TPPlan) so are its activations' gathers over tp: autograd saves
+// as they serve the backward pass, and where the program keeps gathered
+// inputs (model.ProgramOptions.SavesGathered, a DTensor plan) so are its
+// activations' gathers over tp: autograd saves
 // the gathered input a matmul reads, so the weight gradient reads the one
 // the recompute re-made (a full checkpoint re-runs the forward's
 // all-gather, pytorch/torchtitan@820504e20d1149fbf0b98c567af24c4b0433b22d
@@ -123,7 +124,7 @@ func (e *evaluator) run(res *runResult, b int, ps pass, only []bool) {
 // for the weight gradient, [MEG-TP]).
 func (e *evaluator) resetCache(b int, keepWeights bool) {
 	keepAct := roleSet(0)
-	if keepWeights && e.o.Comm.TPPlan {
+	if keepWeights && e.p.Options.SavesGathered {
 		keepAct = bit(space.RoleTP)
 	}
 	for _, i := range e.m.blockUsed[b] {
@@ -156,7 +157,7 @@ func (e *evaluator) blockBackward(b int, sc *segCost) {
 	}
 	rc, bw := &sc.runs[1], &sc.runs[2]
 	e.resetCache(b, false)
-	if e.o.Comm.TPPlan && e.active&bit(space.RoleTP) != 0 {
+	if e.p.Options.SavesGathered && e.active&bit(space.RoleTP) != 0 {
 		// Autograd kept the forward pass's all-gathered inputs of the
 		// column-parallel matmuls the policy does not re-make
 		// (Model.spSaved, model.ProgramOptions.SavesGathered): their

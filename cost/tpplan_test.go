@@ -106,7 +106,8 @@ func TestTPPlanCollectives(t *testing.T) {
 // again in the backward pass (Llama 3 8B at tp 8 with sequence parallelism
 // inside a node, fsdp 2 over two nodes). Megatron's linear layers save the
 // sequence shard and re-gather it for the weight gradient, with or without
-// recompute ([MEG-TP]). Under a DTensor plan (Comm.TPPlan) autograd saves
+// recompute ([MEG-TP]). Under a DTensor plan (Comm.TPPlan, whose program
+// keeps gathered inputs: model.ProgramOptions.SavesGathered) autograd saves
 // the gathered input: a full checkpoint's recompute re-gathers it
 // (evaluator.resetCache), and without recompute the forward pass's gathered
 // input is what autograd keeps (Model.spSaved), so the weight gradient
@@ -133,7 +134,8 @@ func TestTPPlanWeightGradientGather(t *testing.T) {
 			st := strategy(space.Strategy{SP: true, Recompute: tc.recompute})
 			st.Degree[space.TP], st.Degree[space.FSDP] = 8, 2
 			st.Mesh[space.TP], st.Mesh[space.FSDP] = share("gpu", 8), share("node", 2)
-			est, err := evaluate(m, cl, w, st, Options{Comm: Comm{TPPlan: tc.plan}})
+			p := program(m, model.ProgramOptions{SavesGathered: tc.plan})
+			est, err := Evaluate(p, cl, w, st, Options{Comm: Comm{TPPlan: tc.plan}})
 			if err != nil {
 				t.Fatal(err)
 			}
