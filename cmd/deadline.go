@@ -46,16 +46,16 @@ func (a *app) runDeadline(cmd *cobra.Command) error {
 			break
 		}
 	}
-	w, rule, err := workload(a.cfg, m, chips)
+	f, err := a.framework()
+	if err != nil {
+		return err
+	}
+	w, rule, err := workload(a.cfg, m, chips, f.Limits.SplitsSequences())
 	if err != nil {
 		return err
 	}
 	if rule != "" {
 		rule = "the batch of the smallest size that could meet the deadline, " + rule
-	}
-	f, err := a.framework()
-	if err != nil {
-		return err
 	}
 	base := a.request(problem{model: m, workload: w, framework: f}, fix)
 	plan, err := planner.Deadline(cmd.Context(), base, clusters, t, a.solve)

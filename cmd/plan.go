@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshplan/meshplan/framework"
 	"github.com/meshplan/meshplan/internal/settings"
 	"github.com/meshplan/meshplan/planner"
 	"github.com/meshplan/meshplan/profiles"
@@ -41,7 +42,9 @@ at least 4Mi and at most 16Mi tokens (the batches of Llama 3 405B on 8,192
 and 16,384 H100 and of Megatron-LM's largest runs), in whole sequences, and a
 multiple of the chip count where there are as many sequences as chips (504,
 not 512, on 72 GPUs), else of a power-of-two share of it (768, not 512, on
-1,536 GPUs); for a cluster list, the largest cluster's. Every output
+1,536 GPUs), and at least one sequence a chip under a framework without
+tensor, context or pipeline parallelism (deepspeed, pytorch); for a cluster
+list, the largest cluster's. Every output
 says when the batch was defaulted. The sequence length is --seq, or the
 model's seq_len.
 
@@ -128,8 +131,18 @@ func (a *app) runPlan(cmd *cobra.Command) error {
 	}
 	// One default batch for every cluster of a list (the largest's), so
 	// that they are compared at one batch; --min-chips takes the named
-	// cluster's.
-	w, rule, err := workload(a.cfg, m, chips)
+	// cluster's. A list of frameworks is compared at the batch of one that
+	// splits sequences; one framework's own batch follows its rules
+	// (space.Limits.SplitsSequences).
+	var f framework.Profile
+	split := true
+	if !strings.Contains(a.cfg.Framework, ",") {
+		if f, err = a.framework(); err != nil {
+			return err
+		}
+		split = f.Limits.SplitsSequences()
+	}
+	w, rule, err := workload(a.cfg, m, chips, split)
 	if err != nil {
 		return err
 	}
@@ -152,10 +165,6 @@ func (a *app) runPlan(cmd *cobra.Command) error {
 		plan.ModelArg, plan.ClusterArg = a.cfg.Model, a.cfg.Cluster
 		plan.SetBatchDefault(rule)
 		return a.printPlan(plan)
-	}
-	f, err := a.framework()
-	if err != nil {
-		return err
 	}
 	base := a.request(problem{model: m, workload: w, framework: f}, fix)
 	seen := map[string]bool{}

@@ -65,11 +65,11 @@ func (a *app) loadProblem() (problem, error) {
 	if err != nil {
 		return problem{}, err
 	}
-	w, rule, err := workload(a.cfg, m, c.Chips())
+	f, err := a.framework()
 	if err != nil {
 		return problem{}, err
 	}
-	f, err := a.framework()
+	w, rule, err := workload(a.cfg, m, c.Chips(), f.Limits.SplitsSequences())
 	if err != nil {
 		return problem{}, err
 	}
@@ -97,10 +97,11 @@ func (a *app) framework() (framework.Profile, error) {
 }
 
 // workload returns the global batch and sequence length of the
-// configuration for a cluster of chips (planner.Workload); rule is empty
+// configuration for a cluster of chips under a framework that can split a
+// sequence over chips or not (planner.Workload, split); rule is empty
 // when the user gave the batch.
-func workload(cfg Config, m model.Spec, chips int) (w space.Workload, rule string, err error) {
-	w, rule, err = planner.Workload(m, cfg.Seq, cfg.Batch, cfg.BatchTokens, chips)
+func workload(cfg Config, m model.Spec, chips int, split bool) (w space.Workload, rule string, err error) {
+	w, rule, err = planner.Workload(m, cfg.Seq, cfg.Batch, cfg.BatchTokens, chips, split)
 	return w, rule, inputErr(err)
 }
 

@@ -40,7 +40,11 @@ import (
 // tokens between 4Mi and 16Mi: on 1,536 GPUs 512 sequences of 8,192
 // leave no layout whose sequence-splitting degrees are powers of two (3
 // divides 1,536, not 512), 768 (a multiple of 384) do, at 6.3M tokens;
-// on a power-of-two cluster the batch does not move. The rule says
+// on a power-of-two cluster the batch does not move. A framework that
+// cannot split a sequence at all (no tensor, context or pipeline
+// parallelism: space.Limits.SplitsSequences) needs one whole sequence a
+// chip, so there the default is at least the chip count (1,024 sequences
+// of 8,192 on 1,024 GPUs, 8Mi tokens, under DeepSpeed's ZeRO). The rule says
 // nothing about the batch a model trains well at (its critical batch): a
 // capacity review should give the training recipe's --batch, and every
 // output that used the default says so.
@@ -64,12 +68,13 @@ func DefaultBatchTokens(chips int) int {
 // cluster of chips: seq tokens, or the model's seq_len when seq is 0;
 // batch sequences, or batchTokens, or DefaultBatchTokens(chips) when both
 // are 0, rounded to the nearest whole number of sequences, at least one;
-// the default's sequences are then rounded to a multiple of chips
-// (DefaultBatchSequences).
+// the default's sequences are then rounded to a multiple of chips, or of
+// a share of them, and raised to chips where the framework cannot split
+// a sequence (split false; DefaultBatchSequences).
 // rule is empty when the batch was given, else the default's rule in words
 // and how to set the batch, which every output repeats. A model without a
 // sequence length and no seq is a *search.InputError.
-func Workload(m model.Spec, seq, batch, batchTokens, chips int) (w space.Workload, rule string, err error) {
+func Workload(m model.Spec, seq, batch, batchTokens, chips int, split bool) (w space.Workload, rule string, err error) {
 	if seq == 0 {
 		seq = m.SeqLen
 	}
@@ -80,23 +85,29 @@ func Workload(m model.Spec, seq, batch, batchTokens, chips int) (w space.Workloa
 		if batchTokens > 0 {
 			batch = wholeSequences(batchTokens, seq)
 		} else {
-			batch = DefaultBatchSequences(chips, seq)
-			rule = DefaultBatchRule(chips, seq, batch)
+			batch = DefaultBatchSequences(chips, seq, split)
+			rule = DefaultBatchRule(chips, seq, batch, split)
 		}
 	}
 	return space.Workload{Batch: batch, SeqLen: seq}, rule, nil
 }
 
 // DefaultBatchSequences returns the default global batch in sequences of
-// seq tokens for a cluster of chips: DefaultBatchTokens(chips) in whole
-// sequences, at least one, rounded to a multiple of batchMultiple(chips,
-// ·): where that is chips itself, to the nearest one (a tie rounds up),
+// seq tokens for a cluster of chips under a framework that can split one
+// sequence over several chips or not (split, space.Limits.SplitsSequences):
+// DefaultBatchTokens(chips) in whole sequences, at least one, and at least
+// chips when split is false (one whole sequence a chip), rounded to a
+// multiple of batchMultiple(chips, ·): where that is chips itself, to the
+// nearest one (a tie rounds up),
 // so that a data-parallel degree of any divisor of chips divides it;
 // where it is a share of the chips (fewer sequences than chips), to the
 // nearer of the two multiples around it whose tokens stay between
 // MinDefaultBatchTokens and MaxDefaultBatchTokens.
-func DefaultBatchSequences(chips, seq int) int {
+func DefaultBatchSequences(chips, seq int, split bool) int {
 	batch := wholeSequences(DefaultBatchTokens(chips), seq)
+	if !split {
+		batch = max(batch, chips) // one whole sequence a chip
+	}
 	d := batchMultiple(chips, batch)
 	if d <= 1 {
 		return batch
@@ -143,12 +154,17 @@ func batchMultiple(chips, batch int) int {
 }
 
 // DefaultBatchRule says how the default batch, batch sequences of seq
-// tokens (DefaultBatchSequences), was chosen for chips and how to set
-// another; it names the rounding to the chips where that moved the batch.
-func DefaultBatchRule(chips, seq, batch int) string {
+// tokens (DefaultBatchSequences with split), was chosen for chips and how
+// to set another; it names the raise to one sequence a chip or the
+// rounding to the chips where that moved the batch.
+func DefaultBatchRule(chips, seq, batch int, split bool) string {
 	tokens := DefaultBatchTokens(chips)
 	rounded := ""
-	if whole := wholeSequences(tokens, seq); batch != whole {
+	switch whole := wholeSequences(tokens, seq); {
+	case batch == whole:
+	case !split && whole < chips:
+		rounded = fmt.Sprintf(", raised to %d sequences, one a chip, as a framework without tensor, context or pipeline parallelism needs", batch)
+	default:
 		if d := batchMultiple(chips, whole); d == chips {
 			rounded = fmt.Sprintf(", rounded to %d sequences, a multiple of the %d chips", batch, chips)
 		} else {

@@ -14,7 +14,7 @@ import (
 // 768, a multiple of 384 (a quarter of the chips).
 func ExampleDefaultBatchSequences() {
 	for _, chips := range []int{72, 64, 1024, 1536} {
-		fmt.Println(chips, planner.DefaultBatchSequences(chips, 8192))
+		fmt.Println(chips, planner.DefaultBatchSequences(chips, 8192, true))
 	}
 	// Output:
 	// 72 504

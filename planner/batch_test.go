@@ -48,32 +48,55 @@ func TestDefaultBatchSequences(t *testing.T) {
 		{0, 8192, 512},      // no chips: the tokens alone
 		{8, 0, 1},           // no sequence length: one sequence
 	} {
-		if got := DefaultBatchSequences(tt.chips, tt.seq); got != tt.want {
-			t.Errorf("DefaultBatchSequences(%d, %d) = %d, want %d", tt.chips, tt.seq, got, tt.want)
+		if got := DefaultBatchSequences(tt.chips, tt.seq, true); got != tt.want {
+			t.Errorf("DefaultBatchSequences(%d, %d, true) = %d, want %d", tt.chips, tt.seq, got, tt.want)
+		}
+	}
+}
+
+// TestDefaultBatchWholeSequences checks the default batch for a framework
+// that cannot split a sequence over chips (no tp, cp or pp): at least one
+// sequence a chip, then rounded as for any framework.
+func TestDefaultBatchWholeSequences(t *testing.T) {
+	for _, tt := range []struct{ chips, seq, want int }{
+		{64, 8192, 512},    // 8 a chip already: as with splitting
+		{72, 8192, 504},    // rounded to the chips as with splitting
+		{1024, 8192, 1024}, // 512 < 1024: raised to one a chip, 8Mi tokens
+		{1536, 8192, 1536}, // not 768 (a share), which would leave chips without a sequence
+		{3072, 8192, 3072}, // 25M tokens, above 16Mi: the least that runs
+		{0, 8192, 512},     // no chips: the tokens alone
+	} {
+		if got := DefaultBatchSequences(tt.chips, tt.seq, false); got != tt.want {
+			t.Errorf("DefaultBatchSequences(%d, %d, false) = %d, want %d", tt.chips, tt.seq, got, tt.want)
 		}
 	}
 }
 
 // TestWorkloadDefaultRule checks that the default's rule names the
-// rounding to the chips only where it moved the batch, and that a given
-// batch or token count is not rounded to the chips.
+// rounding to the chips, or the raise to one sequence a chip, only where
+// it moved the batch, and that a given batch or token count is neither
+// rounded nor raised.
 func TestWorkloadDefaultRule(t *testing.T) {
 	m := model.Spec{Name: "m", SeqLen: 8192}
 	for _, tt := range []struct {
 		name                string
 		batch, tokens, chip int
+		whole               bool // the framework cannot split a sequence
 		want                int
 		rule                string // a substring of the rule; "" for none
 	}{
-		{"power of two", 0, 0, 64, 512, "defaulted to"},
-		{"nvl72", 0, 0, 72, 504, "rounded to 504 sequences, a multiple of the 72 chips"},
-		{"given batch", 500, 0, 72, 500, ""},
-		{"given tokens", 0, 4 << 20, 72, 512, ""},
-		{"share of the chips", 0, 0, 1536, 768, "rounded to 768 sequences, a multiple of 384 (the 1536 chips over 4)"},
-		{"fewer sequences than chips, power of two", 0, 0, 1024, 512, "4Mi-16Mi, as Llama 3 and Megatron-LM ran; set"},
+		{"power of two", 0, 0, 64, false, 512, "defaulted to"},
+		{"nvl72", 0, 0, 72, false, 504, "rounded to 504 sequences, a multiple of the 72 chips"},
+		{"given batch", 500, 0, 72, false, 500, ""},
+		{"given tokens", 0, 4 << 20, 72, false, 512, ""},
+		{"share of the chips", 0, 0, 1536, false, 768, "rounded to 768 sequences, a multiple of 384 (the 1536 chips over 4)"},
+		{"fewer sequences than chips, power of two", 0, 0, 1024, false, 512, "4Mi-16Mi, as Llama 3 and Megatron-LM ran; set"},
+		{"whole sequences", 0, 0, 1024, true, 1024, "raised to 1024 sequences, one a chip"},
+		{"whole sequences, enough of them", 0, 0, 64, true, 512, "4Mi-16Mi, as Llama 3 and Megatron-LM ran; set"},
+		{"whole sequences, given batch", 512, 0, 1024, true, 512, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			w, rule, err := Workload(m, 0, tt.batch, tt.tokens, tt.chip)
+			w, rule, err := Workload(m, 0, tt.batch, tt.tokens, tt.chip, !tt.whole)
 			if err != nil {
 				t.Fatal(err)
 			}

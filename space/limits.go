@@ -378,6 +378,19 @@ func (l Limits) name() string {
 	return l.Framework
 }
 
+// SplitsSequences reports whether the framework can spread one sequence
+// over several chips: tensor, context or pipeline parallelism is open to
+// it. One that cannot (DeepSpeed's ZeRO alone, eager PyTorch's DDP and
+// FSDP) needs at least one whole sequence on every chip.
+func (l Limits) SplitsSequences() bool {
+	for _, d := range []Dim{TP, CP, PP} {
+		if !slices.Contains(l.NoDims, d) {
+			return true
+		}
+	}
+	return false
+}
+
 // Check reports, in one sentence, the first part of s (for a model of
 // layers layers) the framework cannot express, naming it and what would
 // work; nil when it can express s.

@@ -223,3 +223,24 @@ func TestModuleListsValidated(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitsSequences checks which limits can spread one sequence over
+// chips: any of tp, cp and pp open does; none of them (ZeRO alone) does
+// not, whatever else is closed.
+func TestSplitsSequences(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		noDims []Dim
+		want   bool
+	}{
+		{"everything open", nil, true},
+		{"pp only", []Dim{TP, CP, EP}, true},
+		{"cp only", []Dim{TP, PP}, true},
+		{"data parallel only", []Dim{TP, CP, PP, EP}, false},
+		{"no tp, cp or pp", []Dim{TP, CP, PP}, false},
+	} {
+		if got := (Limits{NoDims: tt.noDims}).SplitsSequences(); got != tt.want {
+			t.Errorf("%s: SplitsSequences() = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
