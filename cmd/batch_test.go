@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -35,5 +36,32 @@ func TestDefaultBatchSaidEverywhere(t *testing.T) {
 	p, _ := runPlanJSON(t, "--model", "llama3-405b", "--cluster", "h100-16384", "--tokens", "15T", "--price", "2.5", "--top", "1")
 	if p.Batch.Sequences != 2048 || p.Batch.SeqLen != 8192 {
 		t.Errorf("the README's example plans %d sequences of %d, want Llama 3's 2048 of 8192", p.Batch.Sequences, p.Batch.SeqLen)
+	}
+}
+
+// TestDefaultBatchWholeSequences wants the default batch of a framework
+// that cannot split a sequence over chips (deepspeed: no tp, cp or pp) to
+// be at least one sequence a chip, so that it plans on 1,024 GPUs at 8K
+// tokens (512 sequences would leave it no layout), alone and compared with
+// a framework that can split them, which then shares that batch; one that
+// can, alone, keeps 512.
+func TestDefaultBatchWholeSequences(t *testing.T) {
+	clearEnv(t)
+	for _, tt := range []struct {
+		framework string
+		batch     int
+	}{
+		{"deepspeed", 1024},
+		{"deepspeed,megatron", 1024},
+		{"megatron", 512},
+	} {
+		stdout, stderr, code := run(t, "--model", "llama3-8b", "--cluster", "h100-1024", "--framework", tt.framework, "--quiet", "--top", "1")
+		if code != ExitOK {
+			t.Errorf("--framework %s: exit %d: %s", tt.framework, code, stderr)
+			continue
+		}
+		if want := fmt.Sprintf("batch    %d sequences", tt.batch); !strings.Contains(stdout, want) {
+			t.Errorf("--framework %s: the output lacks %q:\n%s", tt.framework, want, stdout)
+		}
 	}
 }

@@ -43,8 +43,9 @@ and 16,384 H100 and of Megatron-LM's largest runs), in whole sequences, and a
 multiple of the chip count where there are as many sequences as chips (504,
 not 512, on 72 GPUs), else of a power-of-two share of it (768, not 512, on
 1,536 GPUs), and at least one sequence a chip under a framework without
-tensor, context or pipeline parallelism (deepspeed, pytorch); for a cluster
-list, the largest cluster's. Every output
+tensor, context or pipeline parallelism (deepspeed, pytorch; for a list of
+frameworks, if any of them is one); for a cluster list, the largest
+cluster's. Every output
 says when the batch was defaulted. The sequence length is --seq, or the
 model's seq_len.
 
@@ -131,12 +132,19 @@ func (a *app) runPlan(cmd *cobra.Command) error {
 	}
 	// One default batch for every cluster of a list (the largest's), so
 	// that they are compared at one batch; --min-chips takes the named
-	// cluster's. A list of frameworks is compared at the batch of one that
-	// splits sequences; one framework's own batch follows its rules
-	// (space.Limits.SplitsSequences).
+	// cluster's. The default follows the framework's rules
+	// (space.Limits.SplitsSequences); frameworks compared on one cluster
+	// share one batch, one sequence a chip if any of them cannot split a
+	// sequence (a name that does not load is reported below).
 	var f framework.Profile
 	split := true
-	if !strings.Contains(a.cfg.Framework, ",") {
+	if strings.Contains(a.cfg.Framework, ",") {
+		for _, n := range strings.Split(a.cfg.Framework, ",") {
+			if p, err := loadFramework(strings.TrimSpace(n)); err == nil && !p.Limits.SplitsSequences() {
+				split = false
+			}
+		}
+	} else {
 		if f, err = a.framework(); err != nil {
 			return err
 		}
