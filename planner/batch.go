@@ -97,11 +97,11 @@ func Workload(m model.Spec, seq, batch, batchTokens, chips int, split bool) (w s
 // sequence over several chips or not (split, space.Limits.SplitsSequences):
 // DefaultBatchTokens(chips) in whole sequences, at least one, and at least
 // chips when split is false (one whole sequence a chip), rounded to a
-// multiple of batchMultiple(chips, ·): where that is chips itself, to the
-// nearest one (a tie rounds up),
-// so that a data-parallel degree of any divisor of chips divides it;
-// where it is a share of the chips (fewer sequences than chips), to the
-// nearer of the two multiples around it whose tokens stay between
+// multiple of batchMultiple(chips, ·). Where that is chips itself, it is
+// the nearest multiple (a tie rounds up), so that a data-parallel degree
+// of any divisor of chips divides it; where it is a share of the chips
+// (fewer sequences than chips), it is the nearer of the two multiples
+// around it, unless only the other keeps the tokens between
 // MinDefaultBatchTokens and MaxDefaultBatchTokens.
 func DefaultBatchSequences(chips, seq int, split bool) int {
 	batch := wholeSequences(DefaultBatchTokens(chips), seq)
