@@ -276,14 +276,18 @@ func NewModel(p *model.Program) *Model {
 			}
 		}
 	}
-	spg := p.SPGathered()
 	cm.spSaved = make([][][]int, len(cm.policies))
-	for pi, pol := range cm.policies {
+	for pi := range cm.policies {
 		cm.spSaved[pi] = make([][]int, len(p.Blocks))
-		for b := range p.Blocks {
-			for _, t := range p.Saved([]int{b}, pol) {
-				if spg[t] {
-					cm.spSaved[pi][b] = append(cm.spSaved[pi][b], t)
+	}
+	if p.Options.SavesGathered { // the only programs that read spSaved
+		spg := p.SPGathered()
+		for pi, pol := range cm.policies {
+			for b := range p.Blocks {
+				for _, t := range p.Saved([]int{b}, pol) {
+					if spg[t] {
+						cm.spSaved[pi][b] = append(cm.spSaved[pi][b], t)
+					}
 				}
 			}
 		}
