@@ -96,6 +96,20 @@ type Comm struct {
 	// torchtitan@9dec370 torchtitan/models/llama/model.py:200-209, until
 	// ff0829c10 of 2026-01-27 passed enable_gqa instead).
 	CPRepeatedKV bool
+	// GatherCopyOut says that each FSDP all-gather lands in one flat
+	// buffer that the compute stream then copies into the unsharded
+	// parameters before the unit runs, reading the buffer and writing the
+	// parameters (PyTorch FSDP2's foreach_all_gather_copy_out, a
+	// split_with_sizes_copy on the current stream after it waits on the
+	// all-gather's event: pytorch/pytorch@8fc2039d
+	// torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py). It runs
+	// for every gather: the forward's and, with the unit resharded after
+	// the forward, the backward's of every micro-batch, or once a step
+	// where the pipeline keeps a stage gathered
+	// (model.Precision.PipelineUnsharded). FSDP1's flat parameter and
+	// DeepSpeed's partitioned parameters gather into the tensors the
+	// layers read, and XLA gathers each weight at its use: none copies.
+	GatherCopyOut bool
 }
 
 // Collective is one kind of communication of a step, aggregated over its calls.

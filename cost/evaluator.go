@@ -411,8 +411,10 @@ type evalState struct {
 	// and computed those it computes gradients for (FSDP aside).
 	params, stored, computed []float64
 	sharded                  [2][]float64
-	// fp8 is, per block, the parameters with fp8 copies one chip computes with.
-	fp8 []float64
+	// fp8 is, per block, the parameters with fp8 copies one chip computes
+	// with, and gathered those FSDP gathers, as the gather makes them
+	// (fillParams).
+	fp8, gathered []float64
 	// paramsAt and offloadAt are what params (and stored, computed, fp8)
 	// and offload were last filled for (keepParams, keepOffload).
 	paramsAt, offloadAt filledAt
@@ -553,7 +555,7 @@ type filledAt struct {
 	key int
 }
 
-// keepParams fills st.params, stored, computed and fp8 unless they are
+// keepParams fills st.params, stored, computed, fp8 and gathered unless they are
 // already of the current generation, and takes params for the current
 // ZeRO sharding: they read the layouts and role degrees (which only a new
 // generation changes) and whether ZeRO shards the optimizer states (stage

@@ -395,6 +395,10 @@ type rankSums struct {
 	fc, bc, crit, wmb, sg, spar, params, stored, computed, fp8  float64
 	wc, critF, critW, a2aF, a2aB, edge, off, kept, layers, wmbB float64
 	wOnce, wOnceRS                                              float64
+	// gathered is the parameters the rank's FSDP gathers make whole (its
+	// weights sharded over fsdp, efsdp or the cp an FSDP mesh spans), per
+	// gather.
+	gathered float64
 	// a2aFin, a2aBin, expF, expB and expW are segCost's, summed: the
 	// all-to-alls into the experts and the experts' compute; endsF and
 	// endsB the forward and backward compute of the embedding and the
@@ -458,6 +462,7 @@ func (s *rankSums) of(st *evalState, rv *rankView) {
 		s.params += h * st.params[b]
 		s.stored += n * st.stored[b]
 		s.computed += n * st.computed[b]
+		s.gathered += n * st.gathered[b]
 		s.fp8 += n * st.fp8[b]
 		for c := range s.cat {
 			s.cat[c] += n * sc.cat[c]
@@ -516,6 +521,23 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 	fc += castF
 	bc += castB
 	cat[catMemory] += castF + castB
+	// FSDP2's copy-out (Comm.GatherCopyOut): each gather's flat buffer
+	// read and the unsharded parameters written on the compute stream,
+	// Weight bytes each way per parameter gathered
+	// (foreach_all_gather_copy_out, pytorch/pytorch@8fc2039d). The
+	// forward's and the backward's gathers of every micro-batch, or one
+	// gather a step where the pipeline keeps the stage gathered.
+	var copyOnce float64
+	if in.options.Comm.GatherCopyOut && rs.gathered > 0 {
+		cp := e.memSeconds(2 * pr.Weight * rs.gathered)
+		if pr.PipelineUnsharded && sr.pp > 1 {
+			copyOnce = cp
+		} else {
+			fc += cp
+			bc += cp
+			cat[catMemory] += 2 * cp
+		}
+	}
 	// FP8 weight copies (model.FP8Recipe): each weight an fp8 matmul
 	// reads is quantised with its transpose, reading the weight (the
 	// master under autocast) and writing 1 + 1 bytes (the recipe's element
@@ -550,8 +572,8 @@ func (cm *Model) rankStep(st *evalState, in *evalInputs, rs *rankSums, sr *stepR
 	est.AttentionSeconds = M * cat[catAttention]
 	est.ScanSeconds = M * cat[catScan]
 	est.MatmulTailSeconds = M * cat[catTail]
-	est.MemoryBoundSeconds = M*cat[catMemory] + cast8
-	est.ComputeSeconds = M*(fc+bc) + est.OptimizerSeconds + cast8
+	est.MemoryBoundSeconds = M*cat[catMemory] + cast8 + copyOnce
+	est.ComputeSeconds = M*(fc+bc) + est.OptimizerSeconds + cast8 + copyOnce
 	exposed := M * crit
 	// A schedule that runs a forward and a backward chunk of two
 	// micro-batches as one pair hides each one's MoE dispatch and combine
@@ -770,19 +792,30 @@ func (st *evalState) fillParams() {
 	if cap(st.stored) < n {
 		st.sharded = [2][]float64{make([]float64, n), make([]float64, n)}
 		st.stored, st.computed, st.fp8 = make([]float64, n), make([]float64, n), make([]float64, n)
+		st.gathered = make([]float64, n)
 	}
 	st.sharded[0], st.sharded[1] = st.sharded[0][:n], st.sharded[1][:n]
 	st.stored, st.computed, st.fp8 = st.stored[:n], st.computed[:n], st.fp8[:n]
+	st.gathered = st.gathered[:n]
 	st.pickParams()
 	fsdp := bit(space.RoleFSDP) | bit(space.RoleEFSDP)
+	// The weights FSDP gathers: those sharded over fsdp or efsdp, and over
+	// cp where the FSDP mesh spans it (model.ProgramOptions.WeightsOverCP).
+	gather := fsdp
+	if e.p.Options.WeightsOverCP {
+		gather |= bit(space.RoleCP)
+	}
 	for b := range st.stored {
 		st.sharded[0][b], st.sharded[1][b] = e.shardParams(b, 0), e.shardParams(b, 1)
-		st.stored[b], st.computed[b], st.fp8[b] = 0, 0, 0
+		st.stored[b], st.computed[b], st.fp8[b], st.gathered[b] = 0, 0, 0, 0
 		for _, w := range e.p.Blocks[b].Weights {
 			l := e.roles[w]
 			st.stored[b] += e.bytes(w, l) / e.p.ElemBytes(w)
 			c := e.bytes(w, l&^fsdp) / e.p.ElemBytes(w)
 			st.computed[b] += c
+			if l&gather != 0 {
+				st.gathered[b] += e.bytes(w, l&^gather) / e.p.ElemBytes(w)
+			}
 			if e.p.Tensors[w].FP8Copy {
 				st.fp8[b] += c
 			}

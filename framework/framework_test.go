@@ -254,6 +254,18 @@ func TestParse(t *testing.T) {
 			},
 		},
 		{
+			name: "FSDP2's copy-out off in a torchtitan file",
+			yaml: "base: torchtitan\ngather_copy_out: false\n",
+			check: func(t *testing.T, p framework.Profile) {
+				base, tt := mustBuiltin(t, "megatron"), mustBuiltin(t, "torchtitan")
+				bc, c, tc := base.SearchOptions().Cost.Comm, p.SearchOptions().Cost.Comm, tt.SearchOptions().Cost.Comm
+				if bc.GatherCopyOut || c.GatherCopyOut || !tc.GatherCopyOut || !c.TPPlan {
+					t.Errorf("gather copy-out: megatron %v, file %v, torchtitan %v (file's TP plan %v); want false, false, true (true)",
+						bc.GatherCopyOut, c.GatherCopyOut, tc.GatherCopyOut, c.TPPlan)
+				}
+			},
+		},
+		{
 			name: "fused grouped MLP under one CUDA graph",
 			yaml: "base: megatron\nper_expert_gemms: false\ngraphed_step: true\n",
 			check: func(t *testing.T, p framework.Profile) {

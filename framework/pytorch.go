@@ -74,7 +74,10 @@ func torchtitan() Profile {
 		// where traced, their gradients returned in fp32
 		// (cost.Comm.CPAllGather; pytorch/torchtitan@9dec370
 		// torchtitan/utils.py:171-222, config_manager.py:365-377).
-		Comm: cost.Comm{TPPlan: true, CPAllGather: true},
+		// Its FSDP is FSDP2 (fully_shard), which copies each all-gather
+		// out of its flat buffer into the parameters on the compute
+		// stream (cost.Comm.GatherCopyOut).
+		Comm: cost.Comm{TPPlan: true, CPAllGather: true, GatherCopyOut: true},
 		// torchtitan shards optimizer state through FSDP2 only and runs
 		// tensor parallelism with sequence parallelism (--emit torchtitan's
 		// rules); its activation checkpointing is selective (op) or full.

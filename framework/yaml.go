@@ -49,6 +49,7 @@ type file struct {
 	GraphedLayers         *bool   `yaml:"graphed_layers"`
 	CPAllGather           *bool   `yaml:"cp_all_gather"`
 	CPRepeatedKV          *bool   `yaml:"cp_repeated_kv"`
+	GatherCopyOut         *bool   `yaml:"gather_copy_out"`
 }
 
 // Attention kernel names of a framework file.
@@ -85,6 +86,7 @@ const (
 //	graphed_layers: false     # each layer but its routed experts runs as captured CUDA graphs (--cuda-graph-scope attn moe_router moe_preprocess)
 //	cp_all_gather: false      # cp's keys and values all-gathered and waited on where issued, their gradients back in fp32 (PyTorch's compiled ring attention)
 //	cp_repeated_kv: false     # grouped-query keys and values repeated to the query heads before the kernel, so cp moves them repeated
+//	gather_copy_out: false    # each FSDP all-gather copied out of its flat buffer into the parameters on the compute stream (FSDP2)
 //
 // The passes are norm, rope, act, residual, loss and lookup (model.Pass).
 // Unknown keys are errors naming the line, and every number must be in the
@@ -186,7 +188,7 @@ func parse(data []byte, defaultName string) (Profile, error) {
 		dst *bool
 	}{{f.FlatCollectives, &p.Comm.Flat}, {f.PerTensorCollectives, &p.Comm.PerTensor}, {f.ChunkSync, &p.Comm.ChunkSync}, {f.TensorParallelOverlap, &p.TensorParallelOverlap}, {f.SearchDispatchers, &p.Limits.SearchDispatchers},
 		{f.PerExpertGEMMs, &p.PerExpertGEMMs}, {f.GraphedStep, &p.Comm.GraphedStep}, {f.GraphedLayers, &p.Comm.GraphedLayers},
-		{f.CPAllGather, &p.Comm.CPAllGather}, {f.CPRepeatedKV, &p.Comm.CPRepeatedKV}} {
+		{f.CPAllGather, &p.Comm.CPAllGather}, {f.CPRepeatedKV, &p.Comm.CPRepeatedKV}, {f.GatherCopyOut, &p.Comm.GatherCopyOut}} {
 		if b.v != nil {
 			*b.dst = *b.v
 		}

@@ -75,7 +75,7 @@ func ExamplePlan_WriteTable() {
 	// cluster  toy-4: 4 x toy
 	// batch    8 sequences x 128 tokens = 1.02K tokens per step
 	// framework generic
-	// band     80% of measured runs fall within x0.923 to x1.13 of the predicted step time (95%: x0.859 to x1.29): 157 published runs of dense models on every chip family, each source left out; 83% fall in it drawn without their source; no run covers this family
+	// band     80% of measured runs fall within x0.923 to x1.13 of the predicted step time (95%: x0.855 to x1.29): 157 published runs of dense models on every chip family, each source left out; 83% fall in it drawn without their source; no run covers this family
 	// search   exhaustive: all 40 gene vectors, 10 strategies evaluated, 3 feasible, 1 on the Pareto front (seed 1)
 	//
 	//    RANK  STEP    BAND 80%          TOKENS/S  TOKENS/S/CHIP  MFU    MEMORY/CHIP  OOM RISK  STRATEGY
@@ -104,7 +104,7 @@ func ExampleWriteExplainTable() {
 	// exposed communication  500 ms
 	// pipeline bubble        0 s
 	// step                   2.00 s
-	// band                   80%: 1.85 s to 2.25 s, 95%: 1.72 s to 2.58 s (157 published runs of dense models on every chip family, each source left out; 83% fall in it drawn without their source; no run covers this family)
+	// band                   80%: 1.85 s to 2.25 s, 95%: 1.71 s to 2.58 s (157 published runs of dense models on every chip family, each source left out; 83% fall in it drawn without their source; no run covers this family)
 	// throughput             512 tokens/s, 128 tokens/s per chip
 	// MFU                    50.0% (model FLOPs 400 TFLOP per step)
 	// HFU                    62.5% (hardware FLOPs 500 TFLOP per step)
