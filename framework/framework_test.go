@@ -297,7 +297,7 @@ func TestParse(t *testing.T) {
 			yaml: "base: torchtitan\nprecision: {weight_copies: false, moments_bytes: 4}\n",
 			check: func(t *testing.T, p framework.Profile) {
 				want := model.AutocastPrecision()
-				want.WeightCopies, want.Moments, want.PipelineUnsharded = false, 4, true
+				want.WeightCopies, want.Moments, want.PipelineUnsharded, want.ReduceCopy = false, 4, true, true
 				if p.Precision != want {
 					t.Errorf("precision %+v, want %+v", p.Precision, want)
 				}
@@ -410,7 +410,7 @@ func TestParseFullDocument(t *testing.T) {
 	wantKernels.Passes[model.PassNorm] = model.PassCost{FwdBytes: 4, BwdBytes: 6, SavedBytes: 2}
 	wantKernels.Passes[model.PassLoss] = model.PassCost{FwdBytes: 4, BwdBytes: 4, SavedBytes: 2, TransientBytes: 2}
 	wantPrecision := model.Precision{Weight: 2, Grad: 4, Master: 4, Moments: 8, Activation: 2, Residual: 4,
-		WeightCopies: true, TransientGrads: true, GradCast: true, PipelineUnsharded: true}
+		WeightCopies: true, TransientGrads: true, GradCast: true, PipelineUnsharded: true, ReduceCopy: true}
 	switch {
 	case p.Name != "my-stack" || p.Description != "torchtitan's Llama with SDPA's causal flash kernel":
 		t.Errorf("name %q, description %q", p.Name, p.Description)
@@ -568,7 +568,7 @@ func TestHandCheckedFigures(t *testing.T) {
 
 	tt := mustBuiltin(t, "torchtitan")
 	ttPrecision := model.AutocastPrecision()
-	ttPrecision.PipelineUnsharded = true // FSDP2 under pipeline parallelism
+	ttPrecision.PipelineUnsharded, ttPrecision.ReduceCopy = true, true // FSDP2: under pipeline parallelism, its reduce-scatter copy
 	if tt.Precision != ttPrecision || tt.Optimizer.ClipPasses != 0 || tt.Kernels.AttentionRate != 0.35 {
 		t.Errorf("torchtitan: precision %+v, optimizer %+v, attention rate %v", tt.Precision, tt.Optimizer, tt.Kernels.AttentionRate)
 	}
@@ -600,9 +600,9 @@ func TestTorchtitanShardedVariant(t *testing.T) {
 	}
 	sh := *tt.Sharded
 	want := model.AutocastPrecision()
-	want.Residual, want.PipelineUnsharded = 2, true
+	want.Residual, want.PipelineUnsharded, want.ReduceCopy = 2, true, true
 	if sh.Precision != want {
-		t.Errorf("sharded precision %+v, want autocast's with a 2-byte residual, unsharded under pipeline parallelism", sh.Precision)
+		t.Errorf("sharded precision %+v, want autocast's with a 2-byte residual, unsharded under pipeline parallelism, FSDP2's reduce-scatter copy", sh.Precision)
 	}
 	fused := model.FusedKernels()
 	if sh.Kernels.AttentionRate != 1 || sh.Kernels.Passes[model.PassNorm] != fused.Passes[model.PassNorm] ||

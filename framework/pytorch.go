@@ -63,7 +63,7 @@ func torchtitan() Profile {
 			"autocast over fp32 parameters (bf16 copies per micro-batch, fp32 residual stream, fp32 gradients freed by zero_grad), fused AdamW, " +
 			"SDPA with a materialised causal mask at 0.35 of the flash kernel's rate",
 		Kernels:   k,
-		Precision: pipelineUnsharded(model.AutocastPrecision()),
+		Precision: fullyShard(model.AutocastPrecision()),
 		// Its tensor parallelism is DTensor's per-module plan: the weights
 		// keep their column or row shard, the sequence-parallel inputs are
 		// all-gathered and the outputs reduce-scattered, in the backward
@@ -143,17 +143,19 @@ func fullyShardVariant(compiled model.Kernels) *Variant {
 	k := model.FusedKernels()
 	k.Passes[model.PassLoss] = compiled.Passes[model.PassLoss]
 	k.SeparateProjections = compiled.SeparateProjections
-	pr := pipelineUnsharded(model.AutocastPrecision())
+	pr := fullyShard(model.AutocastPrecision())
 	pr.Residual = pr.Activation
 	return &Variant{Kernels: k, Precision: pr}
 }
 
-// pipelineUnsharded returns pr with torchtitan's FSDP2 under pipeline
-// parallelism: each stage's weights stay gathered and their gradients
+// fullyShard returns pr with torchtitan's FSDP2: under pipeline
+// parallelism each stage's weights stay gathered and their gradients
 // accumulate unsharded until the last micro-batch
-// (model.Precision.PipelineUnsharded).
-func pipelineUnsharded(pr model.Precision) model.Precision {
-	pr.PipelineUnsharded = true
+// (model.Precision.PipelineUnsharded), and each unit's gradients are
+// reduce-scattered from a copy in the reduce dtype that lives until the
+// next unit's reduction (model.Precision.ReduceCopy).
+func fullyShard(pr model.Precision) model.Precision {
+	pr.PipelineUnsharded, pr.ReduceCopy = true, true
 	return pr
 }
 

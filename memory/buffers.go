@@ -127,6 +127,12 @@ func (mm *Model) buffers(g *geometry, e *endTerms, st *stage, ss *stageSums) buf
 			unitGrad = 0
 		}
 		b[bufFSDP] = (2*pr.Weight + unitGrad) * unit
+		if pr.ReduceCopy {
+			// The unit's own gradients in Weight's dtype beside the
+			// previous unit's reduce-scatter copy in Grad's
+			// (model.Precision.ReduceCopy).
+			b[bufFSDP] += pr.Weight * unit
+		}
 		if pr.PipelineUnsharded && st.pp > 1 {
 			// The stage's units stay gathered from the first forward pass
 			// to the last backward pass, and their gradients accumulate

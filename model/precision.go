@@ -106,6 +106,20 @@ type Precision struct {
 	// adds the next ones to it (torch/distributed/fsdp/_fully_shard/_fsdp_param.py,
 	// to_accumulated_grad_if_needed).
 	PipelineUnsharded bool `json:"pipeline_unsharded,omitempty" yaml:"pipeline_unsharded"`
+	// ReduceCopy says that FSDP reduce-scatters a copy of each unit's
+	// gradients made in Grad's dtype from the Weight-sized ones autograd
+	// wrote, and that the copy stays live until the next unit's reduction
+	// waits on it: a unit's backward pass holds its gathered weights, the
+	// next unit's prefetched gather, its own Weight-sized gradients and the
+	// previous unit's Grad-sized copy. PyTorch FSDP2 does so: foreach_reduce
+	// chunk_cats the gradients into a reduce_dtype buffer on the compute
+	// stream (pytorch/pytorch@8fc2039d
+	// torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py), and
+	// post_backward keeps that buffer in reduce_scatter_state until the
+	// next unit's post_backward waits on its event
+	// (@002a76fb _fsdp_param_group.py). Without it a unit's gradients are
+	// counted once, in Grad's dtype.
+	ReduceCopy bool `json:"reduce_copy,omitempty" yaml:"reduce_copy"`
 }
 
 // MixedPrecision is the mixed-precision recipe of Megatron-LM
