@@ -174,12 +174,24 @@ func (s Spec) RouterParams() int64 {
 	return int64(s.Hidden) * int64(s.MoE.Experts)
 }
 
-// ExpertParams is one routed expert's weights.
+// ExpertParams is one routed expert's weights, with its biases under
+// MoE.Bias or Spec.Bias.
 func (s Spec) ExpertParams() int64 {
 	if s.MoE == nil {
 		return 0
 	}
-	return s.MLPParams(s.MoE.ExpertFFNHidden)
+	p := s.MLPParams(s.MoE.ExpertFFNHidden)
+	if s.MoE.Bias && !s.Bias {
+		// The experts' own biases (MoE.Bias: gpt-oss's gate_up_proj_bias,
+		// 2f gated or f, and down_proj_bias, h), as MLPParams counts them
+		// under Spec.Bias.
+		f := int64(s.MoE.ExpertFFNHidden)
+		p += f + int64(s.Hidden)
+		if s.FFN == SwiGLU {
+			p += f
+		}
+	}
+	return p
 }
 
 // SharedExpertParams is the weights of all shared experts of one MoE layer.

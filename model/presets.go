@@ -90,6 +90,14 @@ func aliases() map[string]string {
 		"mtnlg-530b":       "gpt-530b",
 		"gpt3":             "gpt3-175b",
 		"deepseek-v3-671b": "deepseek-v3",
+		// Llama 3.1 and 3.3 change the rotary scaling and the context,
+		// not a count.
+		"llama3.1-8b":   "llama3-8b",
+		"llama3.1-70b":  "llama3-70b",
+		"llama3.1-405b": "llama3-405b",
+		"llama3.3-70b":  "llama3-70b",
+		"qwen3-30b":     "qwen3-30b-a3b",
+		"qwen3-235b":    "qwen3-235b-a22b",
 	}
 }
 
@@ -209,6 +217,7 @@ func presets() []Spec {
 		maxText("maxtext-128b", 64, 8192, 57344, 128),
 	}
 	ps = append(ps, hybridPresets()...)
+	ps = append(ps, moePresets()...)
 	for i := range ps {
 		ps[i].Normalize()
 	}
