@@ -415,8 +415,8 @@ type evalState struct {
 	// with, and gathered those FSDP gathers, as the gather makes them
 	// (fillParams).
 	fp8, gathered []float64
-	// paramsAt and offloadAt are what params (and stored, computed, fp8)
-	// and offload were last filled for (keepParams, keepOffload).
+	// paramsAt and offloadAt are what params (and stored, computed, fp8,
+	// gathered) and offload were last filled for (keepParams, keepOffload).
 	paramsAt, offloadAt filledAt
 	// sums are the rank views' sums of the block costs above, per view
 	// slot (Model.assemble), current while their gen is sumsGen, which an
@@ -555,8 +555,8 @@ type filledAt struct {
 	key int
 }
 
-// keepParams fills st.params, stored, computed, fp8 and gathered unless they are
-// already of the current generation, and takes params for the current
+// keepParams fills st.params, stored, computed, fp8 and gathered unless
+// they are already of the current generation, and takes params for the current
 // ZeRO sharding: they read the layouts and role degrees (which only a new
 // generation changes) and whether ZeRO shards the optimizer states (stage
 // 1 and up), not the placement or the recompute policy (fillParams,
