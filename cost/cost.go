@@ -195,8 +195,9 @@ type Estimate struct {
 	// without them.
 	ScanSeconds float64
 	// MemoryBoundSeconds is the time of the memory-bound passes: norms,
-	// rotary embedding, activations, residual adds, the loss, layout copies
-	// and the per micro-batch casts of weights and gradients.
+	// rotary embedding, activations, residual adds, the loss, layout copies,
+	// the per micro-batch casts of weights and gradients and FSDP2's copies
+	// of its gathers into the parameters (Comm.GatherCopyOut).
 	MemoryBoundSeconds float64
 	// OptimizerSeconds is the optimizer step over the chip's parameter shard.
 	OptimizerSeconds float64
