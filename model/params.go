@@ -145,15 +145,21 @@ func (s Spec) normWidth() int64 {
 // MLPParams is the parameter count of one MLP of intermediate width f:
 // 3*h*f gated, 2*h*f plain, plus biases f + h when Bias is set (docs/formulas.md §1.1).
 func (s Spec) MLPParams(f int) int64 {
-	h, ff := int64(s.Hidden), int64(f)
-	p := s.mlpMatrices() * h * ff
+	p := s.mlpMatrices() * int64(s.Hidden) * int64(f)
 	if s.Bias {
-		p += ff + h
-		if s.FFN == SwiGLU {
-			p += ff
-		}
+		p += s.mlpBiasParams(f)
 	}
 	return p
+}
+
+// mlpBiasParams is the biases of one MLP of intermediate width f: f + h,
+// and f more for the gated form's second input projection.
+func (s Spec) mlpBiasParams(f int) int64 {
+	b := int64(f) + int64(s.Hidden)
+	if s.FFN == SwiGLU {
+		b += int64(f)
+	}
+	return b
 }
 
 // NormParams is one layer's normalisation weights: 2*h for RMSNorm, 4*h for
@@ -182,14 +188,9 @@ func (s Spec) ExpertParams() int64 {
 	}
 	p := s.MLPParams(s.MoE.ExpertFFNHidden)
 	if s.MoE.Bias && !s.Bias {
-		// The experts' own biases (MoE.Bias: gpt-oss's gate_up_proj_bias,
-		// 2f gated or f, and down_proj_bias, h), as MLPParams counts them
-		// under Spec.Bias.
-		f := int64(s.MoE.ExpertFFNHidden)
-		p += f + int64(s.Hidden)
-		if s.FFN == SwiGLU {
-			p += f
-		}
+		// The experts' own biases (MoE.Bias: gpt-oss's gate_up_proj_bias
+		// and down_proj_bias), which MLPParams counts only under Spec.Bias.
+		p += s.mlpBiasParams(s.MoE.ExpertFFNHidden)
 	}
 	return p
 }
